@@ -1,0 +1,37 @@
+/*
+ * include/cgshim/record.h -- the versioned log-record format shared by the
+ * shim (writer) and the tools (readers). The full schema, field by field, is
+ * docs/log-format.md; this header holds the names both sides must agree on.
+ *
+ * One record per line. JSONL: one JSON object per line, always carrying
+ *   "v"    CGSHIM_RECORD_VERSION
+ *   "ev"   one of the CGSHIM_EV_* names
+ *   "seq"  per-process sequence number, from 1
+ *   "ts"   CLOCK_MONOTONIC in nanoseconds (comparable across processes)
+ *   "pid", "tid"
+ * Handles and addresses are strings "0x..." (64-bit values survive every
+ * JSON parser that way). Readers must ignore fields they do not know;
+ * writers bump CGSHIM_RECORD_VERSION when a field changes meaning.
+ */
+#ifndef CGSHIM_RECORD_H
+#define CGSHIM_RECORD_H
+
+#define CGSHIM_RECORD_VERSION 1
+#define CGSHIM_RECORD_VERSION_MIN 1
+
+#define CGSHIM_EV_START "start"         /* first record of a process */
+#define CGSHIM_EV_CALL "call"           /* one intercepted call */
+#define CGSHIM_EV_ALLOC "alloc"         /* a captured graph allocation, with provenance */
+#define CGSHIM_EV_CAPTURE "capture"     /* a capture ended: its ledger */
+#define CGSHIM_EV_LAUNCHES "launches"   /* launch count of an exec */
+#define CGSHIM_EV_VIOLATION "violation" /* a rule fired, written before the driver call */
+#define CGSHIM_EV_MISMATCH "mismatch"   /* prediction vs the driver's real answer */
+#define CGSHIM_EV_REWRITE "rewrite"     /* an update turned into re-instantiation */
+#define CGSHIM_EV_LEAK "leak"           /* graph allocation outstanding at exec destroy/exit */
+#define CGSHIM_EV_POOL "pool"           /* pool usage sample */
+#define CGSHIM_EV_GRAPHMEM "graphmem"   /* device graph-memory sample */
+#define CGSHIM_EV_NODE "node"           /* one node of a graph summary (for --dot) */
+#define CGSHIM_EV_SUMMARY "summary"     /* exit summary */
+#define CGSHIM_EV_WARNING "warning"     /* the shim's own trouble (degraded, malformed env) */
+
+#endif

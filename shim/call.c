@@ -1,0 +1,62 @@
+/* shim/call.c -- shared parts of every hook: real-pointer guard, call records. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdatomic.h>
+
+#include "call.h"
+#include "cgshim/record.h"
+#include "model.h"
+
+int cg_need_real(int hid)
+{
+	static _Atomic int warned[HID_COUNT];
+	if (cg_resolve_driver() < 0) {
+		/* Reached through an export before the process loaded the
+		 * driver: load it the way the runtime would. */
+		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+		(void)h;
+		if (cg_resolve_driver() < 0)
+			return -1;
+	}
+	if (*cg_routes[hid].real)
+		return 0;
+	if (!atomic_exchange(&warned[hid], 1))
+		cg_warn("this driver has no %s; returning CUDA_ERROR_NOT_FOUND", cg_routes[hid].name);
+	return -1;
+}
+
+int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
+{
+	int level = CG_L_TRACE;
+	if (cg_tls.via) {
+		cg_tls.via_consumed = 1;
+		cg_tls.via_rc = rc;
+	}
+	if (rc != CUDA_SUCCESS) {
+		cg_count_failure(c->hid, rc);
+		level = CG_L_INFO;
+	} else if (c->flags & CG_CALL_LIFE) {
+		level = CG_L_INFO;
+	}
+	if (!cg_log_on(level)) {
+		r->on = 0;
+		return 0;
+	}
+	rec_begin(r, level, CGSHIM_EV_CALL);
+	rec_str(r, "api", cg_routes[c->hid].name);
+	if (cg_tls.via)
+		rec_str(r, "via", cg_tls.via);
+	rec_int(r, "rc", rc);
+	if (rc != CUDA_SUCCESS)
+		rec_str(r, "err", cg_result_name(rc));
+	if (c->t0)
+		rec_u64(r, "dur_ns", cg_now_ns() - c->t0);
+	return 1;
+}
+
+void cg_call_end(struct cg_call *c, CUresult rc)
+{
+	struct cg_rec r;
+	if (cg_call_rec(&r, c, rc))
+		rec_end(&r);
+}

@@ -1,0 +1,36 @@
+/* shim/config.h -- the parsed CGSHIM_* configuration (read-only after init). */
+#ifndef CGSHIM_CONFIG_H
+#define CGSHIM_CONFIG_H
+
+enum cg_level { CG_L_AUTO, CG_L_OFF, CG_L_ERROR, CG_L_WARN, CG_L_INFO, CG_L_DEBUG, CG_L_TRACE };
+enum cg_format { CG_FMT_TEXT, CG_FMT_JSONL };
+enum cg_on_violation { CG_VIOL_LOG, CG_VIOL_ABORT };
+enum cg_on_update { CG_UPD_LOG, CG_UPD_REINSTANTIATE, CG_UPD_ABORT };
+
+struct cg_config {
+#define CFG(field, name, kind, def, choices, doc) CFG_TYPE_##kind field;
+#define CFG_TYPE_BOOL int
+#define CFG_TYPE_INT long
+#define CFG_TYPE_ENUM int
+#define CFG_TYPE_STR const char *
+#include "config.def"
+#undef CFG
+};
+
+struct cg_config_row {
+	const char *name, *kind, *def, *choices, *doc;
+};
+
+/* Filled once by cg_config_load() from the constructor; never written after. */
+extern struct cg_config cg_cfg;
+extern const struct cg_config_row cg_config_rows[];
+extern const unsigned cg_config_nrows;
+
+/*
+ * Parse the environment into cg_cfg. Malformed values get one warning each
+ * (written to stderr through write(2)) and the default. Returns the number of
+ * malformed values. getenv_fn lets tests feed their own environment.
+ */
+int cg_config_load(const char *(*getenv_fn)(const char *));
+
+#endif

@@ -1,0 +1,1638 @@
+/*
+ * shim/hooks-driver.c -- the hand-written driver wrappers (CUSTOM rows of
+ * hooks.def): model updates, rule checks before the real call, records
+ * after it. Every wrapper forwards the caller's arguments unchanged and
+ * returns the driver's result, except where the user asked for a policy
+ * (CGSHIM_ON_UPDATE_FAILURE=reinstantiate, CGSHIM_ON_VIOLATION=abort).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "call.h"
+#include "config.h"
+#include "model.h"
+#include "policy.h"
+#include "rules.h"
+#include "site.h"
+
+#define SITE_SKIP 1
+extern void cg_model_graphmem(const char *when);
+
+static const char *const node_type_names[] = {
+	"kernel", "memcpy", "memset", "host", "graph", "empty", "wait_event", "event_record",
+	"ext_sem_signal", "ext_sem_wait", "mem_alloc", "mem_free", "batch_mem_op", "conditional"};
+
+static const char *node_type(int t)
+{
+	return t >= 0 && t < (int)(sizeof node_type_names / sizeof *node_type_names) ? node_type_names[t] : "?";
+}
+
+/* ======================================================================= */
+/* graphs and nodes                                                        */
+/* ======================================================================= */
+
+CUresult cgh_cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+	struct cg_call c;
+	struct cg_rec r;
+	CUresult rc;
+	uint32_t site;
+	CG_REAL(cuGraphCreate);
+	if (!cg_call_begin(&c, HID_cuGraphCreate, CG_CALL_LIFE))
+		return real_cuGraphCreate(phGraph, flags);
+	rc = real_cuGraphCreate(phGraph, flags);
+	int saved = errno;
+	site = cg_site_here(SITE_SKIP);
+	if (rc == CUDA_SUCCESS && phGraph)
+		model_graph_new(*phGraph, 0, 0, site);
+	if (cg_call_rec(&r, &c, rc)) {
+		rec_hex(&r, "graph", rc == CUDA_SUCCESS && phGraph ? (uintptr_t)*phGraph : 0);
+		rec_site(&r, "site", site);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuGraphDestroy(CUgraph hGraph)
+{
+	struct cg_call c;
+	struct cg_rec r;
+	CUresult rc;
+	CG_REAL(cuGraphDestroy);
+	if (!cg_call_begin(&c, HID_cuGraphDestroy, CG_CALL_LIFE))
+		return real_cuGraphDestroy(hGraph);
+	rc = real_cuGraphDestroy(hGraph);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS)
+		model_graph_destroy(hGraph);
+	if (cg_call_rec(&r, &c, rc)) {
+		rec_hex(&r, "graph", (uintptr_t)hGraph);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+/* Rule CGS010 for clone/child: a graph with memory nodes. */
+static int memgraph_composition_check(CUgraph g, const char *api, const char *what, uint32_t site)
+{
+	int origin, mem;
+	uint64_t cap;
+	uint32_t gsite;
+	struct cg_rec r;
+	char msg[256];
+	struct cg_summary *s;
+	if (!model_graph_info(g, &origin, &cap, &gsite, &mem))
+		return 0;
+	if (!mem) {
+		s = model_graph_summary(g);
+		mem = s ? (int)(s->n_alloc + s->n_free) : 0;
+		model_summary_free(s);
+	}
+	if (!mem)
+		return 0;
+	snprintf(msg, sizeof msg,
+		 "graph 0x%llx holds %d memory node(s) and cannot be %s (only a child moved with "
+		 "CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE through cuGraphAddNode, from CUDA 12.9)",
+		 (unsigned long long)(uintptr_t)g, mem, what);
+	if (cg_violation_begin(&r, R_DEVICE_LAUNCH_MEM, api, -1, msg)) {
+		rec_hex(&r, "graph", (uintptr_t)g);
+		rec_site(&r, "site", site);
+		rec_site(&r, "graph_site", gsite);
+		cg_violation_end(&r, R_DEVICE_LAUNCH_MEM);
+	}
+	return 1;
+}
+
+CUresult cgh_cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
+{
+	struct cg_call c;
+	struct cg_rec r;
+	CUresult rc;
+	uint32_t site;
+	CG_REAL(cuGraphClone);
+	if (!cg_call_begin(&c, HID_cuGraphClone, CG_CALL_LIFE))
+		return real_cuGraphClone(phGraphClone, originalGraph);
+	site = cg_site_here(SITE_SKIP);
+	memgraph_composition_check(originalGraph, "cuGraphClone", "cloned", site);
+	rc = real_cuGraphClone(phGraphClone, originalGraph);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS && phGraphClone)
+		model_graph_new(*phGraphClone, 2, 0, site);
+	if (cg_call_rec(&r, &c, rc)) {
+		rec_hex(&r, "graph", (uintptr_t)originalGraph);
+		rec_hex(&r, "clone", rc == CUDA_SUCCESS && phGraphClone ? (uintptr_t)*phGraphClone : 0);
+		rec_site(&r, "site", site);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+static void explicit_mnode(CUgraph g, CUdeviceptr dptr, size_t size, int is_free, int ipc, uint32_t site,
+			   const char *api)
+{
+	struct cg_mnode m;
+	memset(&m, 0, sizeof m);
+	m.dptr = dptr;
+	m.size = size;
+	m.is_free = (uint8_t)is_free;
+	m.ipc = (uint8_t)ipc;
+	m.site = site;
+	model_graph_add_mnode(g, &m);
+	if (!is_free)
+		model_alloc_graph(&m, NULL, 0, g, api);
+}
+
+CUresult cgh_cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+				    size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
+	struct cg_call c;
+	CUresult rc;
+	CG_REAL(cuGraphAddMemAllocNode);
+	if (!cg_call_begin(&c, HID_cuGraphAddMemAllocNode, CG_CALL_LIFE))
+		return real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	rc = real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS && nodeParams)
+		explicit_mnode(hGraph, nodeParams->dptr, nodeParams->bytesize, 0,
+			       nodeParams->poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE, cg_site_here(SITE_SKIP),
+			       "cuGraphAddMemAllocNode");
+	{
+		struct cg_rec r;
+		if (cg_call_rec(&r, &c, rc)) {
+			rec_hex(&r, "graph", (uintptr_t)hGraph);
+			rec_hex(&r, "node", rc == CUDA_SUCCESS && phGraphNode ? (uintptr_t)*phGraphNode : 0);
+			if (nodeParams) {
+				rec_hex(&r, "dptr", rc == CUDA_SUCCESS ? nodeParams->dptr : 0);
+				rec_u64(&r, "size", nodeParams->bytesize);
+			}
+			rec_end(&r);
+		}
+	}
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+				   size_t numDependencies, CUdeviceptr dptr)
+{
+	struct cg_call c;
+	CUresult rc;
+	CG_REAL(cuGraphAddMemFreeNode);
+	if (!cg_call_begin(&c, HID_cuGraphAddMemFreeNode, CG_CALL_LIFE))
+		return real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+	rc = real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS)
+		explicit_mnode(hGraph, dptr, 0, 1, 0, 0, "cuGraphAddMemFreeNode");
+	{
+		struct cg_rec r;
+		if (cg_call_rec(&r, &c, rc)) {
+			rec_hex(&r, "graph", (uintptr_t)hGraph);
+			rec_hex(&r, "dptr", dptr);
+			rec_end(&r);
+		}
+	}
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+				      size_t numDependencies, CUgraph childGraph)
+{
+	struct cg_call c;
+	CUresult rc;
+	CG_REAL(cuGraphAddChildGraphNode);
+	if (!cg_call_begin(&c, HID_cuGraphAddChildGraphNode, CG_CALL_LIFE))
+		return real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+	memgraph_composition_check(childGraph, "cuGraphAddChildGraphNode", "used as a child graph (cloned)",
+				   cg_site_here(SITE_SKIP));
+	rc = real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS)
+		model_graph_mutated(hGraph);
+	{
+		struct cg_rec r;
+		if (cg_call_rec(&r, &c, rc)) {
+			rec_hex(&r, "graph", (uintptr_t)hGraph);
+			rec_hex(&r, "child", (uintptr_t)childGraph);
+			rec_end(&r);
+		}
+	}
+	errno = saved;
+	return rc;
+}
+
+/* cuGraphAddNode and _v2 share everything but the edge data. */
+static void add_node_pre(CUgraph g, const CUgraphNodeParams *p, const char *api)
+{
+	if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH &&
+	    p->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
+		memgraph_composition_check(p->graph.graph, api, "used as a child graph without ownership move",
+					   cg_site_here(SITE_SKIP + 1));
+	(void)g;
+}
+
+static void add_node_post(struct cg_call *c, CUresult rc, CUgraphNode *ph, CUgraph g, const CUgraphNodeParams *p,
+			  const char *api)
+{
+	struct cg_rec r;
+	if (rc == CUDA_SUCCESS && p) {
+		if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+			explicit_mnode(g, p->alloc.dptr, p->alloc.bytesize, 0,
+				       p->alloc.poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE,
+				       cg_site_here(SITE_SKIP + 1), api);
+		else if (p->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
+			explicit_mnode(g, p->free.dptr, 0, 1, 0, 0, api);
+		else
+			model_graph_mutated(g);
+	}
+	if (cg_call_rec(&r, c, rc)) {
+		rec_hex(&r, "graph", (uintptr_t)g);
+		rec_str(&r, "type", p ? node_type(p->type) : "?");
+		rec_hex(&r, "node", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
+		rec_end(&r);
+	}
+}
+
+CUresult cgh_cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+			    size_t numDependencies, CUgraphNodeParams *nodeParams)
+{
+	struct cg_call c;
+	CUresult rc;
+	CG_REAL(cuGraphAddNode);
+	if (!cg_call_begin(&c, HID_cuGraphAddNode, 0))
+		return real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	add_node_pre(hGraph, nodeParams, "cuGraphAddNode");
+	rc = real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	int saved = errno;
+	add_node_post(&c, rc, phGraphNode, hGraph, nodeParams, "cuGraphAddNode");
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+			       const CUgraphEdgeData *dependencyData, size_t numDependencies,
+			       CUgraphNodeParams *nodeParams)
+{
+	struct cg_call c;
+	CUresult rc;
+	CG_REAL(cuGraphAddNode_v2);
+	if (!cg_call_begin(&c, HID_cuGraphAddNode_v2, 0))
+		return real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
+					      nodeParams);
+	add_node_pre(hGraph, nodeParams, "cuGraphAddNode_v2");
+	rc = real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+	int saved = errno;
+	add_node_post(&c, rc, phGraphNode, hGraph, nodeParams, "cuGraphAddNode_v2");
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+				     size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+	struct cg_call c;
+	CUresult rc;
+	CG_REAL(cuGraphAddKernelNode_v2);
+	if (!cg_call_begin(&c, HID_cuGraphAddKernelNode_v2, 0))
+		return real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	rc = real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS)
+		model_graph_mutated(hGraph);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuGraphDestroyNode(CUgraphNode hNode)
+{
+	struct cg_call c;
+	CUresult rc;
+	CG_REAL(cuGraphDestroyNode);
+	if (!cg_call_begin(&c, HID_cuGraphDestroyNode, 0))
+		return real_cuGraphDestroyNode(hNode);
+	rc = real_cuGraphDestroyNode(hNode);
+	int saved = errno;
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+/* ======================================================================= */
+/* instantiate                                                             */
+/* ======================================================================= */
+
+struct inst_pre {
+	struct cg_summary *sum;
+	uint32_t site;
+	int predicted_rc, rule;
+};
+
+static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const char *api)
+{
+	struct cg_exec_view live;
+	struct cg_rec r;
+	char msg[320];
+	int mem;
+	p->site = cg_site_here(SITE_SKIP + 1);
+	p->sum = model_graph_summary(g);
+	p->predicted_rc = 0;
+	p->rule = 0;
+	mem = p->sum ? (int)(p->sum->n_alloc + p->sum->n_free) : 0;
+	if (mem && model_graph_live_exec(g, &live)) {
+		snprintf(msg, sizeof msg,
+			 "graph 0x%llx has %d memory node(s) and is already instantiated as exec 0x%llx "
+			 "(launched %lld times); only one executable of such a graph may exist at a time: "
+			 "destroy it first, or update it instead of instantiating again",
+			 (unsigned long long)(uintptr_t)g, mem, (unsigned long long)(uintptr_t)live.h, live.launches);
+		p->predicted_rc = CUDA_ERROR_NOT_SUPPORTED;
+		p->rule = R_SECOND_INSTANTIATE;
+		if (cg_violation_begin(&r, R_SECOND_INSTANTIATE, api, CUDA_ERROR_NOT_SUPPORTED, msg)) {
+			rec_hex(&r, "graph", (uintptr_t)g);
+			rec_hex(&r, "other_exec", (uintptr_t)live.h);
+			rec_site(&r, "site", p->site);
+			rec_site(&r, "exec_site", live.site);
+			cg_violation_end(&r, R_SECOND_INSTANTIATE);
+		}
+	}
+	if ((flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) &&
+	    ((flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) || mem)) {
+		snprintf(msg, sizeof msg,
+			 "DeviceLaunch cannot be combined with %s",
+			 (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) ? "AutoFreeOnLaunch"
+										  : "memory nodes in the graph");
+		p->predicted_rc = CUDA_ERROR_INVALID_VALUE;
+		p->rule = R_DEVICE_LAUNCH_MEM;
+		if (cg_violation_begin(&r, R_DEVICE_LAUNCH_MEM, api, CUDA_ERROR_INVALID_VALUE, msg)) {
+			rec_hex(&r, "graph", (uintptr_t)g);
+			rec_u64(&r, "flags", flags);
+			rec_site(&r, "site", p->site);
+			cg_violation_end(&r, R_DEVICE_LAUNCH_MEM);
+		}
+	}
+}
+
+static void emit_nodes(CUgraph g, const struct cg_summary *s)
+{
+	struct cg_rec r;
+	if (!s || !cg_log_on(CG_L_DEBUG))
+		return;
+	for (uint32_t i = 0, m = 0; i < s->n_nodes; i++) {
+		rec_begin(&r, CG_L_DEBUG, "node");
+		rec_hex(&r, "graph", (uintptr_t)g);
+		rec_int(&r, "index", i);
+		rec_str(&r, "type", node_type(s->types[i]));
+		rec_int(&r, "ndeps", s->ndeps[i]);
+		if (s->types[i] == CU_GRAPH_NODE_TYPE_MEM_ALLOC || s->types[i] == CU_GRAPH_NODE_TYPE_MEM_FREE) {
+			const struct cg_mnode *mn = &s->mem[m++];
+			rec_hex(&r, "dptr", mn->dptr);
+			if (!mn->is_free) {
+				rec_u64(&r, "size", mn->size);
+				rec_hex(&r, "pool", (uintptr_t)mn->pool);
+				rec_site(&r, "site", mn->site);
+			}
+		}
+		rec_end(&r);
+	}
+}
+
+static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult rc, CUgraphExec *ph, CUgraph g,
+				 uint64_t flags, const char *api)
+{
+	struct cg_rec r;
+	int saved = errno;
+	if (p->predicted_rc && (int)rc != p->predicted_rc)
+		cg_mismatch(api, p->rule, p->predicted_rc, rc, -1, -1);
+	if (cg_call_rec(&r, c, rc)) {
+		rec_hex(&r, "graph", (uintptr_t)g);
+		rec_hex(&r, "exec", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
+		rec_u64(&r, "flags", flags);
+		if (p->sum) {
+			rec_int(&r, "nodes", p->sum->n_nodes);
+			rec_int(&r, "alloc_nodes", p->sum->n_alloc);
+			rec_int(&r, "free_nodes", p->sum->n_free);
+		}
+		rec_site(&r, "site", p->site);
+		rec_end(&r);
+	}
+	emit_nodes(g, p->sum);
+	if (rc == CUDA_SUCCESS && ph) {
+		model_exec_new(*ph, g, flags, p->site, p->sum);
+		cg_model_graphmem("instantiate");
+	} else {
+		model_summary_free(p->sum);
+	}
+	errno = saved;
+	return rc;
+}
+
+#define INSTANTIATE_5(name)                                                                        \
+	CUresult cgh_##name(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,    \
+			    char *logBuffer, size_t bufferSize)                                    \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		struct inst_pre p;                                                                 \
+		CG_REAL(name);                                                                     \
+		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
+			return real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); \
+		instantiate_pre(&p, hGraph, 0, #name);                                             \
+		return instantiate_post(&c, &p,                                                    \
+					real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize), \
+					phGraphExec, hGraph, 0, #name);                            \
+	}
+INSTANTIATE_5(cuGraphInstantiate)
+INSTANTIATE_5(cuGraphInstantiate_v2)
+
+CUresult cgh_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+{
+	struct cg_call c;
+	struct inst_pre p;
+	CG_REAL(cuGraphInstantiateWithFlags);
+	if (!cg_call_begin(&c, HID_cuGraphInstantiateWithFlags, CG_CALL_LIFE))
+		return real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags);
+	instantiate_pre(&p, hGraph, flags, "cuGraphInstantiateWithFlags");
+	return instantiate_post(&c, &p, real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags), phGraphExec,
+				hGraph, flags, "cuGraphInstantiateWithFlags");
+}
+
+#define INSTANTIATE_PARAMS(name)                                                                   \
+	CUresult cgh_##name(CUgraphExec *phGraphExec, CUgraph hGraph,                              \
+			    CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)                      \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		struct inst_pre p;                                                                 \
+		uint64_t fl = instantiateParams ? instantiateParams->flags : 0;                    \
+		CG_REAL(name);                                                                     \
+		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
+			return real_##name(phGraphExec, hGraph, instantiateParams);                \
+		instantiate_pre(&p, hGraph, fl, #name);                                            \
+		return instantiate_post(&c, &p, real_##name(phGraphExec, hGraph, instantiateParams), \
+					phGraphExec, hGraph, fl, #name);                           \
+	}
+INSTANTIATE_PARAMS(cuGraphInstantiateWithParams)
+INSTANTIATE_PARAMS(cuGraphInstantiateWithParams_ptsz)
+
+CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+	struct cg_call c;
+	struct cg_rec r;
+	CUresult rc;
+	CUgraphExec real;
+	CG_REAL(cuGraphExecDestroy);
+	real = cg_policy_exec(hGraphExec);
+	if (!cg_call_begin(&c, HID_cuGraphExecDestroy, CG_CALL_LIFE)) {
+		rc = real_cuGraphExecDestroy(real);
+		if (real != hGraphExec && rc == CUDA_SUCCESS)
+			real_cuGraphExecDestroy(hGraphExec);
+		return rc;
+	}
+	/* Outstanding graph allocations are reported by the model (CGS011). */
+	model_exec_destroy(hGraphExec);
+	if (real != hGraphExec) {
+		cg_policy_forget(hGraphExec); /* destroys the replacement */
+		rc = real_cuGraphExecDestroy(hGraphExec);
+	} else {
+		rc = real_cuGraphExecDestroy(hGraphExec);
+	}
+	int saved = errno;
+	if (cg_call_rec(&r, &c, rc)) {
+		rec_hex(&r, "exec", (uintptr_t)hGraphExec);
+		if (real != hGraphExec)
+			rec_hex(&r, "real", (uintptr_t)real);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+/* ======================================================================= */
+/* update                                                                  */
+/* ======================================================================= */
+
+struct upd_pred {
+	int rc, result, rule;
+	uint32_t err_index, from_index;
+	CUgraphNode err_node, from_node;
+	char why[256];
+};
+
+/* Predict cuGraphExecUpdate from the exec's summary (kept since
+ * instantiate) and the new graph's summary. Writes violations CGS001,
+ * CGS002, CGS003, CGS012 before the call. */
+static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct cg_summary **newsum,
+			   const char *api)
+{
+	struct cg_summary *old = model_exec_summary(e), *nu = model_graph_summary(g);
+	struct cg_exec_view live, ev;
+	struct cg_rec r;
+	char msg[400];
+	uint32_t site = cg_site_here(SITE_SKIP + 1);
+	memset(p, 0, sizeof *p);
+	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+	*newsum = nu;
+	if (!model_exec_view(e, &ev))
+		memset(&ev, 0, sizeof ev);
+
+	if (nu && nu->n_alloc + nu->n_free && model_graph_live_exec(g, &live) && live.h != e) {
+		p->rc = CUDA_ERROR_NOT_SUPPORTED;
+		p->rule = R_UPDATE_INSTANTIATED;
+		snprintf(msg, sizeof msg,
+			 "graph 0x%llx holds memory nodes and is itself instantiated as exec 0x%llx; it cannot "
+			 "be used to update exec 0x%llx (driver: 801, result left Success)",
+			 (unsigned long long)(uintptr_t)g, (unsigned long long)(uintptr_t)live.h,
+			 (unsigned long long)(uintptr_t)e);
+		if (cg_violation_begin(&r, R_UPDATE_INSTANTIATED, api, p->rc, msg)) {
+			rec_hex(&r, "exec", (uintptr_t)e);
+			rec_hex(&r, "graph", (uintptr_t)g);
+			rec_hex(&r, "other_exec", (uintptr_t)live.h);
+			rec_site(&r, "site", site);
+			rec_site(&r, "other_exec_site", live.site);
+			cg_violation_end(&r, R_UPDATE_INSTANTIATED);
+		}
+		goto out;
+	}
+	if (!old || !nu)
+		goto out;
+	if (old->n_nodes != nu->n_nodes) {
+		p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+		p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+		snprintf(p->why, sizeof p->why, "node count differs: exec has %u nodes, graph 0x%llx has %u",
+			 old->n_nodes, (unsigned long long)(uintptr_t)g, nu->n_nodes);
+	} else {
+		for (uint32_t i = 0; i < nu->n_nodes; i++) {
+			if (old->types[i] != nu->types[i]) {
+				p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+				p->result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+				p->err_index = i;
+				p->err_node = nu->nodes[i];
+				p->from_node = old->nodes[i];
+				snprintf(p->why, sizeof p->why, "node %u changed type: %s in the exec, %s in the graph",
+					 i, node_type(old->types[i]), node_type(nu->types[i]));
+				break;
+			}
+			if (old->ndeps[i] != nu->ndeps[i]) {
+				p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+				p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+				p->err_index = i;
+				p->err_node = nu->nodes[i];
+				p->from_node = old->nodes[i];
+				snprintf(p->why, sizeof p->why,
+					 "node %u (%s) has %u dependencies in the exec and %u in the graph", i,
+					 node_type(nu->types[i]), old->ndeps[i], nu->ndeps[i]);
+				break;
+			}
+		}
+	}
+	if (p->rc) {
+		p->rule = R_UPDATE_FAIL;
+		snprintf(msg, sizeof msg, "cuGraphExecUpdate of exec 0x%llx from graph 0x%llx will fail with %s: %s",
+			 (unsigned long long)(uintptr_t)e, (unsigned long long)(uintptr_t)g,
+			 p->result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED ? "TopologyChanged" : "NodeTypeChanged",
+			 p->why);
+		if (cg_violation_begin(&r, R_UPDATE_FAIL, api, p->rc, msg)) {
+			rec_hex(&r, "exec", (uintptr_t)e);
+			rec_hex(&r, "graph", (uintptr_t)g);
+			rec_int(&r, "predicted_result", p->result);
+			rec_int(&r, "exec_nodes", old->n_nodes);
+			rec_int(&r, "graph_nodes", nu->n_nodes);
+			if (p->err_node) {
+				rec_int(&r, "node_index", p->err_index);
+				rec_hex(&r, "error_node", (uintptr_t)p->err_node);
+				rec_hex(&r, "error_from_node", (uintptr_t)p->from_node);
+			}
+			rec_site(&r, "site", site);
+			rec_site(&r, "exec_site", ev.site);
+			cg_violation_end(&r, R_UPDATE_FAIL);
+		}
+		goto out;
+	}
+	/* The update will succeed: say what it does to graph allocations. */
+	for (uint32_t i = 0, ia = 0; i < old->n_alloc + old->n_free && ia < nu->n_alloc + nu->n_free; i++, ia++) {
+		const struct cg_mnode *a = &old->mem[i], *b = &nu->mem[ia];
+		if (a->is_free || b->is_free)
+			continue;
+		if (a->pool != b->pool && a->pool && b->pool) {
+			int ipc, def_a = 0, def_b = 0;
+			uint32_t sa = 0, sb = 0;
+			model_pool_info(a->pool, &ipc, &def_a, &sa);
+			model_pool_info(b->pool, &ipc, &def_b, &sb);
+			snprintf(msg, sizeof msg,
+				 "update of exec 0x%llx carries an allocation from pool 0x%llx%s where the exec's came "
+				 "from pool 0x%llx%s; the driver checks neither pool nor size and accepts it",
+				 (unsigned long long)(uintptr_t)e, (unsigned long long)(uintptr_t)b->pool,
+				 def_b ? " (default)" : "", (unsigned long long)(uintptr_t)a->pool,
+				 def_a ? " (default)" : "");
+			if (cg_violation_begin(&r, R_POOL_CHANGED, api, -1, msg)) {
+				rec_hex(&r, "exec", (uintptr_t)e);
+				rec_hex(&r, "pool", (uintptr_t)a->pool);
+				rec_hex(&r, "other_pool", (uintptr_t)b->pool);
+				rec_site(&r, "pool_site", sa);
+				rec_site(&r, "other_pool_site", sb);
+				rec_site(&r, "alloc_site", a->site);
+				rec_site(&r, "other_alloc_site", b->site);
+				cg_violation_end(&r, R_POOL_CHANGED);
+			}
+		}
+		if (a->dptr != b->dptr || a->size != b->size) {
+			snprintf(msg, sizeof msg,
+				 "update of exec 0x%llx will succeed but replaces its graph allocation 0x%llx (%zu bytes) "
+				 "by 0x%llx (%zu bytes): pointers taken from the original capture are dead after the next "
+				 "launch",
+				 (unsigned long long)(uintptr_t)e, (unsigned long long)a->dptr, a->size,
+				 (unsigned long long)b->dptr, b->size);
+			if (cg_violation_begin(&r, R_ALLOC_SWAP, api, -1, msg)) {
+				rec_hex(&r, "exec", (uintptr_t)e);
+				rec_hex(&r, "graph", (uintptr_t)g);
+				rec_hex(&r, "dptr", a->dptr);
+				rec_hex(&r, "new_dptr", b->dptr);
+				rec_u64(&r, "size", a->size);
+				rec_u64(&r, "new_size", b->size);
+				rec_hex(&r, "pool", (uintptr_t)a->pool);
+				rec_hex(&r, "new_pool", (uintptr_t)b->pool);
+				rec_site(&r, "alloc_site", a->site);
+				rec_site(&r, "new_alloc_site", b->site);
+				cg_violation_end(&r, R_ALLOC_SWAP);
+			}
+		}
+	}
+out:
+	model_summary_free(old);
+}
+
+static const char *update_result_name(int res)
+{
+	static const char *n[] = {"Success", "Error", "TopologyChanged", "NodeTypeChanged", "FunctionChanged",
+				  "ParametersChanged", "NotSupported", "UnsupportedFunctionChange", "AttributesChanged"};
+	return res >= 0 && res < 9 ? n[res] : "?";
+}
+
+/* Shared tail of both update forms. *rc/result/err nodes are the driver's
+ * answer or, after a rewrite, success. */
+static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
+			CUresult rc, int result, CUgraphNode errn, CUgraphNode fromn, int rewritten, const char *api)
+{
+	struct cg_rec r;
+	if (!rewritten && (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && p->result != result)))
+		cg_mismatch(api, p->rule, p->rc, rc, p->result, result);
+	if (rc == CUDA_SUCCESS && !rewritten)
+		model_exec_updated(app, g, nu);
+	else {
+		if (!rewritten)
+			model_exec_update_failed(app);
+		model_summary_free(nu);
+	}
+	if (cg_call_rec(&r, c, rc)) {
+		rec_hex(&r, "exec", (uintptr_t)app);
+		rec_hex(&r, "graph", (uintptr_t)g);
+		rec_int(&r, "result", result);
+		rec_str(&r, "result_name", update_result_name(result));
+		if (errn)
+			rec_hex(&r, "error_node", (uintptr_t)errn);
+		if (fromn)
+			rec_hex(&r, "error_from_node", (uintptr_t)fromn);
+		if (p->rule)
+			rec_str(&r, "predicted_by", cg_rule_id(p->rule));
+		if (rewritten)
+			rec_bool(&r, "rewritten", 1);
+		rec_end(&r);
+	}
+}
+
+/* Policy before the call: abort, or skip a doomed update and rewrite. */
+static int update_policy_pre(struct upd_pred *p, CUgraphExec app, CUgraph g)
+{
+	if (p->rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
+		return 0;
+	if (cg_cfg.on_update_failure == CG_UPD_ABORT)
+		raise(SIGABRT);
+	return cg_policy_reinstantiate(app, g, "predicted", p->rc);
+}
+
+CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
+{
+	struct cg_call c;
+	struct upd_pred p;
+	struct cg_summary *nu;
+	CUgraphExecUpdateResultInfo info;
+	CUresult rc;
+	int rewritten = 0;
+	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
+	CG_REAL(cuGraphExecUpdate_v2);
+	if (!cg_call_begin(&c, HID_cuGraphExecUpdate_v2, CG_CALL_LIFE))
+		return real_cuGraphExecUpdate_v2(real, hGraph, resultInfo);
+	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate_v2");
+	memset(&info, 0, sizeof info);
+	if (update_policy_pre(&p, app, hGraph)) {
+		rc = CUDA_SUCCESS;
+		rewritten = 1;
+	} else {
+		/* TensorRT-LLM passes NULL: ask for the reason on its behalf. */
+		rc = real_cuGraphExecUpdate_v2(real, hGraph, resultInfo ? resultInfo : &info);
+		if (resultInfo)
+			info = *resultInfo;
+		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
+		    cg_policy_reinstantiate(app, hGraph, "failed", rc)) {
+			rc = CUDA_SUCCESS;
+			rewritten = 1;
+		}
+	}
+	int saved = errno;
+	if (rewritten) {
+		memset(&info, 0, sizeof info);
+		if (resultInfo)
+			*resultInfo = info;
+	}
+	update_post(&c, &p, app, hGraph, nu, rc, info.result, info.errorNode, info.errorFromNode, rewritten,
+		    "cuGraphExecUpdate_v2");
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
+			       CUgraphExecUpdateResult *updateResult_out)
+{
+	struct cg_call c;
+	struct upd_pred p;
+	struct cg_summary *nu;
+	CUgraphNode en = NULL;
+	CUgraphExecUpdateResult res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+	CUresult rc;
+	int rewritten = 0;
+	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
+	CG_REAL(cuGraphExecUpdate);
+	if (!cg_call_begin(&c, HID_cuGraphExecUpdate, CG_CALL_LIFE))
+		return real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out);
+	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate");
+	if (update_policy_pre(&p, app, hGraph)) {
+		rc = CUDA_SUCCESS;
+		rewritten = 1;
+	} else {
+		rc = real_cuGraphExecUpdate(real, hGraph, hErrorNode_out ? hErrorNode_out : &en,
+					    updateResult_out ? updateResult_out : &res);
+		if (hErrorNode_out)
+			en = *hErrorNode_out;
+		if (updateResult_out)
+			res = *updateResult_out;
+		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
+		    cg_policy_reinstantiate(app, hGraph, "failed", rc)) {
+			rc = CUDA_SUCCESS;
+			rewritten = 1;
+		}
+	}
+	int saved = errno;
+	if (rewritten) {
+		en = NULL;
+		res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+		if (hErrorNode_out)
+			*hErrorNode_out = NULL;
+		if (updateResult_out)
+			*updateResult_out = res;
+	}
+	update_post(&c, &p, app, hGraph, nu, rc, res, en, NULL, rewritten, "cuGraphExecUpdate");
+	errno = saved;
+	return rc;
+}
+
+/* ======================================================================= */
+/* launch and upload: the hot path                                         */
+/* ======================================================================= */
+
+static __attribute__((noinline, cold)) void launch_unfreed_violation(CUgraphExec e, const char *api, int unfreed)
+{
+	struct cg_rec r;
+	struct cg_mnode *mem = NULL;
+	char msg[320];
+	int n = model_exec_mnodes(e, &mem);
+	snprintf(msg, sizeof msg,
+		 "exec 0x%llx is relaunched while %d graph allocation(s) of its previous launch are unfreed and it was "
+		 "not instantiated with AutoFreeOnLaunch: free them (cuMemFreeAsync, a free node) or instantiate "
+		 "with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH",
+		 (unsigned long long)(uintptr_t)e, unfreed);
+	if (cg_violation_begin(&r, R_RELAUNCH_UNFREED, api, CUDA_ERROR_INVALID_VALUE, msg)) {
+		rec_hex(&r, "exec", (uintptr_t)e);
+		rec_open(&r, "dptrs", '[');
+		for (int i = 0; i < n; i++)
+			if (!mem[i].is_free)
+				rec_elem_hex(&r, mem[i].dptr);
+		rec_close(&r, ']');
+		for (int i = 0; i < n; i++)
+			if (!mem[i].is_free) {
+				rec_site(&r, "alloc_site", mem[i].site);
+				break;
+			}
+		rec_site(&r, "site", cg_site_here(2));
+		cg_violation_end(&r, R_RELAUNCH_UNFREED);
+	}
+	free(mem);
+}
+
+static __attribute__((noinline)) void launch_record(int hid, CUgraphExec e, CUstream s, CUresult rc, uint64_t t0,
+						    long long n)
+{
+	struct cg_call c = {hid, 0, t0};
+	struct cg_rec r;
+	if (cg_call_rec(&r, &c, rc)) {
+		rec_hex(&r, "exec", (uintptr_t)e);
+		rec_hex(&r, "stream", (uintptr_t)s);
+		if (n)
+			rec_int(&r, "launch", n);
+		rec_end(&r);
+	}
+}
+
+static __attribute__((noinline)) void launch_every(CUgraphExec e, long long n)
+{
+	struct cg_rec r;
+	rec_begin(&r, CG_L_INFO, "launches");
+	rec_hex(&r, "exec", (uintptr_t)e);
+	rec_int(&r, "count", n);
+	rec_str(&r, "reason", "every");
+	rec_end(&r);
+}
+
+/* Contract: no allocation, no lock, no driver call besides the launch on the
+ * common path: one state load, one TLS load, a lock-free index probe and
+ * two relaxed atomics. */
+static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgraphExec e, CUstream s)
+{
+	CUgraphExec real = cg_policy_exec(e);
+	struct cg_exec *x;
+	long long n = 0;
+	int unfreed = 0, autofree = 0, trace;
+	uint64_t t0 = 0;
+	CUresult rc;
+	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
+	if (CG_UNLIKELY(st != CG_READY)) {
+		if (st != CG_SETUP)
+			return fn(real, s);
+		cg_ensure_init();
+		if (!cg_ready())
+			return fn(real, s);
+	}
+	if (CG_UNLIKELY(cg_tls.in_shim))
+		return fn(real, s);
+	trace = cg_log_on(CG_L_TRACE);
+	if (CG_UNLIKELY(trace))
+		t0 = cg_now_ns();
+	x = model_exec_fast(e);
+	if (CG_LIKELY(x != NULL)) {
+		n = model_exec_launched(x, &unfreed, &autofree);
+		if (CG_UNLIKELY(unfreed && !autofree))
+			launch_unfreed_violation(e, cg_routes[hid].name, unfreed);
+	}
+	rc = fn(real, s);
+	if (CG_UNLIKELY(rc != CUDA_SUCCESS)) {
+		int saved = errno;
+		if (x)
+			model_exec_launch_failed(x);
+		launch_record(hid, e, s, rc, t0, n);
+		errno = saved;
+	} else if (CG_UNLIKELY(trace || n == 1 || (cg_cfg.launch_every && n % cg_cfg.launch_every == 0))) {
+		int saved = errno;
+		if (trace)
+			launch_record(hid, e, s, rc, t0, n);
+		if (n == 1)
+			cg_model_graphmem("first_launch");
+		if (cg_cfg.launch_every && n % cg_cfg.launch_every == 0)
+			launch_every(e, n);
+		errno = saved;
+	}
+	return rc;
+}
+
+CUresult cgh_cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+	CG_REAL(cuGraphLaunch);
+	return launch_common(HID_cuGraphLaunch, real_cuGraphLaunch, hGraphExec, hStream);
+}
+
+CUresult cgh_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+	CG_REAL(cuGraphLaunch_ptsz);
+	return launch_common(HID_cuGraphLaunch_ptsz, real_cuGraphLaunch_ptsz, hGraphExec, hStream);
+}
+
+static CUresult upload_common(int hid, PFN_cuGraphUpload_v11010 fn, CUgraphExec e, CUstream s)
+{
+	struct cg_call c;
+	CUresult rc;
+	CUgraphExec real = cg_policy_exec(e);
+	if (!cg_call_begin(&c, hid, 0))
+		return fn(real, s);
+	rc = fn(real, s);
+	int saved = errno;
+	launch_record(hid, e, s, rc, c.t0, 0);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
+{
+	CG_REAL(cuGraphUpload);
+	return upload_common(HID_cuGraphUpload, real_cuGraphUpload, hGraphExec, hStream);
+}
+
+CUresult cgh_cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+	CG_REAL(cuGraphUpload_ptsz);
+	return upload_common(HID_cuGraphUpload_ptsz, real_cuGraphUpload_ptsz, hGraphExec, hStream);
+}
+
+/* ======================================================================= */
+/* stream capture                                                          */
+/* ======================================================================= */
+
+static const char *mode_str(int m)
+{
+	return m == 0 ? "global" : m == 1 ? "thread_local" : m == 2 ? "relaxed" : "?";
+}
+
+/* Device of the calling context: the current pool of that device is what
+ * cuMemAllocAsync will use during this capture. Learned before the capture
+ * starts, so no query is needed inside it. */
+static void learn_current_pool(void)
+{
+	int dev = cg_current_device();
+	CUmemoryPool p = NULL, d = NULL;
+	if (model_device_pool(dev, NULL))
+		return;
+	if (real_cuDeviceGetDefaultMemPool && real_cuDeviceGetDefaultMemPool(&d, dev) == CUDA_SUCCESS)
+		model_pool_seen(d, dev, 1);
+	if (real_cuDeviceGetMemPool && real_cuDeviceGetMemPool(&p, dev) == CUDA_SUCCESS && p != d)
+		model_device_set_pool(dev, p, 0);
+}
+
+static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into,
+			   uint32_t site)
+{
+	struct cg_rec r;
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	cuuint64_t id = 0;
+	CUgraph g = NULL;
+	int saved = errno;
+	if (rc == CUDA_SUCCESS) {
+		if (ptsz && drv_cuStreamGetCaptureInfo_v3_ptsz)
+			drv_cuStreamGetCaptureInfo_v3_ptsz(s, &st, &id, &g, NULL, NULL, NULL);
+		else if (drv_cuStreamGetCaptureInfo_v3)
+			drv_cuStreamGetCaptureInfo_v3(s, &st, &id, &g, NULL, NULL, NULL);
+		model_capture_begin(id, s, mode, ptsz, into, site, rc);
+	}
+	if (cg_call_rec(&r, c, rc)) {
+		rec_hex(&r, "stream", (uintptr_t)s);
+		rec_str(&r, "mode", mode_str(mode));
+		rec_u64(&r, "capture", id);
+		rec_hex(&r, "graph", (uintptr_t)(into ? into : g));
+		rec_site(&r, "site", site);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+#define BEGIN_CAPTURE(name, ptsz, params, args, mode_expr, into_expr)                              \
+	CUresult cgh_##name params                                                                 \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		uint32_t site;                                                                     \
+		CG_REAL(name);                                                                     \
+		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
+			return real_##name args;                                                   \
+		site = cg_site_here(SITE_SKIP);                                                    \
+		learn_current_pool();                                                              \
+		return begin_post(&c, real_##name args, hStream, mode_expr, ptsz, into_expr, site); \
+	}
+BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
+BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, 1, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
+BEGIN_CAPTURE(cuStreamBeginCapture_v2, 0, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode), mode, NULL)
+BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, 1, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode), mode,
+	      NULL)
+BEGIN_CAPTURE(cuStreamBeginCaptureToGraph, 0,
+	      (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+	       size_t numDependencies, CUstreamCaptureMode mode),
+	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph)
+BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, 1,
+	      (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+	       size_t numDependencies, CUstreamCaptureMode mode),
+	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph)
+
+static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
+{
+	struct cg_call c;
+	struct cg_rec r;
+	uint64_t id = 0;
+	CUgraph g0 = NULL;
+	CUresult rc;
+	int capturing, n;
+	CUstream un[CG_MAX_JOIN];
+	uint32_t unsite[CG_MAX_JOIN];
+	struct cg_capture_view cv;
+	if (!cg_call_begin(&c, hid, CG_CALL_LIFE))
+		return fn(s, ph);
+	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
+	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0) {
+		char msg[256];
+		snprintf(msg, sizeof msg,
+			 "capture %llu on stream 0x%llx ends with %d forked stream(s) not joined back: make the "
+			 "origin stream wait on an event recorded on each forked stream after its last work",
+			 (unsigned long long)id, (unsigned long long)(uintptr_t)s, n);
+		if (cg_violation_begin(&r, R_UNJOINED, cg_routes[hid].name, CUDA_ERROR_STREAM_CAPTURE_UNJOINED, msg)) {
+			rec_u64(&r, "capture", id);
+			rec_hex(&r, "stream", (uintptr_t)s);
+			rec_open(&r, "unjoined", '[');
+			for (int i = 0; i < n; i++)
+				rec_elem_hex(&r, (uintptr_t)un[i]);
+			rec_close(&r, ']');
+			rec_site(&r, "fork_site", unsite[0]);
+			if (model_capture_find(id, &cv))
+				rec_site(&r, "begin_site", cv.site);
+			cg_violation_end(&r, R_UNJOINED);
+		}
+	}
+	rc = fn(s, ph);
+	int saved = errno;
+	{
+		CUgraph g = rc == CUDA_SUCCESS && ph ? *ph : NULL;
+		struct cg_summary *sum = NULL;
+		if (capturing)
+			model_capture_end(id, s, g, rc);
+		if (g) {
+			model_graph_new(g, 1, id, 0);
+			sum = model_graph_summary(g);
+		}
+		if (cg_call_rec(&r, &c, rc)) {
+			rec_hex(&r, "stream", (uintptr_t)s);
+			rec_u64(&r, "capture", id);
+			rec_hex(&r, "graph", (uintptr_t)g);
+			if (sum) {
+				rec_int(&r, "nodes", sum->n_nodes);
+				rec_int(&r, "alloc_nodes", sum->n_alloc);
+				rec_int(&r, "free_nodes", sum->n_free);
+			}
+			rec_end(&r);
+		}
+		model_summary_free(sum);
+	}
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+	CG_REAL(cuStreamEndCapture);
+	return end_capture_common(HID_cuStreamEndCapture, real_cuStreamEndCapture, 0, hStream, phGraph);
+}
+
+CUresult cgh_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+{
+	CG_REAL(cuStreamEndCapture_ptsz);
+	return end_capture_common(HID_cuStreamEndCapture_ptsz, real_cuStreamEndCapture_ptsz, 1, hStream, phGraph);
+}
+
+CUresult cgh_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	struct cg_call c;
+	CUresult rc;
+	int want = mode ? (int)*mode : -1;
+	CG_REAL(cuThreadExchangeStreamCaptureMode);
+	if (!cg_call_begin(&c, HID_cuThreadExchangeStreamCaptureMode, 0))
+		return real_cuThreadExchangeStreamCaptureMode(mode);
+	rc = real_cuThreadExchangeStreamCaptureMode(mode);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS && want >= 0)
+		model_thread_mode_set(want);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+static CUresult event_record_common(int hid, PFN_cuEventRecord_v2000 fn, int ptsz, CUevent ev, CUstream s)
+{
+	struct cg_call c;
+	uint64_t id;
+	CUresult rc;
+	if (!cg_call_begin(&c, hid, 0))
+		return fn(ev, s);
+	rc = fn(ev, s);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
+	    model_stream_capture(s, ptsz, &id, NULL, NULL))
+		model_capture_event_record(id, ev, s);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+	CG_REAL(cuEventRecord);
+	return event_record_common(HID_cuEventRecord, real_cuEventRecord, 0, hEvent, hStream);
+}
+
+CUresult cgh_cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+{
+	CG_REAL(cuEventRecord_ptsz);
+	return event_record_common(HID_cuEventRecord_ptsz, real_cuEventRecord_ptsz, 1, hEvent, hStream);
+}
+
+static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int ptsz, CUstream s, CUevent ev,
+				  unsigned flags)
+{
+	struct cg_call c;
+	uint64_t id_before = 0, id;
+	int was = 0;
+	CUresult rc;
+	if (!cg_call_begin(&c, hid, 0))
+		return fn(s, ev, flags);
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		was = model_stream_capture(s, ptsz, &id_before, NULL, NULL);
+	rc = fn(s, ev, flags);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
+	    model_stream_capture(s, ptsz, &id, NULL, NULL))
+		model_capture_wait_event(id, s, ev, was ? 0 : cg_site_here(SITE_SKIP + 1));
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+	CG_REAL(cuStreamWaitEvent);
+	return wait_event_common(HID_cuStreamWaitEvent, real_cuStreamWaitEvent, 0, hStream, hEvent, Flags);
+}
+
+CUresult cgh_cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+	CG_REAL(cuStreamWaitEvent_ptsz);
+	return wait_event_common(HID_cuStreamWaitEvent_ptsz, real_cuStreamWaitEvent_ptsz, 1, hStream, hEvent, Flags);
+}
+
+/* ---- capture-unsafe calls ------------------------------------------------ */
+
+static void unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what)
+{
+	struct cg_rec r;
+	char msg[320];
+	int me = cg_gettid();
+	snprintf(msg, sizeof msg,
+		 "%s %s while capture %llu (%s mode, stream 0x%llx, begun by thread %d) is live%s: the call fails "
+		 "with 900 and invalidates that capture (its end returns 901)",
+		 api, what, (unsigned long long)cv->id, mode_str(cv->mode), (unsigned long long)(uintptr_t)cv->stream,
+		 cv->tid, cv->tid == me ? "" : " on another thread");
+	if (cg_violation_begin(&r, R_CAPTURE_UNSAFE, api, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, msg)) {
+		rec_u64(&r, "capture", cv->id);
+		rec_hex(&r, "stream", (uintptr_t)cv->stream);
+		rec_str(&r, "mode", mode_str(cv->mode));
+		rec_int(&r, "capture_tid", cv->tid);
+		rec_int(&r, "call_tid", me);
+		rec_int(&r, "call_mode", model_thread_mode());
+		rec_site(&r, "site", cg_site_here(3));
+		rec_site(&r, "begin_site", cv->site);
+		cg_violation_end(&r, R_CAPTURE_UNSAFE);
+	}
+}
+
+/* Returns 1 when a violation was announced. */
+static int unsafe_check(const char *api, const char *what)
+{
+	struct cg_capture_view cv;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	if (!model_capture_conflict(model_thread_mode(), &cv))
+		return 0;
+	unsafe_violation(api, &cv, what);
+	return 1;
+}
+
+static CUresult stream_sync_common(int hid, PFN_cuStreamSynchronize_v2000 fn, int ptsz, CUstream s)
+{
+	struct cg_call c;
+	uint64_t id;
+	struct cg_capture_view cv;
+	int predicted = 0;
+	CUresult rc;
+	if (!cg_call_begin(&c, hid, 0))
+		return fn(s);
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
+	    model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
+		unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
+		predicted = 1;
+	}
+	rc = fn(s);
+	int saved = errno;
+	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		cg_mismatch(cg_routes[hid].name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuStreamSynchronize(CUstream hStream)
+{
+	CG_REAL(cuStreamSynchronize);
+	return stream_sync_common(HID_cuStreamSynchronize, real_cuStreamSynchronize, 0, hStream);
+}
+
+CUresult cgh_cuStreamSynchronize_ptsz(CUstream hStream)
+{
+	CG_REAL(cuStreamSynchronize_ptsz);
+	return stream_sync_common(HID_cuStreamSynchronize_ptsz, real_cuStreamSynchronize_ptsz, 1, hStream);
+}
+
+CUresult cgh_cuCtxSynchronize(void)
+{
+	struct cg_call c;
+	CUresult rc;
+	int predicted;
+	CG_REAL(cuCtxSynchronize);
+	if (!cg_call_begin(&c, HID_cuCtxSynchronize, 0))
+		return real_cuCtxSynchronize();
+	predicted = unsafe_check("cuCtxSynchronize", "synchronizes the context");
+	rc = real_cuCtxSynchronize();
+	int saved = errno;
+	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		cg_mismatch("cuCtxSynchronize", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	struct cg_call c;
+	CUresult rc;
+	int predicted;
+	CG_REAL(cuMemAlloc_v2);
+	if (!cg_call_begin(&c, HID_cuMemAlloc_v2, 0))
+		return real_cuMemAlloc_v2(dptr, bytesize);
+	predicted = unsafe_check("cuMemAlloc_v2", "allocates with cuMemAlloc");
+	rc = real_cuMemAlloc_v2(dptr, bytesize);
+	int saved = errno;
+	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		cg_mismatch("cuMemAlloc_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
+	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		model_capture_plain_alloc(bytesize); /* caching allocator growing in relaxed mode */
+	{
+		struct cg_rec r;
+		if (cg_call_rec(&r, &c, rc)) {
+			rec_hex(&r, "dptr", rc == CUDA_SUCCESS && dptr ? *dptr : 0);
+			rec_u64(&r, "size", bytesize);
+			rec_end(&r);
+		}
+	}
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
+{
+	struct cg_call c;
+	CUresult rc;
+	int predicted;
+	CG_REAL(cuMemFree_v2);
+	if (!cg_call_begin(&c, HID_cuMemFree_v2, 0))
+		return real_cuMemFree_v2(dptr);
+	predicted = unsafe_check("cuMemFree_v2", "frees with cuMemFree");
+	rc = real_cuMemFree_v2(dptr);
+	int saved = errno;
+	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		cg_mismatch("cuMemFree_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
+	if (rc == CUDA_SUCCESS)
+		model_alloc_freed(dptr);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+/* ======================================================================= */
+/* stream-ordered allocation                                               */
+/* ======================================================================= */
+
+static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), void *ctx, CUdeviceptr *dptr,
+				   size_t size, CUmemoryPool explicit_pool, CUstream s, int ptsz, const char *api)
+{
+	uint64_t id = 0;
+	CUgraph g = NULL;
+	int capturing = 0, ipc = 0, is_default = 0;
+	uint32_t pool_site = 0, site = 0;
+	CUmemoryPool pool = explicit_pool;
+	CUresult rc;
+	struct cg_rec r;
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		capturing = model_stream_capture(s, ptsz, &id, &g, NULL);
+	if (capturing) {
+		site = cg_site_here(SITE_SKIP + 1);
+		if (!pool)
+			pool = model_device_pool(cg_current_device(), NULL);
+		if (pool && model_pool_info(pool, &ipc, &is_default, &pool_site) && ipc) {
+			char msg[300];
+			snprintf(msg, sizeof msg,
+				 "%s of %zu bytes from pool 0x%llx during capture %llu: the pool has export handle types "
+				 "(IPC-capable) and cannot back graph allocations; the call fails with 801 but the "
+				 "capture continues, and later nodes use an unset pointer",
+				 api, size, (unsigned long long)(uintptr_t)pool, (unsigned long long)id);
+			if (cg_violation_begin(&r, R_IPC_POOL_CAPTURE, api, CUDA_ERROR_NOT_SUPPORTED, msg)) {
+				rec_hex(&r, "pool", (uintptr_t)pool);
+				rec_u64(&r, "capture", id);
+				rec_hex(&r, "stream", (uintptr_t)s);
+				rec_u64(&r, "size", size);
+				rec_site(&r, "site", site);
+				rec_site(&r, "pool_site", pool_site);
+				cg_violation_end(&r, R_IPC_POOL_CAPTURE);
+			}
+		}
+	}
+	rc = call(ctx);
+	int saved = errno;
+	if (capturing) {
+		if (rc == CUDA_SUCCESS && dptr) {
+			struct cg_mnode m;
+			memset(&m, 0, sizeof m);
+			m.dptr = *dptr;
+			m.size = size;
+			m.pool = pool;
+			m.site = site;
+			m.ipc = (uint8_t)ipc;
+			m.pool_default = (uint8_t)is_default;
+			model_graph_add_mnode(g, &m);
+			model_alloc_graph(&m, s, id, g, api);
+		}
+		c->flags |= CG_CALL_LIFE;
+	}
+	if (cg_call_rec(&r, c, rc)) {
+		rec_hex(&r, "dptr", rc == CUDA_SUCCESS && dptr ? *dptr : 0);
+		rec_u64(&r, "size", size);
+		rec_hex(&r, "pool", (uintptr_t)pool);
+		rec_hex(&r, "stream", (uintptr_t)s);
+		if (capturing)
+			rec_u64(&r, "capture", id);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+struct alloc_args {
+	void *fn;
+	CUdeviceptr *dptr;
+	size_t size;
+	CUmemoryPool pool;
+	CUstream s;
+};
+
+static CUresult call_alloc(void *v)
+{
+	struct alloc_args *a = v;
+	return ((PFN_cuMemAllocAsync_v11020)a->fn)(a->dptr, a->size, a->s);
+}
+
+static CUresult call_alloc_pool(void *v)
+{
+	struct alloc_args *a = v;
+	return ((PFN_cuMemAllocFromPoolAsync_v11020)a->fn)(a->dptr, a->size, a->pool, a->s);
+}
+
+#define ALLOC_ASYNC(name, ptsz)                                                                    \
+	CUresult cgh_##name(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)                  \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		struct alloc_args a = {(void *)real_##name, dptr, bytesize, NULL, hStream};        \
+		CG_REAL(name);                                                                     \
+		a.fn = (void *)real_##name;                                                        \
+		if (!cg_call_begin(&c, HID_##name, 0))                                             \
+			return real_##name(dptr, bytesize, hStream);                               \
+		return alloc_async_common(&c, call_alloc, &a, dptr, bytesize, NULL, hStream, ptsz, #name); \
+	}
+ALLOC_ASYNC(cuMemAllocAsync, 0)
+ALLOC_ASYNC(cuMemAllocAsync_ptsz, 1)
+
+#define ALLOC_POOL(name, ptsz)                                                                     \
+	CUresult cgh_##name(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		struct alloc_args a = {(void *)real_##name, dptr, bytesize, pool, hStream};        \
+		CG_REAL(name);                                                                     \
+		a.fn = (void *)real_##name;                                                        \
+		if (!cg_call_begin(&c, HID_##name, 0))                                             \
+			return real_##name(dptr, bytesize, pool, hStream);                         \
+		return alloc_async_common(&c, call_alloc_pool, &a, dptr, bytesize, pool, hStream, ptsz, #name); \
+	}
+ALLOC_POOL(cuMemAllocFromPoolAsync, 0)
+ALLOC_POOL(cuMemAllocFromPoolAsync_ptsz, 1)
+
+static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int ptsz, CUdeviceptr p, CUstream s)
+{
+	struct cg_call c;
+	uint64_t id = 0, acap = 0;
+	CUgraph g = NULL, ag = NULL;
+	size_t sz = 0;
+	uint32_t asite = 0;
+	int capturing = 0;
+	CUresult rc;
+	struct cg_rec r;
+	if (!cg_call_begin(&c, hid, 0))
+		return fn(p, s);
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		capturing = model_stream_capture(s, ptsz, &id, &g, NULL);
+	if (capturing) {
+		int known = model_alloc_lookup(p, &acap, &ag, &sz, &asite);
+		if (!known || acap != id) {
+			char msg[300];
+			snprintf(msg, sizeof msg,
+				 "cuMemFreeAsync of 0x%llx during capture %llu: %s; the free becomes a node of this "
+				 "graph and frees the memory at every launch",
+				 (unsigned long long)p, (unsigned long long)id,
+				 known ? "the allocation was made by another capture or graph"
+				       : "the memory was not allocated in this capture");
+			if (cg_violation_begin(&r, R_FREE_FOREIGN, cg_routes[hid].name, -1, msg)) {
+				rec_hex(&r, "dptr", p);
+				rec_u64(&r, "capture", id);
+				rec_hex(&r, "stream", (uintptr_t)s);
+				if (known) {
+					rec_u64(&r, "alloc_capture", acap);
+					rec_site(&r, "alloc_site", asite);
+				}
+				rec_site(&r, "site", cg_site_here(SITE_SKIP + 1));
+				cg_violation_end(&r, R_FREE_FOREIGN);
+			}
+		}
+		c.flags |= CG_CALL_LIFE;
+	}
+	rc = fn(p, s);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS) {
+		if (capturing) {
+			struct cg_mnode m;
+			memset(&m, 0, sizeof m);
+			m.dptr = p;
+			m.is_free = 1;
+			model_graph_add_mnode(g, &m);
+		} else {
+			model_alloc_freed(p);
+		}
+	}
+	if (cg_call_rec(&r, &c, rc)) {
+		rec_hex(&r, "dptr", p);
+		rec_hex(&r, "stream", (uintptr_t)s);
+		if (capturing)
+			rec_u64(&r, "capture", id);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+	CG_REAL(cuMemFreeAsync);
+	return free_async_common(HID_cuMemFreeAsync, real_cuMemFreeAsync, 0, dptr, hStream);
+}
+
+CUresult cgh_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+	CG_REAL(cuMemFreeAsync_ptsz);
+	return free_async_common(HID_cuMemFreeAsync_ptsz, real_cuMemFreeAsync_ptsz, 1, dptr, hStream);
+}
+
+/* ======================================================================= */
+/* pools                                                                   */
+/* ======================================================================= */
+
+CUresult cgh_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
+{
+	struct cg_call c;
+	struct cg_rec r;
+	CUresult rc;
+	uint32_t site;
+	CG_REAL(cuMemPoolCreate);
+	if (!cg_call_begin(&c, HID_cuMemPoolCreate, CG_CALL_LIFE))
+		return real_cuMemPoolCreate(pool, poolProps);
+	rc = real_cuMemPoolCreate(pool, poolProps);
+	int saved = errno;
+	site = cg_site_here(SITE_SKIP);
+	if (rc == CUDA_SUCCESS && pool)
+		model_pool_new(*pool, poolProps, site);
+	if (cg_call_rec(&r, &c, rc)) {
+		rec_hex(&r, "pool", rc == CUDA_SUCCESS && pool ? (uintptr_t)*pool : 0);
+		if (poolProps) {
+			rec_int(&r, "dev", poolProps->location.id);
+			rec_u64(&r, "handle_types", poolProps->handleTypes);
+		}
+		rec_site(&r, "site", site);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuMemPoolDestroy(CUmemoryPool pool)
+{
+	struct cg_call c;
+	struct cg_rec r;
+	CUresult rc;
+	CG_REAL(cuMemPoolDestroy);
+	if (!cg_call_begin(&c, HID_cuMemPoolDestroy, CG_CALL_LIFE))
+		return real_cuMemPoolDestroy(pool);
+	rc = real_cuMemPoolDestroy(pool);
+	int saved = errno;
+	if (rc == CUDA_SUCCESS)
+		model_pool_destroy(pool);
+	if (cg_call_rec(&r, &c, rc)) {
+		rec_hex(&r, "pool", (uintptr_t)pool);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+static CUresult pool_get_post(struct cg_call *c, CUresult rc, CUmemoryPool *p, int dev, int is_default)
+{
+	int saved = errno;
+	if (rc == CUDA_SUCCESS && p)
+		model_pool_seen(*p, dev, is_default);
+	cg_call_end(c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
+{
+	struct cg_call c;
+	CG_REAL(cuDeviceGetDefaultMemPool);
+	if (!cg_call_begin(&c, HID_cuDeviceGetDefaultMemPool, 0))
+		return real_cuDeviceGetDefaultMemPool(pool_out, dev);
+	return pool_get_post(&c, real_cuDeviceGetDefaultMemPool(pool_out, dev), pool_out, dev, 1);
+}
+
+CUresult cgh_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+	struct cg_call c;
+	CG_REAL(cuDeviceGetMemPool);
+	if (!cg_call_begin(&c, HID_cuDeviceGetMemPool, 0))
+		return real_cuDeviceGetMemPool(pool, dev);
+	return pool_get_post(&c, real_cuDeviceGetMemPool(pool, dev), pool, dev, 0);
+}
+
+CUresult cgh_cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
+{
+	struct cg_call c;
+	int dev = location && location->type == CU_MEM_LOCATION_TYPE_DEVICE ? location->id : -1;
+	CG_REAL(cuMemGetDefaultMemPool);
+	if (!cg_call_begin(&c, HID_cuMemGetDefaultMemPool, 0))
+		return real_cuMemGetDefaultMemPool(pool_out, location, type);
+	return pool_get_post(&c, real_cuMemGetDefaultMemPool(pool_out, location, type), pool_out, dev, dev >= 0);
+}
+
+CUresult cgh_cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemAllocationType type)
+{
+	struct cg_call c;
+	int dev = location && location->type == CU_MEM_LOCATION_TYPE_DEVICE ? location->id : -1;
+	CG_REAL(cuMemGetMemPool);
+	if (!cg_call_begin(&c, HID_cuMemGetMemPool, 0))
+		return real_cuMemGetMemPool(pool, location, type);
+	return pool_get_post(&c, real_cuMemGetMemPool(pool, location, type), pool, dev, 0);
+}
+
+static CUresult set_pool_post(struct cg_call *c, CUresult rc, int dev, CUmemoryPool pool)
+{
+	struct cg_rec r;
+	int saved = errno;
+	uint32_t site = cg_site_here(SITE_SKIP + 1);
+	if (rc == CUDA_SUCCESS)
+		model_device_set_pool(dev, pool, site);
+	if (cg_call_rec(&r, c, rc)) {
+		rec_int(&r, "dev", dev);
+		rec_hex(&r, "pool", (uintptr_t)pool);
+		rec_site(&r, "site", site);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+	struct cg_call c;
+	CG_REAL(cuDeviceSetMemPool);
+	if (!cg_call_begin(&c, HID_cuDeviceSetMemPool, CG_CALL_LIFE))
+		return real_cuDeviceSetMemPool(dev, pool);
+	return set_pool_post(&c, real_cuDeviceSetMemPool(dev, pool), dev, pool);
+}
+
+CUresult cgh_cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
+{
+	struct cg_call c;
+	int dev = location && location->type == CU_MEM_LOCATION_TYPE_DEVICE ? location->id : -1;
+	CG_REAL(cuMemSetMemPool);
+	if (!cg_call_begin(&c, HID_cuMemSetMemPool, CG_CALL_LIFE))
+		return real_cuMemSetMemPool(location, type, pool);
+	return set_pool_post(&c, real_cuMemSetMemPool(location, type, pool), dev, pool);
+}

@@ -1,0 +1,52 @@
+/*
+ * shim/hooks-gen.c -- wrappers generated for the GEN and EXEC rows of
+ * hooks.def: forward, then record (trace level, or info on failure). EXEC
+ * rows first translate the exec handle through the policy module, so after
+ * a re-instantiation every per-exec call reaches the executable that now
+ * stands behind the application's handle.
+ */
+#include <errno.h>
+
+#include "call.h"
+#include "policy.h"
+
+/* Node of the rewritten exec standing for the application's node. With no
+ * counterpart the driver gets the original node and answers with its own
+ * error; the record says why. */
+static CUgraphNode exec_node(CUgraphExec app, CUgraphNode node, const char *api)
+{
+	int found;
+	CUgraphNode n = cg_policy_node(app, node, &found);
+	if (!found)
+		cg_warn("%s: node %p of exec %p has no counterpart in the re-instantiated executable; "
+			"the driver's error is returned",
+			api, (void *)node, (void *)app);
+	return n;
+}
+
+#define HOOK_GEN(name, params, args, pre)                                                          \
+	CUresult cgh_##name params                                                                 \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		CUresult rc;                                                                       \
+		int saved;                                                                         \
+		CG_REAL(name);                                                                     \
+		pre;                                                                               \
+		if (!cg_call_begin(&c, HID_##name, 0))                                             \
+			return real_##name args;                                                   \
+		rc = real_##name args;                                                             \
+		saved = errno;                                                                     \
+		cg_call_end(&c, rc);                                                               \
+		errno = saved;                                                                     \
+		return rc;                                                                         \
+	}
+
+#define HOOK_CLS_GEN(name, params, args) HOOK_GEN(name, params, args, (void)0)
+#define HOOK_CLS_EXEC(name, params, args) HOOK_GEN(name, params, args, hGraphExec = cg_policy_exec(hGraphExec))
+#define HOOK_CLS_EXECN(name, params, args)                                                         \
+	HOOK_GEN(name, params, args, hNode = exec_node(hGraphExec, hNode, #name);                  \
+		 hGraphExec = cg_policy_exec(hGraphExec))
+#define HOOK_CLS_CUSTOM(name, params, args)
+#define HOOK(name, pfn, params, args, cls) HOOK_CLS_##cls(name, params, args)
+#include "hooks.def"
+#undef HOOK

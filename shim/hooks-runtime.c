@@ -1,0 +1,197 @@
+/*
+ * shim/hooks-runtime.c -- exported cuda* wrappers (rt-hooks.def).
+ *
+ * ABI: cudaGraphInstantiate is (exec*, graph, errNode*, log, size) in 11.x
+ * and (exec*, graph, flags) from 12.0; cudaGraphExecUpdate is (exec, graph,
+ * errNode*, result*) in 11.x and (exec, graph, resultInfo*) from 12.0. The
+ * wrappers take the longer form (extra register arguments are harmless on
+ * x86-64 SysV) and forward the form of the loaded runtime's major version,
+ * read once with its own cudaRuntimeGetVersion (no driver call).
+ *
+ * The wrapper sets cg_tls.via; a driver hook underneath writes the record
+ * with "via" and marks it consumed. If the runtime failed before reaching
+ * the driver, the wrapper writes the record itself.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+
+#include "call.h"
+#include "config.h"
+
+typedef int rt_err;
+
+#define RTHOOK(name) static void *rt_##name;
+#include "rt-hooks.def"
+#undef RTHOOK
+
+static int rt_major_cached;
+
+static void *rt_sym(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (!p) {
+		cg_resolve_dlsym();
+		p = cg_real_dlsym ? cg_real_dlsym(RTLD_NEXT, name) : NULL;
+		__atomic_store_n(slot, p, __ATOMIC_RELEASE);
+	}
+	return p;
+}
+
+static int rt_major(void)
+{
+	int v = 0;
+	if (rt_major_cached)
+		return rt_major_cached;
+	cg_resolve_dlsym();
+	rt_err (*ver)(int *) = cg_real_dlsym ? (rt_err(*)(int *))cg_real_dlsym(RTLD_NEXT, "cudaRuntimeGetVersion") : NULL;
+	if (ver && ver(&v) == 0 && v > 0)
+		rt_major_cached = v / 1000;
+	else
+		rt_major_cached = 13;
+	return rt_major_cached;
+}
+
+static int rt_active(void)
+{
+	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
+	if (st == CG_SETUP) {
+		cg_ensure_init();
+		st = atomic_load_explicit(&cg_state, memory_order_acquire);
+	}
+	return st == CG_READY && cg_cfg.runtime_hooks && !cg_tls.in_shim;
+}
+
+struct rt_frame {
+	const char *prev_via;
+	int prev_consumed;
+	uint64_t t0;
+};
+
+static void rt_enter(struct rt_frame *f, const char *name)
+{
+	f->prev_via = cg_tls.via;
+	f->prev_consumed = cg_tls.via_consumed;
+	f->t0 = cg_now_ns();
+	cg_tls.via = name;
+	cg_tls.via_consumed = 0;
+}
+
+static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
+{
+	int saved = errno;
+	if (!cg_tls.via_consumed) {
+		int level = rc ? CG_L_INFO : CG_L_TRACE;
+		if (cg_log_on(level)) {
+			struct cg_rec r;
+			rec_begin(&r, level, "call");
+			rec_str(&r, "api", name);
+			rec_int(&r, "rc", rc);
+			if (rc) {
+				rec_str(&r, "err", cg_result_name(rc));
+				rec_str(&r, "msg", "the runtime answered without reaching the driver");
+				cg_count_failure(-1, (CUresult)rc);
+			}
+			rec_u64(&r, "dur_ns", cg_now_ns() - f->t0);
+			rec_end(&r);
+		}
+	}
+	cg_tls.via = f->prev_via;
+	cg_tls.via_consumed = f->prev_consumed;
+	errno = saved;
+	return rc;
+}
+
+#define RT_EXPORT __attribute__((visibility("default")))
+#define RT_REAL(name, type) ((type)rt_sym(&rt_##name, #name))
+#define RT_MISSING 49 /* cudaErrorCallRequiresNewerDriver-like: no runtime to forward to */
+
+/* Generic body: forward `call` with the real pointer `fn`. */
+#define RT_BODY(name, type, call)                                                                  \
+	type fn = RT_REAL(name, type);                                                             \
+	struct rt_frame f;                                                                         \
+	rt_err rc;                                                                                 \
+	if (!fn)                                                                                   \
+		return 35; /* cudaErrorInsufficientDriver: no libcudart behind us */               \
+	if (!rt_active())                                                                          \
+		return call;                                                                       \
+	rt_enter(&f, #name);                                                                       \
+	rc = call;                                                                                 \
+	return rt_leave(&f, #name, rc);
+
+RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *a3, size_t a4)
+{
+	typedef rt_err (*f5)(void **, void *, void *, void *, size_t);
+	typedef rt_err (*f3)(void **, void *, unsigned long long);
+	if (rt_major() < 12) {
+		RT_BODY(cudaGraphInstantiate, f5, fn(exec, graph, a2, a3, a4))
+	} else {
+		RT_BODY(cudaGraphInstantiate, f3, fn(exec, graph, (unsigned long long)(uintptr_t)a2))
+	}
+}
+
+RT_EXPORT rt_err cudaGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags)
+{
+	typedef rt_err (*ft)(void **, void *, unsigned long long);
+	RT_BODY(cudaGraphInstantiateWithFlags, ft, fn(exec, graph, flags))
+}
+
+RT_EXPORT rt_err cudaGraphInstantiateWithParams(void **exec, void *graph, void *params)
+{
+	typedef rt_err (*ft)(void **, void *, void *);
+	RT_BODY(cudaGraphInstantiateWithParams, ft, fn(exec, graph, params))
+}
+
+RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3)
+{
+	typedef rt_err (*f4)(void *, void *, void *, void *);
+	typedef rt_err (*f3)(void *, void *, void *);
+	if (rt_major() < 12) {
+		RT_BODY(cudaGraphExecUpdate, f4, fn(exec, graph, a2, a3))
+	} else {
+		RT_BODY(cudaGraphExecUpdate, f3, fn(exec, graph, a2))
+	}
+}
+
+RT_EXPORT rt_err cudaGraphLaunch(void *exec, void *stream)
+{
+	typedef rt_err (*ft)(void *, void *);
+	RT_BODY(cudaGraphLaunch, ft, fn(exec, stream))
+}
+
+RT_EXPORT rt_err cudaGraphUpload(void *exec, void *stream)
+{
+	typedef rt_err (*ft)(void *, void *);
+	RT_BODY(cudaGraphUpload, ft, fn(exec, stream))
+}
+
+RT_EXPORT rt_err cudaMallocAsync(void **p, size_t size, void *stream)
+{
+	typedef rt_err (*ft)(void **, size_t, void *);
+	RT_BODY(cudaMallocAsync, ft, fn(p, size, stream))
+}
+
+RT_EXPORT rt_err cudaMallocFromPoolAsync(void **p, size_t size, void *pool, void *stream)
+{
+	typedef rt_err (*ft)(void **, size_t, void *, void *);
+	RT_BODY(cudaMallocFromPoolAsync, ft, fn(p, size, pool, stream))
+}
+
+RT_EXPORT rt_err cudaFreeAsync(void *p, void *stream)
+{
+	typedef rt_err (*ft)(void *, void *);
+	RT_BODY(cudaFreeAsync, ft, fn(p, stream))
+}
+
+RT_EXPORT rt_err cudaStreamBeginCapture(void *stream, int mode)
+{
+	typedef rt_err (*ft)(void *, int);
+	RT_BODY(cudaStreamBeginCapture, ft, fn(stream, mode))
+}
+
+RT_EXPORT rt_err cudaStreamEndCapture(void *stream, void **graph)
+{
+	typedef rt_err (*ft)(void *, void **);
+	RT_BODY(cudaStreamEndCapture, ft, fn(stream, graph))
+}

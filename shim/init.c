@@ -1,0 +1,139 @@
+/*
+ * shim/init.c -- start-up, fork handling, exit.
+ *
+ * The constructor reads the environment and nothing else: no dlopen, no
+ * CUDA, no threads. Everything else happens in init_once (pthread_once),
+ * reached from the first redirected lookup, cuGetProcAddress call or
+ * exported wrapper.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "call.h"
+#include "cgshim/record.h"
+#include "config.h"
+#include "log.h"
+#include "model.h"
+#include "resolve.h"
+#include "state.h"
+
+_Atomic int cg_state = CG_SETUP;
+CG_TLS struct cg_tls cg_tls;
+static pthread_once_t init_once_ctl = PTHREAD_ONCE_INIT;
+static _Atomic int degraded_warned;
+
+int cg_gettid(void)
+{
+	if (CG_UNLIKELY(!cg_tls.tid))
+		cg_tls.tid = (int)syscall(SYS_gettid);
+	return cg_tls.tid;
+}
+
+static const char *env_get(const char *name)
+{
+	return secure_getenv(name);
+}
+
+__attribute__((constructor)) static void cg_constructor(void)
+{
+	int saved = errno;
+	cg_config_load(env_get);
+	if (cg_cfg.disable)
+		atomic_store(&cg_state, CG_OFF);
+	errno = saved;
+}
+
+void cg_degrade(const char *why)
+{
+	int expected = CG_READY;
+	atomic_compare_exchange_strong(&cg_state, &expected, CG_DEGRADED);
+	if (!atomic_exchange(&degraded_warned, 1))
+		cg_warn("internal failure (%s): continuing as a pure pass-through", why);
+}
+
+static void atfork_prepare(void)
+{
+	cg_model_lock_all();
+}
+
+static void atfork_parent(void)
+{
+	cg_model_unlock_all();
+}
+
+static void atfork_child(void)
+{
+	cg_model_unlock_all();
+	cg_tls.tid = 0;
+	cg_log_after_fork_child();
+	cg_model_after_fork_child();
+}
+
+static const char *const level_names[] = {"auto", "off", "error", "warn", "info", "debug", "trace"};
+
+static void write_start_record(void)
+{
+	struct cg_rec r;
+	char exe[512];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_START);
+	rec_str(&r, "lib", "cgshim");
+	rec_str(&r, "version", CGSHIM_VERSION);
+	rec_str(&r, "exe", exe);
+	rec_int(&r, "ppid", getppid());
+	rec_str(&r, "rank", getenv("RANK") ? getenv("RANK") : getenv("LOCAL_RANK"));
+	rec_str(&r, "log_level", level_names[cg_cfg.log_level]);
+	rec_str(&r, "log_format", cg_cfg.log_format == CG_FMT_JSONL ? "jsonl" : "text");
+	rec_str(&r, "on_update_failure",
+		cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE ? "reinstantiate"
+		: cg_cfg.on_update_failure == CG_UPD_ABORT      ? "abort"
+								: "log");
+	rec_str(&r, "on_violation", cg_cfg.on_violation == CG_VIOL_ABORT ? "abort" : "log");
+	rec_end(&r);
+}
+
+static void exit_handler(void)
+{
+	int expected = CG_READY;
+	if (!atomic_compare_exchange_strong(&cg_state, &expected, CG_FINISHED))
+		return;
+	cg_tls.in_shim++;
+	if (cg_cfg.summary)
+		cg_model_exit_summary();
+	cg_tls.in_shim--;
+}
+
+static void init_once(void)
+{
+	int saved = errno;
+	cg_log_level = cg_cfg.log_level;
+	cg_resolve_dlsym();
+	if (!cg_real_dlsym) {
+		atomic_store(&cg_state, CG_DEGRADED);
+		return;
+	}
+	cg_log_open();
+	if (cg_model_init() != 0) {
+		cg_degrade("model tables could not be allocated");
+		errno = saved;
+		return;
+	}
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	atexit(exit_handler);
+	write_start_record();
+	atomic_store_explicit(&cg_state, CG_READY, memory_order_release);
+	errno = saved;
+}
+
+void cg_ensure_init(void)
+{
+	if (CG_LIKELY(atomic_load_explicit(&cg_state, memory_order_acquire) != CG_SETUP))
+		return;
+	pthread_once(&init_once_ctl, init_once);
+}

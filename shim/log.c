@@ -1,0 +1,413 @@
+/* shim/log.c -- leveled log sink: whole lines, one write(2), no stdio locks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgshim/record.h"
+#include "log.h"
+#include "state.h"
+
+int cg_log_level = CG_L_WARN;
+static int log_fd = 2;
+static _Atomic unsigned long long log_seq;
+static int log_pid;
+
+uint64_t cg_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Expand %p (pid) and %r (rank) into out; returns 0 or -1 if it does not fit. */
+static int expand_path(const char *tmpl, char *out, size_t cap)
+{
+	size_t n = 0;
+	const char *rank = getenv("RANK");
+	if (!rank || !*rank)
+		rank = getenv("LOCAL_RANK");
+	if (!rank || !*rank)
+		rank = "0";
+	for (const char *p = tmpl; *p; p++) {
+		char tmp[32];
+		const char *ins = NULL;
+		if (p[0] == '%' && p[1] == 'p') {
+			snprintf(tmp, sizeof tmp, "%d", (int)getpid());
+			ins = tmp;
+		} else if (p[0] == '%' && p[1] == 'r') {
+			ins = rank;
+		}
+		if (ins) {
+			size_t l = strlen(ins);
+			if (n + l >= cap)
+				return -1;
+			memcpy(out + n, ins, l);
+			n += l;
+			p++;
+			continue;
+		}
+		if (n + 1 >= cap)
+			return -1;
+		out[n++] = *p;
+	}
+	out[n] = 0;
+	return 0;
+}
+
+int cg_log_open(void)
+{
+	char path[4096];
+	int fd;
+	log_pid = (int)getpid();
+	if (!cg_cfg.log_file || !*cg_cfg.log_file || !strcmp(cg_cfg.log_file, "stderr")) {
+		log_fd = 2;
+		return 0;
+	}
+	if (!strcmp(cg_cfg.log_file, "stdout")) {
+		log_fd = 1;
+		return 0;
+	}
+	if (expand_path(cg_cfg.log_file, path, sizeof path) < 0) {
+		log_fd = 2;
+		cg_warn("CGSHIM_LOG_FILE is too long; logging to stderr");
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		int e = errno;
+		log_fd = 2;
+		cg_warn("cannot open CGSHIM_LOG_FILE %s: %s; logging to stderr", path, strerror(e));
+		return -1;
+	}
+	/* Keep the descriptor away from 0..2 so a program closing its stdio
+	 * and reopening them cannot have our records land in its own output. */
+	if (fd < 3) {
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+	}
+	log_fd = fd;
+	return 0;
+}
+
+void cg_log_after_fork_child(void)
+{
+	log_pid = (int)getpid();
+	/* If the path names the pid, the child gets its own file. */
+	if (cg_cfg.log_file && strstr(cg_cfg.log_file, "%p") && log_fd > 2) {
+		int old = log_fd;
+		if (cg_log_open() == 0)
+			close(old);
+	}
+}
+
+static void sink_write(const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(log_fd, buf, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return; /* nowhere better to report it */
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+}
+
+/* ---- record builder -------------------------------------------------------- */
+
+static void put(struct cg_rec *r, const char *s, size_t l)
+{
+	if (r->trunc)
+		return;
+	if (r->n + l + 24 >= CG_REC_MAX) { /* keep room for the closing and the marker */
+		r->trunc = 1;
+		return;
+	}
+	memcpy(r->buf + r->n, s, l);
+	r->n += l;
+}
+
+static void puts_(struct cg_rec *r, const char *s)
+{
+	put(r, s, strlen(s));
+}
+
+/* JSON string body escaping; in text mode, only newlines and quotes. */
+static void put_escaped(struct cg_rec *r, const char *s)
+{
+	char tmp[8];
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			tmp[0] = '\\';
+			tmp[1] = (char)c;
+			put(r, tmp, 2);
+		} else if (c < 0x20) {
+			if (r->json) {
+				snprintf(tmp, sizeof tmp, "\\u%04x", c);
+				put(r, tmp, 6);
+			} else {
+				put(r, " ", 1);
+			}
+		} else {
+			put(r, (const char *)&c, 1);
+		}
+	}
+}
+
+static void key(struct cg_rec *r, const char *k)
+{
+	if (r->json) {
+		if (r->nfields++)
+			put(r, ",", 1);
+		put(r, "\"", 1);
+		puts_(r, k);
+		put(r, "\":", 2);
+	} else {
+		put(r, " ", 1);
+		puts_(r, k);
+		put(r, "=", 1);
+	}
+}
+
+void rec_begin(struct cg_rec *r, int level, const char *ev)
+{
+	char tmp[160];
+	int l;
+	uint64_t ts;
+	r->on = cg_log_on(level);
+	if (!r->on)
+		return;
+	r->json = cg_cfg.log_format == CG_FMT_JSONL;
+	r->nfields = 0;
+	r->trunc = 0;
+	r->n = 0;
+	ts = cg_now_ns();
+	unsigned long long seq = atomic_fetch_add_explicit(&log_seq, 1, memory_order_relaxed) + 1;
+	if (r->json) {
+		l = snprintf(tmp, sizeof tmp, "{\"v\":%d,\"ev\":\"%s\",\"seq\":%llu,\"ts\":%llu,\"pid\":%d,\"tid\":%d",
+			     CGSHIM_RECORD_VERSION, ev, seq, (unsigned long long)ts, log_pid, cg_gettid());
+		r->nfields = 1;
+	} else {
+		static const char *lv[] = {"", "", "error", "warn", "info", "debug", "trace"};
+		l = snprintf(tmp, sizeof tmp, "cgshim %llu.%06llu %d:%d %s %s", (unsigned long long)(ts / 1000000000ull),
+			     (unsigned long long)(ts % 1000000000ull / 1000), log_pid, cg_gettid(),
+			     level >= 0 && level <= 6 ? lv[level] : "", ev);
+	}
+	if (l > 0)
+		put(r, tmp, (size_t)l < sizeof tmp ? (size_t)l : sizeof tmp - 1);
+}
+
+void rec_str(struct cg_rec *r, const char *k, const char *v)
+{
+	if (!r->on)
+		return;
+	key(r, k);
+	if (!v) {
+		puts_(r, r->json ? "null" : "-");
+		return;
+	}
+	put(r, "\"", 1);
+	put_escaped(r, v);
+	put(r, "\"", 1);
+}
+
+void rec_int(struct cg_rec *r, const char *k, long long v)
+{
+	char tmp[32];
+	if (!r->on)
+		return;
+	key(r, k);
+	put(r, tmp, (size_t)snprintf(tmp, sizeof tmp, "%lld", v));
+}
+
+void rec_u64(struct cg_rec *r, const char *k, unsigned long long v)
+{
+	char tmp[32];
+	if (!r->on)
+		return;
+	key(r, k);
+	put(r, tmp, (size_t)snprintf(tmp, sizeof tmp, "%llu", v));
+}
+
+void rec_hex(struct cg_rec *r, const char *k, unsigned long long v)
+{
+	char tmp[32];
+	if (!r->on)
+		return;
+	key(r, k);
+	put(r, tmp, (size_t)snprintf(tmp, sizeof tmp, r->json ? "\"0x%llx\"" : "0x%llx", v));
+}
+
+void rec_bool(struct cg_rec *r, const char *k, int v)
+{
+	if (!r->on)
+		return;
+	key(r, k);
+	puts_(r, v ? "true" : "false");
+}
+
+void rec_open(struct cg_rec *r, const char *k, char bracket)
+{
+	if (!r->on)
+		return;
+	key(r, k);
+	put(r, &bracket, 1);
+	r->nfields = 0; /* first element gets no comma */
+}
+
+void rec_close(struct cg_rec *r, char bracket)
+{
+	if (!r->on)
+		return;
+	put(r, &bracket, 1);
+	r->nfields = 1;
+}
+
+static void elem_sep(struct cg_rec *r)
+{
+	if (r->nfields++)
+		put(r, r->json ? "," : ";", 1);
+}
+
+void rec_elem_str(struct cg_rec *r, const char *v)
+{
+	if (!r->on)
+		return;
+	elem_sep(r);
+	put(r, "\"", 1);
+	put_escaped(r, v ? v : "");
+	put(r, "\"", 1);
+}
+
+void rec_elem_hex(struct cg_rec *r, unsigned long long v)
+{
+	char tmp[32];
+	if (!r->on)
+		return;
+	elem_sep(r);
+	put(r, tmp, (size_t)snprintf(tmp, sizeof tmp, r->json ? "\"0x%llx\"" : "0x%llx", v));
+}
+
+void rec_end(struct cg_rec *r)
+{
+	if (!r->on)
+		return;
+	if (r->trunc) {
+		/* Cut mid-value: close whatever is open by restarting at a safe
+		 * point is not possible, so mark and close the object plainly.
+		 * Readers treat "trunc" records as partial. */
+		r->trunc = 0;
+		if (r->json) {
+			/* Drop back to the last complete field boundary. */
+			while (r->n > 0 && r->buf[r->n - 1] != ',' && r->buf[r->n - 1] != '{')
+				r->n--;
+			if (r->n > 0 && r->buf[r->n - 1] == ',')
+				r->n--;
+			/* Unbalanced brackets can remain if cut inside a nested
+			 * value; count and close them. */
+			int depth_sq = 0, depth_cu = 0, instr = 0;
+			for (size_t i = 0; i < r->n; i++) {
+				char c = r->buf[i];
+				if (instr) {
+					if (c == '\\')
+						i++;
+					else if (c == '"')
+						instr = 0;
+					continue;
+				}
+				if (c == '"')
+					instr = 1;
+				else if (c == '[')
+					depth_sq++;
+				else if (c == ']')
+					depth_sq--;
+				else if (c == '{')
+					depth_cu++;
+				else if (c == '}')
+					depth_cu--;
+			}
+			while (depth_sq-- > 0 && r->n < CG_REC_MAX - 20)
+				r->buf[r->n++] = ']';
+			while (depth_cu-- > 1 && r->n < CG_REC_MAX - 20)
+				r->buf[r->n++] = '}';
+			memcpy(r->buf + r->n, ",\"trunc\":true", 13);
+			r->n += 13;
+		} else {
+			memcpy(r->buf + r->n, " trunc=1", 8);
+			r->n += 8;
+		}
+	}
+	if (r->json)
+		r->buf[r->n++] = '}';
+	r->buf[r->n++] = '\n';
+	sink_write(r->buf, r->n);
+}
+
+void cg_warn(const char *fmt, ...)
+{
+	struct cg_rec r;
+	char msg[512];
+	va_list ap;
+	int saved = errno;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	rec_begin(&r, CG_L_WARN, CGSHIM_EV_WARNING);
+	if (!r.on) {
+		errno = saved;
+		return;
+	}
+	rec_str(&r, "msg", msg);
+	rec_end(&r);
+	errno = saved;
+}
+
+const char *cg_result_name(int rc)
+{
+	switch (rc) {
+#define R(v, n)                                                                                    \
+	case v:                                                                                    \
+		return n;
+		R(0, "CUDA_SUCCESS")
+		R(1, "CUDA_ERROR_INVALID_VALUE")
+		R(2, "CUDA_ERROR_OUT_OF_MEMORY")
+		R(3, "CUDA_ERROR_NOT_INITIALIZED")
+		R(4, "CUDA_ERROR_DEINITIALIZED")
+		R(100, "CUDA_ERROR_NO_DEVICE")
+		R(101, "CUDA_ERROR_INVALID_DEVICE")
+		R(200, "CUDA_ERROR_INVALID_IMAGE")
+		R(201, "CUDA_ERROR_INVALID_CONTEXT")
+		R(400, "CUDA_ERROR_INVALID_HANDLE")
+		R(401, "CUDA_ERROR_ILLEGAL_STATE")
+		R(500, "CUDA_ERROR_NOT_FOUND")
+		R(600, "CUDA_ERROR_NOT_READY")
+		R(700, "CUDA_ERROR_ILLEGAL_ADDRESS")
+		R(719, "CUDA_ERROR_LAUNCH_FAILED")
+		R(801, "CUDA_ERROR_NOT_SUPPORTED")
+		R(900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED")
+		R(901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED")
+		R(902, "CUDA_ERROR_STREAM_CAPTURE_MERGE")
+		R(903, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED")
+		R(904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED")
+		R(905, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION")
+		R(906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT")
+		R(907, "CUDA_ERROR_CAPTURED_EVENT")
+		R(908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD")
+		R(910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE")
+		R(999, "CUDA_ERROR_UNKNOWN")
+#undef R
+	default:
+		return "CUDA_ERROR_OTHER";
+	}
+}

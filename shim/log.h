@@ -1,0 +1,64 @@
+/*
+ * shim/log.h -- the log sink and the record builder.
+ *
+ * A record is built in a caller-owned stack buffer (no allocation, no stdio
+ * stream, no lock) and written with one write(2) as a whole line, so lines
+ * from several threads and processes never interleave. The same calls
+ * produce JSONL or text, chosen by CGSHIM_LOG_FORMAT. A record that does not
+ * fit is cut at a field boundary and marked "trunc":true.
+ */
+#ifndef CGSHIM_LOG_H
+#define CGSHIM_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define CG_REC_MAX 4096
+
+struct cg_rec {
+	int on;      /* 0: the level filtered it out, every rec_* call is a no-op */
+	int json;
+	int nfields;
+	int trunc;
+	size_t n;
+	char buf[CG_REC_MAX];
+};
+
+/* Current level; a record at level L is written when L <= cg_log_level. */
+extern int cg_log_level;
+
+static inline int cg_log_on(int level)
+{
+	return level <= cg_log_level;
+}
+
+/* Open the sink (CGSHIM_LOG_FILE or stderr). Returns 0, or -1 with the
+ * sink left on stderr and a warning written. */
+int cg_log_open(void);
+void cg_log_after_fork_child(void);
+
+void rec_begin(struct cg_rec *r, int level, const char *ev);
+void rec_str(struct cg_rec *r, const char *key, const char *val);
+void rec_int(struct cg_rec *r, const char *key, long long val);
+void rec_u64(struct cg_rec *r, const char *key, unsigned long long val);
+void rec_hex(struct cg_rec *r, const char *key, unsigned long long val);
+void rec_bool(struct cg_rec *r, const char *key, int val);
+/* A nested JSON array/object value written by the caller piecewise:
+ * rec_open(r, "sites", '[') ... rec_elem_*() ... rec_close(r, ']'). */
+void rec_open(struct cg_rec *r, const char *key, char bracket);
+void rec_close(struct cg_rec *r, char bracket);
+void rec_elem_str(struct cg_rec *r, const char *val);
+void rec_elem_hex(struct cg_rec *r, unsigned long long val);
+void rec_end(struct cg_rec *r);
+
+/* Printf-style one-line warning record (ev "warning"), for the shim's own trouble. */
+void cg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Name of a CUresult ("CUDA_ERROR_INVALID_VALUE"), without calling the driver. */
+const char *cg_result_name(int rc);
+
+uint64_t cg_now_ns(void);
+
+#endif

@@ -1,0 +1,1412 @@
+/*
+ * shim/model.c -- captures, graphs, executables, pools, allocations.
+ * See model.h for the lock contract.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgshim/record.h"
+#include "model.h"
+#include "resolve.h"
+#include "rules.h"
+#include "site.h"
+#include "table.h"
+
+int cg_table_oom;
+_Atomic int cg_live_captures;
+
+static pthread_mutex_t cap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t gx_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Totals for the exit summary (under the lock of the table they count). */
+static struct {
+	long long captures, captures_bad, graphs, execs, updates, update_failures, alloc_nodes, alloc_bytes,
+		pools, leaks, rewrites, launches_destroyed;
+} tot;
+
+static void oom_check(const char *what)
+{
+	if (cg_table_oom) {
+		cg_table_oom = 0;
+		cg_degrade(what);
+	}
+}
+
+static const char *mode_name(int m)
+{
+	return m == CU_STREAM_CAPTURE_MODE_GLOBAL         ? "global"
+	       : m == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread_local"
+	       : m == CU_STREAM_CAPTURE_MODE_RELAXED      ? "relaxed"
+							  : "?";
+}
+
+int cg_current_device(void)
+{
+	CUdevice d = 0;
+	if (drv_cuCtxGetDevice && drv_cuCtxGetDevice(&d) == CUDA_SUCCESS && d >= 0 && d < CG_MAX_DEV)
+		return d;
+	return 0;
+}
+
+/* Free device memory now, or 0 when a capture is live (cuMemGetInfo is
+ * sampled only outside captures). */
+static int sample_free(size_t *free_out)
+{
+	size_t fr = 0, total = 0;
+	if (atomic_load(&cg_live_captures) || !drv_cuMemGetInfo_v2)
+		return 0;
+	if (drv_cuMemGetInfo_v2(&fr, &total) != CUDA_SUCCESS)
+		return 0;
+	*free_out = fr;
+	return 1;
+}
+
+/* ====================================================================== */
+/* captures                                                               */
+/* ====================================================================== */
+
+struct cg_capture {
+	uint64_t id;
+	CUstream stream;
+	int mode, tid, ptsz;
+	uint32_t site;
+	uint64_t t0;
+	CUgraph into;
+	int n_fork;
+	struct {
+		CUstream s;
+		uint32_t site;
+		int joined;
+	} fork[CG_MAX_JOIN];
+	int n_ev;
+	struct {
+		CUevent ev;
+		CUstream s;
+	} evs[64];
+	int n_edge;
+	struct {
+		CUstream from, to;
+	} edge[64];
+	int n_alloc;
+	unsigned long long alloc_bytes, malloc_bytes;
+	int have_before;
+	size_t free_before;
+	UT_hash_handle hh;
+};
+
+static struct cg_capture *captures;
+static CG_TLS int thread_mode_set;
+static CG_TLS int thread_mode;
+
+int model_thread_mode(void)
+{
+	return thread_mode_set ? thread_mode : CU_STREAM_CAPTURE_MODE_GLOBAL;
+}
+
+void model_thread_mode_set(int mode)
+{
+	thread_mode_set = 1;
+	thread_mode = mode;
+}
+
+int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int *status)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	cuuint64_t cid = 0;
+	CUgraph g = NULL;
+	CUresult rc;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	if (ptsz && drv_cuStreamGetCaptureInfo_v3_ptsz)
+		rc = drv_cuStreamGetCaptureInfo_v3_ptsz(s, &st, &cid, &g, NULL, NULL, NULL);
+	else if (drv_cuStreamGetCaptureInfo_v3)
+		rc = drv_cuStreamGetCaptureInfo_v3(s, &st, &cid, &g, NULL, NULL, NULL);
+	else
+		return 0;
+	if (rc != CUDA_SUCCESS || st == CU_STREAM_CAPTURE_STATUS_NONE)
+		return 0;
+	if (id)
+		*id = cid;
+	if (graph)
+		*graph = g;
+	if (status)
+		*status = st;
+	return 1;
+}
+
+void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site, int begin_rc)
+{
+	struct cg_capture *c;
+	size_t fr;
+	int have = sample_free(&fr);
+	(void)begin_rc;
+	c = calloc(1, sizeof *c);
+	if (!c) {
+		cg_degrade("capture table");
+		return;
+	}
+	c->id = id;
+	c->stream = s;
+	c->mode = mode;
+	c->tid = cg_gettid();
+	c->ptsz = ptsz;
+	c->site = site;
+	c->t0 = cg_now_ns();
+	c->into = into;
+	c->have_before = have;
+	c->free_before = have ? fr : 0;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ADD(hh, captures, id, sizeof c->id, c);
+	oom_check("capture table");
+	tot.captures++;
+	pthread_mutex_unlock(&cap_lock);
+	atomic_fetch_add(&cg_live_captures, 1);
+}
+
+static struct cg_capture *cap_find_locked(uint64_t id)
+{
+	struct cg_capture *c;
+	HASH_FIND(hh, captures, &id, sizeof id, c);
+	return c;
+}
+
+int model_capture_find(uint64_t id, struct cg_capture_view *out)
+{
+	struct cg_capture *c;
+	int ok = 0;
+	pthread_mutex_lock(&cap_lock);
+	c = cap_find_locked(id);
+	if (c) {
+		out->id = c->id;
+		out->stream = c->stream;
+		out->mode = c->mode;
+		out->tid = c->tid;
+		out->site = c->site;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return ok;
+}
+
+int model_capture_conflict(int thread_mode_now, struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int me = cg_gettid(), found = 0;
+	if (!atomic_load(&cg_live_captures) || thread_mode_now == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return 0;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		int hit = 0;
+		if (c->tid == me && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+			hit = 1; /* this thread's own non-relaxed capture */
+		else if (thread_mode_now == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL)
+			hit = 1; /* any thread's global capture */
+		if (hit) {
+			out->id = c->id;
+			out->stream = c->stream;
+			out->mode = c->mode;
+			out->tid = c->tid;
+			out->site = c->site;
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return found;
+}
+
+void model_capture_event_record(uint64_t id, CUevent ev, CUstream s)
+{
+	struct cg_capture *c;
+	pthread_mutex_lock(&cap_lock);
+	c = cap_find_locked(id);
+	if (c) {
+		int i;
+		for (i = 0; i < c->n_ev; i++)
+			if (c->evs[i].ev == ev)
+				break;
+		if (i == c->n_ev && c->n_ev < 64)
+			c->n_ev++;
+		if (i < 64) {
+			c->evs[i].ev = ev;
+			c->evs[i].s = s;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+}
+
+void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site)
+{
+	struct cg_capture *c;
+	pthread_mutex_lock(&cap_lock);
+	c = cap_find_locked(id);
+	if (c) {
+		CUstream from = NULL;
+		int known = s == c->stream;
+		for (int i = 0; i < c->n_ev; i++)
+			if (c->evs[i].ev == ev)
+				from = c->evs[i].s;
+		for (int i = 0; i < c->n_fork && !known; i++)
+			if (c->fork[i].s == s)
+				known = 1;
+		if (!known && c->n_fork < CG_MAX_JOIN) {
+			/* s joins the capture: a fork */
+			c->fork[c->n_fork].s = s;
+			c->fork[c->n_fork].site = site;
+			c->fork[c->n_fork].joined = 0;
+			c->n_fork++;
+		} else if (from && from != s && c->n_edge < 64) {
+			c->edge[c->n_edge].from = from;
+			c->edge[c->n_edge].to = s;
+			c->n_edge++;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+}
+
+/* A forked stream is joined if a chain of event waits leads from it back to
+ * the origin stream. */
+static int joined_locked(struct cg_capture *c, CUstream s, int depth)
+{
+	if (s == c->stream)
+		return 1;
+	if (depth > CG_MAX_JOIN)
+		return 0;
+	for (int i = 0; i < c->n_edge; i++)
+		if (c->edge[i].from == s && joined_locked(c, c->edge[i].to, depth + 1))
+			return 1;
+	return 0;
+}
+
+int model_capture_unjoined(uint64_t id, CUstream *streams, uint32_t *sites, int max)
+{
+	struct cg_capture *c;
+	int n = 0;
+	pthread_mutex_lock(&cap_lock);
+	c = cap_find_locked(id);
+	if (c)
+		for (int i = 0; i < c->n_fork && n < max; i++)
+			if (!joined_locked(c, c->fork[i].s, 0)) {
+				streams[n] = c->fork[i].s;
+				sites[n] = c->fork[i].site;
+				n++;
+			}
+	pthread_mutex_unlock(&cap_lock);
+	return n;
+}
+
+void model_capture_plain_alloc(size_t size)
+{
+	struct cg_capture *c, *tmp;
+	int me = cg_gettid();
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		if (c->tid == me) {
+			c->malloc_bytes += size;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+}
+
+static void capture_count_alloc(uint64_t id, size_t size)
+{
+	struct cg_capture *c;
+	pthread_mutex_lock(&cap_lock);
+	c = cap_find_locked(id);
+	if (c) {
+		c->n_alloc++;
+		c->alloc_bytes += size;
+	}
+	pthread_mutex_unlock(&cap_lock);
+}
+
+void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
+{
+	struct cg_capture *c;
+	struct cg_rec r;
+	size_t fr = 0;
+	int have_after;
+	pthread_mutex_lock(&cap_lock);
+	c = cap_find_locked(id);
+	if (c) {
+		HASH_DEL(captures, c);
+		if (rc != CUDA_SUCCESS)
+			tot.captures_bad++;
+	}
+	pthread_mutex_unlock(&cap_lock);
+	if (!c)
+		return;
+	atomic_fetch_sub(&cg_live_captures, 1);
+	have_after = sample_free(&fr);
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPTURE);
+	rec_u64(&r, "capture", c->id);
+	rec_hex(&r, "stream", (uintptr_t)c->stream);
+	rec_str(&r, "mode", mode_name(c->mode));
+	rec_int(&r, "begin_tid", c->tid);
+	rec_hex(&r, "graph", (uintptr_t)graph);
+	rec_int(&r, "rc", rc);
+	rec_u64(&r, "dur_ns", cg_now_ns() - c->t0);
+	rec_int(&r, "alloc_nodes", c->n_alloc);
+	rec_u64(&r, "alloc_bytes", c->alloc_bytes);
+	rec_u64(&r, "malloc_bytes", c->malloc_bytes);
+	if (c->have_before && have_after) {
+		long long delta = (long long)c->free_before - (long long)fr;
+		rec_u64(&r, "free_before", c->free_before);
+		rec_u64(&r, "free_after", fr);
+		rec_int(&r, "delta", delta);
+		rec_int(&r, "unattributed", delta - (long long)c->malloc_bytes);
+	}
+	rec_site(&r, "site", c->site);
+	rec_end(&r);
+	(void)s;
+	free(c);
+}
+
+/* ====================================================================== */
+/* graphs and executables                                                 */
+/* ====================================================================== */
+
+struct cg_graph {
+	CUgraph h;
+	int origin; /* 0 built, 1 captured, 2 cloned */
+	uint64_t capture;
+	uint32_t site;
+	uint32_t gen;
+	int n_mem, cap_mem;
+	struct cg_mnode *mem;
+	struct cg_summary *sum;
+	uint32_t sum_gen;
+	CUgraphExec live_exec; /* latest live exec instantiated from it */
+	UT_hash_handle hh;
+};
+
+struct cg_exec {
+	CUgraphExec h;
+	CUgraph graph;
+	uint64_t flags;
+	uint32_t site;
+	int live;
+	_Atomic long long launches;
+	_Atomic int outstanding; /* graph allocations of the last launch not yet freed */
+	int n_mem;
+	int unfreed_nodes; /* alloc nodes without a free node in the same graph */
+	struct cg_mnode *mem;
+	struct cg_summary *sum;
+	long long updates, update_failures;
+	struct cg_exec *next_free;
+	UT_hash_handle hh;
+};
+
+static struct cg_graph *graphs;
+static struct cg_exec *execs, *exec_free_list;
+
+#define FAST_SLOTS 8192
+#define FAST_TOMB ((struct cg_exec *)1)
+static _Atomic(struct cg_exec *) fast_idx[FAST_SLOTS];
+
+static unsigned fast_hash(CUgraphExec e)
+{
+	uintptr_t x = (uintptr_t)e;
+	x ^= x >> 17;
+	x *= 0x9E3779B97F4A7C15ull;
+	return (unsigned)(x >> 40) & (FAST_SLOTS - 1);
+}
+
+static void fast_insert(struct cg_exec *x)
+{
+	unsigned h = fast_hash(x->h);
+	for (int i = 0; i < 64; i++) {
+		unsigned k = (h + (unsigned)i) & (FAST_SLOTS - 1);
+		struct cg_exec *cur = atomic_load_explicit(&fast_idx[k], memory_order_relaxed);
+		if (!cur || cur == FAST_TOMB) {
+			atomic_store_explicit(&fast_idx[k], x, memory_order_release);
+			return;
+		}
+	}
+	/* Full neighbourhood: the exec is still found through the locked table. */
+}
+
+static void fast_remove(struct cg_exec *x)
+{
+	unsigned h = fast_hash(x->h);
+	for (int i = 0; i < 64; i++) {
+		unsigned k = (h + (unsigned)i) & (FAST_SLOTS - 1);
+		struct cg_exec *cur = atomic_load_explicit(&fast_idx[k], memory_order_relaxed);
+		if (!cur)
+			return;
+		if (cur == x) {
+			atomic_store_explicit(&fast_idx[k], FAST_TOMB, memory_order_release);
+			return;
+		}
+	}
+}
+
+struct cg_exec *model_exec_fast(CUgraphExec e)
+{
+	unsigned h = fast_hash(e);
+	struct cg_exec *x;
+	for (int i = 0; i < 64; i++) {
+		x = atomic_load_explicit(&fast_idx[(h + (unsigned)i) & (FAST_SLOTS - 1)], memory_order_acquire);
+		if (!x)
+			break;
+		if (x != FAST_TOMB && x->h == e && x->live)
+			return x;
+	}
+	pthread_mutex_lock(&gx_lock);
+	HASH_FIND_PTR(execs, &e, x);
+	pthread_mutex_unlock(&gx_lock);
+	return x;
+}
+
+long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autofree)
+{
+	long long n = atomic_fetch_add_explicit(&x->launches, 1, memory_order_relaxed) + 1;
+	*autofree = (x->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0;
+	*unfreed_before = n > 1 ? atomic_load_explicit(&x->outstanding, memory_order_relaxed) : 0;
+	if (x->unfreed_nodes)
+		atomic_store_explicit(&x->outstanding, x->unfreed_nodes, memory_order_relaxed);
+	return n;
+}
+
+void model_exec_launch_failed(struct cg_exec *x)
+{
+	atomic_fetch_sub_explicit(&x->launches, 1, memory_order_relaxed);
+}
+
+static struct cg_graph *graph_find_locked(CUgraph g)
+{
+	struct cg_graph *x;
+	HASH_FIND_PTR(graphs, &g, x);
+	return x;
+}
+
+void model_summary_free(struct cg_summary *s)
+{
+	if (!s)
+		return;
+	free(s->types);
+	free(s->ndeps);
+	free(s->nodes);
+	free(s->mem);
+	free(s);
+}
+
+static struct cg_summary *summary_copy(const struct cg_summary *s)
+{
+	struct cg_summary *c;
+	if (!s)
+		return NULL;
+	c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	*c = *s;
+	c->types = malloc(s->n_nodes + 1);
+	c->ndeps = malloc((s->n_nodes + 1) * sizeof *c->ndeps);
+	c->nodes = malloc((s->n_nodes + 1) * sizeof *c->nodes);
+	c->mem = malloc((s->n_alloc + s->n_free + 1) * sizeof *c->mem);
+	if (!c->types || !c->ndeps || !c->nodes || !c->mem) {
+		model_summary_free(c);
+		return NULL;
+	}
+	memcpy(c->types, s->types, s->n_nodes);
+	memcpy(c->ndeps, s->ndeps, s->n_nodes * sizeof *c->ndeps);
+	memcpy(c->nodes, s->nodes, s->n_nodes * sizeof *c->nodes);
+	memcpy(c->mem, s->mem, (s->n_alloc + s->n_free) * sizeof *c->mem);
+	return c;
+}
+
+/* Walk a graph through capture-safe driver queries. No lock held. */
+static struct cg_summary *summary_walk(CUgraph g)
+{
+	size_t n = 0, ne = 0;
+	struct cg_summary *s;
+	CUgraphNode *from = NULL, *to = NULL;
+	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
+		return NULL;
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->types = calloc(n + 1, 1);
+	s->ndeps = calloc(n + 1, sizeof *s->ndeps);
+	s->nodes = calloc(n + 1, sizeof *s->nodes);
+	s->mem = calloc(n + 1, sizeof *s->mem);
+	if (!s->types || !s->ndeps || !s->nodes || !s->mem)
+		goto fail;
+	if (n && drv_cuGraphGetNodes(g, s->nodes, &n) != CUDA_SUCCESS)
+		goto fail;
+	s->n_nodes = (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		CUgraphNodeType t = 0;
+		drv_cuGraphNodeGetType(s->nodes[i], &t);
+		s->types[i] = (uint8_t)t;
+		if (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC && drv_cuGraphMemAllocNodeGetParams) {
+			CUDA_MEM_ALLOC_NODE_PARAMS p;
+			memset(&p, 0, sizeof p);
+			if (drv_cuGraphMemAllocNodeGetParams(s->nodes[i], &p) == CUDA_SUCCESS) {
+				struct cg_mnode *m = &s->mem[s->n_alloc + s->n_free];
+				m->dptr = p.dptr;
+				m->size = p.bytesize;
+				m->ipc = p.poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE;
+			}
+			s->n_alloc++;
+		} else if (t == CU_GRAPH_NODE_TYPE_MEM_FREE && drv_cuGraphMemFreeNodeGetParams) {
+			struct cg_mnode *m = &s->mem[s->n_alloc + s->n_free];
+			drv_cuGraphMemFreeNodeGetParams(s->nodes[i], &m->dptr);
+			m->is_free = 1;
+			s->n_free++;
+		} else if (t == CU_GRAPH_NODE_TYPE_KERNEL && drv_cuGraphKernelNodeGetParams_v2) {
+			CUDA_KERNEL_NODE_PARAMS kp;
+			memset(&kp, 0, sizeof kp);
+			if (drv_cuGraphKernelNodeGetParams_v2(s->nodes[i], &kp) == CUDA_SUCCESS)
+				s->kernel_fn_hash = s->kernel_fn_hash * 31 + (uintptr_t)kp.func;
+		}
+	}
+	if (drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
+		from = calloc(ne, sizeof *from);
+		to = calloc(ne, sizeof *to);
+		if (from && to && drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
+			s->n_edges = (uint32_t)ne;
+			for (size_t e = 0; e < ne; e++)
+				for (size_t i = 0; i < n; i++)
+					if (s->nodes[i] == to[e]) {
+						s->ndeps[i]++;
+						break;
+					}
+		}
+		free(from);
+		free(to);
+	}
+	return s;
+fail:
+	model_summary_free(s);
+	return NULL;
+}
+
+/* Pools of memory nodes: the walk only sees properties; the pool comes
+ * from what the shim recorded when the allocation was made. */
+static void summary_fill_pools(struct cg_summary *s, const struct cg_graph *gr)
+{
+	if (!s || !gr)
+		return;
+	for (uint32_t i = 0; i < s->n_alloc + s->n_free; i++) {
+		struct cg_mnode *m = &s->mem[i];
+		if (m->is_free)
+			continue;
+		for (int k = 0; k < gr->n_mem; k++)
+			if (!gr->mem[k].is_free && gr->mem[k].dptr == m->dptr) {
+				m->pool = gr->mem[k].pool;
+				m->site = gr->mem[k].site;
+				m->pool_default = gr->mem[k].pool_default;
+				break;
+			}
+	}
+}
+
+void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site)
+{
+	struct cg_graph *x;
+	if (!g)
+		return;
+	pthread_mutex_lock(&gx_lock);
+	x = graph_find_locked(g);
+	if (!x) {
+		x = calloc(1, sizeof *x);
+		if (!x) {
+			pthread_mutex_unlock(&gx_lock);
+			cg_degrade("graph table");
+			return;
+		}
+		x->h = g;
+		HASH_ADD_PTR(graphs, h, x);
+		oom_check("graph table");
+		tot.graphs++;
+	}
+	x->origin = origin;
+	x->capture = capture;
+	x->site = site;
+	x->gen++;
+	pthread_mutex_unlock(&gx_lock);
+}
+
+void model_graph_destroy(CUgraph g)
+{
+	struct cg_graph *x;
+	pthread_mutex_lock(&gx_lock);
+	x = graph_find_locked(g);
+	if (x)
+		HASH_DEL(graphs, x);
+	pthread_mutex_unlock(&gx_lock);
+	if (x) {
+		model_summary_free(x->sum);
+		free(x->mem);
+		free(x);
+	}
+}
+
+void model_graph_mutated(CUgraph g)
+{
+	struct cg_graph *x;
+	pthread_mutex_lock(&gx_lock);
+	x = graph_find_locked(g);
+	if (x)
+		x->gen++;
+	pthread_mutex_unlock(&gx_lock);
+}
+
+void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m)
+{
+	struct cg_graph *x;
+	pthread_mutex_lock(&gx_lock);
+	x = graph_find_locked(g);
+	if (!x) {
+		x = calloc(1, sizeof *x);
+		if (x) {
+			x->h = g;
+			HASH_ADD_PTR(graphs, h, x);
+			oom_check("graph table");
+			tot.graphs++;
+		}
+	}
+	if (x) {
+		if (x->n_mem == x->cap_mem) {
+			int nc = x->cap_mem ? x->cap_mem * 2 : 4;
+			struct cg_mnode *nm = realloc(x->mem, (size_t)nc * sizeof *nm);
+			if (nm) {
+				x->mem = nm;
+				x->cap_mem = nc;
+			}
+		}
+		if (x->n_mem < x->cap_mem)
+			x->mem[x->n_mem++] = *m;
+		x->gen++;
+	}
+	pthread_mutex_unlock(&gx_lock);
+}
+
+struct cg_summary *model_graph_summary(CUgraph g)
+{
+	struct cg_graph *x;
+	struct cg_summary *s = NULL;
+	uint32_t gen = 0;
+	pthread_mutex_lock(&gx_lock);
+	x = graph_find_locked(g);
+	if (x && x->sum && x->sum_gen == x->gen)
+		s = summary_copy(x->sum);
+	if (x)
+		gen = x->gen;
+	pthread_mutex_unlock(&gx_lock);
+	if (s)
+		return s;
+	s = summary_walk(g);
+	if (!s)
+		return NULL;
+	pthread_mutex_lock(&gx_lock);
+	x = graph_find_locked(g);
+	if (x) {
+		summary_fill_pools(s, x);
+		if (x->gen == gen) {
+			model_summary_free(x->sum);
+			x->sum = summary_copy(s);
+			x->sum_gen = gen;
+		}
+	}
+	pthread_mutex_unlock(&gx_lock);
+	return s;
+}
+
+static struct cg_exec *exec_find_locked(CUgraphExec e)
+{
+	struct cg_exec *x;
+	HASH_FIND_PTR(execs, &e, x);
+	return x;
+}
+
+static void exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out)
+{
+	out->h = x->h;
+	out->graph = x->graph;
+	out->flags = x->flags;
+	out->site = x->site;
+	out->launches = atomic_load(&x->launches);
+	out->mem_nodes = x->n_mem;
+	out->unfreed_nodes = x->unfreed_nodes;
+	out->live = x->live;
+}
+
+int model_graph_live_exec(CUgraph g, struct cg_exec_view *out)
+{
+	struct cg_graph *gr;
+	struct cg_exec *x = NULL;
+	pthread_mutex_lock(&gx_lock);
+	gr = graph_find_locked(g);
+	if (gr && gr->live_exec)
+		x = exec_find_locked(gr->live_exec);
+	if (x && x->live && x->graph == g)
+		exec_view_fill(x, out);
+	else
+		x = NULL;
+	pthread_mutex_unlock(&gx_lock);
+	return x != NULL;
+}
+
+int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, int *mem_nodes)
+{
+	struct cg_graph *gr;
+	int ok = 0;
+	pthread_mutex_lock(&gx_lock);
+	gr = graph_find_locked(g);
+	if (gr) {
+		*origin = gr->origin;
+		*capture = gr->capture;
+		*site = gr->site;
+		*mem_nodes = gr->n_mem;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&gx_lock);
+	return ok;
+}
+
+static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
+{
+	model_summary_free(x->sum);
+	free(x->mem);
+	x->sum = sum;
+	x->mem = NULL;
+	x->n_mem = 0;
+	x->unfreed_nodes = 0;
+	if (!sum)
+		return;
+	x->n_mem = (int)(sum->n_alloc + sum->n_free);
+	x->mem = malloc(((size_t)x->n_mem + 1) * sizeof *x->mem);
+	if (x->mem)
+		memcpy(x->mem, sum->mem, (size_t)x->n_mem * sizeof *x->mem);
+	else
+		x->n_mem = 0;
+	for (int i = 0; i < x->n_mem; i++) {
+		int freed = 0;
+		if (x->mem[i].is_free)
+			continue;
+		for (int k = 0; k < x->n_mem; k++)
+			if (x->mem[k].is_free && x->mem[k].dptr == x->mem[i].dptr)
+				freed = 1;
+		if (!freed)
+			x->unfreed_nodes++;
+	}
+}
+
+static void alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n);
+
+void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum)
+{
+	struct cg_exec *x;
+	struct cg_graph *gr;
+	pthread_mutex_lock(&gx_lock);
+	x = exec_find_locked(e);
+	if (!x) {
+		x = exec_free_list;
+		if (x)
+			exec_free_list = x->next_free;
+		else
+			x = calloc(1, sizeof *x);
+		if (!x) {
+			pthread_mutex_unlock(&gx_lock);
+			model_summary_free(sum);
+			cg_degrade("exec table");
+			return;
+		}
+		memset(x, 0, sizeof *x);
+		x->h = e;
+		HASH_ADD_PTR(execs, h, x);
+		oom_check("exec table");
+		tot.execs++;
+	}
+	x->graph = g;
+	x->flags = flags;
+	x->site = site;
+	atomic_store(&x->launches, 0);
+	atomic_store(&x->outstanding, 0);
+	exec_set_summary(x, sum);
+	x->live = 1;
+	gr = graph_find_locked(g);
+	if (gr)
+		gr->live_exec = e;
+	fast_insert(x);
+	pthread_mutex_unlock(&gx_lock);
+	if (x->n_mem)
+		alloc_set_exec(e, x->mem, x->n_mem);
+}
+
+int model_exec_view(CUgraphExec e, struct cg_exec_view *out)
+{
+	struct cg_exec *x;
+	pthread_mutex_lock(&gx_lock);
+	x = exec_find_locked(e);
+	if (x)
+		exec_view_fill(x, out);
+	pthread_mutex_unlock(&gx_lock);
+	return x != NULL;
+}
+
+int model_exec_mnodes(CUgraphExec e, struct cg_mnode **out)
+{
+	struct cg_exec *x;
+	int n = 0;
+	*out = NULL;
+	pthread_mutex_lock(&gx_lock);
+	x = exec_find_locked(e);
+	if (x && x->n_mem) {
+		*out = malloc((size_t)x->n_mem * sizeof **out);
+		if (*out) {
+			memcpy(*out, x->mem, (size_t)x->n_mem * sizeof **out);
+			n = x->n_mem;
+		}
+	}
+	pthread_mutex_unlock(&gx_lock);
+	return n;
+}
+
+struct cg_summary *model_exec_summary(CUgraphExec e)
+{
+	struct cg_exec *x;
+	struct cg_summary *s = NULL;
+	pthread_mutex_lock(&gx_lock);
+	x = exec_find_locked(e);
+	if (x)
+		s = summary_copy(x->sum);
+	pthread_mutex_unlock(&gx_lock);
+	return s;
+}
+
+void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum)
+{
+	struct cg_exec *x;
+	pthread_mutex_lock(&gx_lock);
+	tot.updates++;
+	x = exec_find_locked(e);
+	if (x) {
+		x->updates++;
+		/* The exec now runs the new graph's parameters, memory nodes
+		 * included (measured: it adopts the new allocations). */
+		exec_set_summary(x, sum);
+		sum = NULL;
+	}
+	pthread_mutex_unlock(&gx_lock);
+	model_summary_free(sum);
+	if (x && x->n_mem)
+		alloc_set_exec(e, x->mem, x->n_mem);
+	(void)g;
+}
+
+void model_exec_update_failed(CUgraphExec e)
+{
+	struct cg_exec *x;
+	pthread_mutex_lock(&gx_lock);
+	tot.updates++;
+	tot.update_failures++;
+	x = exec_find_locked(e);
+	if (x)
+		x->update_failures++;
+	pthread_mutex_unlock(&gx_lock);
+}
+
+void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, struct cg_summary *sum)
+{
+	struct cg_exec *x;
+	struct cg_graph *gr;
+	pthread_mutex_lock(&gx_lock);
+	tot.rewrites++;
+	x = exec_find_locked(app);
+	if (x) {
+		x->graph = g;
+		exec_set_summary(x, sum);
+		sum = NULL;
+		atomic_store(&x->outstanding, 0);
+		gr = graph_find_locked(g);
+		if (gr)
+			gr->live_exec = app;
+	}
+	pthread_mutex_unlock(&gx_lock);
+	model_summary_free(sum);
+	(void)real_new;
+}
+
+static void leak_records(CUgraphExec e, const struct cg_mnode *mem, int n, const char *when);
+
+void model_exec_destroy(CUgraphExec e)
+{
+	struct cg_exec *x;
+	struct cg_graph *gr;
+	struct cg_mnode *mem = NULL;
+	int n = 0, outstanding = 0;
+	long long launches = 0;
+	CUgraph g = NULL;
+	pthread_mutex_lock(&gx_lock);
+	x = exec_find_locked(e);
+	if (x) {
+		HASH_DEL(execs, x);
+		fast_remove(x);
+		x->live = 0;
+		launches = atomic_load(&x->launches);
+		outstanding = atomic_load(&x->outstanding);
+		g = x->graph;
+		gr = graph_find_locked(x->graph);
+		if (gr && gr->live_exec == e)
+			gr->live_exec = NULL;
+		mem = x->mem;
+		n = x->n_mem;
+		x->mem = NULL;
+		x->n_mem = 0;
+		model_summary_free(x->sum);
+		x->sum = NULL;
+		tot.launches_destroyed += launches;
+		x->next_free = exec_free_list;
+		exec_free_list = x;
+	}
+	pthread_mutex_unlock(&gx_lock);
+	if (!x)
+		return;
+	{
+		struct cg_rec r;
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
+		rec_hex(&r, "exec", (uintptr_t)e);
+		rec_hex(&r, "graph", (uintptr_t)g);
+		rec_int(&r, "count", launches);
+		rec_str(&r, "reason", "destroy");
+		rec_end(&r);
+	}
+	if (outstanding && launches)
+		leak_records(e, mem, n, "exec_destroy");
+	free(mem);
+}
+
+/* ====================================================================== */
+/* pools and allocations                                                  */
+/* ====================================================================== */
+
+struct cg_pool {
+	CUmemoryPool h;
+	int dev, is_default, ipc, destroyed;
+	uint32_t site;
+	long long allocs;
+	unsigned long long bytes;
+	UT_hash_handle hh;
+};
+
+struct cg_alloc {
+	CUdeviceptr dptr;
+	size_t size;
+	CUmemoryPool pool;
+	CUstream stream;
+	uint64_t capture;
+	CUgraph graph;
+	CUgraphExec exec; /* exec whose launches make this allocation */
+	uint32_t site;
+	int tid;
+	int live; /* made by a launch and not freed since */
+	UT_hash_handle hh;
+};
+
+static struct cg_pool *pools;
+static struct cg_alloc *allocs;
+static struct {
+	CUmemoryPool pool;
+	uint32_t site;
+} cur_pool[CG_MAX_DEV];
+
+static struct cg_pool *pool_get_locked(CUmemoryPool p)
+{
+	struct cg_pool *x;
+	HASH_FIND_PTR(pools, &p, x);
+	if (!x && p) {
+		x = calloc(1, sizeof *x);
+		if (!x)
+			return NULL;
+		x->h = p;
+		x->dev = -1;
+		HASH_ADD_PTR(pools, h, x);
+		oom_check("pool table");
+		tot.pools++;
+	}
+	return x;
+}
+
+void model_pool_new(CUmemoryPool p, const CUmemPoolProps *props, uint32_t site)
+{
+	struct cg_pool *x;
+	pthread_mutex_lock(&mem_lock);
+	x = pool_get_locked(p);
+	if (x) {
+		x->site = site;
+		x->destroyed = 0;
+		if (props) {
+			x->ipc = props->handleTypes != CU_MEM_HANDLE_TYPE_NONE;
+			x->dev = props->location.id;
+		}
+	}
+	pthread_mutex_unlock(&mem_lock);
+}
+
+void model_pool_destroy(CUmemoryPool p)
+{
+	struct cg_pool *x;
+	pthread_mutex_lock(&mem_lock);
+	HASH_FIND_PTR(pools, &p, x);
+	if (x)
+		x->destroyed = 1;
+	pthread_mutex_unlock(&mem_lock);
+}
+
+void model_pool_seen(CUmemoryPool p, int dev, int is_default)
+{
+	struct cg_pool *x;
+	pthread_mutex_lock(&mem_lock);
+	x = pool_get_locked(p);
+	if (x) {
+		if (dev >= 0)
+			x->dev = dev;
+		if (is_default)
+			x->is_default = 1;
+	}
+	if (dev >= 0 && dev < CG_MAX_DEV && !cur_pool[dev].pool && is_default)
+		cur_pool[dev].pool = p;
+	pthread_mutex_unlock(&mem_lock);
+}
+
+void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site)
+{
+	if (dev < 0 || dev >= CG_MAX_DEV)
+		return;
+	pthread_mutex_lock(&mem_lock);
+	cur_pool[dev].pool = p;
+	cur_pool[dev].site = site;
+	pool_get_locked(p);
+	pthread_mutex_unlock(&mem_lock);
+}
+
+CUmemoryPool model_device_pool(int dev, uint32_t *site)
+{
+	CUmemoryPool p = NULL;
+	if (dev < 0 || dev >= CG_MAX_DEV)
+		return NULL;
+	pthread_mutex_lock(&mem_lock);
+	p = cur_pool[dev].pool;
+	if (site)
+		*site = cur_pool[dev].site;
+	pthread_mutex_unlock(&mem_lock);
+	return p;
+}
+
+int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site)
+{
+	struct cg_pool *x;
+	int ok = 0;
+	pthread_mutex_lock(&mem_lock);
+	HASH_FIND_PTR(pools, &p, x);
+	if (x) {
+		*ipc = x->ipc;
+		*is_default = x->is_default;
+		*site = x->site;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&mem_lock);
+	return ok;
+}
+
+void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api)
+{
+	struct cg_alloc *a;
+	struct cg_pool *p;
+	struct cg_rec r;
+	int is_default = 0, ipc = m->ipc;
+	uint32_t pool_site = 0;
+	pthread_mutex_lock(&mem_lock);
+	HASH_FIND(hh, allocs, &m->dptr, sizeof m->dptr, a);
+	if (!a) {
+		a = calloc(1, sizeof *a);
+		if (a) {
+			a->dptr = m->dptr;
+			HASH_ADD(hh, allocs, dptr, sizeof a->dptr, a);
+			oom_check("allocation table");
+		}
+	}
+	if (a) {
+		a->size = m->size;
+		a->pool = m->pool;
+		a->stream = s;
+		a->capture = capture;
+		a->graph = g;
+		a->site = m->site;
+		a->tid = cg_gettid();
+		a->exec = NULL;
+		a->live = 0;
+	}
+	p = m->pool ? pool_get_locked(m->pool) : NULL;
+	if (p) {
+		p->allocs++;
+		p->bytes += m->size;
+		is_default = p->is_default;
+		ipc = ipc || p->ipc;
+		pool_site = p->site;
+	}
+	tot.alloc_nodes++;
+	tot.alloc_bytes += m->size;
+	pthread_mutex_unlock(&mem_lock);
+	if (capture)
+		capture_count_alloc(capture, m->size);
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_ALLOC);
+	rec_str(&r, "api", api);
+	rec_hex(&r, "dptr", m->dptr);
+	rec_u64(&r, "size", m->size);
+	rec_hex(&r, "pool", (uintptr_t)m->pool);
+	rec_bool(&r, "pool_default", is_default);
+	rec_bool(&r, "ipc", ipc);
+	rec_hex(&r, "stream", (uintptr_t)s);
+	rec_u64(&r, "capture", capture);
+	rec_hex(&r, "graph", (uintptr_t)g);
+	rec_site(&r, "site", m->site);
+	rec_site(&r, "pool_site", pool_site);
+	rec_end(&r);
+}
+
+int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, size_t *size, uint32_t *site)
+{
+	struct cg_alloc *a;
+	int ok = 0;
+	pthread_mutex_lock(&mem_lock);
+	HASH_FIND(hh, allocs, &p, sizeof p, a);
+	if (a) {
+		*capture = a->capture;
+		*graph = a->graph;
+		*size = a->size;
+		*site = a->site;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&mem_lock);
+	return ok;
+}
+
+/* Executables whose launches make these allocations. */
+static void alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
+{
+	pthread_mutex_lock(&mem_lock);
+	for (int i = 0; i < n; i++) {
+		struct cg_alloc *a;
+		if (mem[i].is_free)
+			continue;
+		HASH_FIND(hh, allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		if (!a) {
+			a = calloc(1, sizeof *a);
+			if (!a)
+				continue;
+			a->dptr = mem[i].dptr;
+			a->size = mem[i].size;
+			a->pool = mem[i].pool;
+			a->site = mem[i].site;
+			HASH_ADD(hh, allocs, dptr, sizeof a->dptr, a);
+			oom_check("allocation table");
+		}
+		a->exec = e;
+	}
+	pthread_mutex_unlock(&mem_lock);
+}
+
+void model_alloc_freed(CUdeviceptr p)
+{
+	struct cg_alloc *a;
+	CUgraphExec e = NULL;
+	pthread_mutex_lock(&mem_lock);
+	HASH_FIND(hh, allocs, &p, sizeof p, a);
+	if (a)
+		e = a->exec;
+	pthread_mutex_unlock(&mem_lock);
+	if (e) {
+		struct cg_exec *x = model_exec_fast(e);
+		if (x && atomic_load(&x->outstanding) > 0)
+			atomic_fetch_sub(&x->outstanding, 1);
+	}
+}
+
+static void leak_records(CUgraphExec e, const struct cg_mnode *mem, int n, const char *when)
+{
+	for (int i = 0; i < n; i++) {
+		int freed = 0;
+		if (mem[i].is_free)
+			continue;
+		for (int k = 0; k < n; k++)
+			if (mem[k].is_free && mem[k].dptr == mem[i].dptr)
+				freed = 1;
+		if (freed)
+			continue;
+		cg_rule_leak(e, &mem[i], when);
+		pthread_mutex_lock(&mem_lock);
+		tot.leaks++;
+		pthread_mutex_unlock(&mem_lock);
+	}
+}
+
+/* ====================================================================== */
+/* life cycle                                                             */
+/* ====================================================================== */
+
+int cg_model_init(void)
+{
+	/* Warm up backtrace(): its first call loads libgcc_s; do it here,
+	 * outside any hook that may run inside a capture or a malloc. */
+	(void)cg_site_here(0);
+	return 0;
+}
+
+void cg_model_lock_all(void)
+{
+	cg_site_lock();
+	pthread_mutex_lock(&cap_lock);
+	pthread_mutex_lock(&gx_lock);
+	pthread_mutex_lock(&mem_lock);
+}
+
+void cg_model_unlock_all(void)
+{
+	pthread_mutex_unlock(&mem_lock);
+	pthread_mutex_unlock(&gx_lock);
+	pthread_mutex_unlock(&cap_lock);
+	cg_site_unlock();
+}
+
+void cg_model_after_fork_child(void)
+{
+	/* The child has one thread; captures of the parent's other threads
+	 * do not exist here. The CUDA context is not usable in a forked
+	 * child anyway; keep the tables for the exit summary. */
+	struct cg_capture *c, *tmp;
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		HASH_DEL(captures, c);
+		free(c);
+	}
+	atomic_store(&cg_live_captures, 0);
+}
+
+static void graphmem_sample(const char *when)
+{
+	cuuint64_t v[4] = {0, 0, 0, 0};
+	struct cg_rec r;
+	int dev;
+	if (atomic_load(&cg_live_captures) || !real_cuDeviceGetGraphMemAttribute)
+		return;
+	dev = cg_current_device();
+	for (int i = 0; i < 4; i++)
+		if (real_cuDeviceGetGraphMemAttribute(dev, (CUgraphMem_attribute)i, &v[i]) != CUDA_SUCCESS)
+			return;
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_GRAPHMEM);
+	rec_int(&r, "dev", dev);
+	rec_u64(&r, "used", v[0]);
+	rec_u64(&r, "used_high", v[1]);
+	rec_u64(&r, "reserved", v[2]);
+	rec_u64(&r, "reserved_high", v[3]);
+	rec_str(&r, "when", when);
+	rec_end(&r);
+}
+
+void cg_model_graphmem(const char *when)
+{
+	graphmem_sample(when);
+}
+
+void cg_model_exit_summary(void)
+{
+	struct cg_exec *x, *tmp;
+	struct cg_pool *p, *ptmp;
+	long long launches = tot.launches_destroyed, n_exec_live = 0;
+	struct cg_rec r;
+
+	/* Executables still alive: their launch counts and outstanding
+	 * graph allocations. */
+	pthread_mutex_lock(&gx_lock);
+	HASH_ITER(hh, execs, x, tmp)
+	{
+		long long n = atomic_load(&x->launches);
+		launches += n;
+		n_exec_live++;
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
+		rec_hex(&r, "exec", (uintptr_t)x->h);
+		rec_hex(&r, "graph", (uintptr_t)x->graph);
+		rec_int(&r, "count", n);
+		rec_str(&r, "reason", "exit");
+		rec_end(&r);
+	}
+	pthread_mutex_unlock(&gx_lock);
+	pthread_mutex_lock(&gx_lock);
+	HASH_ITER(hh, execs, x, tmp)
+	{
+		if (atomic_load(&x->outstanding) > 0 && atomic_load(&x->launches) > 0 && x->n_mem) {
+			struct cg_mnode *mem = malloc((size_t)x->n_mem * sizeof *mem);
+			int n = x->n_mem;
+			CUgraphExec h = x->h;
+			if (!mem)
+				continue;
+			memcpy(mem, x->mem, (size_t)n * sizeof *mem);
+			pthread_mutex_unlock(&gx_lock);
+			leak_records(h, mem, n, "exit");
+			free(mem);
+			pthread_mutex_lock(&gx_lock);
+		}
+	}
+	pthread_mutex_unlock(&gx_lock);
+	graphmem_sample("exit");
+
+	pthread_mutex_lock(&mem_lock);
+	HASH_ITER(hh, pools, p, ptmp)
+	{
+		cuuint64_t v[4] = {0, 0, 0, 0};
+		int have = 0;
+		if (!p->destroyed && drv_cuMemPoolGetAttribute && !atomic_load(&cg_live_captures)) {
+			have = 1;
+			for (int i = 0; i < 4; i++)
+				if (drv_cuMemPoolGetAttribute(p->h, (CUmemPool_attribute)(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT + i),
+							      &v[i]) != CUDA_SUCCESS)
+					have = 0;
+		}
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_POOL);
+		rec_hex(&r, "pool", (uintptr_t)p->h);
+		rec_int(&r, "dev", p->dev);
+		rec_bool(&r, "default", p->is_default);
+		rec_bool(&r, "ipc", p->ipc);
+		rec_bool(&r, "destroyed", p->destroyed);
+		if (have) {
+			rec_u64(&r, "reserved", v[0]);
+			rec_u64(&r, "reserved_high", v[1]);
+			rec_u64(&r, "used", v[2]);
+			rec_u64(&r, "used_high", v[3]);
+		}
+		rec_int(&r, "allocs", p->allocs);
+		rec_u64(&r, "alloc_bytes", p->bytes);
+		rec_site(&r, "site", p->site);
+		rec_end(&r);
+	}
+	pthread_mutex_unlock(&mem_lock);
+
+	cg_rules_summary(&r, &tot.rewrites);
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_SUMMARY);
+	rec_int(&r, "graphs", tot.graphs);
+	rec_int(&r, "execs", tot.execs);
+	rec_int(&r, "execs_live", n_exec_live);
+	rec_int(&r, "launches", launches);
+	rec_int(&r, "updates", tot.updates);
+	rec_int(&r, "update_failures", tot.update_failures);
+	rec_int(&r, "failures", cg_failures_total());
+	rec_int(&r, "captures", tot.captures);
+	rec_int(&r, "captures_invalidated", tot.captures_bad);
+	rec_int(&r, "pools", tot.pools);
+	rec_int(&r, "alloc_nodes", tot.alloc_nodes);
+	rec_u64(&r, "alloc_bytes", (unsigned long long)tot.alloc_bytes);
+	rec_int(&r, "rewrites", tot.rewrites);
+	rec_int(&r, "violations", cg_violations_total());
+	rec_int(&r, "leaks", tot.leaks);
+	rec_end(&r);
+}

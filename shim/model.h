@@ -1,0 +1,143 @@
+/*
+ * shim/model.h -- what the shim knows of the process: captures, graphs,
+ * executables, pools and allocations.
+ *
+ * Ownership and locks: captures (cap_lock), graphs+executables (gx_lock),
+ * pools+allocations (mem_lock). A function here takes at most one of them
+ * at a time and never holds one across a driver call (interposition.md
+ * 2.9). The launch path reads an exec through a lock-free index
+ * (model_exec_fast) and touches only atomics.
+ *
+ * Memory per tracked node: one struct cg_mnode (32 bytes) per allocation
+ * node, one byte per node type in a graph summary, 4-byte site ids.
+ */
+#ifndef CGSHIM_MODEL_H
+#define CGSHIM_MODEL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cuda-abi.h"
+#include "log.h"
+
+#define CG_MAX_DEV 16
+#define CG_MAX_JOIN 16
+
+/* One allocation or free node of a graph, as the shim saw it made. */
+struct cg_mnode {
+	CUdeviceptr dptr;
+	size_t size;
+	CUmemoryPool pool; /* pool the allocation came from (NULL: unknown/explicit node) */
+	uint32_t site;
+	uint8_t is_free; /* a free node (dptr only) */
+	uint8_t ipc;
+	uint8_t pool_default;
+	uint8_t pad;
+};
+
+/* Node summary walked from the driver once per graph generation. */
+struct cg_summary {
+	uint32_t n_nodes, n_edges;
+	uint32_t n_alloc, n_free;
+	uint8_t *types;   /* n_nodes node types, creation order */
+	uint16_t *ndeps;  /* n_nodes dependency counts */
+	CUgraphNode *nodes;
+	struct cg_mnode *mem; /* n_alloc + n_free memory nodes, read back from the driver */
+	uint64_t kernel_fn_hash;
+};
+
+struct cg_exec_view {
+	CUgraphExec h;
+	CUgraph graph;
+	uint64_t flags;
+	uint32_t site;
+	long long launches;
+	int mem_nodes, unfreed_nodes;
+	int live;
+};
+
+extern _Atomic int cg_live_captures;
+
+int cg_model_init(void);
+void cg_model_lock_all(void);
+void cg_model_unlock_all(void);
+void cg_model_after_fork_child(void);
+void cg_model_exit_summary(void);
+
+/* ---- capture ---------------------------------------------------------- */
+/* Capture info of a stream through the family-matched capture-safe query.
+ * Returns 1 and fills id/graph when the stream is capturing (active or
+ * invalidated; status out), 0 otherwise. */
+int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int *status);
+void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site, int begin_rc);
+void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc);
+/* Unjoined forked streams of the capture: writes up to max streams and their
+ * fork sites; returns the count. */
+int model_capture_unjoined(uint64_t id, CUstream *streams, uint32_t *sites, int max);
+void model_capture_event_record(uint64_t id, CUevent ev, CUstream s);
+void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site);
+void model_capture_plain_alloc(size_t size);
+/* Live capture colliding with a capture-unsafe call from the calling thread
+ * under its capture mode: fills the capture's id/stream/mode/tid/site.
+ * Returns 1 when one exists. */
+struct cg_capture_view {
+	uint64_t id;
+	CUstream stream;
+	int mode, tid;
+	uint32_t site;
+};
+int model_capture_conflict(int thread_mode, struct cg_capture_view *out);
+int model_capture_find(uint64_t id, struct cg_capture_view *out);
+/* Calling thread's capture interaction mode as last set through the hook. */
+int model_thread_mode(void);
+void model_thread_mode_set(int mode);
+
+/* ---- graphs and executables ------------------------------------------- */
+void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site);
+void model_graph_destroy(CUgraph g);
+void model_graph_mutated(CUgraph g);
+void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m);
+/* Summary of a graph (walked now if stale). Returns a private copy the
+ * caller frees with model_summary_free, or NULL. Makes only capture-safe
+ * graph queries. */
+struct cg_summary *model_graph_summary(CUgraph g);
+void model_summary_free(struct cg_summary *s);
+/* Exec instantiated from g that is still alive (memory-node graphs). */
+int model_graph_live_exec(CUgraph g, struct cg_exec_view *out);
+int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, int *mem_nodes);
+
+void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum);
+void model_exec_destroy(CUgraphExec e);
+int model_exec_view(CUgraphExec e, struct cg_exec_view *out);
+/* Copy of the exec's memory nodes (caller frees). */
+int model_exec_mnodes(CUgraphExec e, struct cg_mnode **out);
+struct cg_summary *model_exec_summary(CUgraphExec e);
+void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum);
+void model_exec_update_failed(CUgraphExec e);
+void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, struct cg_summary *sum);
+
+/* Launch path: lock-free. Returns the launch number (1 = first launch) and
+ * whether the previous launch left graph allocations unfreed. */
+struct cg_exec;
+struct cg_exec *model_exec_fast(CUgraphExec e);
+long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autofree);
+void model_exec_launch_failed(struct cg_exec *x);
+
+/* ---- pools and allocations --------------------------------------------- */
+void model_pool_new(CUmemoryPool p, const CUmemPoolProps *props, uint32_t site);
+void model_pool_destroy(CUmemoryPool p);
+void model_pool_seen(CUmemoryPool p, int dev, int is_default);
+void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site);
+CUmemoryPool model_device_pool(int dev, uint32_t *site);
+int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site);
+/* A graph allocation observed at creation. */
+void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api);
+/* Returns 1 if dptr is a graph allocation and fills its capture id/graph. */
+int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, size_t *size, uint32_t *site);
+/* A free of dptr outside a graph (cuMemFreeAsync / cuMemFree); updates the
+ * outstanding counts of the exec that last allocated it. */
+void model_alloc_freed(CUdeviceptr p);
+
+int cg_current_device(void);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * shim/policy.h -- what the shim does about a failing update
+ * (CGSHIM_ON_UPDATE_FAILURE) and the exec-handle translation it implies.
+ *
+ * After a re-instantiation the application's exec handle stands for a new
+ * real executable. The application's original executable is kept alive
+ * (not destroyed) until the application destroys its handle, so the driver
+ * can never hand out the same handle value again while the mapping exists.
+ */
+#ifndef CGSHIM_POLICY_H
+#define CGSHIM_POLICY_H
+
+#include "cuda-abi.h"
+#include "model.h"
+
+extern _Atomic int cg_policy_active; /* set once the first rewrite happened */
+
+/* Real exec behind an application handle (the handle itself when none). */
+CUgraphExec cg_policy_exec_slow(CUgraphExec app);
+static inline CUgraphExec cg_policy_exec(CUgraphExec app)
+{
+	if (__builtin_expect(!atomic_load_explicit(&cg_policy_active, memory_order_relaxed), 1))
+		return app;
+	return cg_policy_exec_slow(app);
+}
+/* Node of the rewritten exec's graph standing for a node of the graph the
+ * application instantiated; *found = 0 when there is no counterpart. */
+CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found);
+
+/* Try to replace a failing update of app by re-instantiation from g.
+ * Returns 1 when done (the update then reports success). */
+int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int rc_update);
+/* The application destroys its handle: destroys the extra real exec too.
+ * Returns the handle to pass to the real destroy. */
+void cg_policy_forget(CUgraphExec app);
+
+#endif

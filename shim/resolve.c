@@ -1,0 +1,156 @@
+/*
+ * shim/resolve.c -- find the real driver entry points and route lookups.
+ *
+ * Real pointers are looked up by exact exported name with the real dlsym on
+ * libcuda's own handle (never a guessed suffix). The routing table keyed on
+ * the real address lets cuGetProcAddress substitution keep whatever ABI the
+ * driver chose: the driver decides the variant, we only swap a pointer we
+ * recognise for our wrapper of that same exported name.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "resolve.h"
+
+#define HOOK(name, pfn, params, args, cls) pfn real_##name;
+#include "hooks.def"
+#undef HOOK
+
+#define DRV(name, pfn) pfn drv_##name;
+#include "driver-calls.def"
+#undef DRV
+
+const struct cg_route cg_routes[HID_COUNT] = {
+#define HOOK(name, pfn, params, args, cls) {#name, (void **)&real_##name, (void *)&cgh_##name, CG_CLS_##cls},
+#include "hooks.def"
+#undef HOOK
+};
+
+void *(*cg_real_dlsym)(void *, const char *);
+void *cg_libcuda;
+_Atomic int cg_driver_resolved;
+
+static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Sorted by name for cg_hook_by_name; sorted by real address after resolve. */
+static short by_name[HID_COUNT];
+static struct {
+	void *real;
+	short hid;
+} by_real[HID_COUNT];
+static int n_by_real;
+static pthread_once_t name_once = PTHREAD_ONCE_INIT;
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(cg_routes[*(const short *)a].name, cg_routes[*(const short *)b].name);
+}
+
+static void sort_names(void)
+{
+	for (int i = 0; i < HID_COUNT; i++)
+		by_name[i] = (short)i;
+	qsort(by_name, HID_COUNT, sizeof by_name[0], cmp_name);
+}
+
+int cg_hook_by_name(const char *name)
+{
+	int lo = 0, hi = HID_COUNT - 1;
+	pthread_once(&name_once, sort_names);
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		int c = strcmp(name, cg_routes[by_name[mid]].name);
+		if (!c)
+			return by_name[mid];
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+void cg_resolve_dlsym(void)
+{
+	if (cg_real_dlsym)
+		return;
+	/* glibc >= 2.34 moved dlsym into libc under GLIBC_2.34; older symbol
+	 * versions remain for old binaries. Never fall back to the public
+	 * dlsym: it is our own hook. */
+	void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!p)
+		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	__atomic_store_n(&cg_real_dlsym, (void *(*)(void *, const char *))p, __ATOMIC_RELEASE);
+}
+
+static int cmp_real(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+int cg_resolve_driver(void)
+{
+	void *h;
+	if (atomic_load_explicit(&cg_driver_resolved, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&resolve_lock);
+	if (atomic_load_explicit(&cg_driver_resolved, memory_order_relaxed)) {
+		pthread_mutex_unlock(&resolve_lock);
+		return 0;
+	}
+	cg_resolve_dlsym();
+	/* NOLOAD: we only attach to a driver the process already loaded (the
+	 * app's dlopen or its -lcuda). NODELETE keeps it across an app dlclose,
+	 * since we keep pointers into it. */
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+	if (!h) {
+		pthread_mutex_unlock(&resolve_lock);
+		return -1;
+	}
+	cg_libcuda = h;
+	n_by_real = 0;
+	for (int i = 0; i < HID_COUNT; i++) {
+		void *p = cg_real_dlsym(h, cg_routes[i].name);
+		*cg_routes[i].real = p;
+		if (p) {
+			by_real[n_by_real].real = p;
+			by_real[n_by_real].hid = (short)i;
+			n_by_real++;
+		}
+	}
+#define DRV(name, pfn) drv_##name = (pfn)cg_real_dlsym(h, #name);
+#include "driver-calls.def"
+#undef DRV
+	qsort(by_real, (size_t)n_by_real, sizeof by_real[0], cmp_real);
+	atomic_store_explicit(&cg_driver_resolved, 1, memory_order_release);
+	pthread_mutex_unlock(&resolve_lock);
+	return 0;
+}
+
+void *cg_wrapper_by_real(void *real)
+{
+	int lo = 0, hi = n_by_real - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (by_real[mid].real == real)
+			return cg_routes[by_real[mid].hid].wrapper;
+		if ((char *)real < (char *)by_real[mid].real)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+void *cg_wrapper_by_name(const char *name)
+{
+	int hid = cg_hook_by_name(name);
+	if (hid < 0 || !cg_driver_ok() || !*cg_routes[hid].real)
+		return NULL;
+	return cg_routes[hid].wrapper;
+}

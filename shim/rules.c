@@ -1,0 +1,148 @@
+/* shim/rules.c -- rule table, switches, violation and mismatch records. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "call.h"
+#include "cgshim/record.h"
+#include "config.h"
+#include "rules.h"
+#include "site.h"
+
+static const struct {
+	const char *id, *slug, *sev, *title;
+} rule_tab[R_COUNT] = {
+	{"", "", "", ""},
+#define RULE(e, id, slug, sev, title) {id, slug, sev, title},
+#include "rules.def"
+#undef RULE
+};
+
+static _Atomic long long n_viol[R_COUNT];
+static _Atomic long long n_fail;
+
+const char *cg_rule_id(int rule)
+{
+	return rule > 0 && rule < R_COUNT ? rule_tab[rule].id : "";
+}
+
+int cg_rule_on(int rule)
+{
+	const char *off = cg_cfg.rules_off, *id = cg_rule_id(rule);
+	size_t l = strlen(id);
+	if (!off || !*off)
+		return 1;
+	for (const char *p = strstr(off, id); p; p = strstr(p + 1, id))
+		if ((p == off || p[-1] == ',' || p[-1] == ' ') && (p[l] == 0 || p[l] == ',' || p[l] == ' '))
+			return 0;
+	return 1;
+}
+
+int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicted_rc, const char *msg)
+{
+	int sev_err = !strcmp(rule_tab[rule].sev, "error");
+	if (!cg_rule_on(rule)) {
+		r->on = 0;
+		return 0;
+	}
+	atomic_fetch_add(&n_viol[rule], 1);
+	rec_begin(r, sev_err ? CG_L_ERROR : CG_L_WARN, CGSHIM_EV_VIOLATION);
+	rec_str(r, "rule", rule_tab[rule].id);
+	rec_str(r, "name", rule_tab[rule].slug);
+	rec_str(r, "severity", rule_tab[rule].sev);
+	rec_str(r, "api", api);
+	rec_str(r, "msg", msg);
+	if (predicted_rc >= 0) {
+		rec_int(r, "predicted_rc", predicted_rc);
+		rec_str(r, "predicted_err", cg_result_name(predicted_rc));
+	}
+	return 1;
+}
+
+void cg_violation_end(struct cg_rec *r, int rule)
+{
+	rec_end(r);
+	if (cg_cfg.on_violation == CG_VIOL_ABORT && cg_rule_on(rule))
+		raise(SIGABRT);
+}
+
+void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when)
+{
+	struct cg_rec r;
+	char msg[256];
+	snprintf(msg, sizeof msg,
+		 "graph allocation 0x%llx (%zu bytes) is still outstanding at %s; destroying an executable frees none of "
+		 "its allocations",
+		 (unsigned long long)m->dptr, m->size, !strcmp(when, "exit") ? "exit" : "cuGraphExecDestroy");
+	if (!cg_violation_begin(&r, R_LEAK, !strcmp(when, "exit") ? "exit" : "cuGraphExecDestroy", -1, msg))
+		return;
+	rec_hex(&r, "exec", (uintptr_t)e);
+	rec_hex(&r, "dptr", m->dptr);
+	rec_u64(&r, "size", m->size);
+	rec_hex(&r, "pool", (uintptr_t)m->pool);
+	rec_str(&r, "when", when);
+	rec_site(&r, "alloc_site", m->site);
+	rec_end(&r); /* leaks never abort: they are found after the fact */
+	{
+		struct cg_rec l;
+		rec_begin(&l, CG_L_WARN, CGSHIM_EV_LEAK);
+		rec_hex(&l, "exec", (uintptr_t)e);
+		rec_hex(&l, "dptr", m->dptr);
+		rec_u64(&l, "size", m->size);
+		rec_hex(&l, "pool", (uintptr_t)m->pool);
+		rec_str(&l, "when", when);
+		rec_site(&l, "site", m->site);
+		rec_end(&l);
+	}
+}
+
+void cg_count_failure(int hid, CUresult rc)
+{
+	(void)hid;
+	(void)rc;
+	atomic_fetch_add_explicit(&n_fail, 1, memory_order_relaxed);
+}
+
+long long cg_failures_total(void)
+{
+	return atomic_load(&n_fail);
+}
+
+long long cg_violations_total(void)
+{
+	long long t = 0;
+	for (int i = 1; i < R_COUNT; i++)
+		t += atomic_load(&n_viol[i]);
+	return t;
+}
+
+void cg_rules_summary(struct cg_rec *r, long long *unused)
+{
+	(void)unused;
+	for (int i = 1; i < R_COUNT; i++) {
+		long long n = atomic_load(&n_viol[i]);
+		if (!n)
+			continue;
+		rec_begin(r, CG_L_INFO, "rule_count");
+		rec_str(r, "rule", rule_tab[i].id);
+		rec_str(r, "name", rule_tab[i].slug);
+		rec_int(r, "count", n);
+		rec_end(r);
+	}
+}
+
+void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result)
+{
+	struct cg_rec r;
+	rec_begin(&r, CG_L_WARN, CGSHIM_EV_MISMATCH);
+	rec_str(&r, "api", api);
+	rec_str(&r, "rule", cg_rule_id(rule));
+	rec_int(&r, "predicted_rc", predicted_rc);
+	rec_int(&r, "rc", rc);
+	if (predicted_result >= 0)
+		rec_int(&r, "predicted_result", predicted_result);
+	if (result >= 0)
+		rec_int(&r, "result", result);
+	rec_end(&r);
+}

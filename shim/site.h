@@ -1,0 +1,29 @@
+/*
+ * shim/site.h -- call sites: native backtrace plus, when the calling thread
+ * holds the GIL of a loaded Python interpreter, its innermost Python frames.
+ *
+ * Sites are interned: a site id (uint32_t, 0 = none) is what model records
+ * keep, so a tracked node costs 4 bytes for its site. Symbolisation
+ * (dladdr) happens only when a record naming the site is written.
+ */
+#ifndef CGSHIM_SITE_H
+#define CGSHIM_SITE_H
+
+#include <stdint.h>
+
+#include "log.h"
+
+#define CG_BT_MAX 32
+#define CG_PY_MAX 256
+
+/* Capture the current site; skip = frames of the shim to drop. Never makes
+ * a CUDA call. Safe in any hook; costs a few microseconds. */
+uint32_t cg_site_here(int skip);
+/* Append site as a JSON array (or text list) under key. */
+void rec_site(struct cg_rec *r, const char *key, uint32_t site);
+/* First frame as text ("py:serve.py:12:capture" or "libx.so:fn+0x10"). */
+void cg_site_first(uint32_t site, char *out, unsigned cap);
+void cg_site_lock(void);
+void cg_site_unlock(void);
+
+#endif

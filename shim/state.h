@@ -1,0 +1,47 @@
+/*
+ * shim/state.h -- readiness state and per-thread context.
+ *
+ * Concurrency contract:
+ *   cg_state is written only by init (SETUP -> READY, under pthread_once),
+ *   by cg_degrade() (any -> DEGRADED, once) and by the exit handler
+ *   (READY -> FINISHED). Hooks read it with an acquire load and pass through
+ *   untouched unless it is READY. DEGRADED means an internal failure: every
+ *   hook is a pure pass-through from then on (one warning was written).
+ *   cg_tls is thread-local and touched only by its own thread (and reset in
+ *   the child after fork).
+ */
+#ifndef CGSHIM_STATE_H
+#define CGSHIM_STATE_H
+
+#include <stdint.h>
+#include <stdatomic.h>
+
+enum cg_state_value { CG_SETUP = 0, CG_READY = 1, CG_DEGRADED = 2, CG_FINISHED = 3, CG_OFF = 4 };
+extern _Atomic int cg_state;
+
+#define CG_TLS __thread __attribute__((tls_model("initial-exec")))
+
+struct cg_tls {
+	int tid;           /* cached gettid(); 0 = not yet read */
+	int in_shim;       /* >0 while shim code runs its own driver calls */
+	const char *via;   /* runtime API name when a cuda* hook is on the stack */
+	int via_consumed;  /* a driver hook logged the call on behalf of `via` */
+	int via_rc;        /* driver result seen under `via` */
+};
+extern CG_TLS struct cg_tls cg_tls;
+
+static inline int cg_ready(void)
+{
+	return atomic_load_explicit(&cg_state, memory_order_acquire) == CG_READY;
+}
+
+int cg_gettid(void);
+void cg_ensure_init(void);
+/* Internal failure: warn once, then pass through for the rest of the process. */
+void cg_degrade(const char *why);
+
+#define CG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CG_HIDDEN __attribute__((visibility("hidden")))
+
+#endif

@@ -1,0 +1,218 @@
+/*
+ * tools/cgshim.c -- the launcher: `cgshim [options] [--] command args...`
+ * turns options into CGSHIM_* variables, prepends libcgshim.so to
+ * LD_PRELOAD, runs the command and exits with its status.
+ * `cgshim report LOG...` reads the logs (tools/report.c).
+ */
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "options.h"
+#include "report.h"
+
+#ifndef CGSHIM_VERSION
+#define CGSHIM_VERSION "unknown"
+#endif
+
+#define DEFAULT_LOG_FILE "cgshim-%p.jsonl"
+
+static void usage(FILE *f)
+{
+	fputs("usage: cgshim [options] [--] command [args...]\n"
+		   "       cgshim report [report options] LOG...   (cgshim report --help)\n"
+		   "       cgshim --list-env | --version | --help\n"
+		   "\n"
+		   "Runs command with libcgshim.so preloaded (prepended to LD_PRELOAD). Without a\n"
+		   "log option the shim writes JSONL to " DEFAULT_LOG_FILE " in the current\n"
+		   "directory, listed when the command ends; read it with `cgshim report`.\n"
+		   "Exits with the command's status (128+N if killed by signal N, 127 if not found).\n"
+		   "\n"
+		   "Launcher options:\n"
+		   "  --stderr                         keep the shim's default sink: text on stderr\n"
+		   "  --list-env                       print the CGSHIM_* table as Markdown\n"
+		   "  --version, --help\n"
+		   "\n"
+		   "Shim options (each sets the environment variable shown for the command;\n"
+		   "--NAME VALUE works too; the variable CGSHIM_LIB overrides the library path):\n",
+	      f);
+	opt_print_help(f);
+}
+
+/*
+ * List the log files the shim wrote: the template with %p and %r as
+ * wildcards, keeping files modified since the launch (a forking child writes
+ * one file per process).
+ */
+static void list_logs(const char *tmpl, const struct timespec *since)
+{
+	char pat[4096];
+	size_t i, o = 0;
+	glob_t g;
+	int found = 0;
+
+	for (i = 0; tmpl[i] && o + 2 < sizeof pat; i++) {
+		if (tmpl[i] == '%' && (tmpl[i + 1] == 'p' || tmpl[i + 1] == 'r')) {
+			pat[o++] = '*';
+			i++;
+		} else if (strchr("*?[\\", tmpl[i])) {
+			pat[o++] = '\\';
+			pat[o++] = tmpl[i];
+		} else {
+			pat[o++] = tmpl[i];
+		}
+	}
+	pat[o] = '\0';
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (i = 0; i < g.gl_pathc; i++) {
+			struct stat st;
+			if (stat(g.gl_pathv[i], &st) < 0 || !S_ISREG(st.st_mode))
+				continue;
+			if (st.st_mtim.tv_sec < since->tv_sec ||
+			    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec < since->tv_nsec))
+				continue;
+			fprintf(stderr, "%s%s", found ? ", " : "cgshim: log written to ", g.gl_pathv[i]);
+			found = 1;
+		}
+		globfree(&g);
+	}
+	if (found)
+		fputc('\n', stderr);
+	else
+		fprintf(stderr, "cgshim: no log file matching %s was written\n", tmpl);
+}
+
+static int set_option(const struct opt_row *row, const char *val)
+{
+	char why[256];
+
+	if (opt_check(row, val, why, sizeof why) < 0) {
+		fprintf(stderr, "cgshim: %s=\"%s\" %s\n", row->env, val, why);
+		return -1;
+	}
+	if (setenv(row->env, val, 1) < 0) {
+		fprintf(stderr, "cgshim: setenv %s: %s\n", row->env, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int i, rc, use_stderr = 0, log_opt = 0, fmt_opt = 0;
+	const char *log_tmpl = NULL;
+	struct timespec start;
+	char *lib;
+
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *eq, *val;
+		const struct opt_row *row;
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--version")) {
+			printf("cgshim %s (log format v%d)\n", CGSHIM_VERSION, CGSHIM_RECORD_VERSION);
+			return 0;
+		}
+		if (!strcmp(a, "--list-env")) {
+			opt_print_env_table(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--stderr")) {
+			use_stderr = 1;
+			continue;
+		}
+		if (strncmp(a, "--", 2)) {
+			fprintf(stderr, "cgshim: unknown option %s (cgshim --help)\n", a);
+			return 1;
+		}
+		eq = strchr(a + 2, '=');
+		row = opt_find(a + 2, eq ? (size_t)(eq - (a + 2)) : strlen(a + 2));
+		if (!row) {
+			fprintf(stderr, "cgshim: unknown option %s (cgshim --help)\n", a);
+			return 1;
+		}
+		if (eq)
+			val = eq + 1;
+		else if (!strcmp(row->kind, "BOOL"))
+			val = "1";
+		else if (i + 1 < argc)
+			val = argv[++i];
+		else {
+			fprintf(stderr, "cgshim: option %s needs a value\n", a);
+			return 1;
+		}
+		if (set_option(row, val) < 0)
+			return 1;
+		if (!strcmp(row->env, "CGSHIM_LOG_FILE")) {
+			log_opt = 1;
+			log_tmpl = *val ? val : NULL;
+		}
+		if (!strcmp(row->env, "CGSHIM_LOG_FORMAT"))
+			fmt_opt = 1;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "cgshim: no command given\n");
+		usage(stderr);
+		return 1;
+	}
+	if (use_stderr && log_opt) {
+		fprintf(stderr, "cgshim: --stderr and --log-file exclude each other\n");
+		return 1;
+	}
+
+	if (use_stderr) {
+		unsetenv("CGSHIM_LOG_FILE");
+		log_tmpl = NULL;
+	} else if (!log_opt) {
+		const char *env = getenv("CGSHIM_LOG_FILE");
+		if (env && *env) {
+			log_tmpl = env;
+		} else {
+			setenv("CGSHIM_LOG_FILE", DEFAULT_LOG_FILE, 1);
+			log_tmpl = DEFAULT_LOG_FILE;
+			if (!fmt_opt && !getenv("CGSHIM_LOG_FORMAT"))
+				setenv("CGSHIM_LOG_FORMAT", "jsonl", 1);
+		}
+	}
+
+	lib = launch_find_lib();
+	if (!lib || access(lib, R_OK) < 0) {
+		fprintf(stderr, "cgshim: cannot read %s (set CGSHIM_LIB to libcgshim.so)\n",
+			lib ? lib : "libcgshim.so");
+		free(lib);
+		return 1;
+	}
+	if (launch_preload(lib) < 0) {
+		fprintf(stderr, "cgshim: cannot set LD_PRELOAD: %s\n", strerror(errno));
+		free(lib);
+		return 1;
+	}
+	free(lib);
+
+	clock_gettime(CLOCK_REALTIME, &start);
+	/* File times have the kernel's coarse clock granularity: step back a
+	 * little so a file written right at the start still counts. */
+	start.tv_sec -= 1;
+	rc = launch_run(argv + i);
+	if (log_tmpl && rc != 126 && rc != 127)
+		list_logs(log_tmpl, &start);
+	return rc;
+}

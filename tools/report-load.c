@@ -1,0 +1,248 @@
+/* tools/report-load.c -- read JSONL logs into records, tolerating damage. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* Per-file cap on line-level messages; the rest are only counted. */
+#define RP_MAX_LINE_MSGS 10
+
+static const char *const rp_known_ev[] = {
+	CGSHIM_EV_START,    CGSHIM_EV_CALL,	 CGSHIM_EV_ALLOC,    CGSHIM_EV_CAPTURE,
+	CGSHIM_EV_LAUNCHES, CGSHIM_EV_VIOLATION, CGSHIM_EV_MISMATCH, CGSHIM_EV_REWRITE,
+	CGSHIM_EV_LEAK,	    CGSHIM_EV_POOL,	 CGSHIM_EV_GRAPHMEM, CGSHIM_EV_NODE,
+	CGSHIM_EV_SUMMARY,  CGSHIM_EV_WARNING,
+};
+
+const char *rp_str(const json_t *j, const char *key)
+{
+	json_t *v = json_object_get(j, key);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+long long rp_int(const json_t *j, const char *key, long long def)
+{
+	json_t *v = json_object_get(j, key);
+	if (json_is_integer(v))
+		return (long long)json_integer_value(v);
+	if (json_is_real(v))
+		return (long long)json_real_value(v);
+	if (json_is_boolean(v))
+		return json_is_true(v);
+	return def;
+}
+
+int rp_has_int(const json_t *j, const char *key)
+{
+	return json_is_number(json_object_get(j, key));
+}
+
+int rp_bool(const json_t *j, const char *key)
+{
+	json_t *v = json_object_get(j, key);
+	if (json_is_boolean(v))
+		return json_is_true(v);
+	if (json_is_integer(v))
+		return json_integer_value(v) != 0;
+	return 0;
+}
+
+const char *rp_site0(const json_t *j, const char *key)
+{
+	json_t *v = json_object_get(j, key);
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_array(v) && json_is_string(json_array_get(v, 0)))
+		return json_string_value(json_array_get(v, 0));
+	return NULL;
+}
+
+const char *rp_bytes(long long v, char *buf, size_t len)
+{
+	static const char *unit[] = {"KiB", "MiB", "GiB", "TiB"};
+	double d = (double)(v < 0 ? -v : v);
+	int u = -1;
+
+	if (d < 1024) {
+		snprintf(buf, len, "%lld B", v);
+		return buf;
+	}
+	while (d >= 1024 && u < 3) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%s%.1f %s", v < 0 ? "-" : "", d, unit[u]);
+	return buf;
+}
+
+static int rp_cmp(const void *a, const void *b)
+{
+	const struct rp_rec *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int rp_push(struct rp_log *log, const struct rp_rec *r)
+{
+	if (log->n == log->cap) {
+		size_t cap = log->cap ? log->cap * 2 : 1024;
+		struct rp_rec *p = realloc(log->recs, cap * sizeof *p);
+		if (!p)
+			return -1;
+		log->recs = p;
+		log->cap = cap;
+	}
+	log->recs[log->n++] = *r;
+	return 0;
+}
+
+/* Validate one parsed line. Returns NULL if usable, else the reason. */
+static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
+{
+	json_t *v;
+	unsigned i;
+
+	if (!json_is_object(j))
+		return "not a JSON object";
+	v = json_object_get(j, "v");
+	if (!json_is_integer(v))
+		return "no integer \"v\" (format version)";
+	if (json_integer_value(v) > CGSHIM_RECORD_VERSION || json_integer_value(v) < CGSHIM_RECORD_VERSION_MIN)
+		return "newer";
+	r->ev = rp_str(j, "ev");
+	if (!r->ev)
+		return "no string \"ev\"";
+	if (!rp_has_int(j, "ts"))
+		return "no integer \"ts\"";
+	if (!rp_has_int(j, "pid"))
+		return "no integer \"pid\"";
+	r->ts = rp_int(j, "ts", 0);
+	r->pid = rp_int(j, "pid", 0);
+	r->tid = rp_int(j, "tid", r->pid);
+	r->seq = rp_int(j, "seq", 0);
+	for (i = 0; i < sizeof rp_known_ev / sizeof rp_known_ev[0]; i++)
+		if (!strcmp(r->ev, rp_known_ev[i]))
+			return NULL;
+	log->unknown_ev++;
+	return "unknown";
+}
+
+static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned lineno = 0, msgs = 0, usable = 0;
+	unsigned long bad = 0;
+
+	if (!f) {
+		fprintf(stderr, "cgshim report: %s: %s\n", path, strerror(errno));
+		return;
+	}
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		struct rp_rec r;
+		json_error_t err;
+		const char *why;
+		json_t *j;
+		int complete = len > 0 && line[len - 1] == '\n';
+
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		memset(&r, 0, sizeof r);
+		r.file = fidx;
+		r.line = lineno;
+		j = json_loadb(line, (size_t)len, 0, &err);
+		if (!j) {
+			bad++;
+			if (msgs++ < RP_MAX_LINE_MSGS)
+				fprintf(stderr, "cgshim report: %s:%u: %s (skipped): %s\n", path, lineno,
+					complete ? "not JSON" : "truncated last line", err.text);
+			continue;
+		}
+		why = rp_check(log, j, &r);
+		if (why && !strcmp(why, "newer")) {
+			if (log->newer++ == 0)
+				fprintf(stderr,
+					"cgshim report: %s:%u: record format v%lld is not supported (this "
+					"reader knows v%d..v%d); such records are skipped\n",
+					path, lineno, rp_int(j, "v", 0), CGSHIM_RECORD_VERSION_MIN,
+					CGSHIM_RECORD_VERSION);
+			json_decref(j);
+			continue;
+		}
+		if (why && !strcmp(why, "unknown")) {
+			if (log->unknown_ev == 1)
+				fprintf(stderr,
+					"cgshim report: %s:%u: unknown record kind \"%s\" (ignored; "
+					"further ones silently)\n",
+					path, lineno, r.ev);
+			json_decref(j);
+			continue;
+		}
+		if (why) {
+			bad++;
+			if (msgs++ < RP_MAX_LINE_MSGS)
+				fprintf(stderr, "cgshim report: %s:%u: %s (skipped)\n", path, lineno, why);
+			json_decref(j);
+			continue;
+		}
+		if (rp_push(log, &r) < 0) {
+			fprintf(stderr, "cgshim report: %s:%u: out of memory; stopping here\n", path,
+				lineno);
+			json_decref(j);
+			break;
+		}
+		r.j = j;
+		log->recs[log->n - 1].j = j;
+		usable++;
+	}
+	if (ferror(f))
+		fprintf(stderr, "cgshim report: %s: read error: %s\n", path, strerror(errno));
+	if (msgs > RP_MAX_LINE_MSGS)
+		fprintf(stderr, "cgshim report: %s: %u more bad lines not shown\n", path,
+			msgs - RP_MAX_LINE_MSGS);
+	if (lineno == 0 && !ferror(f))
+		fprintf(stderr, "cgshim report: %s: empty file\n", path);
+	else if (usable == 0)
+		fprintf(stderr, "cgshim report: %s: no usable record in %u lines\n", path, lineno);
+	log->malformed += bad;
+	free(line);
+	fclose(f);
+}
+
+void rp_load(struct rp_log *log, char **files, int nfiles)
+{
+	int i;
+
+	memset(log, 0, sizeof *log);
+	log->files = files;
+	log->nfiles = (unsigned)nfiles;
+	for (i = 0; i < nfiles; i++)
+		rp_load_file(log, files[i], (unsigned)i);
+	if (log->n > 1)
+		qsort(log->recs, log->n, sizeof *log->recs, rp_cmp);
+}
+
+void rp_free(struct rp_log *log)
+{
+	size_t i;
+
+	for (i = 0; i < log->n; i++)
+		json_decref(log->recs[i].j);
+	free(log->recs);
+	memset(log, 0, sizeof *log);
+}

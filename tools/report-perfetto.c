@@ -1,0 +1,171 @@
+/*
+ * tools/report-perfetto.c -- `cgshim report --perfetto OUT.json`: the
+ * Chrome trace-event format that ui.perfetto.dev and chrome://tracing load.
+ * One track per (pid, tid); times in microseconds from the first event.
+ * A call record is written when the call returns, so a call spans
+ * [ts - dur_ns, ts]; a capture record likewise ends its capture.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+static int pf_prefix(const char *s, const char *p)
+{
+	return s && !strncmp(s, p, strlen(p));
+}
+
+static long long pf_start(const struct rp_rec *r)
+{
+	long long dur = rp_int(r->j, "dur_ns", 0);
+	if (dur < 0)
+		dur = 0;
+	if (!strcmp(r->ev, CGSHIM_EV_CALL) || !strcmp(r->ev, CGSHIM_EV_CAPTURE))
+		return r->ts - dur;
+	return r->ts;
+}
+
+/* The record's own fields, for an event's args. */
+static json_t *pf_args(const json_t *j)
+{
+	json_t *a = json_object(), *v;
+	const char *k;
+
+	json_object_foreach((json_t *)j, k, v)
+	{
+		if (strcmp(k, "v") && strcmp(k, "ts") && strcmp(k, "pid") && strcmp(k, "tid"))
+			json_object_set(a, k, v);
+	}
+	return a;
+}
+
+static json_t *pf_event(const char *ph, const char *name, const char *cat, double ts_us, long long pid,
+			long long tid)
+{
+	json_t *e = json_object();
+	json_object_set_new(e, "name", json_string(name));
+	json_object_set_new(e, "ph", json_string(ph));
+	json_object_set_new(e, "cat", json_string(cat));
+	json_object_set_new(e, "ts", json_real(ts_us));
+	json_object_set_new(e, "pid", json_integer(pid));
+	json_object_set_new(e, "tid", json_integer(tid));
+	return e;
+}
+
+static void pf_meta(json_t *evs, json_t *seen, const char *what, long long pid, long long tid,
+		    const char *label)
+{
+	char key[64];
+	json_t *e;
+
+	snprintf(key, sizeof key, "%s/%lld/%lld", what, pid, tid);
+	if (json_object_get(seen, key))
+		return;
+	json_object_set_new(seen, key, json_true());
+	e = pf_event("M", what, "__metadata", 0, pid, tid);
+	json_object_set_new(e, "args", json_pack("{s:s}", "name", label));
+	json_array_append_new(evs, e);
+}
+
+int rp_perfetto(const struct rp_log *log, const char *out)
+{
+	json_t *doc = json_object(), *evs = json_array(), *seen = json_object(), *exe = json_object();
+	long long t0 = 0;
+	int have_t0 = 0, rc = 0;
+	char label[512], name[256];
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		long long s = pf_start(&log->recs[i]);
+		if (!have_t0 || s < t0)
+			t0 = s, have_t0 = 1;
+		if (!strcmp(log->recs[i].ev, CGSHIM_EV_START) && rp_str(log->recs[i].j, "exe")) {
+			snprintf(name, sizeof name, "%lld", log->recs[i].pid);
+			json_object_set_new(exe, name, json_string(rp_str(log->recs[i].j, "exe")));
+		}
+	}
+
+	for (i = 0; i < log->n; i++) {
+		const struct rp_rec *r = &log->recs[i];
+		const json_t *j = r->j;
+		double ts = (double)(r->ts - t0) / 1e3;
+		long long tid = r->tid;
+		const char *pe;
+		json_t *e = NULL;
+
+		snprintf(name, sizeof name, "%lld", r->pid);
+		pe = rp_str(exe, name);
+		if (pe) {
+			const char *base = strrchr(pe, '/');
+			snprintf(label, sizeof label, "%s (pid %lld)", base ? base + 1 : pe, r->pid);
+		} else {
+			snprintf(label, sizeof label, "pid %lld", r->pid);
+		}
+		pf_meta(evs, seen, "process_name", r->pid, 0, label);
+
+		if (!strcmp(r->ev, CGSHIM_EV_CALL)) {
+			const char *api = rp_str(j, "api");
+			int launch = pf_prefix(api, "cuGraphLaunch") || pf_prefix(api, "cudaGraphLaunch");
+			if (rp_has_int(j, "dur_ns") || launch) {
+				e = pf_event("X", api ? api : "call", launch ? "launch" : "call",
+					     (double)(pf_start(r) - t0) / 1e3, r->pid, tid);
+				json_object_set_new(e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
+				json_object_set_new(e, "args", pf_args(j));
+				json_array_append_new(evs, e);
+			}
+			if (rp_int(j, "rc", 0) != 0) {
+				snprintf(label, sizeof label, "%s failed: %s", api ? api : "call",
+					 rp_str(j, "err") ? rp_str(j, "err") : "error");
+				e = pf_event("i", label, "failure", ts, r->pid, tid);
+				json_object_set_new(e, "s", json_string("t"));
+				json_object_set_new(e, "args", pf_args(j));
+				json_array_append_new(evs, e);
+			}
+		} else if (!strcmp(r->ev, CGSHIM_EV_CAPTURE)) {
+			tid = rp_int(j, "begin_tid", r->tid);
+			snprintf(label, sizeof label, "capture %s%s",
+				 rp_str(j, "capture") ? rp_str(j, "capture") : "",
+				 rp_int(j, "rc", 0) ? " (invalidated)" : "");
+			e = pf_event("X", label, "capture", (double)(pf_start(r) - t0) / 1e3, r->pid, tid);
+			json_object_set_new(e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
+			json_object_set_new(e, "args", pf_args(j));
+			json_array_append_new(evs, e);
+		} else if (!strcmp(r->ev, CGSHIM_EV_VIOLATION) || !strcmp(r->ev, CGSHIM_EV_MISMATCH) ||
+			   !strcmp(r->ev, CGSHIM_EV_LEAK) || !strcmp(r->ev, CGSHIM_EV_REWRITE) ||
+			   !strcmp(r->ev, CGSHIM_EV_WARNING)) {
+			if (!strcmp(r->ev, CGSHIM_EV_VIOLATION))
+				snprintf(label, sizeof label, "%s %s", rp_str(j, "rule") ? rp_str(j, "rule") : "?",
+					 rp_str(j, "name") ? rp_str(j, "name") : "violation");
+			else
+				snprintf(label, sizeof label, "%s", r->ev);
+			e = pf_event("i", label, r->ev, ts, r->pid, tid);
+			json_object_set_new(e, "s", json_string("t"));
+			json_object_set_new(e, "args", pf_args(j));
+			json_array_append_new(evs, e);
+		} else if (!strcmp(r->ev, CGSHIM_EV_GRAPHMEM)) {
+			snprintf(label, sizeof label, "graph memory dev %lld", rp_int(j, "dev", 0));
+			e = pf_event("C", label, "graphmem", ts, r->pid, 0);
+			json_object_set_new(e, "args",
+					    json_pack("{s:I,s:I}", "used", (json_int_t)rp_int(j, "used", 0),
+						      "reserved", (json_int_t)rp_int(j, "reserved", 0)));
+			json_array_append_new(evs, e);
+		}
+		if (e) {
+			snprintf(label, sizeof label, "tid %lld", tid);
+			pf_meta(evs, seen, "thread_name", r->pid, tid, label);
+		}
+	}
+
+	json_object_set_new(doc, "traceEvents", evs);
+	json_object_set_new(doc, "displayTimeUnit", json_string("ns"));
+	if (json_dump_file(doc, out, JSON_COMPACT) < 0) {
+		fprintf(stderr, "cgshim report: cannot write %s: %s\n", out, strerror(errno));
+		rc = 1;
+	}
+	json_decref(doc);
+	json_decref(seen);
+	json_decref(exe);
+	return rc;
+}
