@@ -304,19 +304,13 @@ void rec_end(struct cg_rec *r)
 	if (!r->on)
 		return;
 	if (r->trunc) {
-		/* Cut mid-value: close whatever is open by restarting at a safe
-		 * point is not possible, so mark and close the object plainly.
-		 * Readers treat "trunc" records as partial. */
 		r->trunc = 0;
 		if (r->json) {
-			/* Drop back to the last complete field boundary. */
-			while (r->n > 0 && r->buf[r->n - 1] != ',' && r->buf[r->n - 1] != '{')
-				r->n--;
-			if (r->n > 0 && r->buf[r->n - 1] == ',')
-				r->n--;
-			/* Unbalanced brackets can remain if cut inside a nested
-			 * value; count and close them. */
-			int depth_sq = 0, depth_cu = 0, instr = 0;
+			/* Cut back to the last ',' outside any string: everything
+			 * before it is complete values. Then close the brackets
+			 * still open at that point and mark the record. */
+			size_t cut = 0;
+			int instr = 0, sq = 0, cu = 0, cut_sq = 0, cut_cu = 0;
 			for (size_t i = 0; i < r->n; i++) {
 				char c = r->buf[i];
 				if (instr) {
@@ -329,17 +323,23 @@ void rec_end(struct cg_rec *r)
 				if (c == '"')
 					instr = 1;
 				else if (c == '[')
-					depth_sq++;
+					sq++;
 				else if (c == ']')
-					depth_sq--;
+					sq--;
 				else if (c == '{')
-					depth_cu++;
+					cu++;
 				else if (c == '}')
-					depth_cu--;
+					cu--;
+				else if (c == ',') {
+					cut = i;
+					cut_sq = sq;
+					cut_cu = cu;
+				}
 			}
-			while (depth_sq-- > 0 && r->n < CG_REC_MAX - 20)
+			r->n = cut;
+			while (cut_sq-- > 0)
 				r->buf[r->n++] = ']';
-			while (depth_cu-- > 1 && r->n < CG_REC_MAX - 20)
+			while (cut_cu-- > 1)
 				r->buf[r->n++] = '}';
 			memcpy(r->buf + r->n, ",\"trunc\":true", 13);
 			r->n += 13;

@@ -26,21 +26,21 @@
 static void usage(FILE *f)
 {
 	fputs("usage: cgshim [options] [--] command [args...]\n"
-		   "       cgshim report [report options] LOG...   (cgshim report --help)\n"
-		   "       cgshim --list-env | --version | --help\n"
-		   "\n"
-		   "Runs command with libcgshim.so preloaded (prepended to LD_PRELOAD). Without a\n"
-		   "log option the shim writes JSONL to " DEFAULT_LOG_FILE " in the current\n"
-		   "directory, listed when the command ends; read it with `cgshim report`.\n"
-		   "Exits with the command's status (128+N if killed by signal N, 127 if not found).\n"
-		   "\n"
-		   "Launcher options:\n"
-		   "  --stderr                         keep the shim's default sink: text on stderr\n"
-		   "  --list-env                       print the CGSHIM_* table as Markdown\n"
-		   "  --version, --help\n"
-		   "\n"
-		   "Shim options (each sets the environment variable shown for the command;\n"
-		   "--NAME VALUE works too; the variable CGSHIM_LIB overrides the library path):\n",
+	      "       cgshim report [report options] LOG...   (cgshim report --help)\n"
+	      "       cgshim --list-env | --version | --help\n"
+	      "\n"
+	      "Runs command with libcgshim.so preloaded (prepended to LD_PRELOAD). Without a\n"
+	      "log option the shim writes JSONL to " DEFAULT_LOG_FILE " in the current\n"
+	      "directory, listed when the command ends; read it with `cgshim report`.\n"
+	      "Exits with the command's status (128+N if killed by signal N, 127 if not found).\n"
+	      "\n"
+	      "Launcher options:\n"
+	      "  --stderr                         keep the shim's default sink: text on stderr\n"
+	      "  --list-env                       print the CGSHIM_* table as Markdown\n"
+	      "  --version, --help\n"
+	      "\n"
+	      "Shim options (each sets the environment variable shown for the command;\n"
+	      "--NAME VALUE works too; the variable CGSHIM_LIB overrides the library path):\n",
 	      f);
 	opt_print_help(f);
 }
@@ -75,9 +75,11 @@ static void list_logs(const char *tmpl, const struct timespec *since)
 			if (stat(g.gl_pathv[i], &st) < 0 || !S_ISREG(st.st_mode))
 				continue;
 			if (st.st_mtim.tv_sec < since->tv_sec ||
-			    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec < since->tv_nsec))
+			    (st.st_mtim.tv_sec == since->tv_sec &&
+			     st.st_mtim.tv_nsec < since->tv_nsec))
 				continue;
-			fprintf(stderr, "%s%s", found ? ", " : "cgshim: log written to ", g.gl_pathv[i]);
+			fprintf(stderr, "%s%s", found ? ", " : "cgshim: log written to ",
+			        g.gl_pathv[i]);
 			found = 1;
 		}
 		globfree(&g);
@@ -128,7 +130,8 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(a, "--version")) {
-			printf("cgshim %s (log format v%d)\n", CGSHIM_VERSION, CGSHIM_RECORD_VERSION);
+			printf("cgshim %s (log format v%d)\n", CGSHIM_VERSION,
+			       CGSHIM_RECORD_VERSION);
 			return 0;
 		}
 		if (!strcmp(a, "--list-env")) {
@@ -196,7 +199,7 @@ int main(int argc, char **argv)
 	lib = launch_find_lib();
 	if (!lib || access(lib, R_OK) < 0) {
 		fprintf(stderr, "cgshim: cannot read %s (set CGSHIM_LIB to libcgshim.so)\n",
-			lib ? lib : "libcgshim.so");
+		        lib ? lib : "libcgshim.so");
 		free(lib);
 		return 1;
 	}

@@ -13,8 +13,9 @@
 
 #include "report.h"
 
-static const char *const dot_palette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
-					  "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+static const char *const dot_palette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
+                                          "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+                                          "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
 #define DOT_NCOLOURS (sizeof dot_palette / sizeof dot_palette[0])
 
 /* A DOT string literal body: quotes and backslashes escaped, newlines as \n. */
@@ -79,7 +80,10 @@ static void dot_mem_label(FILE *f, const char *type, const json_t *node, const j
 {
 	char b[32];
 	long long size = rp_int(node, "size", alloc ? rp_int(alloc, "size", -1) : -1);
-	const char *dptr = rp_str(node, "dptr"), *site = alloc ? rp_site0(alloc, "site") : NULL;
+	const char *dptr = rp_str(node, "dptr"), *site = rp_site0(node, "site");
+
+	if (!site && alloc)
+		site = rp_site0(alloc, "site");
 
 	dot_esc(f, type);
 	if (size >= 0) {
@@ -105,11 +109,11 @@ static void dot_legend(FILE *f, const struct dot_ctx *c)
 	fputs("  subgraph cluster_legend {\n    label=\"pools\";\n    fontsize=10;\n", f);
 	for (i = 0; i < c->npools; i++) {
 		fprintf(f, "    pool%u [shape=box, style=filled, fillcolor=\"%s\", label=\"", i,
-			dot_palette[i % DOT_NCOLOURS]);
+		        dot_palette[i % DOT_NCOLOURS]);
 		dot_esc(f, c->pools[i].pool);
 		fputs(c->pools[i].is_default == 1   ? "\\ndefault pool"
 		      : c->pools[i].is_default == 0 ? "\\nexplicit pool"
-						    : "",
+		                                    : "",
 		      f);
 		if (c->pools[i].ipc)
 			fputs("\\nipc", f);
@@ -134,10 +138,13 @@ static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
 	size_t i, k;
 	unsigned n = 0;
 
-	fputs("digraph cgshim {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n", f);
+	fputs("digraph cgshim {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", "
+	      "fontsize=10];\n",
+	      f);
 	fputs("  label=\"graph ", f);
 	dot_esc(f, c->graph);
-	fprintf(f, " (pid %lld)%s\";\n  labelloc=t;\n", c->pid, have_nodes ? "" : "\\nallocations only: no node records");
+	fprintf(f, " (pid %lld)%s\";\n  labelloc=t;\n", c->pid,
+	        have_nodes ? "" : "\\nallocations only: no node records");
 	for (i = 0; i < c->log->n; i++) {
 		const struct rp_rec *r = &c->log->recs[i];
 		const json_t *j = r->j, *alloc;
@@ -156,21 +163,29 @@ static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
 			if (dot_is_mem(type)) {
 				alloc = dot_alloc(c, rp_str(j, "dptr"));
 				dot_mem_label(f, type, j, alloc);
-				fprintf(f, "\", style=filled, fillcolor=\"%s\"%s];\n",
-					dot_palette[dot_pool_idx(c, rp_str(j, "pool") ? rp_str(j, "pool") : alloc ? rp_str(alloc, "pool") : NULL, alloc) % DOT_NCOLOURS],
-					!strcmp(type, "mem_free") ? ", shape=invhouse" : ", shape=house");
+				fprintf(
+				    f, "\", style=filled, fillcolor=\"%s\"%s];\n",
+				    dot_palette[dot_pool_idx(c,
+				                             rp_str(j, "pool") ? rp_str(j, "pool")
+				                             : alloc ? rp_str(alloc, "pool")
+				                                     : NULL,
+				                             alloc) %
+				                DOT_NCOLOURS],
+				    !strcmp(type, "mem_free") ? ", shape=invhouse"
+				                              : ", shape=house");
 			} else {
 				dot_esc(f, type ? type : "?");
 				fputs("\"];\n", f);
 			}
 			deps = json_object_get(j, "deps");
 			json_array_foreach(deps, k, d) if (json_is_integer(d))
-				fprintf(f, "  n%" JSON_INTEGER_FORMAT " -> n%lld;\n", json_integer_value(d), idx);
+			    fprintf(f, "  n%" JSON_INTEGER_FORMAT " -> n%lld;\n",
+			            json_integer_value(d), idx);
 		} else if (!have_nodes && !strcmp(r->ev, CGSHIM_EV_ALLOC)) {
 			fprintf(f, "  a%u [label=\"", n++);
 			dot_mem_label(f, "mem_alloc", j, j);
 			fprintf(f, "\", style=filled, shape=house, fillcolor=\"%s\"];\n",
-				dot_palette[dot_pool_idx(c, rp_str(j, "pool"), j) % DOT_NCOLOURS]);
+			        dot_palette[dot_pool_idx(c, rp_str(j, "pool"), j) % DOT_NCOLOURS]);
 		}
 	}
 	dot_legend(f, c);
@@ -225,7 +240,8 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 			const char *g = rp_str(r->j, "graph");
 			if (strcmp(r->ev, want) || !g)
 				continue;
-			if (!strcmp(graph, "first") || !strcmp(graph, "last") || !strcmp(graph, g)) {
+			if (!strcmp(graph, "first") || !strcmp(graph, "last") ||
+			    !strcmp(graph, g)) {
 				c.graph = g;
 				c.pid = r->pid;
 				if (strcmp(graph, "last"))
@@ -241,25 +257,30 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
 		const char *g = rp_str(r->j, "graph"), *dptr = rp_str(r->j, "dptr");
-		if (r->pid == c.pid && g && dptr && !strcmp(g, c.graph) && !strcmp(r->ev, CGSHIM_EV_ALLOC) &&
-		    !json_object_get(c.allocs, dptr))
+		if (r->pid == c.pid && g && dptr && !strcmp(g, c.graph) &&
+		    !strcmp(r->ev, CGSHIM_EV_ALLOC) && !json_object_get(c.allocs, dptr))
 			json_object_set(c.allocs, dptr, r->j);
 	}
 	for (i = 0; i < log->n && !have_nodes; i++)
-		have_nodes = log->recs[i].pid == c.pid && !strcmp(log->recs[i].ev, CGSHIM_EV_NODE) &&
-			     rp_str(log->recs[i].j, "graph") && !strcmp(rp_str(log->recs[i].j, "graph"), c.graph);
+		have_nodes = log->recs[i].pid == c.pid &&
+		             !strcmp(log->recs[i].ev, CGSHIM_EV_NODE) &&
+		             rp_str(log->recs[i].j, "graph") &&
+		             !strcmp(rp_str(log->recs[i].j, "graph"), c.graph);
 	if (!have_nodes)
-		fprintf(stderr,
-			"cgshim report: no node records for graph %s (log at CGSHIM_LOG=debug to get "
-			"them); drawing its allocations only\n",
-			c.graph);
+		fprintf(
+		    stderr,
+		    "cgshim report: no node records for graph %s (log at CGSHIM_LOG=debug to get "
+		    "them); drawing its allocations only\n",
+		    c.graph);
 
 	if (out && (dot_ends(out, ".svg") || dot_ends(out, ".png"))) {
 		fmt = dot_ends(out, ".svg") ? "-Tsvg" : "-Tpng";
 		if (dot_on_path())
 			render = 1;
 		else
-			fprintf(stderr, "cgshim report: dot is not on PATH; writing DOT source to %s.dot\n", out);
+			fprintf(stderr,
+			        "cgshim report: dot is not on PATH; writing DOT source to %s.dot\n",
+			        out);
 	}
 	if (render) {
 		int fd = mkstemp(tmp);

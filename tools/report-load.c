@@ -10,10 +10,10 @@
 #define RP_MAX_LINE_MSGS 10
 
 static const char *const rp_known_ev[] = {
-	CGSHIM_EV_START,    CGSHIM_EV_CALL,	 CGSHIM_EV_ALLOC,    CGSHIM_EV_CAPTURE,
-	CGSHIM_EV_LAUNCHES, CGSHIM_EV_VIOLATION, CGSHIM_EV_MISMATCH, CGSHIM_EV_REWRITE,
-	CGSHIM_EV_LEAK,	    CGSHIM_EV_POOL,	 CGSHIM_EV_GRAPHMEM, CGSHIM_EV_NODE,
-	CGSHIM_EV_SUMMARY,  CGSHIM_EV_WARNING,
+    CGSHIM_EV_START,    CGSHIM_EV_CALL,      CGSHIM_EV_ALLOC,    CGSHIM_EV_CAPTURE,
+    CGSHIM_EV_LAUNCHES, CGSHIM_EV_VIOLATION, CGSHIM_EV_MISMATCH, CGSHIM_EV_REWRITE,
+    CGSHIM_EV_LEAK,     CGSHIM_EV_POOL,      CGSHIM_EV_GRAPHMEM, CGSHIM_EV_NODE,
+    CGSHIM_EV_SUMMARY,  CGSHIM_EV_WARNING,
 };
 
 const char *rp_str(const json_t *j, const char *key)
@@ -117,7 +117,8 @@ static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
 	v = json_object_get(j, "v");
 	if (!json_is_integer(v))
 		return "no integer \"v\" (format version)";
-	if (json_integer_value(v) > CGSHIM_RECORD_VERSION || json_integer_value(v) < CGSHIM_RECORD_VERSION_MIN)
+	if (json_integer_value(v) > CGSHIM_RECORD_VERSION ||
+	    json_integer_value(v) < CGSHIM_RECORD_VERSION_MIN)
 		return "newer";
 	r->ev = rp_str(j, "ev");
 	if (!r->ev)
@@ -169,40 +170,44 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 		if (!j) {
 			bad++;
 			if (msgs++ < RP_MAX_LINE_MSGS)
-				fprintf(stderr, "cgshim report: %s:%u: %s (skipped): %s\n", path, lineno,
-					complete ? "not JSON" : "truncated last line", err.text);
+				fprintf(stderr, "cgshim report: %s:%u: %s (skipped): %s\n", path,
+				        lineno, complete ? "not JSON" : "truncated last line",
+				        err.text);
 			continue;
 		}
 		why = rp_check(log, j, &r);
 		if (why && !strcmp(why, "newer")) {
 			if (log->newer++ == 0)
 				fprintf(stderr,
-					"cgshim report: %s:%u: record format v%lld is not supported (this "
-					"reader knows v%d..v%d); such records are skipped\n",
-					path, lineno, rp_int(j, "v", 0), CGSHIM_RECORD_VERSION_MIN,
-					CGSHIM_RECORD_VERSION);
+				        "cgshim report: %s:%u: record format v%lld is not "
+				        "supported (this "
+				        "reader knows v%d..v%d); such records are skipped\n",
+				        path, lineno, rp_int(j, "v", 0), CGSHIM_RECORD_VERSION_MIN,
+				        CGSHIM_RECORD_VERSION);
 			json_decref(j);
 			continue;
 		}
 		if (why && !strcmp(why, "unknown")) {
 			if (log->unknown_ev == 1)
-				fprintf(stderr,
-					"cgshim report: %s:%u: unknown record kind \"%s\" (ignored; "
-					"further ones silently)\n",
-					path, lineno, r.ev);
+				fprintf(
+				    stderr,
+				    "cgshim report: %s:%u: unknown record kind \"%s\" (ignored; "
+				    "further ones silently)\n",
+				    path, lineno, r.ev);
 			json_decref(j);
 			continue;
 		}
 		if (why) {
 			bad++;
 			if (msgs++ < RP_MAX_LINE_MSGS)
-				fprintf(stderr, "cgshim report: %s:%u: %s (skipped)\n", path, lineno, why);
+				fprintf(stderr, "cgshim report: %s:%u: %s (skipped)\n", path,
+				        lineno, why);
 			json_decref(j);
 			continue;
 		}
 		if (rp_push(log, &r) < 0) {
-			fprintf(stderr, "cgshim report: %s:%u: out of memory; stopping here\n", path,
-				lineno);
+			fprintf(stderr, "cgshim report: %s:%u: out of memory; stopping here\n",
+			        path, lineno);
 			json_decref(j);
 			break;
 		}
@@ -214,7 +219,7 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 		fprintf(stderr, "cgshim report: %s: read error: %s\n", path, strerror(errno));
 	if (msgs > RP_MAX_LINE_MSGS)
 		fprintf(stderr, "cgshim report: %s: %u more bad lines not shown\n", path,
-			msgs - RP_MAX_LINE_MSGS);
+		        msgs - RP_MAX_LINE_MSGS);
 	if (lineno == 0 && !ferror(f))
 		fprintf(stderr, "cgshim report: %s: empty file\n", path);
 	else if (usable == 0)

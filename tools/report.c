@@ -112,8 +112,9 @@ json_t *rp_analyse(const struct rp_log *log)
 	unsigned fi;
 	size_t i;
 
-	static const char *const cap_cols[] = {"alloc_nodes",	"alloc_bytes", "malloc_bytes", "free_before",
-					       "free_after",	"delta",       "unattributed"};
+	static const char *const cap_cols[] = {"alloc_nodes", "alloc_bytes", "malloc_bytes",
+	                                       "free_before", "free_after",  "delta",
+	                                       "unattributed"};
 
 	for (fi = 0; fi < log->nfiles; fi++)
 		json_array_append_new(files, json_string(log->files[fi]));
@@ -145,7 +146,8 @@ json_t *rp_analyse(const struct rp_log *log)
 
 		if (!strcmp(ev, CGSHIM_EV_START)) {
 			json_t *p = json_object_get(pids, pidkey);
-			static const char *const keep[] = {"exe", "ppid", "rank", "version", "lib", "log_level"};
+			static const char *const keep[] = {"exe",     "ppid", "rank",
+			                                   "version", "lib",  "log_level"};
 			unsigned k;
 			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
 				rp_copy(p, j, keep[k]);
@@ -191,7 +193,8 @@ json_t *rp_analyse(const struct rp_log *log)
 			if (rp_int(j, "rc", 0) == 0)
 				cap_ok++;
 			json_object_set_new(row, "pid", json_integer(r->pid));
-			static const char *const keep[] = {"capture", "stream", "mode", "graph", "rc", "dur_ns", "begin_tid"};
+			static const char *const keep[] = {"capture", "stream", "mode",     "graph",
+			                                   "rc",      "dur_ns", "begin_tid"};
 			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
 				rp_copy_or_null(row, j, keep[k]);
 			for (k = 0; k < sizeof cap_cols / sizeof cap_cols[0]; k++) {
@@ -232,8 +235,9 @@ json_t *rp_analyse(const struct rp_log *log)
 				json_object_set_new(row, "count", json_integer(0));
 				first = json_object();
 				json_object_foreach((json_t *)j, k, v) if (!rp_std_field(k))
-					json_object_set(first, k, v);
-				json_object_set_new(first, "t_ms", json_real((double)(r->ts - t0) / 1e6));
+				    json_object_set(first, k, v);
+				json_object_set_new(first, "t_ms",
+				                    json_real((double)(r->ts - t0) / 1e6));
 				json_object_set_new(row, "first", first);
 				json_array_append_new(viol, row);
 				json_object_set(viol_idx, key, row);
@@ -244,7 +248,8 @@ json_t *rp_analyse(const struct rp_log *log)
 		} else if (!strcmp(ev, CGSHIM_EV_LEAK)) {
 			json_t *row = json_object();
 			unsigned k;
-			static const char *const keep[] = {"dptr", "size", "pool", "exec", "graph", "when"};
+			static const char *const keep[] = {"dptr", "size",  "pool",
+			                                   "exec", "graph", "when"};
 			nleaks++;
 			leak_bytes += rp_int(j, "size", 0);
 			json_object_set_new(row, "pid", json_integer(r->pid));
@@ -256,14 +261,16 @@ json_t *rp_analyse(const struct rp_log *log)
 			json_t *row = rp_pool_row(pool_idx, pools, r->pid, rp_str(j, "pool"));
 			rp_count(row, "allocs", 1);
 			rp_count(row, "alloc_bytes", rp_int(j, "size", 0));
-			json_object_set_new(row, "default", json_boolean(rp_bool(j, "pool_default")));
+			json_object_set_new(row, "default",
+			                    json_boolean(rp_bool(j, "pool_default")));
 			json_object_set_new(row, "ipc", json_boolean(rp_bool(j, "ipc")));
 			if (json_is_null(json_object_get(row, "site")) && rp_site0(j, "pool_site"))
 				rp_set_str(row, "site", rp_site0(j, "pool_site"));
 		} else if (!strcmp(ev, CGSHIM_EV_POOL)) {
 			json_t *row = rp_pool_row(pool_idx, pools, r->pid, rp_str(j, "pool"));
 			unsigned k;
-			static const char *const keep[] = {"dev", "reserved", "reserved_high", "used", "used_high"};
+			static const char *const keep[] = {"dev", "reserved", "reserved_high",
+			                                   "used", "used_high"};
 			rp_key(key, sizeof key, r->pid, rp_str(j, "pool"), NULL);
 			json_object_set_new(pool_seen, key, json_true());
 			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
@@ -273,15 +280,19 @@ json_t *rp_analyse(const struct rp_log *log)
 			/* Without alloc records (log level below info in some
 			 * process) the pool's own tally is all there is. */
 			if (json_integer_value(json_object_get(row, "allocs")) == 0) {
-				json_object_set_new(row, "allocs", json_integer(rp_int(j, "allocs", 0)));
-				json_object_set_new(row, "alloc_bytes", json_integer(rp_int(j, "alloc_bytes", 0)));
+				json_object_set_new(row, "allocs",
+				                    json_integer(rp_int(j, "allocs", 0)));
+				json_object_set_new(row, "alloc_bytes",
+				                    json_integer(rp_int(j, "alloc_bytes", 0)));
 			}
 			if (rp_site0(j, "site"))
 				rp_set_str(row, "site", rp_site0(j, "site"));
 		} else if (!strcmp(ev, CGSHIM_EV_GRAPHMEM)) {
 			json_t *row = json_object();
 			unsigned k;
-			static const char *const keep[] = {"dev", "when", "exec", "used", "used_high", "reserved", "reserved_high"};
+			static const char *const keep[] = {"dev",          "when",      "exec",
+			                                   "used",         "used_high", "reserved",
+			                                   "reserved_high"};
 			json_object_set_new(row, "t_ms", json_real((double)(r->ts - t0) / 1e6));
 			json_object_set_new(row, "pid", json_integer(r->pid));
 			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
@@ -297,7 +308,8 @@ json_t *rp_analyse(const struct rp_log *log)
 			nshim_sum++;
 			json_object_foreach((json_t *)j, k, v)
 			{
-				if (!rp_std_field(k) && strcmp(k, "pid") && strcmp(k, "tid") && json_is_integer(v))
+				if (!rp_std_field(k) && strcmp(k, "pid") && strcmp(k, "tid") &&
+				    json_is_integer(v))
 					rp_count(shim_sum, k, json_integer_value(v));
 			}
 		}
@@ -311,9 +323,12 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(sum, "captures_invalidated", json_integer(captures - cap_ok));
 	json_object_set_new(sum, "graphs", json_integer((json_int_t)json_object_size(graphs)));
 	json_object_set_new(sum, "execs", json_integer(execs));
-	json_object_set_new(sum, "launches", json_integer(have_launch_recs ? launches_rec : launches_trace));
+	json_object_set_new(sum, "launches",
+	                    json_integer(have_launch_recs ? launches_rec : launches_trace));
 	json_object_set_new(sum, "launches_from",
-			    json_string(have_launch_recs ? "launches" : launches_trace ? "trace" : "none"));
+	                    json_string(have_launch_recs ? "launches"
+	                                : launches_trace ? "trace"
+	                                                 : "none"));
 	json_object_set_new(sum, "updates", json_integer(upd_ok + upd_fail));
 	json_object_set_new(sum, "updates_ok", json_integer(upd_ok));
 	json_object_set_new(sum, "updates_failed", json_integer(upd_fail));
@@ -330,8 +345,9 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "format_version", json_integer(CGSHIM_RECORD_VERSION));
 	json_object_set_new(doc, "files", files);
 	json_object_set_new(doc, "skipped",
-			    json_pack("{s:I,s:I,s:I}", "malformed", (json_int_t)log->malformed, "newer_version",
-				      (json_int_t)log->newer, "unknown_ev", (json_int_t)log->unknown_ev));
+	                    json_pack("{s:I,s:I,s:I}", "malformed", (json_int_t)log->malformed,
+	                              "newer_version", (json_int_t)log->newer, "unknown_ev",
+	                              (json_int_t)log->unknown_ev));
 	json_object_set_new(doc, "summary", sum);
 	json_object_set_new(doc, "shim_summary", nshim_sum ? shim_sum : json_null());
 	if (!nshim_sum)
@@ -418,48 +434,51 @@ static void rp_print_value(FILE *f, const char *k, const json_t *v)
 
 void rp_print_text(FILE *f, const json_t *doc)
 {
-	const json_t *sum = json_object_get(doc, "summary"), *shim = json_object_get(doc, "shim_summary");
+	const json_t *sum = json_object_get(doc, "summary"),
+	             *shim = json_object_get(doc, "shim_summary");
 	json_t *a, *row, *v;
 	char b1[32];
 	const char *k;
 	size_t i;
 
 	fprintf(f, "== cgshim report: %lld records from", rp_geti(sum, "records"));
-	json_array_foreach(json_object_get(doc, "files"), i, v) fprintf(f, " %s", json_string_value(v));
+	json_array_foreach(json_object_get(doc, "files"), i, v)
+	    fprintf(f, " %s", json_string_value(v));
 	fputs("\n\n== Summary\n", f);
 	fprintf(f, "  processes    %lld\n", rp_geti(sum, "processes"));
 	fprintf(f, "  captures     %lld (%lld ok, %lld invalidated)\n", rp_geti(sum, "captures"),
-		rp_geti(sum, "captures_ok"), rp_geti(sum, "captures_invalidated"));
+	        rp_geti(sum, "captures_ok"), rp_geti(sum, "captures_invalidated"));
 	fprintf(f, "  graphs       %lld\n", rp_geti(sum, "graphs"));
 	fprintf(f, "  executables  %lld\n", rp_geti(sum, "execs"));
 	fprintf(f, "  launches     %lld%s\n", rp_geti(sum, "launches"),
-		!strcmp(rp_str(sum, "launches_from"), "trace")  ? " (from trace-level call records)"
-		: !strcmp(rp_str(sum, "launches_from"), "none") ? " (no launch records in the log)"
-								: "");
+	        !strcmp(rp_str(sum, "launches_from"), "trace")  ? " (from trace-level call records)"
+	        : !strcmp(rp_str(sum, "launches_from"), "none") ? " (no launch records in the log)"
+	                                                        : "");
 	fprintf(f, "  updates      %lld (%lld ok, %lld failed)\n", rp_geti(sum, "updates"),
-		rp_geti(sum, "updates_ok"), rp_geti(sum, "updates_failed"));
+	        rp_geti(sum, "updates_ok"), rp_geti(sum, "updates_failed"));
 	fprintf(f, "  failures     %lld", rp_geti(sum, "failures"));
 	i = 0;
 	json_object_foreach(json_object_get(sum, "failures_by_error"), k, v)
-		fprintf(f, "%s%s x%" JSON_INTEGER_FORMAT, i++ ? ", " : " (", k, json_integer_value(v));
+	    fprintf(f, "%s%s x%" JSON_INTEGER_FORMAT, i++ ? ", " : " (", k, json_integer_value(v));
 	fputs(i ? ")\n" : "\n", f);
 	fprintf(f, "  rewrites     %lld\n", rp_geti(sum, "rewrites"));
 	fprintf(f, "  leaks        %lld (%s)\n", rp_geti(sum, "leaks"),
-		rp_bytes(rp_geti(sum, "leak_bytes"), b1, sizeof b1));
+	        rp_bytes(rp_geti(sum, "leak_bytes"), b1, sizeof b1));
 	fprintf(f, "  violations   %lld", rp_geti(sum, "violations"));
 	i = 0;
-	json_object_foreach(json_object_get(sum, "violations_by_severity"), k, v)
-		fprintf(f, "%s%" JSON_INTEGER_FORMAT " %s", i++ ? ", " : " (", json_integer_value(v), k);
+	json_object_foreach(json_object_get(sum, "violations_by_severity"), k, v) fprintf(
+	    f, "%s%" JSON_INTEGER_FORMAT " %s", i++ ? ", " : " (", json_integer_value(v), k);
 	fputs(i ? ")\n" : "\n", f);
 	if (rp_geti(sum, "mismatches"))
-		fprintf(f, "  mismatches   %lld (the shim's prediction disagreed with the driver)\n",
-			rp_geti(sum, "mismatches"));
+		fprintf(f,
+		        "  mismatches   %lld (the shim's prediction disagreed with the driver)\n",
+		        rp_geti(sum, "mismatches"));
 	if (rp_geti(sum, "shim_warnings"))
 		fprintf(f, "  shim warnings %lld\n", rp_geti(sum, "shim_warnings"));
 	if (json_is_object(shim)) {
 		fputs("  shim exit summary:", f);
 		json_object_foreach((json_t *)shim, k, v)
-			fprintf(f, " %s=%" JSON_INTEGER_FORMAT, k, json_integer_value(v));
+		    fprintf(f, " %s=%" JSON_INTEGER_FORMAT, k, json_integer_value(v));
 		fputc('\n', f);
 	}
 
@@ -467,10 +486,9 @@ void rp_print_text(FILE *f, const json_t *doc)
 	if (json_array_size(a)) {
 		fputs("\n== Processes\n", f);
 		fprintf(f, "  %-8s %-8s %-6s %-8s %s\n", "pid", "ppid", "rank", "records", "exe");
-		json_array_foreach(a, i, row)
-			fprintf(f, "  %-8s %-8s %-6s %-8s %s\n", RP_CELL(row, "pid"),
-				RP_CELL(row, "ppid"), RP_CELL(row, "rank"),
-				RP_CELL(row, "records"), RP_CELL(row, "exe"));
+		json_array_foreach(a, i, row) fprintf(
+		    f, "  %-8s %-8s %-6s %-8s %s\n", RP_CELL(row, "pid"), RP_CELL(row, "ppid"),
+		    RP_CELL(row, "rank"), RP_CELL(row, "records"), RP_CELL(row, "exe"));
 	}
 
 	a = json_object_get(doc, "violations");
@@ -480,8 +498,8 @@ void rp_print_text(FILE *f, const json_t *doc)
 		{
 			json_t *first = json_object_get(row, "first");
 			fprintf(f, "\n  %s %s [%s] x%lld at %s\n", RP_CELL(row, "rule"),
-				RP_CELL(row, "name"), RP_CELL(row, "severity"),
-				rp_geti(row, "count"), RP_CELL(row, "site"));
+			        RP_CELL(row, "name"), RP_CELL(row, "severity"),
+			        rp_geti(row, "count"), RP_CELL(row, "site"));
 			if (rp_str(first, "msg"))
 				fprintf(f, "    %s\n", rp_str(first, "msg"));
 			json_object_foreach(first, k, v)
@@ -490,73 +508,71 @@ void rp_print_text(FILE *f, const json_t *doc)
 				    strcmp(k, "severity") && !json_is_array(v))
 					rp_print_value(f, k, v);
 			}
-			json_object_foreach(first, k, v) if (json_is_array(v)) rp_print_value(f, k, v);
+			json_object_foreach(first, k, v) if (json_is_array(v))
+			    rp_print_value(f, k, v);
 		}
 	}
 
 	a = json_object_get(doc, "captures");
 	if (json_array_size(a)) {
 		const json_t *t = json_object_get(doc, "capture_totals");
-		fputs("\n== Memory per capture (one row per captured graph, e.g. per batch size)\n", f);
-		fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %12s  %s\n",
-			"pid", "capture", "rc", "stream", "mode", "nodes", "alloc", "malloc", "free-before",
-			"free-after", "delta", "unattrib", "graph", "site");
-		json_array_foreach(a, i, row)
-			fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %12s  %s\n",
-				RP_CELL(row, "pid"), RP_CELL(row, "capture"),
-				rp_geti(row, "rc") ? "INVALID" : "ok", RP_CELL(row, "stream"),
-				RP_CELL(row, "mode"), RP_CELL(row, "alloc_nodes"),
-				RP_BCELL(row, "alloc_bytes"),
-				RP_BCELL(row, "malloc_bytes"),
-				RP_BCELL(row, "free_before"),
-				RP_BCELL(row, "free_after"), RP_BCELL(row, "delta"),
-				RP_BCELL(row, "unattributed"), RP_CELL(row, "graph"),
-				RP_CELL(row, "site"));
-		fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5lld %10s %10s %10s %10s %10s %10s\n", "total", "", "",
-			"", "", rp_geti(t, "alloc_nodes"), RP_BCELL(t, "alloc_bytes"),
-			RP_BCELL(t, "malloc_bytes"), "", "", RP_BCELL(t, "delta"),
-			RP_BCELL(t, "unattributed"));
+		fputs("\n== Memory per capture (one row per captured graph, e.g. per batch size)\n",
+		      f);
+		fprintf(f,
+		        "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %12s  %s\n",
+		        "pid", "capture", "rc", "stream", "mode", "nodes", "alloc", "malloc",
+		        "free-before", "free-after", "delta", "unattrib", "graph", "site");
+		json_array_foreach(a, i, row) fprintf(
+		    f, "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %12s  %s\n",
+		    RP_CELL(row, "pid"), RP_CELL(row, "capture"),
+		    rp_geti(row, "rc") ? "INVALID" : "ok", RP_CELL(row, "stream"),
+		    RP_CELL(row, "mode"), RP_CELL(row, "alloc_nodes"), RP_BCELL(row, "alloc_bytes"),
+		    RP_BCELL(row, "malloc_bytes"), RP_BCELL(row, "free_before"),
+		    RP_BCELL(row, "free_after"), RP_BCELL(row, "delta"),
+		    RP_BCELL(row, "unattributed"), RP_CELL(row, "graph"), RP_CELL(row, "site"));
+		fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5lld %10s %10s %10s %10s %10s %10s\n",
+		        "total", "", "", "", "", rp_geti(t, "alloc_nodes"),
+		        RP_BCELL(t, "alloc_bytes"), RP_BCELL(t, "malloc_bytes"), "", "",
+		        RP_BCELL(t, "delta"), RP_BCELL(t, "unattributed"));
 	}
 
 	a = json_object_get(doc, "pools");
 	if (json_array_size(a)) {
 		fputs("\n== Memory per pool\n", f);
-		fprintf(f, "  %-7s %-16s %-8s %-4s %7s %10s %10s %10s  %s\n", "pid", "pool", "kind", "ipc",
-			"allocs", "bytes", "used-high", "resv-high", "site");
+		fprintf(f, "  %-7s %-16s %-8s %-4s %7s %10s %10s %10s  %s\n", "pid", "pool", "kind",
+		        "ipc", "allocs", "bytes", "used-high", "resv-high", "site");
 		json_array_foreach(a, i, row)
-			fprintf(f, "  %-7s %-16s %-8s %-4s %7s %10s %10s %10s  %s\n",
-				RP_CELL(row, "pid"), RP_CELL(row, "pool"),
-				json_is_true(json_object_get(row, "default")) ? "default" : "explicit",
-				json_is_true(json_object_get(row, "ipc")) ? "yes" : "no",
-				RP_CELL(row, "allocs"), RP_BCELL(row, "alloc_bytes"),
-				RP_BCELL(row, "used_high"),
-				RP_BCELL(row, "reserved_high"), RP_CELL(row, "site"));
+		    fprintf(f, "  %-7s %-16s %-8s %-4s %7s %10s %10s %10s  %s\n",
+		            RP_CELL(row, "pid"), RP_CELL(row, "pool"),
+		            json_is_true(json_object_get(row, "default")) ? "default" : "explicit",
+		            json_is_true(json_object_get(row, "ipc")) ? "yes" : "no",
+		            RP_CELL(row, "allocs"), RP_BCELL(row, "alloc_bytes"),
+		            RP_BCELL(row, "used_high"), RP_BCELL(row, "reserved_high"),
+		            RP_CELL(row, "site"));
 	}
 
 	a = json_object_get(doc, "graphmem");
 	if (json_array_size(a)) {
 		fputs("\n== Graph memory over time (device graph-memory samples)\n", f);
-		fprintf(f, "  %10s %-7s %-3s %-13s %-14s %10s %10s %10s %10s\n", "t (ms)", "pid", "dev", "when",
-			"exec", "used", "used-high", "reserved", "resv-high");
+		fprintf(f, "  %10s %-7s %-3s %-13s %-14s %10s %10s %10s %10s\n", "t (ms)", "pid",
+		        "dev", "when", "exec", "used", "used-high", "reserved", "resv-high");
 		json_array_foreach(a, i, row)
-			fprintf(f, "  %10.3f %-7s %-3s %-13s %-14s %10s %10s %10s %10s\n",
-				json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"),
-				RP_CELL(row, "dev"), RP_CELL(row, "when"),
-				RP_CELL(row, "exec"), RP_BCELL(row, "used"),
-				RP_BCELL(row, "used_high"), RP_BCELL(row, "reserved"),
-				RP_BCELL(row, "reserved_high"));
+		    fprintf(f, "  %10.3f %-7s %-3s %-13s %-14s %10s %10s %10s %10s\n",
+		            json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"),
+		            RP_CELL(row, "dev"), RP_CELL(row, "when"), RP_CELL(row, "exec"),
+		            RP_BCELL(row, "used"), RP_BCELL(row, "used_high"),
+		            RP_BCELL(row, "reserved"), RP_BCELL(row, "reserved_high"));
 	}
 
 	a = json_object_get(doc, "leaks");
 	if (json_array_size(a)) {
 		fputs("\n== Graph allocations outstanding (leaks)\n", f);
-		fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", "pid", "dptr", "size", "pool", "exec",
-			"when", "site");
+		fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", "pid", "dptr", "size",
+		        "pool", "exec", "when", "site");
 		json_array_foreach(a, i, row)
-			fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", RP_CELL(row, "pid"),
-				RP_CELL(row, "dptr"), RP_BCELL(row, "size"),
-				RP_CELL(row, "pool"), RP_CELL(row, "exec"),
-				RP_CELL(row, "when"), RP_CELL(row, "site"));
+		    fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", RP_CELL(row, "pid"),
+		            RP_CELL(row, "dptr"), RP_BCELL(row, "size"), RP_CELL(row, "pool"),
+		            RP_CELL(row, "exec"), RP_CELL(row, "when"), RP_CELL(row, "site"));
 	}
 
 	a = json_object_get(doc, "failing_calls");
@@ -564,28 +580,28 @@ void rp_print_text(FILE *f, const json_t *doc)
 		fputs("\n== Failing calls\n", f);
 		fprintf(f, "  %-32s %-44s %6s  %s\n", "api", "error", "count", "first site");
 		json_array_foreach(a, i, row)
-			fprintf(f, "  %-32s %-44s %6lld  %s\n", RP_CELL(row, "api"),
-				RP_CELL(row, "err"), rp_geti(row, "count"),
-				RP_CELL(row, "site"));
+		    fprintf(f, "  %-32s %-44s %6lld  %s\n", RP_CELL(row, "api"),
+		            RP_CELL(row, "err"), rp_geti(row, "count"), RP_CELL(row, "site"));
 	}
 }
 
 static void report_usage(FILE *f)
 {
-	fputs("usage: cgshim report [--json] LOG...\n"
-	      "       cgshim report --dot GRAPH [-o FILE.dot|.svg|.png] LOG...\n"
-	      "       cgshim report --perfetto OUT.json LOG...\n"
-	      "\n"
-	      "Reads JSONL logs written with CGSHIM_LOG_FORMAT=jsonl (several files, processes\n"
-	      "and ranks are merged and ordered by time).\n"
-	      "  (default)          text: summary, violations, memory tables, failing calls\n"
-	      "  --json             the same content as one JSON document (exact integers)\n"
-	      "  --dot GRAPH        Graphviz DOT of one graph: its handle as logged, or first/last;\n"
-	      "                     needs CGSHIM_LOG=debug for the nodes, else only its allocations\n"
-	      "  -o FILE            output file for --dot (.svg/.png are rendered with dot)\n"
-	      "  --perfetto OUT     Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n"
-	      "Exit status: 0 if a record was read, 2 if no usable record, 1 on usage errors.\n",
-	      f);
+	fputs(
+	    "usage: cgshim report [--json] LOG...\n"
+	    "       cgshim report --dot GRAPH [-o FILE.dot|.svg|.png] LOG...\n"
+	    "       cgshim report --perfetto OUT.json LOG...\n"
+	    "\n"
+	    "Reads JSONL logs written with CGSHIM_LOG_FORMAT=jsonl (several files, processes\n"
+	    "and ranks are merged and ordered by time).\n"
+	    "  (default)          text: summary, violations, memory tables, failing calls\n"
+	    "  --json             the same content as one JSON document (exact integers)\n"
+	    "  --dot GRAPH        Graphviz DOT of one graph: its handle as logged, or first/last;\n"
+	    "                     needs CGSHIM_LOG=debug for the nodes, else only its allocations\n"
+	    "  -o FILE            output file for --dot (.svg/.png are rendered with dot)\n"
+	    "  --perfetto OUT     Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n"
+	    "Exit status: 0 if a record was read, 2 if no usable record, 1 on usage errors.\n",
+	    f);
 }
 
 int report_main(int argc, char **argv)
@@ -645,7 +661,7 @@ int report_main(int argc, char **argv)
 	rp_load(&log, files, nfiles);
 	if (log.n == 0) {
 		fprintf(stderr, "cgshim report: no usable record in %d file%s\n", nfiles,
-			nfiles == 1 ? "" : "s");
+		        nfiles == 1 ? "" : "s");
 		rp_free(&log);
 		return 2;
 	}

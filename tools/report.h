@@ -36,7 +36,7 @@ void rp_load(struct rp_log *log, char **files, int nfiles);
 void rp_free(struct rp_log *log);
 
 /* Field access that tolerates absent or mistyped fields. */
-const char *rp_str(const json_t *j, const char *key);               /* NULL if absent */
+const char *rp_str(const json_t *j, const char *key); /* NULL if absent */
 long long rp_int(const json_t *j, const char *key, long long def);
 int rp_has_int(const json_t *j, const char *key);
 int rp_bool(const json_t *j, const char *key);

@@ -3367,6 +3367,13 @@ static void update_apply(struct xg *x, const struct graph *g)
 			update_apply(v->child, n->p.child);
 			continue;
 		}
+		if (v->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && v->p.al.dptr != n->p.al.dptr) {
+			/* facts §5: after the update the old address reads as
+			 * "Allocation not found": drop a live allocation there */
+			struct alloc *a = alloc_find(v->p.al.dptr);
+			if (a && a->kind == A_GRAPH && a->live)
+				free_any(a->addr);
+		}
 		v->p = n->p;
 		v->p.child = NULL;
 		kp_fix(&v->p.k);

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Integration tests: programs run under LD_PRELOAD=libcgshim.so against the
+CPU stand-in driver and runtime; assertions on program output and on the
+JSONL records. Usage: run.py CASE (see CASES). Env from meson:
+CGSHIM_LIB, STANDIN_DIR, STANDIN11_DIR, PROG_DIR, INTEG_DIR, SRC_ROOT, SHIM_EXPORTS."""
+import glob, json, os, subprocess, sys, tempfile
+
+LIB = os.environ["CGSHIM_LIB"]
+STANDIN = os.environ["STANDIN_DIR"]
+PROG = os.environ["PROG_DIR"]
+INTEG = os.environ["INTEG_DIR"]
+ROOT = os.environ["SRC_ROOT"]
+
+
+def run(exe, shim=True, level="info", extra=None, fmt="jsonl", libdir=None, args=()):
+    tmp = tempfile.mkdtemp(prefix="cgshim-it-")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+    env["LD_LIBRARY_PATH"] = libdir or STANDIN
+    if shim:
+        env.update(LD_PRELOAD=LIB, CGSHIM_LOG=level, CGSHIM_LOG_FORMAT=fmt,
+                   CGSHIM_LOG_FILE=os.path.join(tmp, "log-%p.jsonl"))
+    if extra:
+        env.update(extra)
+    env = {k: v for k, v in env.items() if v is not None}
+    p = subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=120)
+    recs = []
+    for f in sorted(glob.glob(os.path.join(tmp, "log-*.jsonl"))):
+        for line in open(f):
+            if line.strip():
+                recs.append(json.loads(line) if fmt == "jsonl" else line)
+    return p, recs, tmp
+
+
+def check(cond, msg):
+    print(("ok   " if cond else "FAIL ") + msg)
+    if not cond:
+        check.failed += 1
+
+
+check.failed = 0
+
+
+def calls(recs, prefix, **kw):
+    return [r for r in recs if r.get("ev") == "call" and r.get("api", "").startswith(prefix)
+            and all(r.get(k) == v for k, v in kw.items())]
+
+
+def same(bare, shim):
+    check(bare.returncode == shim.returncode, "exit status %d bare, %d under the shim" % (bare.returncode, shim.returncode))
+    check(bare.stdout == shim.stdout, "program output identical under the shim")
+
+
+def case_edge():
+    exe = os.path.join(INTEG, "dlsym_edge")
+    bare, _, _ = run(exe, shim=False)
+    shim, recs, _ = run(exe, level="trace")
+    print(shim.stdout)
+    b = dict(l.split(": ", 1) for l in bare.stdout.splitlines() if ": " in l)
+    s = dict(l.split(": ", 1) for l in shim.stdout.splitlines() if ": " in l)
+    check(bare.returncode == 0 and shim.returncode == 0, "program exits 0 bare and under the shim")
+    check(b["dlsym(cuda,cuGraphLaunch)"] == "driver:cuGraphLaunch", "bare: dlsym on libcuda gives the driver's")
+    check(s["dlsym(cuda,cuGraphLaunch)"] == "shim:cuGraphLaunch", "shim: dlsym(libcuda, hooked name) gives our wrapper")
+    check(s["dlsym(cuda,cuGraphLaunch_ptsz)"] == "shim:cuGraphLaunch_ptsz", "shim: _ptsz twin kept apart")
+    check(s["dlsym(cuda,cuInit)"] == "driver:cuInit", "shim: a name not in the hook list goes to the driver")
+    check(s["dlsym(cuda,cuGetExportTable)"] == "driver:cuGetExportTable", "shim: cuGetExportTable untouched")
+    check(s["dlsym(cuda,cuNoSuchFunction)"] == "null dlerror=set", "shim: unknown cu name -> NULL with dlerror, as bare")
+    check(s["dlsym(libm,cuGraphLaunch)"] == "null", "shim: another library's handle is not redirected")
+    check(s["dlsym(libm,cos)"] == "found" and s["dlsym(RTLD_DEFAULT,printf)"] == "same", "shim: ordinary lookups unchanged")
+    check(s["dlsym(cuda,cuGetProcAddress_v2)"] == "shim:cuGetProcAddress_v2", "dlsym of cuGetProcAddress_v2 gives the wrapper")
+    check(s["dlsym(cuda,cuGetProcAddress)"] == "shim:cuGetProcAddress", "dlsym of cuGetProcAddress gives the 4-arg wrapper")
+    want = {
+        "gpa2(cuGetProcAddress,12000,0)": "shim:cuGetProcAddress_v2",
+        "gpa2(cuGetProcAddress,11030,0)": "shim:cuGetProcAddress",
+        "gpa2(cuGraphLaunch,13000,0)": "shim:cuGraphLaunch",
+        "gpa2(cuGraphLaunch,13000,2)": "shim:cuGraphLaunch_ptsz",
+        "gpa2(cuGraphInstantiate,13000,0)": "shim:cuGraphInstantiate_v2",
+        "gpa2(cuGraphInstantiate,10000,0)": "shim:cuGraphInstantiate",
+        "gpa2(cuGraphExecUpdate,11000,0)": "shim:cuGraphExecUpdate",
+        "gpa2(cuGraphExecUpdate,12000,0)": "shim:cuGraphExecUpdate_v2",
+        "gpa2(cuStreamBeginCapture,13000,2)": "shim:cuStreamBeginCapture_v2_ptsz",
+        "gpa2(cuMemAllocAsync,13000,0)": "shim:cuMemAllocAsync",
+        "gpa2(cuInit,13000,0)": "driver:cuInit",
+        "gpa2(cuGetExportTable,13000,0)": "driver:cuGetExportTable",
+    }
+    for k, w in want.items():
+        got = s[k].split(" ")[-1]
+        bare_sym = b[k].split(" ")[-1].split(":")[-1]
+        check(got == w and w.split(":")[1] == bare_sym and s[k].split(" ")[:2] == b[k].split(" ")[:2],
+              "%s -> %s (bare: %s; same rc/status)" % (k, got, b[k]))
+    check(s["v1(cuGraphLaunch,12000,2)"].endswith("shim:cuGraphLaunch_ptsz"), "lookup through the v1 wrapper is routed too")
+    for k in ("gpa2(unknown)", "gpa1(unknown)", "gpa2(version 14000)", "gpa2(empty)"):
+        check(s[k] == b[k], "%s unchanged: %s" % (k, s[k]))
+    check(s["gpa1(unknown)"].startswith("rc=500") and "untouched" in s["gpa1(unknown)"], "v1 unknown: 500, pfn untouched")
+    check(s["gpa2(version 14000)"].startswith("rc=1 ") and "untouched" in s["gpa2(version 14000)"], "version above driver: 1, pfn untouched")
+    check(s["gpa2(status NULL)"] == "rc=0 shim:cuGraphLaunch", "symbolStatus NULL accepted")
+    check(s["errno after cuGraphCreate"].startswith("kept"), "errno preserved across a hooked call")
+    for k in ("launch(NULL exec)", "update(NULL, NULL, NULL)", "update(NULL exec, graph, NULL)"):
+        check(s[k] == b[k] and s[k] != "rc=0", "bad input gets the driver's own error: %s %s" % (k, s[k]))
+    check(s["threads"] == "0 failed, forks: 3/3 children ok", "4 launching threads + 3 forks: " + s["threads"])
+    n = sum(r["count"] for r in recs if r.get("ev") == "launches" and r.get("reason") == "exit")
+    check(n == 4000, "launch count recorded for 4x1000 concurrent launches: %d" % n)
+    check(calls(recs, "cuGetProcAddress", sym="cuGraphLaunch", routed=True) != [], "trace records of routed lookups")
+
+
+def case_rt_app():
+    exe = os.path.join(PROG, "rt_app")
+    bare, _, _ = run(exe, shim=False)
+    shim, recs, _ = run(exe)
+    same(bare, shim)
+    check(any(r["ev"] == "start" for r in recs), "start record")
+    inst = calls(recs, "cuGraphInstantiate")
+    check(len(inst) >= 1 and inst[0].get("via", "").startswith("cudaGraphInstantiate"),
+          "instantiate recorded once per call, via the runtime name: %s" % [(r["api"], r.get("via")) for r in inst])
+    rt_only = [r for r in recs if r.get("ev") == "call" and r.get("api", "").startswith("cuda")]
+    check(not rt_only, "no duplicate runtime-level records for calls that reached the driver")
+    beg = calls(recs, "cuStreamBeginCapture")
+    check(beg and beg[0].get("via") == "cudaStreamBeginCapture" and beg[0].get("capture", 0) > 0,
+          "capture begin recorded with its capture id, via cudaStreamBeginCapture")
+    allocs = [r for r in recs if r.get("ev") == "alloc"]
+    check(allocs and all(a["pool_default"] and a["capture"] > 0 for a in allocs), "captured allocations attributed to the default pool")
+    # without runtime hooks: same driver records, no "via"
+    shim2, recs2, _ = run(exe, extra={"CGSHIM_RUNTIME_HOOKS": "0"})
+    same(bare, shim2)
+    check(calls(recs2, "cuGraphInstantiate") and not any("via" in r for r in recs2 if r.get("ev") == "call"),
+          "CGSHIM_RUNTIME_HOOKS=0: driver records only (the static-cudart situation)")
+
+
+def case_rt11():
+    exe = os.path.join(INTEG, "rt11_app")
+    d11 = os.environ["STANDIN11_DIR"] + ":" + STANDIN
+    bare, _, _ = run(exe, shim=False, libdir=d11)
+    shim, recs, _ = run(exe, libdir=d11)
+    same(bare, shim)
+    print(shim.stdout)
+    check("runtime 11" in bare.stdout, "stand-in 11.x runtime in use")
+    check("update topology: 910 result=2" in shim.stdout, "11.x 4-arg update result reaches the program")
+    upd = calls(recs, "cuGraphExecUpdate")
+    check([r["api"] for r in upd] == ["cuGraphExecUpdate", "cuGraphExecUpdate"] and upd[0].get("via") == "cudaGraphExecUpdate",
+          "11.x runtime reaches the 4-arg driver update: %s" % [(r["api"], r.get("via")) for r in upd])
+    inst = calls(recs, "cuGraphInstantiate")
+    check(inst and inst[0]["api"] == "cuGraphInstantiate_v2" and inst[0].get("via") == "cudaGraphInstantiate",
+          "11.x runtime instantiate: %s" % [(r["api"], r.get("via")) for r in inst])
+    # reinstantiate policy in the 11.x form
+    shim3, recs3, _ = run(exe, libdir=d11, extra={"CGSHIM_ON_UPDATE_FAILURE": "reinstantiate"})
+    check("update topology: 0 result=0" in shim3.stdout, "11.x form: failing update rewritten to success")
+    check(any(r.get("ev") == "rewrite" for r in recs3), "rewrite record")
+
+
+def case_dlsym_app():
+    exe = os.path.join(PROG, "dlsym_app")
+    bare, _, _ = run(exe, shim=False)
+    shim, recs, _ = run(exe, level="trace")
+    same(bare, shim)
+    apis = {r["api"] for r in recs if r.get("ev") == "call"}
+    for a in ("cuGraphCreate", "cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuGraphExecDestroy"):
+        check(a in apis, "record for %s (by-name dlsym path)" % a)
+
+
+def case_driver_app():
+    exe = os.path.join(PROG, "driver_app")
+    bare, _, _ = run(exe, shim=False)
+    shim, recs, _ = run(exe, level="trace")
+    same(bare, shim)
+    check(calls(recs, "cuGraphLaunch_ptsz"), "exported _ptsz wrapper reached by a -lcuda program")
+    check(calls(recs, "cuGraphInstantiate"), "instantiate reached by a -lcuda program")
+
+
+def case_getproc_parity():
+    exe = os.path.join(PROG, "getproc_table")
+    bare, _, _ = run(exe, shim=False)
+    exp = open(os.path.join(ROOT, "tests", "standin", "getproc_table.expected")).read()
+    check(bare.stdout == exp, "stand-in table equals the measured table (getproc_table.expected)")
+    shim, _, _ = run(exe)
+    same(bare, shim)
+
+
+def case_demo():
+    exe = os.path.join(PROG, "demo_capture")
+    bare, _, _ = run(exe, shim=False)
+    check(bare.returncode == 0, "demo runs on the stand-in")
+    shim, recs, _ = run(exe, level="trace")
+    same(bare, shim)
+    upd = calls(recs, "cuGraphExecUpdate")
+    check([u["rc"] for u in upd] == [0, 910] and upd[1].get("result") == 2, "updates: 0 then 910/TopologyChanged")
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS001"]
+    check(v and v[0]["seq"] < upd[1]["seq"] and v[0]["predicted_rc"] == 910, "CGS001 announced before the failing update")
+    check(not [r for r in recs if r.get("ev") == "mismatch"], "no prediction mismatch")
+    lc = calls(recs, "cuGraphLaunch")
+    check(len(lc) == 5, "5 launch records at trace level (%d)" % len(lc))
+    s = [r for r in recs if r.get("ev") == "summary"]
+    check(s and s[0]["launches"] == 5 and s[0]["captures"] == 3 and s[0]["update_failures"] == 1,
+          "exit summary counts: %s" % (s[0] if s else None))
+
+
+def case_disable():
+    exe = os.path.join(PROG, "demo_capture")
+    bare, _, _ = run(exe, shim=False)
+    shim, recs, tmp = run(exe, extra={"CGSHIM_DISABLE": "1"})
+    same(bare, shim)
+    check(not recs and not os.listdir(tmp), "CGSHIM_DISABLE=1: nothing written")
+    check(shim.stderr == bare.stderr, "CGSHIM_DISABLE=1: stderr unchanged")
+
+
+def case_env():
+    exe = os.path.join(PROG, "demo_capture")
+    bare, _, _ = run(exe, shim=False)
+    shim, recs, tmp = run(exe, extra={"CGSHIM_LOG": "loud", "CGSHIM_BACKTRACE": "10x"})
+    same(bare, shim)
+    warn = [l for l in shim.stderr.splitlines() if "cgshim: warning" in l]
+    check(len(warn) == 2 and "CGSHIM_LOG" in warn[0] and "CGSHIM_BACKTRACE" in warn[1],
+          "one clear warning per malformed variable: %s" % warn)
+    check(any(r.get("ev") == "start" and r.get("log_level") == "info" for r in recs), "malformed level -> default (info with a log file)")
+    files = os.listdir(tmp)
+    check(len(files) == 1 and files[0] == "log-%d.jsonl" % int(files[0][4:-6]), "%p expanded in CGSHIM_LOG_FILE: " + str(files))
+    # default text to stderr
+    shim2, _, _ = run(exe, extra={"CGSHIM_LOG_FILE": None, "CGSHIM_LOG_FORMAT": None, "CGSHIM_LOG": "info"})
+    lines = [l for l in shim2.stderr.splitlines() if l.startswith("cgshim ")]
+    check(any(" info call api=\"cuGraphInstantiate" in l for l in lines), "text records on stderr by default")
+    check(any(" error violation " in l or " warn violation " in l for l in lines), "violations visible in the text log")
+
+
+def case_exports():
+    out = subprocess.run(["nm", "-D", "--defined-only", LIB], capture_output=True, text=True, check=True).stdout
+    got = sorted(l.split()[-1] for l in out.splitlines() if l.strip())
+    want = sorted(open(os.environ["SHIM_EXPORTS"]).read().split())
+    check(got == want, "libcgshim.so exports exactly the hook list (%d names)" % len(want))
+    und = subprocess.run(["nm", "-D", "--undefined-only", LIB], capture_output=True, text=True, check=True).stdout.split()
+    check("dlsym" not in [u.split("@")[0] for u in und], "the shim never imports the public dlsym")
+    check(not any(u.startswith("cu") for u in und), "the shim links no CUDA library symbol")
+    dyn = subprocess.run(["readelf", "-d", LIB], capture_output=True, text=True, check=True).stdout
+    check("libcuda" not in dyn and "libcudart" not in dyn, "no DT_NEEDED on libcuda/libcudart")
+
+
+def case_policy():
+    exe = os.path.join(PROG, "demo_capture")
+    shim, recs, _ = run(exe, extra={"CGSHIM_ON_UPDATE_FAILURE": "reinstantiate"})
+    # the demo expects 910 on its second update; under the policy it gets success
+    check("update extra kernel: result=0" in shim.stdout, "update with changed topology reported as success")
+    rw = [r for r in recs if r.get("ev") == "rewrite"]
+    check(len(rw) == 1 and rw[0]["reason"] == "predicted", "one rewrite record (predicted failure, no doomed driver call)")
+    lc = calls(recs, "cuGraphLaunch")
+    check(not [r for r in lc if r["rc"] != 0], "launches after the rewrite succeed")
+    nums = [l for l in shim.stdout.splitlines() if l.startswith("checksum after failed update")]
+    # extra kernel scales by 2: (1 + 5) * 2 per element
+    check(nums and nums[0].endswith("%.1f" % (12.0 * (1 << 18))), "rewritten exec computes the new graph's numbers: %s" % nums)
+
+
+CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
+if __name__ == "__main__":
+    CASES[sys.argv[1]]()
+    sys.exit(1 if check.failed else 0)

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""tests/rules/run_rule.py -- check one rule reproducer (kernels/rules/*.cu)
+built against the CPU stand-in runtime, bare and under libcgshim.so.
+
+usage: run_rule.py --prog PATH --standin-dir DIR --shim LIBCGSHIM [--abort]
+
+The expectation is taken from the program's name: cgsNNN_<slug> must make
+rule CGSNNN fire (and nothing else), valid_* must stay silent. One line per
+check is printed; the exit status is non-zero when any check failed.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+
+# rule -> (api of the violation and of the call it precedes, predicted_rc or
+# None for warn rules that predict no failure).  The api is the driver entry
+# point the stand-in runtime reaches (docs/log-format.md, "call" records).
+EXPECT = {
+    "CGS001": ("cuGraphExecUpdate_v2", 910),
+    "CGS002": ("cuGraphExecUpdate_v2", 801),
+    "CGS003": ("cuGraphExecUpdate_v2", None),
+    "CGS004": ("cuGraphInstantiateWithFlags", 801),
+    "CGS005": ("cuGraphLaunch", 1),
+    "CGS006": ("cuMemAllocFromPoolAsync", 801),
+    "CGS007": ("cuMemAlloc_v2", 900),
+    "CGS008": ("cuStreamEndCapture", 904),
+    "CGS009": ("cuMemFreeAsync", None),
+    "CGS010": ("cuGraphClone", None),
+    "CGS011": ("cuGraphExecDestroy", None),
+    "CGS012": ("cuGraphExecUpdate_v2", None),
+}
+
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok    " if ok else "FAIL  ") + what)
+    sys.stdout.flush()
+    if not ok:
+        failures += 1
+    return ok
+
+
+def base_api(api):
+    return re.sub(r"_ptsz$", "", api or "")
+
+
+def read_log(path):
+    recs = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    recs.append(obj)
+    except FileNotFoundError:
+        pass
+    return recs
+
+
+def run(prog, env):
+    return subprocess.run([prog], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+
+
+def shim_env(base, shim, log, extra=None):
+    env = dict(base)
+    env.update({
+        "LD_PRELOAD": shim,
+        "CGSHIM_LOG_FORMAT": "jsonl",
+        "CGSHIM_LOG_FILE": log,
+        "CGSHIM_LOG": "info",
+    })
+    env.pop("CGSHIM_ON_VIOLATION", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--prog", required=True)
+    ap.add_argument("--standin-dir", required=True)
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--abort", action="store_true",
+                    help="also run with CGSHIM_ON_VIOLATION=abort and expect SIGABRT before the failing call")
+    a = ap.parse_args()
+
+    name = os.path.basename(a.prog)
+    m = re.match(r"(cgs\d{3})_", name)
+    valid = name.startswith("valid_")
+    if not m and not valid:
+        check(False, "%s: name is neither cgsNNN_<slug> nor valid_*" % name)
+        return 1
+    rule = m.group(1).upper() if m else None
+
+    base = dict(os.environ)
+    for k in list(base):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            del base[k]
+    ld = base.get("LD_LIBRARY_PATH")
+    base["LD_LIBRARY_PATH"] = a.standin_dir + (":" + ld if ld else "")
+
+    bare = run(a.prog, base)
+    check(bare.returncode == 0, "%s bare: exit %d (want 0)" % (name, bare.returncode))
+    if bare.returncode != 0:
+        sys.stdout.write(bare.stdout.decode(errors="replace"))
+
+    with tempfile.TemporaryDirectory(prefix="cgs-rule-") as tmp:
+        log = os.path.join(tmp, "log.jsonl")
+        shim = run(a.prog, shim_env(base, a.shim, log))
+        check(shim.returncode == 0, "%s shim: exit %d (want 0)" % (name, shim.returncode))
+        check(shim.stdout == bare.stdout, "%s shim: program output identical to the bare run" % name)
+        recs = read_log(log)
+        check(any(r.get("ev") == "start" for r in recs), "%s shim: log has a start record (%d records)" % (name, len(recs)))
+        viols = [r for r in recs if r.get("ev") == "violation"]
+        mism = [r for r in recs if r.get("ev") == "mismatch"]
+        calls = [r for r in recs if r.get("ev") == "call"]
+
+        if valid:
+            check(not viols, "%s: no violation records (got %s)" % (name, [v.get("rule") for v in viols]))
+            check(not mism, "%s: no mismatch records (got %d)" % (name, len(mism)))
+        else:
+            api, prc = EXPECT[rule]
+            mine = [v for v in viols if v.get("rule") == rule]
+            others = sorted({v.get("rule") for v in viols if v.get("rule") != rule})
+            check(bool(mine), "%s: violation %s present" % (name, rule))
+            check(not others, "%s: no other rule fired (got %s)" % (name, others))
+            check(not mism, "%s: no mismatch records (got %s)" % (name, [(x.get("api"), x.get("rule")) for x in mism]))
+            if mine:
+                v = mine[0]
+                check(base_api(v.get("api")) == api, "%s: violation api %s (want %s)" % (name, v.get("api"), api))
+                check(v.get("name") and v.get("severity") in ("error", "warn") and v.get("msg"),
+                      "%s: violation has name, severity, msg" % name)
+                if prc is not None:
+                    check(v.get("predicted_rc") == prc,
+                          "%s: predicted_rc %s (want %d)" % (name, v.get("predicted_rc"), prc))
+                after = [c for c in calls if c.get("seq", 0) > v.get("seq", 0) and base_api(c.get("api")) == base_api(v.get("api"))]
+                if check(bool(after), "%s: a %s call record follows the violation (seq %s)" % (name, v.get("api"), v.get("seq"))):
+                    c = after[0]
+                    check(c["seq"] > v["seq"], "%s: violation seq %d < call seq %d" % (name, v["seq"], c["seq"]))
+                    if prc is not None:
+                        check(c.get("rc") == prc, "%s: the call returned %s (want %d)" % (name, c.get("rc"), prc))
+
+        if a.abort and rule:
+            api, prc = EXPECT[rule]
+            log2 = os.path.join(tmp, "abort.jsonl")
+            ab = run(a.prog, shim_env(base, a.shim, log2, {"CGSHIM_ON_VIOLATION": "abort"}))
+            check(ab.returncode == -signal.SIGABRT, "%s abort: returncode %d (want %d)" % (name, ab.returncode, -signal.SIGABRT))
+            recs2 = read_log(log2)
+            v2 = [r for r in recs2 if r.get("ev") == "violation" and r.get("rule") == rule]
+            if check(bool(v2), "%s abort: violation %s written before dying" % (name, rule)):
+                late = [r for r in recs2 if r.get("ev") == "call" and base_api(r.get("api")) == api and r.get("seq", 0) > v2[0].get("seq", 0)]
+                check(not late, "%s abort: no %s call record after the violation" % (name, api))
+            if prc is not None:
+                failed = [r for r in recs2 if r.get("ev") == "call" and base_api(r.get("api")) == api and r.get("rc") == prc]
+                check(not failed, "%s abort: the refused %s call never reached the driver" % (name, api))
+
+    print("%s: %s" % (name, "PASS" if not failures else "%d check(s) FAILED" % failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+/* tests/unit/test-record.c -- the record builder: JSON validity, escaping,
+ * truncation of over-long records, level filtering, whole-line writes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "state.h"
+
+/* init.c is not linked: the two things log.c needs from it. */
+CG_TLS struct cg_tls cg_tls;
+int cg_gettid(void)
+{
+	return 4242;
+}
+
+static char path[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(path, "/tmp/cgshim-rec-XXXXXX");
+	int fd = mkstemp(path);
+	close(fd);
+	memset(&cg_cfg, 0, sizeof cg_cfg);
+	cg_cfg.log_file = path;
+	cg_cfg.log_format = CG_FMT_JSONL;
+	cg_log_level = CG_L_INFO;
+	assert_int_equal(cg_log_open(), 0);
+	return 0;
+}
+
+static char *slurp(void)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return buf;
+}
+
+static void test_json_fields(void **state)
+{
+	struct cg_rec r;
+	(void)state;
+	rec_begin(&r, CG_L_INFO, "call");
+	rec_str(&r, "api", "cuGraphLaunch");
+	rec_hex(&r, "exec", 0xabcULL);
+	rec_int(&r, "rc", -3);
+	rec_bool(&r, "routed", 1);
+	rec_open(&r, "site", '[');
+	rec_elem_str(&r, "py:a.py:1:f");
+	rec_elem_str(&r, "lib.so+0x10");
+	rec_close(&r, ']');
+	rec_u64(&r, "size", 1ull << 40);
+	rec_end(&r);
+	char *s = slurp();
+	assert_non_null(strstr(s, "{\"v\":1,\"ev\":\"call\",\"seq\":"));
+	assert_non_null(strstr(s, ",\"pid\":"));
+	assert_non_null(strstr(s, ",\"tid\":4242,\"api\":\"cuGraphLaunch\",\"exec\":\"0xabc\",\"rc\":-3,"
+				  "\"routed\":true,\"site\":[\"py:a.py:1:f\",\"lib.so+0x10\"],\"size\":1099511627776}\n"));
+	unlink(path);
+}
+
+static void test_escaping(void **state)
+{
+	struct cg_rec r;
+	(void)state;
+	rec_begin(&r, CG_L_INFO, "warning");
+	rec_str(&r, "msg", "quote\" back\\slash new\nline tab\t");
+	rec_end(&r);
+	assert_non_null(strstr(slurp(), "\"msg\":\"quote\\\" back\\\\slash new\\u000aline tab\\u0009\"}\n"));
+	unlink(path);
+}
+
+static void test_level_filter(void **state)
+{
+	struct cg_rec r;
+	(void)state;
+	rec_begin(&r, CG_L_TRACE, "call");
+	rec_str(&r, "api", "x");
+	rec_end(&r);
+	assert_string_equal(slurp(), "");
+	unlink(path);
+}
+
+static void test_truncation_keeps_valid_json(void **state)
+{
+	struct cg_rec r;
+	char big[600];
+	(void)state;
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	rec_begin(&r, CG_L_INFO, "violation");
+	rec_open(&r, "site", '[');
+	for (int i = 0; i < 20; i++)
+		rec_elem_str(&r, big);
+	rec_close(&r, ']');
+	rec_end(&r);
+	char *s = slurp();
+	size_t n = strlen(s);
+	assert_true(n < CG_REC_MAX + 1);
+	assert_int_equal(s[n - 1], '\n');
+	assert_non_null(strstr(s, "\"trunc\":true}"));
+	/* brackets balance outside strings */
+	int sq = 0, cu = 0, instr = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (instr) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				instr = 0;
+			continue;
+		}
+		if (c == '"')
+			instr = 1;
+		sq += c == '[' ? 1 : c == ']' ? -1 : 0;
+		cu += c == '{' ? 1 : c == '}' ? -1 : 0;
+	}
+	assert_int_equal(sq, 0);
+	assert_int_equal(cu, 0);
+	assert_int_equal(instr, 0);
+	unlink(path);
+}
+
+static void test_text_format(void **state)
+{
+	struct cg_rec r;
+	(void)state;
+	cg_cfg.log_format = CG_FMT_TEXT;
+	rec_begin(&r, CG_L_WARN, "violation");
+	rec_str(&r, "rule", "CGS004");
+	rec_int(&r, "predicted_rc", 801);
+	rec_end(&r);
+	char *s = slurp();
+	assert_non_null(strstr(s, " warn violation rule=\"CGS004\" predicted_rc=801\n"));
+	assert_true(!strncmp(s, "cgshim ", 7));
+	unlink(path);
+}
+
+static void test_result_names(void **state)
+{
+	(void)state;
+	assert_string_equal(cg_result_name(910), "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE");
+	assert_string_equal(cg_result_name(801), "CUDA_ERROR_NOT_SUPPORTED");
+	assert_string_equal(cg_result_name(12345), "CUDA_ERROR_OTHER");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_json_fields, setup),
+		cmocka_unit_test_setup(test_escaping, setup),
+		cmocka_unit_test_setup(test_level_filter, setup),
+		cmocka_unit_test_setup(test_truncation_keeps_valid_json, setup),
+		cmocka_unit_test_setup(test_text_format, setup),
+		cmocka_unit_test(test_result_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
