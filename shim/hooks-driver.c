@@ -380,17 +380,37 @@ static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const
 	}
 }
 
+/* Node records for pictures (debug level): type, dependencies by index,
+ * memory-node parameters with the pool and site the shim recorded. */
 static void emit_nodes(CUgraph g, const struct cg_summary *s)
 {
 	struct cg_rec r;
+	CUgraphNode *from = NULL, *to = NULL;
+	size_t ne = 0;
 	if (!s || !cg_log_on(CG_L_DEBUG))
 		return;
+	if (drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
+		from = calloc(ne, sizeof *from);
+		to = calloc(ne, sizeof *to);
+		if (!from || !to || drv_cuGraphGetEdges(g, from, to, &ne) != CUDA_SUCCESS)
+			ne = 0;
+	}
 	for (uint32_t i = 0, m = 0; i < s->n_nodes; i++) {
 		rec_begin(&r, CG_L_DEBUG, "node");
 		rec_hex(&r, "graph", (uintptr_t)g);
 		rec_int(&r, "index", i);
 		rec_str(&r, "type", node_type(s->types[i]));
-		rec_int(&r, "ndeps", s->ndeps[i]);
+		rec_open(&r, "deps", '[');
+		for (size_t e = 0; e < ne; e++)
+			if (to[e] == s->nodes[i])
+				for (uint32_t k = 0; k < s->n_nodes; k++)
+					if (s->nodes[k] == from[e]) {
+						char num[16];
+						snprintf(num, sizeof num, "%u", k);
+						rec_elem_raw(&r, num);
+						break;
+					}
+		rec_close(&r, ']');
 		if (s->types[i] == CU_GRAPH_NODE_TYPE_MEM_ALLOC || s->types[i] == CU_GRAPH_NODE_TYPE_MEM_FREE) {
 			const struct cg_mnode *mn = &s->mem[m++];
 			rec_hex(&r, "dptr", mn->dptr);
@@ -402,6 +422,8 @@ static void emit_nodes(CUgraph g, const struct cg_summary *s)
 		}
 		rec_end(&r);
 	}
+	free(from);
+	free(to);
 }
 
 static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult rc, CUgraphExec *ph, CUgraph g,

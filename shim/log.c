@@ -299,6 +299,14 @@ void rec_elem_hex(struct cg_rec *r, unsigned long long v)
 	put(r, tmp, (size_t)snprintf(tmp, sizeof tmp, r->json ? "\"0x%llx\"" : "0x%llx", v));
 }
 
+void rec_elem_raw(struct cg_rec *r, const char *v)
+{
+	if (!r->on)
+		return;
+	elem_sep(r);
+	puts_(r, v);
+}
+
 void rec_end(struct cg_rec *r)
 {
 	if (!r->on)

@@ -51,6 +51,8 @@ void rec_open(struct cg_rec *r, const char *key, char bracket);
 void rec_close(struct cg_rec *r, char bracket);
 void rec_elem_str(struct cg_rec *r, const char *val);
 void rec_elem_hex(struct cg_rec *r, unsigned long long val);
+/* An element written verbatim (a number). */
+void rec_elem_raw(struct cg_rec *r, const char *val);
 void rec_end(struct cg_rec *r);
 
 /* Printf-style one-line warning record (ev "warning"), for the shim's own trouble. */

@@ -1391,7 +1391,6 @@ void cg_model_exit_summary(void)
 	}
 	pthread_mutex_unlock(&mem_lock);
 
-	cg_rules_summary(&r, &tot.rewrites);
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_SUMMARY);
 	rec_int(&r, "graphs", tot.graphs);
 	rec_int(&r, "execs", tot.execs);
@@ -1408,5 +1407,6 @@ void cg_model_exit_summary(void)
 	rec_int(&r, "rewrites", tot.rewrites);
 	rec_int(&r, "violations", cg_violations_total());
 	rec_int(&r, "leaks", tot.leaks);
+	cg_rules_summary(&r);
 	rec_end(&r);
 }

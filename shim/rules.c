@@ -117,19 +117,15 @@ long long cg_violations_total(void)
 	return t;
 }
 
-void cg_rules_summary(struct cg_rec *r, long long *unused)
+void cg_rules_summary(struct cg_rec *r)
 {
-	(void)unused;
+	rec_open(r, "rules", '{');
 	for (int i = 1; i < R_COUNT; i++) {
 		long long n = atomic_load(&n_viol[i]);
-		if (!n)
-			continue;
-		rec_begin(r, CG_L_INFO, "rule_count");
-		rec_str(r, "rule", rule_tab[i].id);
-		rec_str(r, "name", rule_tab[i].slug);
-		rec_int(r, "count", n);
-		rec_end(r);
+		if (n)
+			rec_int(r, rule_tab[i].id, n);
 	}
+	rec_close(r, '}');
 }
 
 void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result)

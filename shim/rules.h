@@ -24,7 +24,8 @@ void cg_violation_end(struct cg_rec *r, int rule);
 const char *cg_rule_id(int rule);
 
 void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when);
-void cg_rules_summary(struct cg_rec *r, long long *unused);
+/* Per-rule violation counts as a "rules" object field of record r. */
+void cg_rules_summary(struct cg_rec *r);
 long long cg_violations_total(void);
 long long cg_failures_total(void);
 /* A prediction checked against the driver's answer. */

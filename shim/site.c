@@ -127,6 +127,17 @@ static void py_frames(char *out, size_t cap, int max)
 		py.decref(owned);
 }
 
+static int cuda_frame(void *pc)
+{
+	Dl_info di;
+	const char *base;
+	if (!dladdr(pc, &di) || !di.dli_fname)
+		return 0;
+	base = strrchr(di.dli_fname, '/');
+	base = base ? base + 1 : di.dli_fname;
+	return !strncmp(base, "libcgshim", 9) || !strncmp(base, "libcudart", 9) || !strncmp(base, "libcuda.", 8);
+}
+
 uint32_t cg_site_here(int skip)
 {
 	struct site_key k;
@@ -139,8 +150,13 @@ uint32_t cg_site_here(int skip)
 		return 0;
 	memset(&k, 0, sizeof k);
 	if (depth > 0) {
-		n = backtrace(pcs, depth + skip + 1 < CG_BT_MAX + 8 ? depth + skip + 1 : CG_BT_MAX + 8);
-		for (int i = skip + 1; i < n && k.n < depth; i++)
+		int i = skip + 1;
+		n = backtrace(pcs, CG_BT_MAX + 8);
+		/* The user's call site is the first frame outside the shim and
+		 * the CUDA runtime/driver (runtime hooks put both on the stack). */
+		while (i < n - 1 && cuda_frame(pcs[i]))
+			i++;
+		for (; i < n && k.n < depth; i++)
 			k.pc[k.n++] = pcs[i];
 	}
 	py_frames(k.py, sizeof k.py, (int)cg_cfg.python_frames);

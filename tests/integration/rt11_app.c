@@ -49,9 +49,11 @@ int main(void)
 	graph_t g1 = capture(s, 1), g2 = capture(s, 1), g3 = capture(s, 2);
 	printf("instantiate: %d\n", cudaGraphInstantiate(&e, g1, &en, log, sizeof log));
 	printf("launch: %d\n", cudaGraphLaunch(e, s));
-	printf("update same: %d result=%d\n", cudaGraphExecUpdate(e, g2, &en, &result), result);
+	int rc = cudaGraphExecUpdate(e, g2, &en, &result);
+	printf("update same: %d result=%d\n", rc, result);
 	result = -1;
-	printf("update topology: %d result=%d\n", cudaGraphExecUpdate(e, g3, &en, &result), result);
+	rc = cudaGraphExecUpdate(e, g3, &en, &result);
+	printf("update topology: %d result=%d\n", rc, result);
 	printf("launch: %d\n", cudaGraphLaunch(e, s));
 	printf("sync: %d\n", cudaStreamSynchronize(s));
 	printf("destroy: %d\n", cudaGraphExecDestroy(e));
