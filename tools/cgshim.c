@@ -112,8 +112,15 @@ int main(int argc, char **argv)
 	struct timespec start;
 	char *lib;
 
-	if (argc > 1 && !strcmp(argv[1], "report"))
+	if (argc > 1 && !strcmp(argv[1], "report")) {
+#ifdef CGSHIM_HAVE_REPORT
 		return report_main(argc - 1, argv + 1);
+#else
+		fprintf(stderr, "cgshim: this build has no report (built without jansson); "
+				"copy the logs to a host with the full build\n");
+		return 1;
+#endif
+	}
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *eq, *val;
