@@ -15,7 +15,9 @@
 
 #include "launch.h"
 #include "options.h"
+#ifdef CGSHIM_HAVE_REPORT
 #include "report.h"
+#endif
 
 #ifndef CGSHIM_VERSION
 #define CGSHIM_VERSION "unknown"
