@@ -15,6 +15,7 @@
 
 #include "launch.h"
 #include "options.h"
+#include "cgshim/record.h"
 #ifdef CGSHIM_HAVE_REPORT
 #include "report.h"
 #endif
