@@ -396,6 +396,7 @@ struct cg_exec {
 	_Atomic int outstanding; /* graph allocations of the last launch not yet freed */
 	int n_mem;
 	int unfreed_nodes; /* alloc nodes without a free node in the same graph */
+	int foreign_frees; /* free nodes of allocations made by another graph */
 	struct cg_mnode *mem;
 	struct cg_summary *sum;
 	long long updates, update_failures;
@@ -464,6 +465,28 @@ struct cg_exec *model_exec_fast(CUgraphExec e)
 	return x;
 }
 
+/* A launch of x runs free nodes of allocations other graphs made: those
+ * allocations are freed (their executables' outstanding counts drop). */
+static void exec_foreign_frees(struct cg_exec *x)
+{
+	CUdeviceptr d[16];
+	int n = 0;
+	pthread_mutex_lock(&gx_lock);
+	for (int i = 0; i < x->n_mem && n < 16; i++) {
+		int own = 0;
+		if (!x->mem[i].is_free)
+			continue;
+		for (int k = 0; k < x->n_mem; k++)
+			if (!x->mem[k].is_free && x->mem[k].dptr == x->mem[i].dptr)
+				own = 1;
+		if (!own)
+			d[n++] = x->mem[i].dptr;
+	}
+	pthread_mutex_unlock(&gx_lock);
+	for (int i = 0; i < n; i++)
+		model_alloc_freed(d[i]);
+}
+
 long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autofree)
 {
 	long long n = atomic_fetch_add_explicit(&x->launches, 1, memory_order_relaxed) + 1;
@@ -471,6 +494,8 @@ long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autof
 	*unfreed_before = n > 1 ? atomic_load_explicit(&x->outstanding, memory_order_relaxed) : 0;
 	if (x->unfreed_nodes)
 		atomic_store_explicit(&x->outstanding, x->unfreed_nodes, memory_order_relaxed);
+	if (CG_UNLIKELY(x->foreign_frees))
+		exec_foreign_frees(x);
 	return n;
 }
 
@@ -780,6 +805,7 @@ static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 	x->mem = NULL;
 	x->n_mem = 0;
 	x->unfreed_nodes = 0;
+	x->foreign_frees = 0;
 	if (!sum)
 		return;
 	x->n_mem = (int)(sum->n_alloc + sum->n_free);
@@ -790,8 +816,14 @@ static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 		x->n_mem = 0;
 	for (int i = 0; i < x->n_mem; i++) {
 		int freed = 0;
-		if (x->mem[i].is_free)
+		if (x->mem[i].is_free) {
+			int own = 0;
+			for (int k = 0; k < x->n_mem; k++)
+				if (!x->mem[k].is_free && x->mem[k].dptr == x->mem[i].dptr)
+					own = 1;
+			x->foreign_frees += !own;
 			continue;
+		}
 		for (int k = 0; k < x->n_mem; k++)
 			if (x->mem[k].is_free && x->mem[k].dptr == x->mem[i].dptr)
 				freed = 1;
