@@ -546,7 +546,21 @@ static struct cg_summary *summary_copy(const struct cg_summary *s)
 	return c;
 }
 
-/* Walk a graph through capture-safe driver queries. No lock held. */
+struct node_ix {
+	CUgraphNode node;
+	uint32_t index;
+};
+
+static int cmp_node_ix(const void *a, const void *b)
+{
+	const struct node_ix *x = a, *y = b;
+	return (uintptr_t)x->node < (uintptr_t)y->node ? -1 : (uintptr_t)x->node > (uintptr_t)y->node;
+}
+
+/* Walk a graph through capture-safe driver queries: node list, types,
+ * edges, memory-node parameters. No lock held. Done once per graph
+ * generation (at end of capture or first use) and cached, so an update
+ * compares cached summaries instead of walking two graphs. */
 static struct cg_summary *summary_walk(CUgraph g)
 {
 	size_t n = 0, ne = 0;
@@ -585,25 +599,28 @@ static struct cg_summary *summary_walk(CUgraph g)
 			drv_cuGraphMemFreeNodeGetParams(s->nodes[i], &m->dptr);
 			m->is_free = 1;
 			s->n_free++;
-		} else if (t == CU_GRAPH_NODE_TYPE_KERNEL && drv_cuGraphKernelNodeGetParams_v2) {
-			CUDA_KERNEL_NODE_PARAMS kp;
-			memset(&kp, 0, sizeof kp);
-			if (drv_cuGraphKernelNodeGetParams_v2(s->nodes[i], &kp) == CUDA_SUCCESS)
-				s->kernel_fn_hash = s->kernel_fn_hash * 31 + (uintptr_t)kp.func;
 		}
 	}
 	if (drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
+		struct node_ix *ix = calloc(n + 1, sizeof *ix);
 		from = calloc(ne, sizeof *from);
 		to = calloc(ne, sizeof *to);
-		if (from && to && drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
+		if (ix && from && to && drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
+			/* dependency counts in O(E log N): nodes sorted by handle */
+			for (size_t i = 0; i < n; i++) {
+				ix[i].node = s->nodes[i];
+				ix[i].index = (uint32_t)i;
+			}
+			qsort(ix, n, sizeof *ix, cmp_node_ix);
 			s->n_edges = (uint32_t)ne;
-			for (size_t e = 0; e < ne; e++)
-				for (size_t i = 0; i < n; i++)
-					if (s->nodes[i] == to[e]) {
-						s->ndeps[i]++;
-						break;
-					}
+			for (size_t e = 0; e < ne; e++) {
+				struct node_ix key = {to[e], 0}, *hit;
+				hit = bsearch(&key, ix, n, sizeof *ix, cmp_node_ix);
+				if (hit)
+					s->ndeps[hit->index]++;
+			}
 		}
+		free(ix);
 		free(from);
 		free(to);
 	}

@@ -43,7 +43,6 @@ struct cg_summary {
 	uint16_t *ndeps;  /* n_nodes dependency counts */
 	CUgraphNode *nodes;
 	struct cg_mnode *mem; /* n_alloc + n_free memory nodes, read back from the driver */
-	uint64_t kernel_fn_hash;
 };
 
 struct cg_exec_view {

