@@ -1,7 +1,10 @@
 /* shim/site.c -- interned call sites (native frames + Python frames). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <execinfo.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +82,127 @@ static void py_resolve(void)
 		py.utf8 && py.decref;
 }
 
+/* ---- CPython 3.12 frames without the GIL -----------------------------------
+ *
+ * PyTorch releases the GIL around its CUDA work (capture_begin, replay and
+ * every op's dispatch), so the C API above would see no frames exactly where
+ * users need them. A thread's own frame chain cannot change while that
+ * thread is inside our hook, and code objects and their strings are
+ * immutable, so reading them without the GIL is safe if no reference counts
+ * are touched and nothing is allocated. The layout is CPython 3.12's
+ * (Include/cpython/pystate.h, Include/internal/pycore_frame.h,
+ * Include/cpython/code.h, Include/cpython/unicodeobject.h); it is used only
+ * when Py_Version says 3.12, every pointer is read through
+ * process_vm_readv (a bad address gives EFAULT, never a crash), and every
+ * object's type is checked against PyCode_Type / PyUnicode_Type.
+ */
+#define PY312_TSTATE_CFRAME 56
+#define PY312_CFRAME_CURRENT 0
+#define PY312_FRAME_CODE 0
+#define PY312_FRAME_PREVIOUS 8
+#define PY312_FRAME_OWNER 70
+#define PY312_OWNED_BY_CSTACK 3
+#define PY312_CODE_FILENAME 112
+#define PY312_CODE_NAME 120
+#define PY_OB_TYPE 8
+#define PY312_STR_LENGTH 16
+#define PY312_STR_STATE 32
+#define PY312_STR_ASCII_DATA 40
+
+static struct {
+	int tried, ok, retry;
+	void *(*this_tstate)(void);
+	int (*frame_line)(void *);
+	void *code_type, *unicode_type;
+} py12;
+
+static int safe_read(void *dst, const void *src, size_t n)
+{
+	struct iovec local = {dst, n}, remote = {(void *)src, n};
+	if (!src)
+		return -1;
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+static void py12_resolve(void)
+{
+	const unsigned long *ver;
+	if (py12.ok || (py12.tried && ++py12.retry % 64) || !cg_real_dlsym)
+		return;
+	py12.tried = 1;
+	ver = cg_real_dlsym(RTLD_DEFAULT, "Py_Version");
+	if (!ver || (*ver >> 16) != 0x030C)
+		return;
+	*(void **)&py12.this_tstate = cg_real_dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+	*(void **)&py12.frame_line = cg_real_dlsym(RTLD_DEFAULT, "PyUnstable_InterpreterFrame_GetLine");
+	py12.code_type = cg_real_dlsym(RTLD_DEFAULT, "PyCode_Type");
+	py12.unicode_type = cg_real_dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+	py12.ok = py12.this_tstate && py12.frame_line && py12.code_type && py12.unicode_type;
+}
+
+/* Copy an ASCII str object's text; 0 on success. */
+static int py12_ascii(void *str, char *out, size_t cap)
+{
+	void *type;
+	long len;
+	unsigned state;
+	if (safe_read(&type, (char *)str + PY_OB_TYPE, sizeof type) || type != py12.unicode_type ||
+	    safe_read(&len, (char *)str + PY312_STR_LENGTH, sizeof len) ||
+	    safe_read(&state, (char *)str + PY312_STR_STATE, sizeof state))
+		return -1;
+	/* compact (bit 5) and ascii (bit 6): the bytes follow the header */
+	if (!(state & (1u << 5)) || !(state & (1u << 6)) || len < 0)
+		return -1;
+	if ((size_t)len >= cap)
+		len = (long)cap - 1;
+	if (safe_read(out, (char *)str + PY312_STR_ASCII_DATA, (size_t)len))
+		return -1;
+	out[len] = 0;
+	return 0;
+}
+
+/* Returns 1 when the walk ran (frames may be empty), 0 when unavailable. */
+static int py12_frames(char *out, size_t cap, int max)
+{
+	void *ts, *cframe, *frame, *code, *type, *fn_obj, *name_obj;
+	char owner, file[160], func[96];
+	size_t n = 0;
+	py12_resolve();
+	if (!py12.ok || !py.is_init || !py.is_init())
+		return 0;
+	ts = py12.this_tstate();
+	if (!ts || safe_read(&cframe, (char *)ts + PY312_TSTATE_CFRAME, sizeof cframe) ||
+	    safe_read(&frame, (char *)cframe + PY312_CFRAME_CURRENT, sizeof frame))
+		return 1;
+	for (int i = 0, guard = 0; frame && i < max && guard < 256; guard++) {
+		void *prev = NULL;
+		if (safe_read(&code, (char *)frame + PY312_FRAME_CODE, sizeof code) ||
+		    safe_read(&owner, (char *)frame + PY312_FRAME_OWNER, 1) ||
+		    safe_read(&prev, (char *)frame + PY312_FRAME_PREVIOUS, sizeof prev))
+			break;
+		if (owner != PY312_OWNED_BY_CSTACK) {
+			if (safe_read(&type, (char *)code + PY_OB_TYPE, sizeof type) || type != py12.code_type ||
+			    safe_read(&fn_obj, (char *)code + PY312_CODE_FILENAME, sizeof fn_obj) ||
+			    safe_read(&name_obj, (char *)code + PY312_CODE_NAME, sizeof name_obj))
+				break;
+			if (py12_ascii(fn_obj, file, sizeof file))
+				strcpy(file, "?");
+			if (py12_ascii(name_obj, func, sizeof func))
+				strcpy(func, "?");
+			int w = snprintf(out + n, cap - n, "%spy:%s:%d:%s", n ? ";" : "", file,
+					 py12.frame_line(frame), func);
+			if (w < 0 || (size_t)w >= cap - n) {
+				out[n] = 0;
+				break;
+			}
+			n += (size_t)w;
+			i++;
+		}
+		frame = prev;
+	}
+	return 1;
+}
+
 static const char *py_str_attr(void *obj, const char *name, void **hold)
 {
 	void *a = py.getattr(obj, name);
@@ -96,6 +220,8 @@ static void py_frames(char *out, size_t cap, int max)
 	if (max <= 0)
 		return;
 	py_resolve();
+	if (py12_frames(out, cap, max))
+		return;
 	if (!py.ok || !py.is_init() || !py.gil_check())
 		return;
 	f = py.get_frame();

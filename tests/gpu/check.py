@@ -112,7 +112,9 @@ def _():
     assert inst[0].get("flags") == 9, "PyTorch flags %s (expected AutoFreeOnLaunch|UseNodePriority = 9)" % inst[0].get("flags")
     n = launches(recs)
     assert n == 3, "launch count %d" % n
-    return "output identical; %s via %s, %s flags=%d via %s; launches=%d" % (
+    bad = [r for r in recs if r["ev"] in ("violation", "mismatch")]
+    assert not bad, "a valid PyTorch program got %s" % bad[:2]
+    return "output identical, no violation; %s via %s, %s flags=%d via %s; launches=%d" % (
         beg[0]["api"], beg[0]["via"], inst[0]["api"], inst[0]["flags"], inst[0].get("via"), n)
 
 
