@@ -126,7 +126,26 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 		rc = drv_cuStreamGetCaptureInfo_v3(s, &st, &cid, &g, NULL, NULL, NULL);
 	else
 		return 0;
-	if (rc != CUDA_SUCCESS || st == CU_STREAM_CAPTURE_STATUS_NONE)
+	if (rc != CUDA_SUCCESS) {
+		/* An invalidated capture answers the query with an error (901 on
+		 * the H100) rather than a status: find it by its origin stream. */
+		struct cg_capture *c, *tmp;
+		int found = 0, me = cg_gettid();
+		pthread_mutex_lock(&cap_lock);
+		HASH_ITER(hh, captures, c, tmp)
+		{
+			if (c->stream == s && (s || !c->ptsz || c->tid == me)) {
+				cid = c->id;
+				found = 1;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&cap_lock);
+		if (!found)
+			return 0;
+		st = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+	}
+	if (st == CU_STREAM_CAPTURE_STATUS_NONE)
 		return 0;
 	if (id)
 		*id = cid;
@@ -522,7 +541,9 @@ void model_summary_free(struct cg_summary *s)
 	free(s);
 }
 
-static struct cg_summary *summary_copy(const struct cg_summary *s)
+/* Copy of s whose memory nodes come from mem (an exec keeps its memory
+ * nodes in cg_exec.mem, not in its summary). */
+static struct cg_summary *summary_copy_from(const struct cg_summary *s, const struct cg_mnode *mem)
 {
 	struct cg_summary *c;
 	if (!s)
@@ -542,8 +563,14 @@ static struct cg_summary *summary_copy(const struct cg_summary *s)
 	memcpy(c->types, s->types, s->n_nodes);
 	memcpy(c->ndeps, s->ndeps, s->n_nodes * sizeof *c->ndeps);
 	memcpy(c->nodes, s->nodes, s->n_nodes * sizeof *c->nodes);
-	memcpy(c->mem, s->mem, (s->n_alloc + s->n_free) * sizeof *c->mem);
+	if (mem)
+		memcpy(c->mem, mem, (s->n_alloc + s->n_free) * sizeof *c->mem);
 	return c;
+}
+
+static struct cg_summary *summary_copy(const struct cg_summary *s)
+{
+	return s ? summary_copy_from(s, s->mem) : NULL;
 }
 
 struct node_ix {
@@ -826,10 +853,15 @@ static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 	if (!sum)
 		return;
 	x->n_mem = (int)(sum->n_alloc + sum->n_free);
-	x->mem = malloc(((size_t)x->n_mem + 1) * sizeof *x->mem);
-	if (x->mem)
-		memcpy(x->mem, sum->mem, (size_t)x->n_mem * sizeof *x->mem);
-	else
+	/* The exec owns the summary's memory nodes (no second copy: memory
+	 * per tracked node); a walked summary has one slot per node, trim. */
+	x->mem = sum->mem;
+	sum->mem = NULL;
+	if (x->mem) {
+		struct cg_mnode *m = realloc(x->mem, ((size_t)x->n_mem + 1) * sizeof *x->mem);
+		if (m)
+			x->mem = m;
+	} else
 		x->n_mem = 0;
 	for (int i = 0; i < x->n_mem; i++) {
 		int freed = 0;
@@ -927,7 +959,7 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 	pthread_mutex_lock(&gx_lock);
 	x = exec_find_locked(e);
 	if (x)
-		s = summary_copy(x->sum);
+		s = summary_copy_from(x->sum, x->mem);
 	pthread_mutex_unlock(&gx_lock);
 	return s;
 }
@@ -1047,17 +1079,16 @@ struct cg_pool {
 	UT_hash_handle hh;
 };
 
+/* 104 bytes with the hash handle (a 112-byte heap chunk): the pool, stream
+ * and thread of an allocation are in its "alloc" record and the graph's
+ * memory nodes, not repeated here. */
 struct cg_alloc {
 	CUdeviceptr dptr;
 	size_t size;
-	CUmemoryPool pool;
-	CUstream stream;
 	uint64_t capture;
 	CUgraph graph;
 	CUgraphExec exec; /* exec whose launches make this allocation */
 	uint32_t site;
-	int tid;
-	int live; /* made by a launch and not freed since */
 	UT_hash_handle hh;
 };
 
@@ -1186,14 +1217,10 @@ void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, C
 	}
 	if (a) {
 		a->size = m->size;
-		a->pool = m->pool;
-		a->stream = s;
 		a->capture = capture;
 		a->graph = g;
 		a->site = m->site;
-		a->tid = cg_gettid();
 		a->exec = NULL;
-		a->live = 0;
 	}
 	p = m->pool ? pool_get_locked(m->pool) : NULL;
 	if (p) {
@@ -1255,7 +1282,6 @@ static void alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
 				continue;
 			a->dptr = mem[i].dptr;
 			a->size = mem[i].size;
-			a->pool = mem[i].pool;
 			a->site = mem[i].site;
 			HASH_ADD(hh, allocs, dptr, sizeof a->dptr, a);
 			oom_check("allocation table");
