@@ -334,6 +334,8 @@ struct inst_pre {
 	struct cg_summary *sum;
 	uint32_t site;
 	int predicted_rc, rule;
+	int have_free;
+	size_t free_before; /* device memory the instantiation itself takes */
 };
 
 static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const char *api)
@@ -378,6 +380,7 @@ static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const
 			cg_violation_end(&r, R_DEVICE_LAUNCH_MEM);
 		}
 	}
+	p->have_free = model_sample_free(&p->free_before);
 }
 
 /* Node records for pictures (debug level): type, dependencies by index,
@@ -430,6 +433,7 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 				 uint64_t flags, const char *api)
 {
 	struct cg_rec r;
+	size_t fr = 0;
 	int saved = errno;
 	if (p->predicted_rc && (int)rc != p->predicted_rc)
 		cg_mismatch(api, p->rule, p->predicted_rc, rc, -1, -1);
@@ -441,6 +445,16 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 			rec_int(&r, "nodes", p->sum->n_nodes);
 			rec_int(&r, "alloc_nodes", p->sum->n_alloc);
 			rec_int(&r, "free_nodes", p->sum->n_free);
+		}
+		if (p->have_free && model_sample_free(&fr)) {
+			int origin = 0, mn = 0;
+			uint64_t cap = 0;
+			uint32_t gs = 0;
+			rec_u64(&r, "free_before", p->free_before);
+			rec_u64(&r, "free_after", fr);
+			rec_int(&r, "delta", (long long)p->free_before - (long long)fr);
+			if (model_graph_info(g, &origin, &cap, &gs, &mn) && cap)
+				rec_u64(&r, "capture", cap);
 		}
 		rec_site(&r, "site", p->site);
 		rec_end(&r);
@@ -556,7 +570,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 	struct cg_exec_view live, ev;
 	struct cg_rec r;
 	char msg[400];
-	uint32_t site = cg_site_here(SITE_SKIP + 1);
+	/* The call site costs a backtrace: taken only when a violation is written. */
 	memset(p, 0, sizeof *p);
 	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	*newsum = nu;
@@ -575,7 +589,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 			rec_hex(&r, "exec", (uintptr_t)e);
 			rec_hex(&r, "graph", (uintptr_t)g);
 			rec_hex(&r, "other_exec", (uintptr_t)live.h);
-			rec_site(&r, "site", site);
+			rec_site(&r, "site", cg_site_here(SITE_SKIP + 1));
 			rec_site(&r, "other_exec_site", live.site);
 			cg_violation_end(&r, R_UPDATE_INSTANTIATED);
 		}
@@ -630,7 +644,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 				rec_hex(&r, "error_node", (uintptr_t)p->err_node);
 				rec_hex(&r, "error_from_node", (uintptr_t)p->from_node);
 			}
-			rec_site(&r, "site", site);
+			rec_site(&r, "site", cg_site_here(SITE_SKIP + 1));
 			rec_site(&r, "exec_site", ev.site);
 			cg_violation_end(&r, R_UPDATE_FAIL);
 		}
@@ -888,6 +902,8 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 	CUgraphExec real = cg_policy_exec(e);
 	struct cg_exec *x;
 	long long n = 0;
+	if (CG_UNLIKELY(real != e) && CG_UNLIKELY(atomic_load_explicit(&cg_policy_pending, memory_order_relaxed)))
+		cg_policy_launch_pending(e, s, hid == HID_cuGraphLaunch_ptsz);
 	int unfreed = 0, autofree = 0, trace;
 	uint64_t t0 = 0;
 	CUresult rc;
@@ -1001,6 +1017,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 	CUgraph g = NULL;
 	int saved = errno;
 	if (rc == CUDA_SUCCESS) {
+		cg_exit_register_late();
 		if (ptsz && drv_cuStreamGetCaptureInfo_v3_ptsz)
 			drv_cuStreamGetCaptureInfo_v3_ptsz(s, &st, &id, &g, NULL, NULL, NULL);
 		else if (drv_cuStreamGetCaptureInfo_v3)

@@ -109,6 +109,21 @@ static void exit_handler(void)
 	cg_tls.in_shim--;
 }
 
+static pthread_once_t late_exit_once = PTHREAD_ONCE_INIT;
+
+static void late_exit_register(void)
+{
+	atexit(exit_handler);
+}
+
+/* Once CUDA is in use (first capture), register the exit handler again: it
+ * then runs before the CUDA runtime's own atexit teardown, while pool and
+ * graph-memory attributes can still be read. exit_handler runs once. */
+void cg_exit_register_late(void)
+{
+	pthread_once(&late_exit_once, late_exit_register);
+}
+
 static void init_once(void)
 {
 	int saved = errno;

@@ -64,6 +64,11 @@ static int sample_free(size_t *free_out)
 	return 1;
 }
 
+int model_sample_free(size_t *free_out)
+{
+	return sample_free(free_out);
+}
+
 /* ====================================================================== */
 /* captures                                                               */
 /* ====================================================================== */
@@ -532,7 +537,7 @@ static struct cg_graph *graph_find_locked(CUgraph g)
 
 void model_summary_free(struct cg_summary *s)
 {
-	if (!s)
+	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	free(s->types);
 	free(s->ndeps);
@@ -541,36 +546,11 @@ void model_summary_free(struct cg_summary *s)
 	free(s);
 }
 
-/* Copy of s whose memory nodes come from mem (an exec keeps its memory
- * nodes in cg_exec.mem, not in its summary). */
-static struct cg_summary *summary_copy_from(const struct cg_summary *s, const struct cg_mnode *mem)
+static struct cg_summary *summary_copy(struct cg_summary *s)
 {
-	struct cg_summary *c;
-	if (!s)
-		return NULL;
-	c = calloc(1, sizeof *c);
-	if (!c)
-		return NULL;
-	*c = *s;
-	c->types = malloc(s->n_nodes + 1);
-	c->ndeps = malloc((s->n_nodes + 1) * sizeof *c->ndeps);
-	c->nodes = malloc((s->n_nodes + 1) * sizeof *c->nodes);
-	c->mem = malloc((s->n_alloc + s->n_free + 1) * sizeof *c->mem);
-	if (!c->types || !c->ndeps || !c->nodes || !c->mem) {
-		model_summary_free(c);
-		return NULL;
-	}
-	memcpy(c->types, s->types, s->n_nodes);
-	memcpy(c->ndeps, s->ndeps, s->n_nodes * sizeof *c->ndeps);
-	memcpy(c->nodes, s->nodes, s->n_nodes * sizeof *c->nodes);
-	if (mem)
-		memcpy(c->mem, mem, (s->n_alloc + s->n_free) * sizeof *c->mem);
-	return c;
-}
-
-static struct cg_summary *summary_copy(const struct cg_summary *s)
-{
-	return s ? summary_copy_from(s, s->mem) : NULL;
+	if (s)
+		atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+	return s;
 }
 
 struct node_ix {
@@ -598,6 +578,7 @@ static struct cg_summary *summary_walk(CUgraph g)
 	s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
+	atomic_init(&s->refs, 1);
 	s->types = calloc(n + 1, 1);
 	s->ndeps = calloc(n + 1, sizeof *s->ndeps);
 	s->nodes = calloc(n + 1, sizeof *s->nodes);
@@ -650,6 +631,11 @@ static struct cg_summary *summary_walk(CUgraph g)
 		free(ix);
 		free(from);
 		free(to);
+	}
+	if (s->n_alloc + s->n_free < n) { /* one slot per node was reserved; keep the used ones */
+		struct cg_mnode *m = realloc(s->mem, (s->n_alloc + s->n_free + 1) * sizeof *m);
+		if (m)
+			s->mem = m;
 	}
 	return s;
 fail:
@@ -843,26 +829,14 @@ int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, 
 
 static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 {
+	/* x->mem borrows the summary's memory nodes: summaries are immutable
+	 * and shared by reference, so an exec costs no copy of its nodes. */
 	model_summary_free(x->sum);
-	free(x->mem);
 	x->sum = sum;
-	x->mem = NULL;
-	x->n_mem = 0;
+	x->mem = sum ? sum->mem : NULL;
+	x->n_mem = sum && sum->mem ? (int)(sum->n_alloc + sum->n_free) : 0;
 	x->unfreed_nodes = 0;
 	x->foreign_frees = 0;
-	if (!sum)
-		return;
-	x->n_mem = (int)(sum->n_alloc + sum->n_free);
-	/* The exec owns the summary's memory nodes (no second copy: memory
-	 * per tracked node); a walked summary has one slot per node, trim. */
-	x->mem = sum->mem;
-	sum->mem = NULL;
-	if (x->mem) {
-		struct cg_mnode *m = realloc(x->mem, ((size_t)x->n_mem + 1) * sizeof *x->mem);
-		if (m)
-			x->mem = m;
-	} else
-		x->n_mem = 0;
 	for (int i = 0; i < x->n_mem; i++) {
 		int freed = 0;
 		if (x->mem[i].is_free) {
@@ -959,7 +933,7 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 	pthread_mutex_lock(&gx_lock);
 	x = exec_find_locked(e);
 	if (x)
-		s = summary_copy_from(x->sum, x->mem);
+		s = summary_copy(x->sum);
 	pthread_mutex_unlock(&gx_lock);
 	return s;
 }
@@ -1024,6 +998,7 @@ void model_exec_destroy(CUgraphExec e)
 	struct cg_exec *x;
 	struct cg_graph *gr;
 	struct cg_mnode *mem = NULL;
+	struct cg_summary *sum = NULL;
 	int n = 0, outstanding = 0;
 	long long launches = 0;
 	CUgraph g = NULL;
@@ -1039,11 +1014,11 @@ void model_exec_destroy(CUgraphExec e)
 		gr = graph_find_locked(x->graph);
 		if (gr && gr->live_exec == e)
 			gr->live_exec = NULL;
+		sum = x->sum; /* keeps mem alive until the leak records are out */
 		mem = x->mem;
 		n = x->n_mem;
 		x->mem = NULL;
 		x->n_mem = 0;
-		model_summary_free(x->sum);
 		x->sum = NULL;
 		tot.launches_destroyed += launches;
 		x->next_free = exec_free_list;
@@ -1063,7 +1038,7 @@ void model_exec_destroy(CUgraphExec e)
 	}
 	if (outstanding && launches)
 		leak_records(e, mem, n, "exec_destroy");
-	free(mem);
+	model_summary_free(sum);
 }
 
 /* ====================================================================== */

@@ -35,8 +35,12 @@ struct cg_mnode {
 	uint8_t pad;
 };
 
-/* Node summary walked from the driver once per graph generation. */
+/* Node summary walked from the driver once per graph generation.
+ * Immutable once published and shared by reference count between the
+ * graph's cache, executables and callers: a "copy" is a reference, and
+ * model_summary_free drops one. */
 struct cg_summary {
+	_Atomic int refs;
 	uint32_t n_nodes, n_edges;
 	uint32_t n_alloc, n_free;
 	uint8_t *types;   /* n_nodes node types, creation order */
@@ -138,5 +142,7 @@ int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, size_t 
 void model_alloc_freed(CUdeviceptr p);
 
 int cg_current_device(void);
+/* Device free bytes now (cuMemGetInfo); 0 when a capture is live. */
+int model_sample_free(size_t *free_out);
 
 #endif

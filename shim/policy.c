@@ -10,14 +10,22 @@
 #include "table.h"
 
 _Atomic int cg_policy_active;
+_Atomic int cg_policy_pending; /* proxies with allocations to free at their next launch */
 
 struct proxy {
 	CUgraphExec app, real;
 	CUgraph graph;
+	CUgraph clone; /* the shim's copy `real` was instantiated from, or NULL */
 	uint32_t n_nodes;
 	CUgraphNode *orig_nodes; /* nodes of the graph the app instantiated */
 	CUgraphNode *new_nodes;  /* nodes of the graph behind `real`, same order */
 	long long rewrites, launches_at_last;
+	int warned;
+	/* AutoFreeOnLaunch: allocations of the replaced executable's last
+	 * launch, freed (stream-ordered) before the next launch of the handle,
+	 * as the replaced executable's own next launch would have done. */
+	CUdeviceptr *pending;
+	int n_pending;
 	UT_hash_handle hh;
 };
 
@@ -58,6 +66,27 @@ CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found)
 	return r;
 }
 
+/* Nodes of g in nodes[] replaced by their copies in clone (same position
+ * in cuGraphGetNodes order); NULL where none is found. */
+static void map_to_clone(CUgraphNode *nodes, uint32_t n, CUgraph g, CUgraph clone, uint32_t n_graph)
+{
+	size_t n1 = n_graph, n2 = n_graph;
+	CUgraphNode *gn = malloc((n_graph + 1) * sizeof *gn), *cn = malloc((n_graph + 1) * sizeof *cn);
+	int ok = gn && cn && drv_cuGraphGetNodes && drv_cuGraphGetNodes(g, gn, &n1) == CUDA_SUCCESS &&
+		 drv_cuGraphGetNodes(clone, cn, &n2) == CUDA_SUCCESS && n1 == n2;
+	for (uint32_t i = 0; i < n; i++) {
+		CUgraphNode m = NULL;
+		for (size_t j = 0; ok && nodes[i] && j < n1; j++)
+			if (gn[j] == nodes[i]) {
+				m = cn[j];
+				break;
+			}
+		nodes[i] = m;
+	}
+	free(gn);
+	free(cn);
+}
+
 int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int rc_update)
 {
 	struct cg_summary *old_sum, *new_sum;
@@ -69,6 +98,10 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	CUresult rc;
 	struct cg_rec r;
 	cuuint64_t flags;
+	struct cg_mnode *mem = NULL;
+	int n_mem = 0, n_carried = 0;
+	CUdeviceptr carried[8];
+	CUgraph src = g, clone = NULL, prev_clone = NULL;
 
 	if (cg_cfg.on_update_failure != CG_UPD_REINSTANTIATE || !real_cuGraphInstantiateWithFlags)
 		return 0;
@@ -88,11 +121,22 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	 * unrelated capture of another thread (PyTorch does the same). */
 	if (drv_cuThreadExchangeStreamCaptureMode)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
-	rc = real_cuGraphInstantiateWithFlags(&fresh, g, flags);
+	/* Instantiate from a copy the shim owns: the application may destroy g
+	 * right after the update, and per-node calls on the new exec need
+	 * live nodes of its source graph. (Graphs with memory nodes cannot be
+	 * cloned: those are instantiated from g itself.) */
+	new_sum = model_graph_summary(g);
+	if (new_sum && new_sum->n_alloc + new_sum->n_free == 0 &&
+	    (real_cuGraphClone || cg_need_real(HID_cuGraphClone) >= 0) && real_cuGraphClone(&clone, g) == CUDA_SUCCESS)
+		src = clone;
+	rc = real_cuGraphInstantiateWithFlags(&fresh, src, flags);
 	if (drv_cuThreadExchangeStreamCaptureMode)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
 	cg_tls.in_shim--;
 	if (rc != CUDA_SUCCESS) {
+		if (clone)
+			drv_cuGraphDestroy(clone);
+		model_summary_free(new_sum);
 		rec_begin(&r, CG_L_WARN, CGSHIM_EV_REWRITE);
 		rec_hex(&r, "exec", (uintptr_t)app);
 		rec_hex(&r, "graph", (uintptr_t)g);
@@ -104,7 +148,10 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	}
 
 	old_sum = model_exec_summary(app);
-	new_sum = model_graph_summary(g);
+	/* Graph allocations the replaced executable's last launch left
+	 * allocated (alloc nodes with no free node in its graph). */
+	if (v.unfreed_nodes > 0 && v.launches > 0)
+		n_mem = model_exec_mnodes(app, &mem);
 	pthread_rwlock_wrlock(&proxy_lock);
 	HASH_FIND_PTR(proxies, &app, p);
 	if (!p) {
@@ -127,20 +174,48 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 				memcpy(p->orig_nodes, old_sum->nodes, old_sum->n_nodes * sizeof *p->orig_nodes);
 		}
 	}
+	if (p && mem && v.launches > p->launches_at_last) {
+		CUdeviceptr *d = realloc(p->pending, (p->n_pending + n_mem + 1) * sizeof *d);
+		if (d) {
+			p->pending = d;
+			for (int i = 0; i < n_mem; i++) {
+				int freed = 0;
+				if (mem[i].is_free)
+					continue;
+				for (int k = 0; k < n_mem; k++)
+					freed |= mem[k].is_free && mem[k].dptr == mem[i].dptr;
+				if (!freed)
+					carried[n_carried < 8 ? n_carried++ : 7] = mem[i].dptr;
+				if (!freed && (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)) {
+					if (!p->n_pending)
+						atomic_fetch_add(&cg_policy_pending, 1);
+					d[p->n_pending++] = mem[i].dptr;
+				}
+			}
+		}
+	}
 	if (p) {
 		p->real = fresh;
 		p->graph = g;
 		p->rewrites++;
+		p->launches_at_last = v.launches;
 		free(p->new_nodes);
 		p->new_nodes = calloc(p->n_nodes + 1, sizeof *p->new_nodes);
 		if (p->new_nodes && new_sum && old_sum)
 			for (uint32_t i = 0; i < p->n_nodes && i < new_sum->n_nodes; i++)
 				if (old_sum->types[i] == new_sum->types[i])
 					p->new_nodes[i] = new_sum->nodes[i];
+		prev_clone = p->clone;
+		p->clone = clone;
+		if (clone && p->new_nodes)
+			map_to_clone(p->new_nodes, p->n_nodes, g, clone, new_sum ? new_sum->n_nodes : 0);
 	}
 	pthread_rwlock_unlock(&proxy_lock);
+	free(mem);
 	if (!p) {
 		real_cuGraphExecDestroy(fresh);
+		if (clone)
+			drv_cuGraphDestroy(clone);
 		model_summary_free(old_sum);
 		model_summary_free(new_sum);
 		return 0;
@@ -151,6 +226,8 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	 * its handle, so its handle value cannot be reused meanwhile. */
 	if (prev_real != app)
 		real_cuGraphExecDestroy(prev_real);
+	if (prev_clone)
+		drv_cuGraphDestroy(prev_clone);
 	model_exec_rewritten(app, fresh, g, new_sum);
 	model_summary_free(old_sum);
 
@@ -164,8 +241,18 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	rec_u64(&r, "flags", flags);
 	rec_int(&r, "rewrites", p->rewrites);
 	rec_u64(&r, "dur_ns", cg_now_ns() - t0);
+	if (n_carried) {
+		/* AutoFreeOnLaunch: freed before the next launch; otherwise they
+		 * stay the application's to free, as after an update. */
+		rec_open(&r, (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) ? "free_at_next_launch"
+											: "outstanding",
+			 '[');
+		for (int i = 0; i < n_carried; i++)
+			rec_elem_hex(&r, carried[i]);
+		rec_close(&r, ']');
+	}
 	rec_end(&r);
-	if (p->rewrites >= 8 && v.launches > 0 && p->rewrites * 2 >= v.launches)
+	if (!p->warned && p->rewrites >= 8 && v.launches > 0 && p->rewrites * 2 >= v.launches && (p->warned = 1))
 		cg_warn("exec 0x%llx: %lld rewrites for %lld launches: the update fails nearly every step "
 			"(thrashing); capture a graph whose topology does not change, or keep one exec per shape",
 			(unsigned long long)(uintptr_t)app, p->rewrites, v.launches);
@@ -186,7 +273,50 @@ void cg_policy_forget(CUgraphExec app)
 		return;
 	if (p->real && p->real != app)
 		real_cuGraphExecDestroy(p->real);
+	if (p->clone)
+		drv_cuGraphDestroy(p->clone);
+	if (p->n_pending) /* never launched again: they stay allocated, as after an update */
+		atomic_fetch_sub(&cg_policy_pending, 1);
+	free(p->pending);
 	free(p->orig_nodes);
 	free(p->new_nodes);
 	free(p);
+}
+
+void cg_policy_launch_pending(CUgraphExec app, CUstream s, int ptsz)
+{
+	struct proxy *p;
+	CUdeviceptr *d = NULL;
+	int n = 0;
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	pthread_rwlock_wrlock(&proxy_lock);
+	HASH_FIND_PTR(proxies, &app, p);
+	if (p && p->n_pending) {
+		d = p->pending;
+		n = p->n_pending;
+		p->pending = NULL;
+		p->n_pending = 0;
+		atomic_fetch_sub(&cg_policy_pending, 1);
+	}
+	pthread_rwlock_unlock(&proxy_lock);
+	if (!n)
+		return;
+	cg_tls.in_shim++;
+	if (drv_cuThreadExchangeStreamCaptureMode)
+		drv_cuThreadExchangeStreamCaptureMode(&mode);
+	if (!real_cuMemFreeAsync)
+		(void)cg_need_real(HID_cuMemFreeAsync);
+	if (ptsz && !real_cuMemFreeAsync_ptsz)
+		(void)cg_need_real(HID_cuMemFreeAsync_ptsz);
+	for (int i = 0; i < n; i++) {
+		/* the application may have freed it already: ignore the error */
+		if (ptsz && real_cuMemFreeAsync_ptsz)
+			(void)real_cuMemFreeAsync_ptsz(d[i], s);
+		else if (real_cuMemFreeAsync)
+			(void)real_cuMemFreeAsync(d[i], s);
+	}
+	if (drv_cuThreadExchangeStreamCaptureMode)
+		drv_cuThreadExchangeStreamCaptureMode(&mode);
+	cg_tls.in_shim--;
+	free(d);
 }

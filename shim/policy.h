@@ -14,6 +14,7 @@
 #include "model.h"
 
 extern _Atomic int cg_policy_active; /* set once the first rewrite happened */
+extern _Atomic int cg_policy_pending; /* handles with graph allocations to free at their next launch */
 
 /* Real exec behind an application handle (the handle itself when none). */
 CUgraphExec cg_policy_exec_slow(CUgraphExec app);
@@ -33,5 +34,9 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 /* The application destroys its handle: destroys the extra real exec too.
  * Returns the handle to pass to the real destroy. */
 void cg_policy_forget(CUgraphExec app);
+/* AutoFreeOnLaunch kept across a rewrite: before the first launch of the
+ * handle after it, free (on the launch stream) the allocations the replaced
+ * executable's last launch left. */
+void cg_policy_launch_pending(CUgraphExec app, CUstream s, int ptsz);
 
 #endif

@@ -37,6 +37,7 @@ static inline int cg_ready(void)
 
 int cg_gettid(void);
 void cg_ensure_init(void);
+void cg_exit_register_late(void);
 /* Internal failure: warn once, then pass through for the rest of the process. */
 void cg_degrade(const char *why);
 

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""A/B interleaved capture benchmark: capture + instantiate + destroy of a
+64-node graph with a memory node (bench/capture_bench.cu), bare vs under the
+shim (CGSHIM_LOG=info, JSONL to a file).
+
+Usage: capture_ab.py CAPTURE_BENCH_EXE LIBCGSHIM [PAIRS] [REPS]
+Each run prints its median ns per rep; PAIRS (>= 5, default 9) pairs are run
+alternating the order inside each pair. Prints each pair, the medians and the
+ratio; exit 1 if the ratio > 1.10."""
+import os, statistics, subprocess, sys, tempfile
+
+BAR = 1.10
+exe, lib = sys.argv[1], sys.argv[2]
+pairs = max(5, int(sys.argv[3]) if len(sys.argv) > 3 else 9)
+reps = sys.argv[4] if len(sys.argv) > 4 else "300"
+log = os.path.join(tempfile.mkdtemp(prefix="cgshim-capab-"), "bench-%p.jsonl")
+
+
+def run(shim):
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            del env[k]
+    if shim:
+        env.update(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
+    out = subprocess.run([exe, reps], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "capture_instantiate_ns" and out[3] == "64", "unexpected output %s" % out
+    return float(out[1])
+
+
+bare, shim = [], []
+for i in range(pairs):
+    if i % 2 == 0:
+        b = run(False); s = run(True)
+    else:
+        s = run(True); b = run(False)
+    bare.append(b); shim.append(s)
+    print("pair %d: bare %.0f ns  shim %.0f ns  (%.3f)" % (i, b, s, s / b), flush=True)
+mb, ms = statistics.median(bare), statistics.median(shim)
+ratio = ms / mb
+print("median bare %.0f ns, shim %.0f ns per capture+instantiate+destroy of 64 nodes, ratio %.3f (bar %.2f)"
+      % (mb, ms, ratio, BAR))
+sys.exit(0 if ratio <= BAR else 1)

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""GPU checks of the model's ledgers (issue 3). Usage: model.py BUILD BIN
+  BUILD  meson build dir of the shim (BUILD/shim/libcgshim.so)
+  BIN    dir with the nvcc-built programs:
+    for p in three_pools current_pool destroy_outstanding exit_outstanding relaxed_malloc; do
+      nvcc -O2 -arch=sm_90 -Ikernels -o $BIN/$p kernels/model/$p.cu; done
+    nvcc -O2 -arch=sm_90 -Ikernels -x cu -o $BIN/node_memory bench/node_memory.c
+Cases:
+  seed001        tests/gpu/seed001.py (SEED_MAX_BS, default 128) under the shim: per
+                 capture, the shim's delta (free_before - free_after) against the
+                 script's mem_get_info change; delta = malloc_bytes + unattributed;
+                 prints the per-capture table.
+  seed001_async  the same script with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+                 (8 batch sizes): every alloc record is attributed to the device's
+                 default pool; the instantiate flags are printed.
+  three_pools, current_pool, destroy_outstanding, exit_outstanding, relaxed_malloc:
+                 the CPU checks of tests/model/run_model.py against the real driver.
+  node_memory    shim heap bytes per tracked node (bar 256).
+One line per case PASS/FAIL, then 'N passed, N failed'."""
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import types
+
+BUILD, BIN = sys.argv[1], sys.argv[2]
+LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "model"))
+import run_model as rm  # noqa: E402
+
+MiB = 1 << 20
+GRAN = 2 * MiB
+results = []
+
+
+def case(name):
+    def deco(fn):
+        try:
+            detail = fn()
+            results.append(True)
+            print("PASS %s: %s" % (name, detail), flush=True)
+        except AssertionError as e:
+            results.append(False)
+            print("FAIL %s: %s" % (name, e), flush=True)
+        except Exception as e:
+            results.append(False)
+            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
+        return fn
+    return deco
+
+
+def base_env():
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            del env[k]
+    return env
+
+
+def run(cmd, shim=True, extra=None, timeout=300):
+    tmp = tempfile.mkdtemp(prefix="cgshim-model-")
+    log = os.path.join(tmp, "log.jsonl")
+    env = base_env()
+    if shim:
+        env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
+    if extra:
+        env.update(extra)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    return p, rm.read_log(log)
+
+
+def used_lines(out):
+    """[(label, used bytes)] from the script's report_memory lines."""
+    res = []
+    for m in re.finditer(r"^(Before capture|After capture batchsize (\d+)): Used: ([0-9.]+) MB", out, re.M):
+        res.append((int(m.group(2)) if m.group(2) else 0, round(float(m.group(3)) * MiB)))
+    return res
+
+
+SEED = [sys.executable, os.path.join(ROOT, "tests", "gpu", "seed001.py")]
+
+
+@case("seed001")
+def seed001():
+    nbs = int(os.environ.get("SEED_MAX_BS", "128"))
+    p, recs = run(SEED + [str(nbs)])
+    assert p.returncode == 0, "seed script exit %d: %s" % (p.returncode, p.stderr[-800:])
+    used = used_lines(p.stdout)
+    assert len(used) == nbs + 1, "expected %d report lines, got %d" % (nbs + 1, len(used))
+    caps = [c for c in rm.ev(recs, "capture") if c.get("rc") == 0]
+    assert len(caps) == nbs, "expected %d capture records, got %d" % (nbs, len(caps))
+    print("  %4s %12s %12s %12s %12s %12s %6s %6s" % ("bs", "script_d", "shim_delta", "malloc_b", "unattrib",
+                                                      "outside", "allocN", "alloc_b"))
+    bad, tot_script, tot_shim, tot_malloc = [], 0, 0, 0
+    for i, c in enumerate(caps):
+        assert "delta" in c, "capture %d has no free_before/free_after (a capture was live?)" % (i + 1)
+        assert c["delta"] == c["malloc_bytes"] + c["unattributed"], "capture %d: delta != malloc + unattributed" % (i + 1)
+        d_script = used[i + 1][1] - used[i][1]
+        outside = d_script - c["delta"]
+        tot_script += d_script
+        tot_shim += c["delta"]
+        tot_malloc += c["malloc_bytes"]
+        if abs(outside) > GRAN:
+            bad.append(i + 1)
+        if d_script or c["delta"] or c["malloc_bytes"] or i < 3 or abs(outside) > GRAN:
+            print("  %4d %12d %12d %12d %12d %12d %6d %6d" % (i + 1, d_script, c["delta"], c["malloc_bytes"],
+                                                                c["unattributed"], outside, c.get("alloc_nodes", 0),
+                                                                c.get("alloc_bytes", 0)))
+    print("  total: script %d, shim delta %d (malloc %d, unattributed %d)" % (
+        tot_script, tot_shim, tot_malloc, tot_shim - tot_malloc), flush=True)
+    assert abs(tot_script - tot_shim) <= GRAN, "total growth %d vs shim %d differs by more than 2 MiB" % (
+        tot_script, tot_shim)
+    assert not bad, "captures where the shim's delta differs from mem_get_info by > 2 MiB: %s" % bad
+    mism = rm.ev(recs, "mismatch")
+    assert not mism, "mismatch records: %s" % [(m.get("api"), m.get("rule")) for m in mism[:5]]
+    return "%d captures, growth %.1f MiB = malloc %.1f MiB + unattributed %.1f MiB (each within 2 MiB)" % (
+        nbs, tot_shim / MiB, tot_malloc / MiB, (tot_shim - tot_malloc) / MiB)
+
+
+@case("seed001_async")
+def seed001_async():
+    p, recs = run(SEED + ["8"], extra={"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"})
+    assert p.returncode == 0, "seed script exit %d: %s" % (p.returncode, p.stderr[-800:])
+    allocs = rm.ev(recs, "alloc")
+    assert allocs, "no alloc records (cudaMallocAsync backend should capture allocation nodes)"
+    notdef = [a for a in allocs if a.get("pool_default") is not True]
+    assert not notdef, "%d/%d alloc records not attributed to the default pool: %s" % (
+        len(notdef), len(allocs), [(a.get("pool"), a.get("api")) for a in notdef[:3]])
+    pools = {a.get("pool") for a in allocs}
+    assert len(pools) == 1, "allocations attributed to several pools: %s" % pools
+    prec = [x for x in rm.ev(recs, "pool") if x.get("pool") in pools]
+    assert prec and prec[0].get("default") is True, "pool record of %s not default" % pools
+    inst = [c for c in rm.ev(recs, "call") if "Instantiate" in c.get("api", "") and c.get("rc") == 0]
+    assert inst, "no instantiate call records"
+    flags = sorted({(c.get("api"), c.get("via"), c.get("flags")) for c in inst}, key=str)
+    caps = [c for c in rm.ev(recs, "capture") if c.get("rc") == 0]
+    return "%d alloc nodes in %d captures, all from default pool %s; instantiate %s" % (
+        len(allocs), len(caps), pools.pop(), ", ".join("%s(via %s) flags=%s" % f for f in flags))
+
+
+def c_case(name):
+    @case(name)
+    def fn():
+        prog = os.path.join(BIN, name)
+        assert os.path.exists(prog), "%s not built" % prog
+        bare, _ = run([prog], shim=False)
+        sh, recs = run([prog])
+        assert bare.returncode == 0, "bare exit %d: %s" % (bare.returncode, bare.stdout[-400:])
+        assert sh.returncode == 0, "shim exit %d: %s" % (sh.returncode, sh.stdout[-400:])
+        assert bare.stdout == sh.stdout, "program output differs bare vs shim"
+        buf = io.StringIO()
+        before = rm.failures
+        with contextlib.redirect_stdout(buf):
+            assert not rm.ev(recs, "mismatch"), "mismatch records"
+            rm.CASES[name](recs, rm.pools_from_stderr(sh.stderr))
+        fails = [l for l in buf.getvalue().splitlines() if l.startswith("FAIL")]
+        assert rm.failures == before and not fails, "; ".join(fails)
+        n = len([l for l in buf.getvalue().splitlines() if l.startswith("ok")])
+        extra = ""
+        if name == "destroy_outstanding":
+            l = rm.ev(recs, "leak")[0]
+            extra = "; leak %s %d bytes at %s" % (l["dptr"], l["size"], l["site"][:2])
+        if name == "three_pools":
+            extra = "; " + ", ".join("%s->%s" % (a["size"] // MiB, a["pool"]) for a in rm.ev(recs, "alloc"))
+        return "%d checks%s" % (n, extra)
+    return fn
+
+
+for _n in ("three_pools", "current_pool", "destroy_outstanding", "exit_outstanding", "relaxed_malloc"):
+    c_case(_n)
+
+
+@case("node_memory")
+def node_memory():
+    prog = os.path.join(BIN, "node_memory")
+    assert os.path.exists(prog), "%s not built" % prog
+    buf = io.StringIO()
+    before = rm.failures
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(buf):
+        rm.node_memory(types.SimpleNamespace(prog=prog, shim=LIB), base_env(), tmp)
+    lines = buf.getvalue().splitlines()
+    fails = [l for l in lines if l.startswith("FAIL")]
+    figs = [l.split(": ", 1)[1] for l in lines if "per tracked node" in l]
+    assert rm.failures == before and not fails, "; ".join(fails + figs)
+    return "; ".join(figs)
+
+
+print("%d passed, %d failed" % (results.count(True), results.count(False)))
+sys.exit(0 if all(results) else 1)

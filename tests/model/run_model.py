@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""tests/model/run_model.py -- check one model scenario (kernels/model/*.cu,
+or bench/node_memory.c) built against the CPU stand-in runtime, bare and
+under libcgshim.so (CGSHIM_LOG=info, jsonl).
+
+usage: run_model.py --case NAME --prog PATH --standin-dir DIR --shim LIBCGSHIM
+
+Cases: three_pools, current_pool, destroy_outstanding, exit_outstanding,
+relaxed_malloc, node_memory. The scenarios print the pool handles they
+created on stderr ("pool A 0x..."); stdout is deterministic and must be the
+same bare and under the shim. One line per check; exit status non-zero when
+any check failed.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+MiB = 1 << 20
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok    " if ok else "FAIL  ") + what, flush=True)
+    if not ok:
+        failures += 1
+    return ok
+
+
+def read_log(path):
+    recs = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    recs.append(obj)
+    except FileNotFoundError:
+        pass
+    return recs
+
+
+def run(cmd, env):
+    return subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+
+
+def shim_env(base, shim, log):
+    env = dict(base)
+    env.update({"LD_PRELOAD": shim, "CGSHIM_LOG_FORMAT": "jsonl", "CGSHIM_LOG_FILE": log, "CGSHIM_LOG": "info"})
+    return env
+
+
+def pools_from_stderr(text):
+    """'pool A 0x...' lines -> {'A': 0x..., 'default': 0x...}"""
+    out = {}
+    for m in re.finditer(r"^pool (\S+) (0x[0-9a-fA-F]+)$", text, re.M):
+        out[m.group(1)] = int(m.group(2), 16)
+    return out
+
+
+def hx(v):
+    return int(v, 16) if isinstance(v, str) else v
+
+
+def ev(recs, kind):
+    return [r for r in recs if r.get("ev") == kind]
+
+
+def one(recs, kind):
+    xs = ev(recs, kind)
+    return xs[-1] if xs else {}
+
+
+# ---------------------------------------------------------------- cases
+
+
+def case_three_pools(recs, pools):
+    check(set(pools) >= {"A", "B", "default"}, "pool handles printed: %s" % sorted(pools))
+    allocs = ev(recs, "alloc")
+    check(len(allocs) == 3, "3 alloc records (got %d)" % len(allocs))
+    by_size = {a.get("size"): a for a in allocs}
+    want = {1 * MiB: ("A", False, "cuMemAllocFromPoolAsync"), 2 * MiB: ("B", False, "cuMemAllocFromPoolAsync"),
+            3 * MiB: ("default", True, "cuMemAllocAsync")}
+    caps = ev(recs, "capture")
+    check(len(caps) == 1, "one capture record (got %d)" % len(caps))
+    cap = caps[0] if caps else {}
+    for size, (name, dflt, api) in sorted(want.items()):
+        a = by_size.get(size)
+        if not check(a is not None, "alloc of %d bytes recorded" % size):
+            continue
+        check(hx(a.get("pool")) == pools.get(name),
+              "%d-byte allocation attributed to pool %s %s (got %s)" % (size, name, hex(pools.get(name, 0)), a.get("pool")))
+        check(a.get("pool_default") is dflt, "%d bytes: pool_default %s (got %s)" % (size, dflt, a.get("pool_default")))
+        check(a.get("api", "").startswith(api), "%d bytes: api %s (got %s)" % (size, api, a.get("api")))
+        check(a.get("capture") == cap.get("capture") and a.get("capture"),
+              "%d bytes: capture id %s = capture record's %s" % (size, a.get("capture"), cap.get("capture")))
+        check(hx(a.get("graph")) == hx(cap.get("graph")), "%d bytes: graph = captured graph" % size)
+        check(a.get("stream") == cap.get("stream"), "%d bytes: stream = capture stream" % size)
+        check(isinstance(a.get("site"), list) and len(a["site"]) > 0, "%d bytes: has a call site" % size)
+        check(a.get("ipc") is False, "%d bytes: ipc false" % size)
+        check(isinstance(a.get("tid"), int), "%d bytes: tid present" % size)
+    check(hx(by_size.get(1 * MiB, {}).get("pool")) != hx(by_size.get(2 * MiB, {}).get("pool")),
+          "pools A and B (equal properties) told apart")
+    check(cap.get("alloc_nodes") == 3 and cap.get("alloc_bytes") == 6 * MiB,
+          "capture ledger: alloc_nodes 3, alloc_bytes 6 MiB (got %s, %s)" % (cap.get("alloc_nodes"), cap.get("alloc_bytes")))
+    check(cap.get("malloc_bytes") == 0, "capture ledger: malloc_bytes 0 (got %s)" % cap.get("malloc_bytes"))
+    check(cap.get("mode") == "global", "capture mode global")
+    check(not ev(recs, "violation"), "no violations (got %s)" % [v.get("rule") for v in ev(recs, "violation")])
+    check(not ev(recs, "leak"), "no leaks")
+    pr = {hx(p.get("pool")): p for p in ev(recs, "pool")}
+    for name in ("A", "B", "default"):
+        p = pr.get(pools.get(name))
+        if check(p is not None, "pool record at exit for pool %s" % name):
+            check(p.get("allocs") == 1, "pool %s: allocs 1 (got %s)" % (name, p.get("allocs")))
+            check(p.get("alloc_bytes") == {"A": 1, "B": 2, "default": 3}[name] * MiB,
+                  "pool %s: alloc_bytes (got %s)" % (name, p.get("alloc_bytes")))
+            check(p.get("default") is (name == "default"), "pool %s: default %s" % (name, name == "default"))
+    d = pr.get(pools.get("default"), {})
+    check(all(k in d for k in ("reserved", "reserved_high", "used", "used_high")),
+          "default pool record has reserved/used current and high")
+    s = one(recs, "summary")
+    check(s.get("alloc_nodes") == 3 and s.get("alloc_bytes") == 6 * MiB and s.get("captures") == 1
+          and s.get("leaks") == 0 and s.get("graphs", 0) >= 1 and s.get("execs") == 1 and s.get("launches") == 1,
+          "summary: alloc_nodes 3, alloc_bytes 6 MiB, captures 1, execs 1, launches 1, leaks 0 (got %s)" % {
+              k: s.get(k) for k in ("alloc_nodes", "alloc_bytes", "captures", "execs", "launches", "leaks")})
+
+
+def case_current_pool(recs, pools):
+    check(set(pools) >= {"C", "default"}, "pool handles printed: %s" % sorted(pools))
+    allocs = ev(recs, "alloc")
+    check(len(allocs) == 2, "2 alloc records (got %d)" % len(allocs))
+    by_size = {a.get("size"): a for a in allocs}
+    a1, a2 = by_size.get(1 * MiB, {}), by_size.get(2 * MiB, {})
+    check(hx(a1.get("pool")) == pools.get("C"),
+          "capture 1 cudaMallocAsync attributed to current pool C %s (got %s)" % (hex(pools.get("C", 0)), a1.get("pool")))
+    check(a1.get("pool_default") is False, "capture 1: pool_default false")
+    check(hx(a2.get("pool")) == pools.get("default"),
+          "capture 2 cudaMallocAsync attributed to the default pool %s (got %s)" % (hex(pools.get("default", 0)), a2.get("pool")))
+    check(a2.get("pool_default") is True, "capture 2: pool_default true")
+    check(a1.get("capture") and a2.get("capture") and a1.get("capture") != a2.get("capture"),
+          "two different capture ids")
+    caps = {c.get("capture"): c for c in ev(recs, "capture")}
+    for a in (a1, a2):
+        c = caps.get(a.get("capture"), {})
+        check(c.get("alloc_nodes") == 1 and c.get("alloc_bytes") == a.get("size"),
+              "capture %s ledger: alloc_nodes 1, alloc_bytes %s" % (a.get("capture"), a.get("size")))
+    check(not ev(recs, "violation") and not ev(recs, "leak"), "no violations, no leaks")
+    s = one(recs, "summary")
+    check(s.get("captures") == 2 and s.get("alloc_nodes") == 2 and s.get("alloc_bytes") == 3 * MiB,
+          "summary: captures 2, alloc_nodes 2, alloc_bytes 3 MiB")
+
+
+def case_destroy_outstanding(recs, pools):
+    allocs = ev(recs, "alloc")
+    check(len(allocs) == 1, "1 alloc record (got %d)" % len(allocs))
+    a = allocs[0] if allocs else {}
+    leaks = ev(recs, "leak")
+    check(len(leaks) == 1, "1 leak record (got %d)" % len(leaks))
+    l = leaks[0] if leaks else {}
+    check(l.get("when") == "exec_destroy", "leak when exec_destroy (got %s)" % l.get("when"))
+    check(l.get("dptr") == a.get("dptr") and l.get("size") == 2 * MiB,
+          "leak names the allocation %s of 2 MiB (got %s, %s)" % (a.get("dptr"), l.get("dptr"), l.get("size")))
+    check(l.get("pool") == a.get("pool") and a.get("pool_default") is True, "leak pool = the default pool")
+    site = l.get("site") or []
+    check(bool(site) and site == a.get("site"), "leak carries the allocation site (%s)" % site[:2])
+    check(any("make_graph" in f for f in site) or any("destroy_outstanding" in f for f in site),
+          "allocation site points into the program (%s)" % site[:3])
+    v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS011"]
+    if check(len(v) == 1, "one CGS011 violation (got %d)" % len(v)):
+        check(v[0].get("alloc_site") == site, "CGS011 alloc_site = the allocation site")
+        check(v[0].get("exec") == l.get("exec") and v[0].get("exec"), "CGS011 names the exec")
+    others = [x.get("rule") for x in ev(recs, "violation") if x.get("rule") != "CGS011"]
+    check(not others, "no other rule fired (got %s)" % others)
+    s = one(recs, "summary")
+    check(s.get("leaks") == 1 and s.get("alloc_nodes") == 1 and s.get("execs") == 1 and s.get("execs_live") == 0,
+          "summary: leaks 1, alloc_nodes 1, execs 1, execs_live 0")
+
+
+def case_exit_outstanding(recs, pools):
+    allocs = ev(recs, "alloc")
+    check(len(allocs) == 1, "1 alloc record (got %d)" % len(allocs))
+    a = allocs[0] if allocs else {}
+    leaks = ev(recs, "leak")
+    check(len(leaks) == 1 and leaks[0].get("when") == "exit",
+          "1 leak record with when exit (got %s)" % [x.get("when") for x in leaks])
+    l = leaks[0] if leaks else {}
+    check(l.get("dptr") == a.get("dptr") and l.get("size") == 1 * MiB and l.get("site") == a.get("site")
+          and bool(l.get("site")), "exit leak names the allocation and its site")
+    s = one(recs, "summary")
+    summ_seq = s.get("seq", 0)
+    check(s.get("leaks") == 1 and s.get("execs_live") == 1 and s.get("launches") == 1,
+          "summary: leaks 1, execs_live 1, launches 1 (got %s)" % {k: s.get(k) for k in ("leaks", "execs_live", "launches")})
+    check(all(x.get("seq", 0) < summ_seq for x in leaks + ev(recs, "pool")), "leak and pool records precede the summary")
+    pr = ev(recs, "pool")
+    d = [p for p in pr if p.get("default")]
+    if check(len(d) == 1, "one default-pool record at exit"):
+        check(d[0].get("allocs") == 1 and d[0].get("alloc_bytes") == 1 * MiB, "default pool: allocs 1, alloc_bytes 1 MiB")
+    gm = [g for g in ev(recs, "graphmem") if g.get("when") == "exit"]
+    check(bool(gm), "graphmem record at exit")
+
+
+def case_relaxed_malloc(recs, pools):
+    caps = ev(recs, "capture")
+    check(len(caps) == 2, "2 capture records (got %d)" % len(caps))
+    if len(caps) < 2:
+        return
+    c1, c2 = caps
+    check(c1.get("alloc_nodes") == 1 and c1.get("alloc_bytes") == 1 * MiB,
+          "capture 1: alloc_nodes 1, alloc_bytes 1 MiB (got %s, %s)" % (c1.get("alloc_nodes"), c1.get("alloc_bytes")))
+    check(c1.get("malloc_bytes") == 6 * MiB, "capture 1: malloc_bytes 6 MiB (relaxed-mode cudaMalloc; got %s)" % c1.get("malloc_bytes"))
+    check(c2.get("malloc_bytes") == 0 and c2.get("alloc_nodes") == 0, "capture 2: malloc_bytes 0, alloc_nodes 0")
+    for i, c in enumerate((c1, c2), 1):
+        if check(all(k in c for k in ("free_before", "free_after", "delta", "unattributed")),
+                 "capture %d: free_before/free_after/delta/unattributed present" % i):
+            check(c["delta"] == c["free_before"] - c["free_after"], "capture %d: delta = free_before - free_after" % i)
+            check(c["unattributed"] == c["delta"] - c["malloc_bytes"], "capture %d: unattributed = delta - malloc_bytes" % i)
+        check(c.get("mode") == "global" and isinstance(c.get("site"), list), "capture %d: mode global, site" % i)
+    check(c1.get("delta", 0) >= 6 * MiB, "capture 1: device free memory fell by at least malloc_bytes (delta %s)" % c1.get("delta"))
+    check(c2.get("delta") == 0, "capture 2: delta 0 (got %s)" % c2.get("delta"))
+    check(c1.get("capture") != c2.get("capture"), "distinct capture ids")
+    check(not ev(recs, "violation") and not ev(recs, "leak"), "no violations, no leaks")
+    s = one(recs, "summary")
+    check(s.get("captures") == 2 and s.get("alloc_nodes") == 1, "summary: captures 2, alloc_nodes 1")
+
+
+CASES = {
+    "three_pools": case_three_pools,
+    "current_pool": case_current_pool,
+    "destroy_outstanding": case_destroy_outstanding,
+    "exit_outstanding": case_exit_outstanding,
+    "relaxed_malloc": case_relaxed_malloc,
+}
+
+
+def parse_node_memory(text):
+    out = {}
+    for m in re.finditer(r"^(\w+) nodes=(\d+) bytes=(-?\d+) per_node=", text, re.M):
+        out[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def node_memory(a, base, tmp, bar=256):
+    """Heap bytes per tracked node: (shim heap growth - bare heap growth) / nodes,
+    median of 3 runs each."""
+    res = {"bare": [], "shim": []}
+    for i in range(3):
+        for side in ("bare", "shim"):
+            env = base if side == "bare" else shim_env(base, a.shim, os.path.join(tmp, "nm-%d.jsonl" % i))
+            p = run([a.prog], env)
+            check(p.returncode == 0, "node_memory %s run %d: exit %d" % (side, i, p.returncode))
+            res[side].append(parse_node_memory(p.stdout.decode(errors="replace")))
+    for kind in ("kernel", "alloc", "allocfree"):
+        per = []
+        for b, s in zip(res["bare"], res["shim"]):
+            if kind in b and kind in s:
+                per.append((s[kind][1] - b[kind][1]) / b[kind][0])
+        if not check(len(per) == 3, "node_memory %s: measured" % kind):
+            continue
+        med = sorted(per)[1]
+        print("node_memory %s: shim heap bytes per tracked node %.1f (runs %s)" % (
+            kind, med, ", ".join("%.1f" % x for x in per)), flush=True)
+        check(med <= bar, "node_memory %s: %.1f <= %d bytes per node" % (kind, med, bar))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--prog", required=True)
+    ap.add_argument("--standin-dir", required=True)
+    ap.add_argument("--shim", required=True)
+    a = ap.parse_args()
+
+    base = dict(os.environ)
+    for k in list(base):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            del base[k]
+    ld = base.get("LD_LIBRARY_PATH")
+    base["LD_LIBRARY_PATH"] = a.standin_dir + (":" + ld if ld else "")
+
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        if a.case == "node_memory":
+            node_memory(a, base, tmp)
+        else:
+            bare = run([a.prog], base)
+            check(bare.returncode == 0, "%s bare: exit %d (want 0)" % (a.case, bare.returncode))
+            if bare.returncode:
+                sys.stdout.write(bare.stdout.decode(errors="replace"))
+            log = os.path.join(tmp, "log.jsonl")
+            sh = run([a.prog], shim_env(base, a.shim, log))
+            check(sh.returncode == 0, "%s shim: exit %d (want 0)" % (a.case, sh.returncode))
+            check(sh.stdout == bare.stdout, "%s shim: program output identical to the bare run" % a.case)
+            recs = read_log(log)
+            check(any(r.get("ev") == "start" for r in recs), "log has a start record (%d records)" % len(recs))
+            check(not ev(recs, "mismatch"), "no mismatch records (got %s)" % [(x.get("api"), x.get("rule")) for x in ev(recs, "mismatch")])
+            check(not ev(recs, "warning"), "no shim warnings (got %s)" % [x.get("msg") for x in ev(recs, "warning")])
+            check(len(ev(recs, "summary")) == 1, "one summary record")
+            CASES[a.case](recs, pools_from_stderr(sh.stderr.decode(errors="replace")))
+    print("%s: %s" % (a.case, "PASS" if not failures else "%d check(s) FAILED" % failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
