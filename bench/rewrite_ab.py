@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""A/B interleaved benchmark of CGSHIM_ON_UPDATE_FAILURE=reinstantiate
+(bench/rewrite_bench.cu), bare vs under the shim (info-level JSONL to a file).
+
+usage: rewrite_ab.py BENCH_EXE LIBCGSHIM [PAIRS=7] [REPS=200] [ITERS=5000] [NODES=64]
+
+Per pair, one bare and one shim run (order alternating). Prints each pair,
+the medians over pairs and the ratios:
+  rewrite / instantiate            shim rewrite_ns over bare instantiate_ns  (bar 1.10)
+  rewrite / destroy+instantiate    shim rewrite_ns over bare destroy_instantiate_ns (the app's
+                                   own fallback; information)
+  launch                           shim launch_ns (rewritten exec) over bare launch_ns (bar 1.02)
+Exit 1 when a bar is exceeded (or a run fails)."""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+exe, lib = sys.argv[1], sys.argv[2]
+pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 7
+rest = sys.argv[4:7] if len(sys.argv) > 4 else []
+args = [a for a in rest]
+tmp = tempfile.mkdtemp(prefix="rewrite-ab-")
+if pairs < 5:
+    print("need at least 5 pairs")
+    sys.exit(2)
+
+
+def run(shim):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+    if shim:
+        env.update(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
+                   CGSHIM_LOG_FILE=os.path.join(tmp, "bench-%p.jsonl"), CGSHIM_ON_UPDATE_FAILURE="reinstantiate")
+    p = subprocess.run([exe] + args, env=env, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        print("run failed (%s): %s %s" % ("shim" if shim else "bare", p.stdout[-2000:], p.stderr[-2000:]))
+        sys.exit(1)
+    out = {}
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) == 2:
+            try:
+                out[f[0]] = float(f[1])
+            except ValueError:
+                pass
+    if shim and "rewritten 1" not in p.stdout:
+        print("the shim run did not rewrite the update:\n" + p.stdout)
+        sys.exit(1)
+    return out
+
+
+bare, shim = [], []
+for i in range(pairs):
+    if i % 2 == 0:
+        b = run(False); s = run(True)
+    else:
+        s = run(True); b = run(False)
+    bare.append(b); shim.append(s)
+    print("pair %d: bare instantiate %.0f ns, destroy+instantiate %.0f ns, launch %.1f ns | "
+          "shim rewrite %.0f ns, instantiate %.0f ns, launch %.1f ns"
+          % (i, b["instantiate_ns"], b["destroy_instantiate_ns"], b["launch_ns"],
+             s["rewrite_ns"], s["instantiate_ns"], s["launch_ns"]))
+
+
+def med(runs, key):
+    return statistics.median(r[key] for r in runs)
+
+
+inst, dinst, lb = med(bare, "instantiate_ns"), med(bare, "destroy_instantiate_ns"), med(bare, "launch_ns")
+rw, ls = med(shim, "rewrite_ns"), med(shim, "launch_ns")
+r_inst, r_dinst, r_launch = rw / inst, rw / dinst, ls / lb
+print("median bare instantiate %.0f ns, destroy+instantiate %.0f ns; shim rewrite %.0f ns" % (inst, dinst, rw))
+print("ratio rewrite/instantiate %.3f (bar 1.10)" % r_inst)
+print("ratio rewrite/(destroy+instantiate) %.3f (information)" % r_dinst)
+print("median launch bare %.1f ns, rewritten exec under the shim %.1f ns, ratio %.3f (bar 1.02)" % (lb, ls, r_launch))
+ok = r_inst <= 1.10 and r_launch <= 1.02
+print("PASS" if ok else "FAIL")
+sys.exit(0 if ok else 1)

@@ -1,0 +1,151 @@
+/*
+ * bench/rewrite_bench.cu -- the cost of CGSHIM_ON_UPDATE_FAILURE=reinstantiate
+ * (issue 5). Graph G1 is a chain of NODES kernel nodes, G2 one of NODES+1
+ * (a different topology: the driver refuses the update G1 -> G2).
+ * Prints, medians over REPS repetitions:
+ *   instantiate_ns          cudaGraphInstantiate(G2) alone (the old exec destroyed beforehand, untimed)
+ *   destroy_instantiate_ns  cudaGraphExecDestroy(old) + cudaGraphInstantiate(G2): the application's own fallback
+ *   rewrite_ns              cudaGraphExecUpdate(e, G2) of an exec of G1; only where it succeeds (under the
+ *                           shim with reinstantiate: a rewrite); "nan" where the driver refuses it (bare)
+ *   launch_ns               per cudaGraphLaunch of the exec that runs G2 (bare: instantiated from G2;
+ *                           under the shim: the rewritten exec), ITERS launches per sample
+ * usage: rewrite_bench [REPS=200] [ITERS=5000] [NODES=64]
+ * Builds with nvcc (-O2 -arch=sm_90 -Ikernels) and, for a smoke test, as C
+ * against the CPU stand-in (gcc -x c ... -Ikernels -Itests/standin -lcudart).
+ * bench/rewrite_ab.py runs it bare and under the shim, interleaved.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+#include "scenario.h"
+
+#define MUST(call)                                                                                 \
+	do {                                                                                       \
+		int rc_ = (int)(call);                                                             \
+		if (rc_ != cudaSuccess) {                                                          \
+			printf("%s: rc=%d (%s) line %d\n", #call, rc_, cudaGetErrorName((cudaError_t)rc_), \
+			       __LINE__);                                                          \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof *v, cmp);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static cudaGraph_t chain(cudaStream_t s, float *buf, int nodes)
+{
+	cudaGraph_t g;
+	MUST(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	for (int i = 0; i < nodes; i++) {
+		LAUNCH_ADD(s, buf, 256, 1.0);
+		MUST(cudaGetLastError());
+	}
+	MUST(cudaStreamEndCapture(s, &g));
+	return g;
+}
+
+int main(int argc, char **argv)
+{
+	int reps = argc > 1 ? atoi(argv[1]) : 200;
+	int iters = argc > 2 ? atoi(argv[2]) : 5000;
+	int nodes = argc > 3 ? atoi(argv[3]) : 64;
+	int samples = 7;
+	double *t = (double *)malloc((reps > samples ? reps : samples) * sizeof(double));
+	cudaStream_t s;
+	cudaGraph_t g1, g2;
+	cudaGraphExec_t x = NULL, e = NULL, le;
+	cudaGraphExecUpdateResultInfo info;
+	float *buf;
+	int rewrites;
+
+	MUST(cudaFree(0));
+	MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	MUST(cudaMalloc((void **)&buf, 256 * sizeof(float)));
+	g1 = chain(s, buf, nodes);
+	g2 = chain(s, buf, nodes + 1);
+
+	/* warm-up: first instantiation loads modules */
+	MUST(cudaGraphInstantiate(&x, g2, 0));
+	MUST(cudaGraphLaunch(x, s));
+	MUST(cudaStreamSynchronize(s));
+	MUST(cudaGraphExecDestroy(x));
+
+	for (int r = 0; r < reps; r++) {
+		MUST(cudaGraphInstantiate(&x, g1, 0)); /* an old exec to destroy, as the fallback does */
+		MUST(cudaGraphExecDestroy(x));
+		double t0 = now_ns();
+		MUST(cudaGraphInstantiate(&x, g2, 0));
+		t[r] = now_ns() - t0;
+		MUST(cudaGraphExecDestroy(x));
+	}
+	printf("instantiate_ns %.0f\n", median(t, reps));
+
+	MUST(cudaGraphInstantiate(&x, g1, 0));
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_ns();
+		MUST(cudaGraphExecDestroy(x));
+		MUST(cudaGraphInstantiate(&x, g2, 0));
+		t[r] = now_ns() - t0;
+		MUST(cudaGraphExecDestroy(x));
+		MUST(cudaGraphInstantiate(&x, g1, 0));
+	}
+	MUST(cudaGraphExecDestroy(x));
+	printf("destroy_instantiate_ns %.0f\n", median(t, reps));
+
+	MUST(cudaGraphInstantiate(&e, g1, 0));
+	MUST(cudaGraphLaunch(e, s));
+	MUST(cudaStreamSynchronize(s));
+	if (cudaGraphExecUpdate(e, g2, &info) != cudaSuccess) {
+		(void)cudaGetLastError();
+		printf("rewrite_ns nan\n");
+		MUST(cudaGraphExecDestroy(e));
+		MUST(cudaGraphInstantiate(&e, g2, 0));
+		rewrites = 0;
+	} else {
+		for (int r = 0; r < reps; r++) {
+			MUST(cudaGraphExecUpdate(e, g1, &info)); /* back to G1, untimed */
+			double t0 = now_ns();
+			MUST(cudaGraphExecUpdate(e, g2, &info));
+			t[r] = now_ns() - t0;
+		}
+		printf("rewrite_ns %.0f\n", median(t, reps));
+		rewrites = 1;
+	}
+
+	/* launches of the exec that runs G2 */
+	le = e;
+	for (int i = 0; i < 200; i++)
+		MUST(cudaGraphLaunch(le, s));
+	MUST(cudaStreamSynchronize(s));
+	for (int k = 0; k < samples; k++) {
+		double t0 = now_ns();
+		for (int i = 0; i < iters; i++)
+			MUST(cudaGraphLaunch(le, s));
+		MUST(cudaStreamSynchronize(s));
+		t[k] = (now_ns() - t0) / iters;
+	}
+	printf("launch_ns %.1f\n", median(t, samples));
+	printf("rewritten %d nodes %d reps %d iters %d\n", rewrites, nodes, reps, iters);
+	MUST(cudaGraphExecDestroy(e));
+	MUST(cudaGraphDestroy(g1));
+	MUST(cudaGraphDestroy(g2));
+	MUST(cudaFree(buf));
+	free(t);
+	return 0;
+}
