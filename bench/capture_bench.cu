@@ -33,7 +33,7 @@ static int cmp_ll(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	int reps = argc > 1 ? atoi(argv[1]) : 300;
-	long long *t = calloc((size_t)reps, sizeof *t);
+	long long *t = (long long *)calloc((size_t)reps, sizeof *t);
 	cudaStream_t s;
 	size_t nodes = 0;
 	if (cudaFree(0) != cudaSuccess || cudaStreamCreate(&s) != cudaSuccess)

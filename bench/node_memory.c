@@ -35,7 +35,7 @@ static int build(const char *kind, int G, int M, cudaStream_t s, float *buf, cud
 {
 	size_t before, after;
 	long nodes = 0;
-	void **ptrs = calloc((size_t)M, sizeof *ptrs);
+	void **ptrs = (void **)calloc((size_t)M, sizeof *ptrs);
 	int alloc = strcmp(kind, "kernel") != 0, frees = strcmp(kind, "allocfree") == 0;
 	before = heap();
 	for (int g = 0; g < G; g++) {
@@ -75,8 +75,8 @@ int main(int argc, char **argv)
 	const char *kinds[] = {"kernel", "alloc", "allocfree"};
 	cudaStream_t s;
 	float *buf = NULL;
-	cudaGraph_t *gs = calloc((size_t)G * 3, sizeof *gs);
-	cudaGraphExec_t *es = calloc((size_t)G * 3, sizeof *es);
+	cudaGraph_t *gs = (cudaGraph_t *)calloc((size_t)G * 3, sizeof *gs);
+	cudaGraphExec_t *es = (cudaGraphExec_t *)calloc((size_t)G * 3, sizeof *es);
 
 	if (cudaFree(0) != cudaSuccess || cudaStreamCreate(&s) != cudaSuccess ||
 	    cudaMalloc((void **)&buf, 256 * sizeof(float)) != cudaSuccess)

@@ -131,9 +131,9 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 		rc = drv_cuStreamGetCaptureInfo_v3(s, &st, &cid, &g, NULL, NULL, NULL);
 	else
 		return 0;
-	if (rc != CUDA_SUCCESS) {
-		/* An invalidated capture answers the query with an error (901 on
-		 * the H100) rather than a status: find it by its origin stream. */
+	if (rc != CUDA_SUCCESS || st == CU_STREAM_CAPTURE_STATUS_INVALIDATED) {
+		/* An invalidated capture may answer without its id (or with an
+		 * error): find it by its origin stream. */
 		struct cg_capture *c, *tmp;
 		int found = 0, me = cg_gettid();
 		pthread_mutex_lock(&cap_lock);
@@ -146,7 +146,7 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 			}
 		}
 		pthread_mutex_unlock(&cap_lock);
-		if (!found)
+		if (!found && rc != CUDA_SUCCESS)
 			return 0;
 		st = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
 	}
