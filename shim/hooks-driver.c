@@ -64,6 +64,11 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 	struct cg_rec r;
 	CUresult rc;
 	CG_REAL(cuGraphDestroy);
+	if (cg_policy_graph_destroy(hGraph)) {
+		/* deferred: the replacement exec behind an app handle runs it */
+		model_graph_destroy(hGraph);
+		return CUDA_SUCCESS;
+	}
 	if (!cg_call_begin(&c, HID_cuGraphDestroy, CG_CALL_LIFE))
 		return real_cuGraphDestroy(hGraph);
 	rc = real_cuGraphDestroy(hGraph);
@@ -677,7 +682,14 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 				cg_violation_end(&r, R_POOL_CHANGED);
 			}
 		}
-		if (a->dptr != b->dptr || a->size != b->size) {
+		/* Only an allocation that outlives the launch (no free node in
+		 * the exec's graph) can be held by the program: swapping one that
+		 * the graph frees itself is harmless. */
+		int escapes = 1;
+		for (uint32_t k = 0; k < old->n_alloc + old->n_free; k++)
+			if (old->mem[k].is_free && old->mem[k].dptr == a->dptr)
+				escapes = 0;
+		if (escapes && (a->dptr != b->dptr || a->size != b->size)) {
 			snprintf(msg, sizeof msg,
 				 "update of exec 0x%llx will succeed but replaces its graph allocation 0x%llx (%zu bytes) "
 				 "by 0x%llx (%zu bytes): pointers taken from the original capture are dead after the next "

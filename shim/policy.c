@@ -15,7 +15,11 @@ _Atomic int cg_policy_pending; /* proxies with allocations to free at their next
 struct proxy {
 	CUgraphExec app, real;
 	CUgraph graph;
-	CUgraph clone; /* the shim's copy `real` was instantiated from, or NULL */
+	/* The graph `real` was instantiated from. Its nodes are what per-node
+	 * calls are mapped to, so when the application destroys it the shim
+	 * keeps it alive (held_dead) until `real` is replaced or destroyed. */
+	CUgraph held;
+	int held_dead;
 	uint32_t n_nodes;
 	CUgraphNode *orig_nodes; /* nodes of the graph the app instantiated */
 	CUgraphNode *new_nodes;  /* nodes of the graph behind `real`, same order */
@@ -66,27 +70,6 @@ CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found)
 	return r;
 }
 
-/* Nodes of g in nodes[] replaced by their copies in clone (same position
- * in cuGraphGetNodes order); NULL where none is found. */
-static void map_to_clone(CUgraphNode *nodes, uint32_t n, CUgraph g, CUgraph clone, uint32_t n_graph)
-{
-	size_t n1 = n_graph, n2 = n_graph;
-	CUgraphNode *gn = malloc((n_graph + 1) * sizeof *gn), *cn = malloc((n_graph + 1) * sizeof *cn);
-	int ok = gn && cn && drv_cuGraphGetNodes && drv_cuGraphGetNodes(g, gn, &n1) == CUDA_SUCCESS &&
-		 drv_cuGraphGetNodes(clone, cn, &n2) == CUDA_SUCCESS && n1 == n2;
-	for (uint32_t i = 0; i < n; i++) {
-		CUgraphNode m = NULL;
-		for (size_t j = 0; ok && nodes[i] && j < n1; j++)
-			if (gn[j] == nodes[i]) {
-				m = cn[j];
-				break;
-			}
-		nodes[i] = m;
-	}
-	free(gn);
-	free(cn);
-}
-
 int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int rc_update)
 {
 	struct cg_summary *old_sum, *new_sum;
@@ -101,7 +84,8 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	struct cg_mnode *mem = NULL;
 	int n_mem = 0, n_carried = 0;
 	CUdeviceptr carried[8];
-	CUgraph src = g, clone = NULL, prev_clone = NULL;
+	CUgraph prev_held = NULL;
+	int prev_dead = 0;
 
 	if (cg_cfg.on_update_failure != CG_UPD_REINSTANTIATE || !real_cuGraphInstantiateWithFlags)
 		return 0;
@@ -121,21 +105,12 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	 * unrelated capture of another thread (PyTorch does the same). */
 	if (drv_cuThreadExchangeStreamCaptureMode)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
-	/* Instantiate from a copy the shim owns: the application may destroy g
-	 * right after the update, and per-node calls on the new exec need
-	 * live nodes of its source graph. (Graphs with memory nodes cannot be
-	 * cloned: those are instantiated from g itself.) */
 	new_sum = model_graph_summary(g);
-	if (new_sum && new_sum->n_alloc + new_sum->n_free == 0 &&
-	    (real_cuGraphClone || cg_need_real(HID_cuGraphClone) >= 0) && real_cuGraphClone(&clone, g) == CUDA_SUCCESS)
-		src = clone;
-	rc = real_cuGraphInstantiateWithFlags(&fresh, src, flags);
+	rc = real_cuGraphInstantiateWithFlags(&fresh, g, flags);
 	if (drv_cuThreadExchangeStreamCaptureMode)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
 	cg_tls.in_shim--;
 	if (rc != CUDA_SUCCESS) {
-		if (clone)
-			drv_cuGraphDestroy(clone);
 		model_summary_free(new_sum);
 		rec_begin(&r, CG_L_WARN, CGSHIM_EV_REWRITE);
 		rec_hex(&r, "exec", (uintptr_t)app);
@@ -205,17 +180,15 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 			for (uint32_t i = 0; i < p->n_nodes && i < new_sum->n_nodes; i++)
 				if (old_sum->types[i] == new_sum->types[i])
 					p->new_nodes[i] = new_sum->nodes[i];
-		prev_clone = p->clone;
-		p->clone = clone;
-		if (clone && p->new_nodes)
-			map_to_clone(p->new_nodes, p->n_nodes, g, clone, new_sum ? new_sum->n_nodes : 0);
+		prev_held = p->held;
+		prev_dead = p->held_dead;
+		p->held = g;
+		p->held_dead = 0;
 	}
 	pthread_rwlock_unlock(&proxy_lock);
 	free(mem);
 	if (!p) {
 		real_cuGraphExecDestroy(fresh);
-		if (clone)
-			drv_cuGraphDestroy(clone);
 		model_summary_free(old_sum);
 		model_summary_free(new_sum);
 		return 0;
@@ -226,8 +199,8 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	 * its handle, so its handle value cannot be reused meanwhile. */
 	if (prev_real != app)
 		real_cuGraphExecDestroy(prev_real);
-	if (prev_clone)
-		drv_cuGraphDestroy(prev_clone);
+	if (prev_dead && prev_held && prev_held != g)
+		drv_cuGraphDestroy(prev_held); /* the application destroyed it earlier */
 	model_exec_rewritten(app, fresh, g, new_sum);
 	model_summary_free(old_sum);
 
@@ -273,8 +246,8 @@ void cg_policy_forget(CUgraphExec app)
 		return;
 	if (p->real && p->real != app)
 		real_cuGraphExecDestroy(p->real);
-	if (p->clone)
-		drv_cuGraphDestroy(p->clone);
+	if (p->held_dead && p->held)
+		drv_cuGraphDestroy(p->held);
 	if (p->n_pending) /* never launched again: they stay allocated, as after an update */
 		atomic_fetch_sub(&cg_policy_pending, 1);
 	free(p->pending);
@@ -319,4 +292,23 @@ void cg_policy_launch_pending(CUgraphExec app, CUstream s, int ptsz)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
 	cg_tls.in_shim--;
 	free(d);
+}
+
+int cg_policy_graph_destroy(CUgraph g)
+{
+	struct proxy *p, *tmp;
+	int held = 0;
+	if (!atomic_load_explicit(&cg_policy_active, memory_order_relaxed))
+		return 0;
+	pthread_rwlock_wrlock(&proxy_lock);
+	HASH_ITER(hh, proxies, p, tmp)
+	{
+		if (p->held == g && !p->held_dead) {
+			p->held_dead = 1;
+			held = 1;
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&proxy_lock);
+	return held;
 }

@@ -34,6 +34,10 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 /* The application destroys its handle: destroys the extra real exec too.
  * Returns the handle to pass to the real destroy. */
 void cg_policy_forget(CUgraphExec app);
+/* The application destroys graph g. Returns 1 when a re-instantiated exec
+ * still runs from g: the shim then keeps g alive (destroying it with that
+ * exec) and the application's destroy reports success. */
+int cg_policy_graph_destroy(CUgraph g);
 /* AutoFreeOnLaunch kept across a rewrite: before the first launch of the
  * handle after it, free (on the launch stream) the allocations the replaced
  * executable's last launch left. */
