@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <execinfo.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@ struct site_key {
 struct site_ent {
 	struct site_key key;
 	uint32_t id;
+	char *text; /* native frames rendered once ("a\nb\n"), on first use */
 	UT_hash_handle hh;
 };
 
@@ -253,14 +255,30 @@ static void py_frames(char *out, size_t cap, int max)
 		py.decref(owned);
 }
 
-static int cuda_frame(void *pc)
+/* Module file name of pc. _dl_find_object (glibc >= 2.35) is a lock-free
+ * lookup; dladdr also searches the symbol table (linear in large
+ * libraries such as libtorch), so it is only the fallback. */
+extern int _dl_find_object(void *pc, struct dl_find_object *result) __attribute__((weak));
+
+static const char *module_of(void *pc)
 {
 	Dl_info di;
-	const char *base;
-	if (!dladdr(pc, &di) || !di.dli_fname)
+	if (_dl_find_object) {
+		struct dl_find_object fo;
+		if (_dl_find_object(pc, &fo) == 0 && fo.dlfo_link_map)
+			return fo.dlfo_link_map->l_name;
+		return NULL;
+	}
+	return dladdr(pc, &di) ? di.dli_fname : NULL;
+}
+
+static int cuda_frame(void *pc)
+{
+	const char *name = module_of(pc), *base;
+	if (!name)
 		return 0;
-	base = strrchr(di.dli_fname, '/');
-	base = base ? base + 1 : di.dli_fname;
+	base = strrchr(name, '/');
+	base = base ? base + 1 : name;
 	return !strncmp(base, "libcgshim", 9) || !strncmp(base, "libcudart", 9) || !strncmp(base, "libcuda.", 8);
 }
 
@@ -354,21 +372,67 @@ static int site_copy(uint32_t site, struct site_key *k)
 	return ok;
 }
 
+/* Render a site's native frames once and keep the text with the site:
+ * symbolisation (dladdr) is slow in large libraries, sites repeat. */
+static char *site_text_locked(struct site_ent *e)
+{
+	char buf[300];
+	size_t cap = 64, n = 0;
+	char *t;
+	if (e->text)
+		return e->text;
+	t = malloc(cap);
+	if (!t)
+		return NULL;
+	t[0] = 0;
+	for (int i = 0; i < e->key.n; i++) {
+		size_t l;
+		frame_text(e->key.pc[i], buf, sizeof buf);
+		l = strlen(buf);
+		if (n + l + 2 > cap) {
+			char *nt = realloc(t, cap = (n + l + 2) * 2);
+			if (!nt)
+				break;
+			t = nt;
+		}
+		memcpy(t + n, buf, l);
+		n += l;
+		t[n++] = '\n';
+		t[n] = 0;
+	}
+	e->text = t;
+	return t;
+}
+
 void rec_site(struct cg_rec *r, const char *key, uint32_t site)
 {
-	struct site_key k;
-	char buf[300];
-	if (!r->on || !site_copy(site, &k))
+	char py[CG_PY_MAX], nat[2048];
+	struct site_ent *e;
+	if (!r->on || !site)
+		return;
+	py[0] = nat[0] = 0;
+	pthread_mutex_lock(&site_lock);
+	e = site <= site_n ? site_by_id[site] : NULL;
+	if (e) {
+		const char *t = site_text_locked(e);
+		memcpy(py, e->key.py, sizeof py);
+		snprintf(nat, sizeof nat, "%s", t ? t : "");
+	}
+	pthread_mutex_unlock(&site_lock);
+	if (!e)
 		return;
 	rec_open(r, key, '[');
-	if (k.py[0]) {
+	if (py[0]) {
 		char *save = NULL, *tok;
-		for (tok = strtok_r(k.py, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
+		for (tok = strtok_r(py, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
 			rec_elem_str(r, tok);
 	}
-	for (int i = 0; i < k.n; i++) {
-		frame_text(k.pc[i], buf, sizeof buf);
-		rec_elem_str(r, buf);
+	for (char *line = nat, *nl; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			break;
+		*nl = 0;
+		rec_elem_str(r, line);
 	}
 	rec_close(r, ']');
 }
