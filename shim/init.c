@@ -58,6 +58,7 @@ void cg_degrade(const char *why)
 
 static void atfork_prepare(void)
 {
+	cg_log_flush_thread(); /* the child must not write the parent's lines again */
 	cg_model_lock_all();
 }
 
@@ -106,7 +107,15 @@ static void exit_handler(void)
 	cg_tls.in_shim++;
 	if (cg_cfg.summary)
 		cg_model_exit_summary();
+	cg_log_unbuffered(); /* every thread's batch out; later records go straight */
 	cg_tls.in_shim--;
+}
+
+/* A process that ends without exit() handlers running (e.g. _exit after a
+ * fork) still gets its batched lines out of the destructor path. */
+__attribute__((destructor)) static void cg_destructor(void)
+{
+	cg_log_unbuffered();
 }
 
 static pthread_once_t late_exit_once = PTHREAD_ONCE_INIT;

@@ -1,6 +1,7 @@
 /* shim/log.c -- leveled log sink: whole lines, one write(2), no stdio locks. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "state.h"
 
 int cg_log_level = CG_L_WARN;
+static void tb_after_fork(void);
 static int log_fd = 2;
 static _Atomic unsigned long long log_seq;
 static int log_pid;
@@ -100,6 +102,7 @@ int cg_log_open(void)
 
 void cg_log_after_fork_child(void)
 {
+	tb_after_fork();
 	log_pid = (int)getpid();
 	/* If the path names the pid, the child gets its own file. */
 	if (cg_cfg.log_file && strstr(cg_cfg.log_file, "%p") && log_fd > 2) {
@@ -107,6 +110,153 @@ void cg_log_after_fork_child(void)
 		if (cg_log_open() == 0)
 			close(old);
 	}
+}
+
+static void sink_write(const char *buf, size_t len);
+
+/* ---- per-thread batching ------------------------------------------------ */
+#define TBUF_SIZE 8192
+#define TBUF_MAX_AGE_NS 50000000ull
+
+struct tbuf {
+	atomic_flag busy; /* owner appends/flushes; the exit flusher borrows it */
+	int registered;
+	size_t n;
+	uint64_t t_first;
+	struct tbuf *next, *prev;
+	char buf[TBUF_SIZE];
+};
+
+static CG_TLS struct tbuf tb;
+static pthread_mutex_t tb_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tbuf *tb_head;
+static pthread_key_t tb_key;
+static pthread_once_t tb_key_once = PTHREAD_ONCE_INIT;
+static _Atomic int tb_off;
+
+static void tb_flush_locked(struct tbuf *b)
+{
+	if (b->n) {
+		sink_write(b->buf, b->n);
+		b->n = 0;
+	}
+}
+
+static void tb_thread_exit(void *arg)
+{
+	struct tbuf *b = arg;
+	while (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire))
+		;
+	tb_flush_locked(b);
+	atomic_flag_clear_explicit(&b->busy, memory_order_release);
+	pthread_mutex_lock(&tb_lock);
+	if (b->registered) {
+		if (b->prev)
+			b->prev->next = b->next;
+		else
+			tb_head = b->next;
+		if (b->next)
+			b->next->prev = b->prev;
+		b->registered = 0;
+	}
+	pthread_mutex_unlock(&tb_lock);
+}
+
+static void tb_make_key(void)
+{
+	(void)pthread_key_create(&tb_key, tb_thread_exit);
+}
+
+static void tb_register(struct tbuf *b)
+{
+	pthread_once(&tb_key_once, tb_make_key);
+	pthread_mutex_lock(&tb_lock);
+	b->prev = NULL;
+	b->next = tb_head;
+	if (tb_head)
+		tb_head->prev = b;
+	tb_head = b;
+	b->registered = 1;
+	pthread_mutex_unlock(&tb_lock);
+	(void)pthread_setspecific(tb_key, b);
+}
+
+/* Write line: batched (level info and below) or at once, keeping this
+ * thread's order either way. */
+static void emit_line(const char *line, size_t len, int level)
+{
+	struct tbuf *b = &tb;
+	uint64_t now;
+	if (level <= CG_L_WARN || atomic_load_explicit(&tb_off, memory_order_relaxed) || len > TBUF_SIZE) {
+		if (b->n) {
+			while (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire))
+				;
+			tb_flush_locked(b);
+			atomic_flag_clear_explicit(&b->busy, memory_order_release);
+		}
+		sink_write(line, len);
+		return;
+	}
+	if (!b->registered)
+		tb_register(b);
+	now = cg_now_ns();
+	while (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire))
+		;
+	if (b->n + len > TBUF_SIZE)
+		tb_flush_locked(b);
+	if (!b->n)
+		b->t_first = now;
+	memcpy(b->buf + b->n, line, len);
+	b->n += len;
+	if (now - b->t_first > TBUF_MAX_AGE_NS)
+		tb_flush_locked(b);
+	atomic_flag_clear_explicit(&b->busy, memory_order_release);
+}
+
+void cg_log_flush_thread(void)
+{
+	struct tbuf *b = &tb;
+	if (!b->n)
+		return;
+	while (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire))
+		;
+	tb_flush_locked(b);
+	atomic_flag_clear_explicit(&b->busy, memory_order_release);
+}
+
+void cg_log_flush_all(void)
+{
+	pthread_mutex_lock(&tb_lock);
+	for (struct tbuf *b = tb_head; b; b = b->next) {
+		/* Bounded wait: a thread stuck inside an append cannot hold
+		 * the process at exit. */
+		int spins = 0;
+		while (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire))
+			if (++spins > 1000000)
+				break;
+		if (spins <= 1000000) {
+			tb_flush_locked(b);
+			atomic_flag_clear_explicit(&b->busy, memory_order_release);
+		}
+	}
+	pthread_mutex_unlock(&tb_lock);
+}
+
+/* The parent's other threads do not exist in the child: forget their
+ * buffers (what they held is the parent's to write). This thread's buffer
+ * was flushed before the fork. */
+static void tb_after_fork(void)
+{
+	tb_head = NULL;
+	tb.registered = 0;
+	tb.n = 0;
+	pthread_mutex_init(&tb_lock, NULL);
+}
+
+void cg_log_unbuffered(void)
+{
+	atomic_store(&tb_off, 1);
+	cg_log_flush_all();
 }
 
 static void sink_write(const char *buf, size_t len)
@@ -124,6 +274,50 @@ static void sink_write(const char *buf, size_t len)
 }
 
 /* ---- record builder -------------------------------------------------------- */
+
+/* Number formatting without stdio (records are built on every lifecycle
+ * call; snprintf was a measurable share of it). Return the length. */
+static size_t fmt_u64(char *out, unsigned long long v)
+{
+	char t[24];
+	size_t n = 0, i;
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		out[i] = t[n - 1 - i];
+	return n;
+}
+
+static size_t fmt_i64(char *out, long long v)
+{
+	if (v < 0) {
+		out[0] = '-';
+		return 1 + fmt_u64(out + 1, 0ull - (unsigned long long)v);
+	}
+	return fmt_u64(out, (unsigned long long)v);
+}
+
+static size_t fmt_hex(char *out, unsigned long long v, int quoted)
+{
+	static const char dig[] = "0123456789abcdef";
+	char t[20];
+	size_t n = 0, k = 0;
+	do {
+		t[n++] = dig[v & 15];
+		v >>= 4;
+	} while (v);
+	if (quoted)
+		out[k++] = '"';
+	out[k++] = '0';
+	out[k++] = 'x';
+	while (n)
+		out[k++] = t[--n];
+	if (quoted)
+		out[k++] = '"';
+	return k;
+}
 
 static void put(struct cg_rec *r, const char *s, size_t l)
 {
@@ -188,6 +382,7 @@ void rec_begin(struct cg_rec *r, int level, const char *ev)
 	r->on = cg_log_on(level);
 	if (!r->on)
 		return;
+	r->level = level;
 	r->json = cg_cfg.log_format == CG_FMT_JSONL;
 	r->nfields = 0;
 	r->trunc = 0;
@@ -195,8 +390,28 @@ void rec_begin(struct cg_rec *r, int level, const char *ev)
 	ts = cg_now_ns();
 	unsigned long long seq = atomic_fetch_add_explicit(&log_seq, 1, memory_order_relaxed) + 1;
 	if (r->json) {
-		l = snprintf(tmp, sizeof tmp, "{\"v\":%d,\"ev\":\"%s\",\"seq\":%llu,\"ts\":%llu,\"pid\":%d,\"tid\":%d",
-			     CGSHIM_RECORD_VERSION, ev, seq, (unsigned long long)ts, log_pid, cg_gettid());
+		/* {"v":1,"ev":"...","seq":N,"ts":N,"pid":N,"tid":N */
+		static const char a[] = "{\"v\":", b[] = ",\"ev\":\"", c[] = "\",\"seq\":", d[] = ",\"ts\":",
+				  e[] = ",\"pid\":", f[] = ",\"tid\":";
+		size_t k = 0, evl = strlen(ev);
+		if (evl > 40)
+			evl = 40;
+#define CAT(str) (memcpy(tmp + k, str, sizeof str - 1), k += sizeof str - 1)
+		CAT(a);
+		k += fmt_u64(tmp + k, CGSHIM_RECORD_VERSION);
+		CAT(b);
+		memcpy(tmp + k, ev, evl);
+		k += evl;
+		CAT(c);
+		k += fmt_u64(tmp + k, seq);
+		CAT(d);
+		k += fmt_u64(tmp + k, ts);
+		CAT(e);
+		k += fmt_i64(tmp + k, log_pid);
+		CAT(f);
+		k += fmt_i64(tmp + k, cg_gettid());
+#undef CAT
+		l = (int)k;
 		r->nfields = 1;
 	} else {
 		static const char *lv[] = {"", "", "error", "warn", "info", "debug", "trace"};
@@ -228,7 +443,7 @@ void rec_int(struct cg_rec *r, const char *k, long long v)
 	if (!r->on)
 		return;
 	key(r, k);
-	put(r, tmp, (size_t)snprintf(tmp, sizeof tmp, "%lld", v));
+	put(r, tmp, fmt_i64(tmp, v));
 }
 
 void rec_u64(struct cg_rec *r, const char *k, unsigned long long v)
@@ -237,7 +452,7 @@ void rec_u64(struct cg_rec *r, const char *k, unsigned long long v)
 	if (!r->on)
 		return;
 	key(r, k);
-	put(r, tmp, (size_t)snprintf(tmp, sizeof tmp, "%llu", v));
+	put(r, tmp, fmt_u64(tmp, v));
 }
 
 void rec_hex(struct cg_rec *r, const char *k, unsigned long long v)
@@ -246,7 +461,7 @@ void rec_hex(struct cg_rec *r, const char *k, unsigned long long v)
 	if (!r->on)
 		return;
 	key(r, k);
-	put(r, tmp, (size_t)snprintf(tmp, sizeof tmp, r->json ? "\"0x%llx\"" : "0x%llx", v));
+	put(r, tmp, fmt_hex(tmp, v, r->json));
 }
 
 void rec_bool(struct cg_rec *r, const char *k, int v)
@@ -296,7 +511,7 @@ void rec_elem_hex(struct cg_rec *r, unsigned long long v)
 	if (!r->on)
 		return;
 	elem_sep(r);
-	put(r, tmp, (size_t)snprintf(tmp, sizeof tmp, r->json ? "\"0x%llx\"" : "0x%llx", v));
+	put(r, tmp, fmt_hex(tmp, v, r->json));
 }
 
 void rec_elem_raw(struct cg_rec *r, const char *v)
@@ -359,7 +574,7 @@ void rec_end(struct cg_rec *r)
 	if (r->json)
 		r->buf[r->n++] = '}';
 	r->buf[r->n++] = '\n';
-	sink_write(r->buf, r->n);
+	emit_line(r->buf, r->n, r->level);
 }
 
 void cg_warn(const char *fmt, ...)

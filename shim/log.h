@@ -19,6 +19,7 @@
 
 struct cg_rec {
 	int on;      /* 0: the level filtered it out, every rec_* call is a no-op */
+	int level;
 	int json;
 	int nfields;
 	int trunc;
@@ -54,6 +55,16 @@ void rec_elem_hex(struct cg_rec *r, unsigned long long val);
 /* An element written verbatim (a number). */
 void rec_elem_raw(struct cg_rec *r, const char *val);
 void rec_end(struct cg_rec *r);
+
+/* Records at info level and below are gathered per thread and written in
+ * batches (whole lines, one write(2) per batch): at 8 KiB, 50 ms after the
+ * oldest, before an error/warn record of the same thread (those are written
+ * at once, so a violation is on disk before the driver call), at thread
+ * exit, before fork and at process exit. */
+void cg_log_flush_thread(void);
+void cg_log_flush_all(void);
+/* From now on every record is written at once (process exit). */
+void cg_log_unbuffered(void);
 
 /* Printf-style one-line warning record (ev "warning"), for the shim's own trouble. */
 void cg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -41,7 +41,9 @@ static int setup(void **state)
 static char *slurp(void)
 {
 	static char buf[65536];
-	FILE *f = fopen(path, "r");
+	FILE *f;
+	cg_log_flush_thread(); /* info records are batched per thread */
+	f = fopen(path, "r");
 	size_t n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = 0;
@@ -148,6 +150,37 @@ static void test_text_format(void **state)
 	unlink(path);
 }
 
+/* Batching: info records wait in the thread's buffer; a warn record is
+ * written at once and carries the earlier lines of the thread with it, in
+ * order. */
+static void test_batching_order(void **state)
+{
+	struct cg_rec r;
+	char buf[4096];
+	FILE *f;
+	size_t n;
+	(void)state;
+	rec_begin(&r, CG_L_INFO, "call");
+	rec_str(&r, "api", "first");
+	rec_end(&r);
+	f = fopen(path, "r");
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	assert_int_equal(n, 0); /* still batched */
+	rec_begin(&r, CG_L_WARN, "violation");
+	rec_str(&r, "rule", "CGS001");
+	rec_end(&r);
+	f = fopen(path, "r");
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *a = strstr(buf, "\"first\""), *b = strstr(buf, "CGS001");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(a < b);
+	unlink(path);
+}
+
 static void test_result_names(void **state)
 {
 	(void)state;
@@ -164,6 +197,7 @@ int main(void)
 		cmocka_unit_test_setup(test_level_filter, setup),
 		cmocka_unit_test_setup(test_truncation_keeps_valid_json, setup),
 		cmocka_unit_test_setup(test_text_format, setup),
+		cmocka_unit_test_setup(test_batching_order, setup),
 		cmocka_unit_test(test_result_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
