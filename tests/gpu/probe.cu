@@ -47,6 +47,9 @@ int main(void)
 	for (int i = 0; i < 64; i++)
 		k<<<1, 32, 0, s>>>(d);
 	cudaStreamEndCapture(s, &g);
+	struct timespec tsp;
+	TIME("clock_gettime(MONOTONIC)", 100000, clock_gettime(CLOCK_MONOTONIC, &tsp));
+	TIME("clock_gettime(MONOTONIC_COARSE)", 100000, clock_gettime(CLOCK_MONOTONIC_COARSE, &tsp));
 	TIME("cuMemGetInfo", 1000, cuMemGetInfo(&fr, &tot));
 	TIME("cuStreamGetCaptureInfo(idle)", 1000, cuStreamGetCaptureInfo((CUstream)s, &st, &id, NULL, NULL, NULL, NULL));
 	TIME("cuGraphGetNodes(64)", 1000, cuGraphGetNodes((CUgraph)g, nodes, &n));
