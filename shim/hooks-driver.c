@@ -467,7 +467,6 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 	emit_nodes(g, p->sum);
 	if (rc == CUDA_SUCCESS && ph) {
 		model_exec_new(*ph, g, flags, p->site, p->sum);
-		cg_model_graphmem("instantiate");
 	} else {
 		model_summary_free(p->sum);
 	}

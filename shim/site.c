@@ -297,7 +297,7 @@ uint32_t cg_site_here(int skip)
 		int i = skip + 1;
 		/* Unwinding is the cost (~45 ns a frame): ask for the frames
 		 * kept, the shim's, and a few of the CUDA libraries above them. */
-		n = backtrace(pcs, depth + skip + 7 < CG_BT_MAX + 8 ? depth + skip + 7 : CG_BT_MAX + 8);
+		n = backtrace(pcs, depth + skip + 4 < CG_BT_MAX + 8 ? depth + skip + 4 : CG_BT_MAX + 8);
 		/* The user's call site is the first frame outside the shim and
 		 * the CUDA runtime/driver (runtime hooks put both on the stack). */
 		while (i < n - 1 && cuda_frame(pcs[i]))

@@ -68,7 +68,10 @@ def run(cmd, shim=True, extra=None, timeout=300):
     log = os.path.join(tmp, "log.jsonl")
     env = base_env()
     if shim:
-        env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
+        # An exact per-capture table: every capture and instantiation
+        # sampled (the default, auto, stops sampling tight capture loops).
+        env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log,
+                   CGSHIM_MEMINFO="on")
     if extra:
         env.update(extra)
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)

@@ -40,7 +40,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cg_cfg.disable, 0);
 	assert_int_equal(cg_cfg.log_level, CG_L_WARN); /* auto without a file */
 	assert_int_equal(cg_cfg.log_format, CG_FMT_TEXT);
-	assert_int_equal(cg_cfg.backtrace, 8);
+	assert_int_equal(cg_cfg.backtrace, 6);
 	assert_int_equal(cg_cfg.on_update_failure, CG_UPD_LOG);
 	assert_string_equal(cg_cfg.log_file, "");
 }
@@ -85,7 +85,7 @@ static void test_malformed_gets_default(void **state)
 	set_env("CGSHIM_BACKTRACE", "lots");
 	set_env("CGSHIM_LOG", "trace");
 	assert_int_equal(cg_config_load(fake_getenv), 1);
-	assert_int_equal(cg_cfg.backtrace, 8);
+	assert_int_equal(cg_cfg.backtrace, 6);
 	assert_int_equal(cg_cfg.log_level, CG_L_TRACE);
 }
 
