@@ -7,7 +7,11 @@ Usage: capture_ab.py CAPTURE_BENCH_EXE LIBCGSHIM [PAIRS] [REPS]
 Each run prints its median ns per rep; PAIRS (>= 5, default 9) pairs are run
 alternating the order inside each pair. Prints each pair, the medians and the
 ratio; exit 1 if the ratio > 1.10."""
-import os, statistics, subprocess, sys, tempfile
+import shlex, os, statistics, subprocess, sys, tempfile
+
+# CGSHIM_BENCH_PIN="taskset -c 4": run both sides on the same core (less
+# variance on hosts whose cores run at different speeds).
+PIN = shlex.split(os.environ.get("CGSHIM_BENCH_PIN", ""))
 
 BAR = 1.10
 exe, lib = sys.argv[1], sys.argv[2]
@@ -23,7 +27,7 @@ def run(shim):
             del env[k]
     if shim:
         env.update(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
-    out = subprocess.run([exe, reps], env=env, capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(PIN + [exe, reps], env=env, capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == "capture_instantiate_ns" and out[3] == "64", "unexpected output %s" % out
     return float(out[1])
 

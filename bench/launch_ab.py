@@ -2,7 +2,11 @@
 """A/B interleaved launch benchmark: bare vs under the shim (info-level
 JSONL to a file). Usage: launch_ab.py BENCH_EXE LIBCGSHIM [PAIRS] [ITERS]
 Prints each pair and the medians and ratio; exit 1 if the ratio > 1.02."""
-import os, statistics, subprocess, sys, tempfile
+import shlex, os, statistics, subprocess, sys, tempfile
+
+# CGSHIM_BENCH_PIN="taskset -c 4": run both sides on the same core (less
+# variance on hosts whose cores run at different speeds).
+PIN = shlex.split(os.environ.get("CGSHIM_BENCH_PIN", ""))
 
 exe, lib = sys.argv[1], sys.argv[2]
 pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 7
@@ -13,7 +17,7 @@ def run(shim):
     env = dict(os.environ)
     if shim:
         env.update(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
-    out = subprocess.run([exe, iters], env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(PIN + [exe, iters], env=env, capture_output=True, text=True, check=True).stdout
     return float(out.split()[1])
 
 bare, shim = [], []

@@ -11,7 +11,11 @@ the medians over pairs and the ratios:
                                    own fallback; information)
   launch                           shim launch_ns (rewritten exec) over bare launch_ns (bar 1.02)
 Exit 1 when a bar is exceeded (or a run fails)."""
-import os
+import shlex, os
+
+# CGSHIM_BENCH_PIN="taskset -c 4": run both sides on the same core (less
+# variance on hosts whose cores run at different speeds).
+PIN = shlex.split(os.environ.get("CGSHIM_BENCH_PIN", ""))
 import statistics
 import subprocess
 import sys
@@ -32,7 +36,7 @@ def run(shim):
     if shim:
         env.update(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
                    CGSHIM_LOG_FILE=os.path.join(tmp, "bench-%p.jsonl"), CGSHIM_ON_UPDATE_FAILURE="reinstantiate")
-    p = subprocess.run([exe] + args, env=env, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(PIN + [exe] + args, env=env, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         print("run failed (%s): %s %s" % ("shim" if shim else "bare", p.stdout[-2000:], p.stderr[-2000:]))
         sys.exit(1)

@@ -2,7 +2,11 @@
 """A/B interleaved update benchmark: bare vs under the shim (info-level JSONL
 to a file). Usage: update_ab.py BENCH_EXE LIBCGSHIM NODES [PAIRS] [REPS]
 Bar (issue 4): update including the prediction <= 1.25x the bare update."""
-import os, statistics, subprocess, sys, tempfile
+import shlex, os, statistics, subprocess, sys, tempfile
+
+# CGSHIM_BENCH_PIN="taskset -c 4": run both sides on the same core (less
+# variance on hosts whose cores run at different speeds).
+PIN = shlex.split(os.environ.get("CGSHIM_BENCH_PIN", ""))
 
 exe, lib, nodes = sys.argv[1], sys.argv[2], sys.argv[3]
 pairs = int(sys.argv[4]) if len(sys.argv) > 4 else 5
@@ -14,7 +18,7 @@ def run(shim):
     env = dict(os.environ)
     if shim:
         env.update(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
-    out = subprocess.run([exe, nodes, reps], env=env, capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(PIN + [exe, nodes, reps], env=env, capture_output=True, text=True, check=True).stdout.split()
     return float(out[3]), float(out[5])
 
 

@@ -24,6 +24,8 @@ struct site_key {
 
 struct site_ent {
 	struct site_key key;
+	unsigned char *kb; /* compact lookup key: used pcs, then the Python text */
+	size_t klen;
 	uint32_t id;
 	char *text; /* native frames rendered once ("a\nb\n"), on first use */
 	UT_hash_handle hh;
@@ -292,7 +294,10 @@ uint32_t cg_site_here(int skip)
 
 	if (depth <= 0 && cg_cfg.python_frames <= 0)
 		return 0;
-	memset(&k, 0, sizeof k);
+	unsigned char kb[sizeof k.pc + CG_PY_MAX];
+	size_t klen;
+	k.n = 0;
+	k.py[0] = 0;
 	if (depth > 0) {
 		int i = skip + 1;
 		/* Unwinding is the cost (~45 ns a frame): ask for the frames
@@ -306,9 +311,17 @@ uint32_t cg_site_here(int skip)
 			k.pc[k.n++] = pcs[i];
 	}
 	py_frames(k.py, sizeof k.py, (int)cg_cfg.python_frames);
+	/* Hash only what is used (the fixed-size key was ~0.5 KiB). */
+	klen = k.n * sizeof k.pc[0];
+	memcpy(kb, k.pc, klen);
+	{
+		size_t pl = strlen(k.py);
+		memcpy(kb + klen, k.py, pl);
+		klen += pl;
+	}
 
 	pthread_mutex_lock(&site_lock);
-	HASH_FIND(hh, site_tab, &k, sizeof k, e);
+	HASH_FIND(hh, site_tab, kb, klen, e);
 	if (e) {
 		id = e->id;
 		pthread_mutex_unlock(&site_lock);
@@ -329,14 +342,23 @@ uint32_t cg_site_here(int skip)
 		pthread_mutex_unlock(&site_lock);
 		return 0;
 	}
+	e->kb = malloc(klen + 1);
+	if (!e->kb) {
+		free(e);
+		pthread_mutex_unlock(&site_lock);
+		return 0;
+	}
+	memcpy(e->kb, kb, klen);
+	e->klen = klen;
 	e->key = k;
 	e->id = ++site_n;
 	site_by_id[e->id] = e;
-	HASH_ADD(hh, site_tab, key, sizeof k, e);
+	HASH_ADD_KEYPTR(hh, site_tab, e->kb, e->klen, e);
 	if (cg_table_oom) {
 		cg_table_oom = 0;
 		site_by_id[e->id] = NULL;
 		site_n--;
+		free(e->kb);
 		free(e);
 		pthread_mutex_unlock(&site_lock);
 		return 0;
