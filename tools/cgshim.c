@@ -191,6 +191,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* A log file named *.jsonl is what `cgshim report` reads: write it so
+	 * unless a format was asked for. */
+	if (log_opt && log_tmpl && !fmt_opt && !getenv("CGSHIM_LOG_FORMAT")) {
+		size_t l = strlen(log_tmpl);
+		if (l > 6 && !strcmp(log_tmpl + l - 6, ".jsonl"))
+			setenv("CGSHIM_LOG_FORMAT", "jsonl", 1);
+	}
 	if (use_stderr) {
 		unsetenv("CGSHIM_LOG_FILE");
 		log_tmpl = NULL;

@@ -283,6 +283,8 @@ def case_default_log():
     check("log written to mine-%s.log" % out.strip() in err, "--log-file not listed: %r" % err)
     check(child_env(cgshim("--log-file=a.log", A.child, "env", env=env)[1]).get("CGSHIM_LOG_FORMAT") is None,
           "--log-file alone forced a format")
+    check(child_env(cgshim("--log-file=a-%p.jsonl", A.child, "env", env=env)[1]).get("CGSHIM_LOG_FORMAT") == "jsonl",
+          "--log-file=*.jsonl did not select the jsonl format")
     rc, out, err = cgshim(A.child, "env", env=dict(env, CGSHIM_LOG_FILE="/dev/null"), cwd=d)
     check(child_env(out).get("CGSHIM_LOG_FILE") == "/dev/null", "user's CGSHIM_LOG_FILE overridden")
 
