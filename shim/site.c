@@ -86,6 +86,15 @@ static void py_resolve(void)
 		py.utf8 && py.decref;
 }
 
+/* Installed libraries are named from their package down
+ * (".../site-packages/torch/cuda/graphs.py" -> "torch/cuda/graphs.py"):
+ * room for more frames; the user's own files keep their full path. */
+static const char *py_short(const char *file)
+{
+	const char *p = strstr(file, "-packages/");
+	return p ? p + 10 : file;
+}
+
 /* ---- CPython 3.12 frames without the GIL -----------------------------------
  *
  * PyTorch releases the GIL around its CUDA work (capture_begin, replay and
@@ -193,7 +202,7 @@ static int py12_frames(char *out, size_t cap, int max)
 				strcpy(file, "?");
 			if (py12_ascii(name_obj, func, sizeof func))
 				strcpy(func, "?");
-			int w = snprintf(out + n, cap - n, "%spy:%s:%d:%s", n ? ";" : "", file,
+			int w = snprintf(out + n, cap - n, "%spy:%s:%d:%s", n ? ";" : "", py_short(file),
 					 py12.frame_line(frame), func);
 			if (w < 0 || (size_t)w >= cap - n) {
 				out[n] = 0;
@@ -234,7 +243,7 @@ static void py_frames(char *out, size_t cap, int max)
 		const char *file = code ? py_str_attr(code, "co_filename", &h1) : NULL;
 		const char *func = code ? py_str_attr(code, "co_name", &h2) : NULL;
 		int line = py.lineno(f);
-		int w = snprintf(out + n, cap - n, "%spy:%s:%d:%s", n ? ";" : "", file ? file : "?", line,
+		int w = snprintf(out + n, cap - n, "%spy:%s:%d:%s", n ? ";" : "", file ? py_short(file) : "?", line,
 				 func ? func : "?");
 		if (h1)
 			py.decref(h1);

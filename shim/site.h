@@ -14,7 +14,7 @@
 #include "log.h"
 
 #define CG_BT_MAX 32
-#define CG_PY_MAX 256
+#define CG_PY_MAX 768
 
 /* Capture the current site; skip = frames of the shim to drop. Never makes
  * a CUDA call. Safe in any hook; costs a few microseconds. */

@@ -49,14 +49,35 @@ int rp_bool(const json_t *j, const char *key)
 	return 0;
 }
 
+/* A Python frame of an installed library or of the standard library
+ * (torch/cuda/graphs.py, contextlib.py) rather than of the user's code. */
+static int library_py_frame(const char *f)
+{
+	/* the shim names installed packages from the package down
+	 * ("py:torch/cuda/graphs.py:..."): no leading '/' */
+	return !strncmp(f, "py:", 3) &&
+	       (f[3] != '/' || strstr(f, "/site-packages/") || strstr(f, "/dist-packages/") ||
+		strstr(f, "/lib/python3"));
+}
+
+/* The frame a person wants to see first: the innermost Python frame of the
+ * user's own code when there is one, else the innermost frame. */
 const char *rp_site0(const json_t *j, const char *key)
 {
 	json_t *v = json_object_get(j, key);
+	size_t i;
 	if (json_is_string(v))
 		return json_string_value(v);
-	if (json_is_array(v) && json_is_string(json_array_get(v, 0)))
-		return json_string_value(json_array_get(v, 0));
-	return NULL;
+	if (!json_is_array(v) || !json_is_string(json_array_get(v, 0)))
+		return NULL;
+	for (i = 0; i < json_array_size(v); i++) {
+		const char *f = json_string_value(json_array_get(v, i));
+		if (!f || strncmp(f, "py:", 3))
+			break; /* native frames follow the Python ones */
+		if (!library_py_frame(f))
+			return f;
+	}
+	return json_string_value(json_array_get(v, 0));
 }
 
 const char *rp_bytes(long long v, char *buf, size_t len)
