@@ -86,13 +86,24 @@ static void py_resolve(void)
 		py.utf8 && py.decref;
 }
 
-/* Installed libraries are named from their package down
- * (".../site-packages/torch/cuda/graphs.py" -> "torch/cuda/graphs.py"):
- * room for more frames; the user's own files keep their full path. */
+/* Frames of installed packages and of the standard library are written
+ * "pylib:" and named from the package down (".../site-packages/torch/cuda/
+ * graphs.py" -> "torch/cuda/graphs.py"), the user's own as "py:" with the
+ * path Python has: a reader looks for the first "py:" frame. */
 static const char *py_short(const char *file)
 {
 	const char *p = strstr(file, "-packages/");
-	return p ? p + 10 : file;
+	if (p)
+		return p + 10;
+	p = strstr(file, "/lib/python3");
+	if (p && (p = strchr(p + 12, '/')))
+		return p + 1;
+	return file;
+}
+
+static const char *py_kind(const char *file)
+{
+	return (strstr(file, "-packages/") || strstr(file, "/lib/python3") || file[0] == '<') ? "pylib" : "py";
 }
 
 /* ---- CPython 3.12 frames without the GIL -----------------------------------
@@ -202,7 +213,7 @@ static int py12_frames(char *out, size_t cap, int max)
 				strcpy(file, "?");
 			if (py12_ascii(name_obj, func, sizeof func))
 				strcpy(func, "?");
-			int w = snprintf(out + n, cap - n, "%spy:%s:%d:%s", n ? ";" : "", py_short(file),
+			int w = snprintf(out + n, cap - n, "%s%s:%s:%d:%s", n ? ";" : "", py_kind(file), py_short(file),
 					 py12.frame_line(frame), func);
 			if (w < 0 || (size_t)w >= cap - n) {
 				out[n] = 0;
@@ -243,7 +254,8 @@ static void py_frames(char *out, size_t cap, int max)
 		const char *file = code ? py_str_attr(code, "co_filename", &h1) : NULL;
 		const char *func = code ? py_str_attr(code, "co_name", &h2) : NULL;
 		int line = py.lineno(f);
-		int w = snprintf(out + n, cap - n, "%spy:%s:%d:%s", n ? ";" : "", file ? py_short(file) : "?", line,
+		int w = snprintf(out + n, cap - n, "%s%s:%s:%d:%s", n ? ";" : "", file ? py_kind(file) : "py",
+				 file ? py_short(file) : "?", line,
 				 func ? func : "?");
 		if (h1)
 			py.decref(h1);

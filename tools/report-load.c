@@ -49,19 +49,9 @@ int rp_bool(const json_t *j, const char *key)
 	return 0;
 }
 
-/* A Python frame of an installed library or of the standard library
- * (torch/cuda/graphs.py, contextlib.py) rather than of the user's code. */
-static int library_py_frame(const char *f)
-{
-	/* the shim names installed packages from the package down
-	 * ("py:torch/cuda/graphs.py:..."): no leading '/' */
-	return !strncmp(f, "py:", 3) &&
-	       (f[3] != '/' || strstr(f, "/site-packages/") || strstr(f, "/dist-packages/") ||
-		strstr(f, "/lib/python3"));
-}
-
 /* The frame a person wants to see first: the innermost Python frame of the
- * user's own code when there is one, else the innermost frame. */
+ * user's own code ("py:"; the shim writes installed packages and the
+ * standard library as "pylib:") when there is one, else the innermost. */
 const char *rp_site0(const json_t *j, const char *key)
 {
 	json_t *v = json_object_get(j, key);
@@ -72,10 +62,10 @@ const char *rp_site0(const json_t *j, const char *key)
 		return NULL;
 	for (i = 0; i < json_array_size(v); i++) {
 		const char *f = json_string_value(json_array_get(v, i));
-		if (!f || strncmp(f, "py:", 3))
-			break; /* native frames follow the Python ones */
-		if (!library_py_frame(f))
+		if (f && !strncmp(f, "py:", 3))
 			return f;
+		if (!f || strncmp(f, "pylib:", 6))
+			break; /* native frames follow the Python ones */
 	}
 	return json_string_value(json_array_get(v, 0));
 }
