@@ -910,28 +910,31 @@ static __attribute__((noinline)) void launch_every(CUgraphExec e, long long n)
  * two relaxed atomics. */
 static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgraphExec e, CUstream s)
 {
-	CUgraphExec real = cg_policy_exec(e);
+	CUgraphExec real;
 	struct cg_exec *x;
 	long long n = 0;
-	if (CG_UNLIKELY(real != e) && CG_UNLIKELY(atomic_load_explicit(&cg_policy_pending, memory_order_relaxed)))
-		cg_policy_launch_pending(e, s, hid == HID_cuGraphLaunch_ptsz);
 	int unfreed = 0, autofree = 0, trace;
 	uint64_t t0 = 0;
 	CUresult rc;
 	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	if (CG_UNLIKELY(st != CG_READY)) {
 		if (st != CG_SETUP)
-			return fn(real, s);
+			return fn(cg_policy_exec(e), s);
 		cg_ensure_init();
 		if (!cg_ready())
-			return fn(real, s);
+			return fn(cg_policy_exec(e), s);
 	}
 	if (CG_UNLIKELY(cg_tls.in_shim))
-		return fn(real, s);
+		return fn(cg_policy_exec(e), s);
 	trace = cg_log_on(CG_L_TRACE);
 	if (CG_UNLIKELY(trace))
 		t0 = cg_now_ns();
 	x = model_exec_fast(e);
+	/* The exec behind the application's handle, without a lock: the
+	 * record carries it (it differs from e only after a rewrite). */
+	real = x ? model_exec_real(x) : cg_policy_exec(e);
+	if (CG_UNLIKELY(real != e) && CG_UNLIKELY(atomic_load_explicit(&cg_policy_pending, memory_order_relaxed)))
+		cg_policy_launch_pending(e, s, hid == HID_cuGraphLaunch_ptsz);
 	if (CG_LIKELY(x != NULL)) {
 		n = model_exec_launched(x, &unfreed, &autofree);
 		if (CG_UNLIKELY(unfreed && !autofree))
@@ -1057,6 +1060,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 			return real_##name args;                                                   \
 		site = cg_site_here(SITE_SKIP);                                                    \
 		learn_current_pool();                                                              \
+		model_capture_presample();                                                         \
 		return begin_post(&c, real_##name args, hStream, mode_expr, ptsz, into_expr, site); \
 	}
 BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)

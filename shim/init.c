@@ -111,8 +111,10 @@ static void exit_handler(void)
 	cg_tls.in_shim--;
 }
 
-/* A process that ends without exit() handlers running (e.g. _exit after a
- * fork) still gets its batched lines out of the destructor path. */
+/* Library unload (dlclose of a process that loaded the shim itself) and
+ * exits whose atexit handlers did not reach ours: write what is batched.
+ * _exit() runs neither; batched info lines are then lost (errors and
+ * warnings were written at once). */
 __attribute__((destructor)) static void cg_destructor(void)
 {
 	cg_log_unbuffered();

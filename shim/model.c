@@ -191,12 +191,21 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 	return 1;
 }
 
+static CG_TLS int presample_have;
+static CG_TLS size_t presample_free;
+
+void model_capture_presample(void)
+{
+	presample_have = sample_free(&presample_free);
+}
+
 void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site, int begin_rc)
 {
 	struct cg_capture *c;
-	size_t fr;
-	int have = sample_free(&fr);
+	size_t fr = presample_free;
+	int have = presample_have;
 	(void)begin_rc;
+	presample_have = 0;
 	c = calloc(1, sizeof *c);
 	if (!c) {
 		cg_degrade("capture table");
@@ -447,6 +456,7 @@ struct cg_exec {
 	uint32_t site;
 	int live;
 	_Atomic long long launches;
+	_Atomic(CUgraphExec) real; /* the exec behind h: h, or a re-instantiation */
 	_Atomic int outstanding; /* graph allocations of the last launch not yet freed */
 	int n_mem;
 	int unfreed_nodes; /* alloc nodes without a free node in the same graph */
@@ -464,6 +474,9 @@ static struct cg_exec *execs, *exec_free_list;
 #define FAST_SLOTS 8192
 #define FAST_TOMB ((struct cg_exec *)1)
 static _Atomic(struct cg_exec *) fast_idx[FAST_SLOTS];
+/* Set when an exec did not fit its neighbourhood of the index: only then
+ * does a miss need the locked table (else a miss is an untracked exec). */
+static _Atomic int fast_overflow;
 
 static unsigned fast_hash(CUgraphExec e)
 {
@@ -485,6 +498,7 @@ static void fast_insert(struct cg_exec *x)
 		}
 	}
 	/* Full neighbourhood: the exec is still found through the locked table. */
+	atomic_store(&fast_overflow, 1);
 }
 
 static void fast_remove(struct cg_exec *x)
@@ -502,6 +516,11 @@ static void fast_remove(struct cg_exec *x)
 	}
 }
 
+CUgraphExec model_exec_real(struct cg_exec *x)
+{
+	return atomic_load_explicit(&x->real, memory_order_acquire);
+}
+
 struct cg_exec *model_exec_fast(CUgraphExec e)
 {
 	unsigned h = fast_hash(e);
@@ -513,6 +532,8 @@ struct cg_exec *model_exec_fast(CUgraphExec e)
 		if (x != FAST_TOMB && x->h == e && x->live)
 			return x;
 	}
+	if (!atomic_load_explicit(&fast_overflow, memory_order_relaxed))
+		return NULL;
 	pthread_mutex_lock(&gx_lock);
 	HASH_FIND_PTR(execs, &e, x);
 	pthread_mutex_unlock(&gx_lock);
@@ -915,6 +936,7 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 	x->graph = g;
 	x->flags = flags;
 	x->site = site;
+	atomic_store(&x->real, e);
 	atomic_store(&x->launches, 0);
 	atomic_store(&x->outstanding, 0);
 	exec_set_summary(x, sum);
@@ -1013,13 +1035,13 @@ void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, stru
 		exec_set_summary(x, sum);
 		sum = NULL;
 		atomic_store(&x->outstanding, 0);
+		atomic_store_explicit(&x->real, real_new, memory_order_release);
 		gr = graph_find_locked(g);
 		if (gr)
 			gr->live_exec = app;
 	}
 	pthread_mutex_unlock(&gx_lock);
 	model_summary_free(sum);
-	(void)real_new;
 }
 
 static void leak_records(CUgraphExec e, const struct cg_mnode *mem, int n, const char *when);
@@ -1441,36 +1463,48 @@ void cg_model_exit_summary(void)
 	pthread_mutex_unlock(&gx_lock);
 	graphmem_sample("exit");
 
-	pthread_mutex_lock(&mem_lock);
-	HASH_ITER(hh, pools, p, ptmp)
+	/* Pools: copy the table under the lock, ask the driver outside it. */
 	{
-		cuuint64_t v[4] = {0, 0, 0, 0};
-		int have = 0;
-		if (!p->destroyed && drv_cuMemPoolGetAttribute && !atomic_load(&cg_live_captures)) {
-			have = 1;
-			for (int i = 0; i < 4; i++)
-				if (drv_cuMemPoolGetAttribute(p->h, (CUmemPool_attribute)(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT + i),
-							      &v[i]) != CUDA_SUCCESS)
-					have = 0;
+		struct cg_pool *copy = NULL;
+		int np = 0, k = 0;
+		pthread_mutex_lock(&mem_lock);
+		np = (int)HASH_COUNT(pools);
+		copy = np ? malloc((size_t)np * sizeof *copy) : NULL;
+		if (copy)
+			HASH_ITER(hh, pools, p, ptmp)
+			copy[k++] = *p;
+		pthread_mutex_unlock(&mem_lock);
+		for (int i = 0; i < k; i++) {
+			struct cg_pool *q = &copy[i];
+			cuuint64_t v[4] = {0, 0, 0, 0};
+			int have = 0;
+			if (!q->destroyed && drv_cuMemPoolGetAttribute && !atomic_load(&cg_live_captures)) {
+				have = 1;
+				for (int a = 0; a < 4; a++)
+					if (drv_cuMemPoolGetAttribute(
+						    q->h, (CUmemPool_attribute)(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT + a),
+						    &v[a]) != CUDA_SUCCESS)
+						have = 0;
+			}
+			rec_begin(&r, CG_L_INFO, CGSHIM_EV_POOL);
+			rec_hex(&r, "pool", (uintptr_t)q->h);
+			rec_int(&r, "dev", q->dev);
+			rec_bool(&r, "default", q->is_default);
+			rec_bool(&r, "ipc", q->ipc);
+			rec_bool(&r, "destroyed", q->destroyed);
+			if (have) {
+				rec_u64(&r, "reserved", v[0]);
+				rec_u64(&r, "reserved_high", v[1]);
+				rec_u64(&r, "used", v[2]);
+				rec_u64(&r, "used_high", v[3]);
+			}
+			rec_int(&r, "allocs", q->allocs);
+			rec_u64(&r, "alloc_bytes", q->bytes);
+			rec_site(&r, "site", q->site);
+			rec_end(&r);
 		}
-		rec_begin(&r, CG_L_INFO, CGSHIM_EV_POOL);
-		rec_hex(&r, "pool", (uintptr_t)p->h);
-		rec_int(&r, "dev", p->dev);
-		rec_bool(&r, "default", p->is_default);
-		rec_bool(&r, "ipc", p->ipc);
-		rec_bool(&r, "destroyed", p->destroyed);
-		if (have) {
-			rec_u64(&r, "reserved", v[0]);
-			rec_u64(&r, "reserved_high", v[1]);
-			rec_u64(&r, "used", v[2]);
-			rec_u64(&r, "used_high", v[3]);
-		}
-		rec_int(&r, "allocs", p->allocs);
-		rec_u64(&r, "alloc_bytes", p->bytes);
-		rec_site(&r, "site", p->site);
-		rec_end(&r);
+		free(copy);
 	}
-	pthread_mutex_unlock(&mem_lock);
 
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_SUMMARY);
 	rec_int(&r, "graphs", tot.graphs);

@@ -72,6 +72,9 @@ void cg_model_exit_summary(void);
  * Returns 1 and fills id/graph when the stream is capturing (active or
  * invalidated; status out), 0 otherwise. */
 int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int *status);
+/* Sample free memory for the next capture begun by this thread, before its
+ * begin call: memory is sampled only while no capture is live. */
+void model_capture_presample(void);
 void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site, int begin_rc);
 void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc);
 /* Unjoined forked streams of the capture: writes up to max streams and their
@@ -123,6 +126,8 @@ void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, stru
  * whether the previous launch left graph allocations unfreed. */
 struct cg_exec;
 struct cg_exec *model_exec_fast(CUgraphExec e);
+/* The real exec standing behind the application's handle (lock-free). */
+CUgraphExec model_exec_real(struct cg_exec *x);
 long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autofree);
 void model_exec_launch_failed(struct cg_exec *x);
 
