@@ -10,6 +10,11 @@
 
 #include "report.h"
 
+static long long rp_geti(const json_t *o, const char *k)
+{
+	return rp_int(o, k, 0);
+}
+
 /* Fields every record has; left out when a record is shown "in full". */
 static int rp_std_field(const char *k)
 {
@@ -156,6 +161,23 @@ json_t *rp_analyse(const struct rp_log *log)
 			long long rc = rp_int(j, "rc", 0);
 			if (rp_is_instantiate(api) && rc == 0)
 				execs++;
+			/* Device memory the instantiation of a captured graph took
+			 * (the driver reserves the exec's own memory here, not in
+			 * the capture): joined to that capture's row. */
+			if (rp_is_instantiate(api) && rc == 0 && rp_has_int(j, "delta") && rp_int(j, "capture", 0)) {
+				size_t ci;
+				json_t *crow;
+				json_array_foreach(caps, ci, crow)
+				{
+					if (rp_geti(crow, "pid") == r->pid &&
+					    rp_geti(crow, "capture") == rp_int(j, "capture", 0)) {
+						json_object_set_new(crow, "instantiate_delta",
+						                    json_integer(rp_int(j, "delta", 0)));
+						rp_count(cap_tot, "instantiate_delta", rp_int(j, "delta", 0));
+						break;
+					}
+				}
+			}
 			if (rp_is_update(api))
 				rc == 0 ? upd_ok++ : upd_fail++;
 			if (rp_is_launch(api) && rc == 0)
@@ -373,10 +395,6 @@ json_t *rp_analyse(const struct rp_log *log)
 
 /* ---- text rendering ---- */
 
-static long long rp_geti(const json_t *o, const char *k)
-{
-	return rp_int(o, k, 0);
-}
 
 static const char *rp_cell(const json_t *o, const char *k, char *buf, size_t len)
 {
@@ -519,21 +537,22 @@ void rp_print_text(FILE *f, const json_t *doc)
 		fputs("\n== Memory per capture (one row per captured graph, e.g. per batch size)\n",
 		      f);
 		fprintf(f,
-		        "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %12s  %s\n",
-		        "pid", "capture", "rc", "stream", "mode", "nodes", "alloc", "malloc",
-		        "free-before", "free-after", "delta", "unattrib", "graph", "site");
+		        "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %10s %12s  %s\n",
+		        "pid", "capture", "rc", "stream", "mode", "anode", "alloc", "malloc",
+		        "free-before", "free-after", "delta", "unattrib", "inst-delta", "graph", "site");
 		json_array_foreach(a, i, row) fprintf(
-		    f, "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %12s  %s\n",
+		    f, "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %10s %12s  %s\n",
 		    RP_CELL(row, "pid"), RP_CELL(row, "capture"),
 		    rp_geti(row, "rc") ? "INVALID" : "ok", RP_CELL(row, "stream"),
 		    RP_CELL(row, "mode"), RP_CELL(row, "alloc_nodes"), RP_BCELL(row, "alloc_bytes"),
 		    RP_BCELL(row, "malloc_bytes"), RP_BCELL(row, "free_before"),
 		    RP_BCELL(row, "free_after"), RP_BCELL(row, "delta"),
-		    RP_BCELL(row, "unattributed"), RP_CELL(row, "graph"), RP_CELL(row, "site"));
-		fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5lld %10s %10s %10s %10s %10s %10s\n",
+		    RP_BCELL(row, "unattributed"), RP_BCELL(row, "instantiate_delta"),
+		    RP_CELL(row, "graph"), RP_CELL(row, "site"));
+		fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5lld %10s %10s %10s %10s %10s %10s %10s\n",
 		        "total", "", "", "", "", rp_geti(t, "alloc_nodes"),
 		        RP_BCELL(t, "alloc_bytes"), RP_BCELL(t, "malloc_bytes"), "", "",
-		        RP_BCELL(t, "delta"), RP_BCELL(t, "unattributed"));
+		        RP_BCELL(t, "delta"), RP_BCELL(t, "unattributed"), RP_BCELL(t, "instantiate_delta"));
 	}
 
 	a = json_object_get(doc, "pools");
