@@ -129,8 +129,8 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			}
 		} else if (!strcmp(r->ev, CGSHIM_EV_CAPTURE)) {
 			tid = rp_int(j, "begin_tid", r->tid);
-			snprintf(label, sizeof label, "capture %s%s",
-			         rp_str(j, "capture") ? rp_str(j, "capture") : "",
+			/* capture ids are integers in the log */
+			snprintf(label, sizeof label, "capture %lld%s", rp_int(j, "capture", 0),
 			         rp_int(j, "rc", 0) ? " (invalidated)" : "");
 			e = pf_event("X", label, "capture", (double)(pf_start(r) - t0) / 1e3,
 			             r->pid, tid);
