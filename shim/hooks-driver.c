@@ -578,8 +578,6 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 	memset(p, 0, sizeof *p);
 	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	*newsum = nu;
-	if (!model_exec_view(e, &ev))
-		memset(&ev, 0, sizeof ev);
 
 	if (nu && nu->n_alloc + nu->n_free && model_graph_live_exec(g, &live) && live.h != e) {
 		p->rc = CUDA_ERROR_NOT_SUPPORTED;
@@ -649,6 +647,8 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 				rec_hex(&r, "error_from_node", (uintptr_t)p->from_node);
 			}
 			rec_site(&r, "site", cg_site_here(SITE_SKIP + 1));
+			if (!model_exec_view(e, &ev)) /* only for the record: one lock less per update */
+				memset(&ev, 0, sizeof ev);
 			rec_site(&r, "exec_site", ev.site);
 			cg_violation_end(&r, R_UPDATE_FAIL);
 		}
