@@ -529,19 +529,15 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	CG_REAL(cuGraphExecDestroy);
 	real = cg_policy_exec(hGraphExec);
 	if (!cg_call_begin(&c, HID_cuGraphExecDestroy, CG_CALL_LIFE)) {
-		rc = real_cuGraphExecDestroy(real);
-		if (real != hGraphExec && rc == CUDA_SUCCESS)
-			real_cuGraphExecDestroy(hGraphExec);
-		return rc;
+		cg_policy_forget(hGraphExec);
+		return real_cuGraphExecDestroy(hGraphExec);
 	}
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
-	if (real != hGraphExec) {
-		cg_policy_forget(hGraphExec); /* destroys the replacement */
-		rc = real_cuGraphExecDestroy(hGraphExec);
-	} else {
-		rc = real_cuGraphExecDestroy(hGraphExec);
-	}
+	/* Replacements and cached executables go with the handle; the
+	 * application's own executable is the one it names. */
+	cg_policy_forget(hGraphExec);
+	rc = real_cuGraphExecDestroy(hGraphExec);
 	int saved = errno;
 	if (cg_call_rec(&r, &c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)hGraphExec);

@@ -12,18 +12,36 @@
 _Atomic int cg_policy_active;
 _Atomic int cg_policy_pending; /* proxies with allocations to free at their next launch */
 
+/* A replacement executable kept for reuse: a later update whose graph has
+ * the same topology updates it (an update costs a fraction of an
+ * instantiation) instead of instantiating once more. Graphs with memory
+ * nodes are never cached (one executable per such graph; updates of them
+ * move allocations). */
+#define CG_REPL_MAX 4
+struct repl {
+	CUgraphExec exec;
+	CUgraph src;          /* graph it was instantiated from: its nodes map per-node calls */
+	int src_dead;         /* the application destroyed src; the shim destroys it with exec */
+	struct cg_summary *sum; /* topology of src (reference) */
+	long long last_use;
+};
+
 struct proxy {
 	CUgraphExec app, real;
 	CUgraph graph;
-	/* The graph `real` was instantiated from. Its nodes are what per-node
-	 * calls are mapped to, so when the application destroys it the shim
-	 * keeps it alive (held_dead) until `real` is replaced or destroyed. */
+	/* The graph `real` was instantiated from, when it is not cached (memory
+	 * nodes). Its nodes are what per-node calls are mapped to, so when the
+	 * application destroys it the shim keeps it alive (held_dead) until
+	 * `real` is replaced or destroyed. */
 	CUgraph held;
 	int held_dead;
 	uint32_t n_nodes;
 	CUgraphNode *orig_nodes; /* nodes of the graph the app instantiated */
 	CUgraphNode *new_nodes;  /* nodes of the graph behind `real`, same order */
-	long long rewrites, launches_at_last;
+	struct cg_summary *orig_sum; /* topology of the app's own executable */
+	struct repl cache[CG_REPL_MAX];
+	int n_cache;
+	long long rewrites, reuses, launches_at_last, clock;
 	int warned;
 	/* AutoFreeOnLaunch: allocations of the replaced executable's last
 	 * launch, freed (stream-ordered) before the next launch of the handle,
@@ -70,6 +88,149 @@ CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found)
 	return r;
 }
 
+static int same_topology(const struct cg_summary *a, const struct cg_summary *b)
+{
+	return a && b && a->n_nodes == b->n_nodes && !memcmp(a->types, b->types, a->n_nodes) &&
+	       !memcmp(a->ndeps, b->ndeps, a->n_nodes * sizeof *a->ndeps);
+}
+
+static int cache_index(const struct proxy *p, CUgraphExec e)
+{
+	for (int i = 0; i < p->n_cache; i++)
+		if (p->cache[i].exec == e)
+			return i;
+	return -1;
+}
+
+/* Per-node calls: node i of the graph the application instantiated maps to
+ * node i of `to` where the types agree. Under proxy_lock (write). */
+static void map_nodes(struct proxy *p, const struct cg_summary *to, const CUgraphNode *identity)
+{
+	free(p->new_nodes);
+	p->new_nodes = calloc(p->n_nodes + 1, sizeof *p->new_nodes);
+	if (!p->new_nodes)
+		return;
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		if (identity)
+			p->new_nodes[i] = identity[i];
+		else if (to && p->orig_sum && i < to->n_nodes && p->orig_sum->types[i] == to->types[i])
+			p->new_nodes[i] = to->nodes[i];
+	}
+}
+
+/* Things to destroy once proxy_lock is released. */
+struct doomed {
+	CUgraphExec exec[2];
+	CUgraph graph[2];
+	int n_exec, n_graph;
+};
+
+static void doomed_run(struct doomed *d)
+{
+	for (int i = 0; i < d->n_exec; i++)
+		real_cuGraphExecDestroy(d->exec[i]);
+	for (int i = 0; i < d->n_graph; i++)
+		drv_cuGraphDestroy(d->graph[i]);
+}
+
+/* The executable p->real stops standing behind the handle: keep it when it
+ * is the application's own or a cached one, else it goes (with its source
+ * graph if the application destroyed that). Under proxy_lock (write). */
+static void retire_current(struct proxy *p, struct doomed *d)
+{
+	if (p->real && p->real != p->app && cache_index(p, p->real) < 0) {
+		d->exec[d->n_exec++] = p->real;
+		if (p->held_dead && p->held)
+			d->graph[d->n_graph++] = p->held;
+		p->held = NULL;
+		p->held_dead = 0;
+	}
+}
+
+/* Reuse: a cached replacement, or the application's own executable, whose
+ * topology is that of g is updated from g and stands behind the handle
+ * from now on. Returns 1 when done (nu consumed). */
+static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const char *reason, int rc_update,
+			uint64_t t0)
+{
+	struct proxy *p;
+	CUgraphExec cand = NULL, prev;
+	CUgraphExecUpdateResultInfo info;
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	struct doomed d = {{0}, {0}, 0, 0};
+	struct cg_rec r;
+	CUresult rc;
+	int idx = -2;
+	long long rewrites = 0;
+
+	if (!real_cuGraphExecUpdate_v2 || !nu || nu->n_alloc + nu->n_free)
+		return 0;
+	pthread_rwlock_rdlock(&proxy_lock);
+	HASH_FIND_PTR(proxies, &app, p);
+	if (p) {
+		if (p->real != app && same_topology(p->orig_sum, nu)) {
+			cand = app;
+			idx = -1;
+		} else {
+			for (int i = 0; i < p->n_cache && !cand; i++)
+				if (p->cache[i].exec != p->real && same_topology(p->cache[i].sum, nu)) {
+					cand = p->cache[i].exec;
+					idx = i;
+				}
+		}
+	}
+	pthread_rwlock_unlock(&proxy_lock);
+	if (!cand)
+		return 0;
+	memset(&info, 0, sizeof info);
+	cg_tls.in_shim++;
+	if (drv_cuThreadExchangeStreamCaptureMode)
+		drv_cuThreadExchangeStreamCaptureMode(&mode);
+	rc = real_cuGraphExecUpdate_v2(cand, g, &info);
+	if (drv_cuThreadExchangeStreamCaptureMode)
+		drv_cuThreadExchangeStreamCaptureMode(&mode);
+	cg_tls.in_shim--;
+	if (rc != CUDA_SUCCESS)
+		return 0; /* the caller instantiates instead */
+
+	pthread_rwlock_wrlock(&proxy_lock);
+	HASH_FIND_PTR(proxies, &app, p);
+	if (!p || (idx >= 0 && (idx >= p->n_cache || p->cache[idx].exec != cand))) {
+		pthread_rwlock_unlock(&proxy_lock);
+		return 0;
+	}
+	prev = p->real;
+	retire_current(p, &d);
+	p->real = cand;
+	p->graph = g;
+	p->rewrites++;
+	p->reuses++;
+	p->clock++;
+	if (idx >= 0) {
+		p->cache[idx].last_use = p->clock;
+		map_nodes(p, p->cache[idx].sum, NULL);
+	} else {
+		map_nodes(p, NULL, p->orig_nodes);
+	}
+	rewrites = p->rewrites;
+	pthread_rwlock_unlock(&proxy_lock);
+	doomed_run(&d);
+	model_exec_rewritten(app, cand, g, nu);
+
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_REWRITE);
+	rec_hex(&r, "exec", (uintptr_t)app);
+	rec_hex(&r, "old_real", (uintptr_t)prev);
+	rec_hex(&r, "new_real", (uintptr_t)cand);
+	rec_hex(&r, "graph", (uintptr_t)g);
+	rec_str(&r, "reason", reason);
+	rec_int(&r, "rc_update", rc_update);
+	rec_bool(&r, "reused", 1);
+	rec_int(&r, "rewrites", rewrites);
+	rec_u64(&r, "dur_ns", cg_now_ns() - t0);
+	rec_end(&r);
+	return 1;
+}
+
 int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int rc_update)
 {
 	struct cg_summary *old_sum, *new_sum;
@@ -84,8 +245,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	struct cg_mnode *mem = NULL;
 	int n_mem = 0, n_carried = 0;
 	CUdeviceptr carried[8];
-	CUgraph prev_held = NULL;
-	int prev_dead = 0;
+	struct doomed doom = {{0}, {0}, 0, 0};
 
 	if (cg_cfg.on_update_failure != CG_UPD_REINSTANTIATE || !real_cuGraphInstantiateWithFlags)
 		return 0;
@@ -99,13 +259,29 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		return 0;
 	flags = v.flags & ~(cuuint64_t)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
 	prev_real = cg_policy_exec(app);
+	new_sum = model_graph_summary(g);
+	if (policy_reuse(app, g, new_sum, reason, rc_update, t0)) {
+		p = NULL;
+		pthread_rwlock_rdlock(&proxy_lock);
+		HASH_FIND_PTR(proxies, &app, p);
+		if (p && !p->warned && p->rewrites >= 8 && v.launches > 0 && p->rewrites * 2 >= v.launches)
+			p->warned = 2;
+		pthread_rwlock_unlock(&proxy_lock);
+		if (p && p->warned == 2) {
+			p->warned = 1;
+			cg_warn("exec 0x%llx: %lld rewrites for %lld launches: the update fails nearly every step "
+				"(thrashing; served from cached executables); capture a graph whose topology does "
+				"not change, or keep one exec per shape",
+				(unsigned long long)(uintptr_t)app, p->rewrites, v.launches);
+		}
+		return 1;
+	}
 
 	cg_tls.in_shim++;
 	/* Relaxed so that the shim's own instantiate cannot invalidate an
 	 * unrelated capture of another thread (PyTorch does the same). */
 	if (drv_cuThreadExchangeStreamCaptureMode)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
-	new_sum = model_graph_summary(g);
 	rc = real_cuGraphInstantiateWithFlags(&fresh, g, flags);
 	if (drv_cuThreadExchangeStreamCaptureMode)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
@@ -143,6 +319,8 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		/* Node handles the application holds are those of the graph it
 		 * instantiated first; keep them as the reference. */
 		if (p && old_sum) {
+			p->orig_sum = old_sum;
+			atomic_fetch_add(&old_sum->refs, 1);
 			p->n_nodes = old_sum->n_nodes;
 			p->orig_nodes = malloc((old_sum->n_nodes + 1) * sizeof *p->orig_nodes);
 			if (p->orig_nodes)
@@ -170,20 +348,39 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		}
 	}
 	if (p) {
+		retire_current(p, &doom);
 		p->real = fresh;
 		p->graph = g;
 		p->rewrites++;
+		p->clock++;
 		p->launches_at_last = v.launches;
-		free(p->new_nodes);
-		p->new_nodes = calloc(p->n_nodes + 1, sizeof *p->new_nodes);
-		if (p->new_nodes && new_sum && old_sum)
-			for (uint32_t i = 0; i < p->n_nodes && i < new_sum->n_nodes; i++)
-				if (old_sum->types[i] == new_sum->types[i])
-					p->new_nodes[i] = new_sum->nodes[i];
-		prev_held = p->held;
-		prev_dead = p->held_dead;
-		p->held = g;
-		p->held_dead = 0;
+		map_nodes(p, new_sum, NULL);
+		if (new_sum && new_sum->n_alloc + new_sum->n_free == 0) {
+			/* cache it for reuse; the least recently used one goes */
+			int slot = p->n_cache;
+			if (slot == CG_REPL_MAX) {
+				slot = 0;
+				for (int i = 1; i < p->n_cache; i++)
+					if (p->cache[i].last_use < p->cache[slot].last_use)
+						slot = i;
+				doom.exec[doom.n_exec++] = p->cache[slot].exec;
+				if (p->cache[slot].src_dead)
+					doom.graph[doom.n_graph++] = p->cache[slot].src;
+				model_summary_free(p->cache[slot].sum);
+			} else {
+				p->n_cache++;
+			}
+			p->cache[slot].exec = fresh;
+			p->cache[slot].src = g;
+			p->cache[slot].src_dead = 0;
+			p->cache[slot].sum = new_sum;
+			if (new_sum)
+				atomic_fetch_add(&new_sum->refs, 1);
+			p->cache[slot].last_use = p->clock;
+		} else {
+			p->held = g;
+			p->held_dead = 0;
+		}
 	}
 	pthread_rwlock_unlock(&proxy_lock);
 	free(mem);
@@ -194,13 +391,11 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		return 0;
 	}
 	atomic_store(&cg_policy_active, 1);
-	/* The previous replacement (not the app's original) is no longer
-	 * reachable: destroy it. The original stays until the app destroys
-	 * its handle, so its handle value cannot be reused meanwhile. */
-	if (prev_real != app)
-		real_cuGraphExecDestroy(prev_real);
-	if (prev_dead && prev_held && prev_held != g)
-		drv_cuGraphDestroy(prev_held); /* the application destroyed it earlier */
+	/* A replaced executable that is neither cached nor the application's
+	 * own is unreachable now: destroyed (with its source graph when the
+	 * application destroyed that). The application's own executable stays
+	 * until it destroys its handle, so the handle value cannot be reused. */
+	doomed_run(&doom);
 	model_exec_rewritten(app, fresh, g, new_sum);
 	model_summary_free(old_sum);
 
@@ -244,10 +439,17 @@ void cg_policy_forget(CUgraphExec app)
 	pthread_rwlock_unlock(&proxy_lock);
 	if (!p)
 		return;
-	if (p->real && p->real != app)
+	if (p->real && p->real != app && cache_index(p, p->real) < 0)
 		real_cuGraphExecDestroy(p->real);
 	if (p->held_dead && p->held)
 		drv_cuGraphDestroy(p->held);
+	for (int i = 0; i < p->n_cache; i++) {
+		real_cuGraphExecDestroy(p->cache[i].exec);
+		if (p->cache[i].src_dead)
+			drv_cuGraphDestroy(p->cache[i].src);
+		model_summary_free(p->cache[i].sum);
+	}
+	model_summary_free(p->orig_sum);
 	if (p->n_pending) /* never launched again: they stay allocated, as after an update */
 		atomic_fetch_sub(&cg_policy_pending, 1);
 	free(p->pending);
@@ -306,8 +508,14 @@ int cg_policy_graph_destroy(CUgraph g)
 		if (p->held == g && !p->held_dead) {
 			p->held_dead = 1;
 			held = 1;
-			break;
 		}
+		for (int i = 0; i < p->n_cache; i++)
+			if (p->cache[i].src == g && !p->cache[i].src_dead) {
+				p->cache[i].src_dead = 1;
+				held = 1;
+			}
+		if (held)
+			break;
 	}
 	pthread_rwlock_unlock(&proxy_lock);
 	return held;
