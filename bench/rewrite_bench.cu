@@ -128,6 +128,36 @@ int main(int argc, char **argv)
 		rewrites = 1;
 	}
 
+	/* cold rewrites: every update brings a topology the handle has not
+	 * had (chains of nodes+2, nodes+3, ...), so each one re-instantiates;
+	 * after the shim's cache of 4 replacements is full, each also destroys
+	 * the least recently used one. Bare: the application's own fallback. */
+	{
+		int cold = reps < 40 ? reps : 40;
+		double *tc = (double *)malloc(cold * sizeof(double));
+		cudaGraph_t gc;
+		cudaGraphExec_t f = NULL;
+		if (rewrites)
+			MUST(cudaGraphInstantiate(&f, g1, 0));
+		for (int r = 0; r < cold; r++) {
+			gc = chain(s, buf, nodes + 2 + r);
+			double t0 = now_ns();
+			if (rewrites) {
+				MUST(cudaGraphExecUpdate(f, gc, &info));
+			} else {
+				if (f)
+					MUST(cudaGraphExecDestroy(f));
+				MUST(cudaGraphInstantiate(&f, gc, 0));
+			}
+			tc[r] = now_ns() - t0;
+			MUST(cudaGraphDestroy(gc));
+		}
+		if (f)
+			MUST(cudaGraphExecDestroy(f));
+		printf("cold_ns %.0f\n", median(tc, cold));
+		free(tc);
+	}
+
 	/* launches of the exec that runs G2 */
 	le = e;
 	for (int i = 0; i < 200; i++)
