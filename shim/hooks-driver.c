@@ -44,6 +44,7 @@ CUresult cgh_cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 	CG_REAL(cuGraphCreate);
 	if (!cg_call_begin(&c, HID_cuGraphCreate, CG_CALL_LIFE))
 		return real_cuGraphCreate(phGraph, flags);
+	cg_policy_collect();
 	rc = real_cuGraphCreate(phGraph, flags);
 	int saved = errno;
 	site = cg_site_here(SITE_SKIP);
@@ -349,6 +350,7 @@ static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const
 	struct cg_rec r;
 	char msg[320];
 	int mem;
+	cg_policy_collect();
 	p->site = cg_site_here(SITE_SKIP + 1);
 	p->sum = model_graph_summary(g);
 	p->predicted_rc = 0;
@@ -534,6 +536,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	}
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
+	cg_policy_collect();
 	/* Replacements and cached executables go with the handle; the
 	 * application's own executable is the one it names. */
 	cg_policy_forget(hGraphExec);
@@ -1055,6 +1058,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
 			return real_##name args;                                                   \
 		site = cg_site_here(SITE_SKIP);                                                    \
+		cg_policy_collect();                                                               \
 		learn_current_pool();                                                              \
 		model_capture_presample();                                                         \
 		return begin_post(&c, real_##name args, hStream, mode_expr, ptsz, into_expr, site); \

@@ -133,6 +133,56 @@ static void doomed_run(struct doomed *d)
 		drv_cuGraphDestroy(d->graph[i]);
 }
 
+/* Retired replacements are destroyed at the next graph lifecycle call of
+ * any thread (capture begin, graph create, instantiate, exec destroy),
+ * not inside the update that retired them: a rewrite costs the
+ * instantiation it stands for, and the destruction is paid where the
+ * application does graph work anyway. */
+#define GARBAGE_MAX 64
+static pthread_mutex_t garbage_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct doomed garbage_q[GARBAGE_MAX / 2];
+static int garbage_len;
+static _Atomic int garbage_pending;
+
+static void garbage_add(struct doomed *d)
+{
+	if (!d->n_exec && !d->n_graph)
+		return;
+	pthread_mutex_lock(&garbage_lock);
+	if (garbage_len < GARBAGE_MAX / 2) {
+		garbage_q[garbage_len++] = *d;
+		atomic_store(&garbage_pending, 1);
+		d = NULL;
+	}
+	pthread_mutex_unlock(&garbage_lock);
+	if (d) /* queue full: destroy now */
+		doomed_run(d);
+}
+
+void cg_policy_collect(void)
+{
+	struct doomed q[GARBAGE_MAX / 2];
+	int n;
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	if (!atomic_load_explicit(&garbage_pending, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&garbage_lock);
+	n = garbage_len;
+	memcpy(q, garbage_q, (size_t)n * sizeof q[0]);
+	garbage_len = 0;
+	atomic_store(&garbage_pending, 0);
+	pthread_mutex_unlock(&garbage_lock);
+	cg_tls.in_shim++;
+	/* relaxed, as PyTorch's reset(): never invalidates another thread's capture */
+	if (drv_cuThreadExchangeStreamCaptureMode)
+		drv_cuThreadExchangeStreamCaptureMode(&mode);
+	for (int i = 0; i < n; i++)
+		doomed_run(&q[i]);
+	if (drv_cuThreadExchangeStreamCaptureMode)
+		drv_cuThreadExchangeStreamCaptureMode(&mode);
+	cg_tls.in_shim--;
+}
+
 /* The executable p->real stops standing behind the handle: keep it when it
  * is the application's own or a cached one, else it goes (with its source
  * graph if the application destroyed that). Under proxy_lock (write). */
@@ -214,7 +264,7 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	}
 	rewrites = p->rewrites;
 	pthread_rwlock_unlock(&proxy_lock);
-	doomed_run(&d);
+	garbage_add(&d);
 	model_exec_rewritten(app, cand, g, nu);
 
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_REWRITE);
@@ -395,7 +445,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	 * own is unreachable now: destroyed (with its source graph when the
 	 * application destroyed that). The application's own executable stays
 	 * until it destroys its handle, so the handle value cannot be reused. */
-	doomed_run(&doom);
+	garbage_add(&doom);
 	model_exec_rewritten(app, fresh, g, new_sum);
 	model_summary_free(old_sum);
 

@@ -38,6 +38,10 @@ void cg_policy_forget(CUgraphExec app);
  * still runs from g: the shim then keeps g alive (destroying it with that
  * exec) and the application's destroy reports success. */
 int cg_policy_graph_destroy(CUgraph g);
+/* Destroy replacements retired by rewrites (deferred out of the update
+ * call). Called at graph lifecycle calls, before the real call, never
+ * inside a live capture of the calling thread's making. */
+void cg_policy_collect(void);
 /* AutoFreeOnLaunch kept across a rewrite: before the first launch of the
  * handle after it, free (on the launch stream) the allocations the replaced
  * executable's last launch left. */
