@@ -41,6 +41,11 @@ struct proxy {
 	struct cg_summary *orig_sum; /* topology of the app's own executable */
 	struct repl cache[CG_REPL_MAX];
 	int n_cache;
+	/* Topologies this handle was rewritten to: a replacement is cached
+	 * only when its topology comes back (a loop alternating shapes), so a
+	 * stream of ever-new shapes keeps no executables alive. */
+	uint64_t seen[16];
+	int n_seen;
 	long long rewrites, reuses, launches_at_last, clock;
 	int warned;
 	/* AutoFreeOnLaunch: allocations of the replaced executable's last
@@ -92,6 +97,25 @@ static int same_topology(const struct cg_summary *a, const struct cg_summary *b)
 {
 	return a && b && a->n_nodes == b->n_nodes && !memcmp(a->types, b->types, a->n_nodes) &&
 	       !memcmp(a->ndeps, b->ndeps, a->n_nodes * sizeof *a->ndeps);
+}
+
+static uint64_t topology_hash(const struct cg_summary *s)
+{
+	uint64_t h = 1469598103934665603ull ^ s->n_nodes;
+	for (uint32_t i = 0; i < s->n_nodes; i++)
+		h = (h ^ ((uint64_t)s->types[i] << 16 | s->ndeps[i])) * 1099511628211ull;
+	return h;
+}
+
+/* Records h; returns whether it was seen before. Under proxy_lock (write). */
+static int topology_recurs(struct proxy *p, uint64_t h)
+{
+	int n = p->n_seen < 16 ? p->n_seen : 16;
+	for (int i = 0; i < n; i++)
+		if (p->seen[i] == h)
+			return 1;
+	p->seen[p->n_seen++ % 16] = h;
+	return 0;
 }
 
 static int cache_index(const struct proxy *p, CUgraphExec e)
@@ -405,8 +429,9 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		p->clock++;
 		p->launches_at_last = v.launches;
 		map_nodes(p, new_sum, NULL);
-		if (new_sum && new_sum->n_alloc + new_sum->n_free == 0) {
-			/* cache it for reuse; the least recently used one goes */
+		if (new_sum && new_sum->n_alloc + new_sum->n_free == 0 && topology_recurs(p, topology_hash(new_sum))) {
+			/* a recurring shape: cache it for reuse; the least
+			 * recently used one goes */
 			int slot = p->n_cache;
 			if (slot == CG_REPL_MAX) {
 				slot = 0;
