@@ -76,10 +76,10 @@ rw, ls = med(shim, "rewrite_ns"), med(shim, "launch_ns")
 r_inst, r_dinst, r_launch = rw / inst, rw / dinst, ls / lb
 print("median bare instantiate %.0f ns, destroy+instantiate %.0f ns; shim rewrite %.0f ns" % (inst, dinst, rw))
 print("ratio rewrite/instantiate %.3f (bar 1.10; a topology seen before: served by a cached executable)" % r_inst)
-cold_b, cold_s = med(bare, "cold_ns"), med(shim, "cold_ns")
-r_cold = cold_s / cold_b
-print("cold (new topology every update): bare destroy+instantiate %.0f ns, shim rewrite %.0f ns, ratio %.3f (bar 1.10)"
-      % (cold_b, cold_s, r_cold))
+cold_b, cold_bi, cold_s = med(bare, "cold_ns"), med(bare, "cold_instantiate_ns"), med(shim, "cold_ns")
+r_cold = cold_s / cold_bi
+print("cold (new topology every update): bare instantiate %.0f ns (destroy+instantiate %.0f ns), shim rewrite %.0f ns, "
+      "ratio to the instantiate %.3f (bar 1.10), to destroy+instantiate %.3f" % (cold_bi, cold_b, cold_s, r_cold, cold_s / cold_b))
 print("ratio rewrite/(destroy+instantiate) %.3f (information)" % r_dinst)
 print("median launch bare %.1f ns, rewritten exec under the shim %.1f ns, ratio %.3f (bar 1.02)" % (lb, ls, r_launch))
 ok = r_inst <= 1.10 and r_cold <= 1.10 and r_launch <= 1.02
