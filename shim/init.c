@@ -19,6 +19,7 @@
 #include "config.h"
 #include "log.h"
 #include "model.h"
+#include "policy.h"
 #include "resolve.h"
 #include "state.h"
 
@@ -59,17 +60,20 @@ void cg_degrade(const char *why)
 static void atfork_prepare(void)
 {
 	cg_log_flush_thread(); /* the child must not write the parent's lines again */
+	cg_policy_atfork_prepare();
 	cg_model_lock_all();
 }
 
 static void atfork_parent(void)
 {
 	cg_model_unlock_all();
+	cg_policy_atfork_release();
 }
 
 static void atfork_child(void)
 {
 	cg_model_unlock_all();
+	cg_policy_atfork_release();
 	cg_tls.tid = 0;
 	cg_log_after_fork_child();
 	cg_model_after_fork_child();

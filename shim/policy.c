@@ -595,3 +595,16 @@ int cg_policy_graph_destroy(CUgraph g)
 	pthread_rwlock_unlock(&proxy_lock);
 	return held;
 }
+
+/* fork: no policy lock may be held by another thread across fork(). */
+void cg_policy_atfork_prepare(void)
+{
+	pthread_rwlock_wrlock(&proxy_lock);
+	pthread_mutex_lock(&garbage_lock);
+}
+
+void cg_policy_atfork_release(void)
+{
+	pthread_mutex_unlock(&garbage_lock);
+	pthread_rwlock_unlock(&proxy_lock);
+}
