@@ -683,10 +683,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 		/* Only an allocation that outlives the launch (no free node in
 		 * the exec's graph) can be held by the program: swapping one that
 		 * the graph frees itself is harmless. */
-		int escapes = 1;
-		for (uint32_t k = 0; k < old->n_alloc + old->n_free; k++)
-			if (old->mem[k].is_free && old->mem[k].dptr == a->dptr)
-				escapes = 0;
+		int escapes = !model_mnode_has(old->mem, (int)(old->n_alloc + old->n_free), a->dptr, 1);
 		if (escapes && (a->dptr != b->dptr || a->size != b->size)) {
 			snprintf(msg, sizeof msg,
 				 "update of exec 0x%llx will succeed but replaces its graph allocation 0x%llx (%zu bytes) "

@@ -547,16 +547,9 @@ static void exec_foreign_frees(struct cg_exec *x)
 	CUdeviceptr d[16];
 	int n = 0;
 	pthread_mutex_lock(&gx_lock);
-	for (int i = 0; i < x->n_mem && n < 16; i++) {
-		int own = 0;
-		if (!x->mem[i].is_free)
-			continue;
-		for (int k = 0; k < x->n_mem; k++)
-			if (!x->mem[k].is_free && x->mem[k].dptr == x->mem[i].dptr)
-				own = 1;
-		if (!own)
+	for (int i = 0; i < x->n_mem && n < 16; i++)
+		if (x->mem[i].is_free && !model_mnode_has(x->mem, x->n_mem, x->mem[i].dptr, 0))
 			d[n++] = x->mem[i].dptr;
-	}
 	pthread_mutex_unlock(&gx_lock);
 	for (int i = 0; i < n; i++)
 		model_alloc_freed(d[i]);
@@ -890,20 +883,13 @@ static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 	x->unfreed_nodes = 0;
 	x->foreign_frees = 0;
 	for (int i = 0; i < x->n_mem; i++) {
-		int freed = 0;
-		if (x->mem[i].is_free) {
-			int own = 0;
-			for (int k = 0; k < x->n_mem; k++)
-				if (!x->mem[k].is_free && x->mem[k].dptr == x->mem[i].dptr)
-					own = 1;
-			x->foreign_frees += !own;
-			continue;
-		}
-		for (int k = 0; k < x->n_mem; k++)
-			if (x->mem[k].is_free && x->mem[k].dptr == x->mem[i].dptr)
-				freed = 1;
-		if (!freed)
-			x->unfreed_nodes++;
+		/* a free node of an allocation made elsewhere / an allocation
+		 * with no free node in this graph */
+		int other = model_mnode_has(x->mem, x->n_mem, x->mem[i].dptr, !x->mem[i].is_free);
+		if (x->mem[i].is_free)
+			x->foreign_frees += !other;
+		else
+			x->unfreed_nodes += !other;
 	}
 }
 
@@ -1338,13 +1324,7 @@ void model_alloc_freed(CUdeviceptr p)
 static void leak_records(CUgraphExec e, const struct cg_mnode *mem, int n, const char *when)
 {
 	for (int i = 0; i < n; i++) {
-		int freed = 0;
-		if (mem[i].is_free)
-			continue;
-		for (int k = 0; k < n; k++)
-			if (mem[k].is_free && mem[k].dptr == mem[i].dptr)
-				freed = 1;
-		if (freed)
+		if (mem[i].is_free || model_mnode_has(mem, n, mem[i].dptr, 1))
 			continue;
 		cg_rule_leak(e, &mem[i], when);
 		pthread_mutex_lock(&mem_lock);

@@ -147,6 +147,16 @@ int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, size_t 
 void model_alloc_freed(CUdeviceptr p);
 
 int cg_current_device(void);
+
+/* Whether mem[0..n) holds a node for dptr that is a free node (is_free 1)
+ * or an allocation node (is_free 0). */
+static inline int model_mnode_has(const struct cg_mnode *mem, int n, CUdeviceptr dptr, int is_free)
+{
+	for (int k = 0; k < n; k++)
+		if (mem[k].dptr == dptr && mem[k].is_free == is_free)
+			return 1;
+	return 0;
+}
 /* Device free bytes now (cuMemGetInfo); 0 when a capture is live. */
 int model_sample_free(size_t *free_out);
 

@@ -221,6 +221,28 @@ static void retire_current(struct proxy *p, struct doomed *d)
 	}
 }
 
+/* Once per handle, when it has been rewritten at least 8 times and on at
+ * least every other launch: the update fails nearly every step. */
+static void thrash_warn(CUgraphExec app, long long launches)
+{
+	struct proxy *p;
+	long long rewrites = 0, reuses = 0;
+	int warn = 0;
+	pthread_rwlock_wrlock(&proxy_lock);
+	HASH_FIND_PTR(proxies, &app, p);
+	if (p && !p->warned && p->rewrites >= 8 && launches > 0 && p->rewrites * 2 >= launches) {
+		p->warned = warn = 1;
+		rewrites = p->rewrites;
+		reuses = p->reuses;
+	}
+	pthread_rwlock_unlock(&proxy_lock);
+	if (warn)
+		cg_warn("exec 0x%llx: %lld rewrites for %lld launches (%lld served from cached executables): the "
+			"update fails nearly every step (thrashing); capture a graph whose topology does not change, "
+			"or keep one exec per shape",
+			(unsigned long long)(uintptr_t)app, rewrites, launches, reuses);
+}
+
 /* Reuse: a cached replacement, or the application's own executable, whose
  * topology is that of g is updated from g and stands behind the handle
  * from now on. Returns 1 when done (nu consumed). */
@@ -335,19 +357,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	prev_real = cg_policy_exec(app);
 	new_sum = model_graph_summary(g);
 	if (policy_reuse(app, g, new_sum, reason, rc_update, t0)) {
-		p = NULL;
-		pthread_rwlock_rdlock(&proxy_lock);
-		HASH_FIND_PTR(proxies, &app, p);
-		if (p && !p->warned && p->rewrites >= 8 && v.launches > 0 && p->rewrites * 2 >= v.launches)
-			p->warned = 2;
-		pthread_rwlock_unlock(&proxy_lock);
-		if (p && p->warned == 2) {
-			p->warned = 1;
-			cg_warn("exec 0x%llx: %lld rewrites for %lld launches: the update fails nearly every step "
-				"(thrashing; served from cached executables); capture a graph whose topology does "
-				"not change, or keep one exec per shape",
-				(unsigned long long)(uintptr_t)app, p->rewrites, v.launches);
-		}
+		thrash_warn(app, v.launches);
 		return 1;
 	}
 
@@ -406,11 +416,10 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		if (d) {
 			p->pending = d;
 			for (int i = 0; i < n_mem; i++) {
-				int freed = 0;
+				int freed;
 				if (mem[i].is_free)
 					continue;
-				for (int k = 0; k < n_mem; k++)
-					freed |= mem[k].is_free && mem[k].dptr == mem[i].dptr;
+				freed = model_mnode_has(mem, n_mem, mem[i].dptr, 1);
 				if (!freed)
 					carried[n_carried < 8 ? n_carried++ : 7] = mem[i].dptr;
 				if (!freed && (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)) {
@@ -495,10 +504,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		rec_close(&r, ']');
 	}
 	rec_end(&r);
-	if (!p->warned && p->rewrites >= 8 && v.launches > 0 && p->rewrites * 2 >= v.launches && (p->warned = 1))
-		cg_warn("exec 0x%llx: %lld rewrites for %lld launches: the update fails nearly every step "
-			"(thrashing); capture a graph whose topology does not change, or keep one exec per shape",
-			(unsigned long long)(uintptr_t)app, p->rewrites, v.launches);
+	thrash_warn(app, v.launches);
 	return 1;
 }
 

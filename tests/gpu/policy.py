@@ -21,7 +21,6 @@ usage: policy.py BUILD BIN [--no-bench]
 Prints one line per case, "PASS name: detail" or "FAIL name: detail", and a
 closing "N passed, N failed"; exit status 1 when any case failed.
 """
-import json
 import os
 import subprocess
 import sys
@@ -31,6 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "policy"))
 from run_policy import EXPECT  # noqa: E402  (the same expectations as on the CPU stand-in)
+sys.path.insert(0, os.path.join(ROOT, "tests", "rules"))
+from run_rule import read_log  # noqa: E402  (the one JSONL reader of the test drivers)
 
 # case -> (binary, arguments)
 CASES = [
@@ -53,19 +54,6 @@ def report(ok, name, detail):
         passed += 1
     else:
         failed += 1
-
-
-def read_log(path):
-    recs = []
-    if os.path.exists(path):
-        for line in open(path, errors="replace"):
-            line = line.strip()
-            if line.startswith("{"):
-                try:
-                    recs.append(json.loads(line))
-                except ValueError:
-                    pass
-    return recs
 
 
 def base_env():

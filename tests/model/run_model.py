@@ -12,12 +12,15 @@ same bare and under the shim. One line per check; exit status non-zero when
 any check failed.
 """
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+# One reader of the shim's JSONL for every test driver.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules"))
+from run_rule import read_log  # noqa: E402,F401  (tests/gpu/model.py uses it as rm.read_log)
 
 MiB = 1 << 20
 failures = 0
@@ -29,25 +32,6 @@ def check(ok, what):
     if not ok:
         failures += 1
     return ok
-
-
-def read_log(path):
-    recs = []
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict):
-                    recs.append(obj)
-    except FileNotFoundError:
-        pass
-    return recs
 
 
 def run(cmd, env):

@@ -13,11 +13,14 @@ no leak, and the case's own expectations (EXPECT below). One line per check;
 exit status non-zero when any check failed.
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
+
+# One reader of the shim's JSONL for every test driver.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules"))
+from run_rule import read_log  # noqa: E402
 
 # case -> expectations
 #   predicted / failed: rewrite records by reason
@@ -55,22 +58,6 @@ def check(ok, what):
     if not ok:
         failures += 1
     return ok
-
-
-def read_log(path):
-    recs = []
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                line = line.strip()
-                if line.startswith("{"):
-                    try:
-                        recs.append(json.loads(line))
-                    except ValueError:
-                        pass
-    except FileNotFoundError:
-        pass
-    return recs
 
 
 def main():
