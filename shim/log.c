@@ -336,25 +336,30 @@ static void puts_(struct cg_rec *r, const char *s)
 	put(r, s, strlen(s));
 }
 
-/* JSON string body escaping; in text mode, only newlines and quotes. */
+/* JSON string body escaping; in text mode, only newlines and quotes.
+ * Runs of plain characters are copied at once. */
 static void put_escaped(struct cg_rec *r, const char *s)
 {
-	char tmp[8];
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	static const char hex[] = "0123456789abcdef";
+	if (!s)
+		return;
+	for (;;) {
+		const char *run = s;
+		while ((unsigned char)*s >= 0x20 && *s != '"' && *s != '\\')
+			s++;
+		if (s > run)
+			put(r, run, (size_t)(s - run));
+		if (!*s)
+			return;
+		unsigned char c = (unsigned char)*s++;
 		if (c == '"' || c == '\\') {
-			tmp[0] = '\\';
-			tmp[1] = (char)c;
+			char tmp[2] = {'\\', (char)c};
 			put(r, tmp, 2);
-		} else if (c < 0x20) {
-			if (r->json) {
-				snprintf(tmp, sizeof tmp, "\\u%04x", c);
-				put(r, tmp, 6);
-			} else {
-				put(r, " ", 1);
-			}
+		} else if (r->json) {
+			char tmp[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+			put(r, tmp, 6);
 		} else {
-			put(r, (const char *)&c, 1);
+			put(r, " ", 1);
 		}
 	}
 }
@@ -470,6 +475,16 @@ void rec_bool(struct cg_rec *r, const char *k, int v)
 		return;
 	key(r, k);
 	puts_(r, v ? "true" : "false");
+}
+
+static void elem_sep(struct cg_rec *r);
+
+void rec_raw_elems(struct cg_rec *r, const char *raw, size_t len)
+{
+	if (!r->on || !len)
+		return;
+	elem_sep(r);
+	put(r, raw, len);
 }
 
 void rec_open(struct cg_rec *r, const char *k, char bracket)

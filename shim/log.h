@@ -54,6 +54,8 @@ void rec_elem_str(struct cg_rec *r, const char *val);
 void rec_elem_hex(struct cg_rec *r, unsigned long long val);
 /* An element written verbatim (a number). */
 void rec_elem_raw(struct cg_rec *r, const char *val);
+/* Elements already formatted and separated among themselves ("a","b"). */
+void rec_raw_elems(struct cg_rec *r, const char *raw, size_t len);
 void rec_end(struct cg_rec *r);
 
 /* Records at info level and below are gathered per thread and written in

@@ -103,13 +103,9 @@ int model_sample_free(size_t *free_out)
 /* captures                                                               */
 /* ====================================================================== */
 
-struct cg_capture {
-	uint64_t id;
-	CUstream stream;
-	int mode, tid, ptsz;
-	uint32_t site;
-	uint64_t t0;
-	CUgraph into;
+/* Cross-stream structure of a capture (event record/wait edges, forked
+ * streams): allocated at its first event, most captures have none. */
+struct cap_links {
 	int n_fork;
 	struct {
 		CUstream s;
@@ -125,6 +121,16 @@ struct cg_capture {
 	struct {
 		CUstream from, to;
 	} edge[64];
+};
+
+struct cg_capture {
+	uint64_t id;
+	CUstream stream;
+	int mode, tid, ptsz;
+	uint32_t site;
+	uint64_t t0;
+	CUgraph into;
+	struct cap_links *l;
 	int n_alloc;
 	unsigned long long alloc_bytes, malloc_bytes;
 	int have_before;
@@ -282,21 +288,29 @@ int model_capture_conflict(int thread_mode_now, struct cg_capture_view *out)
 	return found;
 }
 
+static struct cap_links *links_locked(struct cg_capture *c)
+{
+	if (!c->l)
+		c->l = calloc(1, sizeof *c->l); /* NULL: the capture's links go untracked */
+	return c->l;
+}
+
 void model_capture_event_record(uint64_t id, CUevent ev, CUstream s)
 {
 	struct cg_capture *c;
+	struct cap_links *l;
 	pthread_mutex_lock(&cap_lock);
 	c = cap_find_locked(id);
-	if (c) {
+	if (c && (l = links_locked(c))) {
 		int i;
-		for (i = 0; i < c->n_ev; i++)
-			if (c->evs[i].ev == ev)
+		for (i = 0; i < l->n_ev; i++)
+			if (l->evs[i].ev == ev)
 				break;
-		if (i == c->n_ev && c->n_ev < 64)
-			c->n_ev++;
+		if (i == l->n_ev && l->n_ev < 64)
+			l->n_ev++;
 		if (i < 64) {
-			c->evs[i].ev = ev;
-			c->evs[i].s = s;
+			l->evs[i].ev = ev;
+			l->evs[i].s = s;
 		}
 	}
 	pthread_mutex_unlock(&cap_lock);
@@ -305,27 +319,28 @@ void model_capture_event_record(uint64_t id, CUevent ev, CUstream s)
 void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site)
 {
 	struct cg_capture *c;
+	struct cap_links *l;
 	pthread_mutex_lock(&cap_lock);
 	c = cap_find_locked(id);
-	if (c) {
+	if (c && (l = links_locked(c))) {
 		CUstream from = NULL;
 		int known = s == c->stream;
-		for (int i = 0; i < c->n_ev; i++)
-			if (c->evs[i].ev == ev)
-				from = c->evs[i].s;
-		for (int i = 0; i < c->n_fork && !known; i++)
-			if (c->fork[i].s == s)
+		for (int i = 0; i < l->n_ev; i++)
+			if (l->evs[i].ev == ev)
+				from = l->evs[i].s;
+		for (int i = 0; i < l->n_fork && !known; i++)
+			if (l->fork[i].s == s)
 				known = 1;
-		if (!known && c->n_fork < CG_MAX_JOIN) {
+		if (!known && l->n_fork < CG_MAX_JOIN) {
 			/* s joins the capture: a fork */
-			c->fork[c->n_fork].s = s;
-			c->fork[c->n_fork].site = site;
-			c->fork[c->n_fork].joined = 0;
-			c->n_fork++;
-		} else if (from && from != s && c->n_edge < 64) {
-			c->edge[c->n_edge].from = from;
-			c->edge[c->n_edge].to = s;
-			c->n_edge++;
+			l->fork[l->n_fork].s = s;
+			l->fork[l->n_fork].site = site;
+			l->fork[l->n_fork].joined = 0;
+			l->n_fork++;
+		} else if (from && from != s && l->n_edge < 64) {
+			l->edge[l->n_edge].from = from;
+			l->edge[l->n_edge].to = s;
+			l->n_edge++;
 		}
 	}
 	pthread_mutex_unlock(&cap_lock);
@@ -339,8 +354,8 @@ static int joined_locked(struct cg_capture *c, CUstream s, int depth)
 		return 1;
 	if (depth > CG_MAX_JOIN)
 		return 0;
-	for (int i = 0; i < c->n_edge; i++)
-		if (c->edge[i].from == s && joined_locked(c, c->edge[i].to, depth + 1))
+	for (int i = 0; i < c->l->n_edge; i++)
+		if (c->l->edge[i].from == s && joined_locked(c, c->l->edge[i].to, depth + 1))
 			return 1;
 	return 0;
 }
@@ -351,11 +366,11 @@ int model_capture_unjoined(uint64_t id, CUstream *streams, uint32_t *sites, int 
 	int n = 0;
 	pthread_mutex_lock(&cap_lock);
 	c = cap_find_locked(id);
-	if (c)
-		for (int i = 0; i < c->n_fork && n < max; i++)
-			if (!joined_locked(c, c->fork[i].s, 0)) {
-				streams[n] = c->fork[i].s;
-				sites[n] = c->fork[i].site;
+	if (c && c->l)
+		for (int i = 0; i < c->l->n_fork && n < max; i++)
+			if (!joined_locked(c, c->l->fork[i].s, 0)) {
+				streams[n] = c->l->fork[i].s;
+				sites[n] = c->l->fork[i].site;
 				n++;
 			}
 	pthread_mutex_unlock(&cap_lock);
@@ -428,6 +443,7 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	rec_site(&r, "site", c->site);
 	rec_end(&r);
 	(void)s;
+	free(c->l);
 	free(c);
 }
 
@@ -583,11 +599,8 @@ void model_summary_free(struct cg_summary *s)
 {
 	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
-	free(s->types);
-	free(s->ndeps);
-	free(s->nodes);
 	free(s->mem);
-	free(s);
+	free(s); /* nodes, ndeps and types live in the same block */
 }
 
 static struct cg_summary *summary_copy(struct cg_summary *s)
@@ -609,21 +622,22 @@ struct node_ix {
  * compares cached summaries instead of walking two graphs. */
 static struct cg_summary *summary_walk(CUgraph g)
 {
-	size_t n = 0, ne = 0;
+	size_t n = 0, ne = 0, nm = 0;
 	struct cg_summary *s;
-	CUgraphNode *from = NULL, *to = NULL;
+	struct cg_mnode mem_small[16], *mem = mem_small;
+	size_t mem_cap = 16;
 	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
 		return NULL;
-	s = calloc(1, sizeof *s);
+	/* One block: header, node handles, dependency counts, types. */
+	s = malloc(sizeof *s + (n + 1) * (sizeof *s->nodes + sizeof *s->ndeps + 1));
 	if (!s)
 		return NULL;
+	memset(s, 0, sizeof *s);
 	atomic_init(&s->refs, 1);
-	s->types = calloc(n + 1, 1);
-	s->ndeps = calloc(n + 1, sizeof *s->ndeps);
-	s->nodes = calloc(n + 1, sizeof *s->nodes);
-	s->mem = calloc(n + 1, sizeof *s->mem);
-	if (!s->types || !s->ndeps || !s->nodes || !s->mem)
-		goto fail;
+	s->nodes = (CUgraphNode *)(s + 1);
+	s->ndeps = (uint16_t *)(s->nodes + n + 1);
+	s->types = (uint8_t *)(s->ndeps + n + 1);
+	memset(s->ndeps, 0, (n + 1) * sizeof *s->ndeps);
 	if (n && drv_cuGraphGetNodes(g, s->nodes, &n) != CUDA_SUCCESS)
 		goto fail;
 	s->n_nodes = (uint32_t)n;
@@ -631,59 +645,85 @@ static struct cg_summary *summary_walk(CUgraph g)
 		CUgraphNodeType t = 0;
 		drv_cuGraphNodeGetType(s->nodes[i], &t);
 		s->types[i] = (uint8_t)t;
-		if (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC && drv_cuGraphMemAllocNodeGetParams) {
+		if (t != CU_GRAPH_NODE_TYPE_MEM_ALLOC && t != CU_GRAPH_NODE_TYPE_MEM_FREE)
+			continue;
+		if (nm == mem_cap) {
+			struct cg_mnode *grown = malloc(2 * mem_cap * sizeof *grown);
+			if (!grown)
+				goto fail;
+			memcpy(grown, mem, nm * sizeof *mem);
+			if (mem != mem_small)
+				free(mem);
+			mem = grown;
+			mem_cap *= 2;
+		}
+		struct cg_mnode *m = &mem[nm];
+		memset(m, 0, sizeof *m);
+		if (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
 			CUDA_MEM_ALLOC_NODE_PARAMS p;
 			memset(&p, 0, sizeof p);
-			if (drv_cuGraphMemAllocNodeGetParams(s->nodes[i], &p) == CUDA_SUCCESS) {
-				struct cg_mnode *m = &s->mem[s->n_alloc + s->n_free];
+			if (drv_cuGraphMemAllocNodeGetParams &&
+			    drv_cuGraphMemAllocNodeGetParams(s->nodes[i], &p) == CUDA_SUCCESS) {
 				m->dptr = p.dptr;
 				m->size = p.bytesize;
 				m->ipc = p.poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE;
 			}
 			s->n_alloc++;
-		} else if (t == CU_GRAPH_NODE_TYPE_MEM_FREE && drv_cuGraphMemFreeNodeGetParams) {
-			struct cg_mnode *m = &s->mem[s->n_alloc + s->n_free];
-			drv_cuGraphMemFreeNodeGetParams(s->nodes[i], &m->dptr);
+		} else {
+			if (drv_cuGraphMemFreeNodeGetParams)
+				drv_cuGraphMemFreeNodeGetParams(s->nodes[i], &m->dptr);
 			m->is_free = 1;
 			s->n_free++;
 		}
+		nm++;
 	}
 	if (drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
-		/* dependency counts in O(N + E): node -> index, open addressing */
+		/* dependency counts in O(N + E): node -> index, open addressing;
+		 * scratch on the stack for graphs of a few hundred nodes */
 		size_t cap = 16;
 		while (cap < 2 * n)
 			cap *= 2;
-		struct node_ix *ix = calloc(cap, sizeof *ix);
-		from = calloc(ne, sizeof *from);
-		to = calloc(ne, sizeof *to);
-		if (ix && from && to && drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
-			for (size_t i = 0; i < n; i++) {
-				size_t h = ((uintptr_t)s->nodes[i] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
-				while (ix[h].node)
-					h = (h + 1) & (cap - 1);
-				ix[h].node = s->nodes[i];
-				ix[h].index = (uint32_t)i;
+		size_t bytes = cap * sizeof(struct node_ix) + 2 * ne * sizeof(CUgraphNode);
+		_Alignas(16) unsigned char scratch_small[8192];
+		unsigned char *scratch = bytes <= sizeof scratch_small ? scratch_small : malloc(bytes);
+		if (scratch) {
+			struct node_ix *ix = (struct node_ix *)scratch;
+			CUgraphNode *from = (CUgraphNode *)(ix + cap), *to = from + ne;
+			memset(ix, 0, cap * sizeof *ix);
+			if (drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
+				for (size_t i = 0; i < n; i++) {
+					size_t h = ((uintptr_t)s->nodes[i] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
+					while (ix[h].node)
+						h = (h + 1) & (cap - 1);
+					ix[h].node = s->nodes[i];
+					ix[h].index = (uint32_t)i;
+				}
+				s->n_edges = (uint32_t)ne;
+				for (size_t e = 0; e < ne; e++) {
+					size_t h = ((uintptr_t)to[e] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
+					while (ix[h].node && ix[h].node != to[e])
+						h = (h + 1) & (cap - 1);
+					if (ix[h].node)
+						s->ndeps[ix[h].index]++;
+				}
 			}
-			s->n_edges = (uint32_t)ne;
-			for (size_t e = 0; e < ne; e++) {
-				size_t h = ((uintptr_t)to[e] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
-				while (ix[h].node && ix[h].node != to[e])
-					h = (h + 1) & (cap - 1);
-				if (ix[h].node)
-					s->ndeps[ix[h].index]++;
-			}
+			if (scratch != scratch_small)
+				free(scratch);
 		}
-		free(ix);
-		free(from);
-		free(to);
 	}
-	if (s->n_alloc + s->n_free < n) { /* one slot per node was reserved; keep the used ones */
-		struct cg_mnode *m = realloc(s->mem, (s->n_alloc + s->n_free + 1) * sizeof *m);
-		if (m)
-			s->mem = m;
-	}
+	/* Memory nodes, exactly as many as found (one slot kept for callers
+	 * that index mem[0] of an empty list). */
+	s->mem = malloc((nm + 1) * sizeof *s->mem);
+	if (!s->mem)
+		goto fail;
+	memcpy(s->mem, mem, nm * sizeof *mem);
+	memset(&s->mem[nm], 0, sizeof *s->mem);
+	if (mem != mem_small)
+		free(mem);
 	return s;
 fail:
+	if (mem != mem_small)
+		free(mem);
 	model_summary_free(s);
 	return NULL;
 }
@@ -1370,7 +1410,8 @@ void cg_model_after_fork_child(void)
 	HASH_ITER(hh, captures, c, tmp)
 	{
 		HASH_DEL(captures, c);
-		free(c);
+		free(c->l);
+	free(c);
 	}
 	atomic_store(&cg_live_captures, 0);
 }

@@ -1,0 +1,28 @@
+/*
+ * shim/unwind.h -- fast call-site unwinding (x86-64).
+ *
+ * glibc's backtrace() goes through libgcc's generic unwinder, which finds
+ * the FDE and interprets its CFA program again for every frame of every
+ * call (~1.4k instructions a frame). Call sites repeat: here the rule for a
+ * return address (where the caller's frame starts, where its return address
+ * and saved %rbp are) is worked out once and kept in a lock-free cache, so
+ * a known frame costs a module lookup and two loads.
+ */
+#ifndef CGSHIM_UNWIND_H
+#define CGSHIM_UNWIND_H
+
+#include <stdint.h>
+
+/* Fill pcs like backtrace(): pcs[0] is the return address into
+ * cg_unwind's caller, then one per frame above it, at most max (<= 64).
+ * *cuda gets bit i set when pcs[i] lies in the shim, libcudart or libcuda.
+ * Returns the count, or -1 when a frame needs what this unwinder does not
+ * do (signal frames, DWARF expressions, an unusual .eh_frame_hdr, glibc
+ * without _dl_find_object): the caller then uses backtrace(). Makes no
+ * allocation and takes no blocking lock. */
+int cg_unwind(void **pcs, int max, uint64_t *cuda);
+
+/* For tests: how many rules were worked out (cache misses). */
+unsigned long cg_unwind_misses(void);
+
+#endif

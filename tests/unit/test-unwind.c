@@ -1,0 +1,167 @@
+/* tests/unit/test-unwind.c -- the cached unwinder against glibc's backtrace():
+ * same frames (from the caller's caller up) in the shapes call sites take:
+ * plain calls, %rbp-based frames (alloca), frames inside libc (qsort
+ * callback), a thread's outermost frames, signal frames (declined: -1 so
+ * the caller falls back), and the cache (a repeated site computes nothing). */
+#define _GNU_SOURCE
+#include <alloca.h>
+#include <execinfo.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "unwind.h"
+
+#define MAXF 48
+
+struct pair {
+	void *a[MAXF], *b[MAXF];
+	int na, nb;
+	uint64_t cuda;
+};
+
+/* Both walks from the same function; entry 0 differs (two call
+ * instructions), everything above must be identical. */
+static __attribute__((noinline)) void both(struct pair *p)
+{
+	p->na = cg_unwind(p->a, MAXF, &p->cuda);
+	p->nb = backtrace(p->b, MAXF);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void check_same(const struct pair *p)
+{
+	assert_true(p->na > 2);
+	assert_int_equal(p->na, p->nb);
+	for (int i = 1; i < p->na; i++)
+		assert_ptr_equal(p->a[i], p->b[i]);
+	assert_int_equal(p->cuda, 0); /* no CUDA library in this process */
+}
+
+static __attribute__((noinline)) void plain(void **state)
+{
+	struct pair p;
+	(void)state;
+	both(&p);
+	check_same(&p);
+}
+
+/* alloca keeps %rbp as the CFA register in these frames */
+static __attribute__((noinline)) int deep(int n, struct pair *p)
+{
+	volatile char *buf = alloca(64 + (size_t)n * 16);
+	buf[0] = (char)n;
+	if (n == 0)
+		both(p);
+	else
+		deep(n - 1, p);
+	return buf[0];
+}
+
+static void rbp_frames(void **state)
+{
+	struct pair p;
+	(void)state;
+	deep(12, &p);
+	check_same(&p);
+	assert_true(p.na >= 14);
+}
+
+static struct pair qs;
+static int cmp(const void *x, const void *y)
+{
+	static int done;
+	if (!done) {
+		done = 1;
+		both(&qs);
+	}
+	return *(const int *)x - *(const int *)y;
+}
+
+static void through_libc(void **state)
+{
+	int v[64];
+	(void)state;
+	for (int i = 0; i < 64; i++)
+		v[i] = 64 - i;
+	qsort(v, 64, sizeof v[0], cmp);
+	check_same(&qs);
+}
+
+static void *thread_main(void *arg)
+{
+	both(arg);
+	return NULL;
+}
+
+static void thread_frames(void **state)
+{
+	struct pair p;
+	pthread_t t;
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, thread_main, &p), 0);
+	pthread_join(t, NULL);
+	check_same(&p); /* ends where libgcc ends: clone's undefined return address */
+}
+
+static struct pair sig;
+static void handler(int s)
+{
+	(void)s;
+	both(&sig);
+}
+
+static void signal_frames(void **state)
+{
+	(void)state;
+	signal(SIGUSR1, handler);
+	raise(SIGUSR1);
+	/* the frame above the handler is the kernel's sigreturn trampoline:
+	 * declined, so the site falls back to the generic unwinder */
+	assert_int_equal(sig.na, -1);
+	assert_true(sig.nb > 2);
+}
+
+static void cached(void **state)
+{
+	struct pair p;
+	unsigned long m[100];
+	(void)state;
+	/* one call site in a loop (no branch for the compiler to peel on):
+	 * only the first pass computes rules */
+#pragma GCC unroll 1
+	for (int i = 0; i < 100; i++) {
+		both(&p);
+		m[i] = cg_unwind_misses();
+	}
+	assert_true(m[0] > 0);
+	assert_int_equal(m[99], m[1]);
+	check_same(&p);
+}
+
+static void short_max(void **state)
+{
+	void *pcs[2];
+	uint64_t cuda;
+	(void)state;
+	assert_int_equal(cg_unwind(pcs, 2, &cuda), 2);
+	assert_int_equal(cg_unwind(pcs, 65, &cuda), -1); /* beyond the mask */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(plain),         cmocka_unit_test(rbp_frames),
+		cmocka_unit_test(through_libc),  cmocka_unit_test(thread_frames),
+		cmocka_unit_test(signal_frames), cmocka_unit_test(cached),
+		cmocka_unit_test(short_max),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
