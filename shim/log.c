@@ -319,14 +319,23 @@ static size_t fmt_hex(char *out, unsigned long long v, int quoted)
 	return k;
 }
 
-static void put(struct cg_rec *r, const char *s, size_t l)
+/* Room for need more bytes, keeping room for the closing and the marker;
+ * a record that does not fit is marked truncated and takes nothing more. */
+static inline int room(struct cg_rec *r, size_t need)
 {
-	if (r->trunc)
-		return;
-	if (r->n + l + 24 >= CG_REC_MAX) { /* keep room for the closing and the marker */
+	if (__builtin_expect(r->trunc, 0))
+		return 0;
+	if (__builtin_expect(r->n + need + 24 >= CG_REC_MAX, 0)) {
 		r->trunc = 1;
-		return;
+		return 0;
 	}
+	return 1;
+}
+
+static inline void put(struct cg_rec *r, const char *s, size_t l)
+{
+	if (!room(r, l))
+		return;
 	memcpy(r->buf + r->n, s, l);
 	r->n += l;
 }
@@ -366,17 +375,26 @@ static void put_escaped(struct cg_rec *r, const char *s)
 
 static void key(struct cg_rec *r, const char *k)
 {
+	size_t kl = strlen(k);
+	char *o;
+	if (!room(r, kl + 4))
+		return;
+	o = r->buf + r->n;
 	if (r->json) {
 		if (r->nfields++)
-			put(r, ",", 1);
-		put(r, "\"", 1);
-		puts_(r, k);
-		put(r, "\":", 2);
+			*o++ = ',';
+		*o++ = '"';
+		memcpy(o, k, kl);
+		o += kl;
+		*o++ = '"';
+		*o++ = ':';
 	} else {
-		put(r, " ", 1);
-		puts_(r, k);
-		put(r, "=", 1);
+		*o++ = ' ';
+		memcpy(o, k, kl);
+		o += kl;
+		*o++ = '=';
 	}
+	r->n = (size_t)(o - r->buf);
 }
 
 void rec_begin(struct cg_rec *r, int level, const char *ev)
@@ -411,10 +429,25 @@ void rec_begin(struct cg_rec *r, int level, const char *ev)
 		k += fmt_u64(tmp + k, seq);
 		CAT(d);
 		k += fmt_u64(tmp + k, ts);
-		CAT(e);
-		k += fmt_i64(tmp + k, log_pid);
-		CAT(f);
-		k += fmt_i64(tmp + k, cg_gettid());
+		{
+			/* ,"pid":N,"tid":N is the same for every record of a thread */
+			static CG_TLS char who[48];
+			static CG_TLS size_t who_len;
+			static CG_TLS int who_pid;
+			if (who_pid != log_pid || !who_len) {
+				size_t w = 0;
+#define WCAT(str) (memcpy(who + w, str, sizeof str - 1), w += sizeof str - 1)
+				WCAT(e);
+				w += fmt_i64(who + w, log_pid);
+				WCAT(f);
+				w += fmt_i64(who + w, cg_gettid());
+#undef WCAT
+				who_len = w;
+				who_pid = log_pid;
+			}
+			memcpy(tmp + k, who, who_len);
+			k += who_len;
+		}
 #undef CAT
 		l = (int)k;
 		r->nfields = 1;
@@ -444,29 +477,29 @@ void rec_str(struct cg_rec *r, const char *k, const char *v)
 
 void rec_int(struct cg_rec *r, const char *k, long long v)
 {
-	char tmp[32];
 	if (!r->on)
 		return;
 	key(r, k);
-	put(r, tmp, fmt_i64(tmp, v));
+	if (room(r, 24))
+		r->n += fmt_i64(r->buf + r->n, v);
 }
 
 void rec_u64(struct cg_rec *r, const char *k, unsigned long long v)
 {
-	char tmp[32];
 	if (!r->on)
 		return;
 	key(r, k);
-	put(r, tmp, fmt_u64(tmp, v));
+	if (room(r, 24))
+		r->n += fmt_u64(r->buf + r->n, v);
 }
 
 void rec_hex(struct cg_rec *r, const char *k, unsigned long long v)
 {
-	char tmp[32];
 	if (!r->on)
 		return;
 	key(r, k);
-	put(r, tmp, fmt_hex(tmp, v, r->json));
+	if (room(r, 24))
+		r->n += fmt_hex(r->buf + r->n, v, r->json);
 }
 
 void rec_bool(struct cg_rec *r, const char *k, int v)
@@ -522,11 +555,11 @@ void rec_elem_str(struct cg_rec *r, const char *v)
 
 void rec_elem_hex(struct cg_rec *r, unsigned long long v)
 {
-	char tmp[32];
 	if (!r->on)
 		return;
 	elem_sep(r);
-	put(r, tmp, fmt_hex(tmp, v, r->json));
+	if (room(r, 24))
+		r->n += fmt_hex(r->buf + r->n, v, r->json);
 }
 
 void rec_elem_raw(struct cg_rec *r, const char *v)
