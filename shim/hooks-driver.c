@@ -65,6 +65,8 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 	struct cg_rec r;
 	CUresult rc;
 	CG_REAL(cuGraphDestroy);
+	if (cg_ready() && !cg_tls.in_shim)
+		model_graph_settle(hGraph); /* execs with a partial summary of it get the full one first */
 	if (cg_policy_graph_destroy(hGraph)) {
 		/* deferred: the replacement exec behind an app handle runs it */
 		model_graph_destroy(hGraph);
@@ -163,6 +165,7 @@ CUresult cgh_cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, co
 	CG_REAL(cuGraphAddMemAllocNode);
 	if (!cg_call_begin(&c, HID_cuGraphAddMemAllocNode, CG_CALL_LIFE))
 		return real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	model_graph_settle(hGraph);
 	rc = real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && nodeParams)
@@ -193,6 +196,7 @@ CUresult cgh_cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, con
 	CG_REAL(cuGraphAddMemFreeNode);
 	if (!cg_call_begin(&c, HID_cuGraphAddMemFreeNode, CG_CALL_LIFE))
 		return real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+	model_graph_settle(hGraph);
 	rc = real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr);
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
@@ -219,6 +223,7 @@ CUresult cgh_cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, 
 		return real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
 	memgraph_composition_check(childGraph, "cuGraphAddChildGraphNode", "used as a child graph (cloned)",
 				   cg_site_here(SITE_SKIP));
+	model_graph_settle(hGraph);
 	rc = real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
@@ -276,6 +281,7 @@ CUresult cgh_cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgr
 	if (!cg_call_begin(&c, HID_cuGraphAddNode, 0))
 		return real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 	add_node_pre(hGraph, nodeParams, "cuGraphAddNode");
+	model_graph_settle(hGraph);
 	rc = real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 	int saved = errno;
 	add_node_post(&c, rc, phGraphNode, hGraph, nodeParams, "cuGraphAddNode");
@@ -294,6 +300,7 @@ CUresult cgh_cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const C
 		return real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
 					      nodeParams);
 	add_node_pre(hGraph, nodeParams, "cuGraphAddNode_v2");
+	model_graph_settle(hGraph);
 	rc = real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
 	int saved = errno;
 	add_node_post(&c, rc, phGraphNode, hGraph, nodeParams, "cuGraphAddNode_v2");
@@ -309,6 +316,7 @@ CUresult cgh_cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, c
 	CG_REAL(cuGraphAddKernelNode_v2);
 	if (!cg_call_begin(&c, HID_cuGraphAddKernelNode_v2, 0))
 		return real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	model_graph_settle(hGraph);
 	rc = real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
@@ -352,7 +360,13 @@ static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const
 	int mem;
 	cg_policy_collect();
 	p->site = cg_site_here(SITE_SKIP + 1);
-	p->sum = model_graph_summary(g);
+	/* A captured graph unchanged since its capture needs no walk: the
+	 * exec gets a partial summary, completed on first need. */
+	p->sum = model_graph_summary_cached(g);
+	if (!p->sum && !cg_log_on(CG_L_DEBUG))
+		p->sum = model_graph_partial(g);
+	if (!p->sum)
+		p->sum = model_graph_summary(g);
 	p->predicted_rc = 0;
 	p->rule = 0;
 	mem = p->sum ? (int)(p->sum->n_alloc + p->sum->n_free) : 0;
@@ -1115,8 +1129,18 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		if (capturing)
 			model_capture_end(id, s, g, rc);
 		if (g) {
+			size_t n = 0;
 			model_graph_new(g, 1, id, 0);
-			sum = model_graph_summary(g);
+			/* No walk here: the memory nodes are known from the hooks
+			 * and the node count is one query. The full summary is
+			 * walked when something needs it (an update, a rewrite,
+			 * node records at debug level). */
+			if (cg_log_on(CG_L_DEBUG) || !drv_cuGraphGetNodes || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS) {
+				sum = model_graph_summary(g);
+			} else {
+				model_graph_captured(g, n);
+				sum = model_graph_partial(g);
+			}
 		}
 		if (cg_call_rec(&r, &c, rc)) {
 			rec_hex(&r, "stream", (uintptr_t)s);

@@ -461,6 +461,9 @@ struct cg_graph {
 	struct cg_mnode *mem;
 	struct cg_summary *sum;
 	uint32_t sum_gen;
+	uint32_t cap_gen; /* gen at the end of its capture (0: not captured) */
+	uint32_t n_nodes_cap;
+	int pending;      /* execs holding a partial summary of this graph */
 	CUgraphExec live_exec; /* latest live exec instantiated from it */
 	UT_hash_handle hh;
 };
@@ -479,6 +482,7 @@ struct cg_exec {
 	int foreign_frees; /* free nodes of allocations made by another graph */
 	struct cg_mnode *mem;
 	struct cg_summary *sum;
+	uint32_t sum_gen; /* gen of graph the (partial) summary describes */
 	long long updates, update_failures;
 	struct cg_exec *next_free;
 	UT_hash_handle hh;
@@ -860,6 +864,94 @@ struct cg_summary *model_graph_summary(CUgraph g)
 	return s;
 }
 
+struct cg_summary *model_graph_summary_cached(CUgraph g)
+{
+	struct cg_graph *x;
+	struct cg_summary *s = NULL;
+	pthread_mutex_lock(&gx_lock);
+	x = graph_find_locked(g);
+	if (x && x->sum && x->sum_gen == x->gen)
+		s = summary_copy(x->sum);
+	pthread_mutex_unlock(&gx_lock);
+	return s;
+}
+
+void model_graph_captured(CUgraph g, size_t n_nodes)
+{
+	struct cg_graph *x;
+	pthread_mutex_lock(&gx_lock);
+	x = graph_find_locked(g);
+	if (x) {
+		x->cap_gen = x->gen;
+		x->n_nodes_cap = (uint32_t)n_nodes;
+	}
+	pthread_mutex_unlock(&gx_lock);
+}
+
+struct cg_summary *model_graph_partial(CUgraph g)
+{
+	struct cg_graph *x;
+	struct cg_summary *s = NULL;
+	pthread_mutex_lock(&gx_lock);
+	x = graph_find_locked(g);
+	if (x && x->origin == 1 && x->cap_gen && x->cap_gen == x->gen) {
+		s = calloc(1, sizeof *s);
+		if (s)
+			s->mem = malloc(((size_t)x->n_mem + 1) * sizeof *s->mem);
+		if (s && s->mem) {
+			atomic_init(&s->refs, 1);
+			s->partial = 1;
+			s->n_nodes = x->n_nodes_cap;
+			memcpy(s->mem, x->mem, (size_t)x->n_mem * sizeof *s->mem);
+			memset(&s->mem[x->n_mem], 0, sizeof *s->mem);
+			for (int i = 0; i < x->n_mem; i++) {
+				if (x->mem[i].is_free)
+					s->n_free++;
+				else
+					s->n_alloc++;
+			}
+		} else if (s) {
+			free(s);
+			s = NULL;
+		}
+	}
+	pthread_mutex_unlock(&gx_lock);
+	return s;
+}
+
+static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum);
+
+void model_graph_settle(CUgraph g)
+{
+	struct cg_graph *gr;
+	struct cg_summary *full;
+	int pending;
+	pthread_mutex_lock(&gx_lock);
+	gr = graph_find_locked(g);
+	pending = gr ? gr->pending : 0;
+	pthread_mutex_unlock(&gx_lock);
+	if (!pending)
+		return;
+	full = model_graph_summary(g); /* walks now, g still as instantiated */
+	pthread_mutex_lock(&gx_lock);
+	gr = graph_find_locked(g);
+	if (gr) {
+		struct cg_exec *x, *tmp;
+		HASH_ITER(hh, execs, x, tmp)
+		{
+			if (x->graph != g || !x->sum || !x->sum->partial || !x->sum_gen)
+				continue;
+			if (full && x->sum_gen == gr->gen)
+				exec_set_summary(x, summary_copy(full)); /* releases the claim */
+			else
+				x->sum_gen = 0; /* changed unseen: the exec keeps its partial view */
+		}
+		gr->pending = 0;
+	}
+	pthread_mutex_unlock(&gx_lock);
+	model_summary_free(full);
+}
+
 static struct cg_exec *exec_find_locked(CUgraphExec e)
 {
 	struct cg_exec *x;
@@ -914,6 +1006,13 @@ int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, 
 
 static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 {
+	if (x->sum && x->sum->partial && x->sum_gen && sum != x->sum) {
+		/* a partial view replaced (update, rewrite): release its claim */
+		struct cg_graph *gr = graph_find_locked(x->graph);
+		if (gr && gr->pending)
+			gr->pending--;
+		x->sum_gen = 0;
+	}
 	/* x->mem borrows the summary's memory nodes: summaries are immutable
 	 * and shared by reference, so an exec costs no copy of its nodes. */
 	model_summary_free(x->sum);
@@ -959,6 +1058,12 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 		oom_check("exec table");
 		tot.execs++;
 	}
+	if (x->sum && x->sum->partial && x->sum_gen) { /* handle reused: drop its old claim */
+		struct cg_graph *old = graph_find_locked(x->graph);
+		if (old && old->pending)
+			old->pending--;
+		x->sum_gen = 0;
+	}
 	x->graph = g;
 	x->flags = flags;
 	x->site = site;
@@ -967,9 +1072,15 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 	atomic_store(&x->outstanding, 0);
 	exec_set_summary(x, sum);
 	x->live = 1;
+	x->sum_gen = 0;
 	gr = graph_find_locked(g);
-	if (gr)
+	if (gr) {
 		gr->live_exec = e;
+		if (sum && sum->partial) {
+			x->sum_gen = gr->gen;
+			gr->pending++;
+		}
+	}
 	fast_insert(x);
 	pthread_mutex_unlock(&gx_lock);
 	if (x->n_mem)
@@ -1009,9 +1120,22 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 {
 	struct cg_exec *x;
 	struct cg_summary *s = NULL;
+	CUgraph g = NULL;
 	pthread_mutex_lock(&gx_lock);
 	x = exec_find_locked(e);
-	if (x)
+	if (x && x->sum && x->sum->partial)
+		g = x->graph;
+	else if (x)
+		s = summary_copy(x->sum);
+	pthread_mutex_unlock(&gx_lock);
+	if (!g)
+		return s;
+	/* First need of the full summary: its graph is still as instantiated
+	 * (changes and destruction through hooks settle it first). */
+	model_graph_settle(g);
+	pthread_mutex_lock(&gx_lock);
+	x = exec_find_locked(e);
+	if (x && x->sum && !x->sum->partial)
 		s = summary_copy(x->sum);
 	pthread_mutex_unlock(&gx_lock);
 	return s;
@@ -1057,8 +1181,8 @@ void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, stru
 	tot.rewrites++;
 	x = exec_find_locked(app);
 	if (x) {
+		exec_set_summary(x, sum); /* before x->graph changes: releases a claim on the old one */
 		x->graph = g;
-		exec_set_summary(x, sum);
 		sum = NULL;
 		atomic_store(&x->outstanding, 0);
 		atomic_store_explicit(&x->real, real_new, memory_order_release);
@@ -1093,6 +1217,9 @@ void model_exec_destroy(CUgraphExec e)
 		gr = graph_find_locked(x->graph);
 		if (gr && gr->live_exec == e)
 			gr->live_exec = NULL;
+		if (gr && x->sum && x->sum->partial && x->sum_gen && gr->pending)
+			gr->pending--;
+		x->sum_gen = 0;
 		sum = x->sum; /* keeps mem alive until the leak records are out */
 		mem = x->mem;
 		n = x->n_mem;
@@ -1106,7 +1233,7 @@ void model_exec_destroy(CUgraphExec e)
 	pthread_mutex_unlock(&gx_lock);
 	if (!x)
 		return;
-	{
+	if (launches) { /* an exec never launched has no count to report */
 		struct cg_rec r;
 		rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
 		rec_hex(&r, "exec", (uintptr_t)e);

@@ -43,6 +43,11 @@ struct cg_summary {
 	_Atomic int refs;
 	uint32_t n_nodes, n_edges;
 	uint32_t n_alloc, n_free;
+	/* partial: counts and memory nodes from what the shim tracked during
+	 * the capture, no walk yet (types/ndeps/nodes NULL); an exec holding
+	 * one gets the full summary on first need (model_exec_summary) or
+	 * before its graph changes or goes (model_graph_settle). */
+	int partial;
 	uint8_t *types;   /* n_nodes node types, creation order */
 	uint16_t *ndeps;  /* n_nodes dependency counts */
 	CUgraphNode *nodes;
@@ -107,6 +112,18 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m);
  * caller frees with model_summary_free, or NULL. Makes only capture-safe
  * graph queries. */
 struct cg_summary *model_graph_summary(CUgraph g);
+/* The graph's summary if one is cached and current, else NULL (no walk). */
+struct cg_summary *model_graph_summary_cached(CUgraph g);
+/* End of a capture that produced g with n nodes: from here until g is
+ * mutated, its memory nodes are known from the hooks without a walk. */
+void model_graph_captured(CUgraph g, size_t n_nodes);
+/* A partial summary of a captured, unchanged graph (NULL if g is not one):
+ * what an instantiation needs, without walking the graph. */
+struct cg_summary *model_graph_partial(CUgraph g);
+/* Call before g is destroyed or changed through a hook: executables whose
+ * summary of g is still partial get the full one now, while g is as they
+ * were instantiated from. */
+void model_graph_settle(CUgraph g);
 void model_summary_free(struct cg_summary *s);
 /* Exec instantiated from g that is still alive (memory-node graphs). */
 int model_graph_live_exec(CUgraph g, struct cg_exec_view *out);

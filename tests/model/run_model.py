@@ -6,7 +6,7 @@ under libcgshim.so (CGSHIM_LOG=info, jsonl).
 usage: run_model.py --case NAME --prog PATH --standin-dir DIR --shim LIBCGSHIM
 
 Cases: three_pools, current_pool, destroy_outstanding, exit_outstanding,
-relaxed_malloc, node_memory. The scenarios print the pool handles they
+relaxed_malloc, deferred_summary, node_memory. The scenarios print the pool handles they
 created on stderr ("pool A 0x..."); stdout is deterministic and must be the
 same bare and under the shim. One line per check; exit status non-zero when
 any check failed.
@@ -217,7 +217,27 @@ def case_relaxed_malloc(recs, pools):
     check(s.get("captures") == 2 and s.get("alloc_nodes") == 1, "summary: captures 2, alloc_nodes 1")
 
 
+def case_deferred_summary(recs, pools):
+    """Predictions from summaries completed after the instantiation."""
+    v = ev(recs, "violation")
+    got = [(x.get("rule"), x.get("api"), x.get("predicted_rc")) for x in v]
+    check(len(v) == 2 and all(r == "CGS001" and rc == 910 for r, _, rc in got),
+          "two CGS001 violations predicting 910 (A: graph destroyed; B: graph changed after instantiate) (got %s)" % got)
+    ups = [r for r in ev(recs, "call") if (r.get("api") or "").startswith("cuGraphExecUpdate")]
+    check([u.get("rc") for u in ups] == [910, 910, 0], "updates A, B1, B2 -> 910, 910, 0 (got %s)" % [u.get("rc") for u in ups])
+    seqs = {x.get("seq") for x in v}
+    check(all(any(0 < u["seq"] - s0 <= 3 for s0 in seqs) for u in ups[:2]),
+          "each violation written just before its failing update")
+    ends = [r for r in ev(recs, "call") if (r.get("api") or "").startswith("cuStreamEndCapture")]
+    check([e.get("nodes") for e in ends] == [1, 2, 1, 1, 4],
+          "end-capture node counts 1, 2, 1, 1, 4 without a walk (got %s)" % [e.get("nodes") for e in ends])
+    check((ends[-1].get("alloc_nodes"), ends[-1].get("free_nodes")) == (1, 1) if ends else False,
+          "capture C: 1 alloc node, 1 free node")
+    check(not ev(recs, "leak"), "no leak records")
+
+
 CASES = {
+    "deferred_summary": case_deferred_summary,
     "three_pools": case_three_pools,
     "current_pool": case_current_pool,
     "destroy_outstanding": case_destroy_outstanding,
