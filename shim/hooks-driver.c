@@ -663,6 +663,12 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 			if (!model_exec_view(e, &ev)) /* only for the record: one lock less per update */
 				memset(&ev, 0, sizeof ev);
 			rec_site(&r, "exec_site", ev.site);
+			/* Under reinstantiate the refusal is averted behind the
+			 * handle: the warning goes out with the thread's batch, in
+			 * order, instead of a write of its own (update_post flushes
+			 * the batch if the call fails after all). */
+			if (cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE)
+				rec_batched(&r);
 			cg_violation_end(&r, R_UPDATE_FAIL);
 		}
 		goto out;
@@ -761,6 +767,8 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 			rec_bool(&r, "rewritten", 1);
 		rec_end(&r);
 	}
+	if (rc != CUDA_SUCCESS)
+		cg_log_flush_thread(); /* a program may stop on this error: its records first */
 }
 
 /* Policy before the call: abort, or skip a doomed update and rewrite. */

@@ -57,6 +57,13 @@ void rec_elem_raw(struct cg_rec *r, const char *val);
 /* Elements already formatted and separated among themselves ("a","b"). */
 void rec_raw_elems(struct cg_rec *r, const char *raw, size_t len);
 void rec_end(struct cg_rec *r);
+/* Send a warn/error record through the thread's batch instead of its own
+ * write (the record's level as written is unchanged). */
+static inline void rec_batched(struct cg_rec *r)
+{
+	if (r->on && r->level < CG_L_INFO)
+		r->level = CG_L_INFO;
+}
 
 /* Records at info level and below are gathered per thread and written in
  * batches (whole lines, one write(2) per batch): at 8 KiB, 50 ms after the

@@ -63,8 +63,10 @@ int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicte
 void cg_violation_end(struct cg_rec *r, int rule)
 {
 	rec_end(r);
-	if (cg_cfg.on_violation == CG_VIOL_ABORT && cg_rule_on(rule))
+	if (cg_cfg.on_violation == CG_VIOL_ABORT && cg_rule_on(rule)) {
+		cg_log_flush_thread(); /* a batched violation must reach the log too */
 		raise(SIGABRT);
+	}
 }
 
 void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when)
