@@ -30,8 +30,10 @@ for i in range(pairs):
         (su if shim else bu).append(u)
         (sc if shim else bc).append(c)
     print("pair %d: update bare %.2f us shim %.2f us | capture bare %.2f us shim %.2f us" % (i, bu[-1], su[-1], bc[-1], sc[-1]))
-ru = statistics.median(su) / statistics.median(bu)
-rc = statistics.median(sc) / statistics.median(bc)
-print("nodes %s: median update bare %.2f us, shim %.2f us, ratio %.3f (bar 1.25); capture ratio %.3f" % (
-    nodes, statistics.median(bu), statistics.median(su), ru, rc))
+# the bar on the median of per-pair ratios (a pair shares the host's speed level)
+ru = statistics.median(s / b for s, b in zip(su, bu))
+rc = statistics.median(s / b for s, b in zip(sc, bc))
+print("nodes %s: median update bare %.2f us, shim %.2f us; median pair ratio %.3f, ratio of medians %.3f (bar 1.25); "
+      "capture pair ratio %.3f" % (nodes, statistics.median(bu), statistics.median(su), ru,
+                                  statistics.median(su) / statistics.median(bu), rc))
 sys.exit(0 if ru <= 1.25 else 1)
