@@ -22,6 +22,9 @@
 #define SITE_SKIP 1
 extern void cg_model_graphmem(const char *when);
 
+/* Set by the first cuGraphExecUpdate of the process. */
+static _Atomic int updates_seen;
+
 static const char *const node_type_names[] = {
 	"kernel", "memcpy", "memset", "host", "graph", "empty", "wait_event", "event_record",
 	"ext_sem_signal", "ext_sem_wait", "mem_alloc", "mem_free", "batch_mem_op", "conditional"};
@@ -583,8 +586,14 @@ struct upd_pred {
 static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct cg_summary **newsum,
 			   const char *api)
 {
-	struct cg_summary *old = model_exec_summary(e), *nu = model_graph_summary(g);
+	struct cg_summary *old, *nu;
 	struct cg_exec_view live, ev;
+	/* From the first update on, graphs are walked as their capture ends
+	 * (see end_capture_common): an updating program's next update then
+	 * finds its graph's summary ready. */
+	atomic_store_explicit(&updates_seen, 1, memory_order_relaxed);
+	old = model_exec_summary(e);
+	nu = model_graph_summary(g);
 	struct cg_rec r;
 	char msg[400];
 	/* The call site costs a backtrace: taken only when a violation is written. */
@@ -1139,11 +1148,14 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		if (g) {
 			size_t n = 0;
 			model_graph_new(g, 1, id, 0);
-			/* No walk here: the memory nodes are known from the hooks
-			 * and the node count is one query. The full summary is
-			 * walked when something needs it (an update, a rewrite,
-			 * node records at debug level). */
-			if (cg_log_on(CG_L_DEBUG) || !drv_cuGraphGetNodes || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS) {
+			/* A program that updates executables gets its graphs
+			 * walked here, off the update's path (an update needs the
+			 * new graph's summary). Otherwise no walk: the memory nodes
+			 * are known from the hooks and the node count is one
+			 * query; the full summary is walked on first need (an
+			 * update, a rewrite, node records at debug level). */
+			if (cg_log_on(CG_L_DEBUG) || atomic_load_explicit(&updates_seen, memory_order_relaxed) ||
+			    !drv_cuGraphGetNodes || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS) {
 				sum = model_graph_summary(g);
 			} else {
 				model_graph_captured(g, n);

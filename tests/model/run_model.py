@@ -229,9 +229,10 @@ def case_deferred_summary(recs, pools):
     check(all(any(0 < u["seq"] - s0 <= 3 for s0 in seqs) for u in ups[:2]),
           "each violation written just before its failing update")
     ends = [r for r in ev(recs, "call") if (r.get("api") or "").startswith("cuStreamEndCapture")]
-    check([e.get("nodes") for e in ends] == [1, 2, 1, 1, 4],
-          "end-capture node counts 1, 2, 1, 1, 4 without a walk (got %s)" % [e.get("nodes") for e in ends])
-    check((ends[-1].get("alloc_nodes"), ends[-1].get("free_nodes")) == (1, 1) if ends else False,
+    check([e.get("nodes") for e in ends] == [1, 1, 4, 2, 1],
+          "end-capture node counts 1, 1, 4 (no walk) then 2, 1 (walked: the process updates) (got %s)"
+          % [e.get("nodes") for e in ends])
+    check(len(ends) == 5 and (ends[2].get("alloc_nodes"), ends[2].get("free_nodes")) == (1, 1),
           "capture C: 1 alloc node, 1 free node")
     check(not ev(recs, "leak"), "no leak records")
 
