@@ -340,6 +340,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	cuuint64_t flags;
 	struct cg_mnode *mem = NULL;
 	int n_mem = 0, n_carried = 0;
+	long long rewrites = 0;
 	CUdeviceptr carried[8];
 	struct doomed doom = {{0}, {0}, 0, 0};
 
@@ -434,7 +435,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		retire_current(p, &doom);
 		p->real = fresh;
 		p->graph = g;
-		p->rewrites++;
+		rewrites = ++p->rewrites; /* for the record, read under the lock */
 		p->clock++;
 		p->launches_at_last = v.launches;
 		map_nodes(p, new_sum, NULL);
@@ -491,7 +492,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	rec_str(&r, "reason", reason);
 	rec_int(&r, "rc_update", rc_update);
 	rec_u64(&r, "flags", flags);
-	rec_int(&r, "rewrites", p->rewrites);
+	rec_int(&r, "rewrites", rewrites);
 	rec_u64(&r, "dur_ns", cg_now_ns() - t0);
 	if (n_carried) {
 		/* AutoFreeOnLaunch: freed before the next launch; otherwise they
