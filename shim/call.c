@@ -42,7 +42,8 @@ int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
 		r->on = 0;
 		return 0;
 	}
-	rec_begin(r, level, CGSHIM_EV_CALL);
+	uint64_t now = c->t0 ? cg_now_ns() : 0; /* one clock read: the record's stamp and the end of dur_ns */
+	rec_begin_at(r, level, CGSHIM_EV_CALL, now);
 	rec_str(r, "api", cg_routes[c->hid].name);
 	if (cg_tls.via)
 		rec_str(r, "via", cg_tls.via);
@@ -50,7 +51,7 @@ int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
 	if (rc != CUDA_SUCCESS)
 		rec_str(r, "err", cg_result_name(rc));
 	if (c->t0)
-		rec_u64(r, "dur_ns", cg_now_ns() - c->t0);
+		rec_u64(r, "dur_ns", now - c->t0);
 	return 1;
 }
 

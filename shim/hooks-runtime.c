@@ -73,7 +73,9 @@ static void rt_enter(struct rt_frame *f, const char *name)
 {
 	f->prev_via = cg_tls.via;
 	f->prev_consumed = cg_tls.via_consumed;
-	f->t0 = cg_now_ns();
+	/* The clock only when a record of this call could carry it: nearly
+	 * every runtime call reaches a driver hook, which writes the record. */
+	f->t0 = cg_log_on(CG_L_TRACE) ? cg_now_ns() : 0;
 	cg_tls.via = name;
 	cg_tls.via_consumed = 0;
 }
@@ -93,7 +95,8 @@ static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 				rec_str(&r, "msg", "the runtime answered without reaching the driver");
 				cg_count_failure(-1, (CUresult)rc);
 			}
-			rec_u64(&r, "dur_ns", cg_now_ns() - f->t0);
+			if (f->t0)
+				rec_u64(&r, "dur_ns", cg_now_ns() - f->t0);
 			rec_end(&r);
 		}
 	}

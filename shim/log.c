@@ -183,10 +183,9 @@ static void tb_register(struct tbuf *b)
 
 /* Write line: batched (level info and below) or at once, keeping this
  * thread's order either way. */
-static void emit_line(const char *line, size_t len, int level)
+static void emit_line(const char *line, size_t len, int level, uint64_t now)
 {
 	struct tbuf *b = &tb;
-	uint64_t now;
 	if (level <= CG_L_WARN || atomic_load_explicit(&tb_off, memory_order_relaxed) || len > TBUF_SIZE) {
 		if (b->n) {
 			while (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire))
@@ -199,7 +198,6 @@ static void emit_line(const char *line, size_t len, int level)
 	}
 	if (!b->registered)
 		tb_register(b);
-	now = cg_now_ns();
 	while (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire))
 		;
 	if (b->n + len > TBUF_SIZE)
@@ -399,9 +397,13 @@ static void key(struct cg_rec *r, const char *k)
 
 void rec_begin(struct cg_rec *r, int level, const char *ev)
 {
+	rec_begin_at(r, level, ev, 0);
+}
+
+void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
+{
 	char tmp[160];
 	int l;
-	uint64_t ts;
 	r->on = cg_log_on(level);
 	if (!r->on)
 		return;
@@ -410,7 +412,9 @@ void rec_begin(struct cg_rec *r, int level, const char *ev)
 	r->nfields = 0;
 	r->trunc = 0;
 	r->n = 0;
-	ts = cg_now_ns();
+	if (!ts)
+		ts = cg_now_ns();
+	r->ts = ts;
 	unsigned long long seq = atomic_fetch_add_explicit(&log_seq, 1, memory_order_relaxed) + 1;
 	if (r->json) {
 		/* {"v":1,"ev":"...","seq":N,"ts":N,"pid":N,"tid":N */
@@ -622,7 +626,7 @@ void rec_end(struct cg_rec *r)
 	if (r->json)
 		r->buf[r->n++] = '}';
 	r->buf[r->n++] = '\n';
-	emit_line(r->buf, r->n, r->level);
+	emit_line(r->buf, r->n, r->level, r->ts);
 }
 
 void cg_warn(const char *fmt, ...)

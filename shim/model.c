@@ -60,6 +60,7 @@ int cg_current_device(void)
 #define MEMINFO_ALLOWANCE_NS 250000ull
 static _Atomic uint64_t meminfo_t0, meminfo_spent;
 static _Atomic long long meminfo_skipped;
+static _Atomic int meminfo_hold; /* calls to skip before the budget is looked at again */
 
 /* Free device memory now, or 0 when a capture is live (cuMemGetInfo is
  * sampled only outside captures), sampling is off, or over its budget. */
@@ -69,6 +70,12 @@ static int sample_free(size_t *free_out)
 	uint64_t t0, t1, first;
 	if (cg_cfg.meminfo == CG_MEMINFO_OFF || atomic_load(&cg_live_captures) || !drv_cuMemGetInfo_v2)
 		return 0;
+	/* Over budget, the next calls skip without even reading the clock. */
+	if (cg_cfg.meminfo == CG_MEMINFO_AUTO && atomic_load_explicit(&meminfo_hold, memory_order_relaxed) > 0) {
+		atomic_fetch_sub_explicit(&meminfo_hold, 1, memory_order_relaxed);
+		atomic_fetch_add(&meminfo_skipped, 1);
+		return 0;
+	}
 	t0 = cg_now_ns();
 	first = atomic_load(&meminfo_t0);
 	if (!first) {
@@ -78,6 +85,7 @@ static int sample_free(size_t *free_out)
 	}
 	if (cg_cfg.meminfo == CG_MEMINFO_AUTO &&
 	    atomic_load(&meminfo_spent) > (t0 - first) / MEMINFO_SHARE + MEMINFO_ALLOWANCE_NS) {
+		atomic_store_explicit(&meminfo_hold, 15, memory_order_relaxed);
 		atomic_fetch_add(&meminfo_skipped, 1);
 		return 0;
 	}
