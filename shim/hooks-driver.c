@@ -653,6 +653,14 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 	}
 	if (p->rc) {
 		p->rule = R_UPDATE_FAIL;
+		/* Under reinstantiate, a handle already rewritten once had its
+		 * CGS001 written in full then: later ones are counted, and each
+		 * rewrite record carries its reason (why). A thrashing loop
+		 * then costs one record per rewrite, not three. */
+		if (cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE && cg_policy_rewritten_before(e)) {
+			cg_violation_counted(R_UPDATE_FAIL);
+			goto out;
+		}
 		snprintf(msg, sizeof msg, "cuGraphExecUpdate of exec 0x%llx from graph 0x%llx will fail with %s: %s",
 			 (unsigned long long)(uintptr_t)e, (unsigned long long)(uintptr_t)g,
 			 p->result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED ? "TopologyChanged" : "NodeTypeChanged",
@@ -787,7 +795,7 @@ static int update_policy_pre(struct upd_pred *p, CUgraphExec app, CUgraph g)
 		return 0;
 	if (cg_cfg.on_update_failure == CG_UPD_ABORT)
 		raise(SIGABRT);
-	return cg_policy_reinstantiate(app, g, "predicted", p->rc);
+	return cg_policy_reinstantiate(app, g, "predicted", p->rc, p->why);
 }
 
 CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
@@ -813,7 +821,7 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 		if (resultInfo)
 			info = *resultInfo;
 		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
-		    cg_policy_reinstantiate(app, hGraph, "failed", rc)) {
+		    cg_policy_reinstantiate(app, hGraph, "failed", rc, NULL)) {
 			rc = CUDA_SUCCESS;
 			rewritten = 1;
 		}
@@ -856,7 +864,7 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 		if (updateResult_out)
 			res = *updateResult_out;
 		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
-		    cg_policy_reinstantiate(app, hGraph, "failed", rc)) {
+		    cg_policy_reinstantiate(app, hGraph, "failed", rc, NULL)) {
 			rc = CUDA_SUCCESS;
 			rewritten = 1;
 		}

@@ -247,7 +247,7 @@ static void thrash_warn(CUgraphExec app, long long launches)
  * topology is that of g is updated from g and stands behind the handle
  * from now on. Returns 1 when done (nu consumed). */
 static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const char *reason, int rc_update,
-			uint64_t t0)
+			const char *why, uint64_t t0)
 {
 	struct proxy *p;
 	CUgraphExec cand = NULL, prev;
@@ -319,6 +319,8 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	rec_hex(&r, "new_real", (uintptr_t)cand);
 	rec_hex(&r, "graph", (uintptr_t)g);
 	rec_str(&r, "reason", reason);
+	if (why && *why)
+		rec_str(&r, "why", why);
 	rec_int(&r, "rc_update", rc_update);
 	rec_bool(&r, "reused", 1);
 	rec_int(&r, "rewrites", rewrites);
@@ -327,7 +329,18 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	return 1;
 }
 
-int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int rc_update)
+int cg_policy_rewritten_before(CUgraphExec app)
+{
+	struct proxy *p;
+	if (!atomic_load_explicit(&cg_policy_active, memory_order_relaxed))
+		return 0;
+	pthread_rwlock_rdlock(&proxy_lock);
+	HASH_FIND_PTR(proxies, &app, p);
+	pthread_rwlock_unlock(&proxy_lock);
+	return p != NULL;
+}
+
+int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int rc_update, const char *why)
 {
 	struct cg_summary *old_sum, *new_sum;
 	struct cg_exec_view v, other;
@@ -341,6 +354,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	struct cg_mnode *mem = NULL;
 	int n_mem = 0, n_carried = 0;
 	long long rewrites = 0;
+	uint64_t t_inst;
 	CUdeviceptr carried[8];
 	struct doomed doom = {{0}, {0}, 0, 0};
 
@@ -357,7 +371,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	flags = v.flags & ~(cuuint64_t)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
 	prev_real = cg_policy_exec(app);
 	new_sum = model_graph_summary(g);
-	if (policy_reuse(app, g, new_sum, reason, rc_update, t0)) {
+	if (policy_reuse(app, g, new_sum, reason, rc_update, why, t0)) {
 		thrash_warn(app, v.launches);
 		return 1;
 	}
@@ -367,7 +381,9 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	 * unrelated capture of another thread (PyTorch does the same). */
 	if (drv_cuThreadExchangeStreamCaptureMode)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
+	t_inst = cg_now_ns();
 	rc = real_cuGraphInstantiateWithFlags(&fresh, g, flags);
+	t_inst = cg_now_ns() - t_inst;
 	if (drv_cuThreadExchangeStreamCaptureMode)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
 	cg_tls.in_shim--;
@@ -377,6 +393,8 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		rec_hex(&r, "exec", (uintptr_t)app);
 		rec_hex(&r, "graph", (uintptr_t)g);
 		rec_str(&r, "reason", reason);
+		if (why && *why)
+			rec_str(&r, "why", why);
 		rec_int(&r, "rc_instantiate", rc);
 		rec_str(&r, "msg", "re-instantiation failed; the driver's update result is returned");
 		rec_end(&r);
@@ -490,10 +508,13 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	rec_hex(&r, "new_real", (uintptr_t)fresh);
 	rec_hex(&r, "graph", (uintptr_t)g);
 	rec_str(&r, "reason", reason);
+	if (why && *why)
+		rec_str(&r, "why", why);
 	rec_int(&r, "rc_update", rc_update);
 	rec_u64(&r, "flags", flags);
 	rec_int(&r, "rewrites", rewrites);
 	rec_u64(&r, "dur_ns", cg_now_ns() - t0);
+	rec_u64(&r, "instantiate_ns", t_inst);
 	if (n_carried) {
 		/* AutoFreeOnLaunch: freed before the next launch; otherwise they
 		 * stay the application's to free, as after an update. */

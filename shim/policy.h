@@ -30,7 +30,9 @@ CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found);
 
 /* Try to replace a failing update of app by re-instantiation from g.
  * Returns 1 when done (the update then reports success). */
-int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int rc_update);
+int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int rc_update, const char *why);
+/* Whether app has been rewritten before (its handle has a proxy). */
+int cg_policy_rewritten_before(CUgraphExec app);
 /* The application destroys its handle: destroys the extra real exec too.
  * Returns the handle to pass to the real destroy. */
 void cg_policy_forget(CUgraphExec app);

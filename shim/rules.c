@@ -60,6 +60,17 @@ int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicte
 	return 1;
 }
 
+void cg_violation_counted(int rule)
+{
+	if (!cg_rule_on(rule))
+		return;
+	atomic_fetch_add(&n_viol[rule], 1);
+	if (cg_cfg.on_violation == CG_VIOL_ABORT) {
+		cg_log_flush_thread();
+		raise(SIGABRT);
+	}
+}
+
 void cg_violation_end(struct cg_rec *r, int rule)
 {
 	rec_end(r);

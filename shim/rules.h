@@ -21,6 +21,9 @@ int cg_rule_on(int rule);
 /* Start a violation record (returns 0 if the rule is off; then write nothing). */
 int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicted_rc, const char *msg);
 void cg_violation_end(struct cg_rec *r, int rule);
+/* A violation counted (summary, CGSHIM_ON_VIOLATION=abort) but not written:
+ * for repeats whose record would add nothing to one already written. */
+void cg_violation_counted(int rule);
 const char *cg_rule_id(int rule);
 
 void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when);
