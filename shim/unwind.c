@@ -418,8 +418,8 @@ static uint64_t compute(uintptr_t pc, const struct dl_find_object *fo)
 	uint64_t rule, cuda = cuda_module(fo->dlfo_link_map) ? R_CUDA : 0;
 
 	atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
-	if (!fo->dlfo_eh_frame)
-		return R_KNOWN | R_STOP | cuda;
+	if (!fo->dlfo_eh_frame) /* no .eh_frame_hdr: libgcc searches further */
+		return R_HARD;
 	fde = find_fde(fo->dlfo_eh_frame, pc);
 	if (!fde)
 		return R_HARD;
