@@ -371,9 +371,8 @@ static void put_escaped(struct cg_rec *r, const char *s)
 	}
 }
 
-static void key(struct cg_rec *r, const char *k)
+static void key(struct cg_rec *r, const char *k, size_t kl)
 {
-	size_t kl = strlen(k);
 	char *o;
 	if (!room(r, kl + 4))
 		return;
@@ -465,11 +464,11 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 		put(r, tmp, (size_t)l < sizeof tmp ? (size_t)l : sizeof tmp - 1);
 }
 
-void rec_str(struct cg_rec *r, const char *k, const char *v)
+void rec_str_n(struct cg_rec *r, const char *k, size_t kl, const char *v)
 {
 	if (!r->on)
 		return;
-	key(r, k);
+	key(r, k, kl);
 	if (!v) {
 		puts_(r, r->json ? "null" : "-");
 		return;
@@ -479,38 +478,38 @@ void rec_str(struct cg_rec *r, const char *k, const char *v)
 	put(r, "\"", 1);
 }
 
-void rec_int(struct cg_rec *r, const char *k, long long v)
+void rec_int_n(struct cg_rec *r, const char *k, size_t kl, long long v)
 {
 	if (!r->on)
 		return;
-	key(r, k);
+	key(r, k, kl);
 	if (room(r, 24))
 		r->n += fmt_i64(r->buf + r->n, v);
 }
 
-void rec_u64(struct cg_rec *r, const char *k, unsigned long long v)
+void rec_u64_n(struct cg_rec *r, const char *k, size_t kl, unsigned long long v)
 {
 	if (!r->on)
 		return;
-	key(r, k);
+	key(r, k, kl);
 	if (room(r, 24))
 		r->n += fmt_u64(r->buf + r->n, v);
 }
 
-void rec_hex(struct cg_rec *r, const char *k, unsigned long long v)
+void rec_hex_n(struct cg_rec *r, const char *k, size_t kl, unsigned long long v)
 {
 	if (!r->on)
 		return;
-	key(r, k);
+	key(r, k, kl);
 	if (room(r, 24))
 		r->n += fmt_hex(r->buf + r->n, v, r->json);
 }
 
-void rec_bool(struct cg_rec *r, const char *k, int v)
+void rec_bool_n(struct cg_rec *r, const char *k, size_t kl, int v)
 {
 	if (!r->on)
 		return;
-	key(r, k);
+	key(r, k, kl);
 	puts_(r, v ? "true" : "false");
 }
 
@@ -524,11 +523,11 @@ void rec_raw_elems(struct cg_rec *r, const char *raw, size_t len)
 	put(r, raw, len);
 }
 
-void rec_open(struct cg_rec *r, const char *k, char bracket)
+void rec_open_n(struct cg_rec *r, const char *k, size_t kl, char bracket)
 {
 	if (!r->on)
 		return;
-	key(r, k);
+	key(r, k, kl);
 	put(r, &bracket, 1);
 	r->nfields = 0; /* first element gets no comma */
 }

@@ -46,14 +46,47 @@ void rec_begin(struct cg_rec *r, int level, const char *ev);
  * clock_gettime is ~70 ns in the lent VM, and a call record is stamped at
  * the moment its duration ends. */
 void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts);
-void rec_str(struct cg_rec *r, const char *key, const char *val);
-void rec_int(struct cg_rec *r, const char *key, long long val);
-void rec_u64(struct cg_rec *r, const char *key, unsigned long long val);
-void rec_hex(struct cg_rec *r, const char *key, unsigned long long val);
-void rec_bool(struct cg_rec *r, const char *key, int val);
+/* Fields. The key's length is taken here, inline, so that for the usual
+ * literal keys it is a constant (records are written on every lifecycle
+ * call; strlen per field was a visible share of them). */
+void rec_str_n(struct cg_rec *r, const char *key, size_t klen, const char *val);
+void rec_int_n(struct cg_rec *r, const char *key, size_t klen, long long val);
+void rec_u64_n(struct cg_rec *r, const char *key, size_t klen, unsigned long long val);
+void rec_hex_n(struct cg_rec *r, const char *key, size_t klen, unsigned long long val);
+void rec_bool_n(struct cg_rec *r, const char *key, size_t klen, int val);
+void rec_open_n(struct cg_rec *r, const char *key, size_t klen, char bracket);
+static inline void rec_str(struct cg_rec *r, const char *key, const char *val)
+{
+	if (r->on)
+		rec_str_n(r, key, __builtin_strlen(key), val);
+}
+static inline void rec_int(struct cg_rec *r, const char *key, long long val)
+{
+	if (r->on)
+		rec_int_n(r, key, __builtin_strlen(key), val);
+}
+static inline void rec_u64(struct cg_rec *r, const char *key, unsigned long long val)
+{
+	if (r->on)
+		rec_u64_n(r, key, __builtin_strlen(key), val);
+}
+static inline void rec_hex(struct cg_rec *r, const char *key, unsigned long long val)
+{
+	if (r->on)
+		rec_hex_n(r, key, __builtin_strlen(key), val);
+}
+static inline void rec_bool(struct cg_rec *r, const char *key, int val)
+{
+	if (r->on)
+		rec_bool_n(r, key, __builtin_strlen(key), val);
+}
 /* A nested JSON array/object value written by the caller piecewise:
  * rec_open(r, "sites", '[') ... rec_elem_*() ... rec_close(r, ']'). */
-void rec_open(struct cg_rec *r, const char *key, char bracket);
+static inline void rec_open(struct cg_rec *r, const char *key, char bracket)
+{
+	if (r->on)
+		rec_open_n(r, key, __builtin_strlen(key), bracket);
+}
 void rec_close(struct cg_rec *r, char bracket);
 void rec_elem_str(struct cg_rec *r, const char *val);
 void rec_elem_hex(struct cg_rec *r, unsigned long long val);
