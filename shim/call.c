@@ -44,12 +44,12 @@ int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
 	}
 	uint64_t now = c->t0 ? cg_now_ns() : 0; /* one clock read: the record's stamp and the end of dur_ns */
 	rec_begin_at(r, level, CGSHIM_EV_CALL, now);
-	rec_str(r, "api", cg_routes[c->hid].name);
+	rec_word(r, "api", cg_routes[c->hid].name);
 	if (cg_tls.via)
-		rec_str(r, "via", cg_tls.via);
+		rec_word(r, "via", cg_tls.via);
 	rec_int(r, "rc", rc);
 	if (rc != CUDA_SUCCESS)
-		rec_str(r, "err", cg_result_name(rc));
+		rec_word(r, "err", cg_result_name(rc));
 	if (c->t0)
 		rec_u64(r, "dur_ns", now - c->t0);
 	return 1;

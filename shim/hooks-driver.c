@@ -1075,7 +1075,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 	}
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "stream", (uintptr_t)s);
-		rec_str(&r, "mode", mode_str(mode));
+		rec_word(&r, "mode", mode_str(mode));
 		rec_u64(&r, "capture", id);
 		rec_hex(&r, "graph", (uintptr_t)(into ? into : g));
 		rec_site(&r, "site", site);
@@ -1293,7 +1293,7 @@ static void unsafe_violation(const char *api, const struct cg_capture_view *cv, 
 	if (cg_violation_begin(&r, R_CAPTURE_UNSAFE, api, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, msg)) {
 		rec_u64(&r, "capture", cv->id);
 		rec_hex(&r, "stream", (uintptr_t)cv->stream);
-		rec_str(&r, "mode", mode_str(cv->mode));
+		rec_word(&r, "mode", mode_str(cv->mode));
 		rec_int(&r, "capture_tid", cv->tid);
 		rec_int(&r, "call_tid", me);
 		rec_int(&r, "call_mode", model_thread_mode());

@@ -317,18 +317,7 @@ static size_t fmt_hex(char *out, unsigned long long v, int quoted)
 	return k;
 }
 
-/* Room for need more bytes, keeping room for the closing and the marker;
- * a record that does not fit is marked truncated and takes nothing more. */
-static inline int room(struct cg_rec *r, size_t need)
-{
-	if (__builtin_expect(r->trunc, 0))
-		return 0;
-	if (__builtin_expect(r->n + need + 24 >= CG_REC_MAX, 0)) {
-		r->trunc = 1;
-		return 0;
-	}
-	return 1;
-}
+#define room rec_room_
 
 static inline void put(struct cg_rec *r, const char *s, size_t l)
 {
@@ -478,40 +467,9 @@ void rec_str_n(struct cg_rec *r, const char *k, size_t kl, const char *v)
 	put(r, "\"", 1);
 }
 
-void rec_int_n(struct cg_rec *r, const char *k, size_t kl, long long v)
-{
-	if (!r->on)
-		return;
-	key(r, k, kl);
-	if (room(r, 24))
-		r->n += fmt_i64(r->buf + r->n, v);
-}
 
-void rec_u64_n(struct cg_rec *r, const char *k, size_t kl, unsigned long long v)
-{
-	if (!r->on)
-		return;
-	key(r, k, kl);
-	if (room(r, 24))
-		r->n += fmt_u64(r->buf + r->n, v);
-}
 
-void rec_hex_n(struct cg_rec *r, const char *k, size_t kl, unsigned long long v)
-{
-	if (!r->on)
-		return;
-	key(r, k, kl);
-	if (room(r, 24))
-		r->n += fmt_hex(r->buf + r->n, v, r->json);
-}
 
-void rec_bool_n(struct cg_rec *r, const char *k, size_t kl, int v)
-{
-	if (!r->on)
-		return;
-	key(r, k, kl);
-	puts_(r, v ? "true" : "false");
-}
 
 static void elem_sep(struct cg_rec *r);
 

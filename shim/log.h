@@ -46,40 +46,138 @@ void rec_begin(struct cg_rec *r, int level, const char *ev);
  * clock_gettime is ~70 ns in the lent VM, and a call record is stamped at
  * the moment its duration ends. */
 void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts);
-/* Fields. The key's length is taken here, inline, so that for the usual
- * literal keys it is a constant (records are written on every lifecycle
- * call; strlen per field was a visible share of them). */
+/* Fields. Numbers and booleans are formatted inline into the record's
+ * buffer (records are written on every lifecycle call; a call per field
+ * and its strlen were half of a record's cost): one room check per field,
+ * the key copied with its length known at compile time for literal keys. */
 void rec_str_n(struct cg_rec *r, const char *key, size_t klen, const char *val);
-void rec_int_n(struct cg_rec *r, const char *key, size_t klen, long long val);
-void rec_u64_n(struct cg_rec *r, const char *key, size_t klen, unsigned long long val);
-void rec_hex_n(struct cg_rec *r, const char *key, size_t klen, unsigned long long val);
-void rec_bool_n(struct cg_rec *r, const char *key, size_t klen, int val);
 void rec_open_n(struct cg_rec *r, const char *key, size_t klen, char bracket);
+
+/* Room for need more bytes, keeping room for the closing and the marker;
+ * a record that does not fit is marked truncated and takes nothing more. */
+static inline int rec_room_(struct cg_rec *r, size_t need)
+{
+	if (__builtin_expect(r->trunc, 0))
+		return 0;
+	if (__builtin_expect(r->n + need + 24 >= CG_REC_MAX, 0)) {
+		r->trunc = 1;
+		return 0;
+	}
+	return 1;
+}
+
+/* ,"key": (JSON) or " key=" (text); the caller checked room for it. */
+static inline char *rec_key_(struct cg_rec *r, const char *k, size_t kl)
+{
+	char *o = r->buf + r->n;
+	if (r->json) {
+		if (r->nfields++)
+			*o++ = ',';
+		*o++ = '"';
+		__builtin_memcpy(o, k, kl);
+		o += kl;
+		*o++ = '"';
+		*o++ = ':';
+	} else {
+		*o++ = ' ';
+		__builtin_memcpy(o, k, kl);
+		o += kl;
+		*o++ = '=';
+	}
+	return o;
+}
+
+static inline char *rec_fmt_u64_(char *o, unsigned long long v)
+{
+	char t[20];
+	int n = 0;
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*o++ = t[--n];
+	return o;
+}
+
+static inline void rec_u64(struct cg_rec *r, const char *key, unsigned long long val)
+{
+	size_t kl = __builtin_strlen(key);
+	if (!r->on || !rec_room_(r, kl + 4 + 22))
+		return;
+	r->n = (size_t)(rec_fmt_u64_(rec_key_(r, key, kl), val) - r->buf);
+}
+
+static inline void rec_int(struct cg_rec *r, const char *key, long long val)
+{
+	size_t kl = __builtin_strlen(key);
+	char *o;
+	if (!r->on || !rec_room_(r, kl + 4 + 22))
+		return;
+	o = rec_key_(r, key, kl);
+	if (val < 0) {
+		*o++ = '-';
+		o = rec_fmt_u64_(o, 0ull - (unsigned long long)val);
+	} else {
+		o = rec_fmt_u64_(o, (unsigned long long)val);
+	}
+	r->n = (size_t)(o - r->buf);
+}
+
+static inline void rec_hex(struct cg_rec *r, const char *key, unsigned long long val)
+{
+	static const char dig[] = "0123456789abcdef";
+	size_t kl = __builtin_strlen(key);
+	char *o;
+	int nib = (64 - __builtin_clzll(val | 1) + 3) / 4;
+	if (!r->on || !rec_room_(r, kl + 4 + 22))
+		return;
+	o = rec_key_(r, key, kl);
+	if (r->json)
+		*o++ = '"';
+	*o++ = '0';
+	*o++ = 'x';
+	for (int i = nib - 1; i >= 0; i--, val >>= 4)
+		o[i] = dig[val & 15];
+	o += nib;
+	if (r->json)
+		*o++ = '"';
+	r->n = (size_t)(o - r->buf);
+}
+
+static inline void rec_bool(struct cg_rec *r, const char *key, int val)
+{
+	size_t kl = __builtin_strlen(key);
+	char *o;
+	if (!r->on || !rec_room_(r, kl + 4 + 5))
+		return;
+	o = rec_key_(r, key, kl);
+	__builtin_memcpy(o, val ? "true" : "false", val ? 4 : 5);
+	r->n = (size_t)(o + (val ? 4 : 5) - r->buf);
+}
+
 static inline void rec_str(struct cg_rec *r, const char *key, const char *val)
 {
 	if (r->on)
 		rec_str_n(r, key, __builtin_strlen(key), val);
 }
-static inline void rec_int(struct cg_rec *r, const char *key, long long val)
+
+/* A string known to need no escaping (an identifier: API and rule names,
+ * enum words): copied without scanning. */
+static inline void rec_word(struct cg_rec *r, const char *key, const char *val)
 {
-	if (r->on)
-		rec_int_n(r, key, __builtin_strlen(key), val);
+	size_t kl = __builtin_strlen(key), vl = __builtin_strlen(val);
+	char *o;
+	if (!r->on || !rec_room_(r, kl + vl + 6))
+		return;
+	o = rec_key_(r, key, kl);
+	*o++ = '"';
+	__builtin_memcpy(o, val, vl);
+	o += vl;
+	*o++ = '"';
+	r->n = (size_t)(o - r->buf);
 }
-static inline void rec_u64(struct cg_rec *r, const char *key, unsigned long long val)
-{
-	if (r->on)
-		rec_u64_n(r, key, __builtin_strlen(key), val);
-}
-static inline void rec_hex(struct cg_rec *r, const char *key, unsigned long long val)
-{
-	if (r->on)
-		rec_hex_n(r, key, __builtin_strlen(key), val);
-}
-static inline void rec_bool(struct cg_rec *r, const char *key, int val)
-{
-	if (r->on)
-		rec_bool_n(r, key, __builtin_strlen(key), val);
-}
+
 /* A nested JSON array/object value written by the caller piecewise:
  * rec_open(r, "sites", '[') ... rec_elem_*() ... rec_close(r, ']'). */
 static inline void rec_open(struct cg_rec *r, const char *key, char bracket)

@@ -433,7 +433,7 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPTURE);
 	rec_u64(&r, "capture", c->id);
 	rec_hex(&r, "stream", (uintptr_t)c->stream);
-	rec_str(&r, "mode", mode_name(c->mode));
+	rec_word(&r, "mode", mode_name(c->mode));
 	rec_int(&r, "begin_tid", c->tid);
 	rec_hex(&r, "graph", (uintptr_t)graph);
 	rec_int(&r, "rc", rc);
@@ -1425,7 +1425,7 @@ void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, C
 	if (capture)
 		capture_count_alloc(capture, m->size);
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_ALLOC);
-	rec_str(&r, "api", api);
+	rec_word(&r, "api", api);
 	rec_hex(&r, "dptr", m->dptr);
 	rec_u64(&r, "size", m->size);
 	rec_hex(&r, "pool", (uintptr_t)m->pool);

@@ -318,7 +318,7 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	rec_hex(&r, "old_real", (uintptr_t)prev);
 	rec_hex(&r, "new_real", (uintptr_t)cand);
 	rec_hex(&r, "graph", (uintptr_t)g);
-	rec_str(&r, "reason", reason);
+	rec_word(&r, "reason", reason);
 	if (why && *why)
 		rec_str(&r, "why", why);
 	rec_int(&r, "rc_update", rc_update);
@@ -392,7 +392,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		rec_begin(&r, CG_L_WARN, CGSHIM_EV_REWRITE);
 		rec_hex(&r, "exec", (uintptr_t)app);
 		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_str(&r, "reason", reason);
+		rec_word(&r, "reason", reason);
 		if (why && *why)
 			rec_str(&r, "why", why);
 		rec_int(&r, "rc_instantiate", rc);
@@ -507,7 +507,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	rec_hex(&r, "old_real", (uintptr_t)prev_real);
 	rec_hex(&r, "new_real", (uintptr_t)fresh);
 	rec_hex(&r, "graph", (uintptr_t)g);
-	rec_str(&r, "reason", reason);
+	rec_word(&r, "reason", reason);
 	if (why && *why)
 		rec_str(&r, "why", why);
 	rec_int(&r, "rc_update", rc_update);
