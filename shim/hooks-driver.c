@@ -1151,10 +1151,11 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	{
 		CUgraph g = rc == CUDA_SUCCESS && ph ? *ph : NULL;
 		struct cg_summary *sum = NULL;
+		int have_counts = 0, n_alloc = 0, n_free = 0;
+		size_t n = 0;
 		if (capturing)
 			model_capture_end(id, s, g, rc);
 		if (g) {
-			size_t n = 0;
 			model_graph_new(g, 1, id, 0);
 			/* A program that updates executables gets its graphs
 			 * walked here, off the update's path (an update needs the
@@ -1166,8 +1167,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			    !drv_cuGraphGetNodes || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS) {
 				sum = model_graph_summary(g);
 			} else {
-				model_graph_captured(g, n);
-				sum = model_graph_partial(g);
+				have_counts = model_graph_captured(g, n, &n_alloc, &n_free);
 			}
 		}
 		if (cg_call_rec(&r, &c, rc)) {
@@ -1178,6 +1178,10 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				rec_int(&r, "nodes", sum->n_nodes);
 				rec_int(&r, "alloc_nodes", sum->n_alloc);
 				rec_int(&r, "free_nodes", sum->n_free);
+			} else if (have_counts) {
+				rec_int(&r, "nodes", (long long)n);
+				rec_int(&r, "alloc_nodes", n_alloc);
+				rec_int(&r, "free_nodes", n_free);
 			}
 			rec_end(&r);
 		}

@@ -884,16 +884,24 @@ struct cg_summary *model_graph_summary_cached(CUgraph g)
 	return s;
 }
 
-void model_graph_captured(CUgraph g, size_t n_nodes)
+int model_graph_captured(CUgraph g, size_t n_nodes, int *n_alloc, int *n_free)
 {
 	struct cg_graph *x;
 	pthread_mutex_lock(&gx_lock);
 	x = graph_find_locked(g);
+	*n_alloc = *n_free = 0;
 	if (x) {
 		x->cap_gen = x->gen;
 		x->n_nodes_cap = (uint32_t)n_nodes;
+		for (int i = 0; i < x->n_mem; i++) {
+			if (x->mem[i].is_free)
+				(*n_free)++;
+			else
+				(*n_alloc)++;
+		}
 	}
 	pthread_mutex_unlock(&gx_lock);
+	return x != NULL;
 }
 
 struct cg_summary *model_graph_partial(CUgraph g)

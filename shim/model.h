@@ -115,8 +115,9 @@ struct cg_summary *model_graph_summary(CUgraph g);
 /* The graph's summary if one is cached and current, else NULL (no walk). */
 struct cg_summary *model_graph_summary_cached(CUgraph g);
 /* End of a capture that produced g with n nodes: from here until g is
- * mutated, its memory nodes are known from the hooks without a walk. */
-void model_graph_captured(CUgraph g, size_t n_nodes);
+ * mutated, its memory nodes are known from the hooks without a walk.
+ * Gives their counts; 0 when g is unknown. */
+int model_graph_captured(CUgraph g, size_t n_nodes, int *n_alloc, int *n_free);
 /* A partial summary of a captured, unchanged graph (NULL if g is not one):
  * what an instantiation needs, without walking the graph. */
 struct cg_summary *model_graph_partial(CUgraph g);
