@@ -362,25 +362,8 @@ static void put_escaped(struct cg_rec *r, const char *s)
 
 static void key(struct cg_rec *r, const char *k, size_t kl)
 {
-	char *o;
-	if (!room(r, kl + 4))
-		return;
-	o = r->buf + r->n;
-	if (r->json) {
-		if (r->nfields++)
-			*o++ = ',';
-		*o++ = '"';
-		memcpy(o, k, kl);
-		o += kl;
-		*o++ = '"';
-		*o++ = ':';
-	} else {
-		*o++ = ' ';
-		memcpy(o, k, kl);
-		o += kl;
-		*o++ = '=';
-	}
-	r->n = (size_t)(o - r->buf);
+	if (room(r, kl + 4))
+		r->n = (size_t)(rec_key_(r, k, kl) - r->buf);
 }
 
 void rec_begin(struct cg_rec *r, int level, const char *ev)
