@@ -1151,7 +1151,8 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	{
 		CUgraph g = rc == CUDA_SUCCESS && ph ? *ph : NULL;
 		struct cg_summary *sum = NULL;
-		int have_counts = 0, n_alloc = 0, n_free = 0;
+		int have_counts = 0;
+		uint32_t n_alloc = 0, n_free = 0;
 		size_t n = 0;
 		if (capturing)
 			model_capture_end(id, s, g, rc);

@@ -841,18 +841,26 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m)
 	pthread_mutex_unlock(&gx_lock);
 }
 
-struct cg_summary *model_graph_summary(CUgraph g)
+/* The graph's cached summary if current (a reference), else NULL; *gen
+ * gets the graph's generation (0 when the graph is unknown). */
+static struct cg_summary *summary_cached(CUgraph g, uint32_t *gen)
 {
 	struct cg_graph *x;
 	struct cg_summary *s = NULL;
-	uint32_t gen = 0;
 	pthread_mutex_lock(&gx_lock);
 	x = graph_find_locked(g);
 	if (x && x->sum && x->sum_gen == x->gen)
 		s = summary_copy(x->sum);
-	if (x)
-		gen = x->gen;
+	*gen = x ? x->gen : 0;
 	pthread_mutex_unlock(&gx_lock);
+	return s;
+}
+
+struct cg_summary *model_graph_summary(CUgraph g)
+{
+	struct cg_graph *x;
+	uint32_t gen;
+	struct cg_summary *s = summary_cached(g, &gen);
 	if (s)
 		return s;
 	s = summary_walk(g);
@@ -874,17 +882,23 @@ struct cg_summary *model_graph_summary(CUgraph g)
 
 struct cg_summary *model_graph_summary_cached(CUgraph g)
 {
-	struct cg_graph *x;
-	struct cg_summary *s = NULL;
-	pthread_mutex_lock(&gx_lock);
-	x = graph_find_locked(g);
-	if (x && x->sum && x->sum_gen == x->gen)
-		s = summary_copy(x->sum);
-	pthread_mutex_unlock(&gx_lock);
-	return s;
+	uint32_t gen;
+	return summary_cached(g, &gen);
 }
 
-int model_graph_captured(CUgraph g, size_t n_nodes, int *n_alloc, int *n_free)
+/* Alloc and free nodes among n memory nodes. */
+static void mnode_counts(const struct cg_mnode *m, int n, uint32_t *n_alloc, uint32_t *n_free)
+{
+	*n_alloc = *n_free = 0;
+	for (int i = 0; i < n; i++) {
+		if (m[i].is_free)
+			(*n_free)++;
+		else
+			(*n_alloc)++;
+	}
+}
+
+int model_graph_captured(CUgraph g, size_t n_nodes, uint32_t *n_alloc, uint32_t *n_free)
 {
 	struct cg_graph *x;
 	pthread_mutex_lock(&gx_lock);
@@ -893,12 +907,7 @@ int model_graph_captured(CUgraph g, size_t n_nodes, int *n_alloc, int *n_free)
 	if (x) {
 		x->cap_gen = x->gen;
 		x->n_nodes_cap = (uint32_t)n_nodes;
-		for (int i = 0; i < x->n_mem; i++) {
-			if (x->mem[i].is_free)
-				(*n_free)++;
-			else
-				(*n_alloc)++;
-		}
+		mnode_counts(x->mem, x->n_mem, n_alloc, n_free);
 	}
 	pthread_mutex_unlock(&gx_lock);
 	return x != NULL;
@@ -920,12 +929,7 @@ struct cg_summary *model_graph_partial(CUgraph g)
 			s->n_nodes = x->n_nodes_cap;
 			memcpy(s->mem, x->mem, (size_t)x->n_mem * sizeof *s->mem);
 			memset(&s->mem[x->n_mem], 0, sizeof *s->mem);
-			for (int i = 0; i < x->n_mem; i++) {
-				if (x->mem[i].is_free)
-					s->n_free++;
-				else
-					s->n_alloc++;
-			}
+			mnode_counts(x->mem, x->n_mem, &s->n_alloc, &s->n_free);
 		} else if (s) {
 			free(s);
 			s = NULL;
@@ -1020,15 +1024,22 @@ int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, 
 	return ok;
 }
 
-static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
+/* x stops waiting for the full summary of x->graph (its partial view is
+ * replaced, or x goes): the graph's count of such execs drops. */
+static void exec_release_claim_locked(struct cg_exec *x)
 {
-	if (x->sum && x->sum->partial && x->sum_gen && sum != x->sum) {
-		/* a partial view replaced (update, rewrite): release its claim */
+	if (x->sum && x->sum->partial && x->sum_gen) {
 		struct cg_graph *gr = graph_find_locked(x->graph);
 		if (gr && gr->pending)
 			gr->pending--;
-		x->sum_gen = 0;
 	}
+	x->sum_gen = 0;
+}
+
+static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
+{
+	if (sum != x->sum)
+		exec_release_claim_locked(x); /* a partial view replaced (update, rewrite) */
 	/* x->mem borrows the summary's memory nodes: summaries are immutable
 	 * and shared by reference, so an exec costs no copy of its nodes. */
 	model_summary_free(x->sum);
@@ -1074,12 +1085,7 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 		oom_check("exec table");
 		tot.execs++;
 	}
-	if (x->sum && x->sum->partial && x->sum_gen) { /* handle reused: drop its old claim */
-		struct cg_graph *old = graph_find_locked(x->graph);
-		if (old && old->pending)
-			old->pending--;
-		x->sum_gen = 0;
-	}
+	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */
 	x->graph = g;
 	x->flags = flags;
 	x->site = site;
@@ -1233,9 +1239,7 @@ void model_exec_destroy(CUgraphExec e)
 		gr = graph_find_locked(x->graph);
 		if (gr && gr->live_exec == e)
 			gr->live_exec = NULL;
-		if (gr && x->sum && x->sum->partial && x->sum_gen && gr->pending)
-			gr->pending--;
-		x->sum_gen = 0;
+		exec_release_claim_locked(x);
 		sum = x->sum; /* keeps mem alive until the leak records are out */
 		mem = x->mem;
 		n = x->n_mem;
@@ -1554,7 +1558,7 @@ void cg_model_after_fork_child(void)
 	{
 		HASH_DEL(captures, c);
 		free(c->l);
-	free(c);
+		free(c);
 	}
 	atomic_store(&cg_live_captures, 0);
 }

@@ -117,7 +117,7 @@ struct cg_summary *model_graph_summary_cached(CUgraph g);
 /* End of a capture that produced g with n nodes: from here until g is
  * mutated, its memory nodes are known from the hooks without a walk.
  * Gives their counts; 0 when g is unknown. */
-int model_graph_captured(CUgraph g, size_t n_nodes, int *n_alloc, int *n_free);
+int model_graph_captured(CUgraph g, size_t n_nodes, uint32_t *n_alloc, uint32_t *n_free);
 /* A partial summary of a captured, unchanged graph (NULL if g is not one):
  * what an instantiation needs, without walking the graph. */
 struct cg_summary *model_graph_partial(CUgraph g);
