@@ -273,55 +273,13 @@ static void sink_write(const char *buf, size_t len)
 
 /* ---- record builder -------------------------------------------------------- */
 
-/* Number formatting without stdio (records are built on every lifecycle
- * call; snprintf was a measurable share of it). Return the length. */
-static size_t fmt_u64(char *out, unsigned long long v)
-{
-	char t[24];
-	size_t n = 0, i;
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		out[i] = t[n - 1 - i];
-	return n;
-}
-
-static size_t fmt_i64(char *out, long long v)
-{
-	if (v < 0) {
-		out[0] = '-';
-		return 1 + fmt_u64(out + 1, 0ull - (unsigned long long)v);
-	}
-	return fmt_u64(out, (unsigned long long)v);
-}
-
-static size_t fmt_hex(char *out, unsigned long long v, int quoted)
-{
-	static const char dig[] = "0123456789abcdef";
-	char t[20];
-	size_t n = 0, k = 0;
-	do {
-		t[n++] = dig[v & 15];
-		v >>= 4;
-	} while (v);
-	if (quoted)
-		out[k++] = '"';
-	out[k++] = '0';
-	out[k++] = 'x';
-	while (n)
-		out[k++] = t[--n];
-	if (quoted)
-		out[k++] = '"';
-	return k;
-}
-
-#define room rec_room_
+/* Numbers are formatted without stdio by the rec_fmt_* helpers of log.h
+ * (records are built on every lifecycle call; snprintf was a measurable
+ * share of it). */
 
 static inline void put(struct cg_rec *r, const char *s, size_t l)
 {
-	if (!room(r, l))
+	if (!rec_room_(r, l))
 		return;
 	memcpy(r->buf + r->n, s, l);
 	r->n += l;
@@ -362,7 +320,7 @@ static void put_escaped(struct cg_rec *r, const char *s)
 
 static void key(struct cg_rec *r, const char *k, size_t kl)
 {
-	if (room(r, kl + 4))
+	if (rec_room_(r, kl + 4))
 		r->n = (size_t)(rec_key_(r, k, kl) - r->buf);
 }
 
@@ -396,14 +354,14 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 			evl = 40;
 #define CAT(str) (memcpy(tmp + k, str, sizeof str - 1), k += sizeof str - 1)
 		CAT(a);
-		k += fmt_u64(tmp + k, CGSHIM_RECORD_VERSION);
+		k = (size_t)(rec_fmt_u64_(tmp + k, CGSHIM_RECORD_VERSION) - tmp);
 		CAT(b);
 		memcpy(tmp + k, ev, evl);
 		k += evl;
 		CAT(c);
-		k += fmt_u64(tmp + k, seq);
+		k = (size_t)(rec_fmt_u64_(tmp + k, seq) - tmp);
 		CAT(d);
-		k += fmt_u64(tmp + k, ts);
+		k = (size_t)(rec_fmt_u64_(tmp + k, ts) - tmp);
 		{
 			/* ,"pid":N,"tid":N is the same for every record of a thread */
 			static CG_TLS char who[48];
@@ -413,9 +371,9 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 				size_t w = 0;
 #define WCAT(str) (memcpy(who + w, str, sizeof str - 1), w += sizeof str - 1)
 				WCAT(e);
-				w += fmt_i64(who + w, log_pid);
+				w = (size_t)(rec_fmt_i64_(who + w, log_pid) - who);
 				WCAT(f);
-				w += fmt_i64(who + w, cg_gettid());
+				w = (size_t)(rec_fmt_i64_(who + w, cg_gettid()) - who);
 #undef WCAT
 				who_len = w;
 				who_pid = log_pid;
@@ -449,10 +407,6 @@ void rec_str_n(struct cg_rec *r, const char *k, size_t kl, const char *v)
 	put_escaped(r, v);
 	put(r, "\"", 1);
 }
-
-
-
-
 
 static void elem_sep(struct cg_rec *r);
 
@@ -502,8 +456,8 @@ void rec_elem_hex(struct cg_rec *r, unsigned long long v)
 	if (!r->on)
 		return;
 	elem_sep(r);
-	if (room(r, 24))
-		r->n += fmt_hex(r->buf + r->n, v, r->json);
+	if (rec_room_(r, 24))
+		r->n = (size_t)(rec_fmt_hex_(r->buf + r->n, v, r->json) - r->buf);
 }
 
 void rec_elem_raw(struct cg_rec *r, const char *v)

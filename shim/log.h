@@ -100,6 +100,32 @@ static inline char *rec_fmt_u64_(char *o, unsigned long long v)
 	return o;
 }
 
+static inline char *rec_fmt_i64_(char *o, long long v)
+{
+	if (v < 0) {
+		*o++ = '-';
+		return rec_fmt_u64_(o, 0ull - (unsigned long long)v);
+	}
+	return rec_fmt_u64_(o, (unsigned long long)v);
+}
+
+/* 0x... (in quotes for JSON: JSON has no hex numbers) */
+static inline char *rec_fmt_hex_(char *o, unsigned long long v, int quoted)
+{
+	static const char dig[] = "0123456789abcdef";
+	int nib = (64 - __builtin_clzll(v | 1) + 3) / 4;
+	if (quoted)
+		*o++ = '"';
+	*o++ = '0';
+	*o++ = 'x';
+	for (int i = nib - 1; i >= 0; i--, v >>= 4)
+		o[i] = dig[v & 15];
+	o += nib;
+	if (quoted)
+		*o++ = '"';
+	return o;
+}
+
 static inline void rec_u64(struct cg_rec *r, const char *key, unsigned long long val)
 {
 	size_t kl = __builtin_strlen(key);
@@ -111,38 +137,17 @@ static inline void rec_u64(struct cg_rec *r, const char *key, unsigned long long
 static inline void rec_int(struct cg_rec *r, const char *key, long long val)
 {
 	size_t kl = __builtin_strlen(key);
-	char *o;
 	if (!r->on || !rec_room_(r, kl + 4 + 22))
 		return;
-	o = rec_key_(r, key, kl);
-	if (val < 0) {
-		*o++ = '-';
-		o = rec_fmt_u64_(o, 0ull - (unsigned long long)val);
-	} else {
-		o = rec_fmt_u64_(o, (unsigned long long)val);
-	}
-	r->n = (size_t)(o - r->buf);
+	r->n = (size_t)(rec_fmt_i64_(rec_key_(r, key, kl), val) - r->buf);
 }
 
 static inline void rec_hex(struct cg_rec *r, const char *key, unsigned long long val)
 {
-	static const char dig[] = "0123456789abcdef";
 	size_t kl = __builtin_strlen(key);
-	char *o;
-	int nib = (64 - __builtin_clzll(val | 1) + 3) / 4;
 	if (!r->on || !rec_room_(r, kl + 4 + 22))
 		return;
-	o = rec_key_(r, key, kl);
-	if (r->json)
-		*o++ = '"';
-	*o++ = '0';
-	*o++ = 'x';
-	for (int i = nib - 1; i >= 0; i--, val >>= 4)
-		o[i] = dig[val & 15];
-	o += nib;
-	if (r->json)
-		*o++ = '"';
-	r->n = (size_t)(o - r->buf);
+	r->n = (size_t)(rec_fmt_hex_(rec_key_(r, key, kl), val, r->json) - r->buf);
 }
 
 static inline void rec_bool(struct cg_rec *r, const char *key, int val)
