@@ -300,12 +300,7 @@ static const char *module_of(void *pc)
 
 static int cuda_frame(void *pc)
 {
-	const char *name = module_of(pc), *base;
-	if (!name)
-		return 0;
-	base = strrchr(name, '/');
-	base = base ? base + 1 : name;
-	return !strncmp(base, "libcgshim", 9) || !strncmp(base, "libcudart", 9) || !strncmp(base, "libcuda.", 8);
+	return cg_cuda_module(module_of(pc));
 }
 
 uint32_t cg_site_here(int skip)

@@ -395,13 +395,13 @@ static const uint8_t *find_fde(const uint8_t *hdr, uintptr_t pc)
 	return hdr + tab[2 * lo + 1];
 }
 
-static int cuda_module(const struct link_map *lm)
+int cg_cuda_module(const char *path)
 {
-	const char *name = lm ? lm->l_name : NULL, *base;
-	if (!name)
+	const char *base;
+	if (!path)
 		return 0;
-	base = strrchr(name, '/');
-	base = base ? base + 1 : name;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
 	return !strncmp(base, "libcgshim", 9) || !strncmp(base, "libcudart", 9) || !strncmp(base, "libcuda.", 8);
 }
 
@@ -415,7 +415,7 @@ static uint64_t compute(uintptr_t pc, const struct dl_find_object *fo)
 	uint32_t len;
 	int32_t cie_off;
 	uintptr_t begin, range;
-	uint64_t rule, cuda = cuda_module(fo->dlfo_link_map) ? R_CUDA : 0;
+	uint64_t rule, cuda = cg_cuda_module(fo->dlfo_link_map ? fo->dlfo_link_map->l_name : NULL) ? R_CUDA : 0;
 
 	atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
 	if (!fo->dlfo_eh_frame) /* no .eh_frame_hdr: libgcc searches further */

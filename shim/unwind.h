@@ -22,6 +22,10 @@
  * allocation and takes no blocking lock. */
 int cg_unwind(void **pcs, int max, uint64_t *cuda);
 
+/* Whether the module at path is the shim, libcudart or libcuda (frames a
+ * call site skips). */
+int cg_cuda_module(const char *path);
+
 /* For tests: how many rules were worked out (cache misses). */
 unsigned long cg_unwind_misses(void);
 
