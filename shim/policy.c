@@ -243,6 +243,14 @@ static void thrash_warn(CUgraphExec app, long long launches)
 			(unsigned long long)(uintptr_t)app, rewrites, launches, reuses);
 }
 
+/* A rewrite record's reason, and for a predicted one what differs. */
+static void rec_reason(struct cg_rec *r, const char *reason, const char *why)
+{
+	rec_word(r, "reason", reason);
+	if (why && *why)
+		rec_str(r, "why", why);
+}
+
 /* Reuse: a cached replacement, or the application's own executable, whose
  * topology is that of g is updated from g and stands behind the handle
  * from now on. Returns 1 when done (nu consumed). */
@@ -318,9 +326,7 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	rec_hex(&r, "old_real", (uintptr_t)prev);
 	rec_hex(&r, "new_real", (uintptr_t)cand);
 	rec_hex(&r, "graph", (uintptr_t)g);
-	rec_word(&r, "reason", reason);
-	if (why && *why)
-		rec_str(&r, "why", why);
+	rec_reason(&r, reason, why);
 	rec_int(&r, "rc_update", rc_update);
 	rec_bool(&r, "reused", 1);
 	rec_int(&r, "rewrites", rewrites);
@@ -392,9 +398,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		rec_begin(&r, CG_L_WARN, CGSHIM_EV_REWRITE);
 		rec_hex(&r, "exec", (uintptr_t)app);
 		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_word(&r, "reason", reason);
-		if (why && *why)
-			rec_str(&r, "why", why);
+		rec_reason(&r, reason, why);
 		rec_int(&r, "rc_instantiate", rc);
 		rec_str(&r, "msg", "re-instantiation failed; the driver's update result is returned");
 		rec_end(&r);
@@ -507,9 +511,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	rec_hex(&r, "old_real", (uintptr_t)prev_real);
 	rec_hex(&r, "new_real", (uintptr_t)fresh);
 	rec_hex(&r, "graph", (uintptr_t)g);
-	rec_word(&r, "reason", reason);
-	if (why && *why)
-		rec_str(&r, "why", why);
+	rec_reason(&r, reason, why);
 	rec_int(&r, "rc_update", rc_update);
 	rec_u64(&r, "flags", flags);
 	rec_int(&r, "rewrites", rewrites);

@@ -60,24 +60,28 @@ int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicte
 	return 1;
 }
 
-void cg_violation_counted(int rule)
+/* CGSHIM_ON_VIOLATION=abort: stop before the driver call, after this
+ * thread's records (a batched violation among them) reach the log. */
+static void abort_if_asked(int rule)
 {
-	if (!cg_rule_on(rule))
-		return;
-	atomic_fetch_add(&n_viol[rule], 1);
-	if (cg_cfg.on_violation == CG_VIOL_ABORT) {
+	if (cg_cfg.on_violation == CG_VIOL_ABORT && cg_rule_on(rule)) {
 		cg_log_flush_thread();
 		raise(SIGABRT);
 	}
 }
 
+void cg_violation_counted(int rule)
+{
+	if (!cg_rule_on(rule))
+		return;
+	atomic_fetch_add(&n_viol[rule], 1);
+	abort_if_asked(rule);
+}
+
 void cg_violation_end(struct cg_rec *r, int rule)
 {
 	rec_end(r);
-	if (cg_cfg.on_violation == CG_VIOL_ABORT && cg_rule_on(rule)) {
-		cg_log_flush_thread(); /* a batched violation must reach the log too */
-		raise(SIGABRT);
-	}
+	abort_if_asked(rule);
 }
 
 void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when)
