@@ -8,16 +8,14 @@ loaded but CGSHIM_DISABLE=1: what merely loading it costs).
 usage: ab_env.py PAIRS NAME EXE [ARGS...]"""
 import os, shlex, statistics, subprocess, sys
 
+from abrun import PIN, env, interleave, pair_median
+
 pairs, name, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
-pin = shlex.split(os.environ.get("CGSHIM_BENCH_PIN", ""))
 benv = dict(kv.split("=", 1) for kv in shlex.split(os.environ.get("CGSHIM_AB_ENV", "")))
 
 
 def run(b):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
-    if b:
-        env.update(benv)
-    out = subprocess.run(pin + cmd, env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(PIN + cmd, env=env(benv if b else None), capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         f = line.split()
         if len(f) >= 2 and f[0] == name:
@@ -25,13 +23,7 @@ def run(b):
     raise SystemExit("no %s in output" % name)
 
 
-a, b = [], []
-for i in range(pairs):
-    if i % 2 == 0:
-        x = run(False); y = run(True)
-    else:
-        y = run(True); x = run(False)
-    a.append(x); b.append(y)
+a, b = interleave(pairs, run)
 print("%s: A median %.0f, B median %.0f; median pair ratio B/A %.3f, ratio of medians %.3f (%d pairs; B = %s)"
-      % (name, statistics.median(a), statistics.median(b), statistics.median(y / x for x, y in zip(a, b)),
+      % (name, statistics.median(a), statistics.median(b), pair_median(b, a),
          statistics.median(b) / statistics.median(a), pairs, os.environ.get("CGSHIM_AB_ENV", "")))

@@ -11,15 +11,13 @@ the medians over pairs and the ratios:
                                    own fallback; information)
   launch                           shim launch_ns (rewritten exec) over bare launch_ns (bar 1.02)
 Exit 1 when a bar is exceeded (or a run fails)."""
-import shlex, os
-
-# CGSHIM_BENCH_PIN="taskset -c 4": run both sides on the same core (less
-# variance on hosts whose cores run at different speeds).
-PIN = shlex.split(os.environ.get("CGSHIM_BENCH_PIN", ""))
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
+
+from abrun import PIN, env, interleave, pair_median
 
 exe, lib = sys.argv[1], sys.argv[2]
 pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 7
@@ -32,11 +30,10 @@ if pairs < 5:
 
 
 def run(shim):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
-    if shim:
-        env.update(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
-                   CGSHIM_LOG_FILE=os.path.join(tmp, "bench-%p.jsonl"), CGSHIM_ON_UPDATE_FAILURE="reinstantiate")
-    p = subprocess.run(PIN + [exe] + args, env=env, capture_output=True, text=True, timeout=600)
+    e = env(dict(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
+                 CGSHIM_LOG_FILE=os.path.join(tmp, "bench-%p.jsonl"), CGSHIM_ON_UPDATE_FAILURE="reinstantiate")
+            if shim else None)
+    p = subprocess.run(PIN + [exe] + args, env=e, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         print("run failed (%s): %s %s" % ("shim" if shim else "bare", p.stdout[-2000:], p.stderr[-2000:]))
         sys.exit(1)
@@ -54,17 +51,14 @@ def run(shim):
     return out
 
 
-bare, shim = [], []
-for i in range(pairs):
-    if i % 2 == 0:
-        b = run(False); s = run(True)
-    else:
-        s = run(True); b = run(False)
-    bare.append(b); shim.append(s)
+def show(i, b, s):
     print("pair %d: bare instantiate %.0f ns, destroy+instantiate %.0f ns, launch %.1f ns | "
           "shim rewrite %.0f ns, instantiate %.0f ns, launch %.1f ns"
           % (i, b["instantiate_ns"], b["destroy_instantiate_ns"], b["launch_ns"],
              s["rewrite_ns"], s["instantiate_ns"], s["launch_ns"]))
+
+
+bare, shim = interleave(pairs, run, show)
 
 
 def med(runs, key):
@@ -72,10 +66,8 @@ def med(runs, key):
 
 
 def pair_med(key_s, key_b):
-    """Median over pairs of shim[key_s] / bare[key_b]: the two runs of a pair
-    are back to back and share the host's speed level, which drifts between
-    runs (bare timings alone move ~2x on the lent VM)."""
-    return statistics.median(s[key_s] / b[key_b] for s, b in zip(shim, bare))
+    """Median over pairs of shim[key_s] / bare[key_b]."""
+    return pair_median([s[key_s] for s in shim], [b[key_b] for b in bare])
 
 
 inst, dinst, lb = med(bare, "instantiate_ns"), med(bare, "destroy_instantiate_ns"), med(bare, "launch_ns")

@@ -2,11 +2,9 @@
 """A/B interleaved update benchmark: bare vs under the shim (info-level JSONL
 to a file). Usage: update_ab.py BENCH_EXE LIBCGSHIM NODES [PAIRS] [REPS]
 Bar (issue 4): update including the prediction <= 1.25x the bare update."""
-import shlex, os, statistics, subprocess, sys, tempfile
+import os, statistics, subprocess, sys, tempfile
 
-# CGSHIM_BENCH_PIN="taskset -c 4": run both sides on the same core (less
-# variance on hosts whose cores run at different speeds).
-PIN = shlex.split(os.environ.get("CGSHIM_BENCH_PIN", ""))
+from abrun import PIN, env, interleave, pair_median
 
 exe, lib, nodes = sys.argv[1], sys.argv[2], sys.argv[3]
 pairs = int(sys.argv[4]) if len(sys.argv) > 4 else 5
@@ -15,24 +13,17 @@ log = os.path.join(tempfile.mkdtemp(), "upd-%p.jsonl")
 
 
 def run(shim):
-    env = dict(os.environ)
-    if shim:
-        env.update(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
-    out = subprocess.run(PIN + [exe, nodes, reps], env=env, capture_output=True, text=True, check=True).stdout.split()
+    """(update us, capture us)"""
+    e = env(dict(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log) if shim else None)
+    out = subprocess.run(PIN + [exe, nodes, reps], env=e, capture_output=True, text=True, check=True).stdout.split()
     return float(out[3]), float(out[5])
 
 
-bu, su, bc, sc = [], [], [], []
-for i in range(pairs):
-    order = (False, True) if i % 2 == 0 else (True, False)
-    for shim in order:
-        u, c = run(shim)
-        (su if shim else bu).append(u)
-        (sc if shim else bc).append(c)
-    print("pair %d: update bare %.2f us shim %.2f us | capture bare %.2f us shim %.2f us" % (i, bu[-1], su[-1], bc[-1], sc[-1]))
-# the bar on the median of per-pair ratios (a pair shares the host's speed level)
-ru = statistics.median(s / b for s, b in zip(su, bu))
-rc = statistics.median(s / b for s, b in zip(sc, bc))
+bare, shim = interleave(pairs, run, lambda i, b, s: print(
+    "pair %d: update bare %.2f us shim %.2f us | capture bare %.2f us shim %.2f us" % (i, b[0], s[0], b[1], s[1])))
+bu, su = [b[0] for b in bare], [s[0] for s in shim]
+ru = pair_median(su, bu)
+rc = pair_median([s[1] for s in shim], [b[1] for b in bare])
 print("nodes %s: median update bare %.2f us, shim %.2f us; median pair ratio %.3f, ratio of medians %.3f (bar 1.25); "
       "capture pair ratio %.3f" % (nodes, statistics.median(bu), statistics.median(su), ru,
                                   statistics.median(su) / statistics.median(bu), rc))
