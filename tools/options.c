@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config-values.h" /* the shim's own acceptance rules */
 #include "options.h"
 
 const struct opt_row opt_rows[] = {
@@ -42,59 +43,19 @@ const struct opt_row *opt_find(const char *name, size_t len)
 	return NULL;
 }
 
-/* The same acceptance rules as shim/config.c, so that the launcher refuses
- * what the shim would silently replace by its default. */
-static int check_bool(const char *s)
-{
-	static const char *ok[] = {"1", "yes", "true", "on", "0", "no", "false", "off"};
-	unsigned i;
-
-	for (i = 0; i < sizeof ok / sizeof ok[0]; i++)
-		if (!strcasecmp(s, ok[i]))
-			return 0;
-	return -1;
-}
-
-static int check_enum(const char *s, const char *choices)
-{
-	size_t len = strlen(s);
-	const char *p = choices;
-
-	while (*p) {
-		const char *bar = strchr(p, '|');
-		size_t n = bar ? (size_t)(bar - p) : strlen(p);
-		if (n == len && !strncasecmp(p, s, n))
-			return 0;
-		p += n + (bar ? 1 : 0);
-	}
-	return -1;
-}
-
-static int check_int(const char *s, const char *choices)
-{
-	long lo = LONG_MIN, hi = LONG_MAX, v;
-	char *end;
-
-	if (choices && *choices)
-		sscanf(choices, "%ld..%ld", &lo, &hi);
-	if (!*s)
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	return (errno || *end || v < lo || v > hi) ? -1 : 0;
-}
-
 int opt_check(const struct opt_row *row, const char *val, char *why, size_t len)
 {
-	if (!strcmp(row->kind, "BOOL") && check_bool(val) < 0) {
+	long l;
+
+	if (!strcmp(row->kind, "BOOL") && cg_value_bool(val) < 0) {
 		snprintf(why, len, "is not a boolean (0/1/yes/no/true/false/on/off)");
 		return -1;
 	}
-	if (!strcmp(row->kind, "ENUM") && check_enum(val, row->choices) < 0) {
+	if (!strcmp(row->kind, "ENUM") && cg_value_enum(val, row->choices) < 0) {
 		snprintf(why, len, "is not one of %s", row->choices);
 		return -1;
 	}
-	if (!strcmp(row->kind, "INT") && check_int(val, row->choices) < 0) {
+	if (!strcmp(row->kind, "INT") && cg_value_long(val, row->choices, &l) < 0) {
 		snprintf(why, len, "is not an integer in %s", row->choices);
 		return -1;
 	}
