@@ -580,6 +580,51 @@ struct upd_pred {
 	char why[256];
 };
 
+/* The reason a predicted update fails, as text (it goes into the CGS001
+ * record and, under reinstantiate, into every rewrite record): built by
+ * hand, as snprintf costs more than the rest of a rewrite's bookkeeping.
+ * Every text fits the 256-byte why[]. */
+static char *why_put(char *o, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(o, s, n);
+	return o + n;
+}
+
+static void why_count(char *o, uint32_t exec_nodes, CUgraph g, uint32_t graph_nodes)
+{
+	o = why_put(o, "node count differs: exec has ");
+	o = rec_fmt_u64_(o, exec_nodes);
+	o = why_put(o, " nodes, graph ");
+	o = rec_fmt_hex_(o, (uintptr_t)g, 0);
+	o = why_put(o, " has ");
+	o = rec_fmt_u64_(o, graph_nodes);
+	*o = 0;
+}
+
+/* "node I" then the pieces a..e */
+static void why_node(char *o, uint32_t i, const char *type, const char *a, const char *b, const char *c,
+		     const char *d, const char *e)
+{
+	o = why_put(o, "node ");
+	o = rec_fmt_u64_(o, i);
+	if (type) {
+		o = why_put(o, " (");
+		o = why_put(o, type);
+		o = why_put(o, ")");
+	}
+	o = why_put(why_put(why_put(why_put(why_put(o, a), b), c), d), e);
+	*o = 0;
+}
+
+static void why_deps(char *o, uint32_t i, const char *type, unsigned exec_deps, unsigned graph_deps)
+{
+	char a[24], b[24];
+	*rec_fmt_u64_(a, exec_deps) = 0;
+	*rec_fmt_u64_(b, graph_deps) = 0;
+	why_node(o, i, type, " has ", a, " dependencies in the exec and ", b, " in the graph");
+}
+
 /* Predict cuGraphExecUpdate from the exec's summary (kept since
  * instantiate) and the new graph's summary. Writes violations CGS001,
  * CGS002, CGS003, CGS012 before the call. */
@@ -624,8 +669,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 	if (old->n_nodes != nu->n_nodes) {
 		p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
 		p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
-		snprintf(p->why, sizeof p->why, "node count differs: exec has %u nodes, graph 0x%llx has %u",
-			 old->n_nodes, (unsigned long long)(uintptr_t)g, nu->n_nodes);
+		why_count(p->why, old->n_nodes, g, nu->n_nodes);
 	} else {
 		for (uint32_t i = 0; i < nu->n_nodes; i++) {
 			if (old->types[i] != nu->types[i]) {
@@ -634,8 +678,8 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 				p->err_index = i;
 				p->err_node = nu->nodes[i];
 				p->from_node = old->nodes[i];
-				snprintf(p->why, sizeof p->why, "node %u changed type: %s in the exec, %s in the graph",
-					 i, node_type(old->types[i]), node_type(nu->types[i]));
+				why_node(p->why, i, NULL, " changed type: ", node_type(old->types[i]), " in the exec, ",
+					 node_type(nu->types[i]), " in the graph");
 				break;
 			}
 			if (old->ndeps[i] != nu->ndeps[i]) {
@@ -644,9 +688,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 				p->err_index = i;
 				p->err_node = nu->nodes[i];
 				p->from_node = old->nodes[i];
-				snprintf(p->why, sizeof p->why,
-					 "node %u (%s) has %u dependencies in the exec and %u in the graph", i,
-					 node_type(nu->types[i]), old->ndeps[i], nu->ndeps[i]);
+				why_deps(p->why, i, node_type(nu->types[i]), old->ndeps[i], nu->ndeps[i]);
 				break;
 			}
 		}

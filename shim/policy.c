@@ -37,7 +37,13 @@ struct proxy {
 	int held_dead;
 	uint32_t n_nodes;
 	CUgraphNode *orig_nodes; /* nodes of the graph the app instantiated */
-	CUgraphNode *new_nodes;  /* nodes of the graph behind `real`, same order */
+	/* Nodes of the graph behind `real`, in the order of orig_nodes, built
+	 * at the first per-node call after a rewrite (most rewritten handles
+	 * never see one): from map_sum (a reference), or the identity when
+	 * `real` is the application's own executable again. */
+	CUgraphNode *new_nodes;
+	struct cg_summary *map_sum;
+	int map_identity;
 	struct cg_summary *orig_sum; /* topology of the app's own executable */
 	struct repl cache[CG_REPL_MAX];
 	int n_cache;
@@ -71,6 +77,23 @@ CUgraphExec cg_policy_exec_slow(CUgraphExec app)
 	return r;
 }
 
+/* Builds new_nodes: node i of the graph the application instantiated maps
+ * to node i of the graph behind `real` where the types agree. Under
+ * proxy_lock (write). */
+static void map_build(struct proxy *p)
+{
+	const struct cg_summary *to = p->map_sum;
+	p->new_nodes = calloc(p->n_nodes + 1, sizeof *p->new_nodes);
+	if (!p->new_nodes)
+		return;
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		if (p->map_identity)
+			p->new_nodes[i] = p->orig_nodes[i];
+		else if (to && p->orig_sum && i < to->n_nodes && p->orig_sum->types[i] == to->types[i])
+			p->new_nodes[i] = to->nodes[i];
+	}
+}
+
 CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found)
 {
 	struct proxy *p;
@@ -78,18 +101,32 @@ CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found)
 	*found = 1;
 	if (!atomic_load_explicit(&cg_policy_active, memory_order_relaxed))
 		return node;
-	pthread_rwlock_rdlock(&proxy_lock);
-	HASH_FIND_PTR(proxies, &app, p);
-	if (p && p->orig_nodes) {
-		*found = 0;
-		for (uint32_t i = 0; i < p->n_nodes; i++)
-			if (p->orig_nodes[i] == node) {
-				r = p->new_nodes[i];
-				*found = r != NULL;
-				break;
-			}
+	/* Read lock while the map exists; the first call after a rewrite
+	 * builds it under the write lock. */
+	for (int build = 0; build < 2; build++) {
+		if (build)
+			pthread_rwlock_wrlock(&proxy_lock);
+		else
+			pthread_rwlock_rdlock(&proxy_lock);
+		HASH_FIND_PTR(proxies, &app, p);
+		if (p && p->orig_nodes && !p->new_nodes && !build) {
+			pthread_rwlock_unlock(&proxy_lock);
+			continue;
+		}
+		if (p && p->orig_nodes) {
+			if (!p->new_nodes)
+				map_build(p);
+			*found = 0;
+			for (uint32_t i = 0; p->new_nodes && i < p->n_nodes; i++)
+				if (p->orig_nodes[i] == node) {
+					r = p->new_nodes[i];
+					*found = r != NULL;
+					break;
+				}
+		}
+		pthread_rwlock_unlock(&proxy_lock);
+		break;
 	}
-	pthread_rwlock_unlock(&proxy_lock);
 	return r;
 }
 
@@ -126,20 +163,19 @@ static int cache_index(const struct proxy *p, CUgraphExec e)
 	return -1;
 }
 
-/* Per-node calls: node i of the graph the application instantiated maps to
- * node i of `to` where the types agree. Under proxy_lock (write). */
-static void map_nodes(struct proxy *p, const struct cg_summary *to, const CUgraphNode *identity)
+/* Per-node calls map to the graph behind `real` from now on: to's nodes,
+ * or the application's own (identity). The map itself is built on first
+ * use (map_build). Under proxy_lock (write); the old reference goes to
+ * *drop, released by the caller after the lock. */
+static void map_set(struct proxy *p, struct cg_summary *to, int identity, struct cg_summary **drop)
 {
 	free(p->new_nodes);
-	p->new_nodes = calloc(p->n_nodes + 1, sizeof *p->new_nodes);
-	if (!p->new_nodes)
-		return;
-	for (uint32_t i = 0; i < p->n_nodes; i++) {
-		if (identity)
-			p->new_nodes[i] = identity[i];
-		else if (to && p->orig_sum && i < to->n_nodes && p->orig_sum->types[i] == to->types[i])
-			p->new_nodes[i] = to->nodes[i];
-	}
+	p->new_nodes = NULL;
+	*drop = p->map_sum;
+	p->map_sum = to;
+	if (to)
+		atomic_fetch_add(&to->refs, 1);
+	p->map_identity = identity;
 }
 
 /* Things to destroy once proxy_lock is released. */
@@ -263,6 +299,7 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 	struct doomed d = {{0}, {0}, 0, 0};
 	struct cg_rec r;
+	struct cg_summary *drop = NULL;
 	CUresult rc;
 	int idx = -2;
 	long long rewrites = 0;
@@ -312,12 +349,13 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	p->clock++;
 	if (idx >= 0) {
 		p->cache[idx].last_use = p->clock;
-		map_nodes(p, p->cache[idx].sum, NULL);
+		map_set(p, p->cache[idx].sum, 0, &drop);
 	} else {
-		map_nodes(p, NULL, p->orig_nodes);
+		map_set(p, NULL, 1, &drop);
 	}
 	rewrites = p->rewrites;
 	pthread_rwlock_unlock(&proxy_lock);
+	model_summary_free(drop);
 	garbage_add(&d);
 	model_exec_rewritten(app, cand, g, nu);
 
@@ -363,6 +401,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	uint64_t t_inst;
 	CUdeviceptr carried[8];
 	struct doomed doom = {{0}, {0}, 0, 0};
+	struct cg_summary *drop = NULL;
 
 	if (cg_cfg.on_update_failure != CG_UPD_REINSTANTIATE || !real_cuGraphInstantiateWithFlags)
 		return 0;
@@ -460,7 +499,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		rewrites = ++p->rewrites; /* for the record, read under the lock */
 		p->clock++;
 		p->launches_at_last = v.launches;
-		map_nodes(p, new_sum, NULL);
+		map_set(p, new_sum, 0, &drop);
 		if (new_sum && new_sum->n_alloc + new_sum->n_free == 0 && topology_recurs(p, topology_hash(new_sum))) {
 			/* a recurring shape: cache it for reuse; the least
 			 * recently used one goes */
@@ -490,6 +529,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		}
 	}
 	pthread_rwlock_unlock(&proxy_lock);
+	model_summary_free(drop);
 	free(mem);
 	if (!p) {
 		real_cuGraphExecDestroy(fresh);
@@ -555,6 +595,7 @@ void cg_policy_forget(CUgraphExec app)
 		model_summary_free(p->cache[i].sum);
 	}
 	model_summary_free(p->orig_sum);
+	model_summary_free(p->map_sum);
 	if (p->n_pending) /* never launched again: they stay allocated, as after an update */
 		atomic_fetch_sub(&cg_policy_pending, 1);
 	free(p->pending);

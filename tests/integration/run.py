@@ -3,7 +3,7 @@
 CPU stand-in driver and runtime; assertions on program output and on the
 JSONL records. Usage: run.py CASE (see CASES). Env from meson:
 CGSHIM_LIB, STANDIN_DIR, STANDIN11_DIR, PROG_DIR, INTEG_DIR, SRC_ROOT, SHIM_EXPORTS."""
-import glob, json, os, subprocess, sys, tempfile
+import glob, json, os, re, subprocess, sys, tempfile
 
 LIB = os.environ["CGSHIM_LIB"]
 STANDIN = os.environ["STANDIN_DIR"]
@@ -163,6 +163,14 @@ def case_driver_app():
     same(bare, shim)
     check(calls(recs, "cuGraphLaunch_ptsz"), "exported _ptsz wrapper reached by a -lcuda program")
     check(calls(recs, "cuGraphInstantiate"), "instantiate reached by a -lcuda program")
+    # the three reasons CGS001 gives (built without printf: compare the text)
+    why = [re.sub(r"0x[0-9a-f]+", "X", r["msg"].split(": ", 1)[1]) for r in recs
+           if r.get("ev") == "violation" and r.get("rule") == "CGS001"]
+    check(why == ["node count differs: exec has 2 nodes, graph X has 3",
+                  "node 0 changed type: mem_alloc in the exec, memset in the graph",
+                  "node 1 (empty) has 1 dependencies in the exec and 0 in the graph"],
+          "CGS001 reasons: %s" % why)
+    check(not [r for r in recs if r.get("ev") == "mismatch"], "no prediction mismatch")
 
 
 def case_getproc_parity():

@@ -146,6 +146,28 @@ int main(void)
 	printf("update result: %d\n", (int)ri.result);
 	DEXPECT(ri.result == CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED && ri.errorNode != NULL);
 	DCHECK("cuGraphExecDestroy", cuGraphExecDestroy(e), CUDA_SUCCESS);
+	/* dependencies changed, same nodes: a chain of three empty nodes
+	 * against a fork-join of three */
+	{
+		CUgraph ga, gb;
+		CUgraphNode a[3], b[3];
+		DCHECK("cuGraphCreate", cuGraphCreate(&ga, 0), CUDA_SUCCESS);
+		DCHECK("cuGraphCreate", cuGraphCreate(&gb, 0), CUDA_SUCCESS);
+		DCHECK("cuGraphAddEmptyNode", cuGraphAddEmptyNode(&a[0], ga, NULL, 0), CUDA_SUCCESS);
+		DCHECK("cuGraphAddEmptyNode", cuGraphAddEmptyNode(&a[1], ga, &a[0], 1), CUDA_SUCCESS);
+		DCHECK("cuGraphAddEmptyNode", cuGraphAddEmptyNode(&a[2], ga, &a[1], 1), CUDA_SUCCESS);
+		DCHECK("cuGraphAddEmptyNode", cuGraphAddEmptyNode(&b[0], gb, NULL, 0), CUDA_SUCCESS);
+		DCHECK("cuGraphAddEmptyNode", cuGraphAddEmptyNode(&b[1], gb, NULL, 0), CUDA_SUCCESS);
+		DCHECK("cuGraphAddEmptyNode", cuGraphAddEmptyNode(&b[2], gb, b, 2), CUDA_SUCCESS);
+		DCHECK("cuGraphInstantiate", cuGraphInstantiate(&e, ga, 0), CUDA_SUCCESS);
+		DCHECK("cuGraphExecUpdate(dependencies changed)", cuGraphExecUpdate(e, gb, &ri),
+		       CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+		printf("update result: %d\n", (int)ri.result);
+		DEXPECT(ri.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+		DCHECK("cuGraphExecDestroy", cuGraphExecDestroy(e), CUDA_SUCCESS);
+		DCHECK("cuGraphDestroy", cuGraphDestroy(ga), CUDA_SUCCESS);
+		DCHECK("cuGraphDestroy", cuGraphDestroy(gb), CUDA_SUCCESS);
+	}
 
 	/* §6: IPC pool alloc under capture -> 801, capture not invalidated */
 	CUmemPoolProps pp;
