@@ -14,13 +14,24 @@
  *   launch_ns               per cudaGraphLaunch of the exec that runs G2 (bare: instantiated from G2;
  *                           under the shim: the rewritten exec), ITERS launches per sample
  * usage: rewrite_bench [REPS=200] [ITERS=5000] [NODES=64]
+ *
+ * Lockstep mode (bench/rewrite_lockstep.py), with BENCH_BATON=RFD,WFD,FIRST
+ * in the environment: only the cold rewrites, REPS of them (shapes NODES+2 ..
+ * NODES+41, in turn), each iteration (capture, then the timed update or
+ * destroy+instantiate) taken while holding a baton that two processes, one
+ * bare and one under the shim, pinned to one core, pass back and forth
+ * through pipes: iteration i of one runs right after iteration i of the
+ * other, so the pair shares the host's speed of the moment. Prints
+ * "iter I NS" per iteration (bare: the instantiate alone) and "lockstep_done".
  * Builds with nvcc (-O2 -arch=sm_90 -Ikernels) and, for a smoke test, as C
  * against the CPU stand-in (gcc -x c ... -Ikernels -Itests/standin -lcudart).
  * bench/rewrite_ab.py runs it bare and under the shim, interleaved.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 #include "scenario.h"
 
 #define MUST(call)                                                                                 \
@@ -64,6 +75,74 @@ static cudaGraph_t chain(cudaStream_t s, float *buf, int nodes)
 	return g;
 }
 
+/* The baton of lockstep mode: a partner that is gone (EOF, error) no
+ * longer holds this side back. */
+static int baton_r = -1, baton_w = -1;
+
+static void baton_wait(void)
+{
+	char c;
+	if (baton_r >= 0 && read(baton_r, &c, 1) != 1) {
+		close(baton_r);
+		baton_r = -1;
+	}
+}
+
+static void baton_pass(void)
+{
+	char c = 0;
+	if (baton_w >= 0 && write(baton_w, &c, 1) != 1) {
+		close(baton_w);
+		baton_w = -1;
+	}
+}
+
+/* Cold rewrites in lockstep: see the header. Under the shim the update of
+ * f re-instantiates behind f (nothing cached: a shape recurs only after 40
+ * others); bare, the application's fallback (destroy + instantiate), the
+ * instantiate alone timed. */
+static int lockstep(const char *spec, int reps, int nodes, cudaStream_t s, float *buf, cudaGraph_t g1)
+{
+	int first = 0;
+	cudaGraphExec_t f = NULL;
+	cudaGraphExecUpdateResultInfo info;
+	int rewrites = -1;
+	if (sscanf(spec, "%d,%d,%d", &baton_r, &baton_w, &first) != 3)
+		return 2;
+	signal(SIGPIPE, SIG_IGN); /* the partner may be gone at the last pass */
+	MUST(cudaGraphInstantiate(&f, g1, 0));
+	if (!first)
+		baton_wait();
+	for (int r = 0; r < reps; r++) {
+		cudaGraph_t gc = chain(s, buf, nodes + 2 + r % 40);
+		double t0, t;
+		if (rewrites < 0) { /* the first: does this side rewrite? (untimed) */
+			rewrites = cudaGraphExecUpdate(f, gc, &info) == cudaSuccess;
+			(void)cudaGetLastError();
+			MUST(cudaGraphDestroy(gc));
+			gc = chain(s, buf, nodes + 2 + r % 40 + 40);
+		}
+		if (rewrites) {
+			t0 = now_ns();
+			MUST(cudaGraphExecUpdate(f, gc, &info));
+			t = now_ns() - t0;
+		} else {
+			MUST(cudaGraphExecDestroy(f));
+			t0 = now_ns();
+			MUST(cudaGraphInstantiate(&f, gc, 0));
+			t = now_ns() - t0;
+		}
+		MUST(cudaGraphDestroy(gc));
+		printf("iter %d %.0f\n", r, t);
+		baton_pass();
+		baton_wait();
+	}
+	MUST(cudaGraphExecDestroy(f));
+	printf("rewritten %d lockstep_done\n", rewrites);
+	baton_pass();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int reps = argc > 1 ? atoi(argv[1]) : 200;
@@ -82,6 +161,8 @@ int main(int argc, char **argv)
 	MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	MUST(cudaMalloc((void **)&buf, 256 * sizeof(float)));
 	g1 = chain(s, buf, nodes);
+	if (getenv("BENCH_BATON"))
+		return lockstep(getenv("BENCH_BATON"), reps, nodes, s, buf, g1);
 	g2 = chain(s, buf, nodes + 1);
 
 	/* warm-up: first instantiation loads modules */

@@ -815,7 +815,7 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 		rec_hex(&r, "exec", (uintptr_t)app);
 		rec_hex(&r, "graph", (uintptr_t)g);
 		rec_int(&r, "result", result);
-		rec_str(&r, "result_name", update_result_name(result));
+		rec_word(&r, "result_name", update_result_name(result));
 		if (errn)
 			rec_hex(&r, "error_node", (uintptr_t)errn);
 		if (fromn)

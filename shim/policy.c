@@ -284,7 +284,7 @@ static void rec_reason(struct cg_rec *r, const char *reason, const char *why)
 {
 	rec_word(r, "reason", reason);
 	if (why && *why)
-		rec_str(r, "why", why);
+		rec_word(r, "why", why); /* built by the shim from names and numbers */
 }
 
 /* Reuse: a cached replacement, or the application's own executable, whose

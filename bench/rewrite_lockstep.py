@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Cold-rewrite bar of issue 5 in lockstep (bench/rewrite_bench.cu, BENCH_BATON mode).
+
+usage: rewrite_lockstep.py BENCH_EXE LIBCGSHIM [RUNS=4] [ITERS=200] [NODES=64] [CORE=6]
+
+A cold rewrite (a new topology every update) costs one instantiation, about
+140 us, and the lent VM's speed moves by up to 2x between levels within a
+fraction of a second (bench/drvstate_probe.cu: consecutive rounds of 0.15 s
+flip between ~80 and ~140 us). Runs seconds apart, as bench/rewrite_ab.py
+pairs them, then disagree by more than the 10% the bar allows. Here one bare
+process and one under the shim (info-level JSONL to a file, reinstantiate)
+run at once on one core and pass a baton through pipes after every
+iteration: iteration i of one side runs right after iteration i of the
+other, and the bar is judged on the median of the per-iteration ratios
+    shim update (a re-instantiation behind the handle) / bare instantiate
+(the bare side destroys its exec first, untimed, as its fallback would).
+RUNS runs alternate which side goes first. The shim's records are checked:
+every timed update was a fresh re-instantiation (no cached executable).
+Exit 1 when the pooled median ratio exceeds 1.10 or a run fails."""
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from abrun import env
+
+exe, lib = sys.argv[1], sys.argv[2]
+runs = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+iters = int(sys.argv[4]) if len(sys.argv) > 4 else 200
+nodes = sys.argv[5] if len(sys.argv) > 5 else "64"
+core = sys.argv[6] if len(sys.argv) > 6 else "6"
+tmp = tempfile.mkdtemp(prefix="rewrite-lockstep-")
+
+
+def parse(out):
+    t = {}
+    done = False
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == "iter":
+            t[int(f[1])] = float(f[2])
+        elif line.endswith("lockstep_done"):
+            done = line.split()[1] == "1"
+    return t, done
+
+
+def one(run_no, bare_first):
+    a_r, b_w = os.pipe()  # shim -> bare
+    b_r, a_w = os.pipe()  # bare -> shim
+    log = os.path.join(tmp, "run%d-%%p.jsonl" % run_no)
+    eb = env()
+    es = env(dict(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log,
+                  CGSHIM_ON_UPDATE_FAILURE="reinstantiate"))
+    eb["BENCH_BATON"] = "%d,%d,%d" % (a_r, a_w, 1 if bare_first else 0)
+    es["BENCH_BATON"] = "%d,%d,%d" % (b_r, b_w, 0 if bare_first else 1)
+    cmd = ["taskset", "-c", core, exe, str(iters), "1", nodes]
+    pb = subprocess.Popen(cmd, env=eb, pass_fds=(a_r, a_w), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+    ps = subprocess.Popen(cmd, env=es, pass_fds=(b_r, b_w), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+    for fd in (a_r, a_w, b_r, b_w):
+        os.close(fd)
+    ob, eb_ = pb.communicate(timeout=600)
+    os_, es_ = ps.communicate(timeout=600)
+    if pb.returncode or ps.returncode:
+        print("run failed: bare rc %d %s %s | shim rc %d %s %s"
+              % (pb.returncode, ob[-500:], eb_[-500:], ps.returncode, os_[-500:], es_[-500:]))
+        sys.exit(1)
+    tb, rb = parse(ob)
+    ts, rs = parse(os_)
+    if rb or not rs:
+        print("expected the bare side to refuse the update and the shim side to rewrite it: %s / %s" % (rb, rs))
+        sys.exit(1)
+    # every timed update a fresh re-instantiation: one rewrite record with
+    # instantiate_ns per iteration, plus the untimed first one; none reused
+    recs, own, drv = [], [], []
+    for f in glob.glob(log.replace("%p", "*")):
+        pending = {}
+        for line in open(f):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if r.get("ev") == "rewrite":
+                recs.append(r)
+                if "instantiate_ns" in r:
+                    pending[(r.get("tid"), r.get("exec"))] = r["instantiate_ns"]
+            elif r.get("ev") == "call" and str(r.get("api", "")).startswith("cuGraphExecUpdate") \
+                    and r.get("rewritten"):
+                t = pending.pop((r.get("tid"), r.get("exec")), None)
+                if t is not None and "dur_ns" in r:
+                    own.append(r["dur_ns"] - t)  # the update hook's own time around the instantiation
+                    drv.append(t)
+    fresh = [r for r in recs if "instantiate_ns" in r and not r.get("reused")]
+    if len(fresh) != iters + 1 or any(r.get("reused") for r in recs) or not own:
+        print("expected %d fresh re-instantiations in the shim's records, found %d (%d reused)"
+              % (iters + 1, len(fresh), sum(1 for r in recs if r.get("reused"))))
+        sys.exit(1)
+    own, drv = statistics.median(own), statistics.median(drv)
+    ratios = [ts[i] / tb[i] for i in range(iters) if i in tb and i in ts]
+    return ratios, tb, ts, own, drv
+
+
+pooled = []
+print("lockstep cold rewrite, %d runs x %d iterations, %s-node chains+, one core (%s)" % (runs, iters, nodes, core))
+for k in range(runs):
+    ratios, tb, ts, own, drv = one(k, k % 2 == 0)
+    pooled += ratios
+    print("run %d (%s first): bare instantiate %.0f ns, shim rewrite %.0f ns median; median of %d per-iteration "
+          "ratios %.3f; shim's own work per rewrite (records: update call dur_ns - instantiate_ns) %.0f ns of %.0f ns"
+          % (k, "bare" if k % 2 == 0 else "shim", statistics.median(tb.values()), statistics.median(ts.values()),
+             len(ratios), statistics.median(ratios), own, drv))
+q = statistics.quantiles(pooled, n=4)
+m = statistics.median(pooled)
+print("pooled: %d iterations, median ratio %.3f (quartiles %.3f .. %.3f) (bar 1.10)" % (len(pooled), m, q[0], q[2]))
+print("PASS" if m <= 1.10 else "FAIL")
+sys.exit(0 if m <= 1.10 else 1)
