@@ -831,13 +831,13 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 }
 
 /* Policy before the call: abort, or skip a doomed update and rewrite. */
-static int update_policy_pre(struct upd_pred *p, CUgraphExec app, CUgraph g)
+static int update_policy_pre(struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu)
 {
 	if (p->rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
 		return 0;
 	if (cg_cfg.on_update_failure == CG_UPD_ABORT)
 		raise(SIGABRT);
-	return cg_policy_reinstantiate(app, g, "predicted", p->rc, p->why);
+	return cg_policy_reinstantiate(app, g, nu, "predicted", p->rc, p->why);
 }
 
 CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
@@ -854,7 +854,7 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 		return real_cuGraphExecUpdate_v2(real, hGraph, resultInfo);
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate_v2");
 	memset(&info, 0, sizeof info);
-	if (update_policy_pre(&p, app, hGraph)) {
+	if (update_policy_pre(&p, app, hGraph, nu)) {
 		rc = CUDA_SUCCESS;
 		rewritten = 1;
 	} else {
@@ -863,7 +863,7 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 		if (resultInfo)
 			info = *resultInfo;
 		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
-		    cg_policy_reinstantiate(app, hGraph, "failed", rc, NULL)) {
+		    cg_policy_reinstantiate(app, hGraph, nu, "failed", rc, NULL)) {
 			rc = CUDA_SUCCESS;
 			rewritten = 1;
 		}
@@ -895,7 +895,7 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate, CG_CALL_LIFE))
 		return real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out);
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate");
-	if (update_policy_pre(&p, app, hGraph)) {
+	if (update_policy_pre(&p, app, hGraph, nu)) {
 		rc = CUDA_SUCCESS;
 		rewritten = 1;
 	} else {
@@ -906,7 +906,7 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 		if (updateResult_out)
 			res = *updateResult_out;
 		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
-		    cg_policy_reinstantiate(app, hGraph, "failed", rc, NULL)) {
+		    cg_policy_reinstantiate(app, hGraph, nu, "failed", rc, NULL)) {
 			rc = CUDA_SUCCESS;
 			rewritten = 1;
 		}

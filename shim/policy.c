@@ -136,12 +136,27 @@ static int same_topology(const struct cg_summary *a, const struct cg_summary *b)
 	       !memcmp(a->ndeps, b->ndeps, a->n_nodes * sizeof *a->ndeps);
 }
 
+/* FNV-style over the node types (bytes) and dependency counts (16-bit), a
+ * word at a time: only a hint for topology_recurs (same_topology decides). */
+static uint64_t hash_words(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t w;
+	for (; n >= 8; n -= 8, b += 8) {
+		memcpy(&w, b, 8);
+		h = (h ^ w) * 1099511628211ull;
+	}
+	w = 0;
+	if (n)
+		memcpy(&w, b, n);
+	return (h ^ w) * 1099511628211ull;
+}
+
 static uint64_t topology_hash(const struct cg_summary *s)
 {
 	uint64_t h = 1469598103934665603ull ^ s->n_nodes;
-	for (uint32_t i = 0; i < s->n_nodes; i++)
-		h = (h ^ ((uint64_t)s->types[i] << 16 | s->ndeps[i])) * 1099511628211ull;
-	return h;
+	h = hash_words(h, s->types, s->n_nodes);
+	return hash_words(h, s->ndeps, s->n_nodes * sizeof *s->ndeps);
 }
 
 /* Records h; returns whether it was seen before. Under proxy_lock (write). */
@@ -257,26 +272,31 @@ static void retire_current(struct proxy *p, struct doomed *d)
 	}
 }
 
-/* Once per handle, when it has been rewritten at least 8 times and on at
- * least every other launch: the update fails nearly every step. */
-static void thrash_warn(CUgraphExec app, long long launches)
+/* Thrashing: once per handle, when it has been rewritten at least 8 times
+ * and on at least every other launch, the update fails nearly every step.
+ * Checked under proxy_lock (write) where the rewrite is counted; the
+ * warning goes out after the lock (thrash_warn). */
+struct thrash {
+	long long rewrites, reuses, launches;
+};
+
+static int thrash_check_locked(struct proxy *p, long long launches, struct thrash *t)
 {
-	struct proxy *p;
-	long long rewrites = 0, reuses = 0;
-	int warn = 0;
-	pthread_rwlock_wrlock(&proxy_lock);
-	HASH_FIND_PTR(proxies, &app, p);
-	if (p && !p->warned && p->rewrites >= 8 && launches > 0 && p->rewrites * 2 >= launches) {
-		p->warned = warn = 1;
-		rewrites = p->rewrites;
-		reuses = p->reuses;
-	}
-	pthread_rwlock_unlock(&proxy_lock);
-	if (warn)
-		cg_warn("exec 0x%llx: %lld rewrites for %lld launches (%lld served from cached executables): the "
-			"update fails nearly every step (thrashing); capture a graph whose topology does not change, "
-			"or keep one exec per shape",
-			(unsigned long long)(uintptr_t)app, rewrites, launches, reuses);
+	if (p->warned || p->rewrites < 8 || launches <= 0 || p->rewrites * 2 < launches)
+		return 0;
+	p->warned = 1;
+	t->rewrites = p->rewrites;
+	t->reuses = p->reuses;
+	t->launches = launches;
+	return 1;
+}
+
+static void thrash_warn(CUgraphExec app, const struct thrash *t)
+{
+	cg_warn("exec 0x%llx: %lld rewrites for %lld launches (%lld served from cached executables): the "
+		"update fails nearly every step (thrashing); capture a graph whose topology does not change, "
+		"or keep one exec per shape",
+		(unsigned long long)(uintptr_t)app, t->rewrites, t->launches, t->reuses);
 }
 
 /* A rewrite record's reason, and for a predicted one what differs. */
@@ -291,7 +311,7 @@ static void rec_reason(struct cg_rec *r, const char *reason, const char *why)
  * topology is that of g is updated from g and stands behind the handle
  * from now on. Returns 1 when done (nu consumed). */
 static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const char *reason, int rc_update,
-			const char *why, uint64_t t0)
+			const char *why, uint64_t t0, long long launches)
 {
 	struct proxy *p;
 	CUgraphExec cand = NULL, prev;
@@ -300,8 +320,10 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	struct doomed d = {{0}, {0}, 0, 0};
 	struct cg_rec r;
 	struct cg_summary *drop = NULL;
+	struct thrash th;
+	uint64_t t_end;
 	CUresult rc;
-	int idx = -2;
+	int idx = -2, warn;
 	long long rewrites = 0;
 
 	if (!real_cuGraphExecUpdate_v2 || !nu || nu->n_alloc + nu->n_free)
@@ -354,12 +376,14 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 		map_set(p, NULL, 1, &drop);
 	}
 	rewrites = p->rewrites;
+	warn = thrash_check_locked(p, launches, &th);
 	pthread_rwlock_unlock(&proxy_lock);
 	model_summary_free(drop);
 	garbage_add(&d);
 	model_exec_rewritten(app, cand, g, nu);
 
-	rec_begin(&r, CG_L_INFO, CGSHIM_EV_REWRITE);
+	t_end = cg_now_ns(); /* the record's stamp and the end of its dur_ns */
+	rec_begin_at(&r, CG_L_INFO, CGSHIM_EV_REWRITE, t_end);
 	rec_hex(&r, "exec", (uintptr_t)app);
 	rec_hex(&r, "old_real", (uintptr_t)prev);
 	rec_hex(&r, "new_real", (uintptr_t)cand);
@@ -368,8 +392,10 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	rec_int(&r, "rc_update", rc_update);
 	rec_bool(&r, "reused", 1);
 	rec_int(&r, "rewrites", rewrites);
-	rec_u64(&r, "dur_ns", cg_now_ns() - t0);
+	rec_u64(&r, "dur_ns", t_end - t0);
 	rec_end(&r);
+	if (warn)
+		thrash_warn(app, &th);
 	return 1;
 }
 
@@ -384,7 +410,8 @@ int cg_policy_rewritten_before(CUgraphExec app)
 	return p != NULL;
 }
 
-int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int rc_update, const char *why)
+int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, const char *reason, int rc_update,
+			    const char *why)
 {
 	struct cg_summary *old_sum, *new_sum;
 	struct cg_exec_view v, other;
@@ -398,10 +425,12 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	struct cg_mnode *mem = NULL;
 	int n_mem = 0, n_carried = 0;
 	long long rewrites = 0;
-	uint64_t t_inst;
+	uint64_t t_inst, t_end;
 	CUdeviceptr carried[8];
 	struct doomed doom = {{0}, {0}, 0, 0};
 	struct cg_summary *drop = NULL;
+	struct thrash th;
+	int warn = 0;
 
 	if (cg_cfg.on_update_failure != CG_UPD_REINSTANTIATE || !real_cuGraphInstantiateWithFlags)
 		return 0;
@@ -415,11 +444,11 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		return 0;
 	flags = v.flags & ~(cuuint64_t)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
 	prev_real = cg_policy_exec(app);
-	new_sum = model_graph_summary(g);
-	if (policy_reuse(app, g, new_sum, reason, rc_update, why, t0)) {
-		thrash_warn(app, v.launches);
+	if (nu)
+		atomic_fetch_add(&nu->refs, 1);
+	new_sum = nu ? nu : model_graph_summary(g);
+	if (policy_reuse(app, g, new_sum, reason, rc_update, why, t0, v.launches))
 		return 1;
-	}
 
 	cg_tls.in_shim++;
 	/* Relaxed so that the shim's own instantiate cannot invalidate an
@@ -527,6 +556,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 			p->held = g;
 			p->held_dead = 0;
 		}
+		warn = thrash_check_locked(p, v.launches, &th);
 	}
 	pthread_rwlock_unlock(&proxy_lock);
 	model_summary_free(drop);
@@ -546,7 +576,8 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	model_exec_rewritten(app, fresh, g, new_sum);
 	model_summary_free(old_sum);
 
-	rec_begin(&r, CG_L_INFO, CGSHIM_EV_REWRITE);
+	t_end = cg_now_ns();
+	rec_begin_at(&r, CG_L_INFO, CGSHIM_EV_REWRITE, t_end);
 	rec_hex(&r, "exec", (uintptr_t)app);
 	rec_hex(&r, "old_real", (uintptr_t)prev_real);
 	rec_hex(&r, "new_real", (uintptr_t)fresh);
@@ -555,7 +586,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 	rec_int(&r, "rc_update", rc_update);
 	rec_u64(&r, "flags", flags);
 	rec_int(&r, "rewrites", rewrites);
-	rec_u64(&r, "dur_ns", cg_now_ns() - t0);
+	rec_u64(&r, "dur_ns", t_end - t0);
 	rec_u64(&r, "instantiate_ns", t_inst);
 	if (n_carried) {
 		/* AutoFreeOnLaunch: freed before the next launch; otherwise they
@@ -568,7 +599,8 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int 
 		rec_close(&r, ']');
 	}
 	rec_end(&r);
-	thrash_warn(app, v.launches);
+	if (warn)
+		thrash_warn(app, &th);
 	return 1;
 }
 

@@ -28,9 +28,11 @@ static inline CUgraphExec cg_policy_exec(CUgraphExec app)
  * application instantiated; *found = 0 when there is no counterpart. */
 CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found);
 
-/* Try to replace a failing update of app by re-instantiation from g.
+/* Try to replace a failing update of app by re-instantiation from g; nu is
+ * g's summary as the update hook holds it (borrowed; NULL: looked up).
  * Returns 1 when done (the update then reports success). */
-int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, const char *reason, int rc_update, const char *why);
+int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, const char *reason, int rc_update,
+			    const char *why);
 /* Whether app has been rewritten before (its handle has a proxy). */
 int cg_policy_rewritten_before(CUgraphExec app);
 /* The application destroys its handle: destroys the extra real exec too.
