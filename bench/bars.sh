@@ -5,7 +5,9 @@
 #   launch of an exec            <= 1.02  bench/launch_ab.py
 #   update, 64 and 1000 nodes    <= 1.25  bench/update_ab.py
 #   capture+instantiate, 64 nodes <= 1.10 bench/capture_ab.py
-#   rewrite (cold, warm), launch of a rewritten exec  <= 1.10, 1.02  bench/rewrite_ab.py
+#   rewrite (warm), launch of a rewritten exec  <= 1.10, 1.02  bench/rewrite_ab.py
+#   rewrite (cold: a new topology every update) <= 1.10   bench/rewrite_lockstep.py
+#     (per-iteration pairs of a bare and a shim process passing a baton on one core)
 # Usage: bash bench/bars.sh [SCALE]  (SCALE multiplies the pair counts; default 1)
 # Builds what it needs into build-gpu (tests/gpu/build.sh).
 set -u -o pipefail
@@ -32,4 +34,7 @@ export CGSHIM_BENCH_PIN="taskset -c 6"
 step python3 bench/launch_ab.py $G/launch_bench $L $((11 * S)) 20000
 step python3 bench/capture_ab.py $G/capture_bench $L $((21 * S)) 150
 step python3 bench/rewrite_ab.py $G/rewrite_bench $L $((9 * S))
+unset CGSHIM_BENCH_PIN
+step python3 bench/rewrite_lockstep.py $G/rewrite_bench $L $((4 * S)) 400 64 6
+step python3 bench/rewrite_lockstep.py $G/rewrite_bench $L $((4 * S)) 400 64 9
 exit $rc

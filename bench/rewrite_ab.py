@@ -7,6 +7,9 @@ usage: rewrite_ab.py BENCH_EXE LIBCGSHIM [PAIRS=7] [REPS=200] [ITERS=5000] [NODE
 Per pair, one bare and one shim run (order alternating). Prints each pair,
 the medians over pairs and the ratios:
   rewrite / instantiate            shim rewrite_ns over bare instantiate_ns  (bar 1.10)
+  cold                             a new topology every update (information here: runs seconds
+                                   apart disagree by more than the bar; bench/rewrite_lockstep.py
+                                   judges the cold bar on per-iteration pairs)
   rewrite / destroy+instantiate    shim rewrite_ns over bare destroy_instantiate_ns (the app's
                                    own fallback; information)
   launch                           shim launch_ns (rewritten exec) over bare launch_ns (bar 1.02)
@@ -80,7 +83,8 @@ print("rewrite/instantiate: median pair ratio %.3f, ratio of medians %.3f (bar 1
 cold_b, cold_bi, cold_s = med(bare, "cold_ns"), med(bare, "cold_instantiate_ns"), med(shim, "cold_ns")
 r_cold = pair_med("cold_ns", "cold_instantiate_ns")
 print("cold (new topology every update): bare instantiate %.0f ns (destroy+instantiate %.0f ns), shim rewrite %.0f ns; "
-      "to the instantiate: median pair ratio %.3f, ratio of medians %.3f (bar 1.10); to destroy+instantiate %.3f"
+      "to the instantiate: median pair ratio %.3f, ratio of medians %.3f (information: the bar is judged in "
+      "lockstep, bench/rewrite_lockstep.py); to destroy+instantiate %.3f"
       % (cold_bi, cold_b, cold_s, r_cold, cold_s / cold_bi, pair_med("cold_ns", "cold_ns")))
 if all("cold_instantiate_alive_ns" in b for b in bare):
     print("cold, to a bare instantiate with the replaced exec still alive (the driver state a rewrite meets; "
@@ -112,6 +116,6 @@ if own:
     print("re-instantiations in the shim's records: %d; driver instantiate %.0f ns median, the shim's own work "
           "around it %.0f ns median (%.1f%%) (information)"
           % (len(own), statistics.median(drv), statistics.median(own), 100 * statistics.median(own) / statistics.median(drv)))
-ok = r_inst <= 1.10 and r_cold <= 1.10 and r_launch <= 1.02
+ok = r_inst <= 1.10 and r_launch <= 1.02
 print("PASS" if ok else "FAIL")
 sys.exit(0 if ok else 1)
