@@ -8,10 +8,16 @@ are back to back and share the host's speed level, which on the lent VM
 moves ~2x between runs (the ratio of the medians pools pairs from different
 levels; the scripts print it too).
 
-CGSHIM_BENCH_PIN="taskset -c 4": run both sides on the same core."""
+CGSHIM_BENCH_PIN="taskset -c 4": run both sides on the same core.
+
+Lockstep (lockstep_pair): both sides run at once on one core and take turns
+per iteration (bench/baton.h), so each pair of iterations shares the speed
+of the moment; bench/lockstep.py and bench/rewrite_lockstep.py judge bars on
+the median of the per-iteration ratios."""
 import os
 import shlex
 import statistics
+import subprocess
 
 PIN = shlex.split(os.environ.get("CGSHIM_BENCH_PIN", ""))
 
@@ -45,3 +51,34 @@ def interleave(pairs, run, show=None):
 def pair_median(shim, bare):
     """Median over pairs of shim / bare."""
     return statistics.median(s / b for s, b in zip(shim, bare))
+
+
+def lockstep_pair(cmd, env_bare, env_shim, bare_first, timeout=600):
+    """Run cmd bare and under the shim at once, in lockstep (bench/baton.h):
+    the two processes pass a baton after every iteration. Pin both to one
+    core in cmd. Returns the two CompletedProcess-like (returncode, stdout,
+    stderr) tuples, bare first."""
+    a_r, b_w = os.pipe()  # shim -> bare
+    b_r, a_w = os.pipe()  # bare -> shim
+    eb, es = dict(env_bare), dict(env_shim)
+    eb["BENCH_BATON"] = "%d,%d,%d" % (a_r, a_w, 1 if bare_first else 0)
+    es["BENCH_BATON"] = "%d,%d,%d" % (b_r, b_w, 0 if bare_first else 1)
+    pb = subprocess.Popen(cmd, env=eb, pass_fds=(a_r, a_w), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+    ps = subprocess.Popen(cmd, env=es, pass_fds=(b_r, b_w), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+    for fd in (a_r, a_w, b_r, b_w):
+        os.close(fd)  # a side whose partner exits then reads EOF and goes on alone
+    ob, erb = pb.communicate(timeout=timeout)
+    os_, ers = ps.communicate(timeout=timeout)
+    return (pb.returncode, ob, erb), (ps.returncode, os_, ers)
+
+
+def iters(out):
+    """{i: value} from the "iter I VALUE" lines of a lockstep run."""
+    t = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == "iter":
+            t[int(f[1])] = float(f[2])
+    return t

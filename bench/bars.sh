@@ -8,6 +8,9 @@
 #   rewrite (warm), launch of a rewritten exec  <= 1.10, 1.02  bench/rewrite_ab.py
 #   rewrite (cold: a new topology every update) <= 1.10   bench/rewrite_lockstep.py
 #     (per-iteration pairs of a bare and a shim process passing a baton on one core)
+# The capture and update bars are also measured in lockstep (bench/lockstep.py):
+# the host's speed moves within a fraction of a second on the lent VM, which
+# per-iteration pairs cancel and per-run pairs do not.
 # Usage: bash bench/bars.sh [SCALE]  (SCALE multiplies the pair counts; default 1)
 # Builds what it needs into build-gpu (tests/gpu/build.sh).
 set -u -o pipefail
@@ -37,4 +40,7 @@ step python3 bench/rewrite_ab.py $G/rewrite_bench $L $((9 * S))
 unset CGSHIM_BENCH_PIN
 step python3 bench/rewrite_lockstep.py $G/rewrite_bench $L $((4 * S)) 400 64 6
 step python3 bench/rewrite_lockstep.py $G/rewrite_bench $L $((4 * S)) 400 64 9
+step python3 bench/lockstep.py capture-64 1.10 $L $((4 * S)) 6 $G/capture_bench 300
+step python3 bench/lockstep.py update-64 1.25 $L $((4 * S)) 6 $G/update_bench 64 300
+step python3 bench/lockstep.py update-1000 1.25 $L $((4 * S)) 6 $G/update_bench 1000 60
 exit $rc

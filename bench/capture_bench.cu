@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "scenario.h"
+#include "baton.h"
 
 #define KERNELS 62
 #define N 1024L
@@ -36,8 +37,10 @@ int main(int argc, char **argv)
 	long long *t = (long long *)calloc((size_t)reps, sizeof *t);
 	cudaStream_t s;
 	size_t nodes = 0;
+	int lock;
 	if (cudaFree(0) != cudaSuccess || cudaStreamCreate(&s) != cudaSuccess)
 		return 2;
+	lock = baton_init(); /* lockstep mode: "iter R NS" per rep, a turn each */
 	for (int r = -20; r < reps; r++) { /* 20 warm-up reps */
 		cudaGraph_t g = NULL;
 		cudaGraphExec_t e = NULL;
@@ -61,7 +64,14 @@ int main(int argc, char **argv)
 		cudaGraphDestroy(g);
 		if (r >= 0)
 			t[r] = now_ns() - t0;
+		if (lock) {
+			if (r >= 0)
+				printf("iter %d %lld\n", r, t[r]);
+			baton_turn();
+		}
 	}
+	if (lock)
+		baton_pass();
 	if (cudaStreamSynchronize(s) != cudaSuccess)
 		return 8;
 	qsort(t, (size_t)reps, sizeof *t, cmp_ll);

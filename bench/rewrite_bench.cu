@@ -28,11 +28,10 @@
  * bench/rewrite_ab.py runs it bare and under the shim, interleaved.
  */
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 #include "scenario.h"
+#include "baton.h"
 
 #define MUST(call)                                                                                 \
 	do {                                                                                       \
@@ -75,44 +74,18 @@ static cudaGraph_t chain(cudaStream_t s, float *buf, int nodes)
 	return g;
 }
 
-/* The baton of lockstep mode: a partner that is gone (EOF, error) no
- * longer holds this side back. */
-static int baton_r = -1, baton_w = -1;
-
-static void baton_wait(void)
-{
-	char c;
-	if (baton_r >= 0 && read(baton_r, &c, 1) != 1) {
-		close(baton_r);
-		baton_r = -1;
-	}
-}
-
-static void baton_pass(void)
-{
-	char c = 0;
-	if (baton_w >= 0 && write(baton_w, &c, 1) != 1) {
-		close(baton_w);
-		baton_w = -1;
-	}
-}
-
 /* Cold rewrites in lockstep: see the header. Under the shim the update of
  * f re-instantiates behind f (nothing cached: a shape recurs only after 40
  * others); bare, the application's fallback (destroy + instantiate), the
  * instantiate alone timed. */
-static int lockstep(const char *spec, int reps, int nodes, cudaStream_t s, float *buf, cudaGraph_t g1)
+static int lockstep(int reps, int nodes, cudaStream_t s, float *buf, cudaGraph_t g1)
 {
-	int first = 0;
 	cudaGraphExec_t f = NULL;
 	cudaGraphExecUpdateResultInfo info;
 	int rewrites = -1;
-	if (sscanf(spec, "%d,%d,%d", &baton_r, &baton_w, &first) != 3)
-		return 2;
-	signal(SIGPIPE, SIG_IGN); /* the partner may be gone at the last pass */
 	MUST(cudaGraphInstantiate(&f, g1, 0));
-	if (!first)
-		baton_wait();
+	if (!baton_init())
+		return 2;
 	for (int r = 0; r < reps; r++) {
 		cudaGraph_t gc = chain(s, buf, nodes + 2 + r % 40);
 		double t0, t;
@@ -134,8 +107,7 @@ static int lockstep(const char *spec, int reps, int nodes, cudaStream_t s, float
 		}
 		MUST(cudaGraphDestroy(gc));
 		printf("iter %d %.0f\n", r, t);
-		baton_pass();
-		baton_wait();
+		baton_turn();
 	}
 	MUST(cudaGraphExecDestroy(f));
 	printf("rewritten %d lockstep_done\n", rewrites);
@@ -162,7 +134,7 @@ int main(int argc, char **argv)
 	MUST(cudaMalloc((void **)&buf, 256 * sizeof(float)));
 	g1 = chain(s, buf, nodes);
 	if (getenv("BENCH_BATON"))
-		return lockstep(getenv("BENCH_BATON"), reps, nodes, s, buf, g1);
+		return lockstep(reps, nodes, s, buf, g1);
 	g2 = chain(s, buf, nodes + 1);
 
 	/* warm-up: first instantiation loads modules */

@@ -21,11 +21,11 @@ import glob
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
-from abrun import env
+from abrun import env, lockstep_pair
+from abrun import iters as iters_of
 
 exe, lib = sys.argv[1], sys.argv[2]
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 4
@@ -35,42 +35,24 @@ core = sys.argv[6] if len(sys.argv) > 6 else "6"
 tmp = tempfile.mkdtemp(prefix="rewrite-lockstep-")
 
 
-def parse(out):
-    t = {}
-    done = False
+def rewritten(out):
     for line in out.splitlines():
-        f = line.split()
-        if len(f) == 3 and f[0] == "iter":
-            t[int(f[1])] = float(f[2])
-        elif line.endswith("lockstep_done"):
-            done = line.split()[1] == "1"
-    return t, done
+        if line.endswith("lockstep_done"):
+            return line.split()[1] == "1"
+    return False
 
 
 def one(run_no, bare_first):
-    a_r, b_w = os.pipe()  # shim -> bare
-    b_r, a_w = os.pipe()  # bare -> shim
     log = os.path.join(tmp, "run%d-%%p.jsonl" % run_no)
-    eb = env()
     es = env(dict(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log,
                   CGSHIM_ON_UPDATE_FAILURE="reinstantiate"))
-    eb["BENCH_BATON"] = "%d,%d,%d" % (a_r, a_w, 1 if bare_first else 0)
-    es["BENCH_BATON"] = "%d,%d,%d" % (b_r, b_w, 0 if bare_first else 1)
     cmd = ["taskset", "-c", core, exe, str(iters), "1", nodes]
-    pb = subprocess.Popen(cmd, env=eb, pass_fds=(a_r, a_w), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True)
-    ps = subprocess.Popen(cmd, env=es, pass_fds=(b_r, b_w), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True)
-    for fd in (a_r, a_w, b_r, b_w):
-        os.close(fd)
-    ob, eb_ = pb.communicate(timeout=600)
-    os_, es_ = ps.communicate(timeout=600)
-    if pb.returncode or ps.returncode:
-        print("run failed: bare rc %d %s %s | shim rc %d %s %s"
-              % (pb.returncode, ob[-500:], eb_[-500:], ps.returncode, os_[-500:], es_[-500:]))
+    (rcb, ob, eb_), (rcs, os_, es_) = lockstep_pair(cmd, env(), es, bare_first)
+    if rcb or rcs:
+        print("run failed: bare rc %d %s %s | shim rc %d %s %s" % (rcb, ob[-500:], eb_[-500:], rcs, os_[-500:], es_[-500:]))
         sys.exit(1)
-    tb, rb = parse(ob)
-    ts, rs = parse(os_)
+    tb, rb = iters_of(ob), rewritten(ob)
+    ts, rs = iters_of(os_), rewritten(os_)
     if rb or not rs:
         print("expected the bare side to refuse the update and the shim side to rewrite it: %s / %s" % (rb, rs))
         sys.exit(1)

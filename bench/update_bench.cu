@@ -13,6 +13,8 @@
 #include <vector>
 #include <cuda_runtime.h>
 
+#include "baton.h"
+
 __global__ void k_axpy(float *p, float a)
 {
 	p[threadIdx.x] = p[threadIdx.x] * a + 1.0f;
@@ -53,6 +55,7 @@ int main(int argc, char **argv)
 	cudaGraph_t g0 = capture(s, d, n, 1.0f);
 	if (cudaGraphInstantiate(&e, g0, 0) != cudaSuccess)
 		return 1;
+	int lock = baton_init(); /* lockstep mode: "iter R NS" (the update) per rep, a turn each */
 	for (int r = 0; r < reps; r++) {
 		double t0 = now_us();
 		cudaGraph_t g = capture(s, d, n, 1.0f + r * 1e-3f);
@@ -69,7 +72,13 @@ int main(int argc, char **argv)
 		cudaGraphDestroy(g);
 		if (r % 16 == 0)
 			cudaGraphLaunch(e, s);
+		if (lock) {
+			printf("iter %d %.0f\n", r, (t2 - t1) * 1e3);
+			baton_turn();
+		}
 	}
+	if (lock)
+		baton_pass();
 	cudaStreamSynchronize(s);
 	printf("nodes %d update_us %.2f capture_us %.2f\n", n, median(upd), median(cap));
 	return 0;
