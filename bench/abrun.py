@@ -74,11 +74,12 @@ def lockstep_pair(cmd, env_bare, env_shim, bare_first, timeout=600):
     return (pb.returncode, ob, erb), (ps.returncode, os_, ers)
 
 
-def iters(out):
-    """{i: value} from the "iter I VALUE" lines of a lockstep run."""
+def iters(out, col=2):
+    """{i: value} from the "iter I VALUE [START]" lines of a lockstep run
+    (col=3: the iteration's start, where the bench prints it)."""
     t = {}
     for line in out.splitlines():
         f = line.split()
-        if len(f) == 3 and f[0] == "iter":
-            t[int(f[1])] = float(f[2])
+        if len(f) > col and f[0] == "iter":
+            t[int(f[1])] = float(f[col])
     return t

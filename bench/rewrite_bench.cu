@@ -22,7 +22,8 @@
  * bare and one under the shim, pinned to one core, pass back and forth
  * through pipes: iteration i of one runs right after iteration i of the
  * other, so the pair shares the host's speed of the moment. Prints
- * "iter I NS" per iteration (bare: the instantiate alone) and "lockstep_done".
+ * "iter I NS START" per iteration (NS: the timed call, bare: the instantiate
+ * alone; START: CLOCK_MONOTONIC at the iteration's start) and "lockstep_done".
  * Builds with nvcc (-O2 -arch=sm_90 -Ikernels) and, for a smoke test, as C
  * against the CPU stand-in (gcc -x c ... -Ikernels -Itests/standin -lcudart).
  * bench/rewrite_ab.py runs it bare and under the shim, interleaved.
@@ -87,6 +88,7 @@ static int lockstep(int reps, int nodes, cudaStream_t s, float *buf, cudaGraph_t
 	if (!baton_init())
 		return 2;
 	for (int r = 0; r < reps; r++) {
+		double start = now_ns(); /* CLOCK_MONOTONIC: comparable across the two processes */
 		cudaGraph_t gc = chain(s, buf, nodes + 2 + r % 40);
 		double t0, t;
 		if (rewrites < 0) { /* the first: does this side rewrite? (untimed) */
@@ -106,7 +108,7 @@ static int lockstep(int reps, int nodes, cudaStream_t s, float *buf, cudaGraph_t
 			t = now_ns() - t0;
 		}
 		MUST(cudaGraphDestroy(gc));
-		printf("iter %d %.0f\n", r, t);
+		printf("iter %d %.0f %.0f\n", r, t, start);
 		baton_turn();
 	}
 	MUST(cudaGraphExecDestroy(f));
