@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cold-rewrite bar of issue 5 in lockstep (bench/rewrite_bench.cu, BENCH_BATON mode).
 
-usage: rewrite_lockstep.py BENCH_EXE LIBCGSHIM [RUNS=4] [ITERS=200] [NODES=64] [CORE=6] [--no-bar]
+usage: rewrite_lockstep.py BENCH_EXE LIBCGSHIM [RUNS=4] [ITERS=200] [NODES=64] [CORE=6] [--no-bar] [--state]
 
 A cold rewrite (a new topology every update) costs one instantiation, about
 140 us, and the lent VM's speed moves by up to 2x between levels within a
@@ -18,7 +18,11 @@ RUNS runs alternate which side goes first. The shim's records are checked:
 every timed update was a fresh re-instantiation (no cached executable).
 Exit 1 when the pooled median ratio exceeds 1.10 or a run fails; with
 --no-bar (the CPU test against the stand-in, whose timings mean nothing)
-only the lockstep itself and the records are checked."""
+only the lockstep itself and the records are checked. With --state, RUNS
+more runs pair two bare processes: the application's destroy + instantiate
+against an instantiate made while the exec being replaced and the first one
+are alive (BENCH_KEEP), the driver state a transparent rewrite keeps
+(information: how much of the ratio is the driver's, not the shim's)."""
 import glob
 import json
 import os
@@ -30,8 +34,8 @@ from abrun import env, lockstep_pair
 from abrun import iters as iters_of
 
 no_bar = "--no-bar" in sys.argv
-if no_bar:
-    sys.argv.remove("--no-bar")
+state = "--state" in sys.argv
+sys.argv = [a for a in sys.argv if a not in ("--no-bar", "--state")]
 exe, lib = sys.argv[1], sys.argv[2]
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 4
 iters = int(sys.argv[4]) if len(sys.argv) > 4 else 200
@@ -134,6 +138,20 @@ if splits["driver"]:
     print("per iteration, relative to the bare instantiate (medians): the driver's instantiation inside the rewrite "
           "%.3f, the update hook's own work %.3f, outside the hook's window %.3f (information)"
           % tuple(statistics.median(splits[k]) for k in ("driver", "own", "outside")))
+if state:
+    st = []
+    for k in range(runs):
+        ek = env()
+        ek["BENCH_KEEP"] = "1"
+        cmd = ["taskset", "-c", core, exe, str(iters), "1", nodes]
+        (rcb, ob, eb_), (rck, ok, ek_) = lockstep_pair(cmd, env(), ek, k % 2 == 0)
+        if rcb or rck:
+            print("state run failed: %s %s | %s %s" % (ob[-300:], eb_[-300:], ok[-300:], ek_[-300:]))
+            sys.exit(1)
+        tb, tk = iters_of(ob), iters_of(ok)
+        st += [tk[i] / tb[i] for i in tb if i in tk]
+    print("driver state alone, bare (information): instantiate with the replaced and the original exec alive / "
+          "after destroy: median of %d per-iteration ratios %.3f" % (len(st), statistics.median(st)))
 if no_bar:
     print("lockstep and records checked (--no-bar: the ratio is not judged)")
     sys.exit(0)
