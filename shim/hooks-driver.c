@@ -581,48 +581,30 @@ struct upd_pred {
 };
 
 /* The reason a predicted update fails, as text (it goes into the CGS001
- * record and, under reinstantiate, into every rewrite record): built by
- * hand, as snprintf costs more than the rest of a rewrite's bookkeeping.
- * Every text fits the 256-byte why[]. */
-static char *why_put(char *o, const char *s)
-{
-	size_t n = strlen(s);
-	memcpy(o, s, n);
-	return o + n;
-}
-
+ * record and, under reinstantiate, into every rewrite record): built with
+ * stpcpy and the record's number formatters, as snprintf costs more than
+ * the rest of a rewrite's bookkeeping. Every text fits the 256-byte why[]. */
 static void why_count(char *o, uint32_t exec_nodes, CUgraph g, uint32_t graph_nodes)
 {
-	o = why_put(o, "node count differs: exec has ");
-	o = rec_fmt_u64_(o, exec_nodes);
-	o = why_put(o, " nodes, graph ");
-	o = rec_fmt_hex_(o, (uintptr_t)g, 0);
-	o = why_put(o, " has ");
-	o = rec_fmt_u64_(o, graph_nodes);
-	*o = 0;
+	o = rec_fmt_u64_(stpcpy(o, "node count differs: exec has "), exec_nodes);
+	o = rec_fmt_hex_(stpcpy(o, " nodes, graph "), (uintptr_t)g, 0);
+	*rec_fmt_u64_(stpcpy(o, " has "), graph_nodes) = 0;
 }
 
-/* "node I" then the pieces a..e */
-static void why_node(char *o, uint32_t i, const char *type, const char *a, const char *b, const char *c,
-		     const char *d, const char *e)
+static void why_type(char *o, uint32_t i, int exec_type, int graph_type)
 {
-	o = why_put(o, "node ");
-	o = rec_fmt_u64_(o, i);
-	if (type) {
-		o = why_put(o, " (");
-		o = why_put(o, type);
-		o = why_put(o, ")");
-	}
-	o = why_put(why_put(why_put(why_put(why_put(o, a), b), c), d), e);
-	*o = 0;
+	o = rec_fmt_u64_(stpcpy(o, "node "), i);
+	o = stpcpy(stpcpy(o, " changed type: "), node_type(exec_type));
+	stpcpy(stpcpy(stpcpy(o, " in the exec, "), node_type(graph_type)), " in the graph");
 }
 
-static void why_deps(char *o, uint32_t i, const char *type, unsigned exec_deps, unsigned graph_deps)
+static void why_deps(char *o, uint32_t i, int type, unsigned exec_deps, unsigned graph_deps)
 {
-	char a[24], b[24];
-	*rec_fmt_u64_(a, exec_deps) = 0;
-	*rec_fmt_u64_(b, graph_deps) = 0;
-	why_node(o, i, type, " has ", a, " dependencies in the exec and ", b, " in the graph");
+	o = rec_fmt_u64_(stpcpy(o, "node "), i);
+	o = stpcpy(stpcpy(stpcpy(o, " ("), node_type(type)), ") has ");
+	o = rec_fmt_u64_(o, exec_deps);
+	o = rec_fmt_u64_(stpcpy(o, " dependencies in the exec and "), graph_deps);
+	stpcpy(o, " in the graph");
 }
 
 /* Predict cuGraphExecUpdate from the exec's summary (kept since
@@ -678,8 +660,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 				p->err_index = i;
 				p->err_node = nu->nodes[i];
 				p->from_node = old->nodes[i];
-				why_node(p->why, i, NULL, " changed type: ", node_type(old->types[i]), " in the exec, ",
-					 node_type(nu->types[i]), " in the graph");
+				why_type(p->why, i, old->types[i], nu->types[i]);
 				break;
 			}
 			if (old->ndeps[i] != nu->ndeps[i]) {
@@ -688,7 +669,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 				p->err_index = i;
 				p->err_node = nu->nodes[i];
 				p->from_node = old->nodes[i];
-				why_deps(p->why, i, node_type(nu->types[i]), old->ndeps[i], nu->ndeps[i]);
+				why_deps(p->why, i, nu->types[i], old->ndeps[i], nu->ndeps[i]);
 				break;
 			}
 		}

@@ -615,7 +615,7 @@ void model_summary_free(struct cg_summary *s)
 	free(s); /* nodes, ndeps and types live in the same block */
 }
 
-static struct cg_summary *summary_copy(struct cg_summary *s)
+struct cg_summary *model_summary_ref(struct cg_summary *s)
 {
 	if (s)
 		atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
@@ -850,7 +850,7 @@ static struct cg_summary *summary_cached(CUgraph g, uint32_t *gen)
 	pthread_mutex_lock(&gx_lock);
 	x = graph_find_locked(g);
 	if (x && x->sum && x->sum_gen == x->gen)
-		s = summary_copy(x->sum);
+		s = model_summary_ref(x->sum);
 	*gen = x ? x->gen : 0;
 	pthread_mutex_unlock(&gx_lock);
 	return s;
@@ -872,7 +872,7 @@ struct cg_summary *model_graph_summary(CUgraph g)
 		summary_fill_pools(s, x);
 		if (x->gen == gen) {
 			model_summary_free(x->sum);
-			x->sum = summary_copy(s);
+			x->sum = model_summary_ref(s);
 			x->sum_gen = gen;
 		}
 	}
@@ -962,7 +962,7 @@ void model_graph_settle(CUgraph g)
 			if (x->graph != g || !x->sum || !x->sum->partial || !x->sum_gen)
 				continue;
 			if (full && x->sum_gen == gr->gen)
-				exec_set_summary(x, summary_copy(full)); /* releases the claim */
+				exec_set_summary(x, model_summary_ref(full)); /* releases the claim */
 			else
 				x->sum_gen = 0; /* changed unseen: the exec keeps its partial view */
 		}
@@ -1148,7 +1148,7 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 	if (x && x->sum && x->sum->partial)
 		g = x->graph;
 	else if (x)
-		s = summary_copy(x->sum);
+		s = model_summary_ref(x->sum);
 	pthread_mutex_unlock(&gx_lock);
 	if (!g)
 		return s;
@@ -1158,7 +1158,7 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 	pthread_mutex_lock(&gx_lock);
 	x = exec_find_locked(e);
 	if (x && x->sum && !x->sum->partial)
-		s = summary_copy(x->sum);
+		s = model_summary_ref(x->sum);
 	pthread_mutex_unlock(&gx_lock);
 	return s;
 }

@@ -126,6 +126,8 @@ struct cg_summary *model_graph_partial(CUgraph g);
  * were instantiated from. */
 void model_graph_settle(CUgraph g);
 void model_summary_free(struct cg_summary *s);
+/* One more reference to s (NULL stays NULL); returns s. */
+struct cg_summary *model_summary_ref(struct cg_summary *s);
 /* Exec instantiated from g that is still alive (memory-node graphs). */
 int model_graph_live_exec(CUgraph g, struct cg_exec_view *out);
 int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, int *mem_nodes);

@@ -43,7 +43,6 @@ struct proxy {
 	 * `real` is the application's own executable again. */
 	CUgraphNode *new_nodes;
 	struct cg_summary *map_sum;
-	int map_identity;
 	struct cg_summary *orig_sum; /* topology of the app's own executable */
 	struct repl cache[CG_REPL_MAX];
 	int n_cache;
@@ -87,7 +86,7 @@ static void map_build(struct proxy *p)
 	if (!p->new_nodes)
 		return;
 	for (uint32_t i = 0; i < p->n_nodes; i++) {
-		if (p->map_identity)
+		if (p->real == p->app)
 			p->new_nodes[i] = p->orig_nodes[i];
 		else if (to && p->orig_sum && i < to->n_nodes && p->orig_sum->types[i] == to->types[i])
 			p->new_nodes[i] = to->nodes[i];
@@ -101,32 +100,26 @@ CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found)
 	*found = 1;
 	if (!atomic_load_explicit(&cg_policy_active, memory_order_relaxed))
 		return node;
-	/* Read lock while the map exists; the first call after a rewrite
-	 * builds it under the write lock. */
-	for (int build = 0; build < 2; build++) {
-		if (build)
-			pthread_rwlock_wrlock(&proxy_lock);
-		else
-			pthread_rwlock_rdlock(&proxy_lock);
-		HASH_FIND_PTR(proxies, &app, p);
-		if (p && p->orig_nodes && !p->new_nodes && !build) {
-			pthread_rwlock_unlock(&proxy_lock);
-			continue;
-		}
-		if (p && p->orig_nodes) {
-			if (!p->new_nodes)
-				map_build(p);
-			*found = 0;
-			for (uint32_t i = 0; p->new_nodes && i < p->n_nodes; i++)
-				if (p->orig_nodes[i] == node) {
-					r = p->new_nodes[i];
-					*found = r != NULL;
-					break;
-				}
-		}
+	pthread_rwlock_rdlock(&proxy_lock);
+	HASH_FIND_PTR(proxies, &app, p);
+	if (p && p->orig_nodes && !p->new_nodes) {
+		/* the first per-node call since a rewrite builds the map */
 		pthread_rwlock_unlock(&proxy_lock);
-		break;
+		pthread_rwlock_wrlock(&proxy_lock);
+		HASH_FIND_PTR(proxies, &app, p);
+		if (p && p->orig_nodes && !p->new_nodes)
+			map_build(p);
 	}
+	if (p && p->orig_nodes) {
+		*found = 0;
+		for (uint32_t i = 0; p->new_nodes && i < p->n_nodes; i++)
+			if (p->orig_nodes[i] == node) {
+				r = p->new_nodes[i];
+				*found = r != NULL;
+				break;
+			}
+	}
+	pthread_rwlock_unlock(&proxy_lock);
 	return r;
 }
 
@@ -178,19 +171,17 @@ static int cache_index(const struct proxy *p, CUgraphExec e)
 	return -1;
 }
 
-/* Per-node calls map to the graph behind `real` from now on: to's nodes,
- * or the application's own (identity). The map itself is built on first
- * use (map_build). Under proxy_lock (write); the old reference goes to
- * *drop, released by the caller after the lock. */
-static void map_set(struct proxy *p, struct cg_summary *to, int identity, struct cg_summary **drop)
+/* Per-node calls map to the graph behind `real` from now on: to's nodes
+ * (NULL when `real` is the application's own executable: the identity).
+ * The map itself is built on first use (map_build). Under proxy_lock
+ * (write), after `real` is set; the old reference goes to *drop, released
+ * by the caller after the lock. */
+static void map_set(struct proxy *p, struct cg_summary *to, struct cg_summary **drop)
 {
 	free(p->new_nodes);
 	p->new_nodes = NULL;
 	*drop = p->map_sum;
-	p->map_sum = to;
-	if (to)
-		atomic_fetch_add(&to->refs, 1);
-	p->map_identity = identity;
+	p->map_sum = model_summary_ref(to);
 }
 
 /* Things to destroy once proxy_lock is released. */
@@ -371,9 +362,9 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	p->clock++;
 	if (idx >= 0) {
 		p->cache[idx].last_use = p->clock;
-		map_set(p, p->cache[idx].sum, 0, &drop);
+		map_set(p, p->cache[idx].sum, &drop);
 	} else {
-		map_set(p, NULL, 1, &drop);
+		map_set(p, NULL, &drop);
 	}
 	rewrites = p->rewrites;
 	warn = thrash_check_locked(p, launches, &th);
@@ -444,9 +435,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 		return 0;
 	flags = v.flags & ~(cuuint64_t)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
 	prev_real = cg_policy_exec(app);
-	if (nu)
-		atomic_fetch_add(&nu->refs, 1);
-	new_sum = nu ? nu : model_graph_summary(g);
+	new_sum = nu ? model_summary_ref(nu) : model_graph_summary(g);
 	if (policy_reuse(app, g, new_sum, reason, rc_update, why, t0, v.launches))
 		return 1;
 
@@ -494,8 +483,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 		/* Node handles the application holds are those of the graph it
 		 * instantiated first; keep them as the reference. */
 		if (p && old_sum) {
-			p->orig_sum = old_sum;
-			atomic_fetch_add(&old_sum->refs, 1);
+			p->orig_sum = model_summary_ref(old_sum);
 			p->n_nodes = old_sum->n_nodes;
 			p->orig_nodes = malloc((old_sum->n_nodes + 1) * sizeof *p->orig_nodes);
 			if (p->orig_nodes)
@@ -528,7 +516,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 		rewrites = ++p->rewrites; /* for the record, read under the lock */
 		p->clock++;
 		p->launches_at_last = v.launches;
-		map_set(p, new_sum, 0, &drop);
+		map_set(p, new_sum, &drop);
 		if (new_sum && new_sum->n_alloc + new_sum->n_free == 0 && topology_recurs(p, topology_hash(new_sum))) {
 			/* a recurring shape: cache it for reuse; the least
 			 * recently used one goes */
@@ -548,9 +536,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 			p->cache[slot].exec = fresh;
 			p->cache[slot].src = g;
 			p->cache[slot].src_dead = 0;
-			p->cache[slot].sum = new_sum;
-			if (new_sum)
-				atomic_fetch_add(&new_sum->refs, 1);
+			p->cache[slot].sum = model_summary_ref(new_sum);
 			p->cache[slot].last_use = p->clock;
 		} else {
 			p->held = g;
