@@ -14,10 +14,12 @@ Lockstep (lockstep_pair): both sides run at once on one core and take turns
 per iteration (bench/baton.h), so each pair of iterations shares the speed
 of the moment; bench/lockstep.py and bench/rewrite_lockstep.py judge bars on
 the median of the per-iteration ratios."""
+import json
 import os
 import shlex
 import statistics
 import subprocess
+import sys
 
 PIN = shlex.split(os.environ.get("CGSHIM_BENCH_PIN", ""))
 
@@ -56,8 +58,8 @@ def pair_median(shim, bare):
 def lockstep_pair(cmd, env_bare, env_shim, bare_first, timeout=600):
     """Run cmd bare and under the shim at once, in lockstep (bench/baton.h):
     the two processes pass a baton after every iteration. Pin both to one
-    core in cmd. Returns the two CompletedProcess-like (returncode, stdout,
-    stderr) tuples, bare first."""
+    core in cmd. Returns the two stdouts, bare first; a failing side ends
+    the script with both sides' output."""
     a_r, b_w = os.pipe()  # shim -> bare
     b_r, a_w = os.pipe()  # bare -> shim
     eb, es = dict(env_bare), dict(env_shim)
@@ -71,7 +73,34 @@ def lockstep_pair(cmd, env_bare, env_shim, bare_first, timeout=600):
         os.close(fd)  # a side whose partner exits then reads EOF and goes on alone
     ob, erb = pb.communicate(timeout=timeout)
     os_, ers = ps.communicate(timeout=timeout)
-    return (pb.returncode, ob, erb), (ps.returncode, os_, ers)
+    if pb.returncode or ps.returncode:
+        print("lockstep run failed: rc %d %s | rc %d %s"
+              % (pb.returncode, (ob + erb)[-800:], ps.returncode, (os_ + ers)[-800:]))
+        sys.exit(1)
+    return ob, os_
+
+
+def rewrite_records(paths):
+    """From the shim's JSONL logs: (every "rewrite" record, and for each fresh
+    re-instantiation in order the pair (instantiate_ns of the driver's
+    instantiation, dur_ns of the update call around it))."""
+    recs, pairs = [], []
+    for f in paths:
+        pending = {}
+        for line in open(f):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            key = (r.get("tid"), r.get("exec"))
+            if r.get("ev") == "rewrite":
+                recs.append(r)
+                if "instantiate_ns" in r:
+                    pending[key] = r["instantiate_ns"]
+            elif r.get("ev") == "call" and str(r.get("api", "")).startswith("cuGraphExecUpdate") \
+                    and r.get("rewritten") and "dur_ns" in r and key in pending:
+                pairs.append((pending.pop(key), r["dur_ns"]))
+    return recs, pairs
 
 
 def iters(out, col=2):

@@ -26,10 +26,7 @@ print("%s in lockstep: %d runs on core %s, %s %s" % (name, runs, core, os.path.b
 for k in range(runs):
     es = env(dict(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
                   CGSHIM_LOG_FILE=os.path.join(tmp, "run%d-%%p.jsonl" % k)))
-    (rcb, ob, eb), (rcs, os_, es_) = lockstep_pair(["taskset", "-c", core, exe] + args, env(), es, k % 2 == 0)
-    if rcb or rcs:
-        print("run failed: bare rc %d %s | shim rc %d %s" % (rcb, (ob + eb)[-800:], rcs, (os_ + es_)[-800:]))
-        sys.exit(1)
+    ob, os_ = lockstep_pair(["taskset", "-c", core, exe] + args, env(), es, k % 2 == 0)
     tb, ts = iters(ob), iters(os_)
     common = sorted(set(tb) & set(ts))
     if len(common) < 10:

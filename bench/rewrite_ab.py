@@ -14,13 +14,14 @@ the medians over pairs and the ratios:
                                    own fallback; information)
   launch                           shim launch_ns (rewritten exec) over bare launch_ns (bar 1.02)
 Exit 1 when a bar is exceeded (or a run fails)."""
+import glob
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 
-from abrun import PIN, env, interleave, pair_median
+from abrun import PIN, env, interleave, pair_median, rewrite_records
 
 exe, lib = sys.argv[1], sys.argv[2]
 pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 7
@@ -96,22 +97,8 @@ print("launch bare %.1f ns, rewritten exec under the shim %.1f ns: median pair r
 # In-process attribution from the shim's own records (information): for each
 # re-instantiation, the update hook's dur_ns minus the driver's instantiate_ns
 # inside it is the shim's own work on that call.
-import glob, json
-own, drv = [], []
-for f in glob.glob(os.path.join(tmp, "bench-*.jsonl")):
-    pending = {}
-    for line in open(f):
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if r.get("ev") == "rewrite" and "instantiate_ns" in r:
-            pending[(r.get("tid"), r.get("exec"))] = r["instantiate_ns"]
-        elif r.get("ev") == "call" and str(r.get("api", "")).startswith("cuGraphExecUpdate") and r.get("rewritten"):
-            t = pending.pop((r.get("tid"), r.get("exec")), None)
-            if t is not None and "dur_ns" in r:
-                own.append(r["dur_ns"] - t)
-                drv.append(t)
+_, pairs = rewrite_records(glob.glob(os.path.join(tmp, "bench-*.jsonl")))
+own, drv = [d - t for t, d in pairs], [t for t, d in pairs]
 if own:
     print("re-instantiations in the shim's records: %d; driver instantiate %.0f ns median, the shim's own work "
           "around it %.0f ns median (%.1f%%) (information)"

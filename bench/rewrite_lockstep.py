@@ -24,13 +24,12 @@ against an instantiate made while the exec being replaced and the first one
 are alive (BENCH_KEEP), the driver state a transparent rewrite keeps
 (information: how much of the ratio is the driver's, not the shim's)."""
 import glob
-import json
 import os
 import statistics
 import sys
 import tempfile
 
-from abrun import env, lockstep_pair
+from abrun import env, lockstep_pair, rewrite_records
 from abrun import iters as iters_of
 
 no_bar = "--no-bar" in sys.argv
@@ -56,52 +55,33 @@ def one(run_no, bare_first):
     es = env(dict(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log,
                   CGSHIM_ON_UPDATE_FAILURE="reinstantiate"))
     cmd = ["taskset", "-c", core, exe, str(iters), "1", nodes]
-    (rcb, ob, eb_), (rcs, os_, es_) = lockstep_pair(cmd, env(), es, bare_first)
-    if rcb or rcs:
-        print("run failed: bare rc %d %s %s | shim rc %d %s %s" % (rcb, ob[-500:], eb_[-500:], rcs, os_[-500:], es_[-500:]))
-        sys.exit(1)
+    ob, os_ = lockstep_pair(cmd, env(), es, bare_first)
     tb, rb = iters_of(ob), rewritten(ob)
     ts, rs = iters_of(os_), rewritten(os_)
     if rb or not rs:
         print("expected the bare side to refuse the update and the shim side to rewrite it: %s / %s" % (rb, rs))
         sys.exit(1)
     # every timed update a fresh re-instantiation: one rewrite record with
-    # instantiate_ns per iteration, plus the untimed first one; none reused
-    recs, own, drv, hook = [], [], [], []
-    for f in glob.glob(log.replace("%p", "*")):
-        pending = {}
-        for line in open(f):
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            if r.get("ev") == "rewrite":
-                recs.append(r)
-                if "instantiate_ns" in r:
-                    pending[(r.get("tid"), r.get("exec"))] = r["instantiate_ns"]
-            elif r.get("ev") == "call" and str(r.get("api", "")).startswith("cuGraphExecUpdate") \
-                    and r.get("rewritten"):
-                t = pending.pop((r.get("tid"), r.get("exec")), None)
-                if t is not None and "dur_ns" in r:
-                    own.append(r["dur_ns"] - t)  # the update hook's own time around the instantiation
-                    drv.append(t)
-                    hook.append(r["dur_ns"])
+    # instantiate_ns, and its update call record, per iteration plus the
+    # untimed first one; none reused
+    recs, pairs = rewrite_records(glob.glob(log.replace("%p", "*")))
     fresh = [r for r in recs if "instantiate_ns" in r and not r.get("reused")]
-    if len(fresh) != iters + 1 or any(r.get("reused") for r in recs) or not own:
-        print("expected %d fresh re-instantiations in the shim's records, found %d (%d reused)"
-              % (iters + 1, len(fresh), sum(1 for r in recs if r.get("reused"))))
+    if len(fresh) != iters + 1 or len(pairs) != iters + 1 or any(r.get("reused") for r in recs):
+        print("expected %d fresh re-instantiations in the shim's records, found %d (%d with their call record, "
+              "%d reused)" % (iters + 1, len(fresh), len(pairs), sum(1 for r in recs if r.get("reused"))))
         sys.exit(1)
+    drv = [t for t, d in pairs]
+    own = [d - t for t, d in pairs]  # the update hook's own time around the instantiation
     # Where a pair's difference goes, per iteration i (the shim's fresh
     # re-instantiation i+1; the first was the untimed probe): the driver's
     # instantiation inside the rewrite against the bare one (the driver
     # state), the hook's own work, and the time outside the hook's window.
     split = {"driver": [], "own": [], "outside": []}
-    if len(own) == iters + 1:
-        for i in range(iters):
-            if i in tb and i in ts:
-                split["driver"].append(drv[i + 1] / tb[i])
-                split["own"].append(own[i + 1] / tb[i])
-                split["outside"].append((ts[i] - hook[i + 1]) / tb[i])
+    for i in range(iters):
+        if i in tb and i in ts:
+            split["driver"].append(drv[i + 1] / tb[i])
+            split["own"].append(own[i + 1] / tb[i])
+            split["outside"].append((ts[i] - pairs[i + 1][1]) / tb[i])
     own, drv = statistics.median(own), statistics.median(drv)
     ratios = [ts[i] / tb[i] for i in range(iters) if i in tb and i in ts]
     # the iterations alternated: each side's iteration i started after the
@@ -144,10 +124,7 @@ if state:
         ek = env()
         ek["BENCH_KEEP"] = "1"
         cmd = ["taskset", "-c", core, exe, str(iters), "1", nodes]
-        (rcb, ob, eb_), (rck, ok, ek_) = lockstep_pair(cmd, env(), ek, k % 2 == 0)
-        if rcb or rck:
-            print("state run failed: %s %s | %s %s" % (ob[-300:], eb_[-300:], ok[-300:], ek_[-300:]))
-            sys.exit(1)
+        ob, ok = lockstep_pair(cmd, env(), ek, k % 2 == 0)
         tb, tk = iters_of(ob), iters_of(ok)
         st += [tk[i] / tb[i] for i in tb if i in tk]
     print("driver state alone, bare (information): instantiate with the replaced and the original exec alive / "
