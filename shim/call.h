@@ -10,6 +10,7 @@
 #ifndef CGSHIM_CALL_H
 #define CGSHIM_CALL_H
 
+#include "doors.h"
 #include "log.h"
 #include "resolve.h"
 
@@ -33,6 +34,8 @@ static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
 	}
 	if (CG_UNLIKELY(cg_tls.in_shim))
 		return 0;
+	if (hid != HID_cuGetProcAddress && hid != HID_cuGetProcAddress_v2)
+		cg_door_hook_call(hid);
 	c->hid = hid;
 	c->flags = flags;
 	c->t0 = cg_log_on(CG_L_INFO) ? cg_now_ns() : 0;

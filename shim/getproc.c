@@ -29,16 +29,24 @@ static void getproc_record(struct cg_call *c, CUresult rc, const char *symbol, i
 	rec_end(&r);
 }
 
-static int route(CUresult rc, void **pfn)
+/* A hooked name whose returned entry is not one of the exported symbols in
+ * hooks.def (a version listed in unrouted.def, or one this build does not
+ * know) is answered unchanged, with one warning per name. */
+static int route(CUresult rc, const char *symbol, void **pfn, int ver, cuuint64_t flags)
 {
-	void *w;
+	int hid;
 	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
-	if (rc != CUDA_SUCCESS || !pfn || !*pfn || st == CG_OFF || st == CG_DEGRADED)
+	if (rc != CUDA_SUCCESS || !pfn || !*pfn || st != CG_READY)
 		return 0;
-	w = cg_wrapper_by_real(*pfn);
-	if (!w)
+	hid = cg_hid_by_real(*pfn);
+	if (hid < 0) {
+		const char *base = symbol ? cg_hooked_base(symbol) : NULL;
+		if (base)
+			cg_door_unroutable(base, ver, flags);
 		return 0;
-	*pfn = w;
+	}
+	*pfn = cg_routes[hid].wrapper;
+	cg_door_routed(hid, CG_DOOR_GETPROC);
 	return 1;
 }
 
@@ -52,7 +60,7 @@ CUresult cgh_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion
 	active = cg_call_begin(&c, HID_cuGetProcAddress_v2, 0);
 	rc = real_cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus);
 	saved = errno;
-	routed = route(rc, pfn);
+	routed = route(rc, symbol, pfn, cudaVersion, flags);
 	if (active)
 		getproc_record(&c, rc, symbol, cudaVersion, flags, symbolStatus ? (int)*symbolStatus : -1, routed);
 	errno = saved;
@@ -68,7 +76,7 @@ CUresult cgh_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, c
 	active = cg_call_begin(&c, HID_cuGetProcAddress, 0);
 	rc = real_cuGetProcAddress(symbol, pfn, cudaVersion, flags);
 	saved = errno;
-	routed = route(rc, pfn);
+	routed = route(rc, symbol, pfn, cudaVersion, flags);
 	if (active)
 		getproc_record(&c, rc, symbol, cudaVersion, flags, -1, routed);
 	errno = saved;

@@ -311,22 +311,33 @@ CUresult cgh_cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const C
 	return rc;
 }
 
+/* Both kernel-node ABIs (v1 params before 12.0, v2 after): the model only
+ * needs to know that the graph changed. */
+#define ADD_KERNEL_NODE_BODY(name)                                                                 \
+	struct cg_call c;                                                                          \
+	CUresult rc;                                                                               \
+	CG_REAL(name);                                                                             \
+	if (!cg_call_begin(&c, HID_##name, 0))                                                     \
+		return real_##name(phGraphNode, hGraph, dependencies, numDependencies, nodeParams); \
+	model_graph_settle(hGraph);                                                                \
+	rc = real_##name(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);          \
+	int saved = errno;                                                                         \
+	if (rc == CUDA_SUCCESS)                                                                    \
+		model_graph_mutated(hGraph);                                                       \
+	cg_call_end(&c, rc);                                                                       \
+	errno = saved;                                                                             \
+	return rc;
+
+CUresult cgh_cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+				  size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+	ADD_KERNEL_NODE_BODY(cuGraphAddKernelNode)
+}
+
 CUresult cgh_cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
 				     size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
-	struct cg_call c;
-	CUresult rc;
-	CG_REAL(cuGraphAddKernelNode_v2);
-	if (!cg_call_begin(&c, HID_cuGraphAddKernelNode_v2, 0))
-		return real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
-	model_graph_settle(hGraph);
-	rc = real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
-	int saved = errno;
-	if (rc == CUDA_SUCCESS)
-		model_graph_mutated(hGraph);
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
+	ADD_KERNEL_NODE_BODY(cuGraphAddKernelNode_v2)
 }
 
 CUresult cgh_cuGraphDestroyNode(CUgraphNode hNode)
@@ -1378,22 +1389,32 @@ CUresult cgh_cuStreamSynchronize_ptsz(CUstream hStream)
 	return stream_sync_common(HID_cuStreamSynchronize_ptsz, real_cuStreamSynchronize_ptsz, 1, hStream);
 }
 
+/* cuCtxSynchronize (2000) and cuCtxSynchronize_v2 (13000, takes the
+ * context; CUDA 13's cudaDeviceSynchronize asks for this one). */
+#define CTX_SYNC_BODY(name, args)                                                                  \
+	struct cg_call c;                                                                          \
+	CUresult rc;                                                                               \
+	int predicted;                                                                             \
+	CG_REAL(name);                                                                             \
+	if (!cg_call_begin(&c, HID_##name, 0))                                                     \
+		return real_##name args;                                                           \
+	predicted = unsafe_check(#name, "synchronizes the context");                              \
+	rc = real_##name args;                                                                     \
+	int saved = errno;                                                                         \
+	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)                             \
+		cg_mismatch(#name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1); \
+	cg_call_end(&c, rc);                                                                       \
+	errno = saved;                                                                             \
+	return rc;
+
 CUresult cgh_cuCtxSynchronize(void)
 {
-	struct cg_call c;
-	CUresult rc;
-	int predicted;
-	CG_REAL(cuCtxSynchronize);
-	if (!cg_call_begin(&c, HID_cuCtxSynchronize, 0))
-		return real_cuCtxSynchronize();
-	predicted = unsafe_check("cuCtxSynchronize", "synchronizes the context");
-	rc = real_cuCtxSynchronize();
-	int saved = errno;
-	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-		cg_mismatch("cuCtxSynchronize", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
+	CTX_SYNC_BODY(cuCtxSynchronize, ())
+}
+
+CUresult cgh_cuCtxSynchronize_v2(CUcontext ctx)
+{
+	CTX_SYNC_BODY(cuCtxSynchronize_v2, (ctx))
 }
 
 CUresult cgh_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)

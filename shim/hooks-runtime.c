@@ -71,6 +71,7 @@ struct rt_frame {
 
 static void rt_enter(struct rt_frame *f, const char *name)
 {
+	cg_door_call(CG_DOOR_RUNTIME);
 	f->prev_via = cg_tls.via;
 	f->prev_consumed = cg_tls.via_consumed;
 	/* The clock only when a record of this call could carry it: nearly

@@ -1,10 +1,13 @@
 /*
  * shim/init.c -- start-up, fork handling, exit.
  *
- * The constructor reads the environment and nothing else: no dlopen, no
- * CUDA, no threads. Everything else happens in init_once (pthread_once),
- * reached from the first redirected lookup, cuGetProcAddress call or
- * exported wrapper.
+ * Set-up is complete on the first entry through any door, whatever the
+ * constructor order: another library's constructor (libcublasLt's loads
+ * libcuda and calls dlsym before ours runs), a thread it starts, or main.
+ * The settings are read once (config_once), by our constructor or by
+ * init_once, whichever runs first; init_once (sinks, tables, handlers) runs
+ * on the first door and reads them first. No state is half-configured: a
+ * hook sees SETUP until init_once publishes READY (or OFF, DEGRADED).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +20,7 @@
 #include "call.h"
 #include "cgshim/record.h"
 #include "config.h"
+#include "doors.h"
 #include "log.h"
 #include "model.h"
 #include "policy.h"
@@ -40,14 +44,26 @@ static const char *env_get(const char *name)
 	return secure_getenv(name);
 }
 
+static pthread_once_t config_once_ctl = PTHREAD_ONCE_INIT;
+static _Atomic int ctor_done;
+
+static void config_once(void)
+{
+	cg_config_load(env_get);
+	cg_log_level = cg_cfg.log_level;
+	if (cg_cfg.disable)
+		atomic_store(&cg_state, CG_OFF);
+}
+
 __attribute__((constructor)) static void cg_constructor(void)
 {
 	int saved = errno;
-	cg_config_load(env_get);
-	if (cg_cfg.disable)
-		atomic_store(&cg_state, CG_OFF);
+	pthread_once(&config_once_ctl, config_once);
+	atomic_store(&ctor_done, 1);
 	errno = saved;
 }
+
+int cg_init_before_ctor;
 
 void cg_degrade(const char *why)
 {
@@ -75,6 +91,7 @@ static void atfork_child(void)
 	cg_model_unlock_all();
 	cg_policy_atfork_release();
 	cg_tls.tid = 0;
+	cg_door_after_fork_child();
 	cg_log_after_fork_child();
 	cg_model_after_fork_child();
 }
@@ -109,7 +126,9 @@ static void exit_handler(void)
 	if (!atomic_compare_exchange_strong(&cg_state, &expected, CG_FINISHED))
 		return;
 	cg_tls.in_shim++;
-	if (cg_cfg.summary)
+	/* A process that made no CUDA call (a compile worker that only
+	 * imported the framework) writes nothing, not even a summary. */
+	if (cg_cfg.summary && cg_door_any_call())
 		cg_model_exit_summary();
 	cg_log_unbuffered(); /* every thread's batch out; later records go straight */
 	cg_tls.in_shim--;
@@ -142,22 +161,32 @@ void cg_exit_register_late(void)
 static void init_once(void)
 {
 	int saved = errno;
-	cg_log_level = cg_cfg.log_level;
+	pthread_once(&config_once_ctl, config_once);
+	if (atomic_load(&cg_state) == CG_OFF) {
+		errno = saved;
+		return;
+	}
+	cg_init_before_ctor = !atomic_load(&ctor_done);
+	cg_tls.in_init = 1;
 	cg_resolve_dlsym();
 	if (!cg_real_dlsym) {
 		atomic_store(&cg_state, CG_DEGRADED);
+		cg_tls.in_init = 0;
+		errno = saved;
 		return;
 	}
 	cg_log_open();
 	if (cg_model_init() != 0) {
 		cg_degrade("model tables could not be allocated");
+		cg_tls.in_init = 0;
 		errno = saved;
 		return;
 	}
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	atexit(exit_handler);
-	write_start_record();
+	cg_log_set_preamble(write_start_record);
 	atomic_store_explicit(&cg_state, CG_READY, memory_order_release);
+	cg_tls.in_init = 0;
 	errno = saved;
 }
 
@@ -165,5 +194,11 @@ void cg_ensure_init(void)
 {
 	if (CG_LIKELY(atomic_load_explicit(&cg_state, memory_order_acquire) != CG_SETUP))
 		return;
+	/* A CUDA call made by init_once's own work on this thread (none is
+	 * expected; pthread_once would deadlock on it) passes through. */
+	if (cg_tls.in_init) {
+		cg_door_early();
+		return;
+	}
 	pthread_once(&init_once_ctl, init_once);
 }

@@ -17,6 +17,7 @@
 #include <link.h>
 #include <string.h>
 
+#include "doors.h"
 #include "log.h"
 #include "resolve.h"
 
@@ -46,7 +47,11 @@ void *cg_dlsym_policy(void *handle, const char *name, void *caller)
 	if (dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm == (struct link_map *)cg_libcuda)
 		goto out;
 	cg_ensure_init();
+	if (!cg_ready())
+		goto out;
 	w = cg_wrapper_by_name(name);
+	if (w)
+		cg_door_routed(cg_hook_by_name(name), CG_DOOR_DLSYM);
 	if (w && cg_log_on(CG_L_DEBUG)) {
 		struct cg_rec r;
 		rec_begin(&r, CG_L_DEBUG, "call");

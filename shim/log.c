@@ -16,9 +16,23 @@
 
 int cg_log_level = CG_L_WARN;
 static void tb_after_fork(void);
+/* log_fd -1: a file sink not opened yet. The file is opened by the first
+ * record (sink_open), so a process that records nothing leaves no file. */
 static int log_fd = 2;
+static char log_path[4096];
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic unsigned long long log_seq;
 static int log_pid;
+/* The preamble (start record) is written before the first record of the
+ * process, not at set-up. */
+static void (*preamble_fn)(void);
+static _Atomic int preamble_pending;
+
+void cg_log_set_preamble(void (*fn)(void))
+{
+	preamble_fn = fn;
+	atomic_store(&preamble_pending, fn != NULL);
+}
 
 uint64_t cg_now_ns(void)
 {
@@ -64,8 +78,6 @@ static int expand_path(const char *tmpl, char *out, size_t cap)
 
 int cg_log_open(void)
 {
-	char path[4096];
-	int fd;
 	log_pid = (int)getpid();
 	if (!cg_cfg.log_file || !*cg_cfg.log_file || !strcmp(cg_cfg.log_file, "stderr")) {
 		log_fd = 2;
@@ -75,17 +87,32 @@ int cg_log_open(void)
 		log_fd = 1;
 		return 0;
 	}
-	if (expand_path(cg_cfg.log_file, path, sizeof path) < 0) {
+	if (expand_path(cg_cfg.log_file, log_path, sizeof log_path) < 0) {
 		log_fd = 2;
 		cg_warn("CGSHIM_LOG_FILE is too long; logging to stderr");
 		return -1;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	__atomic_store_n(&log_fd, -1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Open the file sink named by log_path (first record of the process). */
+static int sink_open(void)
+{
+	int fd;
+	pthread_mutex_lock(&open_lock);
+	fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
+	if (fd >= 0) {
+		pthread_mutex_unlock(&open_lock);
+		return fd;
+	}
+	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
 		int e = errno;
-		log_fd = 2;
-		cg_warn("cannot open CGSHIM_LOG_FILE %s: %s; logging to stderr", path, strerror(e));
-		return -1;
+		__atomic_store_n(&log_fd, 2, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&open_lock);
+		cg_warn("cannot open CGSHIM_LOG_FILE %s: %s; logging to stderr", log_path, strerror(e));
+		return 2;
 	}
 	/* Keep the descriptor away from 0..2 so a program closing its stdio
 	 * and reopening them cannot have our records land in its own output. */
@@ -96,18 +123,21 @@ int cg_log_open(void)
 			fd = hi;
 		}
 	}
-	log_fd = fd;
-	return 0;
+	__atomic_store_n(&log_fd, fd, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&open_lock);
+	return fd;
 }
 
 void cg_log_after_fork_child(void)
 {
 	tb_after_fork();
 	log_pid = (int)getpid();
-	/* If the path names the pid, the child gets its own file. */
-	if (cg_cfg.log_file && strstr(cg_cfg.log_file, "%p") && log_fd > 2) {
+	pthread_mutex_init(&open_lock, NULL);
+	/* If the path names the pid, the child gets its own file, opened by
+	 * its first record. */
+	if (cg_cfg.log_file && strstr(cg_cfg.log_file, "%p") && log_fd != 2 && log_fd != 1) {
 		int old = log_fd;
-		if (cg_log_open() == 0)
+		if (cg_log_open() == 0 && old > 2)
 			close(old);
 	}
 }
@@ -259,8 +289,11 @@ void cg_log_unbuffered(void)
 
 static void sink_write(const char *buf, size_t len)
 {
+	int fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
+	if (CG_UNLIKELY(fd < 0))
+		fd = sink_open();
 	while (len) {
-		ssize_t w = write(log_fd, buf, len);
+		ssize_t w = write(fd, buf, len);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -336,6 +369,9 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 	r->on = cg_log_on(level);
 	if (!r->on)
 		return;
+	if (CG_UNLIKELY(atomic_load_explicit(&preamble_pending, memory_order_relaxed)) &&
+	    atomic_exchange(&preamble_pending, 0))
+		preamble_fn();
 	r->level = level;
 	r->json = cg_cfg.log_format == CG_FMT_JSONL;
 	r->nfields = 0;

@@ -39,6 +39,9 @@ static inline int cg_log_on(int level)
 /* Open the sink (CGSHIM_LOG_FILE or stderr). Returns 0, or -1 with the
  * sink left on stderr and a warning written. */
 int cg_log_open(void);
+/* fn writes the process's first record (the start record), just before
+ * the first other record; never if nothing is recorded. */
+void cg_log_set_preamble(void (*fn)(void));
 void cg_log_after_fork_child(void);
 
 void rec_begin(struct cg_rec *r, int level, const char *ev);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cgshim/record.h"
+#include "doors.h"
 #include "model.h"
 #include "resolve.h"
 #include "rules.h"
@@ -1692,5 +1693,6 @@ void cg_model_exit_summary(void)
 	rec_int(&r, "leaks", tot.leaks);
 	rec_int(&r, "meminfo_skipped", atomic_load(&meminfo_skipped));
 	cg_rules_summary(&r);
+	cg_door_summary(&r);
 	rec_end(&r);
 }

@@ -132,14 +132,38 @@ int cg_resolve_driver(void)
 	return 0;
 }
 
-void *cg_wrapper_by_real(void *real)
+int cg_hid_by_real(void *real)
 {
 	int lo = 0, hi = n_by_real - 1;
 	while (lo <= hi) {
 		int mid = (lo + hi) / 2;
 		if (by_real[mid].real == real)
-			return cg_routes[by_real[mid].hid].wrapper;
+			return by_real[mid].hid;
 		if ((char *)real < (char *)by_real[mid].real)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+/* Hooked base names (every base with a row in getproc-versions.h), sorted
+ * and unique, since the table is sorted by base. */
+static const char *const hooked_bases[] = {
+#define CG_VERSION(base, ver, twin, pfn, hook, reason) #base,
+#include "getproc-versions.h"
+#undef CG_VERSION
+};
+
+const char *cg_hooked_base(const char *name)
+{
+	int lo = 0, hi = (int)(sizeof hooked_bases / sizeof hooked_bases[0]) - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		int c = strcmp(name, hooked_bases[mid]);
+		if (!c)
+			return hooked_bases[mid];
+		if (c < 0)
 			hi = mid - 1;
 		else
 			lo = mid + 1;

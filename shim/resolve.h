@@ -57,8 +57,11 @@ static inline int cg_driver_ok(void)
 
 /* Hook id of an exact exported name, or -1. */
 int cg_hook_by_name(const char *name) CG_HIDDEN;
-/* Wrapper for a real driver address returned by cuGetProcAddress, or NULL. */
-void *cg_wrapper_by_real(void *real) CG_HIDDEN;
+/* Hook id of a real driver address returned by cuGetProcAddress, or -1. */
+int cg_hid_by_real(void *real) CG_HIDDEN;
+/* The table's copy of name if it is the base name of a hooked entry point
+ * (cuGetProcAddress's spelling: "cuCtxSynchronize"), else NULL. */
+const char *cg_hooked_base(const char *name) CG_HIDDEN;
 /* Wrapper for an exact name if the driver has it, else NULL. */
 void *cg_wrapper_by_name(const char *name) CG_HIDDEN;
 

@@ -27,6 +27,9 @@ struct cg_tls {
 	const char *via;   /* runtime API name when a cuda* hook is on the stack */
 	int via_consumed;  /* a driver hook logged the call on behalf of `via` */
 	int via_rc;        /* driver result seen under `via` */
+	int in_init;       /* this thread runs init_once */
+	int door_reg;      /* door_calls is in doors.c's list */
+	_Atomic unsigned long door_calls[4]; /* calls per door (doors.h) */
 };
 extern CG_TLS struct cg_tls cg_tls;
 

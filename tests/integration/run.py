@@ -253,6 +253,97 @@ def case_policy():
     check(nums and nums[0].endswith("%.1f" % (12.0 * (1 << 18))), "rewritten exec computes the new graph's numbers: %s" % nums)
 
 
+def case_early_ctor():
+    """Issue 11: a library's constructor reaches the driver before the shim's."""
+    exe = os.path.join(INTEG, "early_app")
+    bare, _, _ = run(exe, shim=False)
+    shim, recs, _ = run(exe, extra={"LD_DEBUG": "libs"})
+    inits = [l.split("calling init: ")[1] for l in shim.stderr.splitlines() if "calling init: " in l]
+    early = [i for i, l in enumerate(inits) if "libearly" in l]
+    mine = [i for i, l in enumerate(inits) if "libcgshim" in l]
+    check(early and mine and early[0] < mine[0], "libearly's constructor runs before the shim's: %s"
+          % [os.path.basename(l) for l in inits])
+    check("update: 910 result=2" in bare.stdout, "bare: the update is refused with 910")
+    same(bare, shim)
+    check([r["ev"] for r in recs[:1]] == ["start"] and len([r for r in recs if r["ev"] == "start"]) == 1,
+          "one start record, first in the log")
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS001"]
+    upd = calls(recs, "cuGraphExecUpdate")
+    check(v and upd and v[0]["seq"] < upd[0]["seq"] and upd[0]["rc"] == 910,
+          "CGS001 recorded before the 910 (%d violations, update rc %s)" % (len(v), upd and upd[0]["rc"]))
+    summ = [r for r in recs if r.get("ev") == "summary"]
+    check(summ and summ[0]["doors"]["cuGetProcAddress"] >= 5 and summ[0]["lookups"]["dlsym"] >= 1
+          and summ[0]["early_calls"] == 0,
+          "summary: doors %s, lookups %s" % (summ and summ[0]["doors"], summ and summ[0]["lookups"]))
+    ab, recs_ab, _ = run(exe, extra={"CGSHIM_ON_VIOLATION": "abort"})
+    va = [r for r in recs_ab if r.get("ev") == "violation" and r.get("rule") == "CGS001"]
+    check(ab.returncode == -6 and va and not calls(recs_ab, "cuGraphExecUpdate"),
+          "abort: SIGABRT (%d) with the violation written before the call" % ab.returncode)
+    rw, recs_rw, _ = run(exe, extra={"CGSHIM_ON_UPDATE_FAILURE": "reinstantiate"})
+    check("update: 0 result=0" in rw.stdout and "launch after update: 0" in rw.stdout,
+          "reinstantiate: the update is rewritten to success")
+    check([r for r in recs_rw if r.get("ev") == "rewrite"], "reinstantiate: rewrite record written")
+
+
+def case_devsync():
+    """Issue 11: CUDA 13's cudaDeviceSynchronize (cuCtxSynchronize@13000) inside a capture."""
+    exe = os.path.join(INTEG, "devsync_app")
+    bare, _, _ = run(exe, shim=False)
+    shim, recs, _ = run(exe)
+    same(bare, shim)
+    check("sync inside capture: 900" in bare.stdout and "end: 901" in bare.stdout,
+          "bare: 900 inside the capture, 901 at its end")
+    sync = calls(recs, "cuCtxSynchronize_v2")
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS007"]
+    check(sync and sync[0]["rc"] == 900, "the 13000 form is routed and recorded (%s)" % [(r["api"], r["rc"]) for r in sync])
+    check(v and sync and v[0]["seq"] < sync[0]["seq"] and v[0]["predicted_rc"] == 900,
+          "CGS007 named before the 900")
+    check(not [r for r in recs if r.get("ev") == "mismatch"], "no mismatch record")
+
+
+def case_all_versions():
+    """Issue 11: every version of every hooked name is routed to the wrapper of its ABI."""
+    exe = os.path.join(PROG, "getproc_versions")
+    bare, _, _ = run(exe, shim=False)
+    shim, _, _ = run(exe)
+    strip = lambda out: [re.sub(r" (shim|driver):", " ", l) for l in out.splitlines()]
+    check(bare.returncode == 0 and strip(bare.stdout) == strip(shim.stdout),
+          "same answers and exported names bare and under the shim (%d queries)" % len(bare.stdout.splitlines()))
+    chk, _, _ = run(exe, args=("--check",))
+    last = chk.stdout.strip().splitlines()[-1]
+    print("\n".join(l for l in chk.stdout.splitlines() if l.startswith("MISS")))
+    check(chk.returncode == 0 and last.endswith(", 0 routing misses"), last)
+
+
+def case_quiet():
+    """Issue 11: a process that makes no CUDA call writes nothing."""
+    shim, recs, tmp = run("/bin/true")
+    check(shim.returncode == 0 and not os.listdir(tmp), "no CUDA at all: no log file (%s)" % os.listdir(tmp))
+    # Lookups only (what a compile worker that imports the framework does).
+    exe = os.path.join(PROG, "getproc_versions")
+    shim, recs, tmp = run(exe)
+    check(shim.returncode == 0 and not os.listdir(tmp), "lookups only: no log file (%s)" % os.listdir(tmp))
+    shim, recs, tmp = run(os.path.join(PROG, "demo_capture"))
+    check(len(os.listdir(tmp)) == 1 and recs and recs[0]["ev"] == "start", "a CUDA program: the log opens at its first record")
+
+
+def case_doors():
+    """Issue 11: the exit summary says which doors the calls came through."""
+    def doors(exe, **kw):
+        _, recs, _ = run(os.path.join(PROG, exe), **kw)
+        s = [r for r in recs if r.get("ev") == "summary"]
+        return s[0]["doors"] if s else {}
+    d = doors("driver_app")
+    check(d.get("export", 0) > 0 and d.get("dlsym", 0) == 0, "-lcuda program: exported-symbol door (%s)" % d)
+    d = doors("dlsym_app")
+    check(d.get("dlsym", 0) > 0, "dlsym-by-name program: dlsym door (%s)" % d)
+    d = doors("rt_app")
+    check(d.get("runtime", 0) > 0 and d.get("cuGetProcAddress", 0) > 0,
+          "shared-runtime program: runtime and cuGetProcAddress doors (%s)" % d)
+    d = doors("rt_app", extra={"CGSHIM_RUNTIME_HOOKS": "0"})
+    check(d.get("runtime", 0) == 0 and d.get("cuGetProcAddress", 0) > 0, "runtime hooks off: no runtime door (%s)" % d)
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 if __name__ == "__main__":
     CASES[sys.argv[1]]()

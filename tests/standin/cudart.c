@@ -36,9 +36,11 @@
 #if STANDIN_CUDART_MAJOR >= 12
 #define RT_VERSION 13000
 #define RT12 1
+#define PFN_cuCtxSynchronize_vRT PFN_cuCtxSynchronize_v13000
 #else
 #define RT_VERSION 11080
 #define RT12 0
+#define PFN_cuCtxSynchronize_vRT PFN_cuCtxSynchronize_v2000
 #endif
 
 #define EXPORT __attribute__((visibility("default")))
@@ -78,7 +80,7 @@
 	X(deviceGet, "cuDeviceGet", PFN_cuDeviceGet_v2000)                                         \
 	X(primaryCtxRetain, "cuDevicePrimaryCtxRetain", PFN_cuDevicePrimaryCtxRetain_v7000)        \
 	X(ctxSetCurrent, "cuCtxSetCurrent", PFN_cuCtxSetCurrent_v4000)                             \
-	X(ctxSynchronize, "cuCtxSynchronize", PFN_cuCtxSynchronize_v2000)                          \
+	X(ctxSynchronize, "cuCtxSynchronize", PFN_cuCtxSynchronize_vRT)                          \
 	X(getErrorName, "cuGetErrorName", PFN_cuGetErrorName_v6000)                                \
 	X(getErrorString, "cuGetErrorString", PFN_cuGetErrorString_v6000)                          \
 	X(streamCreate, "cuStreamCreate", PFN_cuStreamCreate_v2000)                                \
@@ -342,7 +344,11 @@ EXPORT cudaError_t cudaGetDevice(int *device)
 EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
 	INIT();
+#if RT12
+	return DRV(ctxSynchronize, NULL); /* 13.0 asks for the 13000 form (the context: NULL = current) */
+#else
 	return DRV(ctxSynchronize);
+#endif
 }
 
 /* ------------------------------------------------------------------------ */

@@ -1348,6 +1348,21 @@ DEF(cuCtxSynchronize, PFN_cuCtxSynchronize_v2000, (void))
 	return CUDA_SUCCESS;
 }
 
+/* CUDA 13's form, which its runtime's cudaDeviceSynchronize asks for: the
+ * context argument (NULL = current) selects the context; only the primary
+ * one exists here. */
+DEF(cuCtxSynchronize_v2, PFN_cuCtxSynchronize_v13000, (CUcontext ctx))
+{
+	ENTER_OBJ();
+	if (ctx && ctx != PRIMARY_CTX)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	CUresult rc = unsafe_call();
+	if (rc)
+		return rc;
+	pools_sync_release();
+	return CUDA_SUCCESS;
+}
+
 /* ------------------------------------------------------------------------ */
 /* streams and events                                                        */
 
@@ -3682,6 +3697,7 @@ static const struct procent g_procs[] = {
 	E(cuCtxGetDevice, 2000, cuCtxGetDevice)
 	E(cuCtxGetDevice, 13000, cuCtxGetDevice_v2)
 	E(cuCtxSynchronize, 2000, cuCtxSynchronize)
+	E(cuCtxSynchronize, 13000, cuCtxSynchronize_v2)
 	E(cuStreamCreate, 2000, cuStreamCreate)
 	E(cuStreamDestroy, 4000, cuStreamDestroy_v2)
 	P(cuStreamQuery, 2000, cuStreamQuery)

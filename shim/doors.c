@@ -1,0 +1,157 @@
+/* shim/doors.c -- per-door counts of lookups and calls (doors.h). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doors.h"
+#include "resolve.h"
+
+_Atomic unsigned char cg_door_of[HID_COUNT];
+
+static const char *const door_names[CG_DOOR_COUNT] = {"export", "dlsym", "cuGetProcAddress", "runtime"};
+
+/* Threads that counted; a thread's counts move to `gone` when it exits. */
+struct door_thread {
+	_Atomic unsigned long *calls;
+	struct door_thread *next, *prev;
+};
+static pthread_mutex_t door_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct door_thread *threads;
+static unsigned long gone[CG_DOOR_COUNT];
+static _Atomic unsigned long lookups[CG_DOOR_COUNT];
+static _Atomic unsigned long early_calls;
+static _Atomic int early_warned;
+static pthread_key_t door_key;
+static pthread_once_t door_key_once = PTHREAD_ONCE_INIT;
+static CG_TLS struct door_thread self;
+
+static void door_thread_exit(void *arg)
+{
+	struct door_thread *t = arg;
+	pthread_mutex_lock(&door_lock);
+	for (int d = 0; d < CG_DOOR_COUNT; d++)
+		gone[d] += atomic_load_explicit(&t->calls[d], memory_order_relaxed);
+	if (t->prev)
+		t->prev->next = t->next;
+	else if (threads == t)
+		threads = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	t->next = t->prev = NULL;
+	pthread_mutex_unlock(&door_lock);
+}
+
+static void door_make_key(void)
+{
+	if (pthread_key_create(&door_key, door_thread_exit) != 0)
+		door_key = (pthread_key_t)-1;
+}
+
+void cg_door_register_thread(void)
+{
+	cg_tls.door_reg = 1;
+	pthread_once(&door_key_once, door_make_key);
+	self.calls = cg_tls.door_calls;
+	pthread_mutex_lock(&door_lock);
+	self.prev = NULL;
+	self.next = threads;
+	if (threads)
+		threads->prev = &self;
+	threads = &self;
+	pthread_mutex_unlock(&door_lock);
+	if (door_key != (pthread_key_t)-1)
+		(void)pthread_setspecific(door_key, &self);
+}
+
+void cg_door_routed(int hid, int door)
+{
+	unsigned char none = CG_DOOR_EXPORT;
+	atomic_fetch_add_explicit(&lookups[door], 1, memory_order_relaxed);
+	atomic_compare_exchange_strong(&cg_door_of[hid], &none, (unsigned char)door);
+}
+
+void cg_door_unroutable(const char *name, int version, unsigned long long flags)
+{
+	/* One warning per hooked name: a small fixed table of names seen. */
+	static const char *seen[64];
+	static _Atomic int nseen;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int n, dup = 0;
+	pthread_mutex_lock(&lock);
+	n = atomic_load(&nseen);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(seen[i], name))
+			dup = 1;
+	if (!dup && n < 64) {
+		seen[n] = name; /* the caller's string: compared only while it lives in this table */
+		atomic_store(&nseen, n + 1);
+	}
+	pthread_mutex_unlock(&lock);
+	if (dup)
+		return;
+	cg_warn("cuGetProcAddress(\"%s\", %d, flags %llu) returned an entry point the shim does not hook "
+		"at that version: calls through it are not seen (docs/design.md, 'Every version')",
+		name, version, flags);
+}
+
+void cg_door_early(void)
+{
+	atomic_fetch_add_explicit(&early_calls, 1, memory_order_relaxed);
+}
+
+static void warn_early(void)
+{
+	unsigned long n = atomic_load(&early_calls);
+	if (n && !atomic_exchange(&early_warned, 1))
+		cg_warn("%lu CUDA call(s) reached the shim while it was being set up and were passed through "
+			"unrecorded", n);
+}
+
+int cg_door_any_call(void)
+{
+	int any = 0;
+	pthread_mutex_lock(&door_lock);
+	for (int d = 0; d < CG_DOOR_COUNT; d++)
+		any |= gone[d] != 0;
+	for (struct door_thread *t = threads; t && !any; t = t->next)
+		for (int d = 0; d < CG_DOOR_COUNT; d++)
+			any |= atomic_load_explicit(&t->calls[d], memory_order_relaxed) != 0;
+	pthread_mutex_unlock(&door_lock);
+	return any;
+}
+
+void cg_door_summary(struct cg_rec *r)
+{
+	unsigned long sum[CG_DOOR_COUNT];
+	warn_early();
+	pthread_mutex_lock(&door_lock);
+	for (int d = 0; d < CG_DOOR_COUNT; d++)
+		sum[d] = gone[d];
+	for (struct door_thread *t = threads; t; t = t->next)
+		for (int d = 0; d < CG_DOOR_COUNT; d++)
+			sum[d] += atomic_load_explicit(&t->calls[d], memory_order_relaxed);
+	pthread_mutex_unlock(&door_lock);
+	rec_open(r, "doors", '{');
+	for (int d = 0; d < CG_DOOR_COUNT; d++)
+		rec_u64(r, door_names[d], sum[d]);
+	rec_close(r, '}');
+	rec_open(r, "lookups", '{');
+	for (int d = CG_DOOR_DLSYM; d <= CG_DOOR_GETPROC; d++)
+		rec_u64(r, door_names[d], atomic_load(&lookups[d]));
+	rec_close(r, '}');
+	rec_u64(r, "early_calls", atomic_load(&early_calls));
+}
+
+/* The parent's other threads do not exist in the child: the child counts
+ * its own calls from zero. */
+void cg_door_after_fork_child(void)
+{
+	pthread_mutex_init(&door_lock, NULL);
+	threads = NULL;
+	memset(gone, 0, sizeof gone);
+	for (int d = 0; d < CG_DOOR_COUNT; d++) {
+		atomic_store(&lookups[d], 0);
+		atomic_store(&cg_tls.door_calls[d], 0);
+	}
+	cg_tls.door_reg = 0;
+}

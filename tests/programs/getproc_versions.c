@@ -1,0 +1,114 @@
+/*
+ * tests/programs/getproc_versions.c -- the all-versions routing check.
+ *
+ * For every row of the generated getproc-versions.h (every version of every
+ * hooked name) and each flags value (0, LEGACY_STREAM, PER_THREAD_DEFAULT_
+ * STREAM), ask cuGetProcAddress_v2 (looked up with dlsym on libcuda, so
+ * under the shim it is the shim's) and print one line:
+ *   <base> <version> <flags>: rc=<rc> status=<st> <module>:<symbol>
+ * where module is "shim" when the pointer lies in libcgshim.so, "driver"
+ * otherwise, and symbol is dladdr's name for it. Then, with --check (under
+ * the shim), judge each answer: a pointer for a hooked version must be the
+ * shim's wrapper of that exact ABI (the hooks.def row of that PFN, its
+ * _ptsz twin when the per-thread flag selects one); an unrouted version must
+ * come back untouched. Closing line: "<n> checked, <m> routing misses".
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef CUresult (*gpa_t)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+
+struct row {
+	const char *base;
+	int ver, twin;
+	const char *pfn, *hook, *reason;
+};
+
+static const struct row rows[] = {
+#define CG_VERSION(base, ver, twin, pfn, hook, reason) {#base, ver, twin, pfn, hook, reason},
+#include "getproc-versions.h"
+#undef CG_VERSION
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+/* The rows the driver may answer for (base, ver, flags): the plain row of
+ * that version, and under the per-thread flag its _ptsz twin: the twin row
+ * of the lowest version from this one up to the next plain version (a twin
+ * can be younger than its plain form: cuEventRecord 2000, _ptsz 7000).
+ * Both have the ABI of that version. */
+static const struct row *twin_of(const struct row *plain)
+{
+	int next = 1 << 30;
+	const struct row *best = NULL;
+	for (size_t i = 0; i < NROWS; i++)
+		if (!strcmp(rows[i].base, plain->base) && rows[i].twin == 0 && rows[i].ver > plain->ver &&
+		    rows[i].ver < next)
+			next = rows[i].ver;
+	for (size_t i = 0; i < NROWS; i++)
+		if (!strcmp(rows[i].base, plain->base) && rows[i].twin == 1 && rows[i].ver >= plain->ver &&
+		    rows[i].ver < next && (!best || rows[i].ver < best->ver))
+			best = &rows[i];
+	return best;
+}
+
+int main(int argc, char **argv)
+{
+	int check = argc > 1 && !strcmp(argv[1], "--check");
+	void *h = dlopen("libcuda.so.1", RTLD_NOW);
+	gpa_t gpa = h ? (gpa_t)dlsym(h, "cuGetProcAddress_v2") : NULL;
+	unsigned long checked = 0, misses = 0, offered = 0, unrouted = 0;
+	static const unsigned flags_list[] = {0, CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+					      CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM};
+	if (!gpa) {
+		printf("no cuGetProcAddress_v2\n");
+		return 1;
+	}
+	for (size_t i = 0; i < NROWS; i++) {
+		const struct row *r = &rows[i];
+		if (r->twin)
+			continue; /* asked through the plain row with the per-thread flag */
+		for (int f = 0; f < 3; f++) {
+			void *p = NULL;
+			CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+			CUresult rc = gpa(r->base, &p, r->ver, flags_list[f], &st);
+			Dl_info di;
+			const char *mod = "-", *sym = "-";
+			if (p && dladdr(p, &di)) {
+				mod = di.dli_fname && strstr(di.dli_fname, "cgshim") ? "shim" : "driver";
+				sym = di.dli_sname ? di.dli_sname : "?";
+			}
+			printf("%s %d %u: rc=%d status=%d %s:%s\n", r->base, r->ver, flags_list[f], (int)rc, (int)st,
+			       mod, sym);
+			if (!check || rc != CUDA_SUCCESS || !p)
+				continue;
+			const struct row *twin = (flags_list[f] & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+							 ? twin_of(r) : NULL;
+			offered++;
+			checked++;
+			if (*r->hook && (!twin || *twin->hook)) {
+				int ok = !strcmp(mod, "shim") &&
+					 (!strcmp(sym, r->hook) || (twin && !strcmp(sym, twin->hook)));
+				if (!ok) {
+					misses++;
+					printf("MISS %s@%d flags %u: got %s:%s, want shim:%s%s%s (%s)\n", r->base, r->ver,
+					       flags_list[f], mod, sym, r->hook, twin ? " or shim:" : "",
+					       twin ? twin->hook : "", r->pfn);
+				}
+			} else {
+				unrouted++;
+				if (!strcmp(mod, "shim")) {
+					misses++;
+					printf("MISS %s@%d flags %u: unrouted version answered by the shim (%s)\n",
+					       r->base, r->ver, flags_list[f], sym);
+				}
+			}
+		}
+	}
+	if (check)
+		printf("%lu checked (%lu rows, %lu offered by the driver, %lu deliberately unrouted), %lu routing misses\n",
+		       checked, (unsigned long)NROWS, offered, unrouted, misses);
+	return check && misses ? 1 : 0;
+}
