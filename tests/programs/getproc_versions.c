@@ -12,9 +12,17 @@
  * shim's wrapper of that exact ABI (the hooks.def row of that PFN, its
  * _ptsz twin when the per-thread flag selects one); an unrouted version must
  * come back untouched. Closing line: "<n> checked, <m> routing misses".
+ *
+ * Built with -DVIA_RUNTIME and linked with a CUDA runtime (nvcc's static
+ * one on the GPU host), the same queries go through the runtime's own door,
+ * cudaGetDriverEntryPointByVersion, and each base name once more through
+ * cudaGetDriverEntryPoint (the runtime's version), which must give a wrapper.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
+#ifdef VIA_RUNTIME
+#include <cuda_runtime_api.h>
+#endif
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,11 +62,47 @@ static const struct row *twin_of(const struct row *plain)
 	return best;
 }
 
+#ifdef VIA_RUNTIME
+static CUresult rt_gpa(const char *sym, void **p, int ver, cuuint64_t flags, CUdriverProcAddressQueryResult *st)
+{
+	enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+	cudaError_t e = cudaGetDriverEntryPointByVersion(sym, p, (unsigned)ver, flags, &q);
+	*st = (CUdriverProcAddressQueryResult)q;
+	return e == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* cudaGetDriverEntryPoint at the runtime's version: every hooked base name
+ * must come back as a wrapper (the newest version of each is hooked). */
+static unsigned long rt_unversioned(unsigned long *misses)
+{
+	unsigned long n = 0;
+	for (size_t i = 0; i < NROWS; i++) {
+		void *p = NULL;
+		enum cudaDriverEntryPointQueryResult q;
+		Dl_info di;
+		if (i && !strcmp(rows[i].base, rows[i - 1].base))
+			continue;
+		if (cudaGetDriverEntryPoint(rows[i].base, &p, cudaEnableDefault, &q) != cudaSuccess || !p)
+			continue;
+		n++;
+		if (!dladdr(p, &di) || !di.dli_fname || !strstr(di.dli_fname, "cgshim")) {
+			(*misses)++;
+			printf("MISS cudaGetDriverEntryPoint(%s): not the shim's\n", rows[i].base);
+		}
+	}
+	return n;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	int check = argc > 1 && !strcmp(argv[1], "--check");
+#ifdef VIA_RUNTIME
+	gpa_t gpa = rt_gpa;
+#else
 	void *h = dlopen("libcuda.so.1", RTLD_NOW);
 	gpa_t gpa = h ? (gpa_t)dlsym(h, "cuGetProcAddress_v2") : NULL;
+#endif
 	unsigned long checked = 0, misses = 0, offered = 0, unrouted = 0;
 	static const unsigned flags_list[] = {0, CU_GET_PROC_ADDRESS_LEGACY_STREAM,
 					      CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM};
@@ -107,6 +151,10 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+#ifdef VIA_RUNTIME
+	if (check)
+		checked += rt_unversioned(&misses);
+#endif
 	if (check)
 		printf("%lu checked (%lu rows, %lu offered by the driver, %lu deliberately unrouted), %lu routing misses\n",
 		       checked, (unsigned long)NROWS, offered, unrouted, misses);
