@@ -253,6 +253,100 @@ def case_policy():
     check(nums and nums[0].endswith("%.1f" % (12.0 * (1 << 18))), "rewritten exec computes the new graph's numbers: %s" % nums)
 
 
+def threads_run(mode):
+    """capture_threads MODE bare and under the shim (issue 19)."""
+    exe = os.path.join(INTEG, "capture_threads")
+    bare, _, _ = run(exe, shim=False, args=(mode,))
+    shim, recs, _ = run(exe, args=(mode,))
+    print(shim.stdout.rstrip())
+    same(bare, shim)
+    check(bare.returncode == 0, "the stand-in answered as the real driver would (bare run exits 0)")
+    return recs
+
+
+def seq_of(recs, pred):
+    return [r["seq"] for r in recs if pred(r)]
+
+
+def case_hostalloc_named():
+    """A pinned host allocation from another thread during a Global capture
+    is named (thread, site, capture) before it reaches the driver."""
+    recs = threads_run("hostalloc")
+    begin = calls(recs, "cuStreamBeginCapture", rc=0)
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("api") == "cuMemHostAlloc"]
+    check(len(v) == 1 and v[0].get("rule") == "CGS007", "one CGS007 violation names cuMemHostAlloc (%d)" % len(v))
+    if not (v and begin):
+        return
+    v = v[0]
+    check(v["tid"] != begin[0]["tid"] and v.get("call_tid") == v["tid"] and v.get("capture_tid") == begin[0]["tid"],
+          "violation names the other thread %s and the capturing thread %s" % (v.get("call_tid"), v.get("capture_tid")))
+    check(v.get("capture") == begin[0].get("capture") and v.get("mode") == "global",
+          "violation names the capture it will break (%s, %s)" % (v.get("capture"), v.get("mode")))
+    check(bool(v.get("site")) and bool(v.get("begin_site")), "violation carries the call site and the begin site")
+    call = calls(recs, "cuMemHostAlloc")
+    check(call and call[0]["rc"] == 900 and call[0]["seq"] > v["seq"],
+          "the violation is written before the call's record (seq %s < %s, rc %s)"
+          % (v["seq"], call[0]["seq"] if call else None, call[0]["rc"] if call else None))
+    inv = [r for r in recs if r.get("ev") == "invalidated"]
+    check(len(inv) == 1 and inv[0].get("found_by") == "call" and inv[0].get("api") == "cuMemHostAlloc"
+          and inv[0].get("other_thread") is True, "one invalidated record: by cuMemHostAlloc on another thread")
+    s = [r for r in recs if r.get("ev") == "summary"]
+    check(s and s[0].get("captures_invalidated") == 1 and s[0].get("captures_open") == 0,
+          "summary: captures_invalidated 1, captures_open 0 (%s)" % (s and {k: s[0].get(k) for k in ("captures_invalidated", "captures_open")}))
+    b = begin[0]
+    check("pre_ns" in b and "post_ns" in b and b["post_ns"] <= b["dur_ns"],
+          "begin record splits the hook's cost: pre_ns %s post_ns %s dur_ns %s" % (b.get("pre_ns"), b.get("post_ns"), b.get("dur_ns")))
+
+
+def case_abandoned_named():
+    """A capture left open after an invalidation is named at the next 900."""
+    recs = threads_run("abandon")
+    ab = [r for r in recs if r.get("ev") == "abandoned" and r.get("reason") == "refused"]
+    check(len(ab) == 1, "one abandoned record at the first later refusal (%d)" % len(ab))
+    if not ab:
+        return
+    a = ab[0]
+    begin = calls(recs, "cuStreamBeginCapture", rc=0)
+    check(begin and a.get("capture") == begin[0].get("capture") and a.get("begin_tid") == begin[0]["tid"],
+          "it names the capture %s and its begin thread %s" % (a.get("capture"), a.get("begin_tid")))
+    check(bool(a.get("begin_site")) and bool(a.get("site")), "it carries the begin site and the failing call's site")
+    check(a.get("api") == "cuCtxSynchronize" and a.get("rc") == 900 and a.get("invalidated") is True,
+          "the first failing call after it: %s rc %s" % (a.get("api"), a.get("rc")))
+    sync = calls(recs, "cuCtxSynchronize")
+    check(sync and sync[0]["rc"] == 900, "cuCtxSynchronize's own record says 900")
+    again = calls(recs, "cuStreamBeginCapture", rc=401)
+    check(len(again) == 1, "the second begin on the stream fails (401) and is recorded")
+
+
+def case_invalidated_by_query():
+    """captures_invalidated counts an invalidation the shim only sees through
+    the application's own capture-info query."""
+    recs = threads_run("query")
+    inv = [r for r in recs if r.get("ev") == "invalidated"]
+    check(len(inv) == 1 and inv[0].get("found_by") == "capture_info"
+          and (inv[0].get("api") or "").startswith("cuStreamGetCaptureInfo"),
+          "one invalidated record, found by the application's capture-info query (%s)"
+          % [(r.get("found_by"), r.get("api")) for r in inv])
+    s = [r for r in recs if r.get("ev") == "summary"]
+    check(s and s[0].get("captures_invalidated") == 1, "summary: captures_invalidated 1 (%s)" % (s and s[0].get("captures_invalidated")))
+    capr = [r for r in recs if r.get("ev") == "capture"]
+    check(capr and capr[0].get("rc") == 901, "the capture record says 901")
+
+
+def case_open_at_exit():
+    """A capture never ended is listed in the exit summary."""
+    recs = threads_run("abandon")
+    s = [r for r in recs if r.get("ev") == "summary"]
+    begin = calls(recs, "cuStreamBeginCapture", rc=0)
+    cid = begin[0].get("capture") if begin else None
+    check(s and s[0].get("captures_open") == 1 and s[0].get("open_captures") == [cid],
+          "summary: captures_open 1, open_captures [%s] (%s)" % (cid, s and (s[0].get("captures_open"), s[0].get("open_captures"))))
+    ex = [r for r in recs if r.get("ev") == "abandoned" and r.get("reason") == "exit"]
+    check(len(ex) == 1 and ex[0].get("capture") == cid and ex[0].get("begin_site"),
+          "an abandoned record (reason exit) names it with its begin site")
+    check(len(begin) == 1, "the begin call's deferred record is written (%d)" % len(begin))
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 if __name__ == "__main__":
     CASES[sys.argv[1]]()
