@@ -324,7 +324,8 @@ static void cap_fields(struct cg_rec *r, const struct cap_snap *k)
 /* "invalidated": how the shim learned it (found_by: "call", a call that
  * failed with 900 against it; "capture_info", the application's query;
  * "shim_query", the shim's own capture-safe query; "end", its end failed). */
-static void invalidated_record(const struct cap_snap *k, const char *found_by, const char *api, uint32_t call_site)
+static void invalidated_record(const struct cap_snap *k, const char *found_by, const char *api, uint32_t call_site,
+			       const char *by_api, int by_tid, uint32_t by_site)
 {
 	struct cg_rec r;
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_INVALIDATED);
@@ -335,6 +336,12 @@ static void invalidated_record(const struct cap_snap *k, const char *found_by, c
 	rec_int(&r, "call_tid", cg_gettid());
 	rec_bool(&r, "other_thread", k->tid != cg_gettid());
 	rec_site(&r, "site", call_site);
+	/* A refusal that raced the begin, now known to be the culprit. */
+	if (by_api) {
+		rec_word(&r, "by_api", by_api);
+		rec_int(&r, "by_tid", by_tid);
+		rec_site(&r, "by_site", by_site);
+	}
 	rec_end(&r);
 }
 
@@ -375,11 +382,23 @@ static int conflicts_locked(const struct cg_capture *c, int me, int mode)
 
 #define CAP_NOTE_MAX 8
 
+/* The last 900 that no capture in the model explained: a call racing a
+ * begin (its check ran before the capture was in the model, the driver
+ * refused it after). An invalidation found later by a capture-info query
+ * is attributed to it when it came after that capture's begin. Under
+ * cap_lock. */
+static struct {
+	const char *api;
+	int tid;
+	uint32_t site;
+	uint64_t ts;
+} unexplained;
+
 void model_capture_refused(const char *api)
 {
 	struct cg_capture *c, *tmp;
 	struct cap_snap inv[CAP_NOTE_MAX], ab[CAP_NOTE_MAX];
-	int n_inv = 0, n_ab = 0, me = cg_gettid(), mode = model_thread_mode();
+	int n_inv = 0, n_ab = 0, n_conf = 0, me = cg_gettid(), mode = model_thread_mode();
 	uint32_t site;
 	if (!atomic_load(&cg_live_captures))
 		return;
@@ -388,6 +407,7 @@ void model_capture_refused(const char *api)
 	{
 		if (!conflicts_locked(c, me, mode))
 			continue;
+		n_conf++;
 		if (!c->invalid && n_inv < CAP_NOTE_MAX) {
 			c->invalid = 1;
 			tot.captures_bad++;
@@ -399,12 +419,21 @@ void model_capture_refused(const char *api)
 		}
 	}
 	pthread_mutex_unlock(&cap_lock);
-	if (!n_inv && !n_ab)
-		return;
+	if (n_conf && !n_inv && !n_ab)
+		return; /* refused by captures already named */
 	/* The capture is dead already: the site costs nothing it could widen. */
 	site = cg_site_here(2);
+	if (!n_conf) {
+		pthread_mutex_lock(&cap_lock);
+		unexplained.api = api;
+		unexplained.tid = me;
+		unexplained.site = site;
+		unexplained.ts = cg_now_ns();
+		pthread_mutex_unlock(&cap_lock);
+		return;
+	}
 	for (int i = 0; i < n_inv; i++)
-		invalidated_record(&inv[i], "call", api, site);
+		invalidated_record(&inv[i], "call", api, site, NULL, 0, 0);
 	for (int i = 0; i < n_ab; i++)
 		abandoned_record(&ab[i], "refused", api, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, site);
 }
@@ -439,7 +468,8 @@ void model_capture_begin_refused(CUstream s, int ptsz, const char *api, int rc)
 
 /* Mark the capture (by id, else by origin stream) invalidated; fills k and
  * returns 1 when this is news. Under cap_lock. */
-static int seen_invalid_locked(CUstream s, int ptsz, uint64_t id, struct cap_snap *k)
+static int seen_invalid_locked(CUstream s, int ptsz, uint64_t id, struct cap_snap *k, const char **by_api,
+			       int *by_tid, uint32_t *by_site)
 {
 	struct cg_capture *c = NULL, *tmp;
 	int me = cg_gettid();
@@ -454,20 +484,28 @@ static int seen_invalid_locked(CUstream s, int ptsz, uint64_t id, struct cap_sna
 	c->invalid = 1;
 	tot.captures_bad++;
 	cap_snap_locked(c, k);
+	if (unexplained.api && unexplained.ts >= (c->bcall.t_in ? c->bcall.t_in : c->t0)) {
+		*by_api = unexplained.api;
+		*by_tid = unexplained.tid;
+		*by_site = unexplained.site;
+		unexplained.api = NULL;
+	}
 	return 1;
 }
 
 void model_capture_seen_invalid(CUstream s, int ptsz, uint64_t id, const char *api)
 {
 	struct cap_snap k;
-	int news;
+	const char *by_api = NULL;
+	int news, by_tid = 0;
+	uint32_t by_site = 0;
 	if (!atomic_load(&cg_live_captures))
 		return;
 	pthread_mutex_lock(&cap_lock);
-	news = seen_invalid_locked(s, ptsz, id, &k);
+	news = seen_invalid_locked(s, ptsz, id, &k, &by_api, &by_tid, &by_site);
 	pthread_mutex_unlock(&cap_lock);
 	if (news)
-		invalidated_record(&k, api ? "capture_info" : "shim_query", api, 0);
+		invalidated_record(&k, api ? "capture_info" : "shim_query", api, 0, by_api, by_tid, by_site);
 }
 
 static struct cg_capture *cap_find_locked(uint64_t id)

@@ -191,16 +191,24 @@ for i in range(5):
             lines = marker_lines()
             me = os.path.basename(TORCH)
             v = host_violations(recs)
-            named = [r for r in v if r.get("call_tid") != r.get("capture_tid")
-                     and any(("%s:%d:" % (me, n)) in s for s in r.get("site", []) for n in lines.values())]
+            def at_line(sites):
+                return [s for s in sites or [] for n in lines.values() if ("%s:%d:" % (me, n)) in s]
+            # Before the call (CGS007), or, for a call that raced the begin
+            # (its check ran before the capture was known), after it: an
+            # invalidated record naming the call (found_by call) or
+            # attributing the invalidation to it (by_api/by_site).
+            named = [(r["api"], r.get("call_tid"), at_line(r.get("site"))[0], "CGS007")
+                     for r in v if r.get("call_tid") != r.get("capture_tid") and at_line(r.get("site"))]
             inv = [r for r in recs if r.get("ev") == "invalidated"]
-            assert named, ("no CGS007 record names the other thread's pinned call with its Python line %s "
+            named += [(r.get("api"), r.get("call_tid"), at_line(r.get("site"))[0], "invalidated")
+                      for r in inv if r.get("found_by") == "call" and r.get("other_thread") and at_line(r.get("site"))]
+            named += [(r.get("by_api"), r.get("by_tid"), at_line(r.get("by_site"))[0], "invalidated by")
+                      for r in inv if r.get("by_tid") and r.get("by_tid") != r.get("begin_tid") and at_line(r.get("by_site"))]
+            assert named, ("no record names the other thread's pinned call with its Python line %s "
                            "(%d host-memory violations; first: %s; invalidated: %s)" % (
                                lines, len(v), v[0] if v else None,
-                               [(r.get("found_by"), r.get("api")) for r in inv][:3]))
-            detail += "; %s named %d time(s), thread %s, %s (capture %s of thread %s)" % (
-                named[0]["api"], len(named), named[0]["call_tid"],
-                [s for s in named[0]["site"] if me in s][0], named[0].get("capture"), named[0].get("capture_tid"))
+                               [(r.get("found_by"), r.get("api"), r.get("by_api")) for r in inv][:3]))
+            detail += "; named %d time(s), first: %s thread %s at %s (%s record)" % ((len(named),) + named[0])
         if left:
             ab = [r for r in recs if r.get("ev") == "abandoned"]
             summ = [r for r in recs if r.get("ev") == "summary"]
