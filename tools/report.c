@@ -109,6 +109,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_t *gmem = json_array(), *fails = json_array(), *fail_idx = json_object();
 	json_t *leaks = json_array(), *launch_cur = json_object(), *shim_sum = json_object();
 	json_t *broken = json_array(); /* invalidated and abandoned captures, in log order */
+	json_t *abandoned_idx = json_object();
 	long long captures = 0, cap_ok = 0, execs = 0, upd_ok = 0, upd_fail = 0, rewrites = 0;
 	long long nleaks = 0, leak_bytes = 0, nviol = 0, launches_rec = 0, launches_trace = 0;
 	long long nmismatch = 0, nwarn = 0, nfail = 0, nshim_sum = 0, t0 = 0;
@@ -342,7 +343,16 @@ json_t *rp_analyse(const struct rp_log *log)
 			rp_set_str(row, "begin_site", rp_site0(j, "begin_site"));
 			rp_set_str(row, "site", rp_site0(j, "site"));
 			json_array_append_new(broken, row);
-			!strcmp(ev, CGSHIM_EV_ABANDONED) ? nabandoned++ : ninvalidated++;
+			if (!strcmp(ev, CGSHIM_EV_ABANDONED)) {
+				/* a capture is named at a refusal and again at exit */
+				snprintf(key, sizeof key, "%lld/%lld", r->pid, rp_int(j, "capture", 0));
+				if (!json_object_get(abandoned_idx, key)) {
+					json_object_set_new(abandoned_idx, key, json_true());
+					nabandoned++;
+				}
+			} else {
+				ninvalidated++;
+			}
 		} else if (!strcmp(ev, CGSHIM_EV_SUMMARY)) {
 			const char *k;
 			json_t *v;
@@ -412,6 +422,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_decref(pool_seen);
 	json_decref(fail_idx);
 	json_decref(launch_cur);
+	json_decref(abandoned_idx);
 	return doc;
 }
 
