@@ -333,8 +333,34 @@ def case_invalidated_by_query():
     check(capr and capr[0].get("rc") == 901, "the capture record says 901")
 
 
+def report_broken(tmp):
+    """`cgshim report` on the run's log: its broken-captures rows and text."""
+    tool = os.environ.get("CGSHIM_TOOL")
+    if not tool:
+        print("note: no cgshim report (built without jansson)")
+        return None, None
+    logs = sorted(glob.glob(os.path.join(tmp, "log-*.jsonl")))
+    js = subprocess.run([tool, "report", "--json", *logs], capture_output=True, text=True, timeout=60)
+    tx = subprocess.run([tool, "report", *logs], capture_output=True, text=True, timeout=60)
+    return json.loads(js.stdout), tx.stdout
+
+
 def case_open_at_exit():
-    """A capture never ended is listed in the exit summary."""
+    """A capture never ended is listed in the exit summary, and the report
+    shows the invalidation and the abandoned capture."""
+    exe = os.path.join(INTEG, "capture_threads")
+    _, recs, tmp = run(exe, args=("abandon",))
+    doc, text = report_broken(tmp)
+    if doc is not None:
+        rows = doc.get("broken_captures", [])
+        what = [(r.get("what"), r.get("found_by") or r.get("reason"), r.get("api")) for r in rows]
+        check(what == [("invalidated", "call", "cuMemHostAlloc"), ("abandoned", "refused", "cuCtxSynchronize"),
+                       ("abandoned", "exit", None)], "report rows: %s" % what)
+        check(doc["summary"].get("captures_abandoned") == 1 and doc["summary"].get("invalidations") == 1,
+              "report summary: invalidations %s, captures abandoned %s" % (
+                  doc["summary"].get("invalidations"), doc["summary"].get("captures_abandoned")))
+        check("== Broken captures" in text and "cuCtxSynchronize" in text, "report text has the Broken captures table")
+        print("\n".join(l for l in text.splitlines() if "broken" in l.lower() or "abandoned" in l or "invalidated " in l))
     recs = threads_run("abandon")
     s = [r for r in recs if r.get("ev") == "summary"]
     begin = calls(recs, "cuStreamBeginCapture", rc=0)
