@@ -527,6 +527,7 @@ int model_capture_find(uint64_t id, struct cg_capture_view *out)
 		out->mode = c->mode;
 		out->tid = c->tid;
 		out->site = c->site;
+		out->named = c->named;
 		ok = 1;
 	}
 	pthread_mutex_unlock(&cap_lock);
@@ -553,6 +554,7 @@ int model_capture_conflict(int thread_mode_now, struct cg_capture_view *out)
 			out->mode = c->mode;
 			out->tid = c->tid;
 			out->site = c->site;
+			out->named = c->named;
 			found = 1;
 			break;
 		}

@@ -117,6 +117,7 @@ struct cg_capture_view {
 	CUstream stream;
 	int mode, tid;
 	uint32_t site;
+	int named; /* already named abandoned: every later refusal is only counted */
 };
 int model_capture_conflict(int thread_mode, struct cg_capture_view *out);
 int model_capture_find(uint64_t id, struct cg_capture_view *out);

@@ -211,7 +211,13 @@ int cg_rule_capture_unsafe(const char *api, const char *what)
 		return 0;
 	if (!model_capture_conflict(model_thread_mode(), &cv))
 		return 0;
-	cg_rule_unsafe_violation(api, &cv, what);
+	/* A capture named abandoned refuses every such call until the process
+	 * ends (a pinned-allocation loop then fails thousands of times): the
+	 * abandoned record said it once; these are counted. */
+	if (cv.named)
+		cg_violation_counted(R_CAPTURE_UNSAFE);
+	else
+		cg_rule_unsafe_violation(api, &cv, what);
 	return 1;
 }
 
