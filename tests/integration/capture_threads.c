@@ -13,8 +13,9 @@
  *              is only found through the application's capture-info query
  *   abandon    as hostalloc, but main never ends the capture (PyTorch raising
  *              out of capture_begin): its later cuCtxSynchronize fails with
- *              900, a new begin on the stream fails, and the process exits
- *              with the capture open
+ *              900, a new begin on the stream fails, the other thread's next
+ *              allocation fails too, and the process exits with the capture
+ *              open
  * Prints one line per driver answer; exit status 0 iff all are as expected.
  */
 #include <cuda.h>
@@ -84,6 +85,9 @@ int main(int argc, char **argv)
 		expect("main cuCtxSynchronize later", cuCtxSynchronize(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 		expect("main cuStreamBeginCapture again", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
 		       CUDA_ERROR_ILLEGAL_STATE);
+		/* The other thread keeps allocating: refused while it stays open. */
+		pthread_create(&t, NULL, other_thread, NULL);
+		pthread_join(t, NULL);
 		printf("exit with the capture open\n");
 		return bad;
 	}

@@ -316,6 +316,11 @@ def case_abandoned_named():
     check(sync and sync[0]["rc"] == 900, "cuCtxSynchronize's own record says 900")
     again = calls(recs, "cuStreamBeginCapture", rc=401)
     check(len(again) == 1, "the second begin on the stream fails (401) and is recorded")
+    v = [r for r in recs if r.get("ev") == "violation"]
+    s = [r for r in recs if r.get("ev") == "summary"]
+    check([r.get("api") for r in v] == ["cuMemHostAlloc", "cuCtxSynchronize"],
+          "refusals after the capture was named abandoned are counted, not written again: %s" % [r.get("api") for r in v])
+    check(s and s[0].get("rules", {}).get("CGS007") == 3, "summary counts 3 CGS007 (%s)" % (s and s[0].get("rules")))
 
 
 def case_invalidated_by_query():
