@@ -232,8 +232,11 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 		pthread_mutex_unlock(&cap_lock);
 		if (!found && rc != CUDA_SUCCESS)
 			return 0;
+		/* Only the driver's own Invalidated answer (an error such as
+		 * 906 on the legacy stream invalidates nothing). */
+		if (rc == CUDA_SUCCESS)
+			model_capture_seen_invalid(s, ptsz, cid, NULL);
 		st = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
-		model_capture_seen_invalid(s, ptsz, cid, NULL);
 	}
 	if (st == CU_STREAM_CAPTURE_STATUS_NONE)
 		return 0;
