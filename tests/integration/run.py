@@ -378,6 +378,53 @@ def case_open_at_exit():
     check(len(begin) == 1, "the begin call's deferred record is written (%d)" % len(begin))
 
 
+PY_CAPTURE = """import ctypes, sys
+cu = ctypes.CDLL("libcuda.so.1")
+dev = ctypes.c_int(); ctx = ctypes.c_void_p(); s = ctypes.c_void_p(); g = ctypes.c_void_p()
+assert cu.cuInit(0) == 0
+cu.cuDeviceGet(ctypes.byref(dev), 0)
+cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
+cu.cuCtxSetCurrent(ctx)
+cu.cuStreamCreate(ctypes.byref(s), 1)
+def inner(i):
+    return cu.cuStreamBeginCapture_v2(s, 0)  # BEGIN-LINE
+def outer(i):
+    return inner(i)
+for i in range(int(sys.argv[1])):
+    assert outer(i) == 0
+    assert cu.cuStreamEndCapture(s, ctypes.byref(g)) == 0
+print("ok")
+"""
+
+
+def case_python_frames():
+    """CPython 3.12 frames read without the GIL (ctypes releases it): the
+    begin-capture site names the script's lines, also when repeated (the
+    reader's code-object cache)."""
+    import shutil
+    cands = [shutil.which("python3.12")] + sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")))
+    py = next((c for c in cands if c and subprocess.run([c, "-c", "0"], capture_output=True).returncode == 0), None)
+    if not py:
+        print("skip: no python3.12 here")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="cgshim-py-")
+    script = os.path.join(tmp, "cap312.py")
+    open(script, "w").write(PY_CAPTURE)
+    line = [i for i, l in enumerate(PY_CAPTURE.splitlines(), 1) if "BEGIN-LINE" in l][0]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+    env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
+               CGSHIM_LOG_FILE=os.path.join(tmp, "log.jsonl"))
+    p = subprocess.run([py, script, "5"], env=env, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and p.stdout.strip() == "ok", "python3.12 ctypes capture loop runs under the shim (%s)" % p.stderr[-200:])
+    recs = [json.loads(l) for l in open(os.path.join(tmp, "log.jsonl")) if l.strip()]
+    b = calls(recs, "cuStreamBeginCapture", rc=0)
+    check(len(b) == 5, "5 begin records (%d)" % len(b))
+    want = ["py:%s:%d:inner" % (script, line), "py:%s:%d:outer" % (script, line + 2)]
+    sites = [r.get("site", [])[:2] for r in b]
+    check(all(s == want for s in sites), "every begin site starts %s (got %s)" % (want, sites[0] if sites else None))
+    print("pre_ns %s post_ns %s" % ([r.get("pre_ns") for r in b], [r.get("post_ns") for r in b]))
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 if __name__ == "__main__":
     CASES[sys.argv[1]]()
