@@ -326,7 +326,8 @@ static void cap_fields(struct cg_rec *r, const struct cap_snap *k)
 
 /* "invalidated": how the shim learned it (found_by: "call", a call that
  * failed with 900 against it; "capture_info", the application's query;
- * "shim_query", the shim's own capture-safe query; "end", its end failed). */
+ * "shim_query", the shim's own capture-safe query). A capture whose end
+ * fails without any of these is counted in captures_invalidated only. */
 static void invalidated_record(const struct cap_snap *k, const char *found_by, const char *api, uint32_t call_site,
 			       const char *by_api, int by_tid, uint32_t by_site)
 {
