@@ -16,10 +16,15 @@
 
 #define CG_CALL_LIFE 1 /* lifecycle call: logged at info */
 
+/* t0: hook entry; t_in/t_out: the real call's bracket, set by hooks that
+ * mark it (cg_call_mark_in/out), so the record can split the hook's own
+ * cost into pre_ns (before the real call) and post_ns (after it). All 0
+ * when the record level is off (no clock is read). */
 struct cg_call {
 	int hid;
 	int flags;
 	uint64_t t0;
+	uint64_t t_in, t_out;
 };
 
 static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
@@ -39,7 +44,21 @@ static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
 	c->hid = hid;
 	c->flags = flags;
 	c->t0 = cg_log_on(CG_L_INFO) ? cg_now_ns() : 0;
+	c->t_in = c->t_out = 0;
 	return 1;
+}
+
+/* Bracket the real call: the hook's own time before and after it becomes
+ * the record's pre_ns/post_ns. One clock read each, only when t0 was read. */
+static inline void cg_call_mark_in(struct cg_call *c)
+{
+	if (c->t0)
+		c->t_in = cg_now_ns();
+}
+static inline void cg_call_mark_out(struct cg_call *c)
+{
+	if (c->t0)
+		c->t_out = cg_now_ns();
 }
 
 /* Make sure real_<hid> can be called: resolves the driver on first use
@@ -56,6 +75,11 @@ int cg_need_real(int hid) CG_HIDDEN;
 /* Begin the "call" record for c if its level passes; the caller adds its
  * key arguments and calls rec_end(). Returns r->on. */
 int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc) CG_HIDDEN;
+/* Same for a record written later than its call (a begin-capture record is
+ * deferred until its capture ends: see hooks-driver.c): via is the runtime
+ * name the call came through, end the time the hook finished (the record's
+ * stamp and the end of dur_ns/post_ns). Counts nothing, consumes no via. */
+int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end) CG_HIDDEN;
 
 /* Record a call with no extra arguments. */
 void cg_call_end(struct cg_call *c, CUresult rc) CG_HIDDEN;

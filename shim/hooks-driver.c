@@ -1091,6 +1091,16 @@ static void learn_current_pool(void)
 		model_device_set_pool(dev, p, 0);
 }
 
+/* Between the driver's begin and the application's next call a Global
+ * capture is live, and any other thread's capture-unsafe call (a pinned
+ * host allocation, a cudaMalloc) breaks it: the shim keeps that window as
+ * short as the driver's. Everything that costs more than a few
+ * microseconds runs before the real call (site with its backtrace and
+ * Python frames, first-use init, pool lookup, memory sample, exit handler,
+ * the capture's table entry); after it only the capture-safe capture-info
+ * query and one table insert. The begin's call record is deferred to the
+ * end of the capture (model_capture_begin), its post_ns measuring the
+ * window the hook added. */
 static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into,
 			   uint32_t site)
 {
@@ -1099,19 +1109,27 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 	cuuint64_t id = 0;
 	CUgraph g = NULL;
 	int saved = errno;
+	cg_call_mark_out(c);
 	if (rc == CUDA_SUCCESS) {
-		cg_exit_register_late();
 		if (ptsz && drv_cuStreamGetCaptureInfo_v3_ptsz)
 			drv_cuStreamGetCaptureInfo_v3_ptsz(s, &st, &id, &g, NULL, NULL, NULL);
 		else if (drv_cuStreamGetCaptureInfo_v3)
 			drv_cuStreamGetCaptureInfo_v3(s, &st, &id, &g, NULL, NULL, NULL);
-		model_capture_begin(id, s, mode, ptsz, into, site, rc);
+		if (cg_tls.via) {
+			cg_tls.via_consumed = 1;
+			cg_tls.via_rc = rc;
+		}
+		model_capture_begin(id, s, mode, ptsz, into, site, c, cg_tls.via, g);
+		errno = saved;
+		return rc;
 	}
+	/* Refused: no capture is live on this stream from this call. */
+	model_capture_begin_refused(s, ptsz, cg_routes[c->hid].name, rc);
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "stream", (uintptr_t)s);
 		rec_word(&r, "mode", mode_str(mode));
 		rec_u64(&r, "capture", id);
-		rec_hex(&r, "graph", (uintptr_t)(into ? into : g));
+		rec_hex(&r, "graph", (uintptr_t)into);
 		rec_site(&r, "site", site);
 		rec_end(&r);
 	}
@@ -1124,6 +1142,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 	{                                                                                          \
 		struct cg_call c;                                                                  \
 		uint32_t site;                                                                     \
+		CUresult rc;                                                                       \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
 			return real_##name args;                                                   \
@@ -1131,7 +1150,10 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 		cg_policy_collect();                                                               \
 		learn_current_pool();                                                              \
 		model_capture_presample();                                                         \
-		return begin_post(&c, real_##name args, hStream, mode_expr, ptsz, into_expr, site); \
+		cg_exit_register_late();                                                           \
+		cg_call_mark_in(&c);                                                               \
+		rc = real_##name args;                                                             \
+		return begin_post(&c, rc, hStream, mode_expr, ptsz, into_expr, site);              \
 	}
 BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
 BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, 1, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
@@ -1180,7 +1202,9 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			cg_violation_end(&r, R_UNJOINED);
 		}
 	}
+	cg_call_mark_in(&c);
 	rc = fn(s, ph);
+	cg_call_mark_out(&c);
 	int saved = errno;
 	{
 		CUgraph g = rc == CUDA_SUCCESS && ph ? *ph : NULL;
@@ -1289,17 +1313,24 @@ static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int p
 {
 	struct cg_call c;
 	uint64_t id_before = 0, id;
+	uint32_t site = 0;
 	int was = 0;
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
 		return fn(s, ev, flags);
-	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+	/* A wait that forks s into a capture is named by its site: taken
+	 * before the call (the capture is live either way, but the site is
+	 * then only taken for a wait on an event recorded in a capture). */
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
 		was = model_stream_capture(s, ptsz, &id_before, NULL, NULL);
+		if (!was && model_capture_event_known(ev))
+			site = cg_site_here(SITE_SKIP + 1);
+	}
 	rc = fn(s, ev, flags);
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL))
-		model_capture_wait_event(id, s, ev, was ? 0 : cg_site_here(SITE_SKIP + 1));
+		model_capture_wait_event(id, s, ev, site);
 	cg_call_end(&c, rc);
 	errno = saved;
 	return rc;
@@ -1319,41 +1350,6 @@ CUresult cgh_cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned i
 
 /* ---- capture-unsafe calls ------------------------------------------------ */
 
-static void unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what)
-{
-	struct cg_rec r;
-	char msg[320];
-	int me = cg_gettid();
-	snprintf(msg, sizeof msg,
-		 "%s %s while capture %llu (%s mode, stream 0x%llx, begun by thread %d) is live%s: the call fails "
-		 "with 900 and invalidates that capture (its end returns 901)",
-		 api, what, (unsigned long long)cv->id, mode_str(cv->mode), (unsigned long long)(uintptr_t)cv->stream,
-		 cv->tid, cv->tid == me ? "" : " on another thread");
-	if (cg_violation_begin(&r, R_CAPTURE_UNSAFE, api, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, msg)) {
-		rec_u64(&r, "capture", cv->id);
-		rec_hex(&r, "stream", (uintptr_t)cv->stream);
-		rec_word(&r, "mode", mode_str(cv->mode));
-		rec_int(&r, "capture_tid", cv->tid);
-		rec_int(&r, "call_tid", me);
-		rec_int(&r, "call_mode", model_thread_mode());
-		rec_site(&r, "site", cg_site_here(3));
-		rec_site(&r, "begin_site", cv->site);
-		cg_violation_end(&r, R_CAPTURE_UNSAFE);
-	}
-}
-
-/* Returns 1 when a violation was announced. */
-static int unsafe_check(const char *api, const char *what)
-{
-	struct cg_capture_view cv;
-	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
-		return 0;
-	if (!model_capture_conflict(model_thread_mode(), &cv))
-		return 0;
-	unsafe_violation(api, &cv, what);
-	return 1;
-}
-
 static CUresult stream_sync_common(int hid, PFN_cuStreamSynchronize_v2000 fn, int ptsz, CUstream s)
 {
 	struct cg_call c;
@@ -1365,7 +1361,7 @@ static CUresult stream_sync_common(int hid, PFN_cuStreamSynchronize_v2000 fn, in
 		return fn(s);
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
-		unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
+		cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
 		predicted = 1;
 	}
 	rc = fn(s);
@@ -1398,7 +1394,7 @@ CUresult cgh_cuStreamSynchronize_ptsz(CUstream hStream)
 	CG_REAL(name);                                                                             \
 	if (!cg_call_begin(&c, HID_##name, 0))                                                     \
 		return real_##name args;                                                           \
-	predicted = unsafe_check(#name, "synchronizes the context");                              \
+	predicted = cg_rule_capture_unsafe(#name, "synchronizes the context");                              \
 	rc = real_##name args;                                                                     \
 	int saved = errno;                                                                         \
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)                             \
@@ -1425,7 +1421,7 @@ CUresult cgh_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	CG_REAL(cuMemAlloc_v2);
 	if (!cg_call_begin(&c, HID_cuMemAlloc_v2, 0))
 		return real_cuMemAlloc_v2(dptr, bytesize);
-	predicted = unsafe_check("cuMemAlloc_v2", "allocates with cuMemAlloc");
+	predicted = cg_rule_capture_unsafe("cuMemAlloc_v2", "allocates with cuMemAlloc");
 	rc = real_cuMemAlloc_v2(dptr, bytesize);
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
@@ -1452,7 +1448,7 @@ CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
 	CG_REAL(cuMemFree_v2);
 	if (!cg_call_begin(&c, HID_cuMemFree_v2, 0))
 		return real_cuMemFree_v2(dptr);
-	predicted = unsafe_check("cuMemFree_v2", "frees with cuMemFree");
+	predicted = cg_rule_capture_unsafe("cuMemFree_v2", "frees with cuMemFree");
 	rc = real_cuMemFree_v2(dptr);
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)

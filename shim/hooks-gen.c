@@ -3,12 +3,15 @@
  * hooks.def: forward, then record (trace level, or info on failure). EXEC
  * rows first translate the exec handle through the policy module, so after
  * a re-instantiation every per-exec call reaches the executable that now
- * stands behind the application's handle.
+ * stands behind the application's handle. UNSAFE rows check CGS007 before
+ * the call; CAPINFO rows tell the model what an Invalidated answer shows.
  */
 #include <errno.h>
 
 #include "call.h"
+#include "model.h"
 #include "policy.h"
+#include "rules.h"
 
 /* Node of the rewritten exec standing for the application's node. With no
  * counterpart the driver gets the original node and answers with its own
@@ -24,24 +27,41 @@ static CUgraphNode exec_node(CUgraphExec app, CUgraphNode node, const char *api)
 	return n;
 }
 
-#define HOOK_GEN(name, params, args, pre)                                                          \
+#define HOOK_GEN2(name, params, args, pre, check, post)                                             \
 	CUresult cgh_##name params                                                                 \
 	{                                                                                          \
 		struct cg_call c;                                                                  \
 		CUresult rc;                                                                       \
-		int saved;                                                                         \
+		int saved, verdict;                                                                \
 		CG_REAL(name);                                                                     \
 		pre;                                                                               \
 		if (!cg_call_begin(&c, HID_##name, 0))                                             \
 			return real_##name args;                                                   \
+		verdict = check;                                                                   \
 		rc = real_##name args;                                                             \
 		saved = errno;                                                                     \
+		post;                                                                              \
 		cg_call_end(&c, rc);                                                               \
 		errno = saved;                                                                     \
 		return rc;                                                                         \
 	}
+#define HOOK_GEN(name, params, args, pre) HOOK_GEN2(name, params, args, pre, 0, (void)verdict)
+
+/* Whether an exported name is a per-thread-default-stream (_ptsz) twin. */
+#define IS_PTSZ(name) (sizeof(#name) > 5 && !__builtin_strcmp(#name + sizeof(#name) - 6, "_ptsz"))
+
+/* An Invalidated answer: the capture is dead (the other thread's call
+ * that broke it may be one the shim does not hook); only then a lock. */
+#define CAPINFO_POST(name)                                                                         \
+	if (rc == CUDA_SUCCESS && captureStatus_out && *captureStatus_out == CU_STREAM_CAPTURE_STATUS_INVALIDATED) \
+	model_capture_seen_invalid(hStream, IS_PTSZ(name), id_out ? *id_out : 0, #name)
 
 #define HOOK_CLS_GEN(name, params, args) HOOK_GEN(name, params, args, (void)0)
+#define HOOK_CLS_UNSAFE(name, params, args)                                                        \
+	HOOK_GEN2(name, params, args, (void)0, cg_rule_capture_unsafe(#name, NULL),                \
+		  cg_rule_capture_unsafe_after(#name, verdict, rc))
+#define HOOK_CLS_CAPINFO(name, params, args)                                                       \
+	HOOK_GEN2(name, params, args, (void)0, 0, (void)verdict; CAPINFO_POST(name))
 #define HOOK_CLS_EXEC(name, params, args) HOOK_GEN(name, params, args, hGraphExec = cg_policy_exec(hGraphExec))
 #define HOOK_CLS_EXECN(name, params, args)                                                         \
 	HOOK_GEN(name, params, args, hNode = exec_node(hGraphExec, hNode, #name);                  \

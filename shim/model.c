@@ -4,9 +4,11 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
 #include "cgshim/record.h"
 #include "doors.h"
 #include "model.h"
@@ -144,8 +146,46 @@ struct cg_capture {
 	unsigned long long alloc_bytes, malloc_bytes;
 	int have_before;
 	size_t free_before;
+	/* invalid: the shim knows the capture is invalidated (counted once in
+	 * captures_invalidated); named: its "abandoned" record is written. */
+	int invalid, named;
+	/* The begin call, whose record is written later (brec) */
+	int brec;
+	struct cg_call bcall;
+	const char *bvia;
+	uint64_t bend;
+	CUgraph bgraph;
 	UT_hash_handle hh;
 };
+
+/* What a record about a capture needs, copied out under cap_lock. */
+struct cap_snap {
+	uint64_t id, t0;
+	CUstream stream;
+	int mode, tid, invalid;
+	uint32_t site;
+	int brec;
+	struct cg_call bcall;
+	const char *bvia;
+	uint64_t bend;
+	CUgraph graph;
+};
+
+static void cap_snap_locked(const struct cg_capture *c, struct cap_snap *o)
+{
+	o->id = c->id;
+	o->t0 = c->t0;
+	o->stream = c->stream;
+	o->mode = c->mode;
+	o->tid = c->tid;
+	o->invalid = c->invalid;
+	o->site = c->site;
+	o->brec = c->brec;
+	o->bcall = c->bcall;
+	o->bvia = c->bvia;
+	o->bend = c->bend;
+	o->graph = c->into ? c->into : c->bgraph;
+}
 
 static struct cg_capture *captures;
 static CG_TLS int thread_mode_set;
@@ -193,6 +233,10 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 		pthread_mutex_unlock(&cap_lock);
 		if (!found && rc != CUDA_SUCCESS)
 			return 0;
+		/* Only the driver's own Invalidated answer (an error such as
+		 * 906 on the legacy stream invalidates nothing). */
+		if (rc == CUDA_SUCCESS)
+			model_capture_seen_invalid(s, ptsz, cid, NULL);
 		st = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
 	}
 	if (st == CU_STREAM_CAPTURE_STATUS_NONE)
@@ -208,20 +252,25 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 
 static CG_TLS int presample_have;
 static CG_TLS size_t presample_free;
+static CG_TLS struct cg_capture *prepared;
 
 void model_capture_presample(void)
 {
 	presample_have = sample_free(&presample_free);
+	if (!prepared)
+		prepared = calloc(1, sizeof *prepared);
 }
 
-void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site, int begin_rc)
+void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
+			 const struct cg_call *bc, const char *via, CUgraph graph)
 {
-	struct cg_capture *c;
+	struct cg_capture *c = prepared;
 	size_t fr = presample_free;
 	int have = presample_have;
-	(void)begin_rc;
 	presample_have = 0;
-	c = calloc(1, sizeof *c);
+	prepared = NULL;
+	if (!c)
+		c = calloc(1, sizeof *c);
 	if (!c) {
 		cg_degrade("capture table");
 		return;
@@ -232,16 +281,236 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 	c->tid = cg_gettid();
 	c->ptsz = ptsz;
 	c->site = site;
-	c->t0 = cg_now_ns();
 	c->into = into;
 	c->have_before = have;
 	c->free_before = have ? fr : 0;
+	c->brec = bc != NULL;
+	if (bc)
+		c->bcall = *bc;
+	c->bvia = via;
+	c->bgraph = graph;
+	c->t0 = bc && bc->t_out ? bc->t_out : cg_now_ns();
 	pthread_mutex_lock(&cap_lock);
 	HASH_ADD(hh, captures, id, sizeof c->id, c);
 	oom_check("capture table");
 	tot.captures++;
+	/* The begin hook's end: the deferred record's stamp and post_ns. */
+	c->bend = bc && bc->t0 ? cg_now_ns() : 0;
 	pthread_mutex_unlock(&cap_lock);
 	atomic_fetch_add(&cg_live_captures, 1);
+}
+
+/* The deferred record of a capture's begin call (see model_capture_begin). */
+static void begin_record(const struct cap_snap *k)
+{
+	struct cg_rec r;
+	if (!k->brec || !cg_call_rec_at(&r, &k->bcall, CUDA_SUCCESS, k->bvia, k->bend))
+		return;
+	rec_hex(&r, "stream", (uintptr_t)k->stream);
+	rec_word(&r, "mode", mode_name(k->mode));
+	rec_u64(&r, "capture", k->id);
+	rec_hex(&r, "graph", (uintptr_t)k->graph);
+	rec_site(&r, "site", k->site);
+	if (k->tid != cg_gettid())
+		rec_int(&r, "call_tid", k->tid);
+	rec_end(&r);
+}
+
+static void cap_fields(struct cg_rec *r, const struct cap_snap *k)
+{
+	rec_u64(r, "capture", k->id);
+	rec_hex(r, "stream", (uintptr_t)k->stream);
+	rec_word(r, "mode", mode_name(k->mode));
+	rec_int(r, "begin_tid", k->tid);
+	rec_site(r, "begin_site", k->site);
+}
+
+/* "invalidated": how the shim learned it (found_by: "call", a call that
+ * failed with 900 against it; "capture_info", the application's query;
+ * "shim_query", the shim's own capture-safe query). A capture whose end
+ * fails without any of these is counted in captures_invalidated only. */
+static void invalidated_record(const struct cap_snap *k, const char *found_by, const char *api, uint32_t call_site,
+			       const char *by_api, int by_tid, uint32_t by_site)
+{
+	struct cg_rec r;
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_INVALIDATED);
+	cap_fields(&r, k);
+	rec_word(&r, "found_by", found_by);
+	if (api)
+		rec_word(&r, "api", api);
+	rec_int(&r, "call_tid", cg_gettid());
+	rec_bool(&r, "other_thread", k->tid != cg_gettid());
+	rec_site(&r, "site", call_site);
+	/* A refusal that raced the begin, now known to be the culprit. */
+	if (by_api) {
+		rec_word(&r, "by_api", by_api);
+		rec_int(&r, "by_tid", by_tid);
+		rec_site(&r, "by_site", by_site);
+	}
+	rec_end(&r);
+}
+
+/* "abandoned": a capture never ended, named at the first call it makes
+ * fail after it was invalidated (reason "refused"), at a failed begin on
+ * its stream ("begin_failed"), or at exit ("exit"). */
+static void abandoned_record(const struct cap_snap *k, const char *reason, const char *api, int rc,
+			     uint32_t call_site)
+{
+	struct cg_rec r;
+	begin_record(k);
+	rec_begin(&r, CG_L_WARN, CGSHIM_EV_ABANDONED);
+	cap_fields(&r, k);
+	rec_word(&r, "reason", reason);
+	rec_u64(&r, "age_ns", cg_now_ns() - k->t0);
+	rec_bool(&r, "invalidated", k->invalid);
+	if (api) {
+		rec_word(&r, "api", api);
+		rec_int(&r, "rc", rc);
+		rec_int(&r, "call_tid", cg_gettid());
+		rec_site(&r, "site", call_site);
+	}
+	rec_str(&r, "msg",
+		!strcmp(reason, "exit")
+			? "capture still open at exit: it was begun and never ended"
+			: "capture begun long ago was never ended and still blocks this call: end it (or use "
+			  "thread_local capture mode) after a failure inside the capture");
+	rec_end(&r);
+}
+
+static int conflicts_locked(const struct cg_capture *c, int me, int mode)
+{
+	if (mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return 0;
+	return (c->tid == me && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED) ||
+	       (mode == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+#define CAP_NOTE_MAX 8
+
+/* The last 900 that no capture in the model explained: a call racing a
+ * begin (its check ran before the capture was in the model, the driver
+ * refused it after). An invalidation found later by a capture-info query
+ * is attributed to it when it came after that capture's begin. Under
+ * cap_lock. */
+static struct {
+	const char *api;
+	int tid;
+	uint32_t site;
+	uint64_t ts;
+} unexplained;
+
+void model_capture_refused(const char *api)
+{
+	struct cg_capture *c, *tmp;
+	struct cap_snap inv[CAP_NOTE_MAX], ab[CAP_NOTE_MAX];
+	int n_inv = 0, n_ab = 0, n_conf = 0, me = cg_gettid(), mode = model_thread_mode();
+	uint32_t site;
+	if (!atomic_load(&cg_live_captures))
+		return;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		if (!conflicts_locked(c, me, mode))
+			continue;
+		n_conf++;
+		if (!c->invalid && n_inv < CAP_NOTE_MAX) {
+			c->invalid = 1;
+			tot.captures_bad++;
+			cap_snap_locked(c, &inv[n_inv++]);
+		} else if (c->invalid && !c->named && n_ab < CAP_NOTE_MAX) {
+			c->named = 1;
+			cap_snap_locked(c, &ab[n_ab++]);
+			c->brec = 0; /* written with the abandoned record */
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+	if (n_conf && !n_inv && !n_ab)
+		return; /* refused by captures already named */
+	/* The capture is dead already: the site costs nothing it could widen. */
+	site = cg_site_here(2);
+	if (!n_conf) {
+		pthread_mutex_lock(&cap_lock);
+		unexplained.api = api;
+		unexplained.tid = me;
+		unexplained.site = site;
+		unexplained.ts = cg_now_ns();
+		pthread_mutex_unlock(&cap_lock);
+		return;
+	}
+	for (int i = 0; i < n_inv; i++)
+		invalidated_record(&inv[i], "call", api, site, NULL, 0, 0);
+	for (int i = 0; i < n_ab; i++)
+		abandoned_record(&ab[i], "refused", api, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, site);
+}
+
+static int on_stream_locked(const struct cg_capture *c, CUstream s, int ptsz, int me)
+{
+	return c->stream == s && (s || !c->ptsz || !ptsz || c->tid == me);
+}
+
+void model_capture_begin_refused(CUstream s, int ptsz, const char *api, int rc)
+{
+	struct cg_capture *c, *tmp;
+	struct cap_snap k;
+	int found = 0, me = cg_gettid();
+	if (!atomic_load(&cg_live_captures))
+		return;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		if (on_stream_locked(c, s, ptsz, me) && !c->named) {
+			c->named = 1;
+			cap_snap_locked(c, &k);
+			c->brec = 0;
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+	if (found)
+		abandoned_record(&k, "begin_failed", api, rc, cg_site_here(2));
+}
+
+/* Mark the capture (by id, else by origin stream) invalidated; fills k and
+ * returns 1 when this is news. Under cap_lock. */
+static int seen_invalid_locked(CUstream s, int ptsz, uint64_t id, struct cap_snap *k, const char **by_api,
+			       int *by_tid, uint32_t *by_site)
+{
+	struct cg_capture *c = NULL, *tmp;
+	int me = cg_gettid();
+	if (id)
+		HASH_FIND(hh, captures, &id, sizeof id, c);
+	if (!c)
+		HASH_ITER(hh, captures, c, tmp)
+		if (on_stream_locked(c, s, ptsz, me))
+			break;
+	if (!c || c->invalid)
+		return 0;
+	c->invalid = 1;
+	tot.captures_bad++;
+	cap_snap_locked(c, k);
+	if (unexplained.api && unexplained.ts >= (c->bcall.t_in ? c->bcall.t_in : c->t0)) {
+		*by_api = unexplained.api;
+		*by_tid = unexplained.tid;
+		*by_site = unexplained.site;
+		unexplained.api = NULL;
+	}
+	return 1;
+}
+
+void model_capture_seen_invalid(CUstream s, int ptsz, uint64_t id, const char *api)
+{
+	struct cap_snap k;
+	const char *by_api = NULL;
+	int news, by_tid = 0;
+	uint32_t by_site = 0;
+	if (!atomic_load(&cg_live_captures))
+		return;
+	pthread_mutex_lock(&cap_lock);
+	news = seen_invalid_locked(s, ptsz, id, &k, &by_api, &by_tid, &by_site);
+	pthread_mutex_unlock(&cap_lock);
+	if (news)
+		invalidated_record(&k, api ? "capture_info" : "shim_query", api, 0, by_api, by_tid, by_site);
 }
 
 static struct cg_capture *cap_find_locked(uint64_t id)
@@ -263,6 +532,7 @@ int model_capture_find(uint64_t id, struct cg_capture_view *out)
 		out->mode = c->mode;
 		out->tid = c->tid;
 		out->site = c->site;
+		out->named = c->named;
 		ok = 1;
 	}
 	pthread_mutex_unlock(&cap_lock);
@@ -289,6 +559,7 @@ int model_capture_conflict(int thread_mode_now, struct cg_capture_view *out)
 			out->mode = c->mode;
 			out->tid = c->tid;
 			out->site = c->site;
+			out->named = c->named;
 			found = 1;
 			break;
 		}
@@ -323,6 +594,22 @@ void model_capture_event_record(uint64_t id, CUevent ev, CUstream s)
 		}
 	}
 	pthread_mutex_unlock(&cap_lock);
+}
+
+int model_capture_event_known(CUevent ev)
+{
+	struct cg_capture *c, *tmp;
+	int known = 0;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		for (int i = 0; c->l && i < c->l->n_ev && !known; i++)
+			known = c->l->evs[i].ev == ev;
+		if (known)
+			break;
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return known;
 }
 
 void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site)
@@ -419,17 +706,20 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	struct cg_rec r;
 	size_t fr = 0;
 	int have_after;
+	struct cap_snap k;
 	pthread_mutex_lock(&cap_lock);
 	c = cap_find_locked(id);
 	if (c) {
 		HASH_DEL(captures, c);
-		if (rc != CUDA_SUCCESS)
+		if (rc != CUDA_SUCCESS && !c->invalid)
 			tot.captures_bad++;
+		cap_snap_locked(c, &k);
 	}
 	pthread_mutex_unlock(&cap_lock);
 	if (!c)
 		return;
 	atomic_fetch_sub(&cg_live_captures, 1);
+	begin_record(&k);
 	have_after = sample_free(&fr);
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPTURE);
 	rec_u64(&r, "capture", c->id);
@@ -1675,6 +1965,26 @@ void cg_model_exit_summary(void)
 		free(copy);
 	}
 
+	/* Captures still open: begun, never ended (an exception between
+	 * begin and end, or a thread that died): named, and listed below. */
+	struct cap_snap open_caps[CAP_NOTE_MAX];
+	int n_open = 0, n_open_all = 0;
+	{
+		struct cg_capture *c, *ctmp;
+		pthread_mutex_lock(&cap_lock);
+		HASH_ITER(hh, captures, c, ctmp)
+		{
+			n_open_all++;
+			if (n_open < CAP_NOTE_MAX) {
+				cap_snap_locked(c, &open_caps[n_open++]);
+				c->brec = 0;
+			}
+		}
+		pthread_mutex_unlock(&cap_lock);
+		for (int i = 0; i < n_open; i++)
+			abandoned_record(&open_caps[i], "exit", NULL, 0, 0);
+	}
+
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_SUMMARY);
 	rec_int(&r, "graphs", tot.graphs);
 	rec_int(&r, "execs", tot.execs);
@@ -1685,6 +1995,16 @@ void cg_model_exit_summary(void)
 	rec_int(&r, "failures", cg_failures_total());
 	rec_int(&r, "captures", tot.captures);
 	rec_int(&r, "captures_invalidated", tot.captures_bad);
+	rec_int(&r, "captures_open", n_open_all);
+	if (n_open) {
+		rec_open(&r, "open_captures", '[');
+		for (int i = 0; i < n_open; i++) {
+			char num[24];
+			snprintf(num, sizeof num, "%llu", (unsigned long long)open_caps[i].id);
+			rec_elem_raw(&r, num);
+		}
+		rec_close(&r, ']');
+	}
 	rec_int(&r, "pools", tot.pools);
 	rec_int(&r, "alloc_nodes", tot.alloc_nodes);
 	rec_u64(&r, "alloc_bytes", (unsigned long long)tot.alloc_bytes);

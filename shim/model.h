@@ -77,16 +77,37 @@ void cg_model_exit_summary(void);
  * Returns 1 and fills id/graph when the stream is capturing (active or
  * invalidated; status out), 0 otherwise. */
 int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int *status);
-/* Sample free memory for the next capture begun by this thread, before its
- * begin call: memory is sampled only while no capture is live. */
+/* Before a begin-capture call: sample free memory (only while no capture
+ * is live) and allocate the next capture's entry, so that nothing costly
+ * runs between the driver's begin and the application's next call. */
 void model_capture_presample(void);
-void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site, int begin_rc);
+/* A capture the driver began. c is the begin hook's call (its record is
+ * deferred: written when the capture ends, is named abandoned, or at exit,
+ * stamped with the time the hook finished), via the runtime name it came
+ * through, graph the capture's graph. Costs a lock and a hash insert. */
+struct cg_call;
+void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
+			 const struct cg_call *c, const char *via, CUgraph graph);
 void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc);
+/* A hooked call failed with 900 (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED):
+ * each live capture it conflicts with under this thread's mode is marked
+ * invalidated by it ("invalidated" record), or, when that capture was
+ * already invalidated before, named abandoned ("abandoned" record, once per
+ * capture) with this call as the first failing call after it. */
+void model_capture_refused(const char *api);
+/* A begin-capture on s failed with rc while the model still holds an
+ * earlier capture begun on s: that capture is named abandoned. */
+void model_capture_begin_refused(CUstream s, int ptsz, const char *api, int rc);
+/* A capture-safe query (the application's, api, or the shim's own, api
+ * NULL) answered Invalidated for stream s (capture id, 0 if not given). */
+void model_capture_seen_invalid(CUstream s, int ptsz, uint64_t id, const char *api);
 /* Unjoined forked streams of the capture: writes up to max streams and their
  * fork sites; returns the count. */
 int model_capture_unjoined(uint64_t id, CUstream *streams, uint32_t *sites, int max);
 void model_capture_event_record(uint64_t id, CUevent ev, CUstream s);
 void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site);
+/* Whether ev was last recorded on a stream of a live capture. */
+int model_capture_event_known(CUevent ev);
 void model_capture_plain_alloc(size_t size);
 /* Live capture colliding with a capture-unsafe call from the calling thread
  * under its capture mode: fills the capture's id/stream/mode/tid/site.
@@ -96,6 +117,7 @@ struct cg_capture_view {
 	CUstream stream;
 	int mode, tid;
 	uint32_t site;
+	int named; /* already named abandoned: every later refusal is only counted */
 };
 int model_capture_conflict(int thread_mode, struct cg_capture_view *out);
 int model_capture_find(uint64_t id, struct cg_capture_view *out);

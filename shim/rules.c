@@ -159,3 +159,70 @@ void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predic
 		rec_int(&r, "result", result);
 	rec_end(&r);
 }
+
+/* ---- CGS007: capture-unsafe calls ---------------------------------------- */
+
+static const char *unsafe_mode(int m)
+{
+	return m == 0 ? "global" : m == 1 ? "thread_local" : m == 2 ? "relaxed" : "?";
+}
+
+/* What a capture-unsafe call does, for the message (by entry point). */
+static const char *unsafe_what(const char *api)
+{
+	if (!strncmp(api, "cuMemHostAlloc", 14) || !strncmp(api, "cuMemAllocHost", 14))
+		return "allocates pinned host memory";
+	if (!strncmp(api, "cuMemHostRegister", 17))
+		return "registers (pins) host memory";
+	if (!strncmp(api, "cuMemFreeHost", 13))
+		return "frees pinned host memory";
+	if (!strncmp(api, "cuMemHostUnregister", 19))
+		return "unregisters host memory";
+	return "makes a capture-unsafe call";
+}
+
+void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what)
+{
+	struct cg_rec r;
+	char msg[360];
+	int me = cg_gettid();
+	snprintf(msg, sizeof msg,
+		 "%s %s while capture %llu (%s mode, stream 0x%llx, begun by thread %d) is live%s: the call fails "
+		 "with 900 and invalidates that capture (its end returns 901)",
+		 api, what ? what : unsafe_what(api), (unsigned long long)cv->id, unsafe_mode(cv->mode),
+		 (unsigned long long)(uintptr_t)cv->stream, cv->tid, cv->tid == me ? "" : " on another thread");
+	if (cg_violation_begin(&r, R_CAPTURE_UNSAFE, api, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, msg)) {
+		rec_u64(&r, "capture", cv->id);
+		rec_hex(&r, "stream", (uintptr_t)cv->stream);
+		rec_word(&r, "mode", unsafe_mode(cv->mode));
+		rec_int(&r, "capture_tid", cv->tid);
+		rec_int(&r, "call_tid", me);
+		rec_int(&r, "call_mode", model_thread_mode());
+		rec_site(&r, "site", cg_site_here(3));
+		rec_site(&r, "begin_site", cv->site);
+		cg_violation_end(&r, R_CAPTURE_UNSAFE);
+	}
+}
+
+int cg_rule_capture_unsafe(const char *api, const char *what)
+{
+	struct cg_capture_view cv;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	if (!model_capture_conflict(model_thread_mode(), &cv))
+		return 0;
+	/* A capture named abandoned refuses every such call until the process
+	 * ends (a pinned-allocation loop then fails thousands of times): the
+	 * abandoned record said it once; these are counted. */
+	if (cv.named)
+		cg_violation_counted(R_CAPTURE_UNSAFE);
+	else
+		cg_rule_unsafe_violation(api, &cv, what);
+	return 1;
+}
+
+void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc)
+{
+	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		cg_mismatch(api, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
+}

@@ -31,6 +31,15 @@ void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when);
 void cg_rules_summary(struct cg_rec *r);
 long long cg_violations_total(void);
 long long cg_failures_total(void);
+/* CGS007, the verdict: whether a capture-unsafe call by this thread (what
+ * it does, or NULL to say it from api) collides with a live capture under
+ * this thread's capture mode. When it does, the violation naming the
+ * calling thread, its site (native and Python frames) and the capture the
+ * call will break is written, before the call, and 1 is returned. */
+int cg_rule_capture_unsafe(const char *api, const char *what);
+void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what);
+/* After the call: a predicted refusal the driver did not make is a mismatch. */
+void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
 /* A prediction checked against the driver's answer. */
 void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result);
 

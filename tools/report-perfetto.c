@@ -140,7 +140,8 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			json_array_append_new(evs, e);
 		} else if (!strcmp(r->ev, CGSHIM_EV_VIOLATION) ||
 		           !strcmp(r->ev, CGSHIM_EV_MISMATCH) || !strcmp(r->ev, CGSHIM_EV_LEAK) ||
-		           !strcmp(r->ev, CGSHIM_EV_REWRITE) || !strcmp(r->ev, CGSHIM_EV_WARNING)) {
+		           !strcmp(r->ev, CGSHIM_EV_REWRITE) || !strcmp(r->ev, CGSHIM_EV_WARNING) ||
+		           !strcmp(r->ev, CGSHIM_EV_INVALIDATED) || !strcmp(r->ev, CGSHIM_EV_ABANDONED)) {
 			if (!strcmp(r->ev, CGSHIM_EV_VIOLATION))
 				snprintf(label, sizeof label, "%s %s",
 				         rp_str(j, "rule") ? rp_str(j, "rule") : "?",

@@ -108,9 +108,12 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_t *pools = json_array(), *pool_idx = json_object(), *pool_seen = json_object();
 	json_t *gmem = json_array(), *fails = json_array(), *fail_idx = json_object();
 	json_t *leaks = json_array(), *launch_cur = json_object(), *shim_sum = json_object();
+	json_t *broken = json_array(); /* invalidated and abandoned captures, in log order */
+	json_t *abandoned_idx = json_object();
 	long long captures = 0, cap_ok = 0, execs = 0, upd_ok = 0, upd_fail = 0, rewrites = 0;
 	long long nleaks = 0, leak_bytes = 0, nviol = 0, launches_rec = 0, launches_trace = 0;
 	long long nmismatch = 0, nwarn = 0, nfail = 0, nshim_sum = 0, t0 = 0;
+	long long ninvalidated = 0, nabandoned = 0;
 	int have_launch_recs = 0;
 	const char *tk;
 	json_t *tv;
@@ -324,6 +327,32 @@ json_t *rp_analyse(const struct rp_log *log)
 			nmismatch++;
 		} else if (!strcmp(ev, CGSHIM_EV_WARNING)) {
 			nwarn++;
+		} else if (!strcmp(ev, CGSHIM_EV_INVALIDATED) || !strcmp(ev, CGSHIM_EV_ABANDONED)) {
+			/* One row per record: what broke a capture (or found it
+			 * broken), and a capture never ended with the first call
+			 * it made fail. */
+			json_t *row = json_object();
+			unsigned k;
+			static const char *const keep[] = {"capture", "mode",     "begin_tid", "found_by", "reason",
+			                                   "api",     "rc",       "call_tid",  "age_ns"};
+			rp_set_str(row, "what", ev);
+			json_object_set_new(row, "pid", json_integer(r->pid));
+			json_object_set_new(row, "t_ms", json_real((double)(r->ts - t0) / 1e6));
+			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
+				rp_copy(row, j, keep[k]);
+			rp_set_str(row, "begin_site", rp_site0(j, "begin_site"));
+			rp_set_str(row, "site", rp_site0(j, "site"));
+			json_array_append_new(broken, row);
+			if (!strcmp(ev, CGSHIM_EV_ABANDONED)) {
+				/* a capture is named at a refusal and again at exit */
+				snprintf(key, sizeof key, "%lld/%lld", r->pid, rp_int(j, "capture", 0));
+				if (!json_object_get(abandoned_idx, key)) {
+					json_object_set_new(abandoned_idx, key, json_true());
+					nabandoned++;
+				}
+			} else {
+				ninvalidated++;
+			}
 		} else if (!strcmp(ev, CGSHIM_EV_SUMMARY)) {
 			const char *k;
 			json_t *v;
@@ -343,6 +372,8 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(sum, "captures", json_integer(captures));
 	json_object_set_new(sum, "captures_ok", json_integer(cap_ok));
 	json_object_set_new(sum, "captures_invalidated", json_integer(captures - cap_ok));
+	json_object_set_new(sum, "invalidations", json_integer(ninvalidated));
+	json_object_set_new(sum, "captures_abandoned", json_integer(nabandoned));
 	json_object_set_new(sum, "graphs", json_integer((json_int_t)json_object_size(graphs)));
 	json_object_set_new(sum, "execs", json_integer(execs));
 	json_object_set_new(sum, "launches",
@@ -378,6 +409,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "violations", viol);
 	json_object_set_new(doc, "captures", caps);
 	json_object_set_new(doc, "capture_totals", cap_tot);
+	json_object_set_new(doc, "broken_captures", broken);
 	json_object_set_new(doc, "pools", pools);
 	json_object_set_new(doc, "graphmem", gmem);
 	json_object_set_new(doc, "failing_calls", fails);
@@ -390,6 +422,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_decref(pool_seen);
 	json_decref(fail_idx);
 	json_decref(launch_cur);
+	json_decref(abandoned_idx);
 	return doc;
 }
 
@@ -466,6 +499,9 @@ void rp_print_text(FILE *f, const json_t *doc)
 	fprintf(f, "  processes    %lld\n", rp_geti(sum, "processes"));
 	fprintf(f, "  captures     %lld (%lld ok, %lld invalidated)\n", rp_geti(sum, "captures"),
 	        rp_geti(sum, "captures_ok"), rp_geti(sum, "captures_invalidated"));
+	if (rp_geti(sum, "invalidations") || rp_geti(sum, "captures_abandoned"))
+		fprintf(f, "  broken       %lld invalidation(s) seen, %lld capture(s) never ended\n",
+		        rp_geti(sum, "invalidations"), rp_geti(sum, "captures_abandoned"));
 	fprintf(f, "  graphs       %lld\n", rp_geti(sum, "graphs"));
 	fprintf(f, "  executables  %lld\n", rp_geti(sum, "execs"));
 	fprintf(f, "  launches     %lld%s\n", rp_geti(sum, "launches"),
@@ -553,6 +589,23 @@ void rp_print_text(FILE *f, const json_t *doc)
 		        "total", "", "", "", "", rp_geti(t, "alloc_nodes"),
 		        RP_BCELL(t, "alloc_bytes"), RP_BCELL(t, "malloc_bytes"), "", "",
 		        RP_BCELL(t, "delta"), RP_BCELL(t, "unattributed"), RP_BCELL(t, "instantiate_delta"));
+	}
+
+	a = json_object_get(doc, "broken_captures");
+	if (json_array_size(a)) {
+		fputs("\n== Broken captures (invalidated; abandoned = never ended)\n", f);
+		fprintf(f, "  %-11s %-7s %-8s %-9s %-7s %-12s %-22s %-8s %s\n", "what", "pid", "capture", "begin-tid",
+		        "mode", "how", "call", "call-tid", "call site / begin site");
+		json_array_foreach(a, i, row)
+		{
+			const char *how = rp_str(row, "found_by") ? rp_str(row, "found_by") : rp_str(row, "reason");
+			fprintf(f, "  %-11s %-7s %-8s %-9s %-7s %-12s %-22s %-8s %s\n", RP_CELL(row, "what"),
+			        RP_CELL(row, "pid"), RP_CELL(row, "capture"), RP_CELL(row, "begin_tid"),
+			        RP_CELL(row, "mode"), how ? how : "-", RP_CELL(row, "api"), RP_CELL(row, "call_tid"),
+			        RP_CELL(row, "site"));
+			fprintf(f, "  %-11s %-7s %-8s %-9s %-7s %-12s %-22s %-8s %s\n", "", "", "", "", "", "", "", "",
+			        RP_CELL(row, "begin_site"));
+		}
 	}
 
 	a = json_object_get(doc, "pools");

@@ -33,5 +33,7 @@
 #define CGSHIM_EV_NODE "node"           /* one node of a graph summary (for --dot) */
 #define CGSHIM_EV_SUMMARY "summary"     /* exit summary */
 #define CGSHIM_EV_WARNING "warning"     /* the shim's own trouble (degraded, malformed env) */
+#define CGSHIM_EV_INVALIDATED "invalidated" /* a live capture found invalidated, and by what */
+#define CGSHIM_EV_ABANDONED "abandoned" /* a capture never ended: named at a later refusal or at exit */
 
 #endif

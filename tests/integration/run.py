@@ -342,6 +342,176 @@ def case_doors():
           "shared-runtime program: runtime and cuGetProcAddress doors (%s)" % d)
     d = doors("rt_app", extra={"CGSHIM_RUNTIME_HOOKS": "0"})
     check(d.get("runtime", 0) == 0 and d.get("cuGetProcAddress", 0) > 0, "runtime hooks off: no runtime door (%s)" % d)
+def threads_run(mode):
+    """capture_threads MODE bare and under the shim (issue 19)."""
+    exe = os.path.join(INTEG, "capture_threads")
+    bare, _, _ = run(exe, shim=False, args=(mode,))
+    shim, recs, _ = run(exe, args=(mode,))
+    print(shim.stdout.rstrip())
+    same(bare, shim)
+    check(bare.returncode == 0, "the stand-in answered as the real driver would (bare run exits 0)")
+    return recs
+
+
+def seq_of(recs, pred):
+    return [r["seq"] for r in recs if pred(r)]
+
+
+def case_hostalloc_named():
+    """A pinned host allocation from another thread during a Global capture
+    is named (thread, site, capture) before it reaches the driver."""
+    recs = threads_run("hostalloc")
+    begin = calls(recs, "cuStreamBeginCapture", rc=0)
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("api") == "cuMemHostAlloc"]
+    check(len(v) == 1 and v[0].get("rule") == "CGS007", "one CGS007 violation names cuMemHostAlloc (%d)" % len(v))
+    if not (v and begin):
+        return
+    v = v[0]
+    check(v["tid"] != begin[0]["tid"] and v.get("call_tid") == v["tid"] and v.get("capture_tid") == begin[0]["tid"],
+          "violation names the other thread %s and the capturing thread %s" % (v.get("call_tid"), v.get("capture_tid")))
+    check(v.get("capture") == begin[0].get("capture") and v.get("mode") == "global",
+          "violation names the capture it will break (%s, %s)" % (v.get("capture"), v.get("mode")))
+    check(bool(v.get("site")) and bool(v.get("begin_site")), "violation carries the call site and the begin site")
+    call = calls(recs, "cuMemHostAlloc")
+    check(call and call[0]["rc"] == 900 and call[0]["seq"] > v["seq"],
+          "the violation is written before the call's record (seq %s < %s, rc %s)"
+          % (v["seq"], call[0]["seq"] if call else None, call[0]["rc"] if call else None))
+    inv = [r for r in recs if r.get("ev") == "invalidated"]
+    check(len(inv) == 1 and inv[0].get("found_by") == "call" and inv[0].get("api") == "cuMemHostAlloc"
+          and inv[0].get("other_thread") is True, "one invalidated record: by cuMemHostAlloc on another thread")
+    s = [r for r in recs if r.get("ev") == "summary"]
+    check(s and s[0].get("captures_invalidated") == 1 and s[0].get("captures_open") == 0,
+          "summary: captures_invalidated 1, captures_open 0 (%s)" % (s and {k: s[0].get(k) for k in ("captures_invalidated", "captures_open")}))
+    b = begin[0]
+    check("pre_ns" in b and "post_ns" in b and b["post_ns"] <= b["dur_ns"],
+          "begin record splits the hook's cost: pre_ns %s post_ns %s dur_ns %s" % (b.get("pre_ns"), b.get("post_ns"), b.get("dur_ns")))
+
+
+def case_abandoned_named():
+    """A capture left open after an invalidation is named at the next 900."""
+    recs = threads_run("abandon")
+    ab = [r for r in recs if r.get("ev") == "abandoned" and r.get("reason") == "refused"]
+    check(len(ab) == 1, "one abandoned record at the first later refusal (%d)" % len(ab))
+    if not ab:
+        return
+    a = ab[0]
+    begin = calls(recs, "cuStreamBeginCapture", rc=0)
+    check(begin and a.get("capture") == begin[0].get("capture") and a.get("begin_tid") == begin[0]["tid"],
+          "it names the capture %s and its begin thread %s" % (a.get("capture"), a.get("begin_tid")))
+    check(bool(a.get("begin_site")) and bool(a.get("site")), "it carries the begin site and the failing call's site")
+    check(a.get("api") == "cuCtxSynchronize" and a.get("rc") == 900 and a.get("invalidated") is True,
+          "the first failing call after it: %s rc %s" % (a.get("api"), a.get("rc")))
+    sync = calls(recs, "cuCtxSynchronize")
+    check(sync and sync[0]["rc"] == 900, "cuCtxSynchronize's own record says 900")
+    again = calls(recs, "cuStreamBeginCapture", rc=401)
+    check(len(again) == 1, "the second begin on the stream fails (401) and is recorded")
+    v = [r for r in recs if r.get("ev") == "violation"]
+    s = [r for r in recs if r.get("ev") == "summary"]
+    check([r.get("api") for r in v] == ["cuMemHostAlloc", "cuCtxSynchronize"],
+          "refusals after the capture was named abandoned are counted, not written again: %s" % [r.get("api") for r in v])
+    check(s and s[0].get("rules", {}).get("CGS007") == 3, "summary counts 3 CGS007 (%s)" % (s and s[0].get("rules")))
+
+
+def case_invalidated_by_query():
+    """captures_invalidated counts an invalidation the shim only sees through
+    the application's own capture-info query."""
+    recs = threads_run("query")
+    inv = [r for r in recs if r.get("ev") == "invalidated"]
+    check(len(inv) == 1 and inv[0].get("found_by") == "capture_info"
+          and (inv[0].get("api") or "").startswith("cuStreamGetCaptureInfo"),
+          "one invalidated record, found by the application's capture-info query (%s)"
+          % [(r.get("found_by"), r.get("api")) for r in inv])
+    s = [r for r in recs if r.get("ev") == "summary"]
+    check(s and s[0].get("captures_invalidated") == 1, "summary: captures_invalidated 1 (%s)" % (s and s[0].get("captures_invalidated")))
+    capr = [r for r in recs if r.get("ev") == "capture"]
+    check(capr and capr[0].get("rc") == 901, "the capture record says 901")
+
+
+def report_broken(tmp):
+    """`cgshim report` on the run's log: its broken-captures rows and text."""
+    tool = os.environ.get("CGSHIM_TOOL")
+    if not tool:
+        print("note: no cgshim report (built without jansson)")
+        return None, None
+    logs = sorted(glob.glob(os.path.join(tmp, "log-*.jsonl")))
+    js = subprocess.run([tool, "report", "--json", *logs], capture_output=True, text=True, timeout=60)
+    tx = subprocess.run([tool, "report", *logs], capture_output=True, text=True, timeout=60)
+    return json.loads(js.stdout), tx.stdout
+
+
+def case_open_at_exit():
+    """A capture never ended is listed in the exit summary, and the report
+    shows the invalidation and the abandoned capture."""
+    exe = os.path.join(INTEG, "capture_threads")
+    _, recs, tmp = run(exe, args=("abandon",))
+    doc, text = report_broken(tmp)
+    if doc is not None:
+        rows = doc.get("broken_captures", [])
+        what = [(r.get("what"), r.get("found_by") or r.get("reason"), r.get("api")) for r in rows]
+        check(what == [("invalidated", "call", "cuMemHostAlloc"), ("abandoned", "refused", "cuCtxSynchronize"),
+                       ("abandoned", "exit", None)], "report rows: %s" % what)
+        check(doc["summary"].get("captures_abandoned") == 1 and doc["summary"].get("invalidations") == 1,
+              "report summary: invalidations %s, captures abandoned %s" % (
+                  doc["summary"].get("invalidations"), doc["summary"].get("captures_abandoned")))
+        check("== Broken captures" in text and "cuCtxSynchronize" in text, "report text has the Broken captures table")
+        print("\n".join(l for l in text.splitlines() if "broken" in l.lower() or "abandoned" in l or "invalidated " in l))
+    recs = threads_run("abandon")
+    s = [r for r in recs if r.get("ev") == "summary"]
+    begin = calls(recs, "cuStreamBeginCapture", rc=0)
+    cid = begin[0].get("capture") if begin else None
+    check(s and s[0].get("captures_open") == 1 and s[0].get("open_captures") == [cid],
+          "summary: captures_open 1, open_captures [%s] (%s)" % (cid, s and (s[0].get("captures_open"), s[0].get("open_captures"))))
+    ex = [r for r in recs if r.get("ev") == "abandoned" and r.get("reason") == "exit"]
+    check(len(ex) == 1 and ex[0].get("capture") == cid and ex[0].get("begin_site"),
+          "an abandoned record (reason exit) names it with its begin site")
+    check(len(begin) == 1, "the begin call's deferred record is written (%d)" % len(begin))
+
+
+PY_CAPTURE = """import ctypes, sys
+cu = ctypes.CDLL("libcuda.so.1")
+dev = ctypes.c_int(); ctx = ctypes.c_void_p(); s = ctypes.c_void_p(); g = ctypes.c_void_p()
+assert cu.cuInit(0) == 0
+cu.cuDeviceGet(ctypes.byref(dev), 0)
+cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
+cu.cuCtxSetCurrent(ctx)
+cu.cuStreamCreate(ctypes.byref(s), 1)
+def inner(i):
+    return cu.cuStreamBeginCapture_v2(s, 0)  # BEGIN-LINE
+def outer(i):
+    return inner(i)
+for i in range(int(sys.argv[1])):
+    assert outer(i) == 0
+    assert cu.cuStreamEndCapture(s, ctypes.byref(g)) == 0
+print("ok")
+"""
+
+
+def case_python_frames():
+    """CPython 3.12 frames read without the GIL (ctypes releases it): the
+    begin-capture site names the script's lines, also when repeated (the
+    reader's code-object cache)."""
+    import shutil
+    cands = [shutil.which("python3.12")] + sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")))
+    py = next((c for c in cands if c and subprocess.run([c, "-c", "0"], capture_output=True).returncode == 0), None)
+    if not py:
+        print("skip: no python3.12 here")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="cgshim-py-")
+    script = os.path.join(tmp, "cap312.py")
+    open(script, "w").write(PY_CAPTURE)
+    line = [i for i, l in enumerate(PY_CAPTURE.splitlines(), 1) if "BEGIN-LINE" in l][0]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+    env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
+               CGSHIM_LOG_FILE=os.path.join(tmp, "log.jsonl"))
+    p = subprocess.run([py, script, "5"], env=env, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and p.stdout.strip() == "ok", "python3.12 ctypes capture loop runs under the shim (%s)" % p.stderr[-200:])
+    recs = [json.loads(l) for l in open(os.path.join(tmp, "log.jsonl")) if l.strip()]
+    b = calls(recs, "cuStreamBeginCapture", rc=0)
+    check(len(b) == 5, "5 begin records (%d)" % len(b))
+    want = ["py:%s:%d:inner" % (script, line), "py:%s:%d:outer" % (script, line + 2)]
+    sites = [r.get("site", [])[:2] for r in b]
+    check(all(s == want for s in sites), "every begin site starts %s (got %s)" % (want, sites[0] if sites else None))
+    print("pre_ns %s post_ns %s" % ([r.get("pre_ns") for r in b], [r.get("post_ns") for r in b]))
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

@@ -2240,6 +2240,133 @@ DEF(cuMemFree_v2, PFN_cuMemFree_v3020, (CUdeviceptr dptr))
 	return free_any(dptr);
 }
 
+/* ---- pinned host memory --------------------------------------------------
+ * Plain host memory here, tracked so that frees and unregisters of unknown
+ * pointers fail as the real driver's do. Capture-unsafe like cuMemAlloc
+ * (docs/host-memory-capture.md: from another thread while a Global capture
+ * is live the call fails with 900 and invalidates the capture; ThreadLocal
+ * counts only the calling thread's captures; Relaxed allows it). */
+struct host_blk {
+	void *p;
+	size_t size;
+	int registered; /* 1: cuMemHostRegister'd user memory, 0: allocated here */
+	struct host_blk *next;
+};
+static struct host_blk *g_host;
+
+static struct host_blk **host_find(void *p)
+{
+	struct host_blk **b;
+	for (b = &g_host; *b; b = &(*b)->next)
+		if ((*b)->p == p)
+			return b;
+	return NULL;
+}
+
+static CUresult host_alloc(void **pp, size_t bytesize)
+{
+	CUresult rc = unsafe_call();
+	struct host_blk *b;
+	if (rc)
+		return rc;
+	if (!pp || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	b = calloc(1, sizeof *b);
+	if (!b || !(b->p = calloc(1, bytesize))) {
+		free(b);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	b->size = bytesize;
+	b->next = g_host;
+	g_host = b;
+	*pp = b->p;
+	return CUDA_SUCCESS;
+}
+
+static CUresult host_register(void *p, size_t bytesize)
+{
+	CUresult rc = unsafe_call();
+	struct host_blk *b;
+	if (rc)
+		return rc;
+	if (!p || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (host_find(p))
+		return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	b = calloc(1, sizeof *b);
+	if (!b)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	b->p = p;
+	b->size = bytesize;
+	b->registered = 1;
+	b->next = g_host;
+	g_host = b;
+	return CUDA_SUCCESS;
+}
+
+/* Free (registered 0) or unregister (1) the block at p. */
+static CUresult host_release(void *p, int registered)
+{
+	CUresult rc = unsafe_call();
+	struct host_blk **bp, *b;
+	if (rc)
+		return rc;
+	bp = host_find(p);
+	if (!bp || (*bp)->registered != registered)
+		return registered ? CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED : CUDA_ERROR_INVALID_VALUE;
+	b = *bp;
+	*bp = b->next;
+	if (!registered)
+		free(b->p);
+	free(b);
+	return CUDA_SUCCESS;
+}
+
+DEF(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020, (void **pp, size_t bytesize, unsigned int Flags))
+{
+	ENTER_OBJ();
+	(void)Flags;
+	return host_alloc(pp, bytesize);
+}
+
+DEF(cuMemAllocHost, PFN_cuMemAllocHost_v2000, (void **pp, unsigned int bytesize))
+{
+	ENTER_OBJ();
+	return host_alloc(pp, bytesize);
+}
+
+DEF(cuMemAllocHost_v2, PFN_cuMemAllocHost_v3020, (void **pp, size_t bytesize))
+{
+	ENTER_OBJ();
+	return host_alloc(pp, bytesize);
+}
+
+DEF(cuMemHostRegister, PFN_cuMemHostRegister_v4000, (void *p, size_t bytesize, unsigned int Flags))
+{
+	ENTER_OBJ();
+	(void)Flags;
+	return host_register(p, bytesize);
+}
+
+DEF(cuMemHostRegister_v2, PFN_cuMemHostRegister_v6050, (void *p, size_t bytesize, unsigned int Flags))
+{
+	ENTER_OBJ();
+	(void)Flags;
+	return host_register(p, bytesize);
+}
+
+DEF(cuMemFreeHost, PFN_cuMemFreeHost_v2000, (void *p))
+{
+	ENTER_OBJ();
+	return host_release(p, 0);
+}
+
+DEF(cuMemHostUnregister, PFN_cuMemHostUnregister_v4000, (void *p))
+{
+	ENTER_OBJ();
+	return host_release(p, 1);
+}
+
 static CUresult alloc_async(CUdeviceptr *dptr, size_t size, struct pool *p, CUstream hs, int ptsz)
 {
 	struct stream *s = get_stream(hs, ptsz);
@@ -3737,6 +3864,13 @@ static const struct procent g_procs[] = {
 	E(cuMemGetInfo, 3020, cuMemGetInfo_v2)
 	E(cuMemAlloc, 3020, cuMemAlloc_v2)
 	E(cuMemFree, 3020, cuMemFree_v2)
+	E(cuMemAllocHost, 2000, cuMemAllocHost)
+	E(cuMemAllocHost, 3020, cuMemAllocHost_v2)
+	E(cuMemHostAlloc, 2020, cuMemHostAlloc)
+	E(cuMemFreeHost, 2000, cuMemFreeHost)
+	E(cuMemHostRegister, 4000, cuMemHostRegister)
+	E(cuMemHostRegister, 6050, cuMemHostRegister_v2)
+	E(cuMemHostUnregister, 4000, cuMemHostUnregister)
 	P(cuMemAllocAsync, 11020, cuMemAllocAsync)
 	P(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync)
 	P(cuMemFreeAsync, 11020, cuMemFreeAsync)

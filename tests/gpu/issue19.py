@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""tests/gpu/issue19.py -- GPU checks of issue 19 (run by tests/gpu/issue19).
+
+usage: issue19.py BUILD BIN
+  BUILD  meson build dir of the shim (BUILD/shim/libcgshim.so)
+  BIN    dir with hostalloc_probe and begin_cost
+
+1. hostalloc_probe: the real driver's answer to the pinned host memory calls
+   in each capture mode from each thread (a table for docs/).
+2. Begin-capture hook cost, shim minus bare, first capture and median of 20,
+   in C (begin_cost) and in PyTorch (issue19_torch.py cost): what the
+   application sees (total, with CGSHIM_MEMINFO auto and off) and the window
+   the hook adds after the driver's begin (post_ns of the begin record).
+   Bars: <= 5 us steady state, <= 50 us on the first capture.
+3. issue19_torch.py repro, bare and under the shim 5 times each: failing
+   captures within +-1 of the paired bare run; the other thread's call named
+   with its thread and Python line (if a capture failed); an abandoned
+   capture named (if PyTorch left one open).
+One line per case, then "N passed, N failed".
+"""
+import glob, json, os, statistics, subprocess, sys, tempfile
+
+BUILD, BIN = sys.argv[1], sys.argv[2]
+LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+TORCH = os.path.join(HERE, "issue19_torch.py")
+results = []
+US = 1000.0
+
+
+def run(cmd, shim, extra=None, timeout=120):
+    tmp = tempfile.mkdtemp(prefix="cgshim-i19-")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+    if shim:
+        env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
+                   CGSHIM_LOG_FILE=os.path.join(tmp, "log-%p.jsonl"))
+    if extra:
+        env.update(extra)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    recs = []
+    for f in sorted(glob.glob(os.path.join(tmp, "log-*.jsonl"))):
+        for line in open(f, errors="replace"):
+            try:
+                recs.append(json.loads(line))
+            except ValueError:
+                pass
+    return p, recs
+
+
+def case(name):
+    def deco(fn):
+        try:
+            detail = fn()
+            results.append(True)
+            print("PASS %s: %s" % (name, detail), flush=True)
+        except AssertionError as e:
+            results.append(False)
+            print("FAIL %s: %s" % (name, e), flush=True)
+        except Exception as e:
+            results.append(False)
+            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
+        return fn
+    return deco
+
+
+def kv(out, key):
+    for line in out.splitlines():
+        if line.startswith(key + " "):
+            return int(line.split()[1])
+    raise AssertionError("no %r in output: %s" % (key, out[-300:]))
+
+
+# ---- 1. the driver's answers ------------------------------------------------
+
+@case("probe: pinned host memory calls during a capture, real driver")
+def _():
+    p, _ = run([os.path.join(BIN, "hostalloc_probe")], False)
+    print(p.stdout, flush=True)
+    assert p.returncode == 0, p.stderr[-400:]
+    rows = [l for l in p.stdout.splitlines() if l.startswith("| cu")]
+    # The facts this shim relies on: another thread's cuMemHostAlloc during a
+    # Global capture (the thread in Global mode) fails with 900 and breaks it.
+    key = [l for l in rows if l.startswith("| cuMemHostAlloc | global | other thread (global) |")]
+    assert key and "| 900 | invalidated |" in key[0], "cuMemHostAlloc from another thread, global: %s" % key
+    return "%d rows; cuMemHostAlloc other thread/global: %s" % (len(rows), key[0])
+
+
+# ---- 2. begin-capture hook cost --------------------------------------------
+
+def begin_stats(recs):
+    b = [r for r in recs if r.get("ev") == "call" and r.get("api", "").startswith("cuStreamBeginCapture")
+         and r.get("rc") == 0]
+    b.sort(key=lambda r: r["ts"])
+    post = [r.get("post_ns") for r in b if "post_ns" in r]
+    pre = [r.get("pre_ns") for r in b if "pre_ns" in r]
+    assert len(post) >= 2, "begin records with post_ns: %d of %d" % (len(post), len(b))
+    return post[0], statistics.median(post[1:]), pre[0], statistics.median(pre[1:])
+
+
+def cost_case(label, cmd):
+    bare, _ = run(cmd, False)
+    assert bare.returncode == 0, "bare: " + (bare.stdout + bare.stderr)[-400:]
+    shim, recs = run(cmd, True)
+    assert shim.returncode == 0, "shim: " + (shim.stdout + shim.stderr)[-400:]
+    off, _ = run(cmd, True, {"CGSHIM_MEMINFO": "off"})
+    bf, bm = kv(bare.stdout, "first_ns"), kv(bare.stdout, "median_ns")
+    sf, sm = kv(shim.stdout, "first_ns"), kv(shim.stdout, "median_ns")
+    of, om = kv(off.stdout, "first_ns"), kv(off.stdout, "median_ns")
+    wf, wm, pf, pm = begin_stats(recs)
+    line = ("%s: bare first %.1f us median %.1f us; added (shim - bare) first %.1f us median %.1f us "
+            "(meminfo off: %.1f / %.1f); window after the driver's begin (post_ns) first %.1f us median %.1f us; "
+            "pre-call work first %.1f us median %.1f us" % (
+                label, bf / US, bm / US, (sf - bf) / US, (sm - bm) / US, (of - bf) / US, (om - bm) / US,
+                wf / US, wm / US, pf / US, pm / US))
+    return line, (sf - bf, sm - bm, of - bf, om - bm, wf, wm)
+
+
+costs = {}
+
+
+@case("cost C: begin-capture window added <= 50 us first, <= 5 us steady")
+def _():
+    line, v = cost_case("C", [os.path.join(BIN, "begin_cost"), "21"])
+    costs["C"] = v
+    assert v[4] <= 50 * US and v[5] <= 5 * US, line
+    return line
+
+
+@case("cost C: begin-capture added as the app sees it <= 50 us first, <= 5 us steady (meminfo off)")
+def _():
+    v = costs["C"]
+    d = "first %.1f us, median %.1f us (meminfo auto: %.1f / %.1f)" % (v[2] / US, v[3] / US, v[0] / US, v[1] / US)
+    assert v[2] <= 50 * US and v[3] <= 5 * US, d
+    return d
+
+
+@case("cost PyTorch: begin-capture window added <= 50 us first, <= 5 us steady")
+def _():
+    line, v = cost_case("PyTorch", [sys.executable, TORCH, "cost", "20"])
+    costs["torch"] = v
+    assert v[4] <= 50 * US and v[5] <= 5 * US, line
+    return line
+
+
+@case("cost PyTorch: capture_begin added as the app sees it <= 50 us first, <= 5 us steady (meminfo off)")
+def _():
+    v = costs["torch"]
+    d = "first %.1f us, median %.1f us (meminfo auto: %.1f / %.1f)" % (v[2] / US, v[3] / US, v[0] / US, v[1] / US)
+    assert v[2] <= 50 * US and v[3] <= 5 * US, d
+    return d
+
+
+# ---- 3. the PyTorch reproducer ---------------------------------------------
+
+def marker_lines():
+    lines = {}
+    for i, l in enumerate(open(TORCH), 1):
+        for m in ("ISSUE19-PIN", "ISSUE19-EMPTY"):
+            if m in l:
+                lines[m] = i
+    return lines
+
+
+def repro_pair(i):
+    cmd = [sys.executable, TORCH, "repro", "20"]
+    bare, _ = run(cmd, False, timeout=150)
+    shim, recs = run(cmd, True, timeout=150)
+    for p, what in ((bare, "bare"), (shim, "shim")):
+        assert p.returncode == 0 and "captures 20 failed" in p.stdout, "%s run %d: %s" % (
+            what, i, (p.stdout + p.stderr)[-600:])
+    return bare, shim, recs
+
+
+def host_violations(recs):
+    return [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS007"
+            and r.get("api", "").startswith(("cuMemHostAlloc", "cuMemAllocHost", "cuMemFreeHost",
+                                             "cuMemHostRegister", "cuMemHostUnregister"))]
+
+
+for i in range(5):
+    @case("repro %d: PyTorch pinned-alloc thread + 20 Global captures, shim vs bare" % (i + 1))
+    def _(i=i):
+        bare, shim, recs = repro_pair(i)
+        bf = int(bare.stdout.split("captures 20 failed ")[1].split()[0])
+        sf = int(shim.stdout.split("captures 20 failed ")[1].split()[0])
+        left = kv(shim.stdout, "left_open")
+        errs = [l for l in shim.stdout.splitlines() if l.startswith("error")]
+        assert abs(sf - bf) <= 1, "failing captures: bare %d, shim %d (%s)" % (bf, sf, errs[:2])
+        detail = "failing captures bare %d, shim %d" % (bf, sf)
+        if sf:
+            lines = marker_lines()
+            me = os.path.basename(TORCH)
+            v = host_violations(recs)
+            def at_line(sites):
+                return [s for s in sites or [] for n in lines.values() if ("%s:%d:" % (me, n)) in s]
+            # Before the call (CGS007), or, for a call that raced the begin
+            # (its check ran before the capture was known), after it: an
+            # invalidated record naming the call (found_by call) or
+            # attributing the invalidation to it (by_api/by_site).
+            named = [(r["api"], r.get("call_tid"), at_line(r.get("site"))[0], "CGS007")
+                     for r in v if r.get("call_tid") != r.get("capture_tid") and at_line(r.get("site"))]
+            inv = [r for r in recs if r.get("ev") == "invalidated"]
+            named += [(r.get("api"), r.get("call_tid"), at_line(r.get("site"))[0], "invalidated")
+                      for r in inv if r.get("found_by") == "call" and r.get("other_thread") and at_line(r.get("site"))]
+            named += [(r.get("by_api"), r.get("by_tid"), at_line(r.get("by_site"))[0], "invalidated by")
+                      for r in inv if r.get("by_tid") and r.get("by_tid") != r.get("begin_tid") and at_line(r.get("by_site"))]
+            assert named, ("no record names the other thread's pinned call with its Python line %s "
+                           "(%d host-memory violations; first: %s; invalidated: %s)" % (
+                               lines, len(v), v[0] if v else None,
+                               [(r.get("found_by"), r.get("api"), r.get("by_api")) for r in inv][:3]))
+            detail += "; named %d time(s), first: %s thread %s at %s (%s record)" % ((len(named),) + named[0])
+        if left:
+            ab = [r for r in recs if r.get("ev") == "abandoned"]
+            summ = [r for r in recs if r.get("ev") == "summary"]
+            assert ab, "PyTorch left a capture open and no abandoned record names it"
+            a = ab[0]
+            detail += "; abandoned capture %s named (%s, first failing call %s, begin site %s)" % (
+                a.get("capture"), a.get("reason"), a.get("api"), (a.get("begin_site") or ["?"])[0])
+            assert summ and summ[0].get("captures_open", 0) >= 1, "exit summary lists no open capture: %s" % (
+                summ[0] if summ else None)
+        summ = [r for r in recs if r.get("ev") == "summary"]
+        if summ:
+            detail += "; summary captures_invalidated %s captures_open %s" % (
+                summ[0].get("captures_invalidated"), summ[0].get("captures_open"))
+        return detail
+
+
+print("%d passed, %d failed" % (results.count(True), results.count(False)))
+sys.exit(0 if all(results) else 1)
