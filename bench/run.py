@@ -384,7 +384,7 @@ def table(res, say=print):
 
 
 def parser():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0], usage=__doc__.split("\n\n")[1],
+    p = argparse.ArgumentParser(prog="bench/run.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="10 rounds, fewer iterations (under 3 min on an H100)")
     p.add_argument("--rounds", type=int, help="rounds (default 30; --quick 10)")
@@ -398,6 +398,17 @@ def parser():
     p.add_argument("--dry", action="store_true", help="the fake workload (bench/fake_workload.py), no GPU")
     p.add_argument("--selftest", action="store_true", help="check the statistics and the driver on the fake workload")
     return p
+
+
+def strict(x):
+    """x for strict JSON: nan (a refused update's rewrite_ns) as null, keys as strings."""
+    if isinstance(x, dict):
+        return {str(k): strict(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [strict(v) for v in x]
+    if isinstance(x, float) and x != x:
+        return None
+    return x
 
 
 def fake_bin(tmp):
@@ -449,9 +460,9 @@ def main(argv=None, say=print):
     passed, failed = table(res, say)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"argv": sys.argv if argv is None else argv, "rounds": a.rounds, "quick": a.quick,
+            json.dump(strict({"argv": sys.argv if argv is None else argv, "rounds": a.rounds, "quick": a.quick,
                        "core": a.core, "lib": a.lib, "bin": a.bin, "lockstep": a.lockstep, "dry": a.dry,
-                       "raw": raw, "results": res}, f, indent=1, default=str)
+                       "raw": raw, "results": res}), f, indent=1)
     if not a.keep_logs:
         shutil.rmtree(tmp, ignore_errors=True)
     return 1 if failed else 0
