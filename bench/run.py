@@ -57,9 +57,10 @@ upper end of the interval <= bar + margin (bench/bars.tsv); the older bar,
 where it differs, by the older rule (median <= bar). Closing line
 "N passed, N failed" (issue-17 bars). --json FILE: every raw number.
 
-Default: 30 rounds, full iteration counts (about 8 minutes on an H100);
---quick: 10 rounds, fewer iterations (under 3 minutes). The harness prints
-the elapsed time and a projection after the first round."""
+Default: 30 rounds, full iteration counts, sized for about 8 minutes on an
+H100; --quick: 10 rounds, fewer iterations, sized for under 3 (sizes
+estimated from ~0.3 s of CUDA start-up per process: the harness prints the
+elapsed time and a projection after the first round)."""
 import argparse
 import glob
 import json
@@ -386,7 +387,7 @@ def table(res, say=print):
 def parser():
     p = argparse.ArgumentParser(prog="bench/run.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="10 rounds, fewer iterations (under 3 min on an H100)")
+    p.add_argument("--quick", action="store_true", help="10 rounds, fewer iterations (sized for under 3 min on an H100)")
     p.add_argument("--rounds", type=int, help="rounds (default 30; --quick 10)")
     p.add_argument("--cases", help="comma-separated case names or prefixes (default: all)")
     p.add_argument("--core", default="4", help="the core every run is pinned to (taskset -c), or none")
