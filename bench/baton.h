@@ -1,13 +1,15 @@
 /*
- * bench/baton.h -- lockstep mode of the benchmarks (bench/abrun.py lockstep()).
+ * bench/baton.h -- lockstep mode of the benchmarks (bench/baton.py lockstep_ring()).
  *
  * On the lent VM the host's speed moves between levels (up to ~2x) within a
  * fraction of a second, so runs taken seconds apart disagree by more than a
- * 10% bar. In lockstep mode two processes, one bare and one under the shim,
- * pinned to one core, pass a baton through pipes after every iteration:
- * iteration i of one side runs right after iteration i of the other, and a
- * bar is judged on the per-iteration ratios. BENCH_BATON=RFD,WFD,FIRST in
- * the environment turns the mode on (FIRST=1: this side starts).
+ * 10% bar. In lockstep mode the processes of one measurement (bare, under
+ * the shim, ...), pinned to one core, pass a baton around a ring of pipes
+ * after every iteration: iteration i of each runs right after iteration i of
+ * the one before it, and a bar is judged on the per-iteration ratios.
+ * BENCH_BATON=RFD,WFD,FIRST in the environment turns the mode on (RFD: read
+ * the turn from the previous process, WFD: pass it to the next, FIRST=1: this
+ * one starts).
  */
 #ifndef CGSHIM_BENCH_BATON_H
 #define CGSHIM_BENCH_BATON_H

@@ -1,8 +1,8 @@
 /*
- * bench/launch_bench.cu -- the launch-path bar: a tight cudaGraphLaunch loop
- * of a one-kernel graph. Prints "ns_per_launch <value>" for one run of
- * ITER launches (after a warm-up). Run it bare and under the shim,
- * interleaved, and compare medians (bench/launch_ab.py).
+ * bench/launch_bench.cu -- a tight cudaGraphLaunch loop of a one-kernel
+ * graph. Prints "ns_per_launch <value>" for one run of ITER launches (after
+ * a warm-up). Kept because tests/gpu/run builds it; the launch bar is
+ * measured by bench/run.py (case launch, bench/workload.cu).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -28,7 +28,8 @@
  * first one are still alive, the driver state a rewrite keeps (information).
  * Builds with nvcc (-O2 -arch=sm_90 -Ikernels) and, for a smoke test, as C
  * against the CPU stand-in (gcc -x c ... -Ikernels -Itests/standin -lcudart).
- * bench/rewrite_ab.py runs it bare and under the shim, interleaved.
+ * bench/run.py runs it bare, under the shim and disabled, interleaved (cases
+ * rewrite-warm: rewrite_ns / bare instantiate_ns; rewrite-launch: launch_ns).
  */
 #include <math.h>
 #include <stdlib.h>

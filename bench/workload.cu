@@ -1,0 +1,255 @@
+/*
+ * bench/workload.cu -- the workloads of the cost-per-call-type benchmark
+ * (bench/run.py runs them bare, under the shim and with CGSHIM_DISABLE=1).
+ *
+ * usage: workload CASE [NODES] [ITERS] [BATCH]
+ *   launch         cudaGraphLaunch of a 1-node graph (the empty kernel), ITERS launches in batches
+ *                  of BATCH (each batch ends with a stream synchronize)
+ *   eager          cudaLaunchKernel of an empty kernel, the same batches
+ *   capture        capture of NODES nodes (cudaMallocAsync, NODES-2 kernels,
+ *                  cudaFreeAsync: one memory node pair), instantiate with
+ *                  AutoFreeOnLaunch, destroy exec and graph; ITERS iterations
+ *   update-same    whole-graph cudaGraphExecUpdate of an exec of a NODES-kernel
+ *                  chain from an identical graph captured once and reused every
+ *                  iteration (the replay/update loop of a serving engine)
+ *   update-fresh   the same update from a graph captured anew every iteration
+ *                  (other kernel arguments); the capture is not timed
+ * (NODES is ignored by launch and eager; defaults: NODES 64, ITERS 300,
+ * BATCH 1000.)
+ *
+ * Output contract (bench/run.py parses it), one line:
+ *   result CASE nodes N iters I median_ns M p25_ns A p75_ns B
+ * M is the median over iterations (launch, eager: over batches, per launch)
+ * of the timed call(s) alone. Timing is CLOCK_MONOTONIC inside the process
+ * around the timed calls only: process start-up, context creation, the shim's
+ * set-up and the warm-up iterations are excluded, so the ratios compare the
+ * calls and not the loader.
+ *
+ * Lockstep (bench/run.py --lockstep, bench/baton.h): with BENCH_BATON set, the
+ * capture and update cases print "iter I NS" per iteration and pass the baton
+ * after every iteration (warm-up included, so every side takes the same
+ * number of turns).
+ *
+ * Builds with nvcc (bench/build.sh: nvcc -O2 -arch=sm_90 -Ikernels -Ibench)
+ * and, for a CPU smoke test, as C against the stand-in runtime
+ * (gcc -x c -Ikernels -Itests/standin -Ibench -I/usr/local/cuda/include ... -lcudart).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "scenario.h"
+#include "baton.h"
+
+#ifdef __CUDACC__
+__global__ void k_empty(void)
+{
+}
+#else
+static void k_empty(void **a, unsigned long n)
+{
+	(void)a;
+	(void)n;
+}
+#endif
+
+#define MUST(call)                                                                                 \
+	do {                                                                                       \
+		int rc_ = (int)(call);                                                             \
+		if (rc_ != cudaSuccess) {                                                          \
+			printf("%s: rc=%d (%s) line %d\n", #call, rc_, cudaGetErrorName((cudaError_t)rc_), \
+			       __LINE__);                                                          \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+#define BUF 1024L
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts v; prints the result line. */
+static void report(const char *name, int nodes, int n, double *v)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp);
+	double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+	printf("result %s nodes %d iters %d median_ns %.1f p25_ns %.1f p75_ns %.1f\n", name, nodes, n, med,
+	       v[n / 4], v[(3 * n) / 4]);
+}
+
+static cudaGraph_t chain(cudaStream_t s, float *buf, int nodes, double v)
+{
+	cudaGraph_t g;
+	MUST(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+	for (int i = 0; i < nodes; i++)
+		LAUNCH_ADD(s, buf, BUF, v);
+	MUST(cudaGetLastError());
+	MUST(cudaStreamEndCapture(s, &g));
+	return g;
+}
+
+static void launch_empty(cudaStream_t s)
+{
+	dim3 one = {1, 1, 1};
+#ifdef __CUDACC__
+	MUST(cudaLaunchKernel((const void *)k_empty, one, one, NULL, 0, s));
+#else
+	void *args[] = {NULL};
+	MUST(cudaLaunchKernel((const void *)k_empty, one, one, args, 0, s));
+#endif
+}
+
+/* launch, eager: per-launch ns of each batch (the batch's closing
+ * synchronize included, amortized over BATCH launches). */
+static int launches(int eager, int iters, int batch, cudaStream_t s, float *buf)
+{
+	int nb = iters / batch > 0 ? iters / batch : 1;
+	double *t = (double *)malloc((size_t)nb * sizeof *t);
+	cudaGraph_t g = NULL;
+	cudaGraphExec_t e = NULL;
+	(void)buf;
+	if (!eager) { /* the same empty kernel, captured: the launch path dominates, not the GPU */
+		MUST(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+		launch_empty(s);
+		MUST(cudaStreamEndCapture(s, &g));
+		MUST(cudaGraphInstantiate(&e, g, 0));
+	}
+	for (int i = 0; i < 2000; i++) /* warm-up */
+		if (eager)
+			launch_empty(s);
+		else
+			MUST(cudaGraphLaunch(e, s));
+	MUST(cudaStreamSynchronize(s));
+	for (int b = 0; b < nb; b++) {
+		double t0 = now_ns();
+		if (eager)
+			for (int i = 0; i < batch; i++)
+				launch_empty(s);
+		else
+			for (int i = 0; i < batch; i++)
+				MUST(cudaGraphLaunch(e, s));
+		MUST(cudaStreamSynchronize(s));
+		t[b] = (now_ns() - t0) / batch;
+	}
+	report(eager ? "eager" : "launch", eager ? 0 : 1, nb, t);
+	if (!eager) {
+		MUST(cudaGraphExecDestroy(e));
+		MUST(cudaGraphDestroy(g));
+	}
+	free(t);
+	return 0;
+}
+
+/* capture + instantiate (AutoFreeOnLaunch) + destroy, the whole cycle timed. */
+static int capture(int nodes, int iters, cudaStream_t s, int lock)
+{
+	double *t = (double *)malloc((size_t)iters * sizeof *t);
+	for (int r = -20; r < iters; r++) { /* 20 warm-up iterations */
+		cudaGraph_t g = NULL;
+		cudaGraphExec_t e = NULL;
+		float *p = NULL;
+		double t0 = now_ns();
+		MUST(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		MUST(cudaMallocAsync((void **)&p, BUF * sizeof(float), s));
+		for (int k = 0; k < nodes - 2; k++)
+			LAUNCH_ADD(s, p, BUF, 1.0);
+		MUST(cudaFreeAsync(p, s));
+		MUST(cudaStreamEndCapture(s, &g));
+		MUST(cudaGraphInstantiate(&e, g, cudaGraphInstantiateFlagAutoFreeOnLaunch));
+		MUST(cudaGraphExecDestroy(e));
+		MUST(cudaGraphDestroy(g));
+		double dt = now_ns() - t0;
+		if (r >= 0)
+			t[r] = dt;
+		if (lock) {
+			if (r >= 0)
+				printf("iter %d %.0f\n", r, dt);
+			baton_turn();
+		}
+	}
+	report("capture", nodes, iters, t);
+	free(t);
+	return 0;
+}
+
+/* update-same (fresh = 0) and update-fresh (fresh = 1): the update alone
+ * timed. Every 16th iteration the exec is launched (untimed), as a replay
+ * loop does between updates. */
+static int update(int fresh, int nodes, int iters, cudaStream_t s, float *buf, int lock)
+{
+	double *t = (double *)malloc((size_t)iters * sizeof *t);
+	cudaGraph_t g0 = chain(s, buf, nodes, 1.0), same = NULL;
+	cudaGraphExec_t e = NULL;
+	cudaGraphExecUpdateResultInfo info;
+	MUST(cudaGraphInstantiate(&e, g0, 0));
+	if (!fresh)
+		same = chain(s, buf, nodes, 1.0); /* identical to g0, captured once */
+	for (int r = -10; r < iters; r++) { /* 10 warm-up iterations */
+		cudaGraph_t g = fresh ? chain(s, buf, nodes, 1.0 + (r + 10) * 1e-3) : same;
+		double t0 = now_ns();
+		MUST(cudaGraphExecUpdate(e, g, &info));
+		double dt = now_ns() - t0;
+		if (fresh)
+			MUST(cudaGraphDestroy(g));
+		if (r >= 0)
+			t[r] = dt;
+		if ((r + 10) % 16 == 0)
+			MUST(cudaGraphLaunch(e, s));
+		if (lock) {
+			if (r >= 0)
+				printf("iter %d %.0f\n", r, dt);
+			baton_turn();
+		}
+	}
+	MUST(cudaStreamSynchronize(s));
+	report(fresh ? "update-fresh" : "update-same", nodes, iters, t);
+	MUST(cudaGraphExecDestroy(e));
+	MUST(cudaGraphDestroy(g0));
+	if (same)
+		MUST(cudaGraphDestroy(same));
+	free(t);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *c = argc > 1 ? argv[1] : "";
+	int nodes = argc > 2 ? atoi(argv[2]) : 64;
+	int iters = argc > 3 ? atoi(argv[3]) : 300;
+	int batch = argc > 4 ? atoi(argv[4]) : 1000;
+	cudaStream_t s;
+	float *buf;
+	int lock, rc;
+	if (iters < 1 || batch < 1 || nodes < 1 || (!strcmp(c, "capture") && nodes < 3)) {
+		printf("usage: workload launch|eager|capture|update-same|update-fresh [NODES] [ITERS] [BATCH]\n");
+		return 2;
+	}
+	MUST(cudaFree(0));
+	MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	MUST(cudaMalloc((void **)&buf, BUF * sizeof(float)));
+	lock = baton_init(); /* after the set-up: the turns pair iterations only */
+	if (!strcmp(c, "launch") || !strcmp(c, "eager"))
+		rc = launches(c[0] == 'e', iters, batch, s, buf);
+	else if (!strcmp(c, "capture"))
+		rc = capture(nodes, iters, s, lock);
+	else if (!strcmp(c, "update-same") || !strcmp(c, "update-fresh"))
+		rc = update(c[7] == 'f', nodes, iters, s, buf, lock);
+	else {
+		printf("unknown case '%s'\n", c);
+		rc = 2;
+	}
+	if (lock)
+		baton_pass(); /* a partner still waiting goes on */
+	MUST(cudaFree(buf));
+	return rc;
+}
