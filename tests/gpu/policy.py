@@ -4,7 +4,7 @@
 bare (they must fail: the driver refuses the topology-changing update) and
 under libcgshim.so with the policy (they must run to completion and compute
 the right numbers, which they check themselves), plus the JSONL assertions
-of tests/policy/run_policy.py, and the A/B benchmark bench/rewrite_ab.py.
+of tests/policy/run_policy.py, and the A/B benchmark bench/run.py --cases rewrite-warm,rewrite-launch.
 
 usage: policy.py BUILD BIN [--no-bench]
   BUILD  meson build dir holding shim/libcgshim.so
@@ -144,10 +144,11 @@ def main():
             report(False, name, "timeout")
     bench = os.path.join(bindir, "rewrite_bench")
     if "--no-bench" not in sys.argv and os.path.exists(bench):
-        p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "rewrite_ab.py"), bench, lib, "7"],
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "run.py"), "--cases",
+                            "rewrite-warm,rewrite-launch", "--bin", bindir, "--lib", lib],
                            capture_output=True, text=True, timeout=1800)
         sys.stdout.write(p.stdout)
-        lines = [l for l in p.stdout.splitlines() if l.startswith("ratio") or l.startswith("median launch")]
+        lines = [l for l in p.stdout.splitlines() if "rewrite" in l]
         report(p.returncode == 0, "rewrite_bench", " | ".join(lines) if lines else p.stderr[-500:])
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
