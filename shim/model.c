@@ -1548,6 +1548,17 @@ void cg_model_unlock_all(void)
 	cg_site_unlock();
 }
 
+/* In the child the locks taken by cg_model_lock_all are initialised again
+ * rather than unlocked: they belong to the parent's thread (see
+ * cg_policy_atfork_child), and the child's only thread is the one here. */
+void cg_model_lock_reset(void)
+{
+	pthread_mutex_init(&mem_lock, NULL);
+	pthread_mutex_init(&gx_lock, NULL);
+	pthread_mutex_init(&cap_lock, NULL);
+	cg_site_lock_reset();
+}
+
 void cg_model_after_fork_child(void)
 {
 	/* The child has one thread; captures of the parent's other threads
