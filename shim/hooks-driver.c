@@ -46,9 +46,9 @@ CUresult cgh_cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 	uint32_t site;
 	CG_REAL(cuGraphCreate);
 	if (!cg_call_begin(&c, HID_cuGraphCreate, CG_CALL_LIFE))
-		return real_cuGraphCreate(phGraph, flags);
+		return CG_FWD(real_cuGraphCreate(phGraph, flags));
 	cg_policy_collect();
-	rc = real_cuGraphCreate(phGraph, flags);
+	rc = CG_FWD(real_cuGraphCreate(phGraph, flags));
 	int saved = errno;
 	site = cg_site_here(SITE_SKIP);
 	if (rc == CUDA_SUCCESS && phGraph)
@@ -73,11 +73,12 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 	if (cg_policy_graph_destroy(hGraph)) {
 		/* deferred: the replacement exec behind an app handle runs it */
 		model_graph_destroy(hGraph);
+		errno = cg_errno_in;
 		return CUDA_SUCCESS;
 	}
 	if (!cg_call_begin(&c, HID_cuGraphDestroy, CG_CALL_LIFE))
-		return real_cuGraphDestroy(hGraph);
-	rc = real_cuGraphDestroy(hGraph);
+		return CG_FWD(real_cuGraphDestroy(hGraph));
+	rc = CG_FWD(real_cuGraphDestroy(hGraph));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
 		model_graph_destroy(hGraph);
@@ -128,10 +129,10 @@ CUresult cgh_cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 	uint32_t site;
 	CG_REAL(cuGraphClone);
 	if (!cg_call_begin(&c, HID_cuGraphClone, CG_CALL_LIFE))
-		return real_cuGraphClone(phGraphClone, originalGraph);
+		return CG_FWD(real_cuGraphClone(phGraphClone, originalGraph));
 	site = cg_site_here(SITE_SKIP);
 	memgraph_composition_check(originalGraph, "cuGraphClone", "cloned", site);
-	rc = real_cuGraphClone(phGraphClone, originalGraph);
+	rc = CG_FWD(real_cuGraphClone(phGraphClone, originalGraph));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && phGraphClone)
 		model_graph_new(*phGraphClone, 2, 0, site);
@@ -167,9 +168,10 @@ CUresult cgh_cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, co
 	CUresult rc;
 	CG_REAL(cuGraphAddMemAllocNode);
 	if (!cg_call_begin(&c, HID_cuGraphAddMemAllocNode, CG_CALL_LIFE))
-		return real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+		return CG_FWD(real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies,
+							  nodeParams));
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	rc = CG_FWD(real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && nodeParams)
 		explicit_mnode(hGraph, nodeParams->dptr, nodeParams->bytesize, 0,
@@ -198,9 +200,9 @@ CUresult cgh_cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, con
 	CUresult rc;
 	CG_REAL(cuGraphAddMemFreeNode);
 	if (!cg_call_begin(&c, HID_cuGraphAddMemFreeNode, CG_CALL_LIFE))
-		return real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+		return CG_FWD(real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr));
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+	rc = CG_FWD(real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
 		explicit_mnode(hGraph, dptr, 0, 1, 0, 0, "cuGraphAddMemFreeNode");
@@ -223,11 +225,12 @@ CUresult cgh_cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, 
 	CUresult rc;
 	CG_REAL(cuGraphAddChildGraphNode);
 	if (!cg_call_begin(&c, HID_cuGraphAddChildGraphNode, CG_CALL_LIFE))
-		return real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+		return CG_FWD(real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies,
+							    childGraph));
 	memgraph_composition_check(childGraph, "cuGraphAddChildGraphNode", "used as a child graph (cloned)",
 				   cg_site_here(SITE_SKIP));
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+	rc = CG_FWD(real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
 		model_graph_mutated(hGraph);
@@ -282,10 +285,10 @@ CUresult cgh_cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgr
 	CUresult rc;
 	CG_REAL(cuGraphAddNode);
 	if (!cg_call_begin(&c, HID_cuGraphAddNode, 0))
-		return real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+		return CG_FWD(real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
 	add_node_pre(hGraph, nodeParams, "cuGraphAddNode");
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	rc = CG_FWD(real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
 	int saved = errno;
 	add_node_post(&c, rc, phGraphNode, hGraph, nodeParams, "cuGraphAddNode");
 	errno = saved;
@@ -300,11 +303,12 @@ CUresult cgh_cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const C
 	CUresult rc;
 	CG_REAL(cuGraphAddNode_v2);
 	if (!cg_call_begin(&c, HID_cuGraphAddNode_v2, 0))
-		return real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
-					      nodeParams);
+		return CG_FWD(real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
+					      nodeParams));
 	add_node_pre(hGraph, nodeParams, "cuGraphAddNode_v2");
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+	rc = CG_FWD(real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
+					   nodeParams));
 	int saved = errno;
 	add_node_post(&c, rc, phGraphNode, hGraph, nodeParams, "cuGraphAddNode_v2");
 	errno = saved;
@@ -318,9 +322,10 @@ CUresult cgh_cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, c
 	CUresult rc;
 	CG_REAL(cuGraphAddKernelNode_v2);
 	if (!cg_call_begin(&c, HID_cuGraphAddKernelNode_v2, 0))
-		return real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+		return CG_FWD(real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies,
+							   nodeParams));
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	rc = CG_FWD(real_cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
 		model_graph_mutated(hGraph);
@@ -335,8 +340,8 @@ CUresult cgh_cuGraphDestroyNode(CUgraphNode hNode)
 	CUresult rc;
 	CG_REAL(cuGraphDestroyNode);
 	if (!cg_call_begin(&c, HID_cuGraphDestroyNode, 0))
-		return real_cuGraphDestroyNode(hNode);
-	rc = real_cuGraphDestroyNode(hNode);
+		return CG_FWD(real_cuGraphDestroyNode(hNode));
+	rc = CG_FWD(real_cuGraphDestroyNode(hNode));
 	int saved = errno;
 	cg_call_end(&c, rc);
 	errno = saved;
@@ -501,10 +506,10 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 		struct inst_pre p;                                                                 \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); \
+			return CG_FWD(real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)); \
 		instantiate_pre(&p, hGraph, 0, #name);                                             \
 		return instantiate_post(&c, &p,                                                    \
-					real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize), \
+					CG_FWD(real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)), \
 					phGraphExec, hGraph, 0, #name);                            \
 	}
 INSTANTIATE_5(cuGraphInstantiate)
@@ -516,10 +521,10 @@ CUresult cgh_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGrap
 	struct inst_pre p;
 	CG_REAL(cuGraphInstantiateWithFlags);
 	if (!cg_call_begin(&c, HID_cuGraphInstantiateWithFlags, CG_CALL_LIFE))
-		return real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags);
+		return CG_FWD(real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags));
 	instantiate_pre(&p, hGraph, flags, "cuGraphInstantiateWithFlags");
-	return instantiate_post(&c, &p, real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags), phGraphExec,
-				hGraph, flags, "cuGraphInstantiateWithFlags");
+	return instantiate_post(&c, &p, CG_FWD(real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags)),
+				phGraphExec, hGraph, flags, "cuGraphInstantiateWithFlags");
 }
 
 #define INSTANTIATE_PARAMS(name)                                                                   \
@@ -531,9 +536,9 @@ CUresult cgh_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGrap
 		uint64_t fl = instantiateParams ? instantiateParams->flags : 0;                    \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return real_##name(phGraphExec, hGraph, instantiateParams);                \
+			return CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams));                \
 		instantiate_pre(&p, hGraph, fl, #name);                                            \
-		return instantiate_post(&c, &p, real_##name(phGraphExec, hGraph, instantiateParams), \
+		return instantiate_post(&c, &p, CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams)), \
 					phGraphExec, hGraph, fl, #name);                           \
 	}
 INSTANTIATE_PARAMS(cuGraphInstantiateWithParams)
@@ -549,7 +554,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	real = cg_policy_exec(hGraphExec);
 	if (!cg_call_begin(&c, HID_cuGraphExecDestroy, CG_CALL_LIFE)) {
 		cg_policy_forget(hGraphExec);
-		return real_cuGraphExecDestroy(hGraphExec);
+		return CG_FWD(real_cuGraphExecDestroy(hGraphExec));
 	}
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
@@ -557,7 +562,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	/* Replacements and cached executables go with the handle; the
 	 * application's own executable is the one it names. */
 	cg_policy_forget(hGraphExec);
-	rc = real_cuGraphExecDestroy(hGraphExec);
+	rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));
 	int saved = errno;
 	if (cg_call_rec(&r, &c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)hGraphExec);
@@ -832,7 +837,7 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
 	CG_REAL(cuGraphExecUpdate_v2);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate_v2, CG_CALL_LIFE))
-		return real_cuGraphExecUpdate_v2(real, hGraph, resultInfo);
+		return CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate_v2");
 	memset(&info, 0, sizeof info);
 	if (update_policy_pre(&p, app, hGraph, nu)) {
@@ -840,7 +845,7 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 		rewritten = 1;
 	} else {
 		/* TensorRT-LLM passes NULL: ask for the reason on its behalf. */
-		rc = real_cuGraphExecUpdate_v2(real, hGraph, resultInfo ? resultInfo : &info);
+		rc = CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo ? resultInfo : &info));
 		if (resultInfo)
 			info = *resultInfo;
 		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
@@ -874,14 +879,14 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
 	CG_REAL(cuGraphExecUpdate);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate, CG_CALL_LIFE))
-		return real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out);
+		return CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate");
 	if (update_policy_pre(&p, app, hGraph, nu)) {
 		rc = CUDA_SUCCESS;
 		rewritten = 1;
 	} else {
-		rc = real_cuGraphExecUpdate(real, hGraph, hErrorNode_out ? hErrorNode_out : &en,
-					    updateResult_out ? updateResult_out : &res);
+		rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out ? hErrorNode_out : &en,
+						   updateResult_out ? updateResult_out : &res));
 		if (hErrorNode_out)
 			en = *hErrorNode_out;
 		if (updateResult_out)
@@ -968,6 +973,7 @@ static __attribute__((noinline)) void launch_every(CUgraphExec e, long long n)
  * two relaxed atomics. */
 static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgraphExec e, CUstream s)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	CUgraphExec real;
 	struct cg_exec *x;
 	long long n = 0;
@@ -977,13 +983,13 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	if (CG_UNLIKELY(st != CG_READY)) {
 		if (st != CG_SETUP)
-			return fn(cg_policy_exec(e), s);
+			return CG_FWD(fn(cg_policy_exec(e), s));
 		cg_ensure_init();
 		if (!cg_ready())
-			return fn(cg_policy_exec(e), s);
+			return CG_FWD(fn(cg_policy_exec(e), s));
 	}
 	if (CG_UNLIKELY(cg_tls.in_shim))
-		return fn(cg_policy_exec(e), s);
+		return CG_FWD(fn(cg_policy_exec(e), s));
 	trace = cg_log_on(CG_L_TRACE);
 	if (CG_UNLIKELY(trace))
 		t0 = cg_now_ns();
@@ -998,7 +1004,7 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		if (CG_UNLIKELY(unfreed && !autofree))
 			launch_unfreed_violation(e, cg_routes[hid].name, unfreed);
 	}
-	rc = fn(real, s);
+	rc = CG_FWD(fn(real, s));
 	if (CG_UNLIKELY(rc != CUDA_SUCCESS)) {
 		int saved = errno;
 		if (x)
@@ -1032,12 +1038,13 @@ CUresult cgh_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 
 static CUresult upload_common(int hid, PFN_cuGraphUpload_v11010 fn, CUgraphExec e, CUstream s)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	CUresult rc;
 	CUgraphExec real = cg_policy_exec(e);
 	if (!cg_call_begin(&c, hid, 0))
-		return fn(real, s);
-	rc = fn(real, s);
+		return CG_FWD(fn(real, s));
+	rc = CG_FWD(fn(real, s));
 	int saved = errno;
 	launch_record(hid, e, s, rc, c.t0, 0);
 	errno = saved;
@@ -1115,12 +1122,12 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 		uint32_t site;                                                                     \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return real_##name args;                                                   \
+			return CG_FWD(real_##name args);                                                   \
 		site = cg_site_here(SITE_SKIP);                                                    \
 		cg_policy_collect();                                                               \
 		learn_current_pool();                                                              \
 		model_capture_presample();                                                         \
-		return begin_post(&c, real_##name args, hStream, mode_expr, ptsz, into_expr, site); \
+		return begin_post(&c, CG_FWD(real_##name args), hStream, mode_expr, ptsz, into_expr, site); \
 	}
 BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
 BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, 1, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
@@ -1138,6 +1145,7 @@ BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, 1,
 
 static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	struct cg_rec r;
 	uint64_t id = 0;
@@ -1148,7 +1156,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	uint32_t unsite[CG_MAX_JOIN];
 	struct cg_capture_view cv;
 	if (!cg_call_begin(&c, hid, CG_CALL_LIFE))
-		return fn(s, ph);
+		return CG_FWD(fn(s, ph));
 	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
 	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0) {
 		char msg[256];
@@ -1169,7 +1177,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			cg_violation_end(&r, R_UNJOINED);
 		}
 	}
-	rc = fn(s, ph);
+	rc = CG_FWD(fn(s, ph));
 	int saved = errno;
 	{
 		CUgraph g = rc == CUDA_SUCCESS && ph ? *ph : NULL;
@@ -1234,8 +1242,8 @@ CUresult cgh_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 	int want = mode ? (int)*mode : -1;
 	CG_REAL(cuThreadExchangeStreamCaptureMode);
 	if (!cg_call_begin(&c, HID_cuThreadExchangeStreamCaptureMode, 0))
-		return real_cuThreadExchangeStreamCaptureMode(mode);
-	rc = real_cuThreadExchangeStreamCaptureMode(mode);
+		return CG_FWD(real_cuThreadExchangeStreamCaptureMode(mode));
+	rc = CG_FWD(real_cuThreadExchangeStreamCaptureMode(mode));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && want >= 0)
 		model_thread_mode_set(want);
@@ -1246,12 +1254,13 @@ CUresult cgh_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 
 static CUresult event_record_common(int hid, PFN_cuEventRecord_v2000 fn, int ptsz, CUevent ev, CUstream s)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	uint64_t id;
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
-		return fn(ev, s);
-	rc = fn(ev, s);
+		return CG_FWD(fn(ev, s));
+	rc = CG_FWD(fn(ev, s));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL))
@@ -1276,15 +1285,16 @@ CUresult cgh_cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int ptsz, CUstream s, CUevent ev,
 				  unsigned flags)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	uint64_t id_before = 0, id;
 	int was = 0;
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
-		return fn(s, ev, flags);
+		return CG_FWD(fn(s, ev, flags));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		was = model_stream_capture(s, ptsz, &id_before, NULL, NULL);
-	rc = fn(s, ev, flags);
+	rc = CG_FWD(fn(s, ev, flags));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL))
@@ -1345,19 +1355,20 @@ static int unsafe_check(const char *api, const char *what)
 
 static CUresult stream_sync_common(int hid, PFN_cuStreamSynchronize_v2000 fn, int ptsz, CUstream s)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	uint64_t id;
 	struct cg_capture_view cv;
 	int predicted = 0;
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
-		return fn(s);
+		return CG_FWD(fn(s));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
 		unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
 		predicted = 1;
 	}
-	rc = fn(s);
+	rc = CG_FWD(fn(s));
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch(cg_routes[hid].name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
@@ -1385,9 +1396,9 @@ CUresult cgh_cuCtxSynchronize(void)
 	int predicted;
 	CG_REAL(cuCtxSynchronize);
 	if (!cg_call_begin(&c, HID_cuCtxSynchronize, 0))
-		return real_cuCtxSynchronize();
+		return CG_FWD(real_cuCtxSynchronize());
 	predicted = unsafe_check("cuCtxSynchronize", "synchronizes the context");
-	rc = real_cuCtxSynchronize();
+	rc = CG_FWD(real_cuCtxSynchronize());
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch("cuCtxSynchronize", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
@@ -1403,9 +1414,9 @@ CUresult cgh_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	int predicted;
 	CG_REAL(cuMemAlloc_v2);
 	if (!cg_call_begin(&c, HID_cuMemAlloc_v2, 0))
-		return real_cuMemAlloc_v2(dptr, bytesize);
+		return CG_FWD(real_cuMemAlloc_v2(dptr, bytesize));
 	predicted = unsafe_check("cuMemAlloc_v2", "allocates with cuMemAlloc");
-	rc = real_cuMemAlloc_v2(dptr, bytesize);
+	rc = CG_FWD(real_cuMemAlloc_v2(dptr, bytesize));
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch("cuMemAlloc_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
@@ -1430,9 +1441,9 @@ CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
 	int predicted;
 	CG_REAL(cuMemFree_v2);
 	if (!cg_call_begin(&c, HID_cuMemFree_v2, 0))
-		return real_cuMemFree_v2(dptr);
+		return CG_FWD(real_cuMemFree_v2(dptr));
 	predicted = unsafe_check("cuMemFree_v2", "frees with cuMemFree");
-	rc = real_cuMemFree_v2(dptr);
+	rc = CG_FWD(real_cuMemFree_v2(dptr));
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch("cuMemFree_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
@@ -1450,6 +1461,7 @@ CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
 static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), void *ctx, CUdeviceptr *dptr,
 				   size_t size, CUmemoryPool explicit_pool, CUstream s, int ptsz, const char *api)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	uint64_t id = 0;
 	CUgraph g = NULL;
 	int capturing = 0, ipc = 0, is_default = 0;
@@ -1481,7 +1493,7 @@ static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), 
 			}
 		}
 	}
-	rc = call(ctx);
+	rc = CG_FWD(call(ctx));
 	int saved = errno;
 	if (capturing) {
 		if (rc == CUDA_SUCCESS && dptr) {
@@ -1539,7 +1551,7 @@ static CUresult call_alloc_pool(void *v)
 		CG_REAL(name);                                                                     \
 		a.fn = (void *)real_##name;                                                        \
 		if (!cg_call_begin(&c, HID_##name, 0))                                             \
-			return real_##name(dptr, bytesize, hStream);                               \
+			return CG_FWD(real_##name(dptr, bytesize, hStream));                               \
 		return alloc_async_common(&c, call_alloc, &a, dptr, bytesize, NULL, hStream, ptsz, #name); \
 	}
 ALLOC_ASYNC(cuMemAllocAsync, 0)
@@ -1553,7 +1565,7 @@ ALLOC_ASYNC(cuMemAllocAsync_ptsz, 1)
 		CG_REAL(name);                                                                     \
 		a.fn = (void *)real_##name;                                                        \
 		if (!cg_call_begin(&c, HID_##name, 0))                                             \
-			return real_##name(dptr, bytesize, pool, hStream);                         \
+			return CG_FWD(real_##name(dptr, bytesize, pool, hStream));                         \
 		return alloc_async_common(&c, call_alloc_pool, &a, dptr, bytesize, pool, hStream, ptsz, #name); \
 	}
 ALLOC_POOL(cuMemAllocFromPoolAsync, 0)
@@ -1561,6 +1573,7 @@ ALLOC_POOL(cuMemAllocFromPoolAsync_ptsz, 1)
 
 static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int ptsz, CUdeviceptr p, CUstream s)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	uint64_t id = 0, acap = 0;
 	CUgraph g = NULL, ag = NULL;
@@ -1570,7 +1583,7 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 	CUresult rc;
 	struct cg_rec r;
 	if (!cg_call_begin(&c, hid, 0))
-		return fn(p, s);
+		return CG_FWD(fn(p, s));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		capturing = model_stream_capture(s, ptsz, &id, &g, NULL);
 	if (capturing) {
@@ -1597,7 +1610,7 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 		}
 		c.flags |= CG_CALL_LIFE;
 	}
-	rc = fn(p, s);
+	rc = CG_FWD(fn(p, s));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS) {
 		if (capturing) {
@@ -1645,8 +1658,8 @@ CUresult cgh_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps
 	uint32_t site;
 	CG_REAL(cuMemPoolCreate);
 	if (!cg_call_begin(&c, HID_cuMemPoolCreate, CG_CALL_LIFE))
-		return real_cuMemPoolCreate(pool, poolProps);
-	rc = real_cuMemPoolCreate(pool, poolProps);
+		return CG_FWD(real_cuMemPoolCreate(pool, poolProps));
+	rc = CG_FWD(real_cuMemPoolCreate(pool, poolProps));
 	int saved = errno;
 	site = cg_site_here(SITE_SKIP);
 	if (rc == CUDA_SUCCESS && pool)
@@ -1671,8 +1684,8 @@ CUresult cgh_cuMemPoolDestroy(CUmemoryPool pool)
 	CUresult rc;
 	CG_REAL(cuMemPoolDestroy);
 	if (!cg_call_begin(&c, HID_cuMemPoolDestroy, CG_CALL_LIFE))
-		return real_cuMemPoolDestroy(pool);
-	rc = real_cuMemPoolDestroy(pool);
+		return CG_FWD(real_cuMemPoolDestroy(pool));
+	rc = CG_FWD(real_cuMemPoolDestroy(pool));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
 		model_pool_destroy(pool);
@@ -1699,8 +1712,8 @@ CUresult cgh_cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 	struct cg_call c;
 	CG_REAL(cuDeviceGetDefaultMemPool);
 	if (!cg_call_begin(&c, HID_cuDeviceGetDefaultMemPool, 0))
-		return real_cuDeviceGetDefaultMemPool(pool_out, dev);
-	return pool_get_post(&c, real_cuDeviceGetDefaultMemPool(pool_out, dev), pool_out, dev, 1);
+		return CG_FWD(real_cuDeviceGetDefaultMemPool(pool_out, dev));
+	return pool_get_post(&c, CG_FWD(real_cuDeviceGetDefaultMemPool(pool_out, dev)), pool_out, dev, 1);
 }
 
 CUresult cgh_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
@@ -1708,8 +1721,8 @@ CUresult cgh_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 	struct cg_call c;
 	CG_REAL(cuDeviceGetMemPool);
 	if (!cg_call_begin(&c, HID_cuDeviceGetMemPool, 0))
-		return real_cuDeviceGetMemPool(pool, dev);
-	return pool_get_post(&c, real_cuDeviceGetMemPool(pool, dev), pool, dev, 0);
+		return CG_FWD(real_cuDeviceGetMemPool(pool, dev));
+	return pool_get_post(&c, CG_FWD(real_cuDeviceGetMemPool(pool, dev)), pool, dev, 0);
 }
 
 CUresult cgh_cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
@@ -1718,8 +1731,9 @@ CUresult cgh_cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *locat
 	int dev = location && location->type == CU_MEM_LOCATION_TYPE_DEVICE ? location->id : -1;
 	CG_REAL(cuMemGetDefaultMemPool);
 	if (!cg_call_begin(&c, HID_cuMemGetDefaultMemPool, 0))
-		return real_cuMemGetDefaultMemPool(pool_out, location, type);
-	return pool_get_post(&c, real_cuMemGetDefaultMemPool(pool_out, location, type), pool_out, dev, dev >= 0);
+		return CG_FWD(real_cuMemGetDefaultMemPool(pool_out, location, type));
+	return pool_get_post(&c, CG_FWD(real_cuMemGetDefaultMemPool(pool_out, location, type)), pool_out, dev,
+			     dev >= 0);
 }
 
 CUresult cgh_cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemAllocationType type)
@@ -1728,8 +1742,8 @@ CUresult cgh_cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemA
 	int dev = location && location->type == CU_MEM_LOCATION_TYPE_DEVICE ? location->id : -1;
 	CG_REAL(cuMemGetMemPool);
 	if (!cg_call_begin(&c, HID_cuMemGetMemPool, 0))
-		return real_cuMemGetMemPool(pool, location, type);
-	return pool_get_post(&c, real_cuMemGetMemPool(pool, location, type), pool, dev, 0);
+		return CG_FWD(real_cuMemGetMemPool(pool, location, type));
+	return pool_get_post(&c, CG_FWD(real_cuMemGetMemPool(pool, location, type)), pool, dev, 0);
 }
 
 static CUresult set_pool_post(struct cg_call *c, CUresult rc, int dev, CUmemoryPool pool)
@@ -1754,8 +1768,8 @@ CUresult cgh_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 	struct cg_call c;
 	CG_REAL(cuDeviceSetMemPool);
 	if (!cg_call_begin(&c, HID_cuDeviceSetMemPool, CG_CALL_LIFE))
-		return real_cuDeviceSetMemPool(dev, pool);
-	return set_pool_post(&c, real_cuDeviceSetMemPool(dev, pool), dev, pool);
+		return CG_FWD(real_cuDeviceSetMemPool(dev, pool));
+	return set_pool_post(&c, CG_FWD(real_cuDeviceSetMemPool(dev, pool)), dev, pool);
 }
 
 CUresult cgh_cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
@@ -1764,6 +1778,6 @@ CUresult cgh_cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, 
 	int dev = location && location->type == CU_MEM_LOCATION_TYPE_DEVICE ? location->id : -1;
 	CG_REAL(cuMemSetMemPool);
 	if (!cg_call_begin(&c, HID_cuMemSetMemPool, CG_CALL_LIFE))
-		return real_cuMemSetMemPool(location, type, pool);
-	return set_pool_post(&c, real_cuMemSetMemPool(location, type, pool), dev, pool);
+		return CG_FWD(real_cuMemSetMemPool(location, type, pool));
+	return set_pool_post(&c, CG_FWD(real_cuMemSetMemPool(location, type, pool)), dev, pool);
 }
