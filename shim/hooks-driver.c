@@ -782,13 +782,15 @@ static const char *update_result_name(int res)
 	return res >= 0 && res < 9 ? n[res] : "?";
 }
 
-/* Shared tail of both update forms. *rc/result/err nodes are the driver's
- * answer or, after a rewrite, success. */
+/* Shared tail of both update forms. rc/result/err nodes are the driver's
+ * answer or, after a rewrite, success; result is -1 when the application
+ * passed no place for it (the shim never substitutes its own). */
 static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
 			CUresult rc, int result, CUgraphNode errn, CUgraphNode fromn, int rewritten, const char *api)
 {
 	struct cg_rec r;
-	if (!rewritten && (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && p->result != result)))
+	if (!rewritten && (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 &&
+						 p->result != result)))
 		cg_mismatch(api, p->rule, p->rc, rc, p->result, result);
 	if (rc == CUDA_SUCCESS && !rewritten)
 		model_exec_updated(app, g, nu);
@@ -800,8 +802,10 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)app);
 		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_int(&r, "result", result);
-		rec_word(&r, "result_name", update_result_name(result));
+		if (result >= 0) { /* -1: the application gave nowhere to put it */
+			rec_int(&r, "result", result);
+			rec_word(&r, "result_name", update_result_name(result));
+		}
 		if (errn)
 			rec_hex(&r, "error_node", (uintptr_t)errn);
 		if (fromn)
@@ -831,37 +835,41 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 	struct cg_call c;
 	struct upd_pred p;
 	struct cg_summary *nu;
-	CUgraphExecUpdateResultInfo info;
 	CUresult rc;
-	int rewritten = 0;
+	int rewritten = 0, result = -1, saved;
+	CUgraphNode en = NULL, fn = NULL;
 	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
 	CG_REAL(cuGraphExecUpdate_v2);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate_v2, CG_CALL_LIFE))
 		return CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate_v2");
-	memset(&info, 0, sizeof info);
 	if (update_policy_pre(&p, app, hGraph, nu)) {
 		rc = CUDA_SUCCESS;
 		rewritten = 1;
+		saved = cg_errno_in;
 	} else {
-		/* TensorRT-LLM passes NULL: ask for the reason on its behalf. */
-		rc = CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo ? resultInfo : &info));
-		if (resultInfo)
-			info = *resultInfo;
+		/* The application's pointer as given (TensorRT-LLM passes NULL,
+		 * which the driver accepts): the result is read only from it. */
+		rc = CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
+		saved = errno;
+		if (resultInfo) {
+			result = (int)resultInfo->result;
+			en = resultInfo->errorNode;
+			fn = resultInfo->errorFromNode;
+		}
 		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
 		    cg_policy_reinstantiate(app, hGraph, nu, "failed", rc, NULL)) {
 			rc = CUDA_SUCCESS;
 			rewritten = 1;
 		}
 	}
-	int saved = errno;
 	if (rewritten) {
-		memset(&info, 0, sizeof info);
+		result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+		en = fn = NULL;
 		if (resultInfo)
-			*resultInfo = info;
+			memset(resultInfo, 0, sizeof *resultInfo);
 	}
-	update_post(&c, &p, app, hGraph, nu, rc, info.result, info.errorNode, info.errorFromNode, rewritten,
-		    "cuGraphExecUpdate_v2");
+	update_post(&c, &p, app, hGraph, nu, rc, result, en, fn, rewritten, "cuGraphExecUpdate_v2");
 	errno = saved;
 	return rc;
 }
@@ -873,40 +881,43 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 	struct upd_pred p;
 	struct cg_summary *nu;
 	CUgraphNode en = NULL;
-	CUgraphExecUpdateResult res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	CUresult rc;
-	int rewritten = 0;
+	int rewritten = 0, result = -1, saved;
 	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
 	CG_REAL(cuGraphExecUpdate);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate, CG_CALL_LIFE))
 		return CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate");
+	if (!hErrorNode_out || !updateResult_out) {
+		/* The driver rejects a NULL out-pointer before it looks at the
+		 * graphs: no policy, no rewrite, its answer as it is. */
+		p.rc = CUDA_ERROR_INVALID_VALUE;
+		p.rule = 0;
+	}
 	if (update_policy_pre(&p, app, hGraph, nu)) {
 		rc = CUDA_SUCCESS;
 		rewritten = 1;
+		saved = cg_errno_in;
 	} else {
-		rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out ? hErrorNode_out : &en,
-						   updateResult_out ? updateResult_out : &res));
+		rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
+		saved = errno;
 		if (hErrorNode_out)
 			en = *hErrorNode_out;
 		if (updateResult_out)
-			res = *updateResult_out;
-		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
+			result = (int)*updateResult_out;
+		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && hErrorNode_out && updateResult_out &&
 		    cg_policy_reinstantiate(app, hGraph, nu, "failed", rc, NULL)) {
 			rc = CUDA_SUCCESS;
 			rewritten = 1;
 		}
 	}
-	int saved = errno;
 	if (rewritten) {
 		en = NULL;
-		res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
-		if (hErrorNode_out)
-			*hErrorNode_out = NULL;
-		if (updateResult_out)
-			*updateResult_out = res;
+		result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+		*hErrorNode_out = NULL;
+		*updateResult_out = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	}
-	update_post(&c, &p, app, hGraph, nu, rc, res, en, NULL, rewritten, "cuGraphExecUpdate");
+	update_post(&c, &p, app, hGraph, nu, rc, result, en, NULL, rewritten, "cuGraphExecUpdate");
 	errno = saved;
 	return rc;
 }
