@@ -1,12 +1,15 @@
 /* shim/log.c -- leveled log sink: whole lines, one write(2), no stdio locks. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +20,16 @@
 int cg_log_level = CG_L_WARN;
 static void tb_after_fork(void);
 static int log_fd = 2;
+/* The sink's identity: the file log_fd named when it was bound (opened, or
+ * stderr/stdout taken at start-up). A program may close that descriptor and
+ * get the same number for a file of its own (fd 2 for a data file, a daemon
+ * closing every descriptor, dup2 over ours); records must never land there,
+ * so every write first checks that log_fd still names the same file. */
+static int log_bound;
+static dev_t log_dev;
+static ino_t log_ino;
+static int log_pipe;         /* FIFO or socket: a write can raise SIGPIPE */
+static _Atomic int log_dead; /* not ours any more, or no reader: records are dropped */
 static _Atomic unsigned long long log_seq;
 static int log_pid;
 
@@ -25,6 +38,22 @@ uint64_t cg_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Make fd the sink and remember which file it names. */
+static void sink_bind(int fd)
+{
+	struct stat st;
+	log_fd = fd;
+	log_bound = 1;
+	if (fstat(fd, &st) < 0) {
+		atomic_store(&log_dead, 1); /* closed at start-up: whatever gets this number later is not ours */
+		return;
+	}
+	log_dev = st.st_dev;
+	log_ino = st.st_ino;
+	log_pipe = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+	atomic_store(&log_dead, 0);
 }
 
 /* Expand %p (pid) and %r (rank) into out; returns 0 or -1 if it does not fit. */
@@ -68,24 +97,33 @@ int cg_log_open(void)
 	int fd;
 	log_pid = (int)getpid();
 	if (!cg_cfg.log_file || !*cg_cfg.log_file || !strcmp(cg_cfg.log_file, "stderr")) {
-		log_fd = 2;
+		sink_bind(2);
 		return 0;
 	}
 	if (!strcmp(cg_cfg.log_file, "stdout")) {
-		log_fd = 1;
+		sink_bind(1);
 		return 0;
 	}
 	if (expand_path(cg_cfg.log_file, path, sizeof path) < 0) {
-		log_fd = 2;
+		sink_bind(2);
 		cg_warn("CGSHIM_LOG_FILE is too long; logging to stderr");
 		return -1;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/* O_NONBLOCK: a FIFO without a reader fails with ENXIO here instead of
+	 * holding the host in open(); cleared below so that writes to a
+	 * regular file or a FIFO with a reader behave as usual. */
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
 	if (fd < 0) {
 		int e = errno;
-		log_fd = 2;
-		cg_warn("cannot open CGSHIM_LOG_FILE %s: %s; logging to stderr", path, strerror(e));
+		sink_bind(2);
+		cg_warn("cannot open CGSHIM_LOG_FILE %s: %s; logging to stderr", path,
+			e == ENXIO ? "a FIFO with no reader" : strerror(e));
 		return -1;
+	}
+	{
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	}
 	/* Keep the descriptor away from 0..2 so a program closing its stdio
 	 * and reopening them cannot have our records land in its own output. */
@@ -96,7 +134,7 @@ int cg_log_open(void)
 			fd = hi;
 		}
 	}
-	log_fd = fd;
+	sink_bind(fd);
 	return 0;
 }
 
@@ -257,18 +295,63 @@ void cg_log_unbuffered(void)
 	cg_log_flush_all();
 }
 
+/* Does log_fd still name the file it was bound to? One fstat per write:
+ * writes are whole batches or error/warn lines. When it does not, the sink
+ * is dead for good (there is nowhere safe to say so). */
+static int sink_ours(void)
+{
+	struct stat st;
+	if (!log_bound)
+		sink_bind(log_fd); /* a record before cg_log_open: the default stderr */
+	if (atomic_load_explicit(&log_dead, memory_order_relaxed))
+		return 0;
+	if (fstat(log_fd, &st) == 0 && st.st_dev == log_dev && st.st_ino == log_ino)
+		return 1;
+	atomic_store(&log_dead, 1);
+	return 0;
+}
+
+/* Contract: never changes errno, the signal mask or any disposition, and
+ * never raises SIGPIPE in the host. On a pipe or socket, SIGPIPE is blocked
+ * for the write; if the write failed with EPIPE and no SIGPIPE was pending
+ * before, the one it generated is taken back with a zero-timeout
+ * sigtimedwait before the mask is restored (a SIGPIPE that was already
+ * pending is the application's and stays). The reader is gone: the sink is
+ * dead from then on. */
 static void sink_write(const char *buf, size_t len)
 {
+	int saved = errno, guard = 0, was_pending = 0;
+	sigset_t pipe_set, old, pend;
+	if (!sink_ours())
+		return;
+	if (log_pipe) {
+		sigemptyset(&pipe_set);
+		sigaddset(&pipe_set, SIGPIPE);
+		if (sigpending(&pend) == 0)
+			was_pending = sigismember(&pend, SIGPIPE);
+		guard = pthread_sigmask(SIG_BLOCK, &pipe_set, &old) == 0;
+	}
 	while (len) {
 		ssize_t w = write(log_fd, buf, len);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return; /* nowhere better to report it */
+			if (errno == EPIPE) {
+				atomic_store(&log_dead, 1);
+				if (guard && !was_pending) {
+					struct timespec zero = {0, 0};
+					while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+						;
+				}
+			}
+			break; /* nowhere better to report it */
 		}
 		buf += w;
 		len -= (size_t)w;
 	}
+	if (guard)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
 }
 
 /* ---- record builder -------------------------------------------------------- */
