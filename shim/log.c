@@ -56,15 +56,34 @@ static void sink_bind(int fd)
 	atomic_store(&log_dead, 0);
 }
 
+/* The %r token: RANK, else LOCAL_RANK, else "0", through secure_getenv (a
+ * set-id program does not take a path part from its caller). It becomes part
+ * of a file name, so only [A-Za-z0-9_.-], at most 64 characters and no ".."
+ * are accepted; anything else is replaced by "badrank" with a warning. */
+static const char *log_rank(void)
+{
+	const char *rank = secure_getenv("RANK");
+	size_t l;
+	if (!rank || !*rank)
+		rank = secure_getenv("LOCAL_RANK");
+	if (!rank || !*rank)
+		return "0";
+	l = strspn(rank, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+	if (rank[l] || l > 64 || strstr(rank, "..")) {
+		cg_warn("RANK/LOCAL_RANK is not a plain token ([A-Za-z0-9_.-], no \"..\"); %%r in CGSHIM_LOG_FILE "
+			"becomes \"badrank\"");
+		return "badrank";
+	}
+	return rank;
+}
+
 /* Expand %p (pid) and %r (rank) into out; returns 0 or -1 if it does not fit. */
 static int expand_path(const char *tmpl, char *out, size_t cap)
 {
 	size_t n = 0;
-	const char *rank = getenv("RANK");
-	if (!rank || !*rank)
-		rank = getenv("LOCAL_RANK");
-	if (!rank || !*rank)
-		rank = "0";
+	const char *rank = NULL;
+	if (strstr(tmpl, "%r"))
+		rank = log_rank();
 	for (const char *p = tmpl; *p; p++) {
 		char tmp[32];
 		const char *ins = NULL;
