@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "call.h"
 #include "config.h"
@@ -207,4 +208,20 @@ RT_EXPORT rt_err cudaStreamEndCapture(void *stream, void **graph)
 {
 	typedef rt_err (*ft)(void *, void **);
 	RT_BODY(cudaStreamEndCapture, ft, fn(stream, graph))
+}
+
+void *cg_rt_export(const char *name)
+{
+	static const struct {
+		const char *name;
+		void *fn;
+	} tab[] = {
+#define RTHOOK(n) {#n, (void *)n},
+#include "rt-hooks.def"
+#undef RTHOOK
+	};
+	for (unsigned i = 0; i < sizeof tab / sizeof *tab; i++)
+		if (!strcmp(name, tab[i].name))
+			return tab[i].fn;
+	return NULL;
 }
