@@ -786,6 +786,9 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site)
 	pthread_mutex_unlock(&gx_lock);
 }
 
+static void alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n);
+static void alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, int outstanding);
+
 void model_graph_destroy(CUgraph g)
 {
 	struct cg_graph *x;
@@ -795,6 +798,7 @@ void model_graph_destroy(CUgraph g)
 		HASH_DEL(graphs, x);
 	pthread_mutex_unlock(&gx_lock);
 	if (x) {
+		alloc_release_graph(g, x->mem, x->n_mem);
 		model_summary_free(x->sum);
 		free(x->mem);
 		free(x);
@@ -1166,11 +1170,19 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum)
 {
 	struct cg_exec *x;
+	struct cg_summary *old = NULL; /* keeps the old memory nodes alive for the release */
+	struct cg_mnode *old_mem = NULL;
+	int old_n = 0;
 	pthread_mutex_lock(&gx_lock);
 	tot.updates++;
 	x = exec_find_locked(e);
 	if (x) {
 		x->updates++;
+		if (x->n_mem && x->sum) {
+			old = model_summary_ref(x->sum);
+			old_mem = x->mem;
+			old_n = x->n_mem;
+		}
 		/* The exec now runs the new graph's parameters, memory nodes
 		 * included (measured: it adopts the new allocations). */
 		exec_set_summary(x, sum);
@@ -1178,6 +1190,10 @@ void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum)
 	}
 	pthread_mutex_unlock(&gx_lock);
 	model_summary_free(sum);
+	if (old) {
+		alloc_release_exec(e, old_mem, old_n, 0);
+		model_summary_free(old);
+	}
 	if (x && x->n_mem)
 		alloc_set_exec(e, x->mem, x->n_mem);
 	(void)g;
@@ -1264,6 +1280,7 @@ void model_exec_destroy(CUgraphExec e)
 	}
 	if (outstanding && launches)
 		leak_records(e, mem, n, "exec_destroy");
+	alloc_release_exec(e, mem, n, outstanding && launches);
 	model_summary_free(sum);
 }
 
@@ -1283,13 +1300,20 @@ struct cg_pool {
 /* 104 bytes with the hash handle (a 112-byte heap chunk): the pool, stream
  * and thread of an allocation are in its "alloc" record and the graph's
  * memory nodes, not repeated here. */
+/* An entry lives while something refers to its address: the graph that
+ * holds the allocation node (graph), the executable whose launches make it
+ * (exec), or, once both are gone, an allocation that executable left
+ * outstanding (orphan) until it is freed. The table stays as large as the
+ * live graphs and executables, however many addresses a process cycles
+ * through. */
 struct cg_alloc {
 	CUdeviceptr dptr;
 	size_t size;
 	uint64_t capture;
-	CUgraph graph;
+	CUgraph graph;    /* graph holding the allocation node; NULL once destroyed */
 	CUgraphExec exec; /* exec whose launches make this allocation */
 	uint32_t site;
+	uint32_t orphan; /* its exec went with allocations outstanding: kept until freed */
 	UT_hash_handle hh;
 };
 
@@ -1492,14 +1516,63 @@ static void alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
 	pthread_mutex_unlock(&mem_lock);
 }
 
+/* Executable e no longer makes these allocations (destroyed, or updated to
+ * other ones): entries nothing refers to go; with allocations outstanding
+ * from its launches they stay, as orphans, until freed. */
+static void alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, int outstanding)
+{
+	pthread_mutex_lock(&mem_lock);
+	for (int i = 0; i < n; i++) {
+		struct cg_alloc *a;
+		if (mem[i].is_free)
+			continue;
+		HASH_FIND(hh, allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		if (!a || a->exec != e)
+			continue;
+		a->exec = NULL;
+		if (outstanding)
+			a->orphan = 1;
+		else if (!a->graph && !a->orphan) {
+			HASH_DEL(allocs, a);
+			free(a);
+		}
+	}
+	pthread_mutex_unlock(&mem_lock);
+}
+
+/* Graph g is destroyed: its allocation nodes no longer name the entries. */
+static void alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n)
+{
+	pthread_mutex_lock(&mem_lock);
+	for (int i = 0; i < n; i++) {
+		struct cg_alloc *a;
+		if (mem[i].is_free)
+			continue;
+		HASH_FIND(hh, allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		if (!a || a->graph != g)
+			continue;
+		a->graph = NULL;
+		if (!a->exec && !a->orphan) {
+			HASH_DEL(allocs, a);
+			free(a);
+		}
+	}
+	pthread_mutex_unlock(&mem_lock);
+}
+
 void model_alloc_freed(CUdeviceptr p)
 {
 	struct cg_alloc *a;
 	CUgraphExec e = NULL;
 	pthread_mutex_lock(&mem_lock);
 	HASH_FIND(hh, allocs, &p, sizeof p, a);
-	if (a)
+	if (a) {
 		e = a->exec;
+		if (!a->exec && !a->graph) { /* an orphan, or nothing refers to it: done */
+			HASH_DEL(allocs, a);
+			free(a);
+		}
+	}
 	pthread_mutex_unlock(&mem_lock);
 	if (e) {
 		struct cg_exec *x = model_exec_fast(e);
