@@ -931,7 +931,8 @@ struct cg_summary *model_graph_partial(CUgraph g)
 			atomic_init(&s->refs, 1);
 			s->partial = 1;
 			s->n_nodes = x->n_nodes_cap;
-			memcpy(s->mem, x->mem, (size_t)x->n_mem * sizeof *s->mem);
+			if (x->n_mem) /* x->mem is NULL for a graph without memory nodes */
+				memcpy(s->mem, x->mem, (size_t)x->n_mem * sizeof *s->mem);
 			memset(&s->mem[x->n_mem], 0, sizeof *s->mem);
 			mnode_counts(x->mem, x->n_mem, &s->n_alloc, &s->n_free);
 		} else if (s) {
@@ -1652,7 +1653,8 @@ static void graphmem_sample(const char *when)
 	cuuint64_t v[4] = {0, 0, 0, 0};
 	struct cg_rec r;
 	int dev;
-	if (atomic_load(&cg_live_captures) || !real_cuDeviceGetGraphMemAttribute)
+	/* The four queries serve only this record: none when it is not written. */
+	if (!cg_log_on(CG_L_INFO) || atomic_load(&cg_live_captures) || !real_cuDeviceGetGraphMemAttribute)
 		return;
 	dev = cg_current_device();
 	for (int i = 0; i < 4; i++)
