@@ -18,6 +18,7 @@
  *   cycles N      N capture/instantiate/launch/destroy cycles with memory
  *                 nodes; prints the heap growth (mallinfo2) after the first 200
  *   launches      three execs launched once each
+ *   plain         captures without memory nodes: instantiate, update, launch
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -32,6 +33,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "standin.h"
 
 /* The 4-argument update under its exported name (cuda.h renames it to _v2). */
 CUresult update_v1(CUgraphExec e, CUgraph g, CUgraphNode *en,
@@ -360,6 +363,38 @@ static int mode_launches(void)
 	return 0;
 }
 
+static void k_nop(void **a, unsigned long nt)
+{
+	(void)a;
+	(void)nt;
+}
+
+/* A captured graph of one kernel: no memory nodes, so its exec gets a
+ * partial summary with an empty memory-node list. */
+static CUgraph capture_kernel(void)
+{
+	CUgraph g = NULL;
+	void *args[] = {NULL};
+	cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+	cuLaunchKernel((CUfunction)(void *)k_nop, 1, 1, 1, 1, 1, 1, 0, s, args, NULL);
+	cuStreamEndCapture(s, &g);
+	return g;
+}
+
+static int mode_plain(void)
+{
+	CUgraphExecUpdateResultInfo ri;
+	CUgraph a = capture_kernel(), b = capture_kernel();
+	CUgraphExec e = inst(a);
+	printf("plain launch: rc=%d\n", (int)cuGraphLaunch(e, s));
+	printf("plain update: rc=%d\n", (int)cuGraphExecUpdate(e, b, &ri));
+	printf("plain launch: rc=%d\n", (int)cuGraphLaunch(e, s));
+	cuGraphExecDestroy(e);
+	cuGraphDestroy(a);
+	cuGraphDestroy(b);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -391,6 +426,8 @@ int main(int argc, char **argv)
 		return mode_cycles(atol(argv[2]));
 	if (!strcmp(m, "launches"))
 		return mode_launches();
+	if (!strcmp(m, "plain"))
+		return mode_plain();
 	fprintf(stderr, "usage: host_first MODE [ARG]\n");
 	return 2;
 }

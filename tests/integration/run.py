@@ -432,6 +432,18 @@ def case_graphmem_off():
               % (lvl, n, want))
 
 
+def case_nonnull():
+    """Issue 12.12: no NULL reaches memcpy (a partial summary of a captured
+    graph without memory nodes copied 0 bytes from a NULL list). Runs the
+    shim built with trapping nonnull-argument checks, at info level (where
+    captured graphs get partial summaries)."""
+    lib = os.environ["CGSHIM_NONNULL_LIB"]
+    for mode in (("plain",), ("nullout",), ("errno",), ("cycles", "50"), ("fork",)):
+        p, _, _ = run(HOST, level="info", args=mode, extra={"LD_PRELOAD": lib})
+        check(p.returncode == 0 and "runtime error" not in p.stderr,
+              "%s under the checked shim: exit %d %s" % (mode[0], p.returncode, p.stderr[-400:]))
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 if __name__ == "__main__":
     CASES[sys.argv[1]]()
