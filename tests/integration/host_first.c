@@ -417,6 +417,7 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "wait")) {
 		char line[16];
 		cuGraphDestroy(chain(1)); /* the shim starts and opens its log */
+		printf("ready\n");
 		if (!fgets(line, sizeof line, stdin))
 			return 3;
 		noisy();

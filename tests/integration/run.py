@@ -337,17 +337,11 @@ def case_log_fifo():
     env.update(LD_PRELOAD=LIB, LD_LIBRARY_PATH=STANDIN, CGSHIM_LOG="info", CGSHIM_LOG_FILE=fifo)
     child = subprocess.Popen([HOST, "wait"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-    import time
-    for _ in range(200):  # until the shim has written its start record
-        try:
-            if os.read(rfd, 65536):
-                break
-        except BlockingIOError:
-            pass
-        time.sleep(0.01)
+    ready = child.stdout.readline()  # the shim has opened the FIFO
     os.close(rfd)
     out, err = child.communicate("go\n", timeout=20)
-    check(child.returncode == 0, "FIFO reader gone: exit %d (SIGPIPE is -13), as bare" % child.returncode)
+    check(ready == "ready\n" and child.returncode == 0,
+          "FIFO reader gone: exit %d (SIGPIPE is -13), as bare" % child.returncode)
     check("noisy update: rc=910" in out, "the program ran to its end")
 
 
