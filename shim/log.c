@@ -341,8 +341,10 @@ static void sink_write(const char *buf, size_t len)
 {
 	int saved = errno, guard = 0, was_pending = 0;
 	sigset_t pipe_set, old, pend;
-	if (!sink_ours())
+	if (!sink_ours()) {
+		errno = saved; /* fstat's EBADF */
 		return;
+	}
 	if (log_pipe) {
 		sigemptyset(&pipe_set);
 		sigaddset(&pipe_set, SIGPIPE);
