@@ -47,8 +47,10 @@ void *cg_dlsym_policy(void *handle, const char *name, void *caller) CG_HIDDEN;
 static void *default_lookup(const char *name)
 {
 	int is_rt = name[2] == 'd' && name[3] == 'a';
+	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	void *own, *next;
-	int st;
+	if (!is_rt && st != CG_OFF)
+		return NULL; /* cu* wrappers stay where they were while the shim is on */
 	if (is_rt)
 		own = cg_rt_export(name);
 	else {
@@ -57,9 +59,6 @@ static void *default_lookup(const char *name)
 	}
 	if (!own || cg_real_dlsym(RTLD_DEFAULT, name) != own)
 		return NULL; /* not ours, or defined before the shim: the real answer stands */
-	st = atomic_load_explicit(&cg_state, memory_order_acquire);
-	if (st != CG_OFF && !is_rt)
-		return NULL;
 	next = cg_real_dlsym(RTLD_NEXT, name);
 	if (st == CG_OFF)
 		return next ? next : CG_DLSYM_ABSENT;

@@ -301,6 +301,8 @@ static int mode_absent(void)
 	}
 	printf("dlsym(RTLD_DEFAULT,printf): %s\n",
 	       dlsym(RTLD_DEFAULT, "printf") == (void *)printf ? "same" : "differs");
+	printf("driver name via dlsym(RTLD_DEFAULT,cuGraphLaunch): %s\n",
+	       where(dlsym(RTLD_DEFAULT, "cuGraphLaunch")));
 	rt = dlopen("libcudart.so.13", RTLD_NOW | RTLD_GLOBAL);
 	printf("libcudart loaded: %s\n", rt ? "yes" : "no");
 	for (int i = 0; i < 3; i++) {
