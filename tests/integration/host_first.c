@@ -202,6 +202,25 @@ static int mode_nullout(void)
 	memset(&ri, 0, sizeof ri);
 	printf("v2(same topology): rc=%d result=%d\n", (int)cuGraphExecUpdate(e, a2, &ri),
 	       (int)ri.result);
+	/* NULL out-pointers of other hooked calls: the driver's answer */
+	printf("cuGraphCreate(NULL): rc=%d\n", (int)cuGraphCreate(NULL, 0));
+	printf("cuGraphInstantiate(NULL): rc=%d\n", (int)cuGraphInstantiate(NULL, a2, 0));
+	printf("cuGraphAddEmptyNode(NULL): rc=%d\n", (int)cuGraphAddEmptyNode(NULL, a2, NULL, 0));
+	printf("cuGraphExecGetFlags(NULL): rc=%d\n", (int)cuGraphExecGetFlags(e, NULL));
+	printf("cuThreadExchangeStreamCaptureMode(NULL): rc=%d\n",
+	       (int)cuThreadExchangeStreamCaptureMode(NULL));
+	cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+	printf("cuMemAllocAsync(NULL) in capture: rc=%d\n", (int)cuMemAllocAsync(NULL, 4096, s));
+	printf("cuStreamEndCapture(NULL): rc=%d\n", (int)cuStreamEndCapture(s, NULL));
+	{
+		CUgraph g = NULL;
+		CUstreamCaptureStatus st;
+		printf("capture still open: %d\n",
+		       cuStreamIsCapturing(s, &st) == CUDA_SUCCESS && st != 0);
+		printf("cuStreamEndCapture: rc=%d\n", (int)cuStreamEndCapture(s, &g));
+	}
+	printf("cuMemAllocAsync(NULL): rc=%d\n", (int)cuMemAllocAsync(NULL, 4096, s));
+	printf("cuDeviceGetMemPool(NULL): rc=%d\n", (int)cuDeviceGetMemPool(NULL, 0));
 	return 0;
 }
 
