@@ -536,7 +536,7 @@ CUresult cgh_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGrap
 		uint64_t fl = instantiateParams ? instantiateParams->flags : 0;                    \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams));                \
+			return CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams));        \
 		instantiate_pre(&p, hGraph, fl, #name);                                            \
 		return instantiate_post(&c, &p, CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams)), \
 					phGraphExec, hGraph, fl, #name);                           \
@@ -1133,7 +1133,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 		uint32_t site;                                                                     \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return CG_FWD(real_##name args);                                                   \
+			return CG_FWD(real_##name args);                                           \
 		site = cg_site_here(SITE_SKIP);                                                    \
 		cg_policy_collect();                                                               \
 		learn_current_pool();                                                              \
@@ -1562,7 +1562,7 @@ static CUresult call_alloc_pool(void *v)
 		CG_REAL(name);                                                                     \
 		a.fn = (void *)real_##name;                                                        \
 		if (!cg_call_begin(&c, HID_##name, 0))                                             \
-			return CG_FWD(real_##name(dptr, bytesize, hStream));                               \
+			return CG_FWD(real_##name(dptr, bytesize, hStream));                       \
 		return alloc_async_common(&c, call_alloc, &a, dptr, bytesize, NULL, hStream, ptsz, #name); \
 	}
 ALLOC_ASYNC(cuMemAllocAsync, 0)
@@ -1576,7 +1576,7 @@ ALLOC_ASYNC(cuMemAllocAsync_ptsz, 1)
 		CG_REAL(name);                                                                     \
 		a.fn = (void *)real_##name;                                                        \
 		if (!cg_call_begin(&c, HID_##name, 0))                                             \
-			return CG_FWD(real_##name(dptr, bytesize, pool, hStream));                         \
+			return CG_FWD(real_##name(dptr, bytesize, pool, hStream));                 \
 		return alloc_async_common(&c, call_alloc_pool, &a, dptr, bytesize, pool, hStream, ptsz, #name); \
 	}
 ALLOC_POOL(cuMemAllocFromPoolAsync, 0)
