@@ -10,6 +10,8 @@
 #ifndef CGSHIM_CALL_H
 #define CGSHIM_CALL_H
 
+#include <errno.h>
+
 #include "doors.h"
 #include "log.h"
 #include "resolve.h"
@@ -31,9 +33,11 @@ static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
 {
 	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	if (CG_UNLIKELY(st != CG_READY)) {
+		int e = errno; /* start-up must not reach the application's errno */
 		if (st != CG_SETUP)
 			return 0;
 		cg_ensure_init();
+		errno = e;
 		if (!cg_ready())
 			return 0;
 	}
@@ -66,11 +70,24 @@ static inline void cg_call_mark_out(struct cg_call *c)
  * this driver lacks the entry point (the hook then returns
  * CUDA_ERROR_NOT_FOUND, as interposition.md 2.5 prescribes). */
 int cg_need_real(int hid) CG_HIDDEN;
+/*
+ * errno contract: the application sees errno exactly as the real call left
+ * it, whatever the shim did before or after the call (a failed log write,
+ * a failed allocation). A wrapper takes the application's value on entry
+ * (CG_REAL declares cg_errno_in; a helper entered straight from a wrapper
+ * uses CG_ERRNO_IN), hands it back to the real call (CG_FWD), and restores
+ * the value the call left before every return after it.
+ */
+#define CG_ERRNO_IN const int cg_errno_in = errno
+#define CG_FWD(call) (errno = cg_errno_in, (call))
 #define CG_REAL(name)                                                                              \
-	do {                                                                                       \
-		if (CG_UNLIKELY(!real_##name) && cg_need_real(HID_##name) < 0)                     \
+	CG_ERRNO_IN;                                                                               \
+	if (CG_UNLIKELY(!real_##name)) {                                                           \
+		int cg_missing_ = cg_need_real(HID_##name) < 0;                                    \
+		errno = cg_errno_in;                                                               \
+		if (cg_missing_)                                                                   \
 			return CUDA_ERROR_NOT_FOUND;                                               \
-	} while (0)
+	}
 
 /* Begin the "call" record for c if its level passes; the caller adds its
  * key arguments and calls rec_end(). Returns r->on. */

@@ -19,11 +19,41 @@ const struct cg_config_row cg_config_rows[] = {
 };
 const unsigned cg_config_nrows = sizeof(cg_config_rows) / sizeof(cg_config_rows[0]);
 
+/* The value as it may be echoed: printable ASCII kept (quote and backslash
+ * escaped), every other byte as \xNN, at most 64 input bytes then "...".
+ * A malformed value must not be able to start a line of its own on stderr. */
+static void config_quote(const char *val, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0, i;
+	for (i = 0; val[i] && i < 64 && n + 5 < cap; i++) {
+		unsigned char c = (unsigned char)val[i];
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			out[n++] = (char)c;
+		} else if (c == '"' || c == '\\') {
+			out[n++] = '\\';
+			out[n++] = (char)c;
+		} else {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = hex[c >> 4];
+			out[n++] = hex[c & 15];
+		}
+	}
+	if (val[i] && n + 4 <= cap) {
+		memcpy(out + n, "...", 3);
+		n += 3;
+	}
+	out[n] = 0;
+}
+
 static void config_warn(const char *name, const char *val, const char *why, const char *def)
 {
-	char buf[512];
-	int n = snprintf(buf, sizeof buf, "cgshim: warning: %s=\"%.64s\" %s; using the default \"%s\"\n",
-			 name, val, why, def);
+	char buf[512], q[300];
+	int n;
+	config_quote(val, q, sizeof q);
+	n = snprintf(buf, sizeof buf, "cgshim: warning: %s=\"%s\" %s; using the default \"%s\"\n", name, q, why,
+		     def);
 	if (n > 0)
 		(void)!write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }

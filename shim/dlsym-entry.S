@@ -7,7 +7,8 @@
  * policy function cg_dlsym_policy(handle, name, return address) whether the
  * lookup is one we redirect; if it answers NULL, the stub restores the
  * arguments and tail-jumps to the real dlsym, which then sees the original
- * caller.
+ * caller. An answer of -1 (CG_DLSYM_ABSENT: the name exists only as the
+ * shim's own export) returns NULL.
  */
 #if defined(__x86_64__)
 	.text
@@ -31,6 +32,11 @@ dlsym:
 	.cfi_adjust_cfa_offset -8
 	testq	%rax, %rax
 	jz	1f
+	cmpq	$-1, %rax
+	je	2f
+	ret
+2:
+	xorl	%eax, %eax
 	ret
 1:
 	jmpq	*cg_real_dlsym(%rip)

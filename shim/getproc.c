@@ -58,7 +58,7 @@ CUresult cgh_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion
 	int saved, routed, active;
 	CG_REAL(cuGetProcAddress_v2);
 	active = cg_call_begin(&c, HID_cuGetProcAddress_v2, 0);
-	rc = real_cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus);
+	rc = CG_FWD(real_cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus));
 	saved = errno;
 	routed = route(rc, symbol, pfn, cudaVersion, flags);
 	if (active)
@@ -74,7 +74,7 @@ CUresult cgh_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, c
 	int saved, routed, active;
 	CG_REAL(cuGetProcAddress);
 	active = cg_call_begin(&c, HID_cuGetProcAddress, 0);
-	rc = real_cuGetProcAddress(symbol, pfn, cudaVersion, flags);
+	rc = CG_FWD(real_cuGetProcAddress(symbol, pfn, cudaVersion, flags));
 	saved = errno;
 	routed = route(rc, symbol, pfn, cudaVersion, flags);
 	if (active)

@@ -46,9 +46,9 @@ CUresult cgh_cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 	uint32_t site;
 	CG_REAL(cuGraphCreate);
 	if (!cg_call_begin(&c, HID_cuGraphCreate, CG_CALL_LIFE))
-		return real_cuGraphCreate(phGraph, flags);
+		return CG_FWD(real_cuGraphCreate(phGraph, flags));
 	cg_policy_collect();
-	rc = real_cuGraphCreate(phGraph, flags);
+	rc = CG_FWD(real_cuGraphCreate(phGraph, flags));
 	int saved = errno;
 	site = cg_site_here(SITE_SKIP);
 	if (rc == CUDA_SUCCESS && phGraph)
@@ -73,11 +73,12 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 	if (cg_policy_graph_destroy(hGraph)) {
 		/* deferred: the replacement exec behind an app handle runs it */
 		model_graph_destroy(hGraph);
+		errno = cg_errno_in;
 		return CUDA_SUCCESS;
 	}
 	if (!cg_call_begin(&c, HID_cuGraphDestroy, CG_CALL_LIFE))
-		return real_cuGraphDestroy(hGraph);
-	rc = real_cuGraphDestroy(hGraph);
+		return CG_FWD(real_cuGraphDestroy(hGraph));
+	rc = CG_FWD(real_cuGraphDestroy(hGraph));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
 		model_graph_destroy(hGraph);
@@ -128,10 +129,10 @@ CUresult cgh_cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 	uint32_t site;
 	CG_REAL(cuGraphClone);
 	if (!cg_call_begin(&c, HID_cuGraphClone, CG_CALL_LIFE))
-		return real_cuGraphClone(phGraphClone, originalGraph);
+		return CG_FWD(real_cuGraphClone(phGraphClone, originalGraph));
 	site = cg_site_here(SITE_SKIP);
 	memgraph_composition_check(originalGraph, "cuGraphClone", "cloned", site);
-	rc = real_cuGraphClone(phGraphClone, originalGraph);
+	rc = CG_FWD(real_cuGraphClone(phGraphClone, originalGraph));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && phGraphClone)
 		model_graph_new(*phGraphClone, 2, 0, site);
@@ -167,9 +168,10 @@ CUresult cgh_cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, co
 	CUresult rc;
 	CG_REAL(cuGraphAddMemAllocNode);
 	if (!cg_call_begin(&c, HID_cuGraphAddMemAllocNode, CG_CALL_LIFE))
-		return real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+		return CG_FWD(real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies,
+							  nodeParams));
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	rc = CG_FWD(real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && nodeParams)
 		explicit_mnode(hGraph, nodeParams->dptr, nodeParams->bytesize, 0,
@@ -198,9 +200,9 @@ CUresult cgh_cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, con
 	CUresult rc;
 	CG_REAL(cuGraphAddMemFreeNode);
 	if (!cg_call_begin(&c, HID_cuGraphAddMemFreeNode, CG_CALL_LIFE))
-		return real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+		return CG_FWD(real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr));
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr);
+	rc = CG_FWD(real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
 		explicit_mnode(hGraph, dptr, 0, 1, 0, 0, "cuGraphAddMemFreeNode");
@@ -223,11 +225,12 @@ CUresult cgh_cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, 
 	CUresult rc;
 	CG_REAL(cuGraphAddChildGraphNode);
 	if (!cg_call_begin(&c, HID_cuGraphAddChildGraphNode, CG_CALL_LIFE))
-		return real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+		return CG_FWD(real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies,
+							    childGraph));
 	memgraph_composition_check(childGraph, "cuGraphAddChildGraphNode", "used as a child graph (cloned)",
 				   cg_site_here(SITE_SKIP));
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+	rc = CG_FWD(real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
 		model_graph_mutated(hGraph);
@@ -282,10 +285,10 @@ CUresult cgh_cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgr
 	CUresult rc;
 	CG_REAL(cuGraphAddNode);
 	if (!cg_call_begin(&c, HID_cuGraphAddNode, 0))
-		return real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+		return CG_FWD(real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
 	add_node_pre(hGraph, nodeParams, "cuGraphAddNode");
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+	rc = CG_FWD(real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
 	int saved = errno;
 	add_node_post(&c, rc, phGraphNode, hGraph, nodeParams, "cuGraphAddNode");
 	errno = saved;
@@ -300,11 +303,12 @@ CUresult cgh_cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const C
 	CUresult rc;
 	CG_REAL(cuGraphAddNode_v2);
 	if (!cg_call_begin(&c, HID_cuGraphAddNode_v2, 0))
-		return real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
-					      nodeParams);
+		return CG_FWD(real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
+					      nodeParams));
 	add_node_pre(hGraph, nodeParams, "cuGraphAddNode_v2");
 	model_graph_settle(hGraph);
-	rc = real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+	rc = CG_FWD(real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
+					   nodeParams));
 	int saved = errno;
 	add_node_post(&c, rc, phGraphNode, hGraph, nodeParams, "cuGraphAddNode_v2");
 	errno = saved;
@@ -318,9 +322,9 @@ CUresult cgh_cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const C
 	CUresult rc;                                                                               \
 	CG_REAL(name);                                                                             \
 	if (!cg_call_begin(&c, HID_##name, 0))                                                     \
-		return real_##name(phGraphNode, hGraph, dependencies, numDependencies, nodeParams); \
+		return CG_FWD(real_##name(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)); \
 	model_graph_settle(hGraph);                                                                \
-	rc = real_##name(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);          \
+	rc = CG_FWD(real_##name(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));  \
 	int saved = errno;                                                                         \
 	if (rc == CUDA_SUCCESS)                                                                    \
 		model_graph_mutated(hGraph);                                                       \
@@ -346,8 +350,8 @@ CUresult cgh_cuGraphDestroyNode(CUgraphNode hNode)
 	CUresult rc;
 	CG_REAL(cuGraphDestroyNode);
 	if (!cg_call_begin(&c, HID_cuGraphDestroyNode, 0))
-		return real_cuGraphDestroyNode(hNode);
-	rc = real_cuGraphDestroyNode(hNode);
+		return CG_FWD(real_cuGraphDestroyNode(hNode));
+	rc = CG_FWD(real_cuGraphDestroyNode(hNode));
 	int saved = errno;
 	cg_call_end(&c, rc);
 	errno = saved;
@@ -512,10 +516,10 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 		struct inst_pre p;                                                                 \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize); \
+			return CG_FWD(real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)); \
 		instantiate_pre(&p, hGraph, 0, #name);                                             \
 		return instantiate_post(&c, &p,                                                    \
-					real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize), \
+					CG_FWD(real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)), \
 					phGraphExec, hGraph, 0, #name);                            \
 	}
 INSTANTIATE_5(cuGraphInstantiate)
@@ -527,10 +531,10 @@ CUresult cgh_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGrap
 	struct inst_pre p;
 	CG_REAL(cuGraphInstantiateWithFlags);
 	if (!cg_call_begin(&c, HID_cuGraphInstantiateWithFlags, CG_CALL_LIFE))
-		return real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags);
+		return CG_FWD(real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags));
 	instantiate_pre(&p, hGraph, flags, "cuGraphInstantiateWithFlags");
-	return instantiate_post(&c, &p, real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags), phGraphExec,
-				hGraph, flags, "cuGraphInstantiateWithFlags");
+	return instantiate_post(&c, &p, CG_FWD(real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags)),
+				phGraphExec, hGraph, flags, "cuGraphInstantiateWithFlags");
 }
 
 #define INSTANTIATE_PARAMS(name)                                                                   \
@@ -542,9 +546,9 @@ CUresult cgh_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGrap
 		uint64_t fl = instantiateParams ? instantiateParams->flags : 0;                    \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return real_##name(phGraphExec, hGraph, instantiateParams);                \
+			return CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams));        \
 		instantiate_pre(&p, hGraph, fl, #name);                                            \
-		return instantiate_post(&c, &p, real_##name(phGraphExec, hGraph, instantiateParams), \
+		return instantiate_post(&c, &p, CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams)), \
 					phGraphExec, hGraph, fl, #name);                           \
 	}
 INSTANTIATE_PARAMS(cuGraphInstantiateWithParams)
@@ -560,7 +564,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	real = cg_policy_exec(hGraphExec);
 	if (!cg_call_begin(&c, HID_cuGraphExecDestroy, CG_CALL_LIFE)) {
 		cg_policy_forget(hGraphExec);
-		return real_cuGraphExecDestroy(hGraphExec);
+		return CG_FWD(real_cuGraphExecDestroy(hGraphExec));
 	}
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
@@ -568,7 +572,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	/* Replacements and cached executables go with the handle; the
 	 * application's own executable is the one it names. */
 	cg_policy_forget(hGraphExec);
-	rc = real_cuGraphExecDestroy(hGraphExec);
+	rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));
 	int saved = errno;
 	if (cg_call_rec(&r, &c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)hGraphExec);
@@ -788,13 +792,15 @@ static const char *update_result_name(int res)
 	return res >= 0 && res < 9 ? n[res] : "?";
 }
 
-/* Shared tail of both update forms. *rc/result/err nodes are the driver's
- * answer or, after a rewrite, success. */
+/* Shared tail of both update forms. rc/result/err nodes are the driver's
+ * answer or, after a rewrite, success; result is -1 when the application
+ * passed no place for it (the shim never substitutes its own). */
 static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
 			CUresult rc, int result, CUgraphNode errn, CUgraphNode fromn, int rewritten, const char *api)
 {
 	struct cg_rec r;
-	if (!rewritten && (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && p->result != result)))
+	if (!rewritten && (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 &&
+						 p->result != result)))
 		cg_mismatch(api, p->rule, p->rc, rc, p->result, result);
 	if (rc == CUDA_SUCCESS && !rewritten)
 		model_exec_updated(app, g, nu);
@@ -806,8 +812,10 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)app);
 		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_int(&r, "result", result);
-		rec_word(&r, "result_name", update_result_name(result));
+		if (result >= 0) { /* -1: the application gave nowhere to put it */
+			rec_int(&r, "result", result);
+			rec_word(&r, "result_name", update_result_name(result));
+		}
 		if (errn)
 			rec_hex(&r, "error_node", (uintptr_t)errn);
 		if (fromn)
@@ -837,37 +845,41 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 	struct cg_call c;
 	struct upd_pred p;
 	struct cg_summary *nu;
-	CUgraphExecUpdateResultInfo info;
 	CUresult rc;
-	int rewritten = 0;
+	int rewritten = 0, result = -1, saved;
+	CUgraphNode en = NULL, fn = NULL;
 	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
 	CG_REAL(cuGraphExecUpdate_v2);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate_v2, CG_CALL_LIFE))
-		return real_cuGraphExecUpdate_v2(real, hGraph, resultInfo);
+		return CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate_v2");
-	memset(&info, 0, sizeof info);
 	if (update_policy_pre(&p, app, hGraph, nu)) {
 		rc = CUDA_SUCCESS;
 		rewritten = 1;
+		saved = cg_errno_in;
 	} else {
-		/* TensorRT-LLM passes NULL: ask for the reason on its behalf. */
-		rc = real_cuGraphExecUpdate_v2(real, hGraph, resultInfo ? resultInfo : &info);
-		if (resultInfo)
-			info = *resultInfo;
+		/* The application's pointer as given (TensorRT-LLM passes NULL,
+		 * which the driver accepts): the result is read only from it. */
+		rc = CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
+		saved = errno;
+		if (resultInfo) {
+			result = (int)resultInfo->result;
+			en = resultInfo->errorNode;
+			fn = resultInfo->errorFromNode;
+		}
 		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
 		    cg_policy_reinstantiate(app, hGraph, nu, "failed", rc, NULL)) {
 			rc = CUDA_SUCCESS;
 			rewritten = 1;
 		}
 	}
-	int saved = errno;
 	if (rewritten) {
-		memset(&info, 0, sizeof info);
+		result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+		en = fn = NULL;
 		if (resultInfo)
-			*resultInfo = info;
+			memset(resultInfo, 0, sizeof *resultInfo);
 	}
-	update_post(&c, &p, app, hGraph, nu, rc, info.result, info.errorNode, info.errorFromNode, rewritten,
-		    "cuGraphExecUpdate_v2");
+	update_post(&c, &p, app, hGraph, nu, rc, result, en, fn, rewritten, "cuGraphExecUpdate_v2");
 	errno = saved;
 	return rc;
 }
@@ -879,40 +891,43 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 	struct upd_pred p;
 	struct cg_summary *nu;
 	CUgraphNode en = NULL;
-	CUgraphExecUpdateResult res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	CUresult rc;
-	int rewritten = 0;
+	int rewritten = 0, result = -1, saved;
 	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
 	CG_REAL(cuGraphExecUpdate);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate, CG_CALL_LIFE))
-		return real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out);
+		return CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate");
+	if (!hErrorNode_out || !updateResult_out) {
+		/* The driver rejects a NULL out-pointer before it looks at the
+		 * graphs: no policy, no rewrite, its answer as it is. */
+		p.rc = CUDA_ERROR_INVALID_VALUE;
+		p.rule = 0;
+	}
 	if (update_policy_pre(&p, app, hGraph, nu)) {
 		rc = CUDA_SUCCESS;
 		rewritten = 1;
+		saved = cg_errno_in;
 	} else {
-		rc = real_cuGraphExecUpdate(real, hGraph, hErrorNode_out ? hErrorNode_out : &en,
-					    updateResult_out ? updateResult_out : &res);
+		rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
+		saved = errno;
 		if (hErrorNode_out)
 			en = *hErrorNode_out;
 		if (updateResult_out)
-			res = *updateResult_out;
-		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
+			result = (int)*updateResult_out;
+		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && hErrorNode_out && updateResult_out &&
 		    cg_policy_reinstantiate(app, hGraph, nu, "failed", rc, NULL)) {
 			rc = CUDA_SUCCESS;
 			rewritten = 1;
 		}
 	}
-	int saved = errno;
 	if (rewritten) {
 		en = NULL;
-		res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
-		if (hErrorNode_out)
-			*hErrorNode_out = NULL;
-		if (updateResult_out)
-			*updateResult_out = res;
+		result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+		*hErrorNode_out = NULL;
+		*updateResult_out = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	}
-	update_post(&c, &p, app, hGraph, nu, rc, res, en, NULL, rewritten, "cuGraphExecUpdate");
+	update_post(&c, &p, app, hGraph, nu, rc, result, en, NULL, rewritten, "cuGraphExecUpdate");
 	errno = saved;
 	return rc;
 }
@@ -979,6 +994,7 @@ static __attribute__((noinline)) void launch_every(CUgraphExec e, long long n)
  * two relaxed atomics. */
 static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgraphExec e, CUstream s)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	CUgraphExec real;
 	struct cg_exec *x;
 	long long n = 0;
@@ -988,13 +1004,13 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	if (CG_UNLIKELY(st != CG_READY)) {
 		if (st != CG_SETUP)
-			return fn(cg_policy_exec(e), s);
+			return CG_FWD(fn(cg_policy_exec(e), s));
 		cg_ensure_init();
 		if (!cg_ready())
-			return fn(cg_policy_exec(e), s);
+			return CG_FWD(fn(cg_policy_exec(e), s));
 	}
 	if (CG_UNLIKELY(cg_tls.in_shim))
-		return fn(cg_policy_exec(e), s);
+		return CG_FWD(fn(cg_policy_exec(e), s));
 	trace = cg_log_on(CG_L_TRACE);
 	if (CG_UNLIKELY(trace))
 		t0 = cg_now_ns();
@@ -1009,7 +1025,7 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		if (CG_UNLIKELY(unfreed && !autofree))
 			launch_unfreed_violation(e, cg_routes[hid].name, unfreed);
 	}
-	rc = fn(real, s);
+	rc = CG_FWD(fn(real, s));
 	if (CG_UNLIKELY(rc != CUDA_SUCCESS)) {
 		int saved = errno;
 		if (x)
@@ -1043,12 +1059,13 @@ CUresult cgh_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 
 static CUresult upload_common(int hid, PFN_cuGraphUpload_v11010 fn, CUgraphExec e, CUstream s)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	CUresult rc;
 	CUgraphExec real = cg_policy_exec(e);
 	if (!cg_call_begin(&c, hid, 0))
-		return fn(real, s);
-	rc = fn(real, s);
+		return CG_FWD(fn(real, s));
+	rc = CG_FWD(fn(real, s));
 	int saved = errno;
 	launch_record(hid, e, s, rc, c.t0, 0);
 	errno = saved;
@@ -1145,14 +1162,14 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 		CUresult rc;                                                                       \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return real_##name args;                                                   \
+			return CG_FWD(real_##name args);                                           \
 		site = cg_site_here(SITE_SKIP);                                                    \
 		cg_policy_collect();                                                               \
 		learn_current_pool();                                                              \
 		model_capture_presample();                                                         \
 		cg_exit_register_late();                                                           \
 		cg_call_mark_in(&c);                                                               \
-		rc = real_##name args;                                                             \
+		rc = CG_FWD(real_##name args);                                                     \
 		return begin_post(&c, rc, hStream, mode_expr, ptsz, into_expr, site);              \
 	}
 BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
@@ -1171,6 +1188,7 @@ BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, 1,
 
 static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	struct cg_rec r;
 	uint64_t id = 0;
@@ -1181,7 +1199,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	uint32_t unsite[CG_MAX_JOIN];
 	struct cg_capture_view cv;
 	if (!cg_call_begin(&c, hid, CG_CALL_LIFE))
-		return fn(s, ph);
+		return CG_FWD(fn(s, ph));
 	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
 	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0) {
 		char msg[256];
@@ -1203,7 +1221,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		}
 	}
 	cg_call_mark_in(&c);
-	rc = fn(s, ph);
+	rc = CG_FWD(fn(s, ph));
 	cg_call_mark_out(&c);
 	int saved = errno;
 	{
@@ -1269,8 +1287,8 @@ CUresult cgh_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 	int want = mode ? (int)*mode : -1;
 	CG_REAL(cuThreadExchangeStreamCaptureMode);
 	if (!cg_call_begin(&c, HID_cuThreadExchangeStreamCaptureMode, 0))
-		return real_cuThreadExchangeStreamCaptureMode(mode);
-	rc = real_cuThreadExchangeStreamCaptureMode(mode);
+		return CG_FWD(real_cuThreadExchangeStreamCaptureMode(mode));
+	rc = CG_FWD(real_cuThreadExchangeStreamCaptureMode(mode));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && want >= 0)
 		model_thread_mode_set(want);
@@ -1281,12 +1299,13 @@ CUresult cgh_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 
 static CUresult event_record_common(int hid, PFN_cuEventRecord_v2000 fn, int ptsz, CUevent ev, CUstream s)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	uint64_t id;
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
-		return fn(ev, s);
-	rc = fn(ev, s);
+		return CG_FWD(fn(ev, s));
+	rc = CG_FWD(fn(ev, s));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL))
@@ -1311,13 +1330,14 @@ CUresult cgh_cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int ptsz, CUstream s, CUevent ev,
 				  unsigned flags)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	uint64_t id_before = 0, id;
 	uint32_t site = 0;
 	int was = 0;
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
-		return fn(s, ev, flags);
+		return CG_FWD(fn(s, ev, flags));
 	/* A wait that forks s into a capture is named by its site: taken
 	 * before the call (the capture is live either way, but the site is
 	 * then only taken for a wait on an event recorded in a capture). */
@@ -1326,7 +1346,7 @@ static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int p
 		if (!was && model_capture_event_known(ev))
 			site = cg_site_here(SITE_SKIP + 1);
 	}
-	rc = fn(s, ev, flags);
+	rc = CG_FWD(fn(s, ev, flags));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL))
@@ -1352,19 +1372,20 @@ CUresult cgh_cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned i
 
 static CUresult stream_sync_common(int hid, PFN_cuStreamSynchronize_v2000 fn, int ptsz, CUstream s)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	uint64_t id;
 	struct cg_capture_view cv;
 	int predicted = 0;
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
-		return fn(s);
+		return CG_FWD(fn(s));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
 		cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
 		predicted = 1;
 	}
-	rc = fn(s);
+	rc = CG_FWD(fn(s));
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch(cg_routes[hid].name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
@@ -1395,7 +1416,7 @@ CUresult cgh_cuStreamSynchronize_ptsz(CUstream hStream)
 	if (!cg_call_begin(&c, HID_##name, 0))                                                     \
 		return real_##name args;                                                           \
 	predicted = cg_rule_capture_unsafe(#name, "synchronizes the context");                              \
-	rc = real_##name args;                                                                     \
+	rc = CG_FWD(real_##name args);                                                             \
 	int saved = errno;                                                                         \
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)                             \
 		cg_mismatch(#name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1); \
@@ -1420,9 +1441,9 @@ CUresult cgh_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	int predicted;
 	CG_REAL(cuMemAlloc_v2);
 	if (!cg_call_begin(&c, HID_cuMemAlloc_v2, 0))
-		return real_cuMemAlloc_v2(dptr, bytesize);
+		return CG_FWD(real_cuMemAlloc_v2(dptr, bytesize));
 	predicted = cg_rule_capture_unsafe("cuMemAlloc_v2", "allocates with cuMemAlloc");
-	rc = real_cuMemAlloc_v2(dptr, bytesize);
+	rc = CG_FWD(real_cuMemAlloc_v2(dptr, bytesize));
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch("cuMemAlloc_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
@@ -1447,9 +1468,9 @@ CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
 	int predicted;
 	CG_REAL(cuMemFree_v2);
 	if (!cg_call_begin(&c, HID_cuMemFree_v2, 0))
-		return real_cuMemFree_v2(dptr);
+		return CG_FWD(real_cuMemFree_v2(dptr));
 	predicted = cg_rule_capture_unsafe("cuMemFree_v2", "frees with cuMemFree");
-	rc = real_cuMemFree_v2(dptr);
+	rc = CG_FWD(real_cuMemFree_v2(dptr));
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch("cuMemFree_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
@@ -1467,6 +1488,7 @@ CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
 static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), void *ctx, CUdeviceptr *dptr,
 				   size_t size, CUmemoryPool explicit_pool, CUstream s, int ptsz, const char *api)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	uint64_t id = 0;
 	CUgraph g = NULL;
 	int capturing = 0, ipc = 0, is_default = 0;
@@ -1498,7 +1520,7 @@ static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), 
 			}
 		}
 	}
-	rc = call(ctx);
+	rc = CG_FWD(call(ctx));
 	int saved = errno;
 	if (capturing) {
 		if (rc == CUDA_SUCCESS && dptr) {
@@ -1556,7 +1578,7 @@ static CUresult call_alloc_pool(void *v)
 		CG_REAL(name);                                                                     \
 		a.fn = (void *)real_##name;                                                        \
 		if (!cg_call_begin(&c, HID_##name, 0))                                             \
-			return real_##name(dptr, bytesize, hStream);                               \
+			return CG_FWD(real_##name(dptr, bytesize, hStream));                       \
 		return alloc_async_common(&c, call_alloc, &a, dptr, bytesize, NULL, hStream, ptsz, #name); \
 	}
 ALLOC_ASYNC(cuMemAllocAsync, 0)
@@ -1570,7 +1592,7 @@ ALLOC_ASYNC(cuMemAllocAsync_ptsz, 1)
 		CG_REAL(name);                                                                     \
 		a.fn = (void *)real_##name;                                                        \
 		if (!cg_call_begin(&c, HID_##name, 0))                                             \
-			return real_##name(dptr, bytesize, pool, hStream);                         \
+			return CG_FWD(real_##name(dptr, bytesize, pool, hStream));                 \
 		return alloc_async_common(&c, call_alloc_pool, &a, dptr, bytesize, pool, hStream, ptsz, #name); \
 	}
 ALLOC_POOL(cuMemAllocFromPoolAsync, 0)
@@ -1578,6 +1600,7 @@ ALLOC_POOL(cuMemAllocFromPoolAsync_ptsz, 1)
 
 static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int ptsz, CUdeviceptr p, CUstream s)
 {
+	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
 	uint64_t id = 0, acap = 0;
 	CUgraph g = NULL, ag = NULL;
@@ -1587,7 +1610,7 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 	CUresult rc;
 	struct cg_rec r;
 	if (!cg_call_begin(&c, hid, 0))
-		return fn(p, s);
+		return CG_FWD(fn(p, s));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		capturing = model_stream_capture(s, ptsz, &id, &g, NULL);
 	if (capturing) {
@@ -1614,7 +1637,7 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 		}
 		c.flags |= CG_CALL_LIFE;
 	}
-	rc = fn(p, s);
+	rc = CG_FWD(fn(p, s));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS) {
 		if (capturing) {
@@ -1662,8 +1685,8 @@ CUresult cgh_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps
 	uint32_t site;
 	CG_REAL(cuMemPoolCreate);
 	if (!cg_call_begin(&c, HID_cuMemPoolCreate, CG_CALL_LIFE))
-		return real_cuMemPoolCreate(pool, poolProps);
-	rc = real_cuMemPoolCreate(pool, poolProps);
+		return CG_FWD(real_cuMemPoolCreate(pool, poolProps));
+	rc = CG_FWD(real_cuMemPoolCreate(pool, poolProps));
 	int saved = errno;
 	site = cg_site_here(SITE_SKIP);
 	if (rc == CUDA_SUCCESS && pool)
@@ -1688,8 +1711,8 @@ CUresult cgh_cuMemPoolDestroy(CUmemoryPool pool)
 	CUresult rc;
 	CG_REAL(cuMemPoolDestroy);
 	if (!cg_call_begin(&c, HID_cuMemPoolDestroy, CG_CALL_LIFE))
-		return real_cuMemPoolDestroy(pool);
-	rc = real_cuMemPoolDestroy(pool);
+		return CG_FWD(real_cuMemPoolDestroy(pool));
+	rc = CG_FWD(real_cuMemPoolDestroy(pool));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
 		model_pool_destroy(pool);
@@ -1716,8 +1739,8 @@ CUresult cgh_cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 	struct cg_call c;
 	CG_REAL(cuDeviceGetDefaultMemPool);
 	if (!cg_call_begin(&c, HID_cuDeviceGetDefaultMemPool, 0))
-		return real_cuDeviceGetDefaultMemPool(pool_out, dev);
-	return pool_get_post(&c, real_cuDeviceGetDefaultMemPool(pool_out, dev), pool_out, dev, 1);
+		return CG_FWD(real_cuDeviceGetDefaultMemPool(pool_out, dev));
+	return pool_get_post(&c, CG_FWD(real_cuDeviceGetDefaultMemPool(pool_out, dev)), pool_out, dev, 1);
 }
 
 CUresult cgh_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
@@ -1725,8 +1748,8 @@ CUresult cgh_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 	struct cg_call c;
 	CG_REAL(cuDeviceGetMemPool);
 	if (!cg_call_begin(&c, HID_cuDeviceGetMemPool, 0))
-		return real_cuDeviceGetMemPool(pool, dev);
-	return pool_get_post(&c, real_cuDeviceGetMemPool(pool, dev), pool, dev, 0);
+		return CG_FWD(real_cuDeviceGetMemPool(pool, dev));
+	return pool_get_post(&c, CG_FWD(real_cuDeviceGetMemPool(pool, dev)), pool, dev, 0);
 }
 
 CUresult cgh_cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
@@ -1735,8 +1758,9 @@ CUresult cgh_cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *locat
 	int dev = location && location->type == CU_MEM_LOCATION_TYPE_DEVICE ? location->id : -1;
 	CG_REAL(cuMemGetDefaultMemPool);
 	if (!cg_call_begin(&c, HID_cuMemGetDefaultMemPool, 0))
-		return real_cuMemGetDefaultMemPool(pool_out, location, type);
-	return pool_get_post(&c, real_cuMemGetDefaultMemPool(pool_out, location, type), pool_out, dev, dev >= 0);
+		return CG_FWD(real_cuMemGetDefaultMemPool(pool_out, location, type));
+	return pool_get_post(&c, CG_FWD(real_cuMemGetDefaultMemPool(pool_out, location, type)), pool_out, dev,
+			     dev >= 0);
 }
 
 CUresult cgh_cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemAllocationType type)
@@ -1745,8 +1769,8 @@ CUresult cgh_cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemA
 	int dev = location && location->type == CU_MEM_LOCATION_TYPE_DEVICE ? location->id : -1;
 	CG_REAL(cuMemGetMemPool);
 	if (!cg_call_begin(&c, HID_cuMemGetMemPool, 0))
-		return real_cuMemGetMemPool(pool, location, type);
-	return pool_get_post(&c, real_cuMemGetMemPool(pool, location, type), pool, dev, 0);
+		return CG_FWD(real_cuMemGetMemPool(pool, location, type));
+	return pool_get_post(&c, CG_FWD(real_cuMemGetMemPool(pool, location, type)), pool, dev, 0);
 }
 
 static CUresult set_pool_post(struct cg_call *c, CUresult rc, int dev, CUmemoryPool pool)
@@ -1771,8 +1795,8 @@ CUresult cgh_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 	struct cg_call c;
 	CG_REAL(cuDeviceSetMemPool);
 	if (!cg_call_begin(&c, HID_cuDeviceSetMemPool, CG_CALL_LIFE))
-		return real_cuDeviceSetMemPool(dev, pool);
-	return set_pool_post(&c, real_cuDeviceSetMemPool(dev, pool), dev, pool);
+		return CG_FWD(real_cuDeviceSetMemPool(dev, pool));
+	return set_pool_post(&c, CG_FWD(real_cuDeviceSetMemPool(dev, pool)), dev, pool);
 }
 
 CUresult cgh_cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
@@ -1781,6 +1805,6 @@ CUresult cgh_cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, 
 	int dev = location && location->type == CU_MEM_LOCATION_TYPE_DEVICE ? location->id : -1;
 	CG_REAL(cuMemSetMemPool);
 	if (!cg_call_begin(&c, HID_cuMemSetMemPool, CG_CALL_LIFE))
-		return real_cuMemSetMemPool(location, type, pool);
-	return set_pool_post(&c, real_cuMemSetMemPool(location, type, pool), dev, pool);
+		return CG_FWD(real_cuMemSetMemPool(location, type, pool));
+	return set_pool_post(&c, CG_FWD(real_cuMemSetMemPool(location, type, pool)), dev, pool);
 }

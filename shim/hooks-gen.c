@@ -36,9 +36,9 @@ static CUgraphNode exec_node(CUgraphExec app, CUgraphNode node, const char *api)
 		CG_REAL(name);                                                                     \
 		pre;                                                                               \
 		if (!cg_call_begin(&c, HID_##name, 0))                                             \
-			return real_##name args;                                                   \
+			return CG_FWD(real_##name args);                                           \
 		verdict = check;                                                                   \
-		rc = real_##name args;                                                             \
+		rc = CG_FWD(real_##name args);                                                     \
 		saved = errno;                                                                     \
 		post;                                                                              \
 		cg_call_end(&c, rc);                                                               \

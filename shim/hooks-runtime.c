@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "call.h"
 #include "config.h"
@@ -41,15 +42,17 @@ static void *rt_sym(void **slot, const char *name)
 
 static int rt_major(void)
 {
-	int v = 0;
+	int v = 0, e;
 	if (rt_major_cached)
 		return rt_major_cached;
+	e = errno; /* read before the wrapper takes the application's errno */
 	cg_resolve_dlsym();
 	rt_err (*ver)(int *) = cg_real_dlsym ? (rt_err(*)(int *))cg_real_dlsym(RTLD_NEXT, "cudaRuntimeGetVersion") : NULL;
 	if (ver && ver(&v) == 0 && v > 0)
 		rt_major_cached = v / 1000;
 	else
 		rt_major_cached = 13;
+	errno = e;
 	return rt_major_cached;
 }
 
@@ -111,16 +114,24 @@ static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 #define RT_REAL(name, type) ((type)rt_sym(&rt_##name, #name))
 #define RT_MISSING 49 /* cudaErrorCallRequiresNewerDriver-like: no runtime to forward to */
 
-/* Generic body: forward `call` with the real pointer `fn`. */
+/* Generic body: forward `call` with the real pointer `fn`. errno: the
+ * runtime gets the application's value (the lookup and start-up may have
+ * set it) and rt_leave restores what the runtime left. */
 #define RT_BODY(name, type, call)                                                                  \
+	int e0 = errno;                                                                            \
 	type fn = RT_REAL(name, type);                                                             \
 	struct rt_frame f;                                                                         \
 	rt_err rc;                                                                                 \
-	if (!fn)                                                                                   \
+	if (!fn) {                                                                                 \
+		errno = e0;                                                                        \
 		return 35; /* cudaErrorInsufficientDriver: no libcudart behind us */               \
-	if (!rt_active())                                                                          \
+	}                                                                                          \
+	if (!rt_active()) {                                                                        \
+		errno = e0;                                                                        \
 		return call;                                                                       \
+	}                                                                                          \
 	rt_enter(&f, #name);                                                                       \
+	errno = e0;                                                                                \
 	rc = call;                                                                                 \
 	return rt_leave(&f, #name, rc);
 
@@ -198,4 +209,20 @@ RT_EXPORT rt_err cudaStreamEndCapture(void *stream, void **graph)
 {
 	typedef rt_err (*ft)(void *, void **);
 	RT_BODY(cudaStreamEndCapture, ft, fn(stream, graph))
+}
+
+void *cg_rt_export(const char *name)
+{
+	static const struct {
+		const char *name;
+		void *fn;
+	} tab[] = {
+#define RTHOOK(n) {#n, (void *)n},
+#include "rt-hooks.def"
+#undef RTHOOK
+	};
+	for (unsigned i = 0; i < sizeof tab / sizeof *tab; i++)
+		if (!strcmp(name, tab[i].name))
+			return tab[i].fn;
+	return NULL;
 }

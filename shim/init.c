@@ -86,10 +86,13 @@ static void atfork_parent(void)
 	cg_policy_atfork_release();
 }
 
+/* The locks taken in atfork_prepare are initialised afresh, not unlocked:
+ * their owner is the parent's thread, and an rwlock's write owner is checked
+ * by thread id (a forked child blocked on its first update otherwise). */
 static void atfork_child(void)
 {
-	cg_model_unlock_all();
-	cg_policy_atfork_release();
+	cg_model_lock_reset();
+	cg_policy_atfork_child();
 	cg_tls.tid = 0;
 	cg_door_after_fork_child();
 	cg_log_after_fork_child();

@@ -10,6 +10,24 @@
  *     NULL, as it would without us).
  * Everything else returns NULL here, and the entry stub tail-jumps to the
  * real dlsym with the caller's own return address.
+ *
+ * RTLD_DEFAULT lookups of the shim's own export names (hooks.def and
+ * rt-hooks.def) are the one place where the shim's exports could be found
+ * where the process has no such symbol: without the shim,
+ * dlsym(RTLD_DEFAULT, "cudaGraphLaunch") in a process without libcudart is
+ * NULL. When the real lookup would land on the shim's own export, the
+ * answer is what follows the shim in the global search order
+ * (dlsym(RTLD_NEXT) from here), which is what the process would get
+ * without it:
+ *   - shim off (CGSHIM_DISABLE=1): that definition, or NULL;
+ *   - cuda* names: the wrapper when a libcudart follows (it forwards
+ *     there), else NULL (the wrapper would have nothing to forward to);
+ *   - cu* names with the shim on: the wrapper, as before (a wrapper reached
+ *     before the driver is loaded loads it).
+ * NULL is given as CG_DLSYM_ABSENT, which the entry stub turns into a
+ * NULL return without calling the real dlsym; the failed RTLD_NEXT lookup
+ * has set dlerror. A libcudart visible only in a dlopen'ed library's local
+ * scope is not seen by that lookup.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,6 +41,31 @@
 
 void *cg_dlsym_policy(void *handle, const char *name, void *caller) CG_HIDDEN;
 
+#define CG_DLSYM_ABSENT ((void *)-1) /* dlsym-entry.S: return NULL */
+
+/* RTLD_DEFAULT lookup of name: NULL (let the real dlsym answer), a pointer
+ * to return, or CG_DLSYM_ABSENT. See the contract above. */
+static void *default_lookup(const char *name)
+{
+	int is_rt = name[2] == 'd' && name[3] == 'a';
+	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
+	void *own, *next;
+	if (!is_rt && st != CG_OFF)
+		return NULL; /* cu* wrappers stay where they were while the shim is on */
+	if (is_rt)
+		own = cg_rt_export(name);
+	else {
+		int hid = cg_hook_by_name(name);
+		own = hid < 0 ? NULL : cg_routes[hid].wrapper;
+	}
+	if (!own || cg_real_dlsym(RTLD_DEFAULT, name) != own)
+		return NULL; /* not ours, or defined before the shim: the real answer stands */
+	next = cg_real_dlsym(RTLD_NEXT, name);
+	if (st == CG_OFF)
+		return next ? next : CG_DLSYM_ABSENT;
+	return next ? NULL : CG_DLSYM_ABSENT;
+}
+
 void *cg_dlsym_policy(void *handle, const char *name, void *caller)
 {
 	int saved = errno;
@@ -32,9 +75,13 @@ void *cg_dlsym_policy(void *handle, const char *name, void *caller)
 	int st;
 
 	cg_resolve_dlsym();
-	if (!name || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z')
+	if (!name || name[0] != 'c' || name[1] != 'u' || !cg_real_dlsym)
 		goto out;
-	if (handle == RTLD_DEFAULT || handle == RTLD_NEXT)
+	if (handle == RTLD_DEFAULT) {
+		w = default_lookup(name);
+		goto out;
+	}
+	if (name[2] < 'A' || name[2] > 'Z' || handle == RTLD_NEXT)
 		goto out;
 	st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	if (st == CG_OFF || st == CG_DEGRADED)

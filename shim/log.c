@@ -1,12 +1,15 @@
 /* shim/log.c -- leveled log sink: whole lines, one write(2), no stdio locks. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,17 +19,39 @@
 
 int cg_log_level = CG_L_WARN;
 static void tb_after_fork(void);
-/* log_fd -1: a file sink not opened yet. The file is opened by the first
- * record (sink_open), so a process that records nothing leaves no file. */
+/* log_fd -1: a file sink not opened yet; the first record opens it
+ * (sink_open), so a process that records nothing leaves no file. Read with
+ * an acquire load, published with a release store after the identity. */
 static int log_fd = 2;
 static char log_path[4096];
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The sink's identity: the file log_fd named when it was bound (opened, or
+ * stderr/stdout taken at start-up). A program may close that descriptor and
+ * get the same number for a file of its own (fd 2 for a data file, a daemon
+ * closing every descriptor, dup2 over ours); records must never land there,
+ * so every write first checks that log_fd still names the same file. */
+static int log_bound;
+static dev_t log_dev;
+static ino_t log_ino;
+static int log_pipe;         /* FIFO or socket: a write can raise SIGPIPE */
+static _Atomic int log_dead; /* not ours any more, or no reader: records are dropped */
 static _Atomic unsigned long long log_seq;
 static int log_pid;
-/* The preamble (start record) is written before the first record of the
- * process, not at set-up. */
+/* The preamble (start record) is written just before the process's first
+ * other record, not at set-up. */
 static void (*preamble_fn)(void);
 static _Atomic int preamble_pending;
+/* A failed open found by a write (which may hold this thread's batch) is
+ * reported by the next record's begin, or at exit. */
+static char open_err[160];
+static _Atomic int open_err_pending;
+
+static void open_err_report(void)
+{
+	if (CG_UNLIKELY(atomic_load_explicit(&open_err_pending, memory_order_acquire)) &&
+	    atomic_exchange(&open_err_pending, 0))
+		cg_warn("cannot open CGSHIM_LOG_FILE %s: %s; logging to stderr", log_path, open_err);
+}
 
 void cg_log_set_preamble(void (*fn)(void))
 {
@@ -41,15 +66,51 @@ uint64_t cg_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Make fd the sink and remember which file it names. */
+static void sink_bind(int fd)
+{
+	struct stat st;
+	log_bound = 1;
+	if (fstat(fd, &st) < 0) {
+		atomic_store(&log_dead, 1); /* closed at start-up: whatever gets this number later is not ours */
+		__atomic_store_n(&log_fd, fd, __ATOMIC_RELEASE);
+		return;
+	}
+	log_dev = st.st_dev;
+	log_ino = st.st_ino;
+	log_pipe = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+	atomic_store(&log_dead, 0);
+	__atomic_store_n(&log_fd, fd, __ATOMIC_RELEASE);
+}
+
+/* The %r token: RANK, else LOCAL_RANK, else "0", through secure_getenv (a
+ * set-id program does not take a path part from its caller). It becomes part
+ * of a file name, so only [A-Za-z0-9_.-], at most 64 characters and no ".."
+ * are accepted; anything else is replaced by "badrank" with a warning. */
+static const char *log_rank(void)
+{
+	const char *rank = secure_getenv("RANK");
+	size_t l;
+	if (!rank || !*rank)
+		rank = secure_getenv("LOCAL_RANK");
+	if (!rank || !*rank)
+		return "0";
+	l = strspn(rank, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+	if (rank[l] || l > 64 || strstr(rank, "..")) {
+		cg_warn("RANK/LOCAL_RANK is not a plain token ([A-Za-z0-9_.-], no \"..\"); %%r in CGSHIM_LOG_FILE "
+			"becomes \"badrank\"");
+		return "badrank";
+	}
+	return rank;
+}
+
 /* Expand %p (pid) and %r (rank) into out; returns 0 or -1 if it does not fit. */
 static int expand_path(const char *tmpl, char *out, size_t cap)
 {
 	size_t n = 0;
-	const char *rank = getenv("RANK");
-	if (!rank || !*rank)
-		rank = getenv("LOCAL_RANK");
-	if (!rank || !*rank)
-		rank = "0";
+	const char *rank = NULL;
+	if (strstr(tmpl, "%r"))
+		rank = log_rank();
 	for (const char *p = tmpl; *p; p++) {
 		char tmp[32];
 		const char *ins = NULL;
@@ -80,52 +141,63 @@ int cg_log_open(void)
 {
 	log_pid = (int)getpid();
 	if (!cg_cfg.log_file || !*cg_cfg.log_file || !strcmp(cg_cfg.log_file, "stderr")) {
-		log_fd = 2;
+		sink_bind(2);
 		return 0;
 	}
 	if (!strcmp(cg_cfg.log_file, "stdout")) {
-		log_fd = 1;
+		sink_bind(1);
 		return 0;
 	}
 	if (expand_path(cg_cfg.log_file, log_path, sizeof log_path) < 0) {
-		log_fd = 2;
+		sink_bind(2);
 		cg_warn("CGSHIM_LOG_FILE is too long; logging to stderr");
 		return -1;
 	}
+	log_bound = 0;
 	__atomic_store_n(&log_fd, -1, __ATOMIC_RELEASE);
 	return 0;
 }
 
-/* Open the file sink named by log_path (first record of the process). */
+/* Open the file sink named by log_path: called by the first record's write.
+ * Returns the descriptor written to from now on. */
 static int sink_open(void)
 {
-	int fd;
+	int fd, e = 0;
 	pthread_mutex_lock(&open_lock);
 	fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
 	if (fd >= 0) {
 		pthread_mutex_unlock(&open_lock);
 		return fd;
 	}
-	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/* O_NONBLOCK: a FIFO without a reader fails with ENXIO here instead of
+	 * holding the host in open(); cleared below so that writes to a
+	 * regular file or a FIFO with a reader behave as usual. */
+	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
 	if (fd < 0) {
-		int e = errno;
-		__atomic_store_n(&log_fd, 2, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&open_lock);
-		cg_warn("cannot open CGSHIM_LOG_FILE %s: %s; logging to stderr", log_path, strerror(e));
-		return 2;
-	}
-	/* Keep the descriptor away from 0..2 so a program closing its stdio
-	 * and reopening them cannot have our records land in its own output. */
-	if (fd < 3) {
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 10);
-		if (hi >= 0) {
-			close(fd);
-			fd = hi;
+		e = errno;
+		sink_bind(2);
+	} else {
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		/* Keep the descriptor away from 0..2 so a program closing its
+		 * stdio and reopening them cannot have our records land in its
+		 * own output. */
+		if (fd < 3) {
+			int hi = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+			if (hi >= 0) {
+				close(fd);
+				fd = hi;
+			}
 		}
+		sink_bind(fd);
 	}
-	__atomic_store_n(&log_fd, fd, __ATOMIC_RELEASE);
+	if (e) {
+		snprintf(open_err, sizeof open_err, "%s", e == ENXIO ? "a FIFO with no reader" : strerror(e));
+		atomic_store_explicit(&open_err_pending, 1, memory_order_release);
+	}
 	pthread_mutex_unlock(&open_lock);
-	return fd;
+	return __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
 }
 
 void cg_log_after_fork_child(void)
@@ -135,7 +207,7 @@ void cg_log_after_fork_child(void)
 	pthread_mutex_init(&open_lock, NULL);
 	/* If the path names the pid, the child gets its own file, opened by
 	 * its first record. */
-	if (cg_cfg.log_file && strstr(cg_cfg.log_file, "%p") && log_fd != 2 && log_fd != 1) {
+	if (cg_cfg.log_file && strstr(cg_cfg.log_file, "%p") && log_fd != 1 && log_fd != 2) {
 		int old = log_fd;
 		if (cg_log_open() == 0 && old > 2)
 			close(old);
@@ -285,23 +357,70 @@ void cg_log_unbuffered(void)
 {
 	atomic_store(&tb_off, 1);
 	cg_log_flush_all();
+	open_err_report();
 }
 
+/* Does log_fd still name the file it was bound to? One fstat per write:
+ * writes are whole batches or error/warn lines. When it does not, the sink
+ * is dead for good (there is nowhere safe to say so). */
+static int sink_ours(void)
+{
+	struct stat st;
+	if (__atomic_load_n(&log_fd, __ATOMIC_ACQUIRE) < 0)
+		sink_open();
+	if (!log_bound)
+		sink_bind(log_fd); /* a record before cg_log_open: the default stderr */
+	if (atomic_load_explicit(&log_dead, memory_order_relaxed))
+		return 0;
+	if (fstat(log_fd, &st) == 0 && st.st_dev == log_dev && st.st_ino == log_ino)
+		return 1;
+	atomic_store(&log_dead, 1);
+	return 0;
+}
+
+/* Contract: never changes errno, the signal mask or any disposition, and
+ * never raises SIGPIPE in the host. On a pipe or socket, SIGPIPE is blocked
+ * for the write; if the write failed with EPIPE and no SIGPIPE was pending
+ * before, the one it generated is taken back with a zero-timeout
+ * sigtimedwait before the mask is restored (a SIGPIPE that was already
+ * pending is the application's and stays). The reader is gone: the sink is
+ * dead from then on. */
 static void sink_write(const char *buf, size_t len)
 {
-	int fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
-	if (CG_UNLIKELY(fd < 0))
-		fd = sink_open();
+	int saved = errno, guard = 0, was_pending = 0;
+	sigset_t pipe_set, old, pend;
+	if (!sink_ours()) {
+		errno = saved; /* fstat's EBADF */
+		return;
+	}
+	if (log_pipe) {
+		sigemptyset(&pipe_set);
+		sigaddset(&pipe_set, SIGPIPE);
+		if (sigpending(&pend) == 0)
+			was_pending = sigismember(&pend, SIGPIPE);
+		guard = pthread_sigmask(SIG_BLOCK, &pipe_set, &old) == 0;
+	}
 	while (len) {
-		ssize_t w = write(fd, buf, len);
+		ssize_t w = write(log_fd, buf, len);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return; /* nowhere better to report it */
+			if (errno == EPIPE) {
+				atomic_store(&log_dead, 1);
+				if (guard && !was_pending) {
+					struct timespec zero = {0, 0};
+					while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+						;
+				}
+			}
+			break; /* nowhere better to report it */
 		}
 		buf += w;
 		len -= (size_t)w;
 	}
+	if (guard)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
 }
 
 /* ---- record builder -------------------------------------------------------- */
@@ -372,6 +491,7 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 	if (CG_UNLIKELY(atomic_load_explicit(&preamble_pending, memory_order_relaxed)) &&
 	    atomic_exchange(&preamble_pending, 0))
 		preamble_fn();
+	open_err_report();
 	r->level = level;
 	r->json = cg_cfg.log_format == CG_FMT_JSONL;
 	r->nfields = 0;

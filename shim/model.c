@@ -1077,6 +1077,9 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site)
 	pthread_mutex_unlock(&gx_lock);
 }
 
+static void alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n);
+static void alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, int outstanding);
+
 void model_graph_destroy(CUgraph g)
 {
 	struct cg_graph *x;
@@ -1086,6 +1089,7 @@ void model_graph_destroy(CUgraph g)
 		HASH_DEL(graphs, x);
 	pthread_mutex_unlock(&gx_lock);
 	if (x) {
+		alloc_release_graph(g, x->mem, x->n_mem);
 		model_summary_free(x->sum);
 		free(x->mem);
 		free(x);
@@ -1218,7 +1222,8 @@ struct cg_summary *model_graph_partial(CUgraph g)
 			atomic_init(&s->refs, 1);
 			s->partial = 1;
 			s->n_nodes = x->n_nodes_cap;
-			memcpy(s->mem, x->mem, (size_t)x->n_mem * sizeof *s->mem);
+			if (x->n_mem) /* x->mem is NULL for a graph without memory nodes */
+				memcpy(s->mem, x->mem, (size_t)x->n_mem * sizeof *s->mem);
 			memset(&s->mem[x->n_mem], 0, sizeof *s->mem);
 			mnode_counts(x->mem, x->n_mem, &s->n_alloc, &s->n_free);
 		} else if (s) {
@@ -1457,11 +1462,19 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum)
 {
 	struct cg_exec *x;
+	struct cg_summary *old = NULL; /* keeps the old memory nodes alive for the release */
+	struct cg_mnode *old_mem = NULL;
+	int old_n = 0;
 	pthread_mutex_lock(&gx_lock);
 	tot.updates++;
 	x = exec_find_locked(e);
 	if (x) {
 		x->updates++;
+		if (x->n_mem && x->sum) {
+			old = model_summary_ref(x->sum);
+			old_mem = x->mem;
+			old_n = x->n_mem;
+		}
 		/* The exec now runs the new graph's parameters, memory nodes
 		 * included (measured: it adopts the new allocations). */
 		exec_set_summary(x, sum);
@@ -1469,6 +1482,10 @@ void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum)
 	}
 	pthread_mutex_unlock(&gx_lock);
 	model_summary_free(sum);
+	if (old) {
+		alloc_release_exec(e, old_mem, old_n, 0);
+		model_summary_free(old);
+	}
 	if (x && x->n_mem)
 		alloc_set_exec(e, x->mem, x->n_mem);
 	(void)g;
@@ -1555,6 +1572,7 @@ void model_exec_destroy(CUgraphExec e)
 	}
 	if (outstanding && launches)
 		leak_records(e, mem, n, "exec_destroy");
+	alloc_release_exec(e, mem, n, outstanding && launches);
 	model_summary_free(sum);
 }
 
@@ -1574,13 +1592,20 @@ struct cg_pool {
 /* 104 bytes with the hash handle (a 112-byte heap chunk): the pool, stream
  * and thread of an allocation are in its "alloc" record and the graph's
  * memory nodes, not repeated here. */
+/* An entry lives while something refers to its address: the graph that
+ * holds the allocation node (graph), the executable whose launches make it
+ * (exec), or, once both are gone, an allocation that executable left
+ * outstanding (orphan) until it is freed. The table stays as large as the
+ * live graphs and executables, however many addresses a process cycles
+ * through. */
 struct cg_alloc {
 	CUdeviceptr dptr;
 	size_t size;
 	uint64_t capture;
-	CUgraph graph;
+	CUgraph graph;    /* graph holding the allocation node; NULL once destroyed */
 	CUgraphExec exec; /* exec whose launches make this allocation */
 	uint32_t site;
+	uint32_t orphan; /* its exec went with allocations outstanding: kept until freed */
 	UT_hash_handle hh;
 };
 
@@ -1783,14 +1808,63 @@ static void alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
 	pthread_mutex_unlock(&mem_lock);
 }
 
+/* Executable e no longer makes these allocations (destroyed, or updated to
+ * other ones): entries nothing refers to go; with allocations outstanding
+ * from its launches they stay, as orphans, until freed. */
+static void alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, int outstanding)
+{
+	pthread_mutex_lock(&mem_lock);
+	for (int i = 0; i < n; i++) {
+		struct cg_alloc *a;
+		if (mem[i].is_free)
+			continue;
+		HASH_FIND(hh, allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		if (!a || a->exec != e)
+			continue;
+		a->exec = NULL;
+		if (outstanding)
+			a->orphan = 1;
+		else if (!a->graph && !a->orphan) {
+			HASH_DEL(allocs, a);
+			free(a);
+		}
+	}
+	pthread_mutex_unlock(&mem_lock);
+}
+
+/* Graph g is destroyed: its allocation nodes no longer name the entries. */
+static void alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n)
+{
+	pthread_mutex_lock(&mem_lock);
+	for (int i = 0; i < n; i++) {
+		struct cg_alloc *a;
+		if (mem[i].is_free)
+			continue;
+		HASH_FIND(hh, allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		if (!a || a->graph != g)
+			continue;
+		a->graph = NULL;
+		if (!a->exec && !a->orphan) {
+			HASH_DEL(allocs, a);
+			free(a);
+		}
+	}
+	pthread_mutex_unlock(&mem_lock);
+}
+
 void model_alloc_freed(CUdeviceptr p)
 {
 	struct cg_alloc *a;
 	CUgraphExec e = NULL;
 	pthread_mutex_lock(&mem_lock);
 	HASH_FIND(hh, allocs, &p, sizeof p, a);
-	if (a)
+	if (a) {
 		e = a->exec;
+		if (!a->exec && !a->graph) { /* an orphan, or nothing refers to it: done */
+			HASH_DEL(allocs, a);
+			free(a);
+		}
+	}
 	pthread_mutex_unlock(&mem_lock);
 	if (e) {
 		struct cg_exec *x = model_exec_fast(e);
@@ -1839,6 +1913,17 @@ void cg_model_unlock_all(void)
 	cg_site_unlock();
 }
 
+/* In the child the locks taken by cg_model_lock_all are initialised again
+ * rather than unlocked: they belong to the parent's thread (see
+ * cg_policy_atfork_child), and the child's only thread is the one here. */
+void cg_model_lock_reset(void)
+{
+	pthread_mutex_init(&mem_lock, NULL);
+	pthread_mutex_init(&gx_lock, NULL);
+	pthread_mutex_init(&cap_lock, NULL);
+	cg_site_lock_reset();
+}
+
 void cg_model_after_fork_child(void)
 {
 	/* The child has one thread; captures of the parent's other threads
@@ -1859,7 +1944,8 @@ static void graphmem_sample(const char *when)
 	cuuint64_t v[4] = {0, 0, 0, 0};
 	struct cg_rec r;
 	int dev;
-	if (atomic_load(&cg_live_captures) || !real_cuDeviceGetGraphMemAttribute)
+	/* The four queries serve only this record: none when it is not written. */
+	if (!cg_log_on(CG_L_INFO) || atomic_load(&cg_live_captures) || !real_cuDeviceGetGraphMemAttribute)
 		return;
 	dev = cg_current_device();
 	for (int i = 0; i < 4; i++)

@@ -69,6 +69,7 @@ extern _Atomic int cg_live_captures;
 int cg_model_init(void);
 void cg_model_lock_all(void);
 void cg_model_unlock_all(void);
+void cg_model_lock_reset(void);
 void cg_model_after_fork_child(void);
 void cg_model_exit_summary(void);
 

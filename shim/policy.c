@@ -697,3 +697,13 @@ void cg_policy_atfork_release(void)
 	pthread_mutex_unlock(&garbage_lock);
 	pthread_rwlock_unlock(&proxy_lock);
 }
+
+/* The child's copies were taken by the parent's thread: glibc ties a
+ * write-locked rwlock to that thread's id, which the child's thread does not
+ * have, so unlocking would leave the lock held. The child has one thread and
+ * nothing else can hold them: start them afresh. */
+void cg_policy_atfork_child(void)
+{
+	pthread_mutex_init(&garbage_lock, NULL);
+	pthread_rwlock_init(&proxy_lock, NULL);
+}

@@ -49,6 +49,7 @@ void cg_policy_collect(void);
 /* pthread_atfork: take the policy's locks before fork, release after. */
 void cg_policy_atfork_prepare(void);
 void cg_policy_atfork_release(void);
+void cg_policy_atfork_child(void);
 /* AutoFreeOnLaunch kept across a rewrite: before the first launch of the
  * handle after it, free (on the launch stream) the allocations the replaced
  * executable's last launch left. */

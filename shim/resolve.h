@@ -65,6 +65,10 @@ const char *cg_hooked_base(const char *name) CG_HIDDEN;
 /* Wrapper for an exact name if the driver has it, else NULL. */
 void *cg_wrapper_by_name(const char *name) CG_HIDDEN;
 
+/* The shim's own exported runtime wrapper of an exact rt-hooks.def name, or
+ * NULL (hooks-runtime.c). */
+void *cg_rt_export(const char *name) CG_HIDDEN;
+
 /* Real dlsym bootstrap, without ever calling the public dlsym. */
 void cg_resolve_dlsym(void) CG_HIDDEN;
 

@@ -47,6 +47,10 @@ void cg_site_unlock(void)
 {
 	pthread_mutex_unlock(&site_lock);
 }
+void cg_site_lock_reset(void)
+{
+	pthread_mutex_init(&site_lock, NULL);
+}
 
 /* ---- Python frames, through the C API looked up at run time ------------- */
 

@@ -25,5 +25,7 @@ void rec_site(struct cg_rec *r, const char *key, uint32_t site);
 void cg_site_first(uint32_t site, char *out, unsigned cap);
 void cg_site_lock(void);
 void cg_site_unlock(void);
+/* fork child: the lock afresh (it was taken by the parent's thread). */
+void cg_site_lock_reset(void);
 
 #endif

@@ -73,7 +73,7 @@ const char *rp_site0(const json_t *j, const char *key)
 const char *rp_bytes(long long v, char *buf, size_t len)
 {
 	static const char *unit[] = {"KiB", "MiB", "GiB", "TiB"};
-	double d = (double)(v < 0 ? -v : v);
+	double d = v < 0 ? -(double)v : (double)v; /* -v overflows for INT64_MIN */
 	int u = -1;
 
 	if (d < 1024) {

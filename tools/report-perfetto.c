@@ -6,6 +6,7 @@
  * [ts - dur_ns, ts]; a capture record likewise ends its capture.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +18,22 @@ static int pf_prefix(const char *s, const char *p)
 	return s && !strncmp(s, p, strlen(p));
 }
 
+/* Start of a record's span. ts and dur_ns come from the file and may be
+ * anything an int64 holds: the difference saturates instead of overflowing. */
 static long long pf_start(const struct rp_rec *r)
 {
-	long long dur = rp_int(r->j, "dur_ns", 0);
+	long long dur = rp_int(r->j, "dur_ns", 0), s;
 	if (dur < 0)
 		dur = 0;
 	if (!strcmp(r->ev, CGSHIM_EV_CALL) || !strcmp(r->ev, CGSHIM_EV_CAPTURE))
-		return r->ts - dur;
+		return __builtin_sub_overflow(r->ts, dur, &s) ? LLONG_MIN : s;
 	return r->ts;
+}
+
+/* a - b in microseconds, for any two int64 stamps (no overflow: in double). */
+static double pf_us(long long a, long long b)
+{
+	return ((double)a - (double)b) / 1e3;
 }
 
 /* The record's own fields, for an event's args. */
@@ -91,7 +100,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
 		const json_t *j = r->j;
-		double ts = (double)(r->ts - t0) / 1e3;
+		double ts = pf_us(r->ts, t0);
 		long long tid = r->tid;
 		const char *pe;
 		json_t *e = NULL;
@@ -113,7 +122,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			    pf_prefix(api, "cuGraphLaunch") || pf_prefix(api, "cudaGraphLaunch");
 			if (rp_has_int(j, "dur_ns") || launch) {
 				e = pf_event("X", api ? api : "call", launch ? "launch" : "call",
-				             (double)(pf_start(r) - t0) / 1e3, r->pid, tid);
+				             pf_us(pf_start(r), t0), r->pid, tid);
 				json_object_set_new(
 				    e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
 				json_object_set_new(e, "args", pf_args(j));
@@ -132,7 +141,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			/* capture ids are integers in the log */
 			snprintf(label, sizeof label, "capture %lld%s", rp_int(j, "capture", 0),
 			         rp_int(j, "rc", 0) ? " (invalidated)" : "");
-			e = pf_event("X", label, "capture", (double)(pf_start(r) - t0) / 1e3,
+			e = pf_event("X", label, "capture", pf_us(pf_start(r), t0),
 			             r->pid, tid);
 			json_object_set_new(e, "dur",
 			                    json_real((double)rp_int(j, "dur_ns", 0) / 1e3));

@@ -41,6 +41,13 @@ static int rp_is_update(const char *api)
 	return rp_prefix(api, "cuGraphExecUpdate") || rp_prefix(api, "cudaGraphExecUpdate");
 }
 
+/* a - b in milliseconds, in double: ts comes from the file and may be any
+ * int64, where the difference would overflow. */
+static double rp_ms(long long a, long long b)
+{
+	return ((double)a - (double)b) / 1e6;
+}
+
 /* obj[key] += by, for a counter object. */
 static void rp_count(json_t *obj, const char *key, long long by)
 {
@@ -262,7 +269,7 @@ json_t *rp_analyse(const struct rp_log *log)
 				json_object_foreach((json_t *)j, k, v) if (!rp_std_field(k))
 				    json_object_set(first, k, v);
 				json_object_set_new(first, "t_ms",
-				                    json_real((double)(r->ts - t0) / 1e6));
+				                    json_real(rp_ms(r->ts, t0)));
 				json_object_set_new(row, "first", first);
 				json_array_append_new(viol, row);
 				json_object_set(viol_idx, key, row);
@@ -318,7 +325,7 @@ json_t *rp_analyse(const struct rp_log *log)
 			static const char *const keep[] = {"dev",          "when",      "exec",
 			                                   "used",         "used_high", "reserved",
 			                                   "reserved_high"};
-			json_object_set_new(row, "t_ms", json_real((double)(r->ts - t0) / 1e6));
+			json_object_set_new(row, "t_ms", json_real(rp_ms(r->ts, t0)));
 			json_object_set_new(row, "pid", json_integer(r->pid));
 			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
 				rp_copy_or_null(row, j, keep[k]);

@@ -12,7 +12,7 @@ INTEG = os.environ["INTEG_DIR"]
 ROOT = os.environ["SRC_ROOT"]
 
 
-def run(exe, shim=True, level="info", extra=None, fmt="jsonl", libdir=None, args=()):
+def run(exe, shim=True, level="info", extra=None, fmt="jsonl", libdir=None, args=(), timeout=120):
     tmp = tempfile.mkdtemp(prefix="cgshim-it-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
     env["LD_LIBRARY_PATH"] = libdir or STANDIN
@@ -22,7 +22,7 @@ def run(exe, shim=True, level="info", extra=None, fmt="jsonl", libdir=None, args
     if extra:
         env.update(extra)
     env = {k: v for k, v in env.items() if v is not None}
-    p = subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=120)
+    p = subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=timeout)
     recs = []
     for f in sorted(glob.glob(os.path.join(tmp, "log-*.jsonl"))):
         for line in open(f):
@@ -512,6 +512,194 @@ def case_python_frames():
     sites = [r.get("site", [])[:2] for r in b]
     check(all(s == want for s in sites), "every begin site starts %s (got %s)" % (want, sites[0] if sites else None))
     print("pre_ns %s post_ns %s" % ([r.get("pre_ns") for r in b], [r.get("post_ns") for r in b]))
+HOST = os.path.join(INTEG, "host_first")
+
+
+def lines(out):
+    return dict(l.split(": ", 1) for l in out.splitlines() if ": " in l)
+
+
+def case_fork_policies():
+    """Issue 12.1: a forked child must not block on the shim's locks (the
+    policy's rwlock was write-locked by the parent's thread at the fork)."""
+    for pol in ("log", "reinstantiate", "abort"):
+        p, recs, _ = run(HOST, level="trace", args=("fork",), extra={"CGSHIM_ON_UPDATE_FAILURE": pol})
+        print(p.stdout)
+        check(p.returncode == 0 and "fork: 3/3 children exited 0, 0 failed launches" in p.stdout,
+              "%s: every child updates, launches, destroys and exits: %s" % (pol, p.stdout.strip().splitlines()[-1:]))
+        if pol == "reinstantiate":
+            check(any(r.get("ev") == "rewrite" for r in recs), "reinstantiate: the parent's update was rewritten")
+        pids = {r["pid"] for r in recs if r.get("ev") == "summary"}
+        check(len(pids) == 4, "%s: exit summaries from the parent and 3 children (%d)" % (pol, len(pids)))
+
+
+def case_nullout():
+    """Issue 12.4: NULL out-pointers reach the driver as given."""
+    bare, _, _ = run(HOST, shim=False, args=("nullout",))
+    print(bare.stdout)
+    b = lines(bare.stdout)
+    check(b["v1(changed topology, NULL, &res)"] == "rc=1", "bare: v1 with a NULL error-node pointer is 1")
+    for pol in ("log", "reinstantiate"):
+        shim, recs, _ = run(HOST, args=("nullout",), extra={"CGSHIM_ON_UPDATE_FAILURE": pol})
+        sh = lines(shim.stdout)
+        for k, v in b.items():
+            check(sh.get(k) == v, "%s: %s -> %s (bare %s)" % (pol, k, sh.get(k), v))
+        check(not [r for r in recs if r.get("ev") == "rewrite"], "%s: no rewrite of an update the driver refuses" % pol)
+        check(not [r for r in recs if r.get("ev") == "mismatch"], "%s: no prediction mismatch" % pol)
+
+
+def case_errno():
+    """Issue 12.5: errno as the real call left it, even when the shim's own
+    log writes fail (ENOSPC on /dev/full) before and after the call."""
+    bare, _, _ = run(HOST, shim=False, args=("errno",))
+    print(bare.stdout)
+    check("errno=4242" in bare.stdout, "bare: the stand-in leaves errno alone")
+    for f in ("/dev/full", None):
+        shim, _, _ = run(HOST, level="trace", args=("errno",), extra={"CGSHIM_LOG_FILE": f})
+        b, sh = lines(bare.stdout), lines(shim.stdout)
+        for k, v in b.items():
+            check(sh.get(k) == v, "log %s: %s: %s (bare %s)" % (f or "stderr", k, sh.get(k), v))
+
+
+def case_fd_identity():
+    """Issue 12.6: records never land in a file the program opened on a
+    descriptor the shim's sink used to be (fd 2, or the log file's)."""
+    for how in ("fd2", "daemon", "dup2"):
+        for logfile in ((None,) if how == "fd2" else (None, "file")):
+            tmp = tempfile.mkdtemp(prefix="cgshim-fd-")
+            data = os.path.join(tmp, "data.txt")
+            extra = {"CGSHIM_LOG_FILE": None, "CGSHIM_LOG_FORMAT": "text"} if logfile is None else {}
+            p, recs, _ = run(HOST, level="info", args=(how, data), extra=extra)
+            got = open(data).read() if os.path.exists(data) else "(missing)"
+            check(p.returncode == 0 and got == "app data\n",
+                  "%s, log to %s: data file holds only the program's line (%d bytes: %r)"
+                  % (how, logfile or "stderr", len(got), got[:80]))
+
+
+def case_log_fifo():
+    """Issue 12.2/12.3: a FIFO with no reader does not hold the host in
+    open(); a FIFO whose reader went away does not kill it with SIGPIPE."""
+    tmp = tempfile.mkdtemp(prefix="cgshim-fifo-")
+    fifo = os.path.join(tmp, "log.fifo")
+    os.mkfifo(fifo)
+    try:
+        p, _, _ = run(HOST, args=("noisy",), extra={"CGSHIM_LOG_FILE": fifo, "CGSHIM_LOG": "info"}, timeout=10)
+        ok, err = p.returncode == 0, p.stderr
+    except subprocess.TimeoutExpired:
+        ok, err = False, "timed out"
+    check(ok, "FIFO without a reader: the program runs and exits 0")
+    check("no reader" in err and err.count("cannot open CGSHIM_LOG_FILE") == 1,
+          "one warning on stderr: %r" % err[:300])
+    # reader present at start-up, gone before the records
+    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_")}
+    env.update(LD_PRELOAD=LIB, LD_LIBRARY_PATH=STANDIN, CGSHIM_LOG="info", CGSHIM_LOG_FILE=fifo)
+    child = subprocess.Popen([HOST, "wait"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    ready = child.stdout.readline()  # the shim has opened the FIFO
+    os.close(rfd)
+    out, err = child.communicate("go\n", timeout=20)
+    check(ready == "ready\n" and child.returncode == 0,
+          "FIFO reader gone: exit %d (SIGPIPE is -13), as bare" % child.returncode)
+    check("noisy update: rc=910" in out, "the program ran to its end")
+
+
+def case_sigpipe():
+    """Issue 12.3: stderr a pipe with no reader; the program never writes to
+    it, the shim does: the program must still exit 0."""
+    def go(shim):
+        r, w = os.pipe()
+        os.close(r)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+        env["LD_LIBRARY_PATH"] = STANDIN
+        if shim:
+            env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info")
+        p = subprocess.run([HOST, "noisy"], env=env, stdout=subprocess.PIPE, stderr=w, text=True, timeout=60)
+        os.close(w)
+        return p
+    bare, shim = go(False), go(True)
+    check(bare.returncode == 0, "bare exits 0")
+    check(shim.returncode == 0, "under the shim, logging to a reader-less stderr pipe: exit %d" % shim.returncode)
+    check(shim.stdout == bare.stdout, "same output")
+
+
+def case_dlsym_absent():
+    """Issue 12.10: the shim's cuda* exports are not found where the process
+    has no libcudart."""
+    bare, _, _ = run(HOST, shim=False, args=("absent",))
+    print(bare.stdout)
+    check("no libcudart: dlsym(RTLD_DEFAULT,cudaGraphLaunch): null" in bare.stdout, "bare: not found")
+    check("with libcudart: dlsym(RTLD_DEFAULT,cudaGraphLaunch): found" in bare.stdout, "bare: found once loaded")
+    drv = "driver name via dlsym(RTLD_DEFAULT,cuGraphLaunch): "
+    check(drv + "libcuda.so.1" in bare.stdout, "bare: the driver's cuGraphLaunch")
+    for extra in ({}, {"CGSHIM_DISABLE": "1"}, {"CGSHIM_RUNTIME_HOOKS": "0"}):
+        shim, _, _ = run(HOST, args=("absent",), extra=extra)
+        b, sh = bare.stdout.splitlines(), shim.stdout.splitlines()
+        if not extra.get("CGSHIM_DISABLE"):  # with the shim on, cu* lookups keep finding its wrapper
+            b, sh = [l for l in b if not l.startswith(drv)], [l for l in sh if not l.startswith(drv)]
+        check(shim.returncode == 0 and sh == b, "%s: same answers as bare\n%s" % (extra, shim.stdout))
+
+
+def case_rank_inject():
+    """Issue 12.11: %r cannot leave the log directory; a malformed value
+    cannot forge a line on stderr."""
+    tmp = tempfile.mkdtemp(prefix="cgshim-rank-")
+    sub = os.path.join(tmp, "logs")
+    os.mkdir(sub)
+    for rank in ("../evil", "a/b", "..", "x\ny"):
+        p, _, _ = run(HOST, args=("noisy",), extra={"CGSHIM_LOG_FILE": os.path.join(sub, "log-%r.jsonl"), "RANK": rank})
+        check(p.returncode == 0, "RANK=%r: exit 0" % rank)
+        check(sorted(os.listdir(tmp)) == ["logs"] and os.listdir(sub) == ["log-badrank.jsonl"],
+              "RANK=%r: only logs/log-badrank.jsonl (%s, %s)" % (rank, os.listdir(tmp), os.listdir(sub)))
+        check("not a plain token" in p.stderr, "RANK=%r: warned" % rank)
+        for f in os.listdir(sub):
+            os.unlink(os.path.join(sub, f))
+    p, _, _ = run(HOST, args=("noisy",), extra={"CGSHIM_LOG_FILE": os.path.join(sub, "log-%r.jsonl"), "RANK": "rank_1.a-b"})
+    check(os.listdir(sub) == ["log-rank_1.a-b.jsonl"], "a plain RANK is kept: %s" % os.listdir(sub))
+    forged = "cgshim 1.000000 1:1 error violation rule=CGS999"
+    p, _, _ = run(HOST, args=("noisy",), extra={"CGSHIM_LOG": "x\n" + forged, "CGSHIM_BACKTRACE": "\x1b[2J" + "9" * 300})
+    print(p.stderr)
+    check(not any(l.startswith("cgshim 1.000000") for l in p.stderr.splitlines()), "no forged line on stderr")
+    warn = [l for l in p.stderr.splitlines() if l.startswith("cgshim: warning")]
+    check(len(warn) == 2 and "\\x0a" in warn[0] and "\x1b" not in warn[1] and len(warn[1]) < 300,
+          "both values echoed escaped and cut: %s" % warn)
+
+
+def case_heap_flat():
+    """Deliverable 5 / issue 12.12: the shim's heap stays flat over
+    capture/instantiate/launch/destroy cycles with memory nodes. The
+    stand-in's own heap grows (a record per graph allocation it made), the
+    same in both runs: the shim's share is the difference."""
+    n = "3000"
+    growth = lambda p: int(re.search(r"heap growth over \d+ cycles: (-?\d+) bytes", p.stdout).group(1))
+    bare, _, _ = run(HOST, shim=False, args=("cycles", n))
+    shim, _, _ = run(HOST, level="info", args=("cycles", n))
+    print(bare.stdout, shim.stdout)
+    d = growth(shim) - growth(bare)
+    check(shim.returncode == 0 and d <= 65536,
+          "the shim's heap over %s cycles with distinct allocation addresses: %+d bytes (limit 64 KiB)" % (n, d))
+
+
+def case_graphmem_off():
+    """Issue 12.12: with CGSHIM_LOG=off, a first launch costs no
+    graph-memory queries (they only fed a record)."""
+    for lvl, want in (("off", 0), ("info", 16)):
+        p, _, _ = run(HOST, level=lvl, args=("launches",), extra={"STANDIN_VERBOSE": "1"})
+        n = sum(1 for l in p.stderr.splitlines() if "cuDeviceGetGraphMemAttribute" in l)
+        check(p.returncode == 0 and n == want, "CGSHIM_LOG=%s: %d graph-memory queries for 3 first launches and the exit (want %d)"
+              % (lvl, n, want))
+
+
+def case_nonnull():
+    """Issue 12.12: no NULL reaches memcpy (a partial summary of a captured
+    graph without memory nodes copied 0 bytes from a NULL list). Runs the
+    shim built with trapping nonnull-argument checks, at info level (where
+    captured graphs get partial summaries)."""
+    lib = os.environ["CGSHIM_NONNULL_LIB"]
+    for mode in (("plain",), ("nullout",), ("errno",), ("cycles", "50"), ("fork",)):
+        p, _, _ = run(HOST, level="info", args=mode, extra={"LD_PRELOAD": lib})
+        check(p.returncode == 0 and "runtime error" not in p.stderr,
+              "%s under the checked shim: exit %d %s" % (mode[0], p.returncode, p.stderr[-400:]))
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

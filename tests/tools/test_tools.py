@@ -581,6 +581,31 @@ def case_launcher_shim():
     check(rc == 0, "report of the launcher's log: %d %s" % (rc, err))
 
 
+def case_report_int64():
+    """Issue 12.12: ts and dur_ns are whatever int64 a file holds; the report
+    must not overflow on them (run with a -fsanitize=signed-integer-overflow
+    build of the report, which traps)."""
+    log = os.path.join(TMP, "extreme.jsonl")
+    lo, hi = -(1 << 63), (1 << 63) - 1
+    recs = [
+        {"v": 1, "ev": "start", "seq": 1, "ts": lo, "pid": 1, "tid": 1, "exe": "/x"},
+        {"v": 1, "ev": "call", "seq": 2, "ts": hi, "pid": 1, "tid": 1, "api": "cuGraphLaunch", "rc": 0, "dur_ns": lo},
+        {"v": 1, "ev": "call", "seq": 3, "ts": lo, "pid": 1, "tid": 1, "api": "cuGraphLaunch", "rc": 1,
+         "err": "CUDA_ERROR_INVALID_VALUE", "dur_ns": hi},
+        {"v": 1, "ev": "capture", "seq": 4, "ts": lo, "pid": 1, "tid": 1, "capture": 1, "dur_ns": hi},
+        {"v": 1, "ev": "graphmem", "seq": 5, "ts": hi, "pid": 1, "tid": 1, "dev": 0, "used": 0,
+         "used_high": 0, "reserved": lo, "reserved_high": 0, "when": "exit"},
+        {"v": 1, "ev": "leak", "seq": 6, "ts": hi, "pid": 1, "tid": 1, "dptr": "0x1", "size": lo},
+    ]
+    with open(log, "w") as f:
+        for r in recs:
+            f.write(json.dumps(r) + "\n")
+    for extra in ([], ["--json"], ["--perfetto", os.path.join(TMP, "p.json")]):
+        rc, out, err = cgshim("report", *(extra + [log]))
+        check(rc in (0, 2) and "runtime error" not in err,
+              "report %s on extreme ts/dur_ns: exit %d\n%s" % (" ".join(extra), rc, err[-2000:]))
+
+
 CASES = {n[5:].replace("_", "-"): f for n, f in globals().items() if n.startswith("case_")}
 
 
