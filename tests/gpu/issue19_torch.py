@@ -40,6 +40,11 @@ def repro(n):
                 if empty_cache:
                     empty_cache()  # ISSUE19-EMPTY
                 bg["allocs"] += 1
+                # A pin-memory thread allocates now and then, not flat out:
+                # the race with a capture's begin is then as rare as users
+                # see it (issue 19: 1 capture in 20 bare), and a shim that
+                # widens the window shows as more failures than bare.
+                time.sleep(0.002)
             except Exception as e:  # the allocation itself may be refused (900)
                 bg["failures"] += 1
                 bg["errors"].add("%s: %s" % (type(e).__name__, str(e).splitlines()[0][:100]))
