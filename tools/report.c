@@ -3,6 +3,7 @@
  * violations, memory tables, failing calls) and its text rendering.
  * --json prints the document itself, so text and JSON carry the same content.
  */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -630,37 +631,45 @@ int report_main(int argc, char **argv)
 	struct rp_log log;
 	char **files;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-' || !strcmp(a, "-"))
-			break;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+	/* Options anywhere (GNU permutation): `report LOG --json` is --json. */
+	static const struct option longs[] = {
+	    {"help", no_argument, NULL, 'h'},         {"json", no_argument, NULL, 'j'},
+	    {"dot", required_argument, NULL, 'd'},    {"output", required_argument, NULL, 'o'},
+	    {"perfetto", required_argument, NULL, 'p'}, {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			report_usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "--json")) {
+		case 'j':
 			json = 1;
-		} else if (!strcmp(a, "--dot") && i + 1 < argc) {
-			dot = argv[++i];
-		} else if (!strncmp(a, "--dot=", 6)) {
-			dot = a + 6;
-		} else if (!strcmp(a, "-o") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strncmp(a, "--output=", 9)) {
-			out = a + 9;
-		} else if (!strcmp(a, "--perfetto") && i + 1 < argc) {
-			perfetto = argv[++i];
-		} else if (!strncmp(a, "--perfetto=", 11)) {
-			perfetto = a + 11;
-		} else {
-			fprintf(stderr, "cgshim report: unknown or incomplete option %s\n", a);
+			break;
+		case 'd':
+			dot = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'p':
+			perfetto = optarg;
+			break;
+		case ':':
+			fprintf(stderr, "cgshim report: option %s needs a value\n", argv[optind - 1]);
+			report_usage(stderr);
+			return 1;
+		default:
+			fprintf(stderr, "cgshim report: unknown or ambiguous option %s\n",
+			        argv[optind - 1]);
 			report_usage(stderr);
 			return 1;
 		}
 	}
+	i = optind;
 	files = argv + i;
 	nfiles = argc - i;
 	if (nfiles <= 0) {

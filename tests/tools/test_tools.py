@@ -204,9 +204,14 @@ def case_options():
     for r in rows:
         check(got.get(r["name"]) == example_value(r),
               "%s=%s did not set %s: %r" % (option_of(r), example_value(r), r["name"], got.get(r["name"])))
-    # BOOL alone means 1; the separate-argument spelling works too.
+    # BOOL alone means 1; every documented spelling is accepted; the
+    # separate-argument spelling works too.
     for r in rows:
         if r["kind"] == "BOOL":
+            for word in ("0", "1", "no", "yes", "false", "true", "off", "on", "ON", "False"):
+                rc, out, err = cgshim("%s=%s" % (option_of(r), word), A.child, "env", env=env)
+                check(rc == 0 and child_env(out).get(r["name"]) == word,
+                      "%s=%s (a documented bool spelling) refused: %s" % (option_of(r), word, err))
             rc, out, _ = cgshim(option_of(r), A.child, "env", env=env)
             check(child_env(out).get(r["name"]) == "1", "%s alone != 1" % option_of(r))
         if r["kind"] == "ENUM":
@@ -225,6 +230,15 @@ def case_options():
             check(rc == 1, "%s above its range accepted" % option_of(r))
     rc, _, _ = cgshim("--no-such-option", A.child, "exit", "5", env=env)
     check(rc == 1, "unknown option gave %d" % rc)
+    # A value is never taken from "--": the level is missing, the child not run.
+    rc, out, err = cgshim("--log", "--", A.child, "exit", "5", env=env)
+    check(rc == 1 and "--log needs a value" in err, "--log -- cmd gave %d: %r" % (rc, err))
+    rc, out, err = cgshim("--log", env=env)
+    check(rc == 1 and "needs a value" in err, "--log at the end gave %d: %r" % (rc, err))
+    # Options stop at the command: its own options are its own.
+    rc, out, _ = cgshim("--log=info", A.child, "env", "--log=debug", env=env)
+    check(rc == 0 and child_env(out).get("CGSHIM_LOG") == "info", "command's options read: %r" % out)
+    print("launcher: --log -- refused, options stop at the command")
     rc, out, _ = cgshim("--version")
     check(rc == 0 and out.startswith("cgshim "), "--version: %r" % out)
 
@@ -237,7 +251,7 @@ def expected_env_table():
         elif r["kind"] == "INT":
             vals = "`%s`" % r["choices"]
         elif r["kind"] == "BOOL":
-            vals = "`0`, `1`"
+            vals = "`0`, `1`, `no`, `yes`, `false`, `true`, `off`, `on`"
         else:
             vals = ""
         default = "`%s`" % r["default"] if r["default"] else ""
@@ -383,6 +397,12 @@ def case_report_counts():
                 check(s[mine] == shim[theirs], "report %s = %d but the shim's exit summaries say %d"
                       % (mine, s[mine], shim[theirs]))
     check(s["captures"] > 0 or A.log, "the programs made no capture: the test proves nothing")
+    # Options anywhere: after the logs, --json is still an option.
+    rc, out, err = cgshim("report", *(list(logs) + ["--json"]))
+    check(rc == 0 and json.loads(out)["summary"] == s, "report LOG --json: %d %s" % (rc, err))
+    rc, out, err = cgshim("report", logs[0], "--no-such-option")
+    check(rc == 1 and "unknown" in err, "report LOG --no-such-option gave %d: %s" % (rc, err))
+    print("report: options after the logs are options")
     # Text output carries the same numbers.
     rc, out, err = cgshim("report", *logs)
     check(rc == 0, "text report exit %d: %s" % (rc, err))
