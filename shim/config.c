@@ -117,5 +117,13 @@ int cg_config_load(const char *(*getenv_fn)(const char *))
 	bad += config_check_rules_off(cg_cfg.rules_off);
 	if (cg_cfg.log_level == CG_L_AUTO)
 		cg_cfg.log_level = (cg_cfg.log_file && *cg_cfg.log_file) ? CG_L_INFO : CG_L_WARN;
+	/* A file is for `cgshim report`, which reads JSONL only: a file sink
+	 * writes text only when asked to. "stderr"/"stdout" are not files
+	 * (log.c's cg_log_open). */
+	if (cg_cfg.log_format == CG_FMT_AUTO)
+		cg_cfg.log_format = cg_cfg.log_file && *cg_cfg.log_file &&
+					    strcmp(cg_cfg.log_file, "stderr") && strcmp(cg_cfg.log_file, "stdout")
+				    ? CG_FMT_JSONL
+				    : CG_FMT_TEXT;
 	return bad;
 }

@@ -88,6 +88,14 @@ const char *rp_bytes(long long v, char *buf, size_t len)
 	return buf;
 }
 
+/* A line of the shim's text format: "cgshim " then a time stamp (the
+ * wall-clock "2026-...Z" of today's shim, or the monotonic "SECONDS.MICROS"
+ * of older ones). */
+static int rp_text_record(const char *line)
+{
+	return !strncmp(line, "cgshim ", 7) && line[7] >= '0' && line[7] <= '9';
+}
+
 static int rp_cmp(const void *a, const void *b)
 {
 	const struct rp_rec *x = a, *y = b;
@@ -178,6 +186,19 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 		r.file = fidx;
 		r.line = lineno;
 		j = json_loadb(line, (size_t)len, 0, &err);
+		if (!j && rp_text_record(line)) {
+			/* Said once, and the file left: every other line would be
+			 * another "not JSON". */
+			fprintf(stderr,
+			        "cgshim report: %s:%u: this is the shim's text format, which the "
+			        "report does not read; run the program again with "
+			        "CGSHIM_LOG_FORMAT=jsonl (the default for a CGSHIM_LOG_FILE "
+			        "unless CGSHIM_LOG_FORMAT=text was set; the launcher's default "
+			        "log is JSONL)\n",
+			        path, lineno);
+			usable = 1; /* no "no usable record" line on top of this */
+			break;
+		}
 		if (!j) {
 			bad++;
 			if (msgs++ < RP_MAX_LINE_MSGS)

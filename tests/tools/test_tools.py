@@ -601,6 +601,35 @@ def case_launcher_shim():
     check(rc == 0, "report of the launcher's log: %d %s" % (rc, err))
 
 
+def case_report_formats():
+    """Whatever the shim writes to a file, the report reads it or says why not."""
+    if not (A.lib and A.standin_dir and A.programs):
+        print("SKIP: needs --lib, --standin-dir and --programs")
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(dir=TMP)
+    prog = [p for p in A.programs if os.path.basename(p) == "demo_capture"] or A.programs[:1]
+    base = {"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib}
+    for k in list(os.environ):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            os.environ.pop(k)
+    # CGSHIM_LOG_FILE alone (any name, no format): JSONL, read by the report.
+    log = os.path.join(d, "plain.log")
+    run(prog, env=dict(base, CGSHIM_LOG_FILE=log), cwd=d, timeout=60)
+    lines = open(log).read().splitlines()
+    check(lines and all(l.startswith("{") for l in lines), "a file sink without a format is not JSONL: %r" % lines[:2])
+    rc, out, err = cgshim("report", log)
+    check(rc == 0 and "== Summary" in out, "report of a default file log: %d %s" % (rc, err))
+    print("CGSHIM_LOG_FILE=%s alone: %d JSONL lines, report reads them" % (os.path.basename(log), len(lines)))
+    # Text asked for: the report says why it cannot read it and what to do.
+    log = os.path.join(d, "text.log")
+    run(prog, env=dict(base, CGSHIM_LOG_FILE=log, CGSHIM_LOG_FORMAT="text"), cwd=d, timeout=60)
+    check(open(log).read().startswith("cgshim "), "CGSHIM_LOG_FORMAT=text did not write text")
+    rc, out, err = cgshim("report", log)
+    check(rc == 2 and "text format" in err and "CGSHIM_LOG_FORMAT=jsonl" in err and err.count("\n") <= 3,
+          "report of a text log: exit %d, %r" % (rc, err))
+    print("text log: exit 2 and %r" % err.splitlines()[0])
+
+
 CASES = {n[5:].replace("_", "-"): f for n, f in globals().items() if n.startswith("case_")}
 
 
