@@ -25,6 +25,6 @@ if "$B/tools/cgshim" report --help >/dev/null 2>&1; then
   echo "== timeline: $out/timeline.json (open in ui.perfetto.dev); logs: $out"
 else
   # The launcher is built without the report when jansson is missing.
-  echo "== no report: this build of cgshim has no \`report\` (libjansson-dev was not found" \
-       "when $B was configured; install it and run: meson setup --reconfigure $B). Logs: $out"
+  echo "== no report: this build of cgshim has no \`report\` (libjansson-dev or libdw-dev was" \
+       "not found when $B was configured; install it and run: meson setup --reconfigure $B). Logs: $out"
 fi

@@ -10,8 +10,8 @@
 set -euo pipefail
 what=${1:-build}
 case "$what" in
-build) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev graphviz) ;;
-test) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev graphviz
+build) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz) ;;
+test) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz
             libcmocka-dev binutils) ;;
 *) echo "usage: scripts/deps.sh [build|test]" >&2; exit 1 ;;
 esac

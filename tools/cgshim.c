@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 #ifdef CGSHIM_HAVE_REPORT
 		return report_main(argc - 1, argv + 1);
 #else
-		fprintf(stderr, "cgshim: this build has no report (built without jansson); "
+		fprintf(stderr, "cgshim: this build has no report (built without jansson or libdw); "
 				"copy the logs to a host with the full build\n");
 		return 1;
 #endif

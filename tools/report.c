@@ -255,6 +255,11 @@ json_t *rp_analyse(const struct rp_log *log)
 				rp_set_str(row, "name", rp_str(j, "name"));
 				rp_set_str(row, "severity", rp_str(j, "severity"));
 				rp_set_str(row, "site", s0);
+				/* the rule's page, also for logs older than the
+				 * violation record's "doc" field */
+				json_object_set_new(row, "doc",
+				                    json_sprintf("%s%s.md", CGSHIM_RULE_DOC_DIR,
+				                                 rule ? rule : "README"));
 				json_object_set_new(row, "count", json_integer(0));
 				first = json_object();
 				json_object_foreach((json_t *)j, k, v) if (!rp_std_field(k))
@@ -494,6 +499,10 @@ void rp_print_text(FILE *f, const json_t *doc)
 		        rp_geti(sum, "mismatches"));
 	if (rp_geti(sum, "shim_warnings"))
 		fprintf(f, "  shim warnings %lld\n", rp_geti(sum, "shim_warnings"));
+	json_array_foreach(json_object_get(doc, "stale_modules"), i, v)
+	    fprintf(f, "  STALE BINARY %s: changed since the run (build-id %s logged, %s on disk); "
+	               "its frames are offsets\n",
+	            rp_str(v, "path"), rp_str(v, "logged"), rp_str(v, "on_disk"));
 	if (json_is_object(shim)) {
 		fputs("  shim exit summary:", f);
 		json_object_foreach((json_t *)shim, k, v)
@@ -516,15 +525,15 @@ void rp_print_text(FILE *f, const json_t *doc)
 		json_array_foreach(a, i, row)
 		{
 			json_t *first = json_object_get(row, "first");
-			fprintf(f, "\n  %s %s [%s] x%lld at %s\n", RP_CELL(row, "rule"),
+			fprintf(f, "\n  %s %s [%s] x%lld at %s  (%s)\n", RP_CELL(row, "rule"),
 			        RP_CELL(row, "name"), RP_CELL(row, "severity"),
-			        rp_geti(row, "count"), RP_CELL(row, "site"));
+			        rp_geti(row, "count"), RP_CELL(row, "site"), RP_CELL(row, "doc"));
 			if (rp_str(first, "msg"))
 				fprintf(f, "    %s\n", rp_str(first, "msg"));
 			json_object_foreach(first, k, v)
 			{
 				if (strcmp(k, "msg") && strcmp(k, "rule") && strcmp(k, "name") &&
-				    strcmp(k, "severity") && !json_is_array(v))
+				    strcmp(k, "severity") && strcmp(k, "doc") && !json_is_array(v))
 					rp_print_value(f, k, v);
 			}
 			json_object_foreach(first, k, v) if (json_is_array(v))
@@ -629,6 +638,7 @@ int report_main(int argc, char **argv)
 	const char *dot = NULL, *out = NULL, *perfetto = NULL;
 	int i, json = 0, rc = 0, nfiles;
 	struct rp_log log;
+	json_t *stale;
 	char **files;
 
 	/* Options anywhere (GNU permutation): `report LOG --json` is --json. */
@@ -693,12 +703,14 @@ int report_main(int argc, char **argv)
 		rp_free(&log);
 		return 2;
 	}
+	stale = rp_symbolise(&log);
 	if (dot) {
 		rc = rp_dot(&log, dot, out);
 	} else if (perfetto) {
 		rc = rp_perfetto(&log, perfetto);
 	} else {
 		json_t *doc = rp_analyse(&log);
+		json_object_set(doc, "stale_modules", stale);
 		if (json) {
 			if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
 				rc = 1;
@@ -708,6 +720,7 @@ int report_main(int argc, char **argv)
 		}
 		json_decref(doc);
 	}
+	json_decref(stale);
 	rp_free(&log);
 	if (fflush(stdout) != 0) {
 		perror("cgshim report: stdout");

@@ -53,6 +53,11 @@ void rp_print_text(FILE *f, const json_t *doc);
 int rp_dot(const struct rp_log *log, const char *graph, const char *out);
 int rp_perfetto(const struct rp_log *log, const char *out);
 
+/* Symbolise "MODULE+0xOFF" site frames in place from the files the module
+ * records name (libdw). Returns the stale modules (file changed since the
+ * run) as a new JSON array. */
+json_t *rp_symbolise(struct rp_log *log);
+
 int report_main(int argc, char **argv);
 
 #endif

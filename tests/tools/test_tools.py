@@ -630,6 +630,57 @@ def case_report_formats():
     print("text log: exit 2 and %r" % err.splitlines()[0])
 
 
+def case_report_symbols():
+    """Sites symbolised from the module records; a rebuilt binary is named stale;
+    every violation leads to its rule page."""
+    if not (A.lib and A.standin_dir and A.programs):
+        print("SKIP: needs --lib, --standin-dir and --programs")
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(dir=TMP)
+    src = [p for p in A.programs if os.path.basename(p) == "demo_capture"]
+    check(src, "no demo_capture among the programs")
+    exe = os.path.join(d, "demo_capture")
+    shutil.copy2(src[0], exe)
+    env = {"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib, "CGSHIM_LOG_FILE": os.path.join(d, "log-%p.jsonl")}
+    for k in list(os.environ):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            os.environ.pop(k)
+    run([exe], env=env, cwd=d, timeout=60)
+    logs = [os.path.join(d, f) for f in os.listdir(d) if f.startswith("log-")]
+    recs = read_records(logs)
+    mods = [r for r in recs if r["ev"] == "module" and r.get("name") == "demo_capture"]
+    check(len(mods) == 1, "one module record for demo_capture: %r" % mods)
+    notes = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", notes)
+    check(m and mods[0].get("build_id") == m.group(1) and os.path.samefile(mods[0]["path"], exe),
+          "module record %r, readelf says %s" % (mods[0], m and m.group(1)))
+    raw = [r for r in recs if r["ev"] == "violation"]
+    check(raw and all(r.get("doc") == "docs/rules/%s.md" % r["rule"] for r in raw), "violation doc fields")
+    here = os.path.dirname(os.path.abspath(__file__))
+    for r in raw:
+        check(os.path.exists(os.path.join(here, "..", "..", r["doc"])), "%s does not exist" % r["doc"])
+    doc = report_json(logs)
+    v = [x for x in doc["violations"] if x["rule"] == "CGS001"]
+    check(v and re.fullmatch(r"main \(.*demo_capture\.c:\d+\)", v[0]["site"] or ""),
+          "CGS001 site not symbolised: %r" % (v and v[0]["site"]))
+    check(v[0]["doc"] == "docs/rules/CGS001.md", "report row doc %r" % v[0].get("doc"))
+    check(not doc["stale_modules"], "stale modules on a fresh binary: %r" % doc["stale_modules"])
+    rc, out, err = cgshim("report", *logs)
+    check(re.search(r"CGS001 update-will-fail .* at main \(.*demo_capture\.c:\d+\)  \(docs/rules/CGS001\.md\)", out),
+          "text violation line lacks the symbolised site or the rule page:\n%s" % out[:2000])
+    print("symbolised: %s; rule page %s" % (v[0]["site"], v[0]["doc"]))
+    # The binary rebuilt (here: replaced by another program) after the run.
+    other = [p for p in A.programs if os.path.basename(p) != "demo_capture"][0]
+    shutil.copy2(other, exe)
+    rc, out, err = cgshim("report", "--json", *logs)
+    doc = json.loads(out)
+    check(rc == 0 and "changed since the run" in err and exe in err, "no stale-binary notice: %r" % err)
+    check([s["path"] for s in doc["stale_modules"]] == [mods[0]["path"]], "stale_modules %r" % doc["stale_modules"])
+    v = [x for x in doc["violations"] if x["rule"] == "CGS001"]
+    check(v and v[0]["site"].startswith("demo_capture+0x"), "stale frames must stay offsets: %r" % v[0]["site"])
+    print("stale: %s" % err.strip().splitlines()[0])
+
+
 CASES = {n[5:].replace("_", "-"): f for n, f in globals().items() if n.startswith("case_")}
 
 
