@@ -881,6 +881,20 @@ struct cg_summary *model_graph_summary(CUgraph g)
 	return s;
 }
 
+CUgraph model_summary_graph(const struct cg_summary *s)
+{
+	struct cg_graph *x, *tmp;
+	CUgraph g = NULL;
+	pthread_mutex_lock(&gx_lock);
+	HASH_ITER(hh, graphs, x, tmp)
+	if (x->sum == s && x->sum_gen == x->gen) {
+		g = x->h;
+		break;
+	}
+	pthread_mutex_unlock(&gx_lock);
+	return g;
+}
+
 struct cg_summary *model_graph_summary_cached(CUgraph g)
 {
 	uint32_t gen;

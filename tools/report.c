@@ -618,7 +618,7 @@ static void report_usage(FILE *f)
 {
 	fputs(
 	    "usage: cgshim report [--json] LOG...\n"
-	    "       cgshim report --dot GRAPH [-o FILE.dot|.svg|.png] LOG...\n"
+	    "       cgshim report --dot GRAPH|update:N [-o FILE.dot|.svg|.png|.pdf|...] LOG...\n"
 	    "       cgshim report --perfetto OUT.json LOG...\n"
 	    "\n"
 	    "Reads JSONL logs written with CGSHIM_LOG_FORMAT=jsonl (several files, processes\n"
@@ -627,7 +627,11 @@ static void report_usage(FILE *f)
 	    "  --json             the same content as one JSON document (exact integers)\n"
 	    "  --dot GRAPH        Graphviz DOT of one graph: its handle as logged, or first/last;\n"
 	    "                     needs CGSHIM_LOG=debug for the nodes, else only its allocations\n"
-	    "  -o FILE            output file for --dot (.svg/.png are rendered with dot)\n"
+	    "  --dot update:N     the Nth failing update (CGS001; or update:last): the exec's\n"
+	    "                     graph and the new one side by side, differences in red,\n"
+	    "                     the reason on the picture (node records at the default level)\n"
+	    "  -o FILE            output file for --dot; its extension picks the type: .dot/.gv\n"
+	    "                     DOT text, .svg .png .pdf .ps .eps .jpg .jpeg .gif by dot -T<ext>\n"
 	    "  --perfetto OUT     Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n"
 	    "Exit status: 0 if a record was read, 2 if no usable record, 1 on usage errors.\n",
 	    f);
@@ -695,6 +699,8 @@ int report_main(int argc, char **argv)
 		fprintf(stderr, "cgshim report: -o goes with --dot\n");
 		return 1;
 	}
+	if (rp_dot_check_output(out) < 0)
+		return 1;
 
 	rp_load(&log, files, nfiles);
 	if (log.n == 0) {

@@ -49,9 +49,14 @@ const char *rp_bytes(long long v, char *buf, size_t len);
 json_t *rp_analyse(const struct rp_log *log);
 void rp_print_text(FILE *f, const json_t *doc);
 
-/* 0 on success, else an exit status (1 usage, 2 nothing to draw). */
+/* 0 on success, else an exit status (1 usage, 2 nothing to draw). graph:
+ * a handle, first, last, or update:N / update:last (both sides of the Nth
+ * failing update, CGS001). */
 int rp_dot(const struct rp_log *log, const char *graph, const char *out);
 int rp_perfetto(const struct rp_log *log, const char *out);
+/* 0 if -o FILE names a type --dot can write (by extension), else -1 with
+ * the reason on stderr. */
+int rp_dot_check_output(const char *out);
 
 /* Symbolise "MODULE+0xOFF" site frames in place from the files the module
  * records name (libdw). Returns the stale modules (file changed since the

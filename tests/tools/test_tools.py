@@ -681,6 +681,52 @@ def case_report_symbols():
     print("stale: %s" % err.strip().splitlines()[0])
 
 
+def case_report_dot_update():
+    """--dot update:N at the default level: both sides, differences in red,
+    the reason on the picture; the extension picks the output type."""
+    if not (A.lib and A.standin_dir and A.programs):
+        print("SKIP: needs --lib, --standin-dir and --programs")
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(dir=TMP)
+    prog = [p for p in A.programs if os.path.basename(p) == "demo_capture"]
+    for k in list(os.environ):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            os.environ.pop(k)
+    log = os.path.join(d, "demo.jsonl")
+    run(prog, env={"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib, "CGSHIM_LOG_FILE": log}, cwd=d, timeout=60)
+    recs = read_records([log])
+    check(recs[0].get("log_level") == "info", "not the default level: %r" % recs[0])
+    viol = [r for r in recs if r["ev"] == "violation" and r["rule"] == "CGS001"]
+    check(len(viol) == 1, "the demo has one CGS001: %d" % len(viol))
+    sides = collections.Counter(r.get("side") for r in recs if r["ev"] == "node")
+    check(sides["exec"] == viol[0]["exec_nodes"] and sides["graph"] == viol[0]["graph_nodes"],
+          "node records at info: %r, violation says %d/%d" % (sides, viol[0]["exec_nodes"], viol[0]["graph_nodes"]))
+    out = os.path.join(d, "g.dot")
+    rc, _, err = cgshim("report", "--dot", "update:1", "-o", out, log)
+    check(rc == 0, "update:1 -o g.dot: %d %s" % (rc, err))
+    dot = open(out).read()
+    check(dot.count("subgraph cluster_") == 2, "two clusters:\n" + dot)
+    check("node count differs" in dot and "exec has 5 nodes" in dot, "the reason is not on the picture")
+    red = sorted(re.findall(r"^\s*([ab]\d+) \[[^\n]*fillcolor=\"#fb8072\"", dot, re.M))
+    # exec: alloc, kernel, kernel, memcpy, free; new: alloc, kernel x3, memcpy, free
+    check(red == ["a3", "a4", "b3", "b4", "b5"], "highlighted nodes %r" % red)
+    check(re.search(r"b4 -> b5 \[color=red", dot) and not re.search(r"a0 -> a1 \[color=red", dot),
+          "edge highlighting wrong:\n" + dot)
+    print("update:1: %d exec nodes, %d new, highlighted %s" % (sides["exec"], sides["graph"], red))
+    if shutil.which("dot"):
+        pdf = os.path.join(d, "g.pdf")
+        rc, _, err = cgshim("report", "--dot", "update:last", "-o", pdf, log)
+        check(rc == 0 and open(pdf, "rb").read(5) == b"%PDF-", "-o g.pdf is not a PDF: %d %s" % (rc, err))
+        svg = os.path.join(d, "g.svg")
+        rc, _, err = cgshim("report", "--dot", "update:1", "-o", svg, log)
+        check(rc == 0 and "<svg" in open(svg).read(), "-o g.svg is not SVG")
+    bad = os.path.join(d, "g.xyz")
+    rc, _, err = cgshim("report", "--dot", "update:1", "-o", bad, log)
+    check(rc == 1 and "unknown output type" in err and not os.path.exists(bad), "-o g.xyz: %d %r" % (rc, err))
+    rc, _, err = cgshim("report", "--dot", "update:2", log)
+    check(rc == 2 and "1 failing update" in err, "update:2 of one: %d %r" % (rc, err))
+
+
 CASES = {n[5:].replace("_", "-"): f for n, f in globals().items() if n.startswith("case_")}
 
 
