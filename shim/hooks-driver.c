@@ -20,7 +20,7 @@
 #include "site.h"
 
 #define SITE_SKIP 1
-extern void cg_model_graphmem(const char *when);
+extern void cg_model_graphmem(const char *when, CUgraphExec e);
 
 /* Set by the first cuGraphExecUpdate of the process. */
 static _Atomic int updates_seen;
@@ -1042,7 +1042,7 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		if (trace)
 			launch_record(hid, e, s, rc, t0, n);
 		if (n == 1)
-			cg_model_graphmem("first_launch");
+			cg_model_graphmem("first_launch", e);
 		if (cg_cfg.launch_every && n % cg_cfg.launch_every == 0)
 			launch_every(e, n);
 		errno = saved;

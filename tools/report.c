@@ -99,6 +99,31 @@ static json_t *rp_pool_row(json_t *index, json_t *rows, long long pid, const cha
 	return row;
 }
 
+/* The counts the shim's exit summary also gives: report key, summary key. */
+static const char *const rp_exact[][2] = {
+    {"graphs", "graphs"},       {"execs", "execs"},
+    {"launches", "launches"},   {"updates", "updates"},
+    {"updates_failed", "update_failures"}, {"violations", "violations"},
+    {"captures", "captures"},   {"captures_invalidated", "captures_invalidated"},
+    {"rewrites", "rewrites"},
+};
+#define RP_NEXACT (sizeof rp_exact / sizeof rp_exact[0])
+
+/* derived[pid][key] += by: the per-process share of a count made from the
+ * records, replaced by the shim's own figure where it wrote its summary. */
+static void rp_pcount(json_t *derived, long long pid, const char *key, long long by)
+{
+	char pk[32];
+	json_t *o;
+	snprintf(pk, sizeof pk, "%lld", pid);
+	o = json_object_get(derived, pk);
+	if (!o) {
+		o = json_object();
+		json_object_set_new(derived, pk, o);
+	}
+	rp_count(o, key, by);
+}
+
 json_t *rp_analyse(const struct rp_log *log)
 {
 	json_t *doc = json_object(), *sum = json_object(), *files = json_array();
@@ -112,6 +137,8 @@ json_t *rp_analyse(const struct rp_log *log)
 	long long captures = 0, cap_ok = 0, execs = 0, upd_ok = 0, upd_fail = 0, rewrites = 0;
 	long long nleaks = 0, leak_bytes = 0, nviol = 0, launches_rec = 0, launches_trace = 0;
 	long long nmismatch = 0, nwarn = 0, nfail = 0, nshim_sum = 0, t0 = 0;
+	json_t *derived = json_object(), *shim_by_pid = json_object(), *rw_rows = json_array();
+	json_t *exec_graph = json_object();
 	int have_launch_recs = 0;
 	const char *tk;
 	json_t *tv;
@@ -147,7 +174,14 @@ json_t *rp_analyse(const struct rp_log *log)
 		rp_count(json_object_get(pids, pidkey), "records", 1);
 		if (graph && strcmp(ev, CGSHIM_EV_SUMMARY)) {
 			rp_key(key, sizeof key, r->pid, graph, NULL);
+			if (!json_object_get(graphs, key))
+				rp_pcount(derived, r->pid, "graphs", 1);
 			json_object_set_new(graphs, key, json_true());
+		}
+		/* the graph an exec runs, for the graph-memory table's rows */
+		if (rp_str(j, "exec") && graph && strcmp(ev, CGSHIM_EV_NODE)) {
+			rp_key(key, sizeof key, r->pid, rp_str(j, "exec"), NULL);
+			json_object_set_new(exec_graph, key, json_string(graph));
 		}
 
 		if (!strcmp(ev, CGSHIM_EV_START)) {
@@ -160,8 +194,10 @@ json_t *rp_analyse(const struct rp_log *log)
 		} else if (!strcmp(ev, CGSHIM_EV_CALL)) {
 			const char *api = rp_str(j, "api");
 			long long rc = rp_int(j, "rc", 0);
-			if (rp_is_instantiate(api) && rc == 0)
+			if (rp_is_instantiate(api) && rc == 0) {
 				execs++;
+				rp_pcount(derived, r->pid, "execs", 1);
+			}
 			/* Device memory the instantiation of a captured graph took
 			 * (the driver reserves the exec's own memory here, not in
 			 * the capture): joined to that capture's row. */
@@ -179,10 +215,15 @@ json_t *rp_analyse(const struct rp_log *log)
 					}
 				}
 			}
-			if (rp_is_update(api))
+			if (rp_is_update(api)) {
 				rc == 0 ? upd_ok++ : upd_fail++;
-			if (rp_is_launch(api) && rc == 0)
+				rp_pcount(derived, r->pid, "updates", 1);
+				rp_pcount(derived, r->pid, "updates_failed", rc != 0);
+			}
+			if (rp_is_launch(api) && rc == 0) {
 				launches_trace++;
+				rp_pcount(derived, r->pid, "launches_trace", 1);
+			}
 			if (rc != 0) {
 				const char *err = rp_str(j, "err");
 				char rcbuf[32];
@@ -215,6 +256,8 @@ json_t *rp_analyse(const struct rp_log *log)
 			captures++;
 			if (rp_int(j, "rc", 0) == 0)
 				cap_ok++;
+			rp_pcount(derived, r->pid, "captures", 1);
+			rp_pcount(derived, r->pid, "captures_invalidated", rp_int(j, "rc", 0) != 0);
 			json_object_set_new(row, "pid", json_integer(r->pid));
 			static const char *const keep[] = {"capture", "stream", "mode",     "graph",
 			                                   "rc",      "dur_ns", "begin_tid"};
@@ -238,6 +281,7 @@ json_t *rp_analyse(const struct rp_log *log)
 				json_object_set_new(launch_cur, key, json_integer(n));
 			} else {
 				launches_rec += n;
+				rp_pcount(derived, r->pid, "launches_rec", n);
 				json_object_del(launch_cur, key);
 			}
 		} else if (!strcmp(ev, CGSHIM_EV_VIOLATION)) {
@@ -246,6 +290,7 @@ json_t *rp_analyse(const struct rp_log *log)
 			const char *k;
 			json_t *v;
 			nviol++;
+			rp_pcount(derived, r->pid, "violations", 1);
 			rp_count(sev, rp_str(j, "severity") ? rp_str(j, "severity") : "?", 1);
 			rp_key(key, sizeof key, 0, rule ? rule : "?", s0);
 			row = json_object_get(viol_idx, key);
@@ -272,7 +317,17 @@ json_t *rp_analyse(const struct rp_log *log)
 			}
 			rp_count(row, "count", 1);
 		} else if (!strcmp(ev, CGSHIM_EV_REWRITE)) {
+			json_t *row = json_object();
+			unsigned k;
+			static const char *const keep[] = {"exec",      "graph", "reason", "why",
+			                                   "rc_update", "reused", "dur_ns"};
 			rewrites++;
+			rp_pcount(derived, r->pid, "rewrites", 1);
+			json_object_set_new(row, "t_ms", json_real((double)(r->ts - t0) / 1e6));
+			json_object_set_new(row, "pid", json_integer(r->pid));
+			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
+				rp_copy_or_null(row, j, keep[k]);
+			json_array_append_new(rw_rows, row);
 		} else if (!strcmp(ev, CGSHIM_EV_LEAK)) {
 			json_t *row = json_object();
 			unsigned k;
@@ -334,6 +389,7 @@ json_t *rp_analyse(const struct rp_log *log)
 			const char *k;
 			json_t *v;
 			nshim_sum++;
+			json_object_set(shim_by_pid, pidkey, (json_t *)j);
 			json_object_foreach((json_t *)j, k, v)
 			{
 				if (!rp_std_field(k) && strcmp(k, "pid") && strcmp(k, "tid") &&
@@ -342,7 +398,25 @@ json_t *rp_analyse(const struct rp_log *log)
 			}
 		}
 	}
-	json_object_foreach(launch_cur, tk, tv) launches_rec += json_integer_value(tv);
+	json_object_foreach(launch_cur, tk, tv)
+	{
+		launches_rec += json_integer_value(tv);
+		rp_pcount(derived, strtoll(tk, NULL, 10), "launches_rec", json_integer_value(tv));
+	}
+	/* The graph each graph-memory sample's exec runs. */
+	{
+		json_t *row;
+		json_array_foreach(gmem, i, row)
+		{
+			const char *ex = rp_str(row, "exec");
+			char key[256];
+			rp_key(key, sizeof key, rp_geti(row, "pid"), ex, NULL);
+			json_object_set(row, "graph",
+			                ex && *ex && json_object_get(exec_graph, key)
+			                    ? json_object_get(exec_graph, key)
+			                    : json_null());
+		}
+	}
 
 	json_object_set_new(sum, "records", json_integer((json_int_t)log->n));
 	json_object_set_new(sum, "processes", json_integer((json_int_t)json_array_size(procs)));
@@ -367,6 +441,41 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(sum, "leak_bytes", json_integer(leak_bytes));
 	json_object_set_new(sum, "violations", json_integer(nviol));
 	json_object_set_new(sum, "violations_by_severity", sev);
+	/* Where a process wrote its exit summary, its counts are the shim's
+	 * own: the model sees what the records at the log's level do not
+	 * (graphs by creation, not by handle, which the allocator reuses;
+	 * violations only counted under reinstantiate; updates whose call
+	 * record is below the level). The records' share of that process is
+	 * taken out and the summary's put in. */
+	{
+		const char *pk;
+		json_t *sr;
+		long long exact_procs = 0;
+		json_object_foreach(shim_by_pid, pk, sr)
+		{
+			json_t *d = json_object_get(derived, pk);
+			exact_procs++;
+			for (i = 0; i < RP_NEXACT; i++) {
+				const char *mine = rp_exact[i][0];
+				long long had = d ? rp_int(d, mine, 0) : 0;
+				if (!json_is_integer(json_object_get(sr, rp_exact[i][1])))
+					continue;
+				if (!strcmp(mine, "launches"))
+					had = d ? (have_launch_recs ? rp_int(d, "launches_rec", 0)
+					                            : rp_int(d, "launches_trace", 0))
+					        : 0;
+				rp_count(sum, mine, rp_int(sr, rp_exact[i][1], 0) - had);
+			}
+		}
+		json_object_set_new(sum, "captures_ok",
+		                    json_integer(rp_geti(sum, "captures") -
+		                                 rp_geti(sum, "captures_invalidated")));
+		json_object_set_new(sum, "updates_ok", json_integer(rp_geti(sum, "updates") -
+		                                                    rp_geti(sum, "updates_failed")));
+		if (exact_procs)
+			json_object_set_new(sum, "launches_from", json_string("summary"));
+		json_object_set_new(sum, "counts_from_summary", json_integer(exact_procs));
+	}
 	json_object_set_new(sum, "mismatches", json_integer(nmismatch));
 	json_object_set_new(sum, "shim_warnings", json_integer(nwarn));
 
@@ -387,6 +496,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "pools", pools);
 	json_object_set_new(doc, "graphmem", gmem);
 	json_object_set_new(doc, "failing_calls", fails);
+	json_object_set_new(doc, "rewrites", rw_rows);
 	json_object_set_new(doc, "leaks", leaks);
 
 	json_decref(pids);
@@ -396,6 +506,9 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_decref(pool_seen);
 	json_decref(fail_idx);
 	json_decref(launch_cur);
+	json_decref(derived);
+	json_decref(shim_by_pid);
+	json_decref(exec_graph);
 	return doc;
 }
 
@@ -485,7 +598,8 @@ void rp_print_text(FILE *f, const json_t *doc)
 	json_object_foreach(json_object_get(sum, "failures_by_error"), k, v)
 	    fprintf(f, "%s%s x%" JSON_INTEGER_FORMAT, i++ ? ", " : " (", k, json_integer_value(v));
 	fputs(i ? ")\n" : "\n", f);
-	fprintf(f, "  rewrites     %lld\n", rp_geti(sum, "rewrites"));
+	fprintf(f, "  rewrites     %lld%s\n", rp_geti(sum, "rewrites"),
+	        rp_geti(sum, "rewrites") ? " (see Rewrites)" : "");
 	fprintf(f, "  leaks        %lld (%s)\n", rp_geti(sum, "leaks"),
 	        rp_bytes(rp_geti(sum, "leak_bytes"), b1, sizeof b1));
 	fprintf(f, "  violations   %lld", rp_geti(sum, "violations"));
@@ -503,6 +617,12 @@ void rp_print_text(FILE *f, const json_t *doc)
 	    fprintf(f, "  STALE BINARY %s: changed since the run (build-id %s logged, %s on disk); "
 	               "its frames are offsets\n",
 	            rp_str(v, "path"), rp_str(v, "logged"), rp_str(v, "on_disk"));
+	if (rp_geti(sum, "counts_from_summary"))
+		fprintf(f,
+		        "  (graphs, executables, launches, updates, captures, rewrites and violations "
+		        "of %lld process%s are its shim's exit summary)\n",
+		        rp_geti(sum, "counts_from_summary"),
+		        rp_geti(sum, "counts_from_summary") == 1 ? "" : "es");
 	if (json_is_object(shim)) {
 		fputs("  shim exit summary:", f);
 		json_object_foreach((json_t *)shim, k, v)
@@ -583,13 +703,15 @@ void rp_print_text(FILE *f, const json_t *doc)
 	a = json_object_get(doc, "graphmem");
 	if (json_array_size(a)) {
 		fputs("\n== Graph memory over time (device graph-memory samples)\n", f);
-		fprintf(f, "  %10s %-7s %-3s %-13s %-14s %10s %10s %10s %10s\n", "t (ms)", "pid",
-		        "dev", "when", "exec", "used", "used-high", "reserved", "resv-high");
+		fprintf(f, "  %10s %-7s %-3s %-13s %-14s %-14s %10s %10s %10s %10s\n", "t (ms)",
+		        "pid", "dev", "when", "exec", "graph", "used", "used-high", "reserved",
+		        "resv-high");
 		json_array_foreach(a, i, row)
-		    fprintf(f, "  %10.3f %-7s %-3s %-13s %-14s %10s %10s %10s %10s\n",
+		    fprintf(f, "  %10.3f %-7s %-3s %-13s %-14s %-14s %10s %10s %10s %10s\n",
 		            json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"),
-		            RP_CELL(row, "dev"), RP_CELL(row, "when"), RP_CELL(row, "exec"),
-		            RP_BCELL(row, "used"), RP_BCELL(row, "used_high"),
+		            RP_CELL(row, "dev"), RP_CELL(row, "when"),
+		            rp_str(row, "exec") && *rp_str(row, "exec") ? rp_str(row, "exec") : "-",
+		            RP_CELL(row, "graph"), RP_BCELL(row, "used"), RP_BCELL(row, "used_high"),
 		            RP_BCELL(row, "reserved"), RP_BCELL(row, "reserved_high"));
 	}
 
@@ -602,6 +724,25 @@ void rp_print_text(FILE *f, const json_t *doc)
 		    fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", RP_CELL(row, "pid"),
 		            RP_CELL(row, "dptr"), RP_BCELL(row, "size"), RP_CELL(row, "pool"),
 		            RP_CELL(row, "exec"), RP_CELL(row, "when"), RP_CELL(row, "site"));
+	}
+
+	a = json_object_get(doc, "rewrites");
+	if (json_array_size(a)) {
+		fputs("\n== Rewrites (failing updates turned into re-instantiation, "
+		      "CGSHIM_ON_UPDATE_FAILURE=reinstantiate)\n",
+		      f);
+		fprintf(f, "  %10s %-7s %-16s %-16s %-10s %-6s %9s  %s\n", "t (ms)", "pid", "exec",
+		        "graph", "reason", "reused", "dur (us)", "why");
+		json_array_foreach(a, i, row)
+		{
+			char dur[32] = "-";
+			if (rp_has_int(row, "dur_ns"))
+				snprintf(dur, sizeof dur, "%.1f", (double)rp_geti(row, "dur_ns") / 1e3);
+			fprintf(f, "  %10.3f %-7s %-16s %-16s %-10s %-6s %9s  %s\n",
+			        json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"),
+			        RP_CELL(row, "exec"), RP_CELL(row, "graph"), RP_CELL(row, "reason"),
+			        RP_CELL(row, "reused"), dur, RP_CELL(row, "why"));
+		}
 	}
 
 	a = json_object_get(doc, "failing_calls");
