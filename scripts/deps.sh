@@ -12,7 +12,7 @@ what=${1:-build}
 case "$what" in
 build) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz) ;;
 test) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz
-            libcmocka-dev binutils) ;;
+            libcmocka-dev binutils groff-base) ;;
 *) echo "usage: scripts/deps.sh [build|test]" >&2; exit 1 ;;
 esac
 

@@ -1,6 +1,7 @@
 /*
  * tools/report-symbols.c -- call-site frames "MODULE+0xOFF" and
- * "MODULE:SYMBOL+0xOFF" turned into "function (file:line)" at report time,
+ * "MODULE:SYMBOL+0xOFF" turned into "function (file:line)" at report time
+ * (and "py:/CWD/x.py:N:f" Python frames shown as "py:x.py:N:f"),
  * with elfutils libdw, from the files the shim's "module" records name
  * (path and build-id of each module a site mentions).
  *
@@ -175,6 +176,16 @@ static const char *rp_sym_text(struct rp_sym_ctx *c, long long pid, const char *
 	json_t *v;
 	char *end, *out;
 
+	/* A Python frame of the user's code under the current directory is
+	 * shown relative to it. */
+	if (!strncmp(fr, "py:/", 4)) {
+		size_t l = strlen(rp_sym_cwd);
+		if (!l || strncmp(fr + 3, rp_sym_cwd, l) || fr[3 + l] != '/')
+			return NULL;
+		snprintf(key, sizeof key, "py:%s", fr + 3 + l + 1);
+		json_object_set_new(c->cache, fr, json_string(key));
+		return json_string_value(json_object_get(c->cache, fr));
+	}
 	plus = strstr(fr, "+0x");
 	if (!plus || !strncmp(fr, "py:", 3) || !strncmp(fr, "pylib:", 6))
 		return NULL;
