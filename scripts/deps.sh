@@ -2,7 +2,8 @@
 # scripts/deps.sh [build|test] -- install what cgshim needs on a Debian or
 # Ubuntu machine: "build" (default) what the shim, the launcher and
 # `cgshim report` need, "test" that plus the CPU test suites' own needs
-# (cmocka, readelf). The one install step: scripts/setup.sh (so demo.sh and
+# (cmocka, readelf, groff for the man pages, headless chromium for the HTML
+# report's check: about 15 s to install). The one install step: scripts/setup.sh (so demo.sh and
 # test.sh) and .ci/run call it. Installs only what dpkg lacks, with sudo when
 # not root; a failing apt-get prints its own output. CGSHIM_NO_INSTALL=1 only
 # lists what is missing. The CUDA toolkit headers are not a Debian package
@@ -12,7 +13,7 @@ what=${1:-build}
 case "$what" in
 build) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz) ;;
 test) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz
-            libcmocka-dev binutils groff-base) ;;
+            libcmocka-dev binutils groff-base chromium) ;;
 *) echo "usage: scripts/deps.sh [build|test]" >&2; exit 1 ;;
 esac
 

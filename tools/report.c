@@ -761,6 +761,7 @@ static void report_usage(FILE *f)
 	    "usage: cgshim report [--json] LOG...\n"
 	    "       cgshim report --dot GRAPH|update:N [-o FILE.dot|.svg|.png|.pdf|...] LOG...\n"
 	    "       cgshim report --perfetto OUT.json LOG...\n"
+	    "       cgshim report --html OUT.html LOG...\n"
 	    "\n"
 	    "Reads JSONL logs written with CGSHIM_LOG_FORMAT=jsonl (several files, processes\n"
 	    "and ranks are merged and ordered by time).\n"
@@ -774,13 +775,16 @@ static void report_usage(FILE *f)
 	    "  -o FILE            output file for --dot; its extension picks the type: .dot/.gv\n"
 	    "                     DOT text, .svg .png .pdf .ps .eps .jpg .jpeg .gif by dot -T<ext>\n"
 	    "  --perfetto OUT     Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n"
+	    "  --html OUT.html    one self-contained page: summary, violations with rule pages,\n"
+	    "                     memory per capture (chart), pools, graphs and failing updates\n"
+	    "                     drawn by dot, and OUT.perfetto.json beside it\n"
 	    "Exit status: 0 if a record was read, 2 if no usable record, 1 on usage errors.\n",
 	    f);
 }
 
 int report_main(int argc, char **argv)
 {
-	const char *dot = NULL, *out = NULL, *perfetto = NULL;
+	const char *dot = NULL, *out = NULL, *perfetto = NULL, *html = NULL;
 	int i, json = 0, rc = 0, nfiles;
 	struct rp_log log;
 	json_t *stale;
@@ -790,7 +794,8 @@ int report_main(int argc, char **argv)
 	static const struct option longs[] = {
 	    {"help", no_argument, NULL, 'h'},         {"json", no_argument, NULL, 'j'},
 	    {"dot", required_argument, NULL, 'd'},    {"output", required_argument, NULL, 'o'},
-	    {"perfetto", required_argument, NULL, 'p'}, {NULL, 0, NULL, 0},
+	    {"perfetto", required_argument, NULL, 'p'}, {"html", required_argument, NULL, 'H'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -813,6 +818,9 @@ int report_main(int argc, char **argv)
 		case 'p':
 			perfetto = optarg;
 			break;
+		case 'H':
+			html = optarg;
+			break;
 		case ':':
 			fprintf(stderr, "cgshim report: option %s needs a value\n", argv[optind - 1]);
 			report_usage(stderr);
@@ -832,8 +840,9 @@ int report_main(int argc, char **argv)
 		report_usage(stderr);
 		return 1;
 	}
-	if ((dot != NULL) + (perfetto != NULL) + json > 1) {
-		fprintf(stderr, "cgshim report: --json, --dot and --perfetto exclude each other\n");
+	if ((dot != NULL) + (perfetto != NULL) + (html != NULL) + json > 1) {
+		fprintf(stderr,
+		        "cgshim report: --json, --dot, --perfetto and --html exclude each other\n");
 		return 1;
 	}
 	if (out && !dot) {
@@ -858,7 +867,9 @@ int report_main(int argc, char **argv)
 	} else {
 		json_t *doc = rp_analyse(&log);
 		json_object_set(doc, "stale_modules", stale);
-		if (json) {
+		if (html) {
+			rc = rp_html(&log, doc, html);
+		} else if (json) {
 			if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
 				rc = 1;
 			fputc('\n', stdout);

@@ -54,6 +54,9 @@ void rp_print_text(FILE *f, const json_t *doc);
  * failing update, CGS001). */
 int rp_dot(const struct rp_log *log, const char *graph, const char *out);
 int rp_perfetto(const struct rp_log *log, const char *out);
+/* One self-contained HTML page from the analysis doc, the pictures drawn
+ * by dot, and OUT's .perfetto.json beside it. 0 or an exit status. */
+int rp_html(const struct rp_log *log, const json_t *doc, const char *out);
 /* 0 if -o FILE names a type --dot can write (by extension), else -1 with
  * the reason on stderr. */
 int rp_dot_check_output(const char *out);

@@ -729,6 +729,85 @@ def case_report_dot_update():
     check(rc == 2 and "1 failing update" in err, "update:2 of one: %d %r" % (rc, err))
 
 
+def case_report_html():
+    """--html: one self-contained page with the expected sections and numbers;
+    checked by parsing, then in headless chromium (DOM and screenshot)."""
+    import html.parser
+    if not (A.lib and A.standin_dir and A.programs):
+        print("SKIP: needs --lib, --standin-dir and --programs")
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(dir=TMP)
+    prog = [p for p in A.programs if os.path.basename(p) == "demo_capture"]
+    for k in list(os.environ):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            os.environ.pop(k)
+    log = os.path.join(d, "demo.jsonl")
+    run(prog, env={"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib, "CGSHIM_LOG_FILE": log,
+                   "CGSHIM_LOG": "debug"}, cwd=d, timeout=60)
+    page = os.path.join(d, "run.html")
+    rc, _, err = cgshim("report", "--html", page, log)
+    check(rc == 0 and os.path.exists(page), "report --html: %d %s" % (rc, err))
+    summary = report_json([log])["summary"]
+    perf = os.path.join(d, "run.perfetto.json")
+    check("traceEvents" in json.load(open(perf)), "the Perfetto json beside the page")
+
+    class Page(html.parser.HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.ids, self.numbers, self.links, self.svgs, self.external = set(), {}, [], 0, []
+            self._key = None
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if "id" in a:
+                self.ids.add(a["id"])
+            if tag == "svg":
+                self.svgs += 1
+            if tag == "a":
+                self.links.append(a.get("href"))
+            for k in ("src",):
+                if a.get(k):
+                    self.external.append(a[k])
+            self._key = a.get("data-key")
+
+        def handle_data(self, data):
+            if self._key and data.strip():
+                self.numbers[self._key] = int(data)
+                self._key = None
+
+    p = Page()
+    text = open(page).read()
+    p.feed(text)
+    want = {"summary", "violations", "captures", "pools", "graphs", "perfetto"}
+    check(want <= p.ids, "sections missing: %s" % (want - p.ids))
+    for k in ("graphs", "execs", "launches", "updates", "violations", "captures"):
+        check(p.numbers.get(k) == summary[k], "page %s=%r, report says %d" % (k, p.numbers.get(k), summary[k]))
+    check("docs/rules/CGS001.md" in p.links and "run.perfetto.json" in p.links, "links %r" % p.links)
+    # the chart, the failing update, and the demo's instantiated graph (debug level)
+    check(p.svgs == 3, "inline SVGs: %d, want 3" % p.svgs)
+    check(not p.external and "<link" not in text and "<script" not in text, "not self-contained")
+    print("page: sections %s, %d inline SVGs, summary numbers match" % (sorted(p.ids), p.svgs))
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        print("note: no chromium here (scripts/deps.sh test installs it): browser check not run")
+        return
+    base = [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage",
+            "--user-data-dir=" + os.path.join(d, "profile")]
+    shot = os.path.join(d, "shot.png")
+    q = subprocess.run(base + ["--window-size=1300,2400", "--screenshot=" + shot, "file://" + page],
+                       capture_output=True, text=True, timeout=120)
+    data = open(shot, "rb").read() if os.path.exists(shot) else b""
+    check(data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20000,
+          "chromium screenshot: %d bytes, rc %d %s" % (len(data), q.returncode, q.stderr[-300:]))
+    q = subprocess.run(base + ["--dump-dom", "file://" + page], capture_output=True, text=True, timeout=120)
+    dom = Page()
+    dom.feed(q.stdout)
+    check(want <= dom.ids and dom.numbers == p.numbers and dom.svgs == p.svgs,
+          "chromium's DOM differs: ids %s, %d svgs" % (sorted(dom.ids), dom.svgs))
+    print("chromium: screenshot %d bytes, DOM has every section, %d SVGs and the same numbers"
+          % (len(data), dom.svgs))
+
+
 CASES = {n[5:].replace("_", "-"): f for n, f in globals().items() if n.startswith("case_")}
 
 
