@@ -32,7 +32,8 @@ static void dot_esc(FILE *f, const char *s)
 }
 
 struct dot_pool {
-	const char *pool, *site;
+	char *pool;       /* a copy: records are not kept (rp_j) */
+	const char *site; /* in an alloc record held by dot_ctx.allocs */
 	int is_default, ipc;
 };
 
@@ -55,7 +56,7 @@ static unsigned dot_pool_idx(struct dot_ctx *c, const char *pool, const json_t *
 	if (c->npools == sizeof c->pools / sizeof c->pools[0])
 		return c->npools - 1;
 	i = c->npools++;
-	c->pools[i].pool = pool ? pool : "?";
+	c->pools[i].pool = strdup(pool ? pool : "?");
 	c->pools[i].site = NULL;
 	c->pools[i].is_default = -1;
 	c->pools[i].ipc = 0;
@@ -147,12 +148,15 @@ static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
 	        have_nodes ? "" : "\\nallocations only: no node records");
 	for (i = 0; i < c->log->n; i++) {
 		const struct rp_rec *r = &c->log->recs[i];
-		const json_t *j = r->j, *alloc;
+		const json_t *j, *alloc;
 		const char *type;
 		json_t *deps, *d;
 		long long idx;
 
-		if (r->pid != c->pid || !rp_str(j, "graph") || strcmp(rp_str(j, "graph"), c->graph))
+		if (r->pid != c->pid || (strcmp(r->ev, CGSHIM_EV_NODE) && strcmp(r->ev, CGSHIM_EV_ALLOC)))
+			continue;
+		j = rp_j(c->log, i);
+		if (!rp_str(j, "graph") || strcmp(rp_str(j, "graph"), c->graph))
 			continue;
 		if (have_nodes && !strcmp(r->ev, CGSHIM_EV_NODE) && !rp_str(j, "side")) {
 			type = rp_str(j, "type");
@@ -406,6 +410,15 @@ static void dot_write_update(FILE *f, void *arg)
 	fputs("}\n", f);
 }
 
+static void dot_upd_free(struct dot_upd *u)
+{
+	for (int k = 0; k < 2; k++)
+		for (long long i = 0; i < u->n[k]; i++)
+			json_decref((json_t *)u->side[k][i]);
+	json_decref((json_t *)u->viol);
+	free(u);
+}
+
 /* `--dot update:N`: the Nth CGS001 violation (1-based, in time order; or
  * "last") and the node records the shim wrote with it (side "exec" and
  * "graph", at info level). */
@@ -429,12 +442,13 @@ static int rp_dot_update(const struct rp_log *log, const char *which, const char
 		return 1;
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		if (strcmp(r->ev, CGSHIM_EV_VIOLATION) || !rp_str(r->j, "rule") ||
-		    strcmp(rp_str(r->j, "rule"), "CGS001"))
+		if (strcmp(r->ev, CGSHIM_EV_VIOLATION) || !rp_str(rp_j(log, i), "rule") ||
+		    strcmp(rp_str(rp_j(log, i), "rule"), "CGS001"))
 			continue;
 		seen++;
 		if (want < 0 || seen == want) {
-			u->viol = r->j;
+			json_decref((json_t *)u->viol);
+			u->viol = json_incref(rp_j(log, i)); /* outlives the next rp_j */
 			vpid = r->pid;
 			vseq = r->seq;
 			at = i;
@@ -456,18 +470,23 @@ static int rp_dot_update(const struct rp_log *log, const char *which, const char
 	 * later failing update of the same exec starts again at index 0. */
 	for (i = at + 1; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		const char *side = rp_str(r->j, "side");
-		long long idx = rp_int(r->j, "index", -1);
+		const json_t *j;
+		const char *side;
+		long long idx;
 		int k;
-		if (r->pid != vpid || r->seq <= vseq || strcmp(r->ev, CGSHIM_EV_NODE) || !side ||
-		    !rp_str(r->j, "exec") || !exec || strcmp(rp_str(r->j, "exec"), exec))
+		if (r->pid != vpid || r->seq <= vseq || strcmp(r->ev, CGSHIM_EV_NODE))
+			continue;
+		j = rp_j(log, i);
+		side = rp_str(j, "side");
+		idx = rp_int(j, "index", -1);
+		if (!side || !rp_str(j, "exec") || !exec || strcmp(rp_str(j, "exec"), exec))
 			continue;
 		k = !strcmp(side, "graph");
 		if (idx < 0 || idx >= DOT_UPD_MAX)
 			continue;
 		if (u->side[k][idx])
 			break;
-		u->side[k][idx] = r->j;
+		u->side[k][idx] = json_incref((json_t *)j);
 		if (idx + 1 > u->n[k])
 			u->n[k] = idx + 1;
 	}
@@ -477,11 +496,11 @@ static int rp_dot_update(const struct rp_log *log, const char *which, const char
 		        "older than the update pictures, or a CGS001 only counted under "
 		        "CGSHIM_ON_UPDATE_FAILURE=reinstantiate)\n",
 		        which);
-		free(u);
+		dot_upd_free(u);
 		return 2;
 	}
 	rc = dot_output(out, dot_write_update, u);
-	free(u);
+	dot_upd_free(u);
 	return rc;
 }
 
@@ -501,6 +520,7 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 	struct dot_ctx c;
 	struct dot_one one;
 	int have_nodes = 0, rc;
+	char *graph_copy = NULL;
 	size_t i;
 
 	if (!strncmp(graph, "update:", 7))
@@ -512,12 +532,18 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 		const char *want = pass == 0 ? CGSHIM_EV_NODE : CGSHIM_EV_ALLOC;
 		for (i = 0; i < log->n; i++) {
 			const struct rp_rec *r = &log->recs[i];
-			const char *g = rp_str(r->j, "graph");
-			if (strcmp(r->ev, want) || !g || rp_str(r->j, "side"))
+			const char *g;
+			if (strcmp(r->ev, want))
+				continue;
+			g = rp_str(rp_j(log, i), "graph");
+			if (!g || rp_str(rp_j(log, i), "side"))
 				continue;
 			if (!strcmp(graph, "first") || !strcmp(graph, "last") ||
 			    !strcmp(graph, g)) {
-				c.graph = g;
+				/* a copy: the record goes at the next rp_j */
+				free(graph_copy);
+				graph_copy = strdup(g);
+				c.graph = graph_copy;
 				c.pid = r->pid;
 				if (strcmp(graph, "last"))
 					break;
@@ -531,16 +557,22 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 	c.allocs = json_object();
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		const char *g = rp_str(r->j, "graph"), *dptr = rp_str(r->j, "dptr");
+		const json_t *j;
+		const char *g, *dptr;
+		if (strcmp(r->ev, CGSHIM_EV_ALLOC) || r->pid != c.pid)
+			continue;
+		j = rp_j(log, i);
+		g = rp_str(j, "graph");
+		dptr = rp_str(j, "dptr");
 		if (r->pid == c.pid && g && dptr && !strcmp(g, c.graph) &&
 		    !strcmp(r->ev, CGSHIM_EV_ALLOC) && !json_object_get(c.allocs, dptr))
-			json_object_set(c.allocs, dptr, r->j);
+			json_object_set(c.allocs, dptr, (json_t *)j);
 	}
 	for (i = 0; i < log->n && !have_nodes; i++)
 		have_nodes = log->recs[i].pid == c.pid &&
 		             !strcmp(log->recs[i].ev, CGSHIM_EV_NODE) &&
-		             !rp_str(log->recs[i].j, "side") && rp_str(log->recs[i].j, "graph") &&
-		             !strcmp(rp_str(log->recs[i].j, "graph"), c.graph);
+		             !rp_str(rp_j(log, i), "side") && rp_str(rp_j(log, i), "graph") &&
+		             !strcmp(rp_str(rp_j(log, i), "graph"), c.graph);
 	if (!have_nodes)
 		fprintf(
 		    stderr,
@@ -552,5 +584,8 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 	one.have_nodes = have_nodes;
 	rc = dot_output(out, dot_write_one, &one);
 	json_decref(c.allocs);
+	for (i = 0; i < c.npools; i++)
+		free(c.pools[i].pool);
+	free(graph_copy);
 	return rc;
 }

@@ -307,8 +307,8 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 		long long nviol = 0;
 		/* each failing update (CGS001) */
 		for (i = 0; i < log->n; i++)
-			if (!strcmp(log->recs[i].ev, CGSHIM_EV_VIOLATION) && rp_str(log->recs[i].j, "rule") &&
-			    !strcmp(rp_str(log->recs[i].j, "rule"), "CGS001"))
+			if (!strcmp(log->recs[i].ev, CGSHIM_EV_VIOLATION) && rp_str(rp_j(log, i), "rule") &&
+			    !strcmp(rp_str(rp_j(log, i), "rule"), "CGS001"))
 				nviol++;
 		for (long long u = 1; u <= nviol && nupd < HTML_MAX_PICTURES; u++) {
 			snprintf(what, sizeof what, "update:%lld", u);
@@ -317,11 +317,16 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 		}
 		/* each graph with node records (debug level), first process's */
 		for (i = 0; i < log->n && ngraphs < HTML_MAX_PICTURES; i++) {
-			const json_t *j = log->recs[i].j;
-			const char *g = rp_str(j, "graph");
-			if (strcmp(log->recs[i].ev, CGSHIM_EV_NODE) || !g || rp_str(j, "side") ||
-			    json_object_get(drawn, g))
+			const json_t *j;
+			char g[64];
+			if (strcmp(log->recs[i].ev, CGSHIM_EV_NODE))
 				continue;
+			j = rp_j(log, i);
+			if (!rp_str(j, "graph") || rp_str(j, "side") ||
+			    json_object_get(drawn, rp_str(j, "graph")))
+				continue;
+			/* a copy: drawing reads other records (rp_j) */
+			snprintf(g, sizeof g, "%s", rp_str(j, "graph"));
 			json_object_set_new(drawn, g, json_true());
 			snprintf(title, sizeof title, "graph %s (pid %lld)", g, log->recs[i].pid);
 			ngraphs += (size_t)html_picture(f, log, g, title);

@@ -17,14 +17,14 @@ static int pf_prefix(const char *s, const char *p)
 	return s && !strncmp(s, p, strlen(p));
 }
 
-static long long pf_start(const struct rp_rec *r)
+static long long pf_start(const struct rp_log *log, size_t i)
 {
-	long long dur = rp_int(r->j, "dur_ns", 0);
-	if (dur < 0)
-		dur = 0;
-	if (!strcmp(r->ev, CGSHIM_EV_CALL) || !strcmp(r->ev, CGSHIM_EV_CAPTURE))
-		return r->ts - dur;
-	return r->ts;
+	const struct rp_rec *r = &log->recs[i];
+	long long dur;
+	if (strcmp(r->ev, CGSHIM_EV_CALL) && strcmp(r->ev, CGSHIM_EV_CAPTURE))
+		return r->ts;
+	dur = rp_int(rp_j(log, i), "dur_ns", 0);
+	return r->ts - (dur < 0 ? 0 : dur);
 }
 
 /* The record's own fields, for an event's args. */
@@ -79,18 +79,18 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 	size_t i;
 
 	for (i = 0; i < log->n; i++) {
-		long long s = pf_start(&log->recs[i]);
+		long long s = pf_start(log, i);
 		if (!have_t0 || s < t0)
 			t0 = s, have_t0 = 1;
-		if (!strcmp(log->recs[i].ev, CGSHIM_EV_START) && rp_str(log->recs[i].j, "exe")) {
+		if (!strcmp(log->recs[i].ev, CGSHIM_EV_START) && rp_str(rp_j(log, i), "exe")) {
 			snprintf(name, sizeof name, "%lld", log->recs[i].pid);
-			json_object_set_new(exe, name, json_string(rp_str(log->recs[i].j, "exe")));
+			json_object_set_new(exe, name, json_string(rp_str(rp_j(log, i), "exe")));
 		}
 	}
 
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		const json_t *j = r->j;
+		const json_t *j = rp_j(log, i);
 		double ts = (double)(r->ts - t0) / 1e3;
 		long long tid = r->tid;
 		const char *pe;
@@ -113,7 +113,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			    pf_prefix(api, "cuGraphLaunch") || pf_prefix(api, "cudaGraphLaunch");
 			if (rp_has_int(j, "dur_ns") || launch) {
 				e = pf_event("X", api ? api : "call", launch ? "launch" : "call",
-				             (double)(pf_start(r) - t0) / 1e3, r->pid, tid);
+				             (double)(pf_start(log, i) - t0) / 1e3, r->pid, tid);
 				json_object_set_new(
 				    e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
 				json_object_set_new(e, "args", pf_args(j));
@@ -132,7 +132,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			/* capture ids are integers in the log */
 			snprintf(label, sizeof label, "capture %lld%s", rp_int(j, "capture", 0),
 			         rp_int(j, "rc", 0) ? " (invalidated)" : "");
-			e = pf_event("X", label, "capture", (double)(pf_start(r) - t0) / 1e3,
+			e = pf_event("X", label, "capture", (double)(pf_start(log, i) - t0) / 1e3,
 			             r->pid, tid);
 			json_object_set_new(e, "dur",
 			                    json_real((double)rp_int(j, "dur_ns", 0) / 1e3));

@@ -238,63 +238,86 @@ static int rp_sym_same(const char *a, const char *b)
 
 json_t *rp_symbolise(struct rp_log *log)
 {
-	struct rp_sym_ctx c = {0};
+	struct rp_sym_ctx *c = calloc(1, sizeof *c);
 	size_t i;
 
+	if (!c)
+		return json_array();
 	if (!getcwd(rp_sym_cwd, sizeof rp_sym_cwd))
 		rp_sym_cwd[0] = 0;
-	c.by_name = json_object();
-	c.cache = json_object();
-	c.stale = json_array();
+	c->by_name = json_object();
+	c->cache = json_object();
+	c->stale = json_array();
 	for (i = 0; i < log->n; i++) {
-		const json_t *j = log->recs[i].j;
-		const char *name = rp_str(j, "name"), *path = rp_str(j, "path");
+		const json_t *j;
+		const char *name, *path;
 		char key[512];
 		struct rp_sym_mod *m;
-		if (strcmp(log->recs[i].ev, CGSHIM_EV_MODULE) || !name || !path)
+		if (log->recs[i].ev != (const char *)CGSHIM_EV_MODULE &&
+		    strcmp(log->recs[i].ev, CGSHIM_EV_MODULE))
+			continue;
+		j = rp_j(log, i);
+		name = rp_str(j, "name");
+		path = rp_str(j, "path");
+		if (!name || !path)
 			continue;
 		snprintf(key, sizeof key, "%lld\x1f%s", log->recs[i].pid, name);
-		if (json_object_get(c.by_name, key))
+		if (json_object_get(c->by_name, key))
 			continue;
-		m = realloc(c.mods, (c.nmods + 1) * sizeof *m);
+		m = realloc(c->mods, (c->nmods + 1) * sizeof *m);
 		if (!m)
 			break;
-		c.mods = m;
-		m = &c.mods[c.nmods];
+		c->mods = m;
+		m = &c->mods[c->nmods];
 		memset(m, 0, sizeof *m);
 		m->path = strdup(path);
 		m->build_id = rp_str(j, "build_id") ? strdup(rp_str(j, "build_id")) : NULL;
 		/* One file shared by several processes is opened once. */
-		for (size_t k = 0; k < c.nmods; k++)
-			if (!strcmp(c.mods[k].path, path) && rp_sym_same(c.mods[k].build_id, m->build_id)) {
+		for (size_t k = 0; k < c->nmods; k++)
+			if (!strcmp(c->mods[k].path, path) && rp_sym_same(c->mods[k].build_id, m->build_id)) {
 				free(m->path);
 				free(m->build_id);
-				json_object_set_new(c.by_name, key, json_integer((json_int_t)k));
+				json_object_set_new(c->by_name, key, json_integer((json_int_t)k));
 				m = NULL;
 				break;
 			}
 		if (!m)
 			continue;
-		json_object_set_new(c.by_name, key, json_integer((json_int_t)c.nmods));
-		c.nmods++;
+		json_object_set_new(c->by_name, key, json_integer((json_int_t)c->nmods));
+		c->nmods++;
 	}
-	if (c.nmods)
-		for (i = 0; i < log->n; i++) {
-			json_t *j = log->recs[i].j, *v;
-			const char *k;
-			void *tmp;
-			if (!strcmp(log->recs[i].ev, CGSHIM_EV_MODULE))
-				continue;
-			json_object_foreach_safe(j, tmp, k, v) rp_sym_value(&c, log->recs[i].pid, j, k, v);
-		}
-	for (i = 0; i < c.nmods; i++) {
-		if (c.mods[i].dwfl)
-			dwfl_end(c.mods[i].dwfl);
-		free(c.mods[i].path);
-		free(c.mods[i].build_id);
+	/* Symbolised as records are read (rp_j): each distinct frame once,
+	 * by the cache. The stale list fills as frames of those modules are met,
+	 * and is owned by the log. */
+	rp_fetch_set_sym(log, c, c->stale);
+	return c->stale;
+}
+
+void rp_sym_apply(void *ctx, long long pid, json_t *j)
+{
+	struct rp_sym_ctx *c = ctx;
+	const char *k;
+	json_t *v;
+	void *tmp;
+	if (!c || (!c->nmods && !rp_sym_cwd[0]) || !strcmp(rp_str(j, "ev") ? rp_str(j, "ev") : "", CGSHIM_EV_MODULE))
+		return;
+	json_object_foreach_safe(j, tmp, k, v) rp_sym_value(c, pid, j, k, v);
+}
+
+void rp_sym_free(void *ctx)
+{
+	struct rp_sym_ctx *c = ctx;
+	size_t i;
+	if (!c)
+		return;
+	for (i = 0; i < c->nmods; i++) {
+		if (c->mods[i].dwfl)
+			dwfl_end(c->mods[i].dwfl);
+		free(c->mods[i].path);
+		free(c->mods[i].build_id);
 	}
-	free(c.mods);
-	json_decref(c.by_name);
-	json_decref(c.cache);
-	return c.stale;
+	free(c->mods);
+	json_decref(c->by_name);
+	json_decref(c->cache);
+	free(c);
 }

@@ -158,7 +158,7 @@ json_t *rp_analyse(const struct rp_log *log)
 
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		const json_t *j = r->j;
+		const json_t *j = rp_j(log, i);
 		const char *ev = r->ev, *graph = rp_str(j, "graph");
 		char key[1024], pidkey[32];
 
@@ -878,8 +878,7 @@ int report_main(int argc, char **argv)
 		}
 		json_decref(doc);
 	}
-	json_decref(stale);
-	rp_free(&log);
+	rp_free(&log); /* stale belongs to the log */
 	if (fflush(stdout) != 0) {
 		perror("cgshim report: stdout");
 		rc = 1;

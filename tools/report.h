@@ -13,14 +13,18 @@
 
 #include "cgshim/record.h"
 
-/* One usable record. j is owned by the log; the other fields are cached
- * from it (ev points into j). */
+/* One usable record: where its line is, and the fields used to order and
+ * select records. The parsed record is not kept (a 200 MB log would take
+ * gigabytes as JSON objects): rp_j parses it again when asked. ev is one of
+ * the CGSHIM_EV_* strings. */
 struct rp_rec {
-	json_t *j;
 	const char *ev;
 	long long ts, pid, tid, seq;
-	unsigned file, line;
+	long long off; /* byte offset of the line in its file */
+	unsigned file, line, len;
 };
+
+struct rp_fetch; /* rp_j's state: open files, the last record parsed, symbols */
 
 struct rp_log {
 	struct rp_rec *recs; /* sorted by ts, then pid, seq, file order */
@@ -28,7 +32,13 @@ struct rp_log {
 	char **files;
 	unsigned nfiles;
 	unsigned long malformed, newer, unknown_ev;
+	struct rp_fetch *fetch;
 };
+
+/* Record i as JSON, symbolised (rp_symbolise). Borrowed: valid until the
+ * next rp_j call; json_incref what must outlive it. Never NULL (an empty
+ * object if the file changed under the report). */
+json_t *rp_j(const struct rp_log *log, size_t i);
 
 /* Read every file (unreadable ones are reported and skipped). Always
  * returns; problems go to stderr as FILE:LINE: messages. */
@@ -61,10 +71,16 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out);
  * the reason on stderr. */
 int rp_dot_check_output(const char *out);
 
-/* Symbolise "MODULE+0xOFF" site frames in place from the files the module
- * records name (libdw). Returns the stale modules (file changed since the
- * run) as a new JSON array. */
+/* From now on, rp_j gives records whose "MODULE+0xOFF" site frames are
+ * symbolised from the files the module records name (libdw). Returns the
+ * stale modules (file changed since the run) as a JSON array owned by the
+ * log, filled as frames of those modules are met. */
 json_t *rp_symbolise(struct rp_log *log);
+
+/* For report-load.c: the symbolisation of one parsed record, and freeing. */
+void rp_sym_apply(void *ctx, long long pid, json_t *j);
+void rp_sym_free(void *ctx);
+void rp_fetch_set_sym(struct rp_log *log, void *sym, json_t *stale); /* report-load.c */
 
 int report_main(int argc, char **argv);
 
