@@ -2,12 +2,12 @@
 # The main job: build, then run the demo scenario (kernels/demo_capture.cu)
 # under the shim through the launcher, and print the report. On a GPU host
 # the demo is built with nvcc and runs on the real driver; elsewhere it runs
-# on the bundled CPU stand-in driver.
+# on the bundled CPU stand-in driver. Installs what is missing first
+# (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
-[ -f "$B/build.ninja" ] || meson setup "$B" >/dev/null
-ninja -C "$B" >/dev/null
+bash scripts/setup.sh build
 out=$(mktemp -d)
 if nvidia-smi -L >/dev/null 2>&1 && command -v nvcc >/dev/null; then
   echo "== GPU found: demo on the real driver"
@@ -23,4 +23,8 @@ if "$B/tools/cgshim" report --help >/dev/null 2>&1; then
   "$B/tools/cgshim" report "$out"/demo-*.jsonl
   "$B/tools/cgshim" report --perfetto "$out/timeline.json" "$out"/demo-*.jsonl >/dev/null
   echo "== timeline: $out/timeline.json (open in ui.perfetto.dev); logs: $out"
+else
+  # The launcher is built without the report when jansson is missing.
+  echo "== no report: this build of cgshim has no \`report\` (libjansson-dev or libdw-dev was" \
+       "not found when $B was configured; install it and run: meson setup --reconfigure $B). Logs: $out"
 fi

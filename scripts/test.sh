@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Build and run every CPU test suite (unit, standin, integration, tools,
 # rules). Ends with "N passed, N failed". The GPU checks are tests/gpu/run.
+# Installs what is missing first (scripts/setup.sh test).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
-[ -f "$B/build.ninja" ] || meson setup "$B" >/dev/null || exit 1
-ninja -C "$B" || exit 1
+bash scripts/setup.sh test || exit 1
 meson test -C "$B" --print-errorlogs --num-processes 2
 rc=$?
 python3 - "$B/meson-logs/testlog.json" <<'PY'

@@ -58,6 +58,42 @@ static void config_warn(const char *name, const char *val, const char *why, cons
 		(void)!write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
+/* The IDs of rules.def (config.c links no rule code: the unit test builds it
+ * alone). */
+static const char *const config_rule_ids[] = {
+#define RULE(e, id, slug, sev, title) id,
+#include "rules.def"
+#undef RULE
+};
+
+/* One warning per unknown ID in CGSHIM_RULES_OFF (separated by commas or
+ * spaces, as rules.c reads it): a misspelt ID would otherwise leave its rule
+ * on without a word. Returns the number of unknown IDs. */
+static int config_check_rules_off(const char *off)
+{
+	int bad = 0;
+	while (off && *off) {
+		size_t n = strcspn(off, ", ");
+		int known = 0;
+		for (unsigned i = 0; n && i < sizeof config_rule_ids / sizeof config_rule_ids[0]; i++)
+			known |= strlen(config_rule_ids[i]) == n && !strncmp(config_rule_ids[i], off, n);
+		if (n && !known) {
+			char buf[256];
+			int l = snprintf(buf, sizeof buf,
+					 "cgshim: warning: CGSHIM_RULES_OFF names \"%.*s\", which is not a rule ID "
+					 "(%s..%s, docs/rules/README.md); ignored\n",
+					 (int)(n > 32 ? 32 : n), off, config_rule_ids[0],
+					 config_rule_ids[sizeof config_rule_ids / sizeof config_rule_ids[0] - 1]);
+			if (l > 0)
+				(void)!write(2, buf, (size_t)l < sizeof buf ? (size_t)l : sizeof buf - 1);
+			bad++;
+		}
+		off += n;
+		off += strspn(off, ", ");
+	}
+	return bad;
+}
+
 #define KIND_BOOL 1
 #define KIND_INT 2
 #define KIND_ENUM 3
@@ -108,7 +144,16 @@ int cg_config_load(const char *(*getenv_fn)(const char *))
 	}
 #include "config.def"
 #undef CFG
+	bad += config_check_rules_off(cg_cfg.rules_off);
 	if (cg_cfg.log_level == CG_L_AUTO)
 		cg_cfg.log_level = (cg_cfg.log_file && *cg_cfg.log_file) ? CG_L_INFO : CG_L_WARN;
+	/* A file is for `cgshim report`, which reads JSONL only: a file sink
+	 * writes text only when asked to. "stderr"/"stdout" are not files
+	 * (log.c's cg_log_open). */
+	if (cg_cfg.log_format == CG_FMT_AUTO)
+		cg_cfg.log_format = cg_cfg.log_file && *cg_cfg.log_file &&
+					    strcmp(cg_cfg.log_file, "stderr") && strcmp(cg_cfg.log_file, "stdout")
+				    ? CG_FMT_JSONL
+				    : CG_FMT_TEXT;
 	return bad;
 }

@@ -3,7 +3,8 @@
 #define CGSHIM_CONFIG_H
 
 enum cg_level { CG_L_AUTO, CG_L_OFF, CG_L_ERROR, CG_L_WARN, CG_L_INFO, CG_L_DEBUG, CG_L_TRACE };
-enum cg_format { CG_FMT_TEXT, CG_FMT_JSONL };
+/* CG_FMT_AUTO is resolved by cg_config_load (jsonl to a file, else text). */
+enum cg_format { CG_FMT_AUTO, CG_FMT_TEXT, CG_FMT_JSONL };
 enum cg_on_violation { CG_VIOL_LOG, CG_VIOL_ABORT };
 enum cg_on_update { CG_UPD_LOG, CG_UPD_REINSTANTIATE, CG_UPD_ABORT };
 enum cg_meminfo { CG_MEMINFO_AUTO, CG_MEMINFO_ON, CG_MEMINFO_OFF };

@@ -20,7 +20,7 @@
 #include "site.h"
 
 #define SITE_SKIP 1
-extern void cg_model_graphmem(const char *when);
+extern void cg_model_graphmem(const char *when, CUgraphExec e);
 
 /* Set by the first cuGraphExecUpdate of the process. */
 static _Atomic int updates_seen;
@@ -422,26 +422,39 @@ static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const
 	p->have_free = model_sample_free(&p->free_before);
 }
 
-/* Node records for pictures (debug level): type, dependencies by index,
- * memory-node parameters with the pool and site the shim recorded. */
-static void emit_nodes(CUgraph g, const struct cg_summary *s)
+/* Node records for pictures: type, dependencies by index, memory-node
+ * parameters with the pool and site the shim recorded. At debug level for
+ * every instantiated graph; at info for both sides of an update that
+ * CGS001 predicts to fail (side "exec": the exec's summary, its edges read
+ * from the graph it was taken from while that lives unchanged, else none
+ * (g NULL, "deps" absent); side "graph": the new graph), so `cgshim report --dot update:N` can draw them at the default
+ * level. Edges are matched to the summary's nodes by handle. */
+static void emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e)
 {
 	struct cg_rec r;
 	CUgraphNode *from = NULL, *to = NULL;
 	size_t ne = 0;
-	if (!s || !cg_log_on(CG_L_DEBUG))
+	if (!s || !s->types || !cg_log_on(level))
 		return;
-	if (drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
+	if (g && drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
 		from = calloc(ne, sizeof *from);
 		to = calloc(ne, sizeof *to);
 		if (!from || !to || drv_cuGraphGetEdges(g, from, to, &ne) != CUDA_SUCCESS)
 			ne = 0;
 	}
 	for (uint32_t i = 0, m = 0; i < s->n_nodes; i++) {
-		rec_begin(&r, CG_L_DEBUG, "node");
+		rec_begin(&r, level, "node");
 		rec_hex(&r, "graph", (uintptr_t)g);
+		if (side) {
+			rec_str(&r, "side", side);
+			rec_hex(&r, "exec", (uintptr_t)e);
+		}
 		rec_int(&r, "index", i);
 		rec_str(&r, "type", node_type(s->types[i]));
+		if (!g) {
+			rec_int(&r, "ndeps", s->ndeps[i]);
+			goto mem;
+		}
 		rec_open(&r, "deps", '[');
 		for (size_t e = 0; e < ne; e++)
 			if (to[e] == s->nodes[i])
@@ -453,6 +466,7 @@ static void emit_nodes(CUgraph g, const struct cg_summary *s)
 						break;
 					}
 		rec_close(&r, ']');
+	mem:
 		if (s->types[i] == CU_GRAPH_NODE_TYPE_MEM_ALLOC || s->types[i] == CU_GRAPH_NODE_TYPE_MEM_FREE) {
 			const struct cg_mnode *mn = &s->mem[m++];
 			rec_hex(&r, "dptr", mn->dptr);
@@ -466,6 +480,11 @@ static void emit_nodes(CUgraph g, const struct cg_summary *s)
 	}
 	free(from);
 	free(to);
+}
+
+static void emit_nodes(CUgraph g, const struct cg_summary *s)
+{
+	emit_nodes_at(g, s, CG_L_DEBUG, NULL, NULL);
 }
 
 static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult rc, CUgraphExec *ph, CUgraph g,
@@ -725,6 +744,8 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 			if (cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE)
 				rec_batched(&r);
 			cg_violation_end(&r, R_UPDATE_FAIL);
+			emit_nodes_at(model_summary_graph(old), old, CG_L_INFO, "exec", e);
+			emit_nodes_at(g, nu, CG_L_INFO, "graph", e);
 		}
 		goto out;
 	}
@@ -1037,7 +1058,7 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		if (trace)
 			launch_record(hid, e, s, rc, t0, n);
 		if (n == 1)
-			cg_model_graphmem("first_launch");
+			cg_model_graphmem("first_launch", e);
 		if (cg_cfg.launch_every && n % cg_cfg.launch_every == 0)
 			launch_every(e, n);
 		errno = saved;

@@ -193,7 +193,10 @@ static int sink_open(void)
 		sink_bind(fd);
 	}
 	if (e) {
-		snprintf(open_err, sizeof open_err, "%s", e == ENXIO ? "a FIFO with no reader" : strerror(e));
+		snprintf(open_err, sizeof open_err, "%s",
+			 e == ENXIO   ? "a FIFO with no reader"
+			 : e == ELOOP ? "log file is a symlink; refused (O_NOFOLLOW)"
+				      : strerror(e));
 		atomic_store_explicit(&open_err_pending, 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&open_lock);
@@ -442,8 +445,34 @@ static void puts_(struct cg_rec *r, const char *s)
 	put(r, s, strlen(s));
 }
 
+/* Length of the well-formed UTF-8 sequence at s (2..4), or 0 when the
+ * bytes there are not one (stray continuation, overlong form, surrogate,
+ * above U+10FFFF, cut short by the NUL). */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t n, i;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
 /* JSON string body escaping; in text mode, only newlines and quotes.
- * Runs of plain characters are copied at once. */
+ * Runs of plain ASCII are copied at once; well-formed UTF-8 is copied as
+ * is. A byte that is not UTF-8 (a path or an executable name may hold any
+ * byte) becomes \u00XX in JSON, so every line stays valid JSON and the
+ * byte's value can still be read back, and \xXX in text. */
 static void put_escaped(struct cg_rec *r, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -451,14 +480,27 @@ static void put_escaped(struct cg_rec *r, const char *s)
 		return;
 	for (;;) {
 		const char *run = s;
-		while ((unsigned char)*s >= 0x20 && *s != '"' && *s != '\\')
+		while ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x80 && *s != '"' &&
+		       *s != '\\')
 			s++;
 		if (s > run)
 			put(r, run, (size_t)(s - run));
 		if (!*s)
 			return;
 		unsigned char c = (unsigned char)*s++;
-		if (c == '"' || c == '\\') {
+		if (c >= 0x80) {
+			size_t n = utf8_len((const unsigned char *)s - 1);
+			if (n) {
+				put(r, s - 1, n);
+				s += n - 1;
+			} else if (r->json) {
+				char tmp[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+				put(r, tmp, 6);
+			} else {
+				char tmp[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+				put(r, tmp, 4);
+			}
+		} else if (c == '"' || c == '\\') {
 			char tmp[2] = {'\\', (char)c};
 			put(r, tmp, 2);
 		} else if (r->json) {
@@ -468,6 +510,32 @@ static void put_escaped(struct cg_rec *r, const char *s)
 			put(r, " ", 1);
 		}
 	}
+}
+
+/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (UTC) for the text header, from the
+ * record's CLOCK_MONOTONIC stamp moved onto the wall clock. Civil date by
+ * arithmetic (Howard Hinnant's days-to-civil), not gmtime_r: glibc's takes
+ * the time-zone lock, which a record written in a forked child or a signal
+ * handler must not wait on. */
+static int text_stamp(char *out, size_t cap, uint64_t mono_ns)
+{
+	struct timespec now;
+	long long wall, days, secs, z, era, doe, yoe, doy, mp, y, m, d;
+	clock_gettime(CLOCK_REALTIME, &now);
+	wall = (long long)now.tv_sec * 1000000000ll + now.tv_nsec - (long long)(cg_now_ns() - mono_ns);
+	days = wall / 86400000000000ll;
+	secs = wall / 1000000000ll - days * 86400;
+	z = days + 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y = yoe + era * 400 + (m <= 2);
+	return snprintf(out, cap, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%06lldZ", y, m, d, secs / 3600,
+			secs / 60 % 60, secs % 60, wall % 1000000000ll / 1000);
 }
 
 static void key(struct cg_rec *r, const char *k, size_t kl)
@@ -542,8 +610,9 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 		r->nfields = 1;
 	} else {
 		static const char *lv[] = {"", "", "error", "warn", "info", "debug", "trace"};
-		l = snprintf(tmp, sizeof tmp, "cgshim %llu.%06llu %d:%d %s %s", (unsigned long long)(ts / 1000000000ull),
-			     (unsigned long long)(ts % 1000000000ull / 1000), log_pid, cg_gettid(),
+		char when[72];
+		text_stamp(when, sizeof when, ts);
+		l = snprintf(tmp, sizeof tmp, "cgshim %s %d:%d %s %s", when, log_pid, cg_gettid(),
 			     level >= 0 && level <= 6 ? lv[level] : "", ev);
 	}
 	if (l > 0)

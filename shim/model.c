@@ -1175,6 +1175,20 @@ struct cg_summary *model_graph_summary(CUgraph g)
 	return s;
 }
 
+CUgraph model_summary_graph(const struct cg_summary *s)
+{
+	struct cg_graph *x, *tmp;
+	CUgraph g = NULL;
+	pthread_mutex_lock(&gx_lock);
+	HASH_ITER(hh, graphs, x, tmp)
+	if (x->sum == s && x->sum_gen == x->gen) {
+		g = x->h;
+		break;
+	}
+	pthread_mutex_unlock(&gx_lock);
+	return g;
+}
+
 struct cg_summary *model_graph_summary_cached(CUgraph g)
 {
 	uint32_t gen;
@@ -1939,7 +1953,8 @@ void cg_model_after_fork_child(void)
 	atomic_store(&cg_live_captures, 0);
 }
 
-static void graphmem_sample(const char *when)
+/* e: the exec whose launch took the sample (the app's handle), or NULL. */
+static void graphmem_sample(const char *when, CUgraphExec e)
 {
 	cuuint64_t v[4] = {0, 0, 0, 0};
 	struct cg_rec r;
@@ -1958,12 +1973,14 @@ static void graphmem_sample(const char *when)
 	rec_u64(&r, "reserved", v[2]);
 	rec_u64(&r, "reserved_high", v[3]);
 	rec_str(&r, "when", when);
+	if (e)
+		rec_hex(&r, "exec", (uintptr_t)e);
 	rec_end(&r);
 }
 
-void cg_model_graphmem(const char *when)
+void cg_model_graphmem(const char *when, CUgraphExec e)
 {
-	graphmem_sample(when);
+	graphmem_sample(when, e);
 }
 
 void cg_model_exit_summary(void)
@@ -2006,7 +2023,7 @@ void cg_model_exit_summary(void)
 		}
 	}
 	pthread_mutex_unlock(&gx_lock);
-	graphmem_sample("exit");
+	graphmem_sample("exit", NULL);
 
 	/* Pools: copy the table under the lock, ask the driver outside it. */
 	{

@@ -137,6 +137,10 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m);
 struct cg_summary *model_graph_summary(CUgraph g);
 /* The graph's summary if one is cached and current, else NULL (no walk). */
 struct cg_summary *model_graph_summary_cached(CUgraph g);
+/* A live, unchanged graph whose cached summary is s (its node handles are
+ * then safe to query), or NULL. Walks every graph: for rare paths only
+ * (the node records of a failing update). */
+CUgraph model_summary_graph(const struct cg_summary *s);
 /* End of a capture that produced g with n nodes: from here until g is
  * mutated, its memory nodes are known from the hooks without a walk.
  * Gives their counts; 0 when g is unknown. */

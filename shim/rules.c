@@ -10,11 +10,13 @@
 #include "rules.h"
 #include "site.h"
 
+/* doc: the rule's page, written on every violation so a log line leads to
+ * the explanation (CGSHIM_RULE_DOC: relative to the source tree). */
 static const struct {
-	const char *id, *slug, *sev, *title;
+	const char *id, *slug, *sev, *title, *doc;
 } rule_tab[R_COUNT] = {
-	{"", "", "", ""},
-#define RULE(e, id, slug, sev, title) {id, slug, sev, title},
+	{"", "", "", "", ""},
+#define RULE(e, id, slug, sev, title) {id, slug, sev, title, CGSHIM_RULE_DOC_DIR id ".md"},
 #include "rules.def"
 #undef RULE
 };
@@ -53,6 +55,7 @@ int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicte
 	rec_str(r, "severity", rule_tab[rule].sev);
 	rec_str(r, "api", api);
 	rec_str(r, "msg", msg);
+	rec_str(r, "doc", rule_tab[rule].doc);
 	if (predicted_rc >= 0) {
 		rec_int(r, "predicted_rc", predicted_rc);
 		rec_str(r, "predicted_err", cg_result_name(predicted_rc));

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "module.h"
 #include "resolve.h"
 #include "site.h"
 #include "table.h"
@@ -464,6 +465,7 @@ static void frame_text(void *pc, char *out, unsigned cap)
 	if (dladdr(pc, &di) && di.dli_fname) {
 		const char *base = strrchr(di.dli_fname, '/');
 		base = base ? base + 1 : di.dli_fname;
+		cg_module_note(di.dli_fbase, base);
 		if (di.dli_sname && di.dli_saddr)
 			snprintf(out, cap, "%s:%s+0x%lx", base, di.dli_sname,
 				 (unsigned long)((char *)pc - (char *)di.dli_saddr));

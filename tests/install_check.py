@@ -22,7 +22,8 @@ check(p.returncode == 0, "meson install exits 0 (%s)" % p.stderr.strip()[-300:])
 files = [os.path.relpath(f, dest) for f in glob.glob(dest + "/**/*", recursive=True) if os.path.isfile(f)]
 for want in ("lib*/**/libcgshim.so", "bin/cgshim", "share/doc/cgshim/log-format.md",
              "share/doc/cgshim/rules/CGS001.md", "share/doc/cgshim/README.md",
-             "include/cgshim/record.h", "lib*/**/pkgconfig/cgshim.pc"):
+             "include/cgshim/record.h", "lib*/**/pkgconfig/cgshim.pc",
+             "share/man/man1/cgshim.1", "share/man/man1/cgshim-report.1", "share/man/man7/cgshim.7"):
     pat = os.path.join(dest, "**", want)
     check(bool(glob.glob(pat, recursive=True)), "installed: %s" % want)
 pcs = glob.glob(os.path.join(dest, "**", "cgshim.pc"), recursive=True)
@@ -34,5 +35,27 @@ if pcs:
     # pkg-config prefixes the sysroot to paths it prints
     path = pre if pre.startswith(dest) else dest + pre
     check(os.path.isfile(path), "it names the installed library")
+    # The header is included as <cgshim/record.h>: Cflags must name the
+    # include directory itself, and a program must compile with it.
+    q = subprocess.run(["pkg-config", "--cflags", "cgshim"], capture_output=True, text=True, env=env)
+    flags = q.stdout.split()
+    check(q.returncode == 0 and flags and flags[0].startswith("-I") and flags[0].endswith("/include"),
+          "pkg-config --cflags: %r" % q.stdout.strip())
+    src = os.path.join(dest, "use.c")
+    open(src, "w").write("#include <cgshim/record.h>\nint main(void) { return CGSHIM_RECORD_VERSION > 0 ? 0 : 1; }\n")
+    q = subprocess.run(["cc", "-c", "-o", os.devnull, src] + flags, capture_output=True, text=True)
+    check(q.returncode == 0, "a program including <cgshim/record.h> compiles with those flags %s" % q.stderr[-300:])
+# cgshim(7) lists every variable of shim/config.def, and the pages render.
+mans = glob.glob(os.path.join(dest, "**", "man7", "cgshim.7"), recursive=True)
+if mans:
+    page = open(mans[0]).read()
+    cfg = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shim", "config.def")).read()
+    import re
+    names = re.findall(r"^CFG\(\w+, (CGSHIM_\w+),", cfg, re.M)
+    missing = [n for n in names if ".B %s\n" % n.replace("_", "_") not in page]
+    check(names and not missing, "cgshim(7) lists all %d variables (missing %s)" % (len(names), missing))
+    for m in glob.glob(os.path.join(dest, "**", "man?", "cgshim*"), recursive=True):
+        q = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", m], capture_output=True, text=True)
+        check(q.returncode == 0 and not q.stderr.strip(), "%s renders without warnings %s" % (os.path.basename(m), q.stderr[:300]))
 print("%d failed" % fails)
 sys.exit(1 if fails else 0)

@@ -5,6 +5,7 @@
  * `cgshim report LOG...` reads the logs (tools/report.c).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,95 @@ static int set_option(const struct opt_row *row, const char *val)
 	return 0;
 }
 
+/* Option codes above the characters: OPT_ROW + i is opt_rows[i]. */
+enum { OPT_STDERR = 256, OPT_LIST_ENV, OPT_VERSION, OPT_ROW };
+/* config.def has 13 rows; a table past this fails the launcher-options test. */
+#define OPT_MAX_ROWS 64
+
+/* Exit status of the launcher when parse_options ends it early. */
+static int launch_status;
+
+/*
+ * Read the launcher's options with getopt_long, stopping at the command
+ * ("+": its own options are not ours). Sets *first to the command's index.
+ * Returns -1 to go on and launch, else 0 with launch_status set (--help,
+ * --version, --list-env, or a usage error). A value taken from the next
+ * argument is never "--": `cgshim --log -- cmd` is a missing value, not
+ * the level "--".
+ */
+static int parse_options(int argc, char **argv, int *first, int *use_stderr, int *log_opt,
+                         int *fmt_opt, const char **log_tmpl)
+{
+	static char names[OPT_MAX_ROWS][64];
+	static struct option longs[OPT_MAX_ROWS + 5] = {
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, OPT_VERSION},
+	    {"list-env", no_argument, NULL, OPT_LIST_ENV},
+	    {"stderr", no_argument, NULL, OPT_STDERR},
+	};
+	unsigned r, n = 4;
+	int c;
+
+	for (r = 0; r < opt_nrows && r < OPT_MAX_ROWS; r++, n++) {
+		opt_name(&opt_rows[r], names[r], sizeof names[r]);
+		longs[n].name = names[r];
+		longs[n].has_arg =
+		    !strcmp(opt_rows[r].kind, "BOOL") ? optional_argument : required_argument;
+		longs[n].flag = NULL;
+		longs[n].val = OPT_ROW + (int)r;
+	}
+	memset(&longs[n], 0, sizeof longs[n]);
+	opterr = 0;
+	optind = 1;
+	launch_status = 1;
+	while ((c = getopt_long(argc, argv, "+:h", longs, NULL)) != -1) {
+		const struct opt_row *row;
+		const char *val;
+
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			launch_status = 0;
+			return 0;
+		case OPT_VERSION:
+			printf("cgshim %s (log format v%d)\n", CGSHIM_VERSION, CGSHIM_RECORD_VERSION);
+			launch_status = 0;
+			return 0;
+		case OPT_LIST_ENV:
+			opt_print_env_table(stdout);
+			launch_status = 0;
+			return 0;
+		case OPT_STDERR:
+			*use_stderr = 1;
+			continue;
+		case ':':
+			fprintf(stderr, "cgshim: option %s needs a value\n", argv[optind - 1]);
+			return 0;
+		case '?':
+			fprintf(stderr, "cgshim: unknown or ambiguous option %s (cgshim --help)\n",
+			        argv[optind - 1]);
+			return 0;
+		}
+		row = &opt_rows[c - OPT_ROW];
+		val = optarg ? optarg : "1"; /* a BOOL alone */
+		if (optarg && optarg == argv[optind - 1] && !strcmp(optarg, "--")) {
+			fprintf(stderr, "cgshim: option %s needs a value before \"--\"\n",
+			        argv[optind - 2]);
+			return 0;
+		}
+		if (set_option(row, val) < 0)
+			return 0;
+		if (!strcmp(row->env, "CGSHIM_LOG_FILE")) {
+			*log_opt = 1;
+			*log_tmpl = *val ? val : NULL;
+		}
+		if (!strcmp(row->env, "CGSHIM_LOG_FORMAT"))
+			*fmt_opt = 1;
+	}
+	*first = optind;
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	int i, rc, use_stderr = 0, log_opt = 0, fmt_opt = 0;
@@ -119,68 +209,14 @@ int main(int argc, char **argv)
 #ifdef CGSHIM_HAVE_REPORT
 		return report_main(argc - 1, argv + 1);
 #else
-		fprintf(stderr, "cgshim: this build has no report (built without jansson); "
+		fprintf(stderr, "cgshim: this build has no report (built without jansson or libdw); "
 				"copy the logs to a host with the full build\n");
 		return 1;
 #endif
 	}
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *eq, *val;
-		const struct opt_row *row;
-
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(a, "--version")) {
-			printf("cgshim %s (log format v%d)\n", CGSHIM_VERSION,
-			       CGSHIM_RECORD_VERSION);
-			return 0;
-		}
-		if (!strcmp(a, "--list-env")) {
-			opt_print_env_table(stdout);
-			return 0;
-		}
-		if (!strcmp(a, "--stderr")) {
-			use_stderr = 1;
-			continue;
-		}
-		if (strncmp(a, "--", 2)) {
-			fprintf(stderr, "cgshim: unknown option %s (cgshim --help)\n", a);
-			return 1;
-		}
-		eq = strchr(a + 2, '=');
-		row = opt_find(a + 2, eq ? (size_t)(eq - (a + 2)) : strlen(a + 2));
-		if (!row) {
-			fprintf(stderr, "cgshim: unknown option %s (cgshim --help)\n", a);
-			return 1;
-		}
-		if (eq)
-			val = eq + 1;
-		else if (!strcmp(row->kind, "BOOL"))
-			val = "1";
-		else if (i + 1 < argc)
-			val = argv[++i];
-		else {
-			fprintf(stderr, "cgshim: option %s needs a value\n", a);
-			return 1;
-		}
-		if (set_option(row, val) < 0)
-			return 1;
-		if (!strcmp(row->env, "CGSHIM_LOG_FILE")) {
-			log_opt = 1;
-			log_tmpl = *val ? val : NULL;
-		}
-		if (!strcmp(row->env, "CGSHIM_LOG_FORMAT"))
-			fmt_opt = 1;
-	}
+	if (parse_options(argc, argv, &i, &use_stderr, &log_opt, &fmt_opt, &log_tmpl) >= 0)
+		return launch_status;
 	if (i >= argc) {
 		fprintf(stderr, "cgshim: no command given\n");
 		usage(stderr);

@@ -97,6 +97,8 @@ void opt_print_help(FILE *f)
 		fprintf(f, "  %-32s %s", left, r->env);
 		if (!strcmp(r->kind, "ENUM") || !strcmp(r->kind, "INT"))
 			fprintf(f, " (%s; default %s)\n", r->choices, r->def);
+		else if (!strcmp(r->kind, "BOOL"))
+			fprintf(f, " (0/1/no/yes/false/true/off/on; default %s)\n", r->def);
 		else if (*r->def)
 			fprintf(f, " (default %s)\n", r->def);
 		else
@@ -140,7 +142,8 @@ void opt_print_env_table(FILE *f)
 		} else if (!strcmp(r->kind, "INT")) {
 			fprintf(f, "`%s`", r->choices);
 		} else if (!strcmp(r->kind, "BOOL")) {
-			fputs("`0`, `1`", f);
+			/* every spelling cg_value_bool accepts, any case */
+			fputs("`0`, `1`, `no`, `yes`, `false`, `true`, `off`, `on`", f);
 		}
 		fputs(" | ", f);
 		put_cell(f, r->doc);

@@ -32,7 +32,8 @@ static void dot_esc(FILE *f, const char *s)
 }
 
 struct dot_pool {
-	const char *pool, *site;
+	char *pool;       /* a copy: records are not kept (rp_j) */
+	const char *site; /* in an alloc record held by dot_ctx.allocs */
 	int is_default, ipc;
 };
 
@@ -55,7 +56,7 @@ static unsigned dot_pool_idx(struct dot_ctx *c, const char *pool, const json_t *
 	if (c->npools == sizeof c->pools / sizeof c->pools[0])
 		return c->npools - 1;
 	i = c->npools++;
-	c->pools[i].pool = pool ? pool : "?";
+	c->pools[i].pool = strdup(pool ? pool : "?");
 	c->pools[i].site = NULL;
 	c->pools[i].is_default = -1;
 	c->pools[i].ipc = 0;
@@ -147,14 +148,17 @@ static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
 	        have_nodes ? "" : "\\nallocations only: no node records");
 	for (i = 0; i < c->log->n; i++) {
 		const struct rp_rec *r = &c->log->recs[i];
-		const json_t *j = r->j, *alloc;
+		const json_t *j, *alloc;
 		const char *type;
 		json_t *deps, *d;
 		long long idx;
 
-		if (r->pid != c->pid || !rp_str(j, "graph") || strcmp(rp_str(j, "graph"), c->graph))
+		if (r->pid != c->pid || (strcmp(r->ev, CGSHIM_EV_NODE) && strcmp(r->ev, CGSHIM_EV_ALLOC)))
 			continue;
-		if (have_nodes && !strcmp(r->ev, CGSHIM_EV_NODE)) {
+		j = rp_j(c->log, i);
+		if (!rp_str(j, "graph") || strcmp(rp_str(j, "graph"), c->graph))
+			continue;
+		if (have_nodes && !strcmp(r->ev, CGSHIM_EV_NODE) && !rp_str(j, "side")) {
 			type = rp_str(j, "type");
 			idx = rp_int(j, "index", -1);
 			if (idx < 0)
@@ -215,21 +219,312 @@ static int dot_render(const char *src, const char *out, const char *fmt)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-static int dot_ends(const char *s, const char *suffix)
+
+/* The output type of -o FILE, from its extension: "" for DOT text (.dot,
+ * .gv), else a `dot -T` format. NULL when the extension is not one of them. */
+static const char *dot_type(const char *out)
 {
-	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && !strcmp(s + a - b, suffix);
+	static const char *const rendered[] = {"svg", "png", "pdf", "ps", "eps", "jpg", "jpeg", "gif"};
+	const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+	unsigned i;
+
+	if (!dot || (slash && dot < slash))
+		return NULL;
+	if (!strcmp(dot, ".dot") || !strcmp(dot, ".gv"))
+		return "";
+	for (i = 0; i < sizeof rendered / sizeof rendered[0]; i++)
+		if (!strcmp(dot + 1, rendered[i]))
+			return rendered[i];
+	return NULL;
+}
+
+int rp_dot_check_output(const char *out)
+{
+	if (!out || dot_type(out))
+		return 0;
+	fprintf(stderr,
+	        "cgshim report: -o %s: unknown output type (the extension decides: .dot or .gv for "
+	        "DOT text; .svg, .png, .pdf, .ps, .eps, .jpg, .jpeg, .gif rendered by dot -T<ext>)\n",
+	        out);
+	return -1;
+}
+
+/* Write the picture with write(f, arg) to out (stdout when NULL) in the
+ * type its extension names, through `dot -T<ext>` for a rendered type. */
+static int dot_output(const char *out, void (*write)(FILE *, void *), void *arg)
+{
+	const char *type = out ? dot_type(out) : "";
+	char tmp[] = "/tmp/cgshim-dot-XXXXXX", fmt[16];
+	int render = 0, rc = 0;
+	FILE *f;
+
+	if (!type)
+		return rp_dot_check_output(out) < 0 ? 1 : 0;
+	if (*type) {
+		if (dot_on_path())
+			render = 1;
+		else
+			fprintf(stderr,
+			        "cgshim report: dot is not on PATH (Debian: graphviz); writing DOT "
+			        "source to %s.dot\n",
+			        out);
+	}
+	if (render) {
+		int fd = mkstemp(tmp);
+		if (fd < 0 || !(f = fdopen(fd, "w"))) {
+			perror("cgshim report: temporary file");
+			return 1;
+		}
+	} else if (out) {
+		char alt[4096];
+		snprintf(alt, sizeof alt, "%s%s", out, *type ? ".dot" : "");
+		if (!(f = fopen(alt, "w"))) {
+			fprintf(stderr, "cgshim report: %s: %s\n", alt, strerror(errno));
+			return 1;
+		}
+	} else {
+		f = stdout;
+	}
+	write(f, arg);
+	if (f != stdout && fclose(f) != 0) {
+		perror("cgshim report: writing DOT");
+		rc = 1;
+	}
+	snprintf(fmt, sizeof fmt, "-T%s", type);
+	if (render && rc == 0 && dot_render(tmp, out, fmt) < 0) {
+		fprintf(stderr, "cgshim report: dot failed to render %s\n", out);
+		rc = 1;
+	}
+	if (render)
+		unlink(tmp);
+	return rc;
+}
+
+/* ---- --dot update:N: both sides of the Nth failing update ---- */
+
+#define DOT_UPD_MAX 4096
+
+struct dot_upd {
+	const json_t *viol;              /* the CGS001 violation record */
+	const json_t *side[2][DOT_UPD_MAX]; /* [0] the exec's nodes, [1] the new graph's */
+	long long n[2];
+	long long err_index;
+};
+
+/* Dependencies of node i of side k as a JSON array, or NULL when unknown
+ * (the exec's graph was gone: only a count was logged). */
+static const json_t *dot_upd_deps(const struct dot_upd *u, int k, long long i)
+{
+	const json_t *d = i < u->n[k] && u->side[k][i] ? json_object_get(u->side[k][i], "deps") : NULL;
+	return json_is_array(d) ? d : NULL;
+}
+
+static int dot_upd_has_edge(const struct dot_upd *u, int k, long long from, long long to)
+{
+	const json_t *deps = dot_upd_deps(u, k, to);
+	size_t i;
+	json_t *d;
+	json_array_foreach(deps, i, d) if (json_integer_value(d) == from) return 1;
+	return 0;
+}
+
+/* Node i differs between the sides: present on one only, or another type. */
+static int dot_upd_node_differs(const struct dot_upd *u, long long i)
+{
+	const char *a, *b;
+	if (i >= u->n[0] || i >= u->n[1] || !u->side[0][i] || !u->side[1][i])
+		return 1;
+	a = rp_str(u->side[0][i], "type");
+	b = rp_str(u->side[1][i], "type");
+	return !a || !b || strcmp(a, b);
+}
+
+static void dot_write_update(FILE *f, void *arg)
+{
+	const struct dot_upd *u = arg;
+	static const char *const title[2] = {"exec ", "new graph "};
+	const char *msg = rp_str(u->viol, "msg");
+
+	fputs("digraph cgshim_update {\n  rankdir=TB;\n  compound=true;\n"
+	      "  node [shape=box, fontname=\"monospace\", fontsize=10];\n  labelloc=t;\n"
+	      "  fontname=\"sans-serif\";\n  label=\"",
+	      f);
+	dot_esc(f, rp_str(u->viol, "rule"));
+	fputs(" ", f);
+	dot_esc(f, rp_str(u->viol, "api"));
+	fputs(" will fail (", f);
+	dot_esc(f, rp_str(u->viol, "predicted_err"));
+	fputs(")\\n", f);
+	/* the reason, wrapped for the picture */
+	for (size_t col = 0; msg && *msg; msg++, col++) {
+		if (*msg == ' ' && col > 70) {
+			fputs("\\n", f);
+			col = 0;
+			continue;
+		}
+		if (*msg == '"' || *msg == '\\')
+			fputc('\\', f);
+		fputc(*msg, f);
+	}
+	fputs("\\nred: nodes and edges that differ between the two\";\n", f);
+	for (int k = 0; k < 2; k++) {
+		const char *id = k ? "b" : "a";
+		fprintf(f, "  subgraph cluster_%s {\n    label=\"%s", id, title[k]);
+		dot_esc(f, rp_str(u->viol, k ? "graph" : "exec"));
+		fprintf(f, " (%lld nodes)\";\n    style=rounded;\n", u->n[k]);
+		for (long long i = 0; i < u->n[k]; i++) {
+			const json_t *nd = u->side[k][i], *deps;
+			const char *type = nd ? rp_str(nd, "type") : "?";
+			int diff = dot_upd_node_differs(u, i);
+			if (!nd)
+				continue;
+			fprintf(f, "    %s%lld [label=\"#%lld ", id, i, i);
+			dot_esc(f, type ? type : "?");
+			if (!dot_upd_deps(u, k, i) && rp_has_int(nd, "ndeps"))
+				fprintf(f, "\\n%lld deps (edges unknown: the graph is gone)",
+				        rp_int(nd, "ndeps", 0));
+			if (dot_is_mem(type) && rp_has_int(nd, "size")) {
+				char b[32];
+				fputs("\\n", f);
+				dot_esc(f, rp_bytes(rp_int(nd, "size", 0), b, sizeof b));
+			}
+			fprintf(f, "\"%s%s%s];\n", dot_is_mem(type) ? ", shape=house" : "",
+			        diff ? ", style=filled, fillcolor=\"#fb8072\", color=red" : "",
+			        i == u->err_index ? ", penwidth=3" : "");
+			deps = dot_upd_deps(u, k, i);
+			{
+				size_t e;
+				json_t *d;
+				json_array_foreach(deps, e, d)
+				{
+					long long from = json_integer_value(d);
+					int other = dot_upd_deps(u, !k, i) != NULL || i >= u->n[!k];
+					int ediff = other && !dot_upd_has_edge(u, !k, from, i);
+					fprintf(f, "    %s%lld -> %s%lld%s;\n", id, from, id, i,
+					        ediff ? " [color=red, penwidth=2.5]" : "");
+				}
+			}
+		}
+		fputs("  }\n", f);
+	}
+	fputs("}\n", f);
+}
+
+static void dot_upd_free(struct dot_upd *u)
+{
+	for (int k = 0; k < 2; k++)
+		for (long long i = 0; i < u->n[k]; i++)
+			json_decref((json_t *)u->side[k][i]);
+	json_decref((json_t *)u->viol);
+	free(u);
+}
+
+/* `--dot update:N`: the Nth CGS001 violation (1-based, in time order; or
+ * "last") and the node records the shim wrote with it (side "exec" and
+ * "graph", at info level). */
+static int rp_dot_update(const struct rp_log *log, const char *which, const char *out)
+{
+	struct dot_upd *u;
+	long long want, seen = 0, vpid = 0, vseq = 0;
+	const char *exec;
+	char *end;
+	size_t i, at = 0;
+	int rc;
+
+	want = strcmp(which, "last") ? strtoll(which, &end, 10) : -1;
+	if (want == 0 || (want > 0 && *end) || (want < 0 && strcmp(which, "last"))) {
+		fprintf(stderr, "cgshim report: --dot update:%s: want update:N (N from 1) or update:last\n",
+		        which);
+		return 1;
+	}
+	u = calloc(1, sizeof *u);
+	if (!u)
+		return 1;
+	for (i = 0; i < log->n; i++) {
+		const struct rp_rec *r = &log->recs[i];
+		if (strcmp(r->ev, CGSHIM_EV_VIOLATION) || !rp_str(rp_j(log, i), "rule") ||
+		    strcmp(rp_str(rp_j(log, i), "rule"), "CGS001"))
+			continue;
+		seen++;
+		if (want < 0 || seen == want) {
+			json_decref((json_t *)u->viol);
+			u->viol = json_incref(rp_j(log, i)); /* outlives the next rp_j */
+			vpid = r->pid;
+			vseq = r->seq;
+			at = i;
+			if (want > 0)
+				break;
+		}
+	}
+	if (!u->viol) {
+		fprintf(stderr,
+		        "cgshim report: --dot update:%s: the log has %lld failing update%s "
+		        "(CGS001 violations)\n",
+		        which, seen, seen == 1 ? "" : "s");
+		free(u);
+		return 2;
+	}
+	exec = rp_str(u->viol, "exec");
+	u->err_index = rp_int(u->viol, "node_index", -1);
+	/* The node records follow their violation in the same process; a
+	 * later failing update of the same exec starts again at index 0. */
+	for (i = at + 1; i < log->n; i++) {
+		const struct rp_rec *r = &log->recs[i];
+		const json_t *j;
+		const char *side;
+		long long idx;
+		int k;
+		if (r->pid != vpid || r->seq <= vseq || strcmp(r->ev, CGSHIM_EV_NODE))
+			continue;
+		j = rp_j(log, i);
+		side = rp_str(j, "side");
+		idx = rp_int(j, "index", -1);
+		if (!side || !rp_str(j, "exec") || !exec || strcmp(rp_str(j, "exec"), exec))
+			continue;
+		k = !strcmp(side, "graph");
+		if (idx < 0 || idx >= DOT_UPD_MAX)
+			continue;
+		if (u->side[k][idx])
+			break;
+		u->side[k][idx] = json_incref((json_t *)j);
+		if (idx + 1 > u->n[k])
+			u->n[k] = idx + 1;
+	}
+	if (!u->n[0] && !u->n[1]) {
+		fprintf(stderr,
+		        "cgshim report: --dot update:%s: no node records with that violation (a shim "
+		        "older than the update pictures, or a CGS001 only counted under "
+		        "CGSHIM_ON_UPDATE_FAILURE=reinstantiate)\n",
+		        which);
+		dot_upd_free(u);
+		return 2;
+	}
+	rc = dot_output(out, dot_write_update, u);
+	dot_upd_free(u);
+	return rc;
+}
+
+struct dot_one {
+	struct dot_ctx *c;
+	int have_nodes;
+};
+
+static void dot_write_one(FILE *f, void *arg)
+{
+	struct dot_one *o = arg;
+	dot_write(f, o->c, o->have_nodes);
 }
 
 int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 {
 	struct dot_ctx c;
-	int have_nodes = 0, render = 0, rc = 0;
-	const char *fmt = NULL;
-	char tmp[] = "/tmp/cgshim-dot-XXXXXX";
+	struct dot_one one;
+	int have_nodes = 0, rc;
+	char *graph_copy = NULL;
 	size_t i;
-	FILE *f;
 
+	if (!strncmp(graph, "update:", 7))
+		return rp_dot_update(log, graph + 7, out);
 	memset(&c, 0, sizeof c);
 	c.log = log;
 	/* first/last: among graphs with node records, else with alloc records. */
@@ -237,12 +532,18 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 		const char *want = pass == 0 ? CGSHIM_EV_NODE : CGSHIM_EV_ALLOC;
 		for (i = 0; i < log->n; i++) {
 			const struct rp_rec *r = &log->recs[i];
-			const char *g = rp_str(r->j, "graph");
-			if (strcmp(r->ev, want) || !g)
+			const char *g;
+			if (strcmp(r->ev, want))
+				continue;
+			g = rp_str(rp_j(log, i), "graph");
+			if (!g || rp_str(rp_j(log, i), "side"))
 				continue;
 			if (!strcmp(graph, "first") || !strcmp(graph, "last") ||
 			    !strcmp(graph, g)) {
-				c.graph = g;
+				/* a copy: the record goes at the next rp_j */
+				free(graph_copy);
+				graph_copy = strdup(g);
+				c.graph = graph_copy;
 				c.pid = r->pid;
 				if (strcmp(graph, "last"))
 					break;
@@ -256,16 +557,22 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 	c.allocs = json_object();
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		const char *g = rp_str(r->j, "graph"), *dptr = rp_str(r->j, "dptr");
+		const json_t *j;
+		const char *g, *dptr;
+		if (strcmp(r->ev, CGSHIM_EV_ALLOC) || r->pid != c.pid)
+			continue;
+		j = rp_j(log, i);
+		g = rp_str(j, "graph");
+		dptr = rp_str(j, "dptr");
 		if (r->pid == c.pid && g && dptr && !strcmp(g, c.graph) &&
 		    !strcmp(r->ev, CGSHIM_EV_ALLOC) && !json_object_get(c.allocs, dptr))
-			json_object_set(c.allocs, dptr, r->j);
+			json_object_set(c.allocs, dptr, (json_t *)j);
 	}
 	for (i = 0; i < log->n && !have_nodes; i++)
 		have_nodes = log->recs[i].pid == c.pid &&
 		             !strcmp(log->recs[i].ev, CGSHIM_EV_NODE) &&
-		             rp_str(log->recs[i].j, "graph") &&
-		             !strcmp(rp_str(log->recs[i].j, "graph"), c.graph);
+		             !rp_str(rp_j(log, i), "side") && rp_str(rp_j(log, i), "graph") &&
+		             !strcmp(rp_str(rp_j(log, i), "graph"), c.graph);
 	if (!have_nodes)
 		fprintf(
 		    stderr,
@@ -273,44 +580,12 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 		    "them); drawing its allocations only\n",
 		    c.graph);
 
-	if (out && (dot_ends(out, ".svg") || dot_ends(out, ".png"))) {
-		fmt = dot_ends(out, ".svg") ? "-Tsvg" : "-Tpng";
-		if (dot_on_path())
-			render = 1;
-		else
-			fprintf(stderr,
-			        "cgshim report: dot is not on PATH; writing DOT source to %s.dot\n",
-			        out);
-	}
-	if (render) {
-		int fd = mkstemp(tmp);
-		if (fd < 0 || !(f = fdopen(fd, "w"))) {
-			perror("cgshim report: temporary file");
-			json_decref(c.allocs);
-			return 1;
-		}
-	} else if (out) {
-		char alt[4096];
-		snprintf(alt, sizeof alt, "%s%s", out, fmt ? ".dot" : "");
-		if (!(f = fopen(alt, "w"))) {
-			fprintf(stderr, "cgshim report: %s: %s\n", alt, strerror(errno));
-			json_decref(c.allocs);
-			return 1;
-		}
-	} else {
-		f = stdout;
-	}
-	dot_write(f, &c, have_nodes);
-	if (f != stdout && fclose(f) != 0) {
-		perror("cgshim report: writing DOT");
-		rc = 1;
-	}
-	if (render && rc == 0 && dot_render(tmp, out, fmt) < 0) {
-		fprintf(stderr, "cgshim report: dot failed to render %s\n", out);
-		rc = 1;
-	}
-	if (render)
-		unlink(tmp);
+	one.c = &c;
+	one.have_nodes = have_nodes;
+	rc = dot_output(out, dot_write_one, &one);
 	json_decref(c.allocs);
+	for (i = 0; i < c.npools; i++)
+		free(c.pools[i].pool);
+	free(graph_copy);
 	return rc;
 }

@@ -1,10 +1,24 @@
 /* tools/report-load.c -- read JSONL logs into records, tolerating damage. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "report.h"
+
+/* rp_j's state. */
+struct rp_fetch {
+	int *fds;          /* one per file, opened by rp_load */
+	json_t *cur;       /* the record last parsed */
+	size_t cur_i;
+	char *buf;
+	size_t cap;
+	void *sym;         /* report-symbols.c's context, or NULL */
+	json_t *stale;     /* owned here, filled by report-symbols.c */
+};
 
 /* Per-file cap on line-level messages; the rest are only counted. */
 #define RP_MAX_LINE_MSGS 10
@@ -14,6 +28,7 @@ static const char *const rp_known_ev[] = {
     CGSHIM_EV_LAUNCHES, CGSHIM_EV_VIOLATION, CGSHIM_EV_MISMATCH, CGSHIM_EV_REWRITE,
     CGSHIM_EV_LEAK,     CGSHIM_EV_POOL,      CGSHIM_EV_GRAPHMEM, CGSHIM_EV_NODE,
     CGSHIM_EV_SUMMARY,  CGSHIM_EV_WARNING,   CGSHIM_EV_INVALIDATED, CGSHIM_EV_ABANDONED,
+    CGSHIM_EV_MODULE,
 };
 
 const char *rp_str(const json_t *j, const char *key)
@@ -88,6 +103,14 @@ const char *rp_bytes(long long v, char *buf, size_t len)
 	return buf;
 }
 
+/* A line of the shim's text format: "cgshim " then a time stamp (the
+ * wall-clock "2026-...Z" of today's shim, or the monotonic "SECONDS.MICROS"
+ * of older ones). */
+static int rp_text_record(const char *line)
+{
+	return !strncmp(line, "cgshim ", 7) && line[7] >= '0' && line[7] <= '9';
+}
+
 static int rp_cmp(const void *a, const void *b)
 {
 	const struct rp_rec *x = a, *y = b;
@@ -134,6 +157,7 @@ static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
 	r->ev = rp_str(j, "ev");
 	if (!r->ev)
 		return "no string \"ev\"";
+	/* ev kept as the known string, not a pointer into j (not kept) */
 	if (!rp_has_int(j, "ts"))
 		return "no integer \"ts\"";
 	if (!rp_has_int(j, "pid"))
@@ -143,8 +167,10 @@ static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
 	r->tid = rp_int(j, "tid", r->pid);
 	r->seq = rp_int(j, "seq", 0);
 	for (i = 0; i < sizeof rp_known_ev / sizeof rp_known_ev[0]; i++)
-		if (!strcmp(r->ev, rp_known_ev[i]))
+		if (!strcmp(r->ev, rp_known_ev[i])) {
+			r->ev = rp_known_ev[i];
 			return NULL;
+		}
 	log->unknown_ev++;
 	return "unknown";
 }
@@ -155,6 +181,7 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
+	long long off = 0, next = 0;
 	unsigned lineno = 0, msgs = 0, usable = 0;
 	unsigned long bad = 0;
 
@@ -170,6 +197,8 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 		int complete = len > 0 && line[len - 1] == '\n';
 
 		lineno++;
+		off = next;
+		next += len;
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
 		if (len == 0)
@@ -177,7 +206,22 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 		memset(&r, 0, sizeof r);
 		r.file = fidx;
 		r.line = lineno;
+		r.off = off;
+		r.len = (unsigned)len;
 		j = json_loadb(line, (size_t)len, 0, &err);
+		if (!j && rp_text_record(line)) {
+			/* Said once, and the file left: every other line would be
+			 * another "not JSON". */
+			fprintf(stderr,
+			        "cgshim report: %s:%u: this is the shim's text format, which the "
+			        "report does not read; run the program again with "
+			        "CGSHIM_LOG_FORMAT=jsonl (the default for a CGSHIM_LOG_FILE "
+			        "unless CGSHIM_LOG_FORMAT=text was set; the launcher's default "
+			        "log is JSONL)\n",
+			        path, lineno);
+			usable = 1; /* no "no usable record" line on top of this */
+			break;
+		}
 		if (!j) {
 			bad++;
 			if (msgs++ < RP_MAX_LINE_MSGS)
@@ -222,8 +266,7 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 			json_decref(j);
 			break;
 		}
-		r.j = j;
-		log->recs[log->n - 1].j = j;
+		json_decref(j);
 		usable++;
 	}
 	if (ferror(f))
@@ -247,8 +290,19 @@ void rp_load(struct rp_log *log, char **files, int nfiles)
 	memset(log, 0, sizeof *log);
 	log->files = files;
 	log->nfiles = (unsigned)nfiles;
-	for (i = 0; i < nfiles; i++)
+	log->fetch = calloc(1, sizeof *log->fetch);
+	if (log->fetch)
+		log->fetch->fds = calloc((size_t)nfiles + 1, sizeof *log->fetch->fds);
+	if (!log->fetch || !log->fetch->fds) {
+		fprintf(stderr, "cgshim report: out of memory\n");
+		exit(1);
+	}
+	log->fetch->cur_i = (size_t)-1;
+	for (i = 0; i < nfiles; i++) {
+		/* kept open for rp_j; a file that cannot be opened has no record */
+		log->fetch->fds[i] = open(files[i], O_RDONLY | O_CLOEXEC);
 		rp_load_file(log, files[i], (unsigned)i);
+	}
 	if (log->n > 1)
 		qsort(log->recs, log->n, sizeof *log->recs, rp_cmp);
 }
@@ -257,8 +311,63 @@ void rp_free(struct rp_log *log)
 {
 	size_t i;
 
-	for (i = 0; i < log->n; i++)
-		json_decref(log->recs[i].j);
+	if (log->fetch) {
+		for (i = 0; i < log->nfiles; i++)
+			if (log->fetch->fds[i] >= 0)
+				close(log->fetch->fds[i]);
+		free(log->fetch->fds);
+		json_decref(log->fetch->cur);
+		free(log->fetch->buf);
+		rp_sym_free(log->fetch->sym);
+		json_decref(log->fetch->stale);
+		free(log->fetch);
+	}
 	free(log->recs);
 	memset(log, 0, sizeof *log);
+}
+
+json_t *rp_j(const struct rp_log *log, size_t i)
+{
+	struct rp_fetch *f = log->fetch;
+	const struct rp_rec *r = &log->recs[i];
+	json_t *j = NULL;
+	size_t got = 0;
+
+	if (f->cur && f->cur_i == i)
+		return f->cur;
+	json_decref(f->cur);
+	f->cur = NULL;
+	if (r->len + 1 > f->cap) {
+		char *nb = realloc(f->buf, (size_t)r->len + 1);
+		if (nb) {
+			f->buf = nb;
+			f->cap = (size_t)r->len + 1;
+		}
+	}
+	if (f->cap > r->len) {
+		while (got < r->len) {
+			ssize_t n = pread(f->fds[r->file], f->buf + got, r->len - got, r->off + (long long)got);
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		if (got == r->len)
+			j = json_loadb(f->buf, got, 0, NULL);
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		j = json_object();
+	}
+	if (f->sym)
+		rp_sym_apply(f->sym, r->pid, j);
+	f->cur = j;
+	f->cur_i = i;
+	return j;
+}
+
+/* report-symbols.c installs its context here. */
+void rp_fetch_set_sym(struct rp_log *log, void *sym, json_t *stale)
+{
+	log->fetch->sym = sym;
+	log->fetch->stale = stale;
 }

@@ -20,14 +20,16 @@ static int pf_prefix(const char *s, const char *p)
 
 /* Start of a record's span. ts and dur_ns come from the file and may be
  * anything an int64 holds: the difference saturates instead of overflowing. */
-static long long pf_start(const struct rp_rec *r)
+static long long pf_start(const struct rp_log *log, size_t i)
 {
-	long long dur = rp_int(r->j, "dur_ns", 0), s;
+	const struct rp_rec *r = &log->recs[i];
+	long long dur, s;
+	if (strcmp(r->ev, CGSHIM_EV_CALL) && strcmp(r->ev, CGSHIM_EV_CAPTURE))
+		return r->ts;
+	dur = rp_int(rp_j(log, i), "dur_ns", 0);
 	if (dur < 0)
 		dur = 0;
-	if (!strcmp(r->ev, CGSHIM_EV_CALL) || !strcmp(r->ev, CGSHIM_EV_CAPTURE))
-		return __builtin_sub_overflow(r->ts, dur, &s) ? LLONG_MIN : s;
-	return r->ts;
+	return __builtin_sub_overflow(r->ts, dur, &s) ? LLONG_MIN : s;
 }
 
 /* a - b in microseconds, for any two int64 stamps (no overflow: in double). */
@@ -88,18 +90,18 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 	size_t i;
 
 	for (i = 0; i < log->n; i++) {
-		long long s = pf_start(&log->recs[i]);
+		long long s = pf_start(log, i);
 		if (!have_t0 || s < t0)
 			t0 = s, have_t0 = 1;
-		if (!strcmp(log->recs[i].ev, CGSHIM_EV_START) && rp_str(log->recs[i].j, "exe")) {
+		if (!strcmp(log->recs[i].ev, CGSHIM_EV_START) && rp_str(rp_j(log, i), "exe")) {
 			snprintf(name, sizeof name, "%lld", log->recs[i].pid);
-			json_object_set_new(exe, name, json_string(rp_str(log->recs[i].j, "exe")));
+			json_object_set_new(exe, name, json_string(rp_str(rp_j(log, i), "exe")));
 		}
 	}
 
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		const json_t *j = r->j;
+		const json_t *j = rp_j(log, i);
 		double ts = pf_us(r->ts, t0);
 		long long tid = r->tid;
 		const char *pe;
@@ -122,7 +124,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			    pf_prefix(api, "cuGraphLaunch") || pf_prefix(api, "cudaGraphLaunch");
 			if (rp_has_int(j, "dur_ns") || launch) {
 				e = pf_event("X", api ? api : "call", launch ? "launch" : "call",
-				             pf_us(pf_start(r), t0), r->pid, tid);
+				             pf_us(pf_start(log, i), t0), r->pid, tid);
 				json_object_set_new(
 				    e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
 				json_object_set_new(e, "args", pf_args(j));
@@ -141,7 +143,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			/* capture ids are integers in the log */
 			snprintf(label, sizeof label, "capture %lld%s", rp_int(j, "capture", 0),
 			         rp_int(j, "rc", 0) ? " (invalidated)" : "");
-			e = pf_event("X", label, "capture", pf_us(pf_start(r), t0),
+			e = pf_event("X", label, "capture", pf_us(pf_start(log, i), t0),
 			             r->pid, tid);
 			json_object_set_new(e, "dur",
 			                    json_real((double)rp_int(j, "dur_ns", 0) / 1e3));

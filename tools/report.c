@@ -3,6 +3,7 @@
  * violations, memory tables, failing calls) and its text rendering.
  * --json prints the document itself, so text and JSON carry the same content.
  */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,31 @@ static json_t *rp_pool_row(json_t *index, json_t *rows, long long pid, const cha
 	return row;
 }
 
+/* The counts the shim's exit summary also gives: report key, summary key. */
+static const char *const rp_exact[][2] = {
+    {"graphs", "graphs"},       {"execs", "execs"},
+    {"launches", "launches"},   {"updates", "updates"},
+    {"updates_failed", "update_failures"}, {"violations", "violations"},
+    {"captures", "captures"},   {"captures_invalidated", "captures_invalidated"},
+    {"rewrites", "rewrites"},
+};
+#define RP_NEXACT (sizeof rp_exact / sizeof rp_exact[0])
+
+/* derived[pid][key] += by: the per-process share of a count made from the
+ * records, replaced by the shim's own figure where it wrote its summary. */
+static void rp_pcount(json_t *derived, long long pid, const char *key, long long by)
+{
+	char pk[32];
+	json_t *o;
+	snprintf(pk, sizeof pk, "%lld", pid);
+	o = json_object_get(derived, pk);
+	if (!o) {
+		o = json_object();
+		json_object_set_new(derived, pk, o);
+	}
+	rp_count(o, key, by);
+}
+
 json_t *rp_analyse(const struct rp_log *log)
 {
 	json_t *doc = json_object(), *sum = json_object(), *files = json_array();
@@ -121,6 +147,8 @@ json_t *rp_analyse(const struct rp_log *log)
 	long long nleaks = 0, leak_bytes = 0, nviol = 0, launches_rec = 0, launches_trace = 0;
 	long long nmismatch = 0, nwarn = 0, nfail = 0, nshim_sum = 0, t0 = 0;
 	long long ninvalidated = 0, nabandoned = 0;
+	json_t *derived = json_object(), *shim_by_pid = json_object(), *rw_rows = json_array();
+	json_t *exec_graph = json_object();
 	int have_launch_recs = 0;
 	const char *tk;
 	json_t *tv;
@@ -140,7 +168,7 @@ json_t *rp_analyse(const struct rp_log *log)
 
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		const json_t *j = r->j;
+		const json_t *j = rp_j(log, i);
 		const char *ev = r->ev, *graph = rp_str(j, "graph");
 		char key[1024], pidkey[32];
 
@@ -156,7 +184,14 @@ json_t *rp_analyse(const struct rp_log *log)
 		rp_count(json_object_get(pids, pidkey), "records", 1);
 		if (graph && strcmp(ev, CGSHIM_EV_SUMMARY)) {
 			rp_key(key, sizeof key, r->pid, graph, NULL);
+			if (!json_object_get(graphs, key))
+				rp_pcount(derived, r->pid, "graphs", 1);
 			json_object_set_new(graphs, key, json_true());
+		}
+		/* the graph an exec runs, for the graph-memory table's rows */
+		if (rp_str(j, "exec") && graph && strcmp(ev, CGSHIM_EV_NODE)) {
+			rp_key(key, sizeof key, r->pid, rp_str(j, "exec"), NULL);
+			json_object_set_new(exec_graph, key, json_string(graph));
 		}
 
 		if (!strcmp(ev, CGSHIM_EV_START)) {
@@ -169,8 +204,10 @@ json_t *rp_analyse(const struct rp_log *log)
 		} else if (!strcmp(ev, CGSHIM_EV_CALL)) {
 			const char *api = rp_str(j, "api");
 			long long rc = rp_int(j, "rc", 0);
-			if (rp_is_instantiate(api) && rc == 0)
+			if (rp_is_instantiate(api) && rc == 0) {
 				execs++;
+				rp_pcount(derived, r->pid, "execs", 1);
+			}
 			/* Device memory the instantiation of a captured graph took
 			 * (the driver reserves the exec's own memory here, not in
 			 * the capture): joined to that capture's row. */
@@ -188,10 +225,15 @@ json_t *rp_analyse(const struct rp_log *log)
 					}
 				}
 			}
-			if (rp_is_update(api))
+			if (rp_is_update(api)) {
 				rc == 0 ? upd_ok++ : upd_fail++;
-			if (rp_is_launch(api) && rc == 0)
+				rp_pcount(derived, r->pid, "updates", 1);
+				rp_pcount(derived, r->pid, "updates_failed", rc != 0);
+			}
+			if (rp_is_launch(api) && rc == 0) {
 				launches_trace++;
+				rp_pcount(derived, r->pid, "launches_trace", 1);
+			}
 			if (rc != 0) {
 				const char *err = rp_str(j, "err");
 				char rcbuf[32];
@@ -224,6 +266,8 @@ json_t *rp_analyse(const struct rp_log *log)
 			captures++;
 			if (rp_int(j, "rc", 0) == 0)
 				cap_ok++;
+			rp_pcount(derived, r->pid, "captures", 1);
+			rp_pcount(derived, r->pid, "captures_invalidated", rp_int(j, "rc", 0) != 0);
 			json_object_set_new(row, "pid", json_integer(r->pid));
 			static const char *const keep[] = {"capture", "stream", "mode",     "graph",
 			                                   "rc",      "dur_ns", "begin_tid"};
@@ -247,6 +291,7 @@ json_t *rp_analyse(const struct rp_log *log)
 				json_object_set_new(launch_cur, key, json_integer(n));
 			} else {
 				launches_rec += n;
+				rp_pcount(derived, r->pid, "launches_rec", n);
 				json_object_del(launch_cur, key);
 			}
 		} else if (!strcmp(ev, CGSHIM_EV_VIOLATION)) {
@@ -255,6 +300,7 @@ json_t *rp_analyse(const struct rp_log *log)
 			const char *k;
 			json_t *v;
 			nviol++;
+			rp_pcount(derived, r->pid, "violations", 1);
 			rp_count(sev, rp_str(j, "severity") ? rp_str(j, "severity") : "?", 1);
 			rp_key(key, sizeof key, 0, rule ? rule : "?", s0);
 			row = json_object_get(viol_idx, key);
@@ -264,6 +310,11 @@ json_t *rp_analyse(const struct rp_log *log)
 				rp_set_str(row, "name", rp_str(j, "name"));
 				rp_set_str(row, "severity", rp_str(j, "severity"));
 				rp_set_str(row, "site", s0);
+				/* the rule's page, also for logs older than the
+				 * violation record's "doc" field */
+				json_object_set_new(row, "doc",
+				                    json_sprintf("%s%s.md", CGSHIM_RULE_DOC_DIR,
+				                                 rule ? rule : "README"));
 				json_object_set_new(row, "count", json_integer(0));
 				first = json_object();
 				json_object_foreach((json_t *)j, k, v) if (!rp_std_field(k))
@@ -276,7 +327,17 @@ json_t *rp_analyse(const struct rp_log *log)
 			}
 			rp_count(row, "count", 1);
 		} else if (!strcmp(ev, CGSHIM_EV_REWRITE)) {
+			json_t *row = json_object();
+			unsigned k;
+			static const char *const keep[] = {"exec",      "graph", "reason", "why",
+			                                   "rc_update", "reused", "dur_ns"};
 			rewrites++;
+			rp_pcount(derived, r->pid, "rewrites", 1);
+			json_object_set_new(row, "t_ms", json_real((double)(r->ts - t0) / 1e6));
+			json_object_set_new(row, "pid", json_integer(r->pid));
+			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
+				rp_copy_or_null(row, j, keep[k]);
+			json_array_append_new(rw_rows, row);
 		} else if (!strcmp(ev, CGSHIM_EV_LEAK)) {
 			json_t *row = json_object();
 			unsigned k;
@@ -364,6 +425,7 @@ json_t *rp_analyse(const struct rp_log *log)
 			const char *k;
 			json_t *v;
 			nshim_sum++;
+			json_object_set(shim_by_pid, pidkey, (json_t *)j);
 			json_object_foreach((json_t *)j, k, v)
 			{
 				if (!rp_std_field(k) && strcmp(k, "pid") && strcmp(k, "tid") &&
@@ -372,7 +434,25 @@ json_t *rp_analyse(const struct rp_log *log)
 			}
 		}
 	}
-	json_object_foreach(launch_cur, tk, tv) launches_rec += json_integer_value(tv);
+	json_object_foreach(launch_cur, tk, tv)
+	{
+		launches_rec += json_integer_value(tv);
+		rp_pcount(derived, strtoll(tk, NULL, 10), "launches_rec", json_integer_value(tv));
+	}
+	/* The graph each graph-memory sample's exec runs. */
+	{
+		json_t *row;
+		json_array_foreach(gmem, i, row)
+		{
+			const char *ex = rp_str(row, "exec");
+			char key[256];
+			rp_key(key, sizeof key, rp_geti(row, "pid"), ex, NULL);
+			json_object_set(row, "graph",
+			                ex && *ex && json_object_get(exec_graph, key)
+			                    ? json_object_get(exec_graph, key)
+			                    : json_null());
+		}
+	}
 
 	json_object_set_new(sum, "records", json_integer((json_int_t)log->n));
 	json_object_set_new(sum, "processes", json_integer((json_int_t)json_array_size(procs)));
@@ -399,6 +479,41 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(sum, "leak_bytes", json_integer(leak_bytes));
 	json_object_set_new(sum, "violations", json_integer(nviol));
 	json_object_set_new(sum, "violations_by_severity", sev);
+	/* Where a process wrote its exit summary, its counts are the shim's
+	 * own: the model sees what the records at the log's level do not
+	 * (graphs by creation, not by handle, which the allocator reuses;
+	 * violations only counted under reinstantiate; updates whose call
+	 * record is below the level). The records' share of that process is
+	 * taken out and the summary's put in. */
+	{
+		const char *pk;
+		json_t *sr;
+		long long exact_procs = 0;
+		json_object_foreach(shim_by_pid, pk, sr)
+		{
+			json_t *d = json_object_get(derived, pk);
+			exact_procs++;
+			for (i = 0; i < RP_NEXACT; i++) {
+				const char *mine = rp_exact[i][0];
+				long long had = d ? rp_int(d, mine, 0) : 0;
+				if (!json_is_integer(json_object_get(sr, rp_exact[i][1])))
+					continue;
+				if (!strcmp(mine, "launches"))
+					had = d ? (have_launch_recs ? rp_int(d, "launches_rec", 0)
+					                            : rp_int(d, "launches_trace", 0))
+					        : 0;
+				rp_count(sum, mine, rp_int(sr, rp_exact[i][1], 0) - had);
+			}
+		}
+		json_object_set_new(sum, "captures_ok",
+		                    json_integer(rp_geti(sum, "captures") -
+		                                 rp_geti(sum, "captures_invalidated")));
+		json_object_set_new(sum, "updates_ok", json_integer(rp_geti(sum, "updates") -
+		                                                    rp_geti(sum, "updates_failed")));
+		if (exact_procs)
+			json_object_set_new(sum, "launches_from", json_string("summary"));
+		json_object_set_new(sum, "counts_from_summary", json_integer(exact_procs));
+	}
 	json_object_set_new(sum, "mismatches", json_integer(nmismatch));
 	json_object_set_new(sum, "shim_warnings", json_integer(nwarn));
 
@@ -420,6 +535,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "pools", pools);
 	json_object_set_new(doc, "graphmem", gmem);
 	json_object_set_new(doc, "failing_calls", fails);
+	json_object_set_new(doc, "rewrites", rw_rows);
 	json_object_set_new(doc, "leaks", leaks);
 
 	json_decref(pids);
@@ -430,6 +546,9 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_decref(fail_idx);
 	json_decref(launch_cur);
 	json_decref(abandoned_idx);
+	json_decref(derived);
+	json_decref(shim_by_pid);
+	json_decref(exec_graph);
 	return doc;
 }
 
@@ -522,7 +641,8 @@ void rp_print_text(FILE *f, const json_t *doc)
 	json_object_foreach(json_object_get(sum, "failures_by_error"), k, v)
 	    fprintf(f, "%s%s x%" JSON_INTEGER_FORMAT, i++ ? ", " : " (", k, json_integer_value(v));
 	fputs(i ? ")\n" : "\n", f);
-	fprintf(f, "  rewrites     %lld\n", rp_geti(sum, "rewrites"));
+	fprintf(f, "  rewrites     %lld%s\n", rp_geti(sum, "rewrites"),
+	        rp_geti(sum, "rewrites") ? " (see Rewrites)" : "");
 	fprintf(f, "  leaks        %lld (%s)\n", rp_geti(sum, "leaks"),
 	        rp_bytes(rp_geti(sum, "leak_bytes"), b1, sizeof b1));
 	fprintf(f, "  violations   %lld", rp_geti(sum, "violations"));
@@ -536,6 +656,16 @@ void rp_print_text(FILE *f, const json_t *doc)
 		        rp_geti(sum, "mismatches"));
 	if (rp_geti(sum, "shim_warnings"))
 		fprintf(f, "  shim warnings %lld\n", rp_geti(sum, "shim_warnings"));
+	json_array_foreach(json_object_get(doc, "stale_modules"), i, v)
+	    fprintf(f, "  STALE BINARY %s: changed since the run (build-id %s logged, %s on disk); "
+	               "its frames are offsets\n",
+	            rp_str(v, "path"), rp_str(v, "logged"), rp_str(v, "on_disk"));
+	if (rp_geti(sum, "counts_from_summary"))
+		fprintf(f,
+		        "  (graphs, executables, launches, updates, captures, rewrites and violations "
+		        "of %lld process%s are its shim's exit summary)\n",
+		        rp_geti(sum, "counts_from_summary"),
+		        rp_geti(sum, "counts_from_summary") == 1 ? "" : "es");
 	if (json_is_object(shim)) {
 		fputs("  shim exit summary:", f);
 		json_object_foreach((json_t *)shim, k, v)
@@ -558,15 +688,15 @@ void rp_print_text(FILE *f, const json_t *doc)
 		json_array_foreach(a, i, row)
 		{
 			json_t *first = json_object_get(row, "first");
-			fprintf(f, "\n  %s %s [%s] x%lld at %s\n", RP_CELL(row, "rule"),
+			fprintf(f, "\n  %s %s [%s] x%lld at %s  (%s)\n", RP_CELL(row, "rule"),
 			        RP_CELL(row, "name"), RP_CELL(row, "severity"),
-			        rp_geti(row, "count"), RP_CELL(row, "site"));
+			        rp_geti(row, "count"), RP_CELL(row, "site"), RP_CELL(row, "doc"));
 			if (rp_str(first, "msg"))
 				fprintf(f, "    %s\n", rp_str(first, "msg"));
 			json_object_foreach(first, k, v)
 			{
 				if (strcmp(k, "msg") && strcmp(k, "rule") && strcmp(k, "name") &&
-				    strcmp(k, "severity") && !json_is_array(v))
+				    strcmp(k, "severity") && strcmp(k, "doc") && !json_is_array(v))
 					rp_print_value(f, k, v);
 			}
 			json_object_foreach(first, k, v) if (json_is_array(v))
@@ -633,13 +763,15 @@ void rp_print_text(FILE *f, const json_t *doc)
 	a = json_object_get(doc, "graphmem");
 	if (json_array_size(a)) {
 		fputs("\n== Graph memory over time (device graph-memory samples)\n", f);
-		fprintf(f, "  %10s %-7s %-3s %-13s %-14s %10s %10s %10s %10s\n", "t (ms)", "pid",
-		        "dev", "when", "exec", "used", "used-high", "reserved", "resv-high");
+		fprintf(f, "  %10s %-7s %-3s %-13s %-14s %-14s %10s %10s %10s %10s\n", "t (ms)",
+		        "pid", "dev", "when", "exec", "graph", "used", "used-high", "reserved",
+		        "resv-high");
 		json_array_foreach(a, i, row)
-		    fprintf(f, "  %10.3f %-7s %-3s %-13s %-14s %10s %10s %10s %10s\n",
+		    fprintf(f, "  %10.3f %-7s %-3s %-13s %-14s %-14s %10s %10s %10s %10s\n",
 		            json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"),
-		            RP_CELL(row, "dev"), RP_CELL(row, "when"), RP_CELL(row, "exec"),
-		            RP_BCELL(row, "used"), RP_BCELL(row, "used_high"),
+		            RP_CELL(row, "dev"), RP_CELL(row, "when"),
+		            rp_str(row, "exec") && *rp_str(row, "exec") ? rp_str(row, "exec") : "-",
+		            RP_CELL(row, "graph"), RP_BCELL(row, "used"), RP_BCELL(row, "used_high"),
 		            RP_BCELL(row, "reserved"), RP_BCELL(row, "reserved_high"));
 	}
 
@@ -652,6 +784,25 @@ void rp_print_text(FILE *f, const json_t *doc)
 		    fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", RP_CELL(row, "pid"),
 		            RP_CELL(row, "dptr"), RP_BCELL(row, "size"), RP_CELL(row, "pool"),
 		            RP_CELL(row, "exec"), RP_CELL(row, "when"), RP_CELL(row, "site"));
+	}
+
+	a = json_object_get(doc, "rewrites");
+	if (json_array_size(a)) {
+		fputs("\n== Rewrites (failing updates turned into re-instantiation, "
+		      "CGSHIM_ON_UPDATE_FAILURE=reinstantiate)\n",
+		      f);
+		fprintf(f, "  %10s %-7s %-16s %-16s %-10s %-6s %9s  %s\n", "t (ms)", "pid", "exec",
+		        "graph", "reason", "reused", "dur (us)", "why");
+		json_array_foreach(a, i, row)
+		{
+			char dur[32] = "-";
+			if (rp_has_int(row, "dur_ns"))
+				snprintf(dur, sizeof dur, "%.1f", (double)rp_geti(row, "dur_ns") / 1e3);
+			fprintf(f, "  %10.3f %-7s %-16s %-16s %-10s %-6s %9s  %s\n",
+			        json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"),
+			        RP_CELL(row, "exec"), RP_CELL(row, "graph"), RP_CELL(row, "reason"),
+			        RP_CELL(row, "reused"), dur, RP_CELL(row, "why"));
+		}
 	}
 
 	a = json_object_get(doc, "failing_calls");
@@ -668,8 +819,9 @@ static void report_usage(FILE *f)
 {
 	fputs(
 	    "usage: cgshim report [--json] LOG...\n"
-	    "       cgshim report --dot GRAPH [-o FILE.dot|.svg|.png] LOG...\n"
+	    "       cgshim report --dot GRAPH|update:N [-o FILE.dot|.svg|.png|.pdf|...] LOG...\n"
 	    "       cgshim report --perfetto OUT.json LOG...\n"
+	    "       cgshim report --html OUT.html LOG...\n"
 	    "\n"
 	    "Reads JSONL logs written with CGSHIM_LOG_FORMAT=jsonl (several files, processes\n"
 	    "and ranks are merged and ordered by time).\n"
@@ -677,50 +829,70 @@ static void report_usage(FILE *f)
 	    "  --json             the same content as one JSON document (exact integers)\n"
 	    "  --dot GRAPH        Graphviz DOT of one graph: its handle as logged, or first/last;\n"
 	    "                     needs CGSHIM_LOG=debug for the nodes, else only its allocations\n"
-	    "  -o FILE            output file for --dot (.svg/.png are rendered with dot)\n"
+	    "  --dot update:N     the Nth failing update (CGS001; or update:last): the exec's\n"
+	    "                     graph and the new one side by side, differences in red,\n"
+	    "                     the reason on the picture (node records at the default level)\n"
+	    "  -o FILE            output file for --dot; its extension picks the type: .dot/.gv\n"
+	    "                     DOT text, .svg .png .pdf .ps .eps .jpg .jpeg .gif by dot -T<ext>\n"
 	    "  --perfetto OUT     Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n"
+	    "  --html OUT.html    one self-contained page: summary, violations with rule pages,\n"
+	    "                     memory per capture (chart), pools, graphs and failing updates\n"
+	    "                     drawn by dot, and OUT.perfetto.json beside it\n"
 	    "Exit status: 0 if a record was read, 2 if no usable record, 1 on usage errors.\n",
 	    f);
 }
 
 int report_main(int argc, char **argv)
 {
-	const char *dot = NULL, *out = NULL, *perfetto = NULL;
+	const char *dot = NULL, *out = NULL, *perfetto = NULL, *html = NULL;
 	int i, json = 0, rc = 0, nfiles;
 	struct rp_log log;
+	json_t *stale;
 	char **files;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-' || !strcmp(a, "-"))
-			break;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+	/* Options anywhere (GNU permutation): `report LOG --json` is --json. */
+	static const struct option longs[] = {
+	    {"help", no_argument, NULL, 'h'},         {"json", no_argument, NULL, 'j'},
+	    {"dot", required_argument, NULL, 'd'},    {"output", required_argument, NULL, 'o'},
+	    {"perfetto", required_argument, NULL, 'p'}, {"html", required_argument, NULL, 'H'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":ho:", longs, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			report_usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "--json")) {
+		case 'j':
 			json = 1;
-		} else if (!strcmp(a, "--dot") && i + 1 < argc) {
-			dot = argv[++i];
-		} else if (!strncmp(a, "--dot=", 6)) {
-			dot = a + 6;
-		} else if (!strcmp(a, "-o") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strncmp(a, "--output=", 9)) {
-			out = a + 9;
-		} else if (!strcmp(a, "--perfetto") && i + 1 < argc) {
-			perfetto = argv[++i];
-		} else if (!strncmp(a, "--perfetto=", 11)) {
-			perfetto = a + 11;
-		} else {
-			fprintf(stderr, "cgshim report: unknown or incomplete option %s\n", a);
+			break;
+		case 'd':
+			dot = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'p':
+			perfetto = optarg;
+			break;
+		case 'H':
+			html = optarg;
+			break;
+		case ':':
+			fprintf(stderr, "cgshim report: option %s needs a value\n", argv[optind - 1]);
+			report_usage(stderr);
+			return 1;
+		default:
+			fprintf(stderr, "cgshim report: unknown or ambiguous option %s\n",
+			        argv[optind - 1]);
 			report_usage(stderr);
 			return 1;
 		}
 	}
+	i = optind;
 	files = argv + i;
 	nfiles = argc - i;
 	if (nfiles <= 0) {
@@ -728,14 +900,17 @@ int report_main(int argc, char **argv)
 		report_usage(stderr);
 		return 1;
 	}
-	if ((dot != NULL) + (perfetto != NULL) + json > 1) {
-		fprintf(stderr, "cgshim report: --json, --dot and --perfetto exclude each other\n");
+	if ((dot != NULL) + (perfetto != NULL) + (html != NULL) + json > 1) {
+		fprintf(stderr,
+		        "cgshim report: --json, --dot, --perfetto and --html exclude each other\n");
 		return 1;
 	}
 	if (out && !dot) {
 		fprintf(stderr, "cgshim report: -o goes with --dot\n");
 		return 1;
 	}
+	if (rp_dot_check_output(out) < 0)
+		return 1;
 
 	rp_load(&log, files, nfiles);
 	if (log.n == 0) {
@@ -744,13 +919,17 @@ int report_main(int argc, char **argv)
 		rp_free(&log);
 		return 2;
 	}
+	stale = rp_symbolise(&log);
 	if (dot) {
 		rc = rp_dot(&log, dot, out);
 	} else if (perfetto) {
 		rc = rp_perfetto(&log, perfetto);
 	} else {
 		json_t *doc = rp_analyse(&log);
-		if (json) {
+		json_object_set(doc, "stale_modules", stale);
+		if (html) {
+			rc = rp_html(&log, doc, html);
+		} else if (json) {
 			if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
 				rc = 1;
 			fputc('\n', stdout);
@@ -759,7 +938,7 @@ int report_main(int argc, char **argv)
 		}
 		json_decref(doc);
 	}
-	rp_free(&log);
+	rp_free(&log); /* stale belongs to the log */
 	if (fflush(stdout) != 0) {
 		perror("cgshim report: stdout");
 		rc = 1;

@@ -13,14 +13,18 @@
 
 #include "cgshim/record.h"
 
-/* One usable record. j is owned by the log; the other fields are cached
- * from it (ev points into j). */
+/* One usable record: where its line is, and the fields used to order and
+ * select records. The parsed record is not kept (a 200 MB log would take
+ * gigabytes as JSON objects): rp_j parses it again when asked. ev is one of
+ * the CGSHIM_EV_* strings. */
 struct rp_rec {
-	json_t *j;
 	const char *ev;
 	long long ts, pid, tid, seq;
-	unsigned file, line;
+	long long off; /* byte offset of the line in its file */
+	unsigned file, line, len;
 };
+
+struct rp_fetch; /* rp_j's state: open files, the last record parsed, symbols */
 
 struct rp_log {
 	struct rp_rec *recs; /* sorted by ts, then pid, seq, file order */
@@ -28,7 +32,13 @@ struct rp_log {
 	char **files;
 	unsigned nfiles;
 	unsigned long malformed, newer, unknown_ev;
+	struct rp_fetch *fetch;
 };
+
+/* Record i as JSON, symbolised (rp_symbolise). Borrowed: valid until the
+ * next rp_j call; json_incref what must outlive it. Never NULL (an empty
+ * object if the file changed under the report). */
+json_t *rp_j(const struct rp_log *log, size_t i);
 
 /* Read every file (unreadable ones are reported and skipped). Always
  * returns; problems go to stderr as FILE:LINE: messages. */
@@ -49,9 +59,28 @@ const char *rp_bytes(long long v, char *buf, size_t len);
 json_t *rp_analyse(const struct rp_log *log);
 void rp_print_text(FILE *f, const json_t *doc);
 
-/* 0 on success, else an exit status (1 usage, 2 nothing to draw). */
+/* 0 on success, else an exit status (1 usage, 2 nothing to draw). graph:
+ * a handle, first, last, or update:N / update:last (both sides of the Nth
+ * failing update, CGS001). */
 int rp_dot(const struct rp_log *log, const char *graph, const char *out);
 int rp_perfetto(const struct rp_log *log, const char *out);
+/* One self-contained HTML page from the analysis doc, the pictures drawn
+ * by dot, and OUT's .perfetto.json beside it. 0 or an exit status. */
+int rp_html(const struct rp_log *log, const json_t *doc, const char *out);
+/* 0 if -o FILE names a type --dot can write (by extension), else -1 with
+ * the reason on stderr. */
+int rp_dot_check_output(const char *out);
+
+/* From now on, rp_j gives records whose "MODULE+0xOFF" site frames are
+ * symbolised from the files the module records name (libdw). Returns the
+ * stale modules (file changed since the run) as a JSON array owned by the
+ * log, filled as frames of those modules are met. */
+json_t *rp_symbolise(struct rp_log *log);
+
+/* For report-load.c: the symbolisation of one parsed record, and freeing. */
+void rp_sym_apply(void *ctx, long long pid, json_t *j);
+void rp_sym_free(void *ctx);
+void rp_fetch_set_sym(struct rp_log *log, void *sym, json_t *stale); /* report-load.c */
 
 int report_main(int argc, char **argv);
 

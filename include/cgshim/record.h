@@ -19,6 +19,10 @@
 #define CGSHIM_RECORD_VERSION 1
 #define CGSHIM_RECORD_VERSION_MIN 1
 
+/* Where a rule's page lives (violation records' "doc": DIR + ID + ".md"),
+ * relative to the cgshim source tree. */
+#define CGSHIM_RULE_DOC_DIR "docs/rules/"
+
 #define CGSHIM_EV_START "start"         /* first record of a process */
 #define CGSHIM_EV_CALL "call"           /* one intercepted call */
 #define CGSHIM_EV_ALLOC "alloc"         /* a captured graph allocation, with provenance */
@@ -35,5 +39,6 @@
 #define CGSHIM_EV_WARNING "warning"     /* the shim's own trouble (degraded, malformed env) */
 #define CGSHIM_EV_INVALIDATED "invalidated" /* a live capture found invalidated, and by what */
 #define CGSHIM_EV_ABANDONED "abandoned" /* a capture never ended: named at a later refusal or at exit */
+#define CGSHIM_EV_MODULE "module"       /* a loaded object named by call sites: path, build-id */
 
 #endif

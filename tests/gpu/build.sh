@@ -6,5 +6,5 @@ set -eu
 cd "$(dirname "$0")/../.."
 B=${CGSHIM_GPU_BUILD:-build-gpu}
 export CFLAGS="${CFLAGS:-} -I$PWD/.deps/include"
-[ -f "$B/build.ninja" ] || meson setup "$B" -Dtests=false >"$B.setup.log" 2>&1 || { cat "$B.setup.log"; exit 1; }
+[ -f "$B/build.ninja" ] || meson setup "$B" -Dtests=disabled >"$B.setup.log" 2>&1 || { cat "$B.setup.log"; exit 1; }
 ninja -C "$B" >"$B.ninja.log" 2>&1 || { tail -40 "$B.ninja.log"; exit 1; }

@@ -227,6 +227,53 @@ def case_env():
     check(any(" error violation " in l or " warn violation " in l for l in lines), "violations visible in the text log")
 
 
+def case_rules_off():
+    exe = os.path.join(PROG, "demo_capture")
+    shim, recs, _ = run(exe, extra={"CGSHIM_RULES_OFF": "CGS001, CGS99,cgs004"})
+    warn = [l for l in shim.stderr.splitlines() if "cgshim: warning" in l]
+    print("\n".join(warn))
+    check(len(warn) == 2 and '"CGS99"' in warn[0] and '"cgs004"' in warn[1] and "not a rule ID" in warn[0],
+          "one warning per unknown rule ID in CGSHIM_RULES_OFF: %s" % warn)
+    check(not [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS001"],
+          "the known ID next to them is still switched off")
+
+
+def case_symlink_log():
+    exe = os.path.join(PROG, "demo_capture")
+    tmp = tempfile.mkdtemp(prefix="cgshim-it-")
+    os.symlink(os.path.join(tmp, "target"), os.path.join(tmp, "log.jsonl"))
+    shim, _, _ = run(exe, extra={"CGSHIM_LOG_FILE": os.path.join(tmp, "log.jsonl")})
+    warn = [l for l in shim.stderr.splitlines() if "CGSHIM_LOG_FILE" in l]
+    print("\n".join(warn))
+    check(warn and "log file is a symlink; refused (O_NOFOLLOW)" in warn[0], "symlink refusal says so: %s" % warn)
+    check(not os.path.exists(os.path.join(tmp, "target")), "nothing written through the symlink")
+
+
+def case_non_utf8_exe():
+    """An executable whose name is not UTF-8: every line is still JSON."""
+    tmp = tempfile.mkdtemp(prefix="cgshim-it-")
+    exe = os.path.join(os.fsencode(tmp), b"demo-\xff\xc3(")
+    with open(os.path.join(PROG, "demo_capture"), "rb") as src, open(exe, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(exe, 0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+    env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=LIB, CGSHIM_LOG="debug", CGSHIM_LOG_FORMAT="jsonl",
+               CGSHIM_LOG_FILE=os.path.join(tmp, "log-%p.jsonl"))
+    p = subprocess.run([exe], env=env, capture_output=True, timeout=120)
+    check(p.returncode == 0, "program with a non-UTF-8 name runs (%d)" % p.returncode)
+    bad, recs = [], []
+    for f in glob.glob(os.path.join(tmp, "log-*.jsonl")):
+        for i, raw in enumerate(open(f, "rb")):
+            try:
+                recs.append(json.loads(raw.decode("utf-8")))
+            except ValueError as e:
+                bad.append("%s:%d: %s: %r" % (f, i + 1, e, raw[:120]))
+    check(recs and not bad, "%d lines, every one UTF-8 JSON%s" % (len(recs), "".join("\n  " + b for b in bad[:5])))
+    start = [r for r in recs if r.get("ev") == "start"]
+    check(start and start[0].get("exe", "").endswith("demo-\u00ff\u00c3("),
+          "the bytes read back as \\u00XX: %r" % (start[0].get("exe") if start else None))
+
+
 def case_exports():
     out = subprocess.run(["nm", "-D", "--defined-only", LIB], capture_output=True, text=True, check=True).stdout
     got = sorted(l.split()[-1] for l in out.splitlines() if l.strip())

@@ -204,9 +204,14 @@ def case_options():
     for r in rows:
         check(got.get(r["name"]) == example_value(r),
               "%s=%s did not set %s: %r" % (option_of(r), example_value(r), r["name"], got.get(r["name"])))
-    # BOOL alone means 1; the separate-argument spelling works too.
+    # BOOL alone means 1; every documented spelling is accepted; the
+    # separate-argument spelling works too.
     for r in rows:
         if r["kind"] == "BOOL":
+            for word in ("0", "1", "no", "yes", "false", "true", "off", "on", "ON", "False"):
+                rc, out, err = cgshim("%s=%s" % (option_of(r), word), A.child, "env", env=env)
+                check(rc == 0 and child_env(out).get(r["name"]) == word,
+                      "%s=%s (a documented bool spelling) refused: %s" % (option_of(r), word, err))
             rc, out, _ = cgshim(option_of(r), A.child, "env", env=env)
             check(child_env(out).get(r["name"]) == "1", "%s alone != 1" % option_of(r))
         if r["kind"] == "ENUM":
@@ -225,6 +230,15 @@ def case_options():
             check(rc == 1, "%s above its range accepted" % option_of(r))
     rc, _, _ = cgshim("--no-such-option", A.child, "exit", "5", env=env)
     check(rc == 1, "unknown option gave %d" % rc)
+    # A value is never taken from "--": the level is missing, the child not run.
+    rc, out, err = cgshim("--log", "--", A.child, "exit", "5", env=env)
+    check(rc == 1 and "--log needs a value" in err, "--log -- cmd gave %d: %r" % (rc, err))
+    rc, out, err = cgshim("--log", env=env)
+    check(rc == 1 and "needs a value" in err, "--log at the end gave %d: %r" % (rc, err))
+    # Options stop at the command: its own options are its own.
+    rc, out, _ = cgshim("--log=info", A.child, "env", "--log=debug", env=env)
+    check(rc == 0 and child_env(out).get("CGSHIM_LOG") == "info", "command's options read: %r" % out)
+    print("launcher: --log -- refused, options stop at the command")
     rc, out, _ = cgshim("--version")
     check(rc == 0 and out.startswith("cgshim "), "--version: %r" % out)
 
@@ -237,7 +251,7 @@ def expected_env_table():
         elif r["kind"] == "INT":
             vals = "`%s`" % r["choices"]
         elif r["kind"] == "BOOL":
-            vals = "`0`, `1`"
+            vals = "`0`, `1`, `no`, `yes`, `false`, `true`, `off`, `on`"
         else:
             vals = ""
         default = "`%s`" % r["default"] if r["default"] else ""
@@ -383,6 +397,12 @@ def case_report_counts():
                 check(s[mine] == shim[theirs], "report %s = %d but the shim's exit summaries say %d"
                       % (mine, s[mine], shim[theirs]))
     check(s["captures"] > 0 or A.log, "the programs made no capture: the test proves nothing")
+    # Options anywhere: after the logs, --json is still an option.
+    rc, out, err = cgshim("report", *(list(logs) + ["--json"]))
+    check(rc == 0 and json.loads(out)["summary"] == s, "report LOG --json: %d %s" % (rc, err))
+    rc, out, err = cgshim("report", logs[0], "--no-such-option")
+    check(rc == 1 and "unknown" in err, "report LOG --no-such-option gave %d: %s" % (rc, err))
+    print("report: options after the logs are options")
     # Text output carries the same numbers.
     rc, out, err = cgshim("report", *logs)
     check(rc == 0, "text report exit %d: %s" % (rc, err))
@@ -400,7 +420,9 @@ def case_report_trace():
         for p in logs:
             for line in open(p, errors="replace"):
                 try:
-                    if json.loads(line).get("ev") == "launches":
+                    # without launches records, nor the exit summaries
+                    # (whose counts the report would take instead)
+                    if json.loads(line).get("ev") in ("launches", "summary"):
                         continue
                 except ValueError:
                     pass
@@ -604,6 +626,211 @@ def case_report_int64():
         rc, out, err = cgshim("report", *(extra + [log]))
         check(rc in (0, 2) and "runtime error" not in err,
               "report %s on extreme ts/dur_ns: exit %d\n%s" % (" ".join(extra), rc, err[-2000:]))
+
+
+def case_report_formats():
+    """Whatever the shim writes to a file, the report reads it or says why not."""
+    if not (A.lib and A.standin_dir and A.programs):
+        print("SKIP: needs --lib, --standin-dir and --programs")
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(dir=TMP)
+    prog = [p for p in A.programs if os.path.basename(p) == "demo_capture"] or A.programs[:1]
+    base = {"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib}
+    for k in list(os.environ):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            os.environ.pop(k)
+    # CGSHIM_LOG_FILE alone (any name, no format): JSONL, read by the report.
+    log = os.path.join(d, "plain.log")
+    run(prog, env=dict(base, CGSHIM_LOG_FILE=log), cwd=d, timeout=60)
+    lines = open(log).read().splitlines()
+    check(lines and all(l.startswith("{") for l in lines), "a file sink without a format is not JSONL: %r" % lines[:2])
+    rc, out, err = cgshim("report", log)
+    check(rc == 0 and "== Summary" in out, "report of a default file log: %d %s" % (rc, err))
+    print("CGSHIM_LOG_FILE=%s alone: %d JSONL lines, report reads them" % (os.path.basename(log), len(lines)))
+    # Text asked for: the report says why it cannot read it and what to do.
+    log = os.path.join(d, "text.log")
+    run(prog, env=dict(base, CGSHIM_LOG_FILE=log, CGSHIM_LOG_FORMAT="text"), cwd=d, timeout=60)
+    check(open(log).read().startswith("cgshim "), "CGSHIM_LOG_FORMAT=text did not write text")
+    rc, out, err = cgshim("report", log)
+    check(rc == 2 and "text format" in err and "CGSHIM_LOG_FORMAT=jsonl" in err and err.count("\n") <= 3,
+          "report of a text log: exit %d, %r" % (rc, err))
+    print("text log: exit 2 and %r" % err.splitlines()[0])
+
+
+def case_report_symbols():
+    """Sites symbolised from the module records; a rebuilt binary is named stale;
+    every violation leads to its rule page."""
+    if not (A.lib and A.standin_dir and A.programs):
+        print("SKIP: needs --lib, --standin-dir and --programs")
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(dir=TMP)
+    src = [p for p in A.programs if os.path.basename(p) == "demo_capture"]
+    check(src, "no demo_capture among the programs")
+    exe = os.path.join(d, "demo_capture")
+    shutil.copy2(src[0], exe)
+    env = {"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib, "CGSHIM_LOG_FILE": os.path.join(d, "log-%p.jsonl")}
+    for k in list(os.environ):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            os.environ.pop(k)
+    run([exe], env=env, cwd=d, timeout=60)
+    logs = [os.path.join(d, f) for f in os.listdir(d) if f.startswith("log-")]
+    recs = read_records(logs)
+    mods = [r for r in recs if r["ev"] == "module" and r.get("name") == "demo_capture"]
+    check(len(mods) == 1, "one module record for demo_capture: %r" % mods)
+    notes = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", notes)
+    check(m and mods[0].get("build_id") == m.group(1) and os.path.samefile(mods[0]["path"], exe),
+          "module record %r, readelf says %s" % (mods[0], m and m.group(1)))
+    raw = [r for r in recs if r["ev"] == "violation"]
+    check(raw and all(r.get("doc") == "docs/rules/%s.md" % r["rule"] for r in raw), "violation doc fields")
+    here = os.path.dirname(os.path.abspath(__file__))
+    for r in raw:
+        check(os.path.exists(os.path.join(here, "..", "..", r["doc"])), "%s does not exist" % r["doc"])
+    doc = report_json(logs)
+    v = [x for x in doc["violations"] if x["rule"] == "CGS001"]
+    check(v and re.fullmatch(r"main \(.*demo_capture\.c:\d+\)", v[0]["site"] or ""),
+          "CGS001 site not symbolised: %r" % (v and v[0]["site"]))
+    check(v[0]["doc"] == "docs/rules/CGS001.md", "report row doc %r" % v[0].get("doc"))
+    check(not doc["stale_modules"], "stale modules on a fresh binary: %r" % doc["stale_modules"])
+    rc, out, err = cgshim("report", *logs)
+    check(re.search(r"CGS001 update-will-fail .* at main \(.*demo_capture\.c:\d+\)  \(docs/rules/CGS001\.md\)", out),
+          "text violation line lacks the symbolised site or the rule page:\n%s" % out[:2000])
+    print("symbolised: %s; rule page %s" % (v[0]["site"], v[0]["doc"]))
+    # The binary rebuilt (here: replaced by another program) after the run.
+    other = [p for p in A.programs if os.path.basename(p) != "demo_capture"][0]
+    shutil.copy2(other, exe)
+    rc, out, err = cgshim("report", "--json", *logs)
+    doc = json.loads(out)
+    check(rc == 0 and "changed since the run" in err and exe in err, "no stale-binary notice: %r" % err)
+    check([s["path"] for s in doc["stale_modules"]] == [mods[0]["path"]], "stale_modules %r" % doc["stale_modules"])
+    v = [x for x in doc["violations"] if x["rule"] == "CGS001"]
+    check(v and v[0]["site"].startswith("demo_capture+0x"), "stale frames must stay offsets: %r" % v[0]["site"])
+    print("stale: %s" % err.strip().splitlines()[0])
+
+
+def case_report_dot_update():
+    """--dot update:N at the default level: both sides, differences in red,
+    the reason on the picture; the extension picks the output type."""
+    if not (A.lib and A.standin_dir and A.programs):
+        print("SKIP: needs --lib, --standin-dir and --programs")
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(dir=TMP)
+    prog = [p for p in A.programs if os.path.basename(p) == "demo_capture"]
+    for k in list(os.environ):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            os.environ.pop(k)
+    log = os.path.join(d, "demo.jsonl")
+    run(prog, env={"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib, "CGSHIM_LOG_FILE": log}, cwd=d, timeout=60)
+    recs = read_records([log])
+    check(recs[0].get("log_level") == "info", "not the default level: %r" % recs[0])
+    viol = [r for r in recs if r["ev"] == "violation" and r["rule"] == "CGS001"]
+    check(len(viol) == 1, "the demo has one CGS001: %d" % len(viol))
+    sides = collections.Counter(r.get("side") for r in recs if r["ev"] == "node")
+    check(sides["exec"] == viol[0]["exec_nodes"] and sides["graph"] == viol[0]["graph_nodes"],
+          "node records at info: %r, violation says %d/%d" % (sides, viol[0]["exec_nodes"], viol[0]["graph_nodes"]))
+    out = os.path.join(d, "g.dot")
+    rc, _, err = cgshim("report", "--dot", "update:1", "-o", out, log)
+    check(rc == 0, "update:1 -o g.dot: %d %s" % (rc, err))
+    dot = open(out).read()
+    check(dot.count("subgraph cluster_") == 2, "two clusters:\n" + dot)
+    check("node count differs" in dot and "exec has 5 nodes" in dot, "the reason is not on the picture")
+    red = sorted(re.findall(r"^\s*([ab]\d+) \[[^\n]*fillcolor=\"#fb8072\"", dot, re.M))
+    # exec: alloc, kernel, kernel, memcpy, free; new: alloc, kernel x3, memcpy, free
+    check(red == ["a3", "a4", "b3", "b4", "b5"], "highlighted nodes %r" % red)
+    check(re.search(r"b4 -> b5 \[color=red", dot) and not re.search(r"a0 -> a1 \[color=red", dot),
+          "edge highlighting wrong:\n" + dot)
+    print("update:1: %d exec nodes, %d new, highlighted %s" % (sides["exec"], sides["graph"], red))
+    if shutil.which("dot"):
+        pdf = os.path.join(d, "g.pdf")
+        rc, _, err = cgshim("report", "--dot", "update:last", "-o", pdf, log)
+        check(rc == 0 and open(pdf, "rb").read(5) == b"%PDF-", "-o g.pdf is not a PDF: %d %s" % (rc, err))
+        svg = os.path.join(d, "g.svg")
+        rc, _, err = cgshim("report", "--dot", "update:1", "-o", svg, log)
+        check(rc == 0 and "<svg" in open(svg).read(), "-o g.svg is not SVG")
+    bad = os.path.join(d, "g.xyz")
+    rc, _, err = cgshim("report", "--dot", "update:1", "-o", bad, log)
+    check(rc == 1 and "unknown output type" in err and not os.path.exists(bad), "-o g.xyz: %d %r" % (rc, err))
+    rc, _, err = cgshim("report", "--dot", "update:2", log)
+    check(rc == 2 and "1 failing update" in err, "update:2 of one: %d %r" % (rc, err))
+
+
+def case_report_html():
+    """--html: one self-contained page with the expected sections and numbers;
+    checked by parsing, then in headless chromium (DOM and screenshot)."""
+    import html.parser
+    if not (A.lib and A.standin_dir and A.programs):
+        print("SKIP: needs --lib, --standin-dir and --programs")
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(dir=TMP)
+    prog = [p for p in A.programs if os.path.basename(p) == "demo_capture"]
+    for k in list(os.environ):
+        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
+            os.environ.pop(k)
+    log = os.path.join(d, "demo.jsonl")
+    run(prog, env={"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib, "CGSHIM_LOG_FILE": log,
+                   "CGSHIM_LOG": "debug"}, cwd=d, timeout=60)
+    page = os.path.join(d, "run.html")
+    rc, _, err = cgshim("report", "--html", page, log)
+    check(rc == 0 and os.path.exists(page), "report --html: %d %s" % (rc, err))
+    summary = report_json([log])["summary"]
+    perf = os.path.join(d, "run.perfetto.json")
+    check("traceEvents" in json.load(open(perf)), "the Perfetto json beside the page")
+
+    class Page(html.parser.HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.ids, self.numbers, self.links, self.svgs, self.external = set(), {}, [], 0, []
+            self._key = None
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if "id" in a:
+                self.ids.add(a["id"])
+            if tag == "svg":
+                self.svgs += 1
+            if tag == "a":
+                self.links.append(a.get("href"))
+            for k in ("src",):
+                if a.get(k):
+                    self.external.append(a[k])
+            self._key = a.get("data-key")
+
+        def handle_data(self, data):
+            if self._key and data.strip():
+                self.numbers[self._key] = int(data)
+                self._key = None
+
+    p = Page()
+    text = open(page).read()
+    p.feed(text)
+    want = {"summary", "violations", "captures", "pools", "graphs", "perfetto"}
+    check(want <= p.ids, "sections missing: %s" % (want - p.ids))
+    for k in ("graphs", "execs", "launches", "updates", "violations", "captures"):
+        check(p.numbers.get(k) == summary[k], "page %s=%r, report says %d" % (k, p.numbers.get(k), summary[k]))
+    check("docs/rules/CGS001.md" in p.links and "run.perfetto.json" in p.links, "links %r" % p.links)
+    # the chart, the failing update, and the demo's instantiated graph (debug level)
+    check(p.svgs == 3, "inline SVGs: %d, want 3" % p.svgs)
+    check(not p.external and "<link" not in text and "<script" not in text, "not self-contained")
+    print("page: sections %s, %d inline SVGs, summary numbers match" % (sorted(p.ids), p.svgs))
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        print("note: no chromium here (scripts/deps.sh test installs it): browser check not run")
+        return
+    base = [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage",
+            "--user-data-dir=" + os.path.join(d, "profile")]
+    shot = os.path.join(d, "shot.png")
+    q = subprocess.run(base + ["--window-size=1300,2400", "--screenshot=" + shot, "file://" + page],
+                       capture_output=True, text=True, timeout=120)
+    data = open(shot, "rb").read() if os.path.exists(shot) else b""
+    check(data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20000,
+          "chromium screenshot: %d bytes, rc %d %s" % (len(data), q.returncode, q.stderr[-300:]))
+    q = subprocess.run(base + ["--dump-dom", "file://" + page], capture_output=True, text=True, timeout=120)
+    dom = Page()
+    dom.feed(q.stdout)
+    check(want <= dom.ids and dom.numbers == p.numbers and dom.svgs == p.svgs,
+          "chromium's DOM differs: ids %s, %d svgs" % (sorted(dom.ids), dom.svgs))
+    print("chromium: screenshot %d bytes, DOM has every section, %d SVGs and the same numbers"
+          % (len(data), dom.svgs))
 
 
 CASES = {n[5:].replace("_", "-"): f for n, f in globals().items() if n.startswith("case_")}

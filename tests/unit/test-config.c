@@ -51,6 +51,19 @@ static void test_auto_level_with_file(void **state)
 	set_env("CGSHIM_LOG_FILE", "/tmp/x-%p.jsonl");
 	assert_int_equal(cg_config_load(fake_getenv), 0);
 	assert_int_equal(cg_cfg.log_level, CG_L_INFO);
+	/* a file is JSONL (what the report reads) unless text is asked for */
+	assert_int_equal(cg_cfg.log_format, CG_FMT_JSONL);
+	set_env("CGSHIM_LOG_FORMAT", "text");
+	assert_int_equal(cg_config_load(fake_getenv), 0);
+	assert_int_equal(cg_cfg.log_format, CG_FMT_TEXT);
+}
+
+static void test_auto_format_stderr(void **state)
+{
+	(void)state;
+	set_env("CGSHIM_LOG_FILE", "stderr");
+	assert_int_equal(cg_config_load(fake_getenv), 0);
+	assert_int_equal(cg_cfg.log_format, CG_FMT_TEXT);
 }
 
 struct row {
@@ -105,6 +118,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_defaults, setup),
 		cmocka_unit_test_setup(test_auto_level_with_file, setup),
+		cmocka_unit_test_setup(test_auto_format_stderr, setup),
 		cmocka_unit_test_setup(test_values, setup),
 		cmocka_unit_test_setup(test_malformed_gets_default, setup),
 		cmocka_unit_test_setup(test_table_is_complete, setup),

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -84,6 +85,23 @@ static void test_escaping(void **state)
 	unlink(path);
 }
 
+/* Bytes that are not UTF-8 (an executable name can hold any) become
+ * \u00XX, so the line stays valid JSON; well-formed UTF-8 is kept. */
+static void test_escaping_non_utf8(void **state)
+{
+	struct cg_rec r;
+	(void)state;
+	rec_begin(&r, CG_L_INFO, "start");
+	/* é (2 bytes), € (3), U+1F600 (4), then a lone 0xff, a stray
+	 * continuation 0x80, an overlong 0xc0 0xaf, a surrogate 0xed 0xa0 0x80
+	 * and a sequence cut short by the end of the string. */
+	rec_str(&r, "exe", "/bin/\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80-\xff\x80\xc0\xaf\xed\xa0\x80\xe2\x82");
+	rec_end(&r);
+	assert_non_null(strstr(slurp(), "\"exe\":\"/bin/\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80-\\u00ff\\u0080"
+					 "\\u00c0\\u00af\\u00ed\\u00a0\\u0080\\u00e2\\u0082\"}\n"));
+	unlink(path);
+}
+
 static void test_level_filter(void **state)
 {
 	struct cg_rec r;
@@ -147,6 +165,22 @@ static void test_text_format(void **state)
 	char *s = slurp();
 	assert_non_null(strstr(s, " warn violation rule=\"CGS004\" predicted_rc=801\n"));
 	assert_true(!strncmp(s, "cgshim ", 7));
+	/* Wall clock, UTC with microseconds: "cgshim 2026-11-24T18:40:01.123456Z 1:4242 ". */
+	{
+		char year[16];
+		time_t now = time(NULL);
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		snprintf(year, sizeof year, "%04d", tm.tm_year + 1900);
+		assert_memory_equal(s + 7, year, 4);
+		assert_int_equal(s[11], '-');
+		assert_int_equal(s[14], '-');
+		assert_int_equal(s[17], 'T');
+		assert_int_equal(s[20], ':');
+		assert_int_equal(s[26], '.');
+		assert_int_equal(s[33], 'Z');
+		assert_int_equal(s[34], ' ');
+	}
 	unlink(path);
 }
 
@@ -194,6 +228,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_json_fields, setup),
 		cmocka_unit_test_setup(test_escaping, setup),
+		cmocka_unit_test_setup(test_escaping_non_utf8, setup),
 		cmocka_unit_test_setup(test_level_filter, setup),
 		cmocka_unit_test_setup(test_truncation_keeps_valid_json, setup),
 		cmocka_unit_test_setup(test_text_format, setup),
