@@ -44,9 +44,16 @@ static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
  * this driver lacks the entry point (the hook then returns
  * CUDA_ERROR_NOT_FOUND, as interposition.md 2.5 prescribes). */
 int cg_need_real(int hid) CG_HIDDEN;
+/* real_<name> is written once by cg_resolve_driver, before the release store
+ * of cg_driver_resolved: the acquire load of that flag orders this thread's
+ * reads of every real pointer after those writes (a plain mov on x86). A
+ * thread that reads real_<name> without it races with the resolving thread
+ * (C11 data race; TSan reports it). */
 #define CG_REAL(name)                                                                              \
 	do {                                                                                       \
-		if (CG_UNLIKELY(!real_##name) && cg_need_real(HID_##name) < 0)                     \
+		if (CG_UNLIKELY(!atomic_load_explicit(&cg_driver_resolved, memory_order_acquire) ||        \
+				!real_##name) &&                                                   \
+		    cg_need_real(HID_##name) < 0)                                                  \
 			return CUDA_ERROR_NOT_FOUND;                                               \
 	} while (0)
 
