@@ -811,14 +811,26 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 		cg_log_flush_thread(); /* a program may stop on this error: its records first */
 }
 
-/* Policy before the call: abort, or skip a doomed update and rewrite. */
-static int update_policy_pre(struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu)
+/* Policy before the call: abort on a predicted refusal. */
+static void update_policy_pre(const struct upd_pred *p)
 {
-	if (p->rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
-		return 0;
-	if (cg_cfg.on_update_failure == CG_UPD_ABORT)
+	if (p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && cg_cfg.on_update_failure == CG_UPD_ABORT)
 		raise(SIGABRT);
-	return cg_policy_reinstantiate(app, g, nu, "predicted", p->rc, p->why);
+}
+
+/* Policy after the driver's answer: under reinstantiate, a refusal with 910
+ * is replaced by a re-instantiation. Only the driver's own refusal counts: a
+ * prediction is never acted on unasked, since the driver may answer
+ * something else (1 for a bad handle, success where the model is wrong).
+ * The reason is "predicted" when the model saw it coming (why: what
+ * differs), "failed" when it did not. Returns 1 when rewritten. */
+static int update_policy_post(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
+			      CUresult rc)
+{
+	int pred = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+	if (rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
+		return 0;
+	return cg_policy_reinstantiate(app, g, nu, pred ? "predicted" : "failed", rc, pred ? p->why : NULL);
 }
 
 CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
@@ -835,19 +847,14 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 		return real_cuGraphExecUpdate_v2(real, hGraph, resultInfo);
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate_v2");
 	memset(&info, 0, sizeof info);
-	if (update_policy_pre(&p, app, hGraph, nu)) {
+	update_policy_pre(&p);
+	/* TensorRT-LLM passes NULL: ask for the reason on its behalf. */
+	rc = real_cuGraphExecUpdate_v2(real, hGraph, resultInfo ? resultInfo : &info);
+	if (resultInfo)
+		info = *resultInfo;
+	if (update_policy_post(&p, app, hGraph, nu, rc)) {
 		rc = CUDA_SUCCESS;
 		rewritten = 1;
-	} else {
-		/* TensorRT-LLM passes NULL: ask for the reason on its behalf. */
-		rc = real_cuGraphExecUpdate_v2(real, hGraph, resultInfo ? resultInfo : &info);
-		if (resultInfo)
-			info = *resultInfo;
-		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
-		    cg_policy_reinstantiate(app, hGraph, nu, "failed", rc, NULL)) {
-			rc = CUDA_SUCCESS;
-			rewritten = 1;
-		}
 	}
 	int saved = errno;
 	if (rewritten) {
@@ -875,22 +882,25 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 	CG_REAL(cuGraphExecUpdate);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate, CG_CALL_LIFE))
 		return real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out);
+	if (!hErrorNode_out || !updateResult_out) {
+		/* v1 requires both out-pointers: the driver answers
+		 * INVALID_VALUE and updates nothing. Its answer, untouched. */
+		rc = real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out);
+		int saved = errno;
+		cg_call_end(&c, rc);
+		errno = saved;
+		return rc;
+	}
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate");
-	if (update_policy_pre(&p, app, hGraph, nu)) {
+	update_policy_pre(&p);
+	rc = real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out);
+	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) { /* written by the driver */
+		en = *hErrorNode_out;
+		res = *updateResult_out;
+	}
+	if (update_policy_post(&p, app, hGraph, nu, rc)) {
 		rc = CUDA_SUCCESS;
 		rewritten = 1;
-	} else {
-		rc = real_cuGraphExecUpdate(real, hGraph, hErrorNode_out ? hErrorNode_out : &en,
-					    updateResult_out ? updateResult_out : &res);
-		if (hErrorNode_out)
-			en = *hErrorNode_out;
-		if (updateResult_out)
-			res = *updateResult_out;
-		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
-		    cg_policy_reinstantiate(app, hGraph, nu, "failed", rc, NULL)) {
-			rc = CUDA_SUCCESS;
-			rewritten = 1;
-		}
 	}
 	int saved = errno;
 	if (rewritten) {
