@@ -24,7 +24,9 @@
  */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -819,6 +821,230 @@ static void op_misc(void)
 	end(rc, err);
 }
 
+
+/* Every other hooked entry point, by its exact exported name (the global
+ * scope gives the shim's wrapper under the preload, the driver's bare), with
+ * a NULL out-pointer, NULL parameters or a garbage handle. */
+typedef CUresult (*pfn_begin1)(CUstream); /* legacy typedefs cuda.h hides */
+typedef CUresult (*pfn_instantiate5)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
+
+static void *sym(const char *n)
+{
+	return dlsym(RTLD_DEFAULT, n);
+}
+#define SYM(T, n) ((T)sym(n))
+
+static void op_sweep(void)
+{
+	int rc = 0, err = 0, k = pick(42), es;
+	CUgraphExec e = arg_exec(&es);
+	int gs = live_graph();
+	CUgraph g = gs >= 0 ? G[gs].h : NULL;
+	CUgraphNode n = gs >= 0 && G[gs].n ? G[gs].node[0] : NULL;
+	CUgraphExec ne = NULL;
+	CUgraphNode nn = NULL;
+	CUmemoryPool pool = NULL;
+	CUstreamCaptureStatus st = (CUstreamCaptureStatus)9;
+	cuuint64_t id = 0, v64 = 0;
+	void *pfn = NULL;
+	const char *name = "?";
+#define SW(nm, T, args)                                                                            \
+	do {                                                                                       \
+		T f_ = SYM(T, nm);                                                                 \
+		name = nm;                                                                         \
+		begin(nm);                                                                         \
+		if (!f_) {                                                                         \
+			add(" absent");                                                            \
+			end(-1, ERRNO_SENTINEL);                                                   \
+			return;                                                                    \
+		}                                                                                  \
+		CALL(rc, f_ args);                                                                 \
+	} while (0)
+	switch (k) {
+	case 0:
+		SW("cuGetProcAddress", PFN_cuGetProcAddress_v11030, ("cuGraphLaunch", chance(50) ? NULL : &pfn, 12000, 0));
+		add(" out=%s", pfn ? "set" : "null");
+		break;
+	case 1:
+		SW("cuGraphAddNode_v2", PFN_cuGraphAddNode_v12030, (chance(50) ? NULL : &nn, g, NULL, NULL, 0, NULL));
+		add(" out=%s", nn ? "new" : "null");
+		break;
+	case 2:
+		SW("cuGraphInstantiate", pfn_instantiate5, (NULL, g, NULL, NULL, 0));
+		break;
+	case 3: {
+		CUDA_GRAPH_INSTANTIATE_PARAMS ip;
+		memset(&ip, 0, sizeof ip);
+		SW("cuGraphInstantiateWithParams_ptsz", PFN_cuGraphInstantiateWithParams_v12000_ptsz,
+		   (chance(50) ? NULL : &ne, chance(50) ? (CUgraph)GARBAGE : NULL, &ip));
+		add(" out=%s", ne ? "new" : "null");
+		if (rc == 0 && ne)
+			cuGraphExecDestroy(ne);
+		break;
+	}
+	case 4:
+		SW("cuStreamEndCapture_ptsz", PFN_cuStreamEndCapture_v10000_ptsz, (S, NULL));
+		break;
+	case 5:
+		SW("cuStreamIsCapturing_ptsz", PFN_cuStreamIsCapturing_v10000_ptsz, (S, chance(50) ? NULL : &st));
+		add(" st=%d", (int)st);
+		break;
+	case 6: {
+		CUgraph cg = NULL;
+		const CUgraphNode *dn = NULL;
+		size_t nd = 99;
+		SW("cuStreamGetCaptureInfo_v2", PFN_cuStreamGetCaptureInfo_v11030,
+		   (S, chance(50) ? NULL : &st, chance(50) ? NULL : &id, &cg, &dn, chance(50) ? NULL : &nd));
+		add(" st=%d nd=%zu", (int)st, nd);
+		break;
+	}
+	case 7: {
+		CUdeviceptr d = 0;
+		SW("cuMemAllocFromPoolAsync", PFN_cuMemAllocFromPoolAsync_v11020,
+		   (chance(50) ? NULL : &d, 64, chance(50) ? (CUmemoryPool)GARBAGE : NULL, S));
+		add(" out=%s", d ? "set" : "null");
+		break;
+	}
+	case 8: {
+		CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+		SW("cuMemGetMemPool", PFN_cuMemGetMemPool_v13000,
+		   (chance(50) ? NULL : &pool, chance(50) ? NULL : &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+		add(" out=%s", pool ? "set" : "null");
+		break;
+	}
+	case 9:
+		SW("cuDeviceGetGraphMemAttribute", PFN_cuDeviceGetGraphMemAttribute_v11040,
+		   (0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, chance(50) ? NULL : &v64));
+		break;
+	case 10: {
+		CUdeviceptr d = 0;
+		SW("cuMemAllocAsync_ptsz", PFN_cuMemAllocAsync_v11020_ptsz, (chance(50) ? NULL : &d, 64, S));
+		add(" out=%s", d ? "set" : "null");
+		if (rc == 0 && d)
+			cuMemFreeAsync(d, S);
+		break;
+	}
+	case 11:
+		SW("cuStreamBeginCaptureToGraph", PFN_cuStreamBeginCaptureToGraph_v12030,
+		   (S, chance(50) ? NULL : (CUgraph)GARBAGE, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+		break;
+	case 12:
+		SW("cuDeviceSetMemPool", PFN_cuDeviceSetMemPool_v11020, (0, chance(50) ? NULL : (CUmemoryPool)GARBAGE));
+		break;
+	case 13:
+		SW("cuMemSetMemPool", PFN_cuMemSetMemPool_v13000, (NULL, CU_MEM_ALLOCATION_TYPE_PINNED, (CUmemoryPool)GARBAGE));
+		break;
+	case 14:
+		SW("cuDeviceSetGraphMemAttribute", PFN_cuDeviceSetGraphMemAttribute_v11040,
+		   (0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, chance(50) ? NULL : &v64));
+		break;
+	case 15:
+		SW("cuMemPoolSetAttribute", PFN_cuMemPoolSetAttribute_v11020,
+		   (chance(50) ? NULL : (CUmemoryPool)GARBAGE, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, chance(50) ? NULL : &v64));
+		break;
+	case 16:
+		SW("cuMemPoolTrimTo", PFN_cuMemPoolTrimTo_v11020, (chance(50) ? NULL : (CUmemoryPool)GARBAGE, 0));
+		break;
+	case 17:
+		SW("cuEventRecord_ptsz", PFN_cuEventRecord_v7000_ptsz, (chance(50) ? NULL : (CUevent)GARBAGE, S));
+		break;
+	case 18:
+		SW("cuStreamWaitEvent_ptsz", PFN_cuStreamWaitEvent_v7000_ptsz, (S, chance(50) ? NULL : (CUevent)GARBAGE, 0));
+		break;
+	case 19:
+		SW("cuStreamUpdateCaptureDependencies", PFN_cuStreamUpdateCaptureDependencies_v11030, (S, NULL, 0, 0));
+		break;
+	case 20:
+		SW("cuCtxSynchronize", PFN_cuCtxSynchronize_v2000, ());
+		break;
+	case 21:
+		SW("cuStreamSynchronize_ptsz", PFN_cuStreamSynchronize_v7000_ptsz, (chance(50) ? S : (CUstream)GARBAGE));
+		break;
+	case 22:
+		SW("cuGraphExecChildGraphNodeSetParams", PFN_cuGraphExecChildGraphNodeSetParams_v11010,
+		   (e, n, chance(50) ? NULL : (CUgraph)GARBAGE));
+		break;
+	case 23:
+		SW("cuGraphExecMemsetNodeSetParams", PFN_cuGraphExecMemsetNodeSetParams_v10020, (e, n, NULL, NULL));
+		break;
+	case 24:
+		SW("cuGraphExecMemcpyNodeSetParams", PFN_cuGraphExecMemcpyNodeSetParams_v10020, (e, n, NULL, NULL));
+		break;
+	case 25:
+		SW("cuGraphExecHostNodeSetParams", PFN_cuGraphExecHostNodeSetParams_v10020, (e, n, NULL));
+		break;
+	case 26:
+		SW("cuGraphExecEventRecordNodeSetEvent", PFN_cuGraphExecEventRecordNodeSetEvent_v11010,
+		   (e, n, (CUevent)GARBAGE));
+		break;
+	case 27:
+		SW("cuGraphExecEventWaitNodeSetEvent", PFN_cuGraphExecEventWaitNodeSetEvent_v11010, (e, n, NULL));
+		break;
+	case 28:
+		SW("cuGraphExecNodeSetParams", PFN_cuGraphExecNodeSetParams_v12020, (e, n, NULL));
+		break;
+	case 29:
+		SW("cuStreamBeginCapture", pfn_begin1, (chance(50) ? NULL : (CUstream)GARBAGE));
+		break;
+	case 30:
+		SW("cuStreamBeginCapture_ptsz", pfn_begin1, ((CUstream)GARBAGE));
+		break;
+	case 31:
+		SW("cuStreamBeginCapture_v2_ptsz", PFN_cuStreamBeginCapture_v10010_ptsz,
+		   ((CUstream)GARBAGE, CU_STREAM_CAPTURE_MODE_RELAXED));
+		break;
+	case 32:
+		SW("cuStreamBeginCaptureToGraph_ptsz", PFN_cuStreamBeginCaptureToGraph_v12030_ptsz,
+		   (S, NULL, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+		break;
+	case 33:
+		SW("cuStreamGetCaptureInfo_ptsz", PFN_cuStreamGetCaptureInfo_v10010_ptsz,
+		   (S, chance(50) ? NULL : &st, chance(50) ? NULL : &id));
+		add(" st=%d", (int)st);
+		break;
+	case 34: {
+		size_t nd = 99;
+		SW("cuStreamGetCaptureInfo_v3_ptsz", PFN_cuStreamGetCaptureInfo_v12030_ptsz,
+		   (S, chance(50) ? NULL : &st, NULL, NULL, NULL, NULL, chance(50) ? NULL : &nd));
+		add(" st=%d nd=%zu", (int)st, nd);
+		break;
+	}
+	case 35:
+		SW("cuStreamUpdateCaptureDependencies_v2", PFN_cuStreamUpdateCaptureDependencies_v12030,
+		   (S, NULL, NULL, 0, 0));
+		break;
+	case 36:
+		SW("cuEventRecord", PFN_cuEventRecord_v2000, (chance(50) ? NULL : (CUevent)GARBAGE, S));
+		break;
+	case 37:
+		SW("cuStreamWaitEvent", PFN_cuStreamWaitEvent_v3020, (S, chance(50) ? NULL : (CUevent)GARBAGE, 0));
+		break;
+	case 38: {
+		CUdeviceptr d = 0;
+		SW("cuMemAllocFromPoolAsync_ptsz", PFN_cuMemAllocFromPoolAsync_v11020_ptsz,
+		   (chance(50) ? NULL : &d, 64, (CUmemoryPool)GARBAGE, S));
+		break;
+	}
+	case 39:
+		SW("cuMemFreeAsync_ptsz", PFN_cuMemFreeAsync_v11020_ptsz, ((CUdeviceptr)0x1234, S));
+		break;
+	case 40:
+		SW("cuDeviceGraphMemTrim", PFN_cuDeviceGraphMemTrim_v11040, (chance(50) ? 0 : 7));
+		break;
+	default: {
+		void *args[] = {&buf, NULL};
+		CUDA_KERNEL_NODE_PARAMS p;
+		kparams(&p, args);
+		SW("cuGraphExecKernelNodeSetParams", PFN_cuGraphExecKernelNodeSetParams_v10010,
+		   (e, n, chance(30) ? NULL : (CUDA_KERNEL_NODE_PARAMS_v1 *)&p));
+		break;
+	}
+	}
+#undef SW
+	(void)name;
+	end(rc, err);
+}
+
 static void teardown(void)
 {
 	int rc, err;
@@ -870,10 +1096,12 @@ static void sequence(uint64_t seed, unsigned long i, int len)
 			op_exec_node();
 		else if (o < 88)
 			op_destroy_node();
-		else if (o < 94)
+		else if (o < 93)
 			op_capture();
-		else
+		else if (o < 97)
 			op_misc();
+		else
+			op_sweep();
 	}
 	teardown();
 }
