@@ -2,7 +2,7 @@
  * tests/diff/difftest.c -- differential tester: seeded random sequences of
  * driver and runtime graph calls, one output line per call.
  *
- *   difftest SEED COUNT [nomem|rewrite]
+ *   difftest SEED COUNT [nomem|rewrite] [from=I]
  *
  * Runs COUNT sequences; sequence i draws from its own generator seeded by
  * (SEED, i) and starts and ends with no live object, so one difference
@@ -1110,20 +1110,28 @@ int main(int argc, char **argv)
 {
 	static char obuf[1 << 16];
 	uint64_t seed;
-	unsigned long n;
+	unsigned long n, first = 0;
 	int len = 30;
 	CUdevice dev;
 	CUcontext ctx;
 	if (argc < 3) {
-		fprintf(stderr, "usage: difftest SEED COUNT [nomem|rewrite]\n");
+		fprintf(stderr, "usage: difftest SEED COUNT [nomem|rewrite] [from=I]\n");
 		return 2;
 	}
 	seed = strtoull(argv[1], NULL, 0);
 	n = strtoul(argv[2], NULL, 0);
 	/* "nomem": no memory nodes; "rewrite": nomem, and an exec is frozen
-	 * after an update that succeeds or fails with 910 */
-	rewrite = argc > 3 && !strcmp(argv[3], "rewrite");
-	nomem = rewrite || (argc > 3 && !strcmp(argv[3], "nomem"));
+	 * after an update that succeeds or fails with 910; "from=I": start at
+	 * sequence I (a long run in chunks: the stand-in slows down as a
+	 * process accumulates driver state) */
+	for (int a = 3; a < argc; a++) {
+		if (!strcmp(argv[a], "rewrite"))
+			rewrite = nomem = 1;
+		else if (!strcmp(argv[a], "nomem"))
+			nomem = 1;
+		else if (!strncmp(argv[a], "from=", 5))
+			first = strtoul(argv[a] + 5, NULL, 0);
+	}
 	out = stdout;
 	setvbuf(out, obuf, _IOFBF, sizeof obuf);
 	kfn = (CUfunction)(void *)kern;
@@ -1132,7 +1140,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "difftest: set-up failed\n");
 		return 2;
 	}
-	for (unsigned long i = 0; i < n; i++)
+	for (unsigned long i = first; i < first + n; i++)
 		sequence(seed, i, len);
 	fprintf(out, "done %lu\n", n);
 	fflush(out);
