@@ -20,8 +20,8 @@ _Atomic int cg_policy_pending; /* proxies with allocations to free at their next
 #define CG_REPL_MAX 4
 struct repl {
 	CUgraphExec exec;
-	CUgraph src;          /* graph it was instantiated from: its nodes map per-node calls */
-	int src_dead;         /* the application destroyed src; the shim destroys it with exec */
+	CUgraph src;          /* the shim's clone it was instantiated from: its nodes map per-node calls */
+	int src_dead;         /* the shim destroys src with exec (always so for its clones) */
 	struct cg_summary *sum; /* topology of src (reference) */
 	long long last_use;
 };
@@ -29,9 +29,11 @@ struct repl {
 struct proxy {
 	CUgraphExec app, real;
 	CUgraph graph;
-	/* The graph `real` was instantiated from, when it is not cached (memory
-	 * nodes). Its nodes are what per-node calls are mapped to, so when the
-	 * application destroys it the shim keeps it alive (held_dead) until
+	/* The graph `real` was instantiated from, when it is not cached: the
+	 * shim's clone (held_dead set: destroyed with `real`), or, for a graph
+	 * with memory nodes that the driver will not clone, the application's
+	 * own graph; its nodes are what per-node calls are mapped to, so when
+	 * the application destroys it the shim keeps it alive (held_dead) until
 	 * `real` is replaced or destroyed. */
 	CUgraph held;
 	int held_dead;
