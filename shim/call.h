@@ -77,12 +77,19 @@ int cg_need_real(int hid) CG_HIDDEN;
  * (CG_REAL declares cg_errno_in; a helper entered straight from a wrapper
  * uses CG_ERRNO_IN), hands it back to the real call (CG_FWD), and restores
  * the value the call left before every return after it.
+ *
+ * real_<name> is written once by cg_resolve_driver, before the release store
+ * of cg_driver_resolved: the acquire load of that flag orders this thread's
+ * reads of every real pointer after those writes (a plain mov on x86). A
+ * thread that reads real_<name> without it races with the resolving thread
+ * (C11 data race; TSan reports it).
  */
 #define CG_ERRNO_IN const int cg_errno_in = errno
 #define CG_FWD(call) (errno = cg_errno_in, (call))
 #define CG_REAL(name)                                                                              \
 	CG_ERRNO_IN;                                                                               \
-	if (CG_UNLIKELY(!real_##name)) {                                                           \
+	if (CG_UNLIKELY(!atomic_load_explicit(&cg_driver_resolved, memory_order_acquire) ||        \
+			!real_##name)) {                                                           \
 		int cg_missing_ = cg_need_real(HID_##name) < 0;                                    \
 		errno = cg_errno_in;                                                               \
 		if (cg_missing_)                                                                   \

@@ -851,14 +851,26 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 		cg_log_flush_thread(); /* a program may stop on this error: its records first */
 }
 
-/* Policy before the call: abort, or skip a doomed update and rewrite. */
-static int update_policy_pre(struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu)
+/* Policy before the call: abort on a predicted refusal. */
+static void update_policy_pre(const struct upd_pred *p)
 {
-	if (p->rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
-		return 0;
-	if (cg_cfg.on_update_failure == CG_UPD_ABORT)
+	if (p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && cg_cfg.on_update_failure == CG_UPD_ABORT)
 		raise(SIGABRT);
-	return cg_policy_reinstantiate(app, g, nu, "predicted", p->rc, p->why);
+}
+
+/* Policy after the driver's answer: under reinstantiate, a refusal with 910
+ * is replaced by a re-instantiation. Only the driver's own refusal counts: a
+ * prediction is never acted on unasked, since the driver may answer
+ * something else (1 for a bad handle, success where the model is wrong).
+ * The reason is "predicted" when the model saw it coming (why: what
+ * differs), "failed" when it did not. Returns 1 when rewritten. */
+static int update_policy_post(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
+			      CUresult rc)
+{
+	int pred = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+	if (rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
+		return 0;
+	return cg_policy_reinstantiate(app, g, nu, pred ? "predicted" : "failed", rc, pred ? p->why : NULL);
 }
 
 CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
@@ -874,25 +886,19 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate_v2, CG_CALL_LIFE))
 		return CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
 	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate_v2");
-	if (update_policy_pre(&p, app, hGraph, nu)) {
+	update_policy_pre(&p);
+	/* The application's pointer as given (TensorRT-LLM passes NULL, which
+	 * the driver accepts): the result is read only from it. */
+	rc = CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
+	saved = errno;
+	if (resultInfo) {
+		result = (int)resultInfo->result;
+		en = resultInfo->errorNode;
+		fn = resultInfo->errorFromNode;
+	}
+	if (update_policy_post(&p, app, hGraph, nu, rc)) {
 		rc = CUDA_SUCCESS;
 		rewritten = 1;
-		saved = cg_errno_in;
-	} else {
-		/* The application's pointer as given (TensorRT-LLM passes NULL,
-		 * which the driver accepts): the result is read only from it. */
-		rc = CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
-		saved = errno;
-		if (resultInfo) {
-			result = (int)resultInfo->result;
-			en = resultInfo->errorNode;
-			fn = resultInfo->errorFromNode;
-		}
-		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
-		    cg_policy_reinstantiate(app, hGraph, nu, "failed", rc, NULL)) {
-			rc = CUDA_SUCCESS;
-			rewritten = 1;
-		}
 	}
 	if (rewritten) {
 		result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
@@ -918,29 +924,26 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 	CG_REAL(cuGraphExecUpdate);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate, CG_CALL_LIFE))
 		return CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
-	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate");
 	if (!hErrorNode_out || !updateResult_out) {
-		/* The driver rejects a NULL out-pointer before it looks at the
-		 * graphs: no policy, no rewrite, its answer as it is. */
-		p.rc = CUDA_ERROR_INVALID_VALUE;
-		p.rule = 0;
-	}
-	if (update_policy_pre(&p, app, hGraph, nu)) {
-		rc = CUDA_SUCCESS;
-		rewritten = 1;
-		saved = cg_errno_in;
-	} else {
+		/* v1 requires both out-pointers: the driver answers
+		 * INVALID_VALUE and updates nothing. Its answer, untouched. */
 		rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
 		saved = errno;
-		if (hErrorNode_out)
-			en = *hErrorNode_out;
-		if (updateResult_out)
-			result = (int)*updateResult_out;
-		if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && hErrorNode_out && updateResult_out &&
-		    cg_policy_reinstantiate(app, hGraph, nu, "failed", rc, NULL)) {
-			rc = CUDA_SUCCESS;
-			rewritten = 1;
-		}
+		cg_call_end(&c, rc);
+		errno = saved;
+		return rc;
+	}
+	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate");
+	update_policy_pre(&p);
+	rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
+	saved = errno;
+	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) { /* written by the driver */
+		en = *hErrorNode_out;
+		result = (int)*updateResult_out;
+	}
+	if (update_policy_post(&p, app, hGraph, nu, rc)) {
+		rc = CUDA_SUCCESS;
+		rewritten = 1;
 	}
 	if (rewritten) {
 		en = NULL;

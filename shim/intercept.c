@@ -66,7 +66,27 @@ static void *default_lookup(const char *name)
 	return next ? NULL : CG_DLSYM_ABSENT;
 }
 
-void *cg_dlsym_policy(void *handle, const char *name, void *caller)
+/* Sanitizer runtimes (ASan, TSan, UBSan) look up their interceptors' real
+ * functions with dlsym(RTLD_NEXT, ...) from their own initialiser, before
+ * they can run instrumented code: that lookup reaches this policy through
+ * the exported stub. The entry and every check a foreign lookup meets up
+ * to its rejection are therefore uninstrumented (CG_NO_SANITIZE) and call
+ * nothing instrumented; only a "cu" name on RTLD_DEFAULT or a "cu[A-Z]" name
+ * on a library handle goes on to the instrumented part (by then every
+ * runtime is up: such lookups come from the application or its libraries). */
+static void *policy_cuda(void *handle, const char *name, void *caller);
+
+CG_NO_SANITIZE void *cg_dlsym_policy(void *handle, const char *name, void *caller)
+{
+	cg_resolve_dlsym(); /* CG_NO_SANITIZE too */
+	if (!name || name[0] != 'c' || name[1] != 'u' || !cg_real_dlsym || handle == RTLD_NEXT)
+		return NULL;
+	if (handle != RTLD_DEFAULT && (name[2] < 'A' || name[2] > 'Z'))
+		return NULL;
+	return policy_cuda(handle, name, caller);
+}
+
+static void *policy_cuda(void *handle, const char *name, void *caller)
 {
 	int saved = errno;
 	void *w = NULL;
@@ -74,15 +94,10 @@ void *cg_dlsym_policy(void *handle, const char *name, void *caller)
 	Dl_info info;
 	int st;
 
-	cg_resolve_dlsym();
-	if (!name || name[0] != 'c' || name[1] != 'u' || !cg_real_dlsym)
-		goto out;
 	if (handle == RTLD_DEFAULT) {
 		w = default_lookup(name);
 		goto out;
 	}
-	if (name[2] < 'A' || name[2] > 'Z' || handle == RTLD_NEXT)
-		goto out;
 	st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	if (st == CG_OFF || st == CG_DEGRADED)
 		goto out;

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -768,17 +769,23 @@ struct cg_graph {
 };
 
 struct cg_exec {
+	/* Read by launches without gx_lock (model_exec_fast,
+	 * model_exec_launched), possibly while another thread updates or
+	 * destroys the exec, or reuses the struct for a new one: written
+	 * (under gx_lock) with atomic stores, read with relaxed loads (plain
+	 * movs on x86), and never cleared by the memset of a reused struct. */
 	CUgraphExec h;
-	CUgraph graph;
-	uint64_t flags;
-	uint32_t site;
 	int live;
+	int unfreed_nodes; /* alloc nodes without a free node in the same graph */
+	int foreign_frees; /* free nodes of allocations made by another graph */
+	uint64_t flags;
 	_Atomic long long launches;
 	_Atomic(CUgraphExec) real; /* the exec behind h: h, or a re-instantiation */
 	_Atomic int outstanding; /* graph allocations of the last launch not yet freed */
+	/* Under gx_lock only. */
+	CUgraph graph;
+	uint32_t site;
 	int n_mem;
-	int unfreed_nodes; /* alloc nodes without a free node in the same graph */
-	int foreign_frees; /* free nodes of allocations made by another graph */
 	struct cg_mnode *mem;
 	struct cg_summary *sum;
 	uint32_t sum_gen; /* gen of graph the (partial) summary describes */
@@ -786,6 +793,8 @@ struct cg_exec {
 	struct cg_exec *next_free;
 	UT_hash_handle hh;
 };
+#define X_SET(x, f, v) __atomic_store_n(&(x)->f, (v), __ATOMIC_RELAXED)
+#define X_GET(x, f) __atomic_load_n(&(x)->f, __ATOMIC_RELAXED)
 
 static struct cg_graph *graphs;
 static struct cg_exec *execs, *exec_free_list;
@@ -848,7 +857,7 @@ struct cg_exec *model_exec_fast(CUgraphExec e)
 		x = atomic_load_explicit(&fast_idx[(h + (unsigned)i) & (FAST_SLOTS - 1)], memory_order_acquire);
 		if (!x)
 			break;
-		if (x != FAST_TOMB && x->h == e && x->live)
+		if (x != FAST_TOMB && X_GET(x, h) == e && X_GET(x, live))
 			return x;
 	}
 	if (!atomic_load_explicit(&fast_overflow, memory_order_relaxed))
@@ -877,11 +886,12 @@ static void exec_foreign_frees(struct cg_exec *x)
 long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autofree)
 {
 	long long n = atomic_fetch_add_explicit(&x->launches, 1, memory_order_relaxed) + 1;
-	*autofree = (x->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0;
+	int unfreed_nodes = X_GET(x, unfreed_nodes);
+	*autofree = (X_GET(x, flags) & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0;
 	*unfreed_before = n > 1 ? atomic_load_explicit(&x->outstanding, memory_order_relaxed) : 0;
-	if (x->unfreed_nodes)
-		atomic_store_explicit(&x->outstanding, x->unfreed_nodes, memory_order_relaxed);
-	if (CG_UNLIKELY(x->foreign_frees))
+	if (unfreed_nodes)
+		atomic_store_explicit(&x->outstanding, unfreed_nodes, memory_order_relaxed);
+	if (CG_UNLIKELY(X_GET(x, foreign_frees)))
 		exec_foreign_frees(x);
 	return n;
 }
@@ -1356,17 +1366,18 @@ static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 	x->sum = sum;
 	x->mem = sum ? sum->mem : NULL;
 	x->n_mem = sum && sum->mem ? (int)(sum->n_alloc + sum->n_free) : 0;
-	x->unfreed_nodes = 0;
-	x->foreign_frees = 0;
+	int unfreed = 0, foreign = 0;
 	for (int i = 0; i < x->n_mem; i++) {
 		/* a free node of an allocation made elsewhere / an allocation
 		 * with no free node in this graph */
 		int other = model_mnode_has(x->mem, x->n_mem, x->mem[i].dptr, !x->mem[i].is_free);
 		if (x->mem[i].is_free)
-			x->foreign_frees += !other;
+			foreign += !other;
 		else
-			x->unfreed_nodes += !other;
+			unfreed += !other;
 	}
+	X_SET(x, unfreed_nodes, unfreed);
+	X_SET(x, foreign_frees, foreign);
 }
 
 static void alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n);
@@ -1389,21 +1400,22 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 			cg_degrade("exec table");
 			return;
 		}
-		memset(x, 0, sizeof *x);
-		x->h = e;
+		/* a launch may still read the lock-free fields of a reused struct */
+		memset(&x->graph, 0, sizeof *x - offsetof(struct cg_exec, graph));
+		X_SET(x, h, e);
 		HASH_ADD_PTR(execs, h, x);
 		oom_check("exec table");
 		tot.execs++;
 	}
 	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */
 	x->graph = g;
-	x->flags = flags;
+	X_SET(x, flags, flags);
 	x->site = site;
 	atomic_store(&x->real, e);
 	atomic_store(&x->launches, 0);
 	atomic_store(&x->outstanding, 0);
 	exec_set_summary(x, sum);
-	x->live = 1;
+	X_SET(x, live, 1);
 	x->sum_gen = 0;
 	gr = graph_find_locked(g);
 	if (gr) {
@@ -1554,7 +1566,7 @@ void model_exec_destroy(CUgraphExec e)
 	if (x) {
 		HASH_DEL(execs, x);
 		fast_remove(x);
-		x->live = 0;
+		X_SET(x, live, 0);
 		launches = atomic_load(&x->launches);
 		outstanding = atomic_load(&x->outstanding);
 		g = x->graph;

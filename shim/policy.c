@@ -20,8 +20,8 @@ _Atomic int cg_policy_pending; /* proxies with allocations to free at their next
 #define CG_REPL_MAX 4
 struct repl {
 	CUgraphExec exec;
-	CUgraph src;          /* graph it was instantiated from: its nodes map per-node calls */
-	int src_dead;         /* the application destroyed src; the shim destroys it with exec */
+	CUgraph src;          /* the shim's clone it was instantiated from: its nodes map per-node calls */
+	int src_dead;         /* the shim destroys src with exec (always so for its clones) */
 	struct cg_summary *sum; /* topology of src (reference) */
 	long long last_use;
 };
@@ -29,9 +29,11 @@ struct repl {
 struct proxy {
 	CUgraphExec app, real;
 	CUgraph graph;
-	/* The graph `real` was instantiated from, when it is not cached (memory
-	 * nodes). Its nodes are what per-node calls are mapped to, so when the
-	 * application destroys it the shim keeps it alive (held_dead) until
+	/* The graph `real` was instantiated from, when it is not cached: the
+	 * shim's clone (held_dead set: destroyed with `real`), or, for a graph
+	 * with memory nodes that the driver will not clone, the application's
+	 * own graph; its nodes are what per-node calls are mapped to, so when
+	 * the application destroys it the shim keeps it alive (held_dead) until
 	 * `real` is replaced or destroyed. */
 	CUgraph held;
 	int held_dead;
@@ -419,9 +421,11 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	uint64_t t_inst, t_end;
 	CUdeviceptr carried[8];
 	struct doomed doom = {{0}, {0}, 0, 0};
-	struct cg_summary *drop = NULL;
+	struct cg_summary *drop = NULL, *map_sum;
 	struct thrash th;
 	int warn = 0;
+	CUgraph src = NULL; /* the shim's clone of g, the replacement's source */
+	static _Atomic int warned_uncloned;
 
 	if (cg_cfg.on_update_failure != CG_UPD_REINSTANTIATE || !real_cuGraphInstantiateWithFlags)
 		return 0;
@@ -445,12 +449,32 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	if (drv_cuThreadExchangeStreamCaptureMode)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
 	t_inst = cg_now_ns();
-	rc = real_cuGraphInstantiateWithFlags(&fresh, g, flags);
+	/* The replacement is instantiated from the shim's own clone of g, so
+	 * that g stays the application's alone: its destroy, a use after that,
+	 * a second instantiation, a child node made of it all get the
+	 * driver's own answers. A graph with memory nodes cannot be cloned
+	 * (and allows one executable): it is instantiated itself, a limit
+	 * the warning below and docs/design.md state. */
+	if (!real_cuGraphClone || real_cuGraphClone(&src, g) != CUDA_SUCCESS)
+		src = NULL;
+	rc = real_cuGraphInstantiateWithFlags(&fresh, src ? src : g, flags);
+	if (rc != CUDA_SUCCESS && src) {
+		drv_cuGraphDestroy(src);
+		src = NULL;
+	}
 	t_inst = cg_now_ns() - t_inst;
 	if (drv_cuThreadExchangeStreamCaptureMode)
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
 	cg_tls.in_shim--;
+	if (rc == CUDA_SUCCESS && !src && !atomic_exchange(&warned_uncloned, 1))
+		cg_warn("exec 0x%llx re-instantiated from graph 0x%llx itself (a graph with memory nodes cannot be "
+			"cloned): while the shim holds that executable, the application's own instantiation of the "
+			"graph fails with 801 and its destroy of the graph is deferred (docs/design.md, re-instantiation)",
+			(unsigned long long)(uintptr_t)app, (unsigned long long)(uintptr_t)g);
+	/* per-node calls map to the nodes of the graph the exec runs from */
+	map_sum = src ? model_graph_summary(src) : model_summary_ref(new_sum);
 	if (rc != CUDA_SUCCESS) {
+		model_summary_free(map_sum);
 		model_summary_free(new_sum);
 		rec_begin(&r, CG_L_WARN, CGSHIM_EV_REWRITE);
 		rec_hex(&r, "exec", (uintptr_t)app);
@@ -516,8 +540,9 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 		rewrites = ++p->rewrites; /* for the record, read under the lock */
 		p->clock++;
 		p->launches_at_last = v.launches;
-		map_set(p, new_sum, &drop);
-		if (new_sum && new_sum->n_alloc + new_sum->n_free == 0 && topology_recurs(p, topology_hash(new_sum))) {
+		map_set(p, map_sum, &drop);
+		if (src && map_sum && new_sum && new_sum->n_alloc + new_sum->n_free == 0 &&
+		    topology_recurs(p, topology_hash(new_sum))) {
 			/* a recurring shape: cache it for reuse; the least
 			 * recently used one goes */
 			int slot = p->n_cache;
@@ -534,21 +559,26 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 				p->n_cache++;
 			}
 			p->cache[slot].exec = fresh;
-			p->cache[slot].src = g;
-			p->cache[slot].src_dead = 0;
-			p->cache[slot].sum = model_summary_ref(new_sum);
+			p->cache[slot].src = src;
+			p->cache[slot].src_dead = 1; /* the shim's clone: destroyed with the exec */
+			p->cache[slot].sum = model_summary_ref(map_sum);
 			p->cache[slot].last_use = p->clock;
 		} else {
-			p->held = g;
-			p->held_dead = 0;
+			/* the shim's clone goes with the exec; g itself (not
+			 * cloned) is the application's, held only while it lives */
+			p->held = src ? src : g;
+			p->held_dead = src != NULL;
 		}
 		warn = thrash_check_locked(p, v.launches, &th);
 	}
 	pthread_rwlock_unlock(&proxy_lock);
 	model_summary_free(drop);
+	model_summary_free(map_sum);
 	free(mem);
 	if (!p) {
 		real_cuGraphExecDestroy(fresh);
+		if (src)
+			drv_cuGraphDestroy(src);
 		model_summary_free(old_sum);
 		model_summary_free(new_sum);
 		return 0;

@@ -39,8 +39,10 @@ int cg_policy_rewritten_before(CUgraphExec app);
  * Returns the handle to pass to the real destroy. */
 void cg_policy_forget(CUgraphExec app);
 /* The application destroys graph g. Returns 1 when a re-instantiated exec
- * still runs from g: the shim then keeps g alive (destroying it with that
- * exec) and the application's destroy reports success. */
+ * still runs from g itself (a graph with memory nodes, which the driver will
+ * not clone; every other replacement runs from the shim's own clone): the
+ * shim then keeps g alive (destroying it with that exec) and the
+ * application's destroy reports success. */
 int cg_policy_graph_destroy(CUgraph g);
 /* Destroy replacements retired by rewrites (deferred out of the update
  * call). Called at graph lifecycle calls, before the real call, never

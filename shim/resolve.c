@@ -74,9 +74,11 @@ int cg_hook_by_name(const char *name)
 	return -1;
 }
 
-void cg_resolve_dlsym(void)
+/* CG_NO_SANITIZE: the dlsym entry calls it on every lookup, a sanitizer
+ * runtime's start-up lookups included (intercept.c). */
+CG_NO_SANITIZE void cg_resolve_dlsym(void)
 {
-	if (cg_real_dlsym)
+	if (__atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE))
 		return;
 	/* glibc >= 2.34 moved dlsym into libc under GLIBC_2.34; older symbol
 	 * versions remain for old binaries. Never fall back to the public

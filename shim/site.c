@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "config.h"
-#include "module.h"
 #include "resolve.h"
+#include "module.h"
 #include "site.h"
 #include "table.h"
 #include "unwind.h"
@@ -36,6 +36,11 @@ struct site_ent {
 };
 
 static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cg_site_lock_reset(void)
+{
+	pthread_mutex_init(&site_lock, NULL);
+}
 static struct site_ent *site_tab;
 static struct site_ent **site_by_id;
 static uint32_t site_n, site_cap;
@@ -48,14 +53,10 @@ void cg_site_unlock(void)
 {
 	pthread_mutex_unlock(&site_lock);
 }
-void cg_site_lock_reset(void)
-{
-	pthread_mutex_init(&site_lock, NULL);
-}
 
 /* ---- Python frames, through the C API looked up at run time ------------- */
 
-static struct {
+struct py_api {
 	int tried, ok, retry;
 	int (*is_init)(void);
 	int (*gil_check)(void);
@@ -66,20 +67,31 @@ static struct {
 	void *(*getattr)(void *, const char *);
 	const char *(*utf8)(void *);
 	void (*decref)(void *);
-} py;
+};
 
-static void py_resolve(void)
+/* The resolved C API of both readers below (py_g, py12_g) is written only
+ * under py_lock; once a reader's set is complete (ok) its flag is published
+ * with a release store and the set never changes again, so a thread that
+ * acquires the flag reads it without the lock. Until then each call takes a
+ * snapshot under the lock. trylock: a thread that finds the lock busy (or
+ * a child forked while it was held) gets no Python frames this time rather
+ * than wait. */
+static pthread_mutex_t py_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int py_done, py12_done;
+static struct py_api py_g;
+
+static void py_resolve_locked(void)
 {
 	/* A failing lookup allocates an error string; look again only now
 	 * and then, never on a hot path (sites are lifecycle-only). */
-	if (py.ok || (py.tried && ++py.retry % 64))
+	if (py_g.ok || (py_g.tried && ++py_g.retry % 64))
 		return;
-	py.tried = 1;
-	if (!cg_real_dlsym)
+	py_g.tried = 1;
+	if (!__atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE))
 		return;
-#define PYSYM(f, n) *(void **)&py.f = cg_real_dlsym(RTLD_DEFAULT, n)
+#define PYSYM(f, n) *(void **)&py_g.f = cg_real_dlsym(RTLD_DEFAULT, n)
 	PYSYM(is_init, "Py_IsInitialized");
-	if (!py.is_init)
+	if (!py_g.is_init)
 		return;
 	PYSYM(gil_check, "PyGILState_Check");
 	PYSYM(get_frame, "PyEval_GetFrame");
@@ -90,8 +102,25 @@ static void py_resolve(void)
 	PYSYM(utf8, "PyUnicode_AsUTF8");
 	PYSYM(decref, "Py_DecRef");
 #undef PYSYM
-	py.ok = py.gil_check && py.get_frame && py.lineno && py.get_code && py.get_back && py.getattr &&
-		py.utf8 && py.decref;
+	py_g.ok = py_g.gil_check && py_g.get_frame && py_g.lineno && py_g.get_code && py_g.get_back &&
+		  py_g.getattr && py_g.utf8 && py_g.decref;
+	if (py_g.ok)
+		atomic_store_explicit(&py_done, 1, memory_order_release);
+}
+
+/* *out = the API as resolved so far (all NULL when unavailable). */
+static void py_resolve(struct py_api *out)
+{
+	if (atomic_load_explicit(&py_done, memory_order_acquire)) {
+		*out = py_g;
+		return;
+	}
+	memset(out, 0, sizeof *out);
+	if (pthread_mutex_trylock(&py_lock))
+		return;
+	py_resolve_locked();
+	*out = py_g;
+	pthread_mutex_unlock(&py_lock);
 }
 
 /* Frames of installed packages and of the standard library are written
@@ -141,12 +170,13 @@ static const char *py_kind(const char *file)
 #define PY312_STR_STATE 32
 #define PY312_STR_ASCII_DATA 40
 
-static struct {
+struct py12_api {
 	int tried, ok, retry;
 	void *(*this_tstate)(void);
 	int (*frame_line)(void *);
 	void *code_type, *unicode_type;
-} py12;
+};
+static struct py12_api py12_g; /* under py_lock until py12_done (see py_g) */
 
 static int safe_read(void *dst, const void *src, size_t n)
 {
@@ -156,29 +186,45 @@ static int safe_read(void *dst, const void *src, size_t n)
 	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
 }
 
-static void py12_resolve(void)
+static void py12_resolve_locked(void)
 {
 	const unsigned long *ver;
-	if (py12.ok || (py12.tried && ++py12.retry % 64) || !cg_real_dlsym)
+	if (py12_g.ok || (py12_g.tried && ++py12_g.retry % 64) || !__atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE))
 		return;
-	py12.tried = 1;
+	py12_g.tried = 1;
 	ver = cg_real_dlsym(RTLD_DEFAULT, "Py_Version");
 	if (!ver || (*ver >> 16) != 0x030C)
 		return;
-	*(void **)&py12.this_tstate = cg_real_dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
-	*(void **)&py12.frame_line = cg_real_dlsym(RTLD_DEFAULT, "PyUnstable_InterpreterFrame_GetLine");
-	py12.code_type = cg_real_dlsym(RTLD_DEFAULT, "PyCode_Type");
-	py12.unicode_type = cg_real_dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-	py12.ok = py12.this_tstate && py12.frame_line && py12.code_type && py12.unicode_type;
+	*(void **)&py12_g.this_tstate = cg_real_dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+	*(void **)&py12_g.frame_line = cg_real_dlsym(RTLD_DEFAULT, "PyUnstable_InterpreterFrame_GetLine");
+	py12_g.code_type = cg_real_dlsym(RTLD_DEFAULT, "PyCode_Type");
+	py12_g.unicode_type = cg_real_dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+	py12_g.ok = py12_g.this_tstate && py12_g.frame_line && py12_g.code_type && py12_g.unicode_type;
+	if (py12_g.ok)
+		atomic_store_explicit(&py12_done, 1, memory_order_release);
+}
+
+static void py12_resolve(struct py12_api *out)
+{
+	if (atomic_load_explicit(&py12_done, memory_order_acquire)) {
+		*out = py12_g;
+		return;
+	}
+	memset(out, 0, sizeof *out);
+	if (pthread_mutex_trylock(&py_lock))
+		return;
+	py12_resolve_locked();
+	*out = py12_g;
+	pthread_mutex_unlock(&py_lock);
 }
 
 /* Copy an ASCII str object's text; 0 on success. */
-static int py12_ascii(void *str, char *out, size_t cap)
+static int py12_ascii(const struct py12_api *py12, void *str, char *out, size_t cap)
 {
 	void *type;
 	long len;
 	unsigned state;
-	if (safe_read(&type, (char *)str + PY_OB_TYPE, sizeof type) || type != py12.unicode_type ||
+	if (safe_read(&type, (char *)str + PY_OB_TYPE, sizeof type) || type != py12->unicode_type ||
 	    safe_read(&len, (char *)str + PY312_STR_LENGTH, sizeof len) ||
 	    safe_read(&state, (char *)str + PY312_STR_STATE, sizeof state))
 		return -1;
@@ -193,6 +239,7 @@ static int py12_ascii(void *str, char *out, size_t cap)
 	return 0;
 }
 
+/* Returns 1 when the walk ran (frames may be empty), 0 when unavailable. */
 /* A frame is read with one process_vm_readv of its header and one of its
  * code object's header; the file and function names of a code object are
  * decoded once and kept here, keyed by the code object and the two string
@@ -221,14 +268,15 @@ static unsigned py12_slot(void *code)
 
 /* File and function of a code object whose header is hdr: from the cache,
  * else decoded and cached. Returns 0, or -1 when it is not a code object. */
-static int py12_names(void *code, const unsigned char *hdr, char *file, size_t fcap, char *func, size_t ncap)
+static int py12_names(const struct py12_api *py12, void *code, const unsigned char *hdr, char *file, size_t fcap,
+		      char *func, size_t ncap)
 {
 	void *type, *fn_obj, *name_obj;
 	struct py12_name *e;
 	memcpy(&type, hdr + PY_OB_TYPE, sizeof type);
 	memcpy(&fn_obj, hdr + PY312_CODE_FILENAME, sizeof fn_obj);
 	memcpy(&name_obj, hdr + PY312_CODE_NAME, sizeof name_obj);
-	if (type != py12.code_type)
+	if (type != py12->code_type)
 		return -1;
 	e = &py12_cache[py12_slot(code)];
 	if (pthread_mutex_trylock(&py12_lock) == 0) {
@@ -241,9 +289,9 @@ static int py12_names(void *code, const unsigned char *hdr, char *file, size_t f
 		if (hit)
 			return 0;
 	}
-	if (py12_ascii(fn_obj, file, fcap))
+	if (py12_ascii(py12, fn_obj, file, fcap))
 		snprintf(file, fcap, "?");
-	if (py12_ascii(name_obj, func, ncap))
+	if (py12_ascii(py12, name_obj, func, ncap))
 		snprintf(func, ncap, "?");
 	if (pthread_mutex_trylock(&py12_lock) == 0) {
 		e->code = code;
@@ -257,14 +305,15 @@ static int py12_names(void *code, const unsigned char *hdr, char *file, size_t f
 }
 
 /* Returns 1 when the walk ran (frames may be empty), 0 when unavailable. */
-static int py12_frames(char *out, size_t cap, int max)
+static int py12_frames(const struct py_api *py, char *out, size_t cap, int max)
 {
+	struct py12_api py12;
 	void *ts, *cframe, *frame, *code;
 	unsigned char fh[PY12_FRAME_HDR], ch[PY12_CODE_HDR];
 	char file[160], func[96];
 	size_t n = 0;
-	py12_resolve();
-	if (!py12.ok || !py.is_init || !py.is_init())
+	py12_resolve(&py12);
+	if (!py12.ok || !py->is_init || !py->is_init())
 		return 0;
 	ts = py12.this_tstate();
 	if (!ts || safe_read(&cframe, (char *)ts + PY312_TSTATE_CFRAME, sizeof cframe) ||
@@ -277,7 +326,8 @@ static int py12_frames(char *out, size_t cap, int max)
 		memcpy(&code, fh + PY312_FRAME_CODE, sizeof code);
 		memcpy(&prev, fh + PY312_FRAME_PREVIOUS, sizeof prev);
 		if (fh[PY312_FRAME_OWNER] != PY312_OWNED_BY_CSTACK) {
-			if (safe_read(ch, code, sizeof ch) || py12_names(code, ch, file, sizeof file, func, sizeof func))
+			if (safe_read(ch, code, sizeof ch) ||
+			    py12_names(&py12, code, ch, file, sizeof file, func, sizeof func))
 				break;
 			int w = snprintf(out + n, cap - n, "%s%s:%s:%d:%s", n ? ";" : "", py_kind(file), py_short(file),
 					 py12.frame_line(frame), func);
@@ -293,11 +343,11 @@ static int py12_frames(char *out, size_t cap, int max)
 	return 1;
 }
 
-static const char *py_str_attr(void *obj, const char *name, void **hold)
+static const char *py_str_attr(const struct py_api *py, void *obj, const char *name, void **hold)
 {
-	void *a = py.getattr(obj, name);
+	void *a = py->getattr(obj, name);
 	*hold = a;
-	return a ? py.utf8(a) : NULL;
+	return a ? py->utf8(a) : NULL;
 }
 
 /* Fill out with "py:file:line:func;..." innermost first. Only when this
@@ -306,19 +356,20 @@ static void py_frames(char *out, size_t cap, int max)
 {
 	void *f, *owned = NULL;
 	size_t n = 0;
+	struct py_api py;
 	out[0] = 0;
 	if (max <= 0)
 		return;
-	py_resolve();
-	if (py12_frames(out, cap, max))
+	py_resolve(&py);
+	if (py12_frames(&py, out, cap, max))
 		return;
 	if (!py.ok || !py.is_init() || !py.gil_check())
 		return;
 	f = py.get_frame();
 	for (int i = 0; f && i < max; i++) {
 		void *code = py.get_code(f), *h1 = NULL, *h2 = NULL, *back;
-		const char *file = code ? py_str_attr(code, "co_filename", &h1) : NULL;
-		const char *func = code ? py_str_attr(code, "co_name", &h2) : NULL;
+		const char *file = code ? py_str_attr(&py, code, "co_filename", &h1) : NULL;
+		const char *func = code ? py_str_attr(&py, code, "co_name", &h2) : NULL;
 		int line = py.lineno(f);
 		int w = snprintf(out + n, cap - n, "%s%s:%s:%d:%s", n ? ";" : "", file ? py_kind(file) : "py",
 				 file ? py_short(file) : "?", line,

@@ -47,5 +47,9 @@ void cg_degrade(const char *why);
 #define CG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CG_HIDDEN __attribute__((visibility("hidden")))
+/* Code that may run before a sanitizer runtime is initialised (the dlsym
+ * entry reached from that runtime's own start-up lookups): no
+ * instrumentation, and it must call nothing instrumented. */
+#define CG_NO_SANITIZE __attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined, noinline))
 
 #endif
