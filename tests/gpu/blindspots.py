@@ -3,48 +3,18 @@
 around. Each runs bare and under the shim; output must be identical, with no
 false alarm and no mismatch record. One line per case, then
 'N passed, N failed'. Usage: blindspots.py BUILD BIN."""
-import glob, json, os, re, subprocess, sys, tempfile
+import os, re, sys, tempfile
+
+import gpucase
+from gpucase import calls, case
 
 BUILD, BIN = sys.argv[1], sys.argv[2]
 LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
 HERE = os.path.dirname(os.path.abspath(__file__))
-results = []
 
 
 def run(cmd, shim, level="info", extra=None, logdir=None):
-    tmp = logdir or tempfile.mkdtemp(prefix="cgshim-bs-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
-    if shim:
-        env.update(LD_PRELOAD=LIB, CGSHIM_LOG=level, CGSHIM_LOG_FORMAT="jsonl",
-                   CGSHIM_LOG_FILE=os.path.join(tmp, "log-%p.jsonl"))
-    env.update(extra or {})
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=400)
-    recs, files = [], sorted(glob.glob(os.path.join(tmp, "log-*.jsonl")))
-    for f in files:
-        for line in open(f):
-            if line.strip():
-                recs.append(json.loads(line))
-    return p, recs, files
-
-
-def case(name):
-    def deco(fn):
-        try:
-            detail = fn()
-            results.append(True)
-            print("PASS %s: %s" % (name, detail), flush=True)
-        except AssertionError as e:
-            results.append(False)
-            print("FAIL %s: %s" % (name, e), flush=True)
-        except Exception as e:
-            results.append(False)
-            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
-        return fn
-    return deco
-
-
-def calls(recs, prefix):
-    return [r for r in recs if r.get("ev") == "call" and r.get("api", "").startswith(prefix)]
+    return gpucase.run(cmd, LIB if shim else None, level, extra, logdir)
 
 
 def viol(recs, rule=None):
@@ -162,6 +132,4 @@ def _():
     return "; ".join(out)
 
 
-ok = sum(results)
-print("%d passed, %d failed" % (ok, len(results) - ok))
-sys.exit(0 if ok == len(results) else 1)
+gpucase.finish()

@@ -4,47 +4,19 @@ device). Each case runs a program bare and under LD_PRELOAD=libcgshim.so,
 requires identical program output, and asserts on the shim's JSONL records.
 One line per case, then 'N passed, N failed'."""
 import glob, json, os, subprocess, sys, tempfile
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpucase  # noqa: E402
+from gpucase import case  # noqa: E402
 
 BUILD = sys.argv[1]          # meson build dir of the shim
 BIN = sys.argv[2]            # dir with the GPU test programs
 LIB = os.path.join(BUILD, "shim", "libcgshim.so")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-results = []
 
 
 def run(cmd, shim, level="info", extra=None, cwd=None):
-    tmp = tempfile.mkdtemp(prefix="cgshim-gpu-")
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
-    if shim:
-        env.update(LD_PRELOAD=LIB, CGSHIM_LOG=level, CGSHIM_LOG_FORMAT="jsonl",
-                   CGSHIM_LOG_FILE=os.path.join(tmp, "log-%p.jsonl"))
-    if extra:
-        env.update(extra)
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=cwd, timeout=300)
-    recs = []
-    for f in sorted(glob.glob(os.path.join(tmp, "log-*.jsonl"))):
-        for line in open(f):
-            line = line.strip()
-            if line:
-                recs.append(json.loads(line))
+    p, recs, _ = gpucase.run(cmd, LIB if shim else None, level, extra, cwd=cwd, timeout=300)
     return p, recs
-
-
-def case(name):
-    def deco(fn):
-        try:
-            detail = fn()
-            results.append(True)
-            print("PASS %s: %s" % (name, detail), flush=True)
-        except AssertionError as e:
-            results.append(False)
-            print("FAIL %s: %s" % (name, e), flush=True)
-        except Exception as e:  # a crash of the harness is a failure too
-            results.append(False)
-            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
-        return fn
-    return deco
 
 
 def same_output(bare, shim):
@@ -53,16 +25,7 @@ def same_output(bare, shim):
     assert bare.stdout == shim.stdout, "program output differs:\n--bare\n%s\n--shim\n%s" % (bare.stdout, shim.stdout)
 
 
-def calls(recs, prefix=None, **kw):
-    out = []
-    for r in recs:
-        if r.get("ev") != "call":
-            continue
-        if prefix and not r.get("api", "").startswith(prefix):
-            continue
-        if all(r.get(k) == v for k, v in kw.items()):
-            out.append(r)
-    return out
+calls = gpucase.calls
 
 
 def launches(recs):
@@ -192,6 +155,4 @@ def _():
     return "output identical, no records"
 
 
-ok = sum(results)
-print("%d passed, %d failed" % (ok, len(results) - ok))
-sys.exit(0 if ok == len(results) else 1)
+gpucase.finish()

@@ -18,49 +18,21 @@ usage: issue19.py BUILD BIN
    capture named (if PyTorch left one open).
 One line per case, then "N passed, N failed".
 """
-import glob, json, os, statistics, subprocess, sys, tempfile
+import os, statistics, sys
+
+import gpucase
+from gpucase import case
 
 BUILD, BIN = sys.argv[1], sys.argv[2]
 LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCH = os.path.join(HERE, "issue19_torch.py")
-results = []
 US = 1000.0
 
 
 def run(cmd, shim, extra=None, timeout=120):
-    tmp = tempfile.mkdtemp(prefix="cgshim-i19-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
-    if shim:
-        env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
-                   CGSHIM_LOG_FILE=os.path.join(tmp, "log-%p.jsonl"))
-    if extra:
-        env.update(extra)
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    recs = []
-    for f in sorted(glob.glob(os.path.join(tmp, "log-*.jsonl"))):
-        for line in open(f, errors="replace"):
-            try:
-                recs.append(json.loads(line))
-            except ValueError:
-                pass
+    p, recs, _ = gpucase.run(cmd, LIB if shim else None, extra=extra, timeout=timeout)
     return p, recs
-
-
-def case(name):
-    def deco(fn):
-        try:
-            detail = fn()
-            results.append(True)
-            print("PASS %s: %s" % (name, detail), flush=True)
-        except AssertionError as e:
-            results.append(False)
-            print("FAIL %s: %s" % (name, e), flush=True)
-        except Exception as e:
-            results.append(False)
-            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
-        return fn
-    return deco
 
 
 def kv(out, key):
@@ -225,5 +197,4 @@ for i in range(5):
         return detail
 
 
-print("%d passed, %d failed" % (results.count(True), results.count(False)))
-sys.exit(0 if all(results) else 1)
+gpucase.finish()

@@ -19,6 +19,9 @@ Cases:
   node_memory    shim heap bytes per tracked node (bar 256).
 One line per case PASS/FAIL, then 'N passed, N failed'."""
 import contextlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpucase  # noqa: E402
+from gpucase import case  # noqa: E402
 import io
 import json
 import os
@@ -36,23 +39,8 @@ import run_model as rm  # noqa: E402
 
 MiB = 1 << 20
 GRAN = 2 * MiB
-results = []
 
 
-def case(name):
-    def deco(fn):
-        try:
-            detail = fn()
-            results.append(True)
-            print("PASS %s: %s" % (name, detail), flush=True)
-        except AssertionError as e:
-            results.append(False)
-            print("FAIL %s: %s" % (name, e), flush=True)
-        except Exception as e:
-            results.append(False)
-            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
-        return fn
-    return deco
 
 
 def base_env():
@@ -211,5 +199,4 @@ def node_memory():
     return "; ".join(figs)
 
 
-print("%d passed, %d failed" % (results.count(True), results.count(False)))
-sys.exit(0 if all(results) else 1)
+gpucase.finish()
