@@ -609,6 +609,11 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 
 struct upd_pred {
 	int rc, result, rule;
+	/* quiet: the new graph is known to have the exec's topology (same
+	 * summary, or equal topology hashes) and the same memory nodes, and
+	 * nothing was written: a successful update then changes nothing the
+	 * shim models and is counted, not recorded, below debug level. */
+	int quiet;
 	uint32_t err_index, from_index;
 	CUgraphNode err_node, from_node;
 	char why[256];
@@ -682,7 +687,11 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 	}
 	if (!old || !nu)
 		goto out;
-	if (old->n_nodes != nu->n_nodes) {
+	if (old == nu || (old->topo && old->topo == nu->topo && old->n_nodes == nu->n_nodes)) {
+		/* O(1): the exec's own summary (an update from the graph it
+		 * runs) or the same topology hash. The node-by-node loop below
+		 * only runs when they differ, to name the difference. */
+	} else if (old->n_nodes != nu->n_nodes) {
 		p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
 		p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
 		why_count(p->why, old->n_nodes, g, nu->n_nodes);
@@ -750,6 +759,13 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 		goto out;
 	}
 	/* The update will succeed: say what it does to graph allocations. */
+	p->quiet = old->n_alloc == nu->n_alloc && old->n_free == nu->n_free;
+	for (uint32_t i = 0; p->quiet && old != nu && i < old->n_alloc + old->n_free; i++)
+		if (old->mem[i].dptr != nu->mem[i].dptr || old->mem[i].size != nu->mem[i].size ||
+		    old->mem[i].pool != nu->mem[i].pool || old->mem[i].is_free != nu->mem[i].is_free)
+			p->quiet = 0;
+	if (p->quiet)
+		goto out; /* same memory nodes: neither CGS012 nor CGS003 can apply */
 	for (uint32_t i = 0, ia = 0; i < old->n_alloc + old->n_free && ia < nu->n_alloc + nu->n_free; i++, ia++) {
 		const struct cg_mnode *a = &old->mem[i], *b = &nu->mem[ia];
 		if (a->is_free || b->is_free)
@@ -829,6 +845,16 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 		if (!rewritten)
 			model_exec_update_failed(app);
 		model_summary_free(nu);
+	}
+	/* Counted like launches (the exit summary's updates): a successful
+	 * update that changes nothing the shim models -- same topology, same
+	 * memory nodes, nothing predicted, not rewritten -- writes no call
+	 * record below debug level (docs/log-format.md). The record is most
+	 * of the shim's cost of an update from an identical graph. */
+	if (p->quiet && rc == CUDA_SUCCESS && !rewritten && !cg_log_on(CG_L_DEBUG)) {
+		if (cg_tls.via)
+			cg_tls.via_consumed = 1; /* the runtime hook writes nothing either */
+		return;
 	}
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)app);

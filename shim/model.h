@@ -48,6 +48,13 @@ struct cg_summary {
 	 * one gets the full summary on first need (model_exec_summary) or
 	 * before its graph changes or goes (model_graph_settle). */
 	int partial;
+	/* topo: a 64-bit hash of exactly what the update prediction compares
+	 * (node count, edge count, each node's type and dependency count in
+	 * creation order), computed once per graph generation by the walk
+	 * (never 0; 0 in a partial summary: no hash, compare in full). Equal
+	 * hashes answer "same topology" in O(1); different ones fall through
+	 * to the node-by-node comparison that names the difference. */
+	uint64_t topo;
 	uint8_t *types;   /* n_nodes node types, creation order */
 	uint16_t *ndeps;  /* n_nodes dependency counts */
 	CUgraphNode *nodes;
