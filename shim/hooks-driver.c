@@ -1158,6 +1158,42 @@ static void learn_current_pool(void)
 		model_device_set_pool(dev, p, 0);
 }
 
+/* First-use work of the begin-capture hook, done ahead of the first
+ * capture (issue 19: the first begin paid ~140 us of it on an H100).
+ * cg_call_begin calls this from any hooked call while cg_warm_pending is
+ * set: stage 1 (site: unwinder, libgcc_s, Python reader) needs no driver;
+ * stage 2 (the current device's pool queries, whose first call may set up
+ * the driver's pool state, and a first cuMemGetInfo, not counted against
+ * the MEMINFO budget) needs a current context. Both run only while no
+ * capture is live, so no driver call lands inside one; a stage that finds
+ * a capture live, or no context, is left for a later call (the begin hook
+ * itself does the same work on its own if none came). Never from
+ * cuGetProcAddress (the runtime's start-up burst: no context yet, and the
+ * shim's own lookups). Claimed with an exchange: one thread does each
+ * stage. */
+_Atomic int cg_warm_pending = 3; /* bit 0: stage 1, bit 1: stage 2 */
+
+void cg_warm_capture(int hid)
+{
+	int saved = errno, st;
+	CUdevice dev = 0;
+	if (hid == HID_cuGetProcAddress || hid == HID_cuGetProcAddress_v2 ||
+	    atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return;
+	st = atomic_load_explicit(&cg_warm_pending, memory_order_relaxed);
+	if ((st & 1) && (atomic_fetch_and(&cg_warm_pending, ~1) & 1))
+		cg_site_warm();
+	if ((st & 2) && drv_cuCtxGetDevice && drv_cuCtxGetDevice(&dev) == CUDA_SUCCESS && /* a context is current */
+	    !atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
+	    (atomic_fetch_and(&cg_warm_pending, ~2) & 2)) {
+		size_t fr, total;
+		learn_current_pool();
+		if (cg_cfg.meminfo != CG_MEMINFO_OFF && drv_cuMemGetInfo_v2)
+			drv_cuMemGetInfo_v2(&fr, &total);
+	}
+	errno = saved;
+}
+
 /* Between the driver's begin and the application's next call a Global
  * capture is live, and any other thread's capture-unsafe call (a pinned
  * host allocation, a cudaMalloc) breaks it: the shim keeps that window as
