@@ -78,6 +78,7 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 	}
 	if (!cg_call_begin(&c, HID_cuGraphDestroy, CG_CALL_LIFE))
 		return CG_FWD(real_cuGraphDestroy(hGraph));
+	model_mem_moved(); /* graph memory never launched may be released with it */
 	rc = CG_FWD(real_cuGraphDestroy(hGraph));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
@@ -493,6 +494,7 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 	struct cg_rec r;
 	size_t fr = 0;
 	int saved = errno;
+	model_mem_moved(); /* the "after" sample is a real one: the instantiation took memory */
 	if (p->predicted_rc && (int)rc != p->predicted_rc)
 		cg_mismatch(api, p->rule, p->predicted_rc, rc, -1, -1);
 	if (cg_call_rec(&r, c, rc)) {
@@ -587,6 +589,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	}
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
+	model_mem_moved(); /* the exec's device memory goes back */
 	cg_policy_collect();
 	/* Replacements and cached executables go with the handle; the
 	 * application's own executable is the one it names. */
@@ -1086,8 +1089,10 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		int saved = errno;
 		if (trace)
 			launch_record(hid, e, s, rc, t0, n);
-		if (n == 1)
+		if (n == 1) {
+			model_mem_moved(); /* a first launch maps graph memory */
 			cg_model_graphmem("first_launch", e);
+		}
 		if (cg_cfg.launch_every && n % cg_cfg.launch_every == 0)
 			launch_every(e, n);
 		errno = saved;
@@ -1115,6 +1120,7 @@ static CUresult upload_common(int hid, PFN_cuGraphUpload_v11010 fn, CUgraphExec 
 	CUgraphExec real = cg_policy_exec(e);
 	if (!cg_call_begin(&c, hid, 0))
 		return CG_FWD(fn(real, s));
+	model_mem_moved(); /* uploads map the graph's memory */
 	rc = CG_FWD(fn(real, s));
 	int saved = errno;
 	launch_record(hid, e, s, rc, c.t0, 0);
@@ -1528,6 +1534,7 @@ CUresult cgh_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	CG_REAL(cuMemAlloc_v2);
 	if (!cg_call_begin(&c, HID_cuMemAlloc_v2, 0))
 		return CG_FWD(real_cuMemAlloc_v2(dptr, bytesize));
+	model_mem_moved();
 	predicted = cg_rule_capture_unsafe("cuMemAlloc_v2", "allocates with cuMemAlloc");
 	rc = CG_FWD(real_cuMemAlloc_v2(dptr, bytesize));
 	int saved = errno;
@@ -1555,6 +1562,7 @@ CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
 	CG_REAL(cuMemFree_v2);
 	if (!cg_call_begin(&c, HID_cuMemFree_v2, 0))
 		return CG_FWD(real_cuMemFree_v2(dptr));
+	model_mem_moved();
 	predicted = cg_rule_capture_unsafe("cuMemFree_v2", "frees with cuMemFree");
 	rc = CG_FWD(real_cuMemFree_v2(dptr));
 	int saved = errno;
@@ -1584,6 +1592,8 @@ static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), 
 	struct cg_rec r;
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		capturing = model_stream_capture(s, ptsz, &id, &g, NULL);
+	if (!capturing)
+		model_mem_moved(); /* may grow the pool; a captured one is a node */
 	if (capturing) {
 		site = cg_site_here(SITE_SKIP + 1);
 		if (!pool)
@@ -1699,6 +1709,8 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 		return CG_FWD(fn(p, s));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		capturing = model_stream_capture(s, ptsz, &id, &g, NULL);
+	if (!capturing)
+		model_mem_moved(); /* may give memory back to the pool; a captured one is a node */
 	if (capturing) {
 		int known = model_alloc_lookup(p, &acap, &ag, &sz, &asite);
 		if (!known || acap != id) {
@@ -1772,6 +1784,7 @@ CUresult cgh_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps
 	CG_REAL(cuMemPoolCreate);
 	if (!cg_call_begin(&c, HID_cuMemPoolCreate, CG_CALL_LIFE))
 		return CG_FWD(real_cuMemPoolCreate(pool, poolProps));
+	model_mem_moved();
 	rc = CG_FWD(real_cuMemPoolCreate(pool, poolProps));
 	int saved = errno;
 	site = cg_site_here(SITE_SKIP);
@@ -1798,6 +1811,7 @@ CUresult cgh_cuMemPoolDestroy(CUmemoryPool pool)
 	CG_REAL(cuMemPoolDestroy);
 	if (!cg_call_begin(&c, HID_cuMemPoolDestroy, CG_CALL_LIFE))
 		return CG_FWD(real_cuMemPoolDestroy(pool));
+	model_mem_moved();
 	rc = CG_FWD(real_cuMemPoolDestroy(pool));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
