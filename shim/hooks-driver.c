@@ -78,7 +78,6 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 	}
 	if (!cg_call_begin(&c, HID_cuGraphDestroy, CG_CALL_LIFE))
 		return CG_FWD(real_cuGraphDestroy(hGraph));
-	model_mem_moved(); /* graph memory never launched may be released with it */
 	rc = CG_FWD(real_cuGraphDestroy(hGraph));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)

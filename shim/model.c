@@ -68,7 +68,7 @@ int cg_current_device(void)
 /* Reuse: a boundary takes the device's previous sample instead of a new
  * one when nothing the shim sees has moved device memory since (mem_epoch:
  * bumped by model_mem_moved from the hooks that allocate, free, trim,
- * instantiate, destroy an exec or graph, upload or first-launch an exec)
+ * instantiate, destroy an exec, upload or first-launch an exec)
  * and the sample is younger than MEMINFO_REUSE_NS. The age bound limits
  * what the shim cannot see (VMM cuMemCreate, managed memory, lazy module
  * loads, other processes) to what happens in that window. Typical wins: an

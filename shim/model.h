@@ -215,7 +215,7 @@ static inline int model_mnode_has(const struct cg_mnode *mem, int n, CUdeviceptr
  * sample when nothing moved since, model.c); 0 when a capture is live. */
 int model_sample_free(size_t *free_out);
 /* Device memory may have moved (an allocation, free, trim, instantiate,
- * exec or graph destroy, upload, first launch): the next sample is real. */
+ * exec destroy, upload, first launch): the next sample is real. */
 void model_mem_moved(void);
 long long model_meminfo_reused(void);
 
