@@ -796,7 +796,12 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	rec_end(&r);
 	(void)s;
 	free(c->l);
-	free(c);
+	if (!prepared) { /* the ending thread's next begin takes it: no calloc per capture */
+		memset(c, 0, sizeof *c);
+		prepared = c;
+	} else {
+		free(c);
+	}
 }
 
 /* ====================================================================== */
