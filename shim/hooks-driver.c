@@ -660,8 +660,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 	 * (see end_capture_common): an updating program's next update then
 	 * finds its graph's summary ready. */
 	atomic_store_explicit(&updates_seen, 1, memory_order_relaxed);
-	old = model_exec_summary(e);
-	nu = model_graph_summary(g);
+	model_update_summaries(e, g, &old, &nu);
 	struct cg_rec r;
 	char msg[400];
 	/* The call site costs a backtrace: taken only when a violation is written. */

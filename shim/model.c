@@ -1554,6 +1554,32 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 	return s;
 }
 
+void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu)
+{
+	struct cg_exec *x;
+	struct cg_graph *gr;
+	int have_old = 0, have_nu = 0;
+	*old = *nu = NULL;
+	pthread_mutex_lock(&gx_lock);
+	x = exec_find_locked(e);
+	if (!x || !x->sum || !x->sum->partial) {
+		*old = x ? model_summary_ref(x->sum) : NULL;
+		have_old = 1;
+	}
+	gr = graph_find_locked(g);
+	if (gr && gr->sum && gr->sum_gen == gr->gen) {
+		*nu = model_summary_ref(gr->sum);
+		have_nu = 1;
+	}
+	pthread_mutex_unlock(&gx_lock);
+	/* Otherwise as the two calls would (the exec's first, which may settle
+	 * and walk the graph it was instantiated from). */
+	if (!have_old)
+		*old = model_exec_summary(e);
+	if (!have_nu)
+		*nu = model_graph_summary(g);
+}
+
 void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum)
 {
 	struct cg_exec *x;

@@ -172,6 +172,10 @@ int model_exec_view(CUgraphExec e, struct cg_exec_view *out);
 /* Copy of the exec's memory nodes (caller frees). */
 int model_exec_mnodes(CUgraphExec e, struct cg_mnode **out);
 struct cg_summary *model_exec_summary(CUgraphExec e);
+/* model_exec_summary(e) and model_graph_summary(g) (references, either
+ * NULL), in one lock round trip when both are ready (an update's common
+ * case). */
+void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu);
 void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum);
 void model_exec_update_failed(CUgraphExec e);
 void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, struct cg_summary *sum);
