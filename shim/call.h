@@ -29,6 +29,11 @@ struct cg_call {
 	uint64_t t_in, t_out;
 };
 
+/* Nonzero until the begin-capture hook's first-use work is done
+ * (cg_warm_capture, hooks-driver.c): one relaxed load per hooked call. */
+extern _Atomic int cg_warm_pending CG_HIDDEN;
+void cg_warm_capture(int hid) CG_HIDDEN;
+
 static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
 {
 	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
@@ -45,6 +50,8 @@ static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
 		return 0;
 	if (hid != HID_cuGetProcAddress && hid != HID_cuGetProcAddress_v2)
 		cg_door_hook_call(hid);
+	if (CG_UNLIKELY(atomic_load_explicit(&cg_warm_pending, memory_order_relaxed)))
+		cg_warm_capture(hid);
 	c->hid = hid;
 	c->flags = flags;
 	c->t0 = cg_log_on(CG_L_INFO) ? cg_now_ns() : 0;

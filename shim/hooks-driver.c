@@ -493,6 +493,7 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 	struct cg_rec r;
 	size_t fr = 0;
 	int saved = errno;
+	model_mem_moved(); /* the "after" sample is a real one: the instantiation took memory */
 	if (p->predicted_rc && (int)rc != p->predicted_rc)
 		cg_mismatch(api, p->rule, p->predicted_rc, rc, -1, -1);
 	if (cg_call_rec(&r, c, rc)) {
@@ -587,6 +588,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	}
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
+	model_mem_moved(); /* the exec's device memory goes back */
 	cg_policy_collect();
 	/* Replacements and cached executables go with the handle; the
 	 * application's own executable is the one it names. */
@@ -609,6 +611,11 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 
 struct upd_pred {
 	int rc, result, rule;
+	/* quiet: the new graph is known to have the exec's topology (same
+	 * summary, or equal topology hashes) and the same memory nodes, and
+	 * nothing was written: a successful update then changes nothing the
+	 * shim models and is counted, not recorded, below debug level. */
+	int quiet;
 	uint32_t err_index, from_index;
 	CUgraphNode err_node, from_node;
 	char why[256];
@@ -653,8 +660,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 	 * (see end_capture_common): an updating program's next update then
 	 * finds its graph's summary ready. */
 	atomic_store_explicit(&updates_seen, 1, memory_order_relaxed);
-	old = model_exec_summary(e);
-	nu = model_graph_summary(g);
+	model_update_summaries(e, g, &old, &nu);
 	struct cg_rec r;
 	char msg[400];
 	/* The call site costs a backtrace: taken only when a violation is written. */
@@ -682,7 +688,11 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 	}
 	if (!old || !nu)
 		goto out;
-	if (old->n_nodes != nu->n_nodes) {
+	if (old == nu || (old->topo && old->topo == nu->topo && old->n_nodes == nu->n_nodes)) {
+		/* O(1): the exec's own summary (an update from the graph it
+		 * runs) or the same topology hash. The node-by-node loop below
+		 * only runs when they differ, to name the difference. */
+	} else if (old->n_nodes != nu->n_nodes) {
 		p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
 		p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
 		why_count(p->why, old->n_nodes, g, nu->n_nodes);
@@ -750,6 +760,13 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 		goto out;
 	}
 	/* The update will succeed: say what it does to graph allocations. */
+	p->quiet = old->n_alloc == nu->n_alloc && old->n_free == nu->n_free;
+	for (uint32_t i = 0; p->quiet && old != nu && i < old->n_alloc + old->n_free; i++)
+		if (old->mem[i].dptr != nu->mem[i].dptr || old->mem[i].size != nu->mem[i].size ||
+		    old->mem[i].pool != nu->mem[i].pool || old->mem[i].is_free != nu->mem[i].is_free)
+			p->quiet = 0;
+	if (p->quiet)
+		goto out; /* same memory nodes: neither CGS012 nor CGS003 can apply */
 	for (uint32_t i = 0, ia = 0; i < old->n_alloc + old->n_free && ia < nu->n_alloc + nu->n_free; i++, ia++) {
 		const struct cg_mnode *a = &old->mem[i], *b = &nu->mem[ia];
 		if (a->is_free || b->is_free)
@@ -829,6 +846,16 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 		if (!rewritten)
 			model_exec_update_failed(app);
 		model_summary_free(nu);
+	}
+	/* Counted like launches (the exit summary's updates): a successful
+	 * update that changes nothing the shim models -- same topology, same
+	 * memory nodes, nothing predicted, not rewritten -- writes no call
+	 * record below debug level (docs/log-format.md). The record is most
+	 * of the shim's cost of an update from an identical graph. */
+	if (p->quiet && rc == CUDA_SUCCESS && !rewritten && !cg_log_on(CG_L_DEBUG)) {
+		if (cg_tls.via)
+			cg_tls.via_consumed = 1; /* the runtime hook writes nothing either */
+		return;
 	}
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)app);
@@ -1060,8 +1087,10 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		int saved = errno;
 		if (trace)
 			launch_record(hid, e, s, rc, t0, n);
-		if (n == 1)
+		if (n == 1) {
+			model_mem_moved(); /* a first launch maps graph memory */
 			cg_model_graphmem("first_launch", e);
+		}
 		if (cg_cfg.launch_every && n % cg_cfg.launch_every == 0)
 			launch_every(e, n);
 		errno = saved;
@@ -1089,6 +1118,7 @@ static CUresult upload_common(int hid, PFN_cuGraphUpload_v11010 fn, CUgraphExec 
 	CUgraphExec real = cg_policy_exec(e);
 	if (!cg_call_begin(&c, hid, 0))
 		return CG_FWD(fn(real, s));
+	model_mem_moved(); /* uploads map the graph's memory */
 	rc = CG_FWD(fn(real, s));
 	int saved = errno;
 	launch_record(hid, e, s, rc, c.t0, 0);
@@ -1130,6 +1160,42 @@ static void learn_current_pool(void)
 		model_pool_seen(d, dev, 1);
 	if (real_cuDeviceGetMemPool && real_cuDeviceGetMemPool(&p, dev) == CUDA_SUCCESS && p != d)
 		model_device_set_pool(dev, p, 0);
+}
+
+/* First-use work of the begin-capture hook, done ahead of the first
+ * capture (issue 19: the first begin paid ~140 us of it on an H100).
+ * cg_call_begin calls this from any hooked call while cg_warm_pending is
+ * set: stage 1 (site: unwinder, libgcc_s, Python reader) needs no driver;
+ * stage 2 (the current device's pool queries, whose first call may set up
+ * the driver's pool state, and a first cuMemGetInfo, not counted against
+ * the MEMINFO budget) needs a current context. Both run only while no
+ * capture is live, so no driver call lands inside one; a stage that finds
+ * a capture live, or no context, is left for a later call (the begin hook
+ * itself does the same work on its own if none came). Never from
+ * cuGetProcAddress (the runtime's start-up burst: no context yet, and the
+ * shim's own lookups). Claimed with an exchange: one thread does each
+ * stage. */
+_Atomic int cg_warm_pending = 3; /* bit 0: stage 1, bit 1: stage 2 */
+
+void cg_warm_capture(int hid)
+{
+	int saved = errno, st;
+	CUdevice dev = 0;
+	if (hid == HID_cuGetProcAddress || hid == HID_cuGetProcAddress_v2 ||
+	    atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return;
+	st = atomic_load_explicit(&cg_warm_pending, memory_order_relaxed);
+	if ((st & 1) && (atomic_fetch_and(&cg_warm_pending, ~1) & 1))
+		cg_site_warm();
+	if ((st & 2) && drv_cuCtxGetDevice && drv_cuCtxGetDevice(&dev) == CUDA_SUCCESS && /* a context is current */
+	    !atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
+	    (atomic_fetch_and(&cg_warm_pending, ~2) & 2)) {
+		size_t fr, total;
+		learn_current_pool();
+		if (cg_cfg.meminfo != CG_MEMINFO_OFF && drv_cuMemGetInfo_v2)
+			drv_cuMemGetInfo_v2(&fr, &total);
+	}
+	errno = saved;
 }
 
 /* Between the driver's begin and the application's next call a Global
@@ -1466,6 +1532,7 @@ CUresult cgh_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	CG_REAL(cuMemAlloc_v2);
 	if (!cg_call_begin(&c, HID_cuMemAlloc_v2, 0))
 		return CG_FWD(real_cuMemAlloc_v2(dptr, bytesize));
+	model_mem_moved();
 	predicted = cg_rule_capture_unsafe("cuMemAlloc_v2", "allocates with cuMemAlloc");
 	rc = CG_FWD(real_cuMemAlloc_v2(dptr, bytesize));
 	int saved = errno;
@@ -1493,6 +1560,7 @@ CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
 	CG_REAL(cuMemFree_v2);
 	if (!cg_call_begin(&c, HID_cuMemFree_v2, 0))
 		return CG_FWD(real_cuMemFree_v2(dptr));
+	model_mem_moved();
 	predicted = cg_rule_capture_unsafe("cuMemFree_v2", "frees with cuMemFree");
 	rc = CG_FWD(real_cuMemFree_v2(dptr));
 	int saved = errno;
@@ -1522,6 +1590,8 @@ static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), 
 	struct cg_rec r;
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		capturing = model_stream_capture(s, ptsz, &id, &g, NULL);
+	if (!capturing)
+		model_mem_moved(); /* may grow the pool; a captured one is a node */
 	if (capturing) {
 		site = cg_site_here(SITE_SKIP + 1);
 		if (!pool)
@@ -1637,6 +1707,8 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 		return CG_FWD(fn(p, s));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		capturing = model_stream_capture(s, ptsz, &id, &g, NULL);
+	if (!capturing)
+		model_mem_moved(); /* may give memory back to the pool; a captured one is a node */
 	if (capturing) {
 		int known = model_alloc_lookup(p, &acap, &ag, &sz, &asite);
 		if (!known || acap != id) {
@@ -1710,6 +1782,7 @@ CUresult cgh_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps
 	CG_REAL(cuMemPoolCreate);
 	if (!cg_call_begin(&c, HID_cuMemPoolCreate, CG_CALL_LIFE))
 		return CG_FWD(real_cuMemPoolCreate(pool, poolProps));
+	model_mem_moved();
 	rc = CG_FWD(real_cuMemPoolCreate(pool, poolProps));
 	int saved = errno;
 	site = cg_site_here(SITE_SKIP);
@@ -1736,6 +1809,7 @@ CUresult cgh_cuMemPoolDestroy(CUmemoryPool pool)
 	CG_REAL(cuMemPoolDestroy);
 	if (!cg_call_begin(&c, HID_cuMemPoolDestroy, CG_CALL_LIFE))
 		return CG_FWD(real_cuMemPoolDestroy(pool));
+	model_mem_moved();
 	rc = CG_FWD(real_cuMemPoolDestroy(pool));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)

@@ -41,10 +41,17 @@ static CUgraphNode exec_node(CUgraphExec app, CUgraphNode node, const char *api)
 		rc = CG_FWD(real_##name args);                                                     \
 		saved = errno;                                                                     \
 		post;                                                                              \
+		if (MEM_MOVER(name))                                                               \
+			model_mem_moved();                                                         \
 		cg_call_end(&c, rc);                                                               \
 		errno = saved;                                                                     \
 		return rc;                                                                         \
 	}
+/* Calls that give device memory back or change how much a pool keeps: the
+ * next memory sample is a real one (model_mem_moved; constant-folded). */
+#define MEM_MOVER(name)                                                                            \
+	(!__builtin_strcmp(#name, "cuMemPoolTrimTo") || !__builtin_strcmp(#name, "cuMemPoolSetAttribute") || \
+	 !__builtin_strcmp(#name, "cuDeviceGraphMemTrim") || !__builtin_strcmp(#name, "cuDeviceSetGraphMemAttribute"))
 #define HOOK_GEN(name, params, args, pre) HOOK_GEN2(name, params, args, pre, 0, (void)verdict)
 
 /* Whether an exported name is a per-thread-default-stream (_ptsz) twin. */

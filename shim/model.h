@@ -48,6 +48,13 @@ struct cg_summary {
 	 * one gets the full summary on first need (model_exec_summary) or
 	 * before its graph changes or goes (model_graph_settle). */
 	int partial;
+	/* topo: a 64-bit hash of exactly what the update prediction compares
+	 * (node count, edge count, each node's type and dependency count in
+	 * creation order), computed once per graph generation by the walk
+	 * (never 0; 0 in a partial summary: no hash, compare in full). Equal
+	 * hashes answer "same topology" in O(1); different ones fall through
+	 * to the node-by-node comparison that names the difference. */
+	uint64_t topo;
 	uint8_t *types;   /* n_nodes node types, creation order */
 	uint16_t *ndeps;  /* n_nodes dependency counts */
 	CUgraphNode *nodes;
@@ -165,6 +172,10 @@ int model_exec_view(CUgraphExec e, struct cg_exec_view *out);
 /* Copy of the exec's memory nodes (caller frees). */
 int model_exec_mnodes(CUgraphExec e, struct cg_mnode **out);
 struct cg_summary *model_exec_summary(CUgraphExec e);
+/* model_exec_summary(e) and model_graph_summary(g) (references, either
+ * NULL), in one lock round trip when both are ready (an update's common
+ * case). */
+void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu);
 void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum);
 void model_exec_update_failed(CUgraphExec e);
 void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, struct cg_summary *sum);
@@ -204,7 +215,12 @@ static inline int model_mnode_has(const struct cg_mnode *mem, int n, CUdeviceptr
 			return 1;
 	return 0;
 }
-/* Device free bytes now (cuMemGetInfo); 0 when a capture is live. */
+/* Device free bytes now (cuMemGetInfo, or under auto the device's last
+ * sample when nothing moved since, model.c); 0 when a capture is live. */
 int model_sample_free(size_t *free_out);
+/* Device memory may have moved (an allocation, free, trim, instantiate,
+ * exec destroy, upload, first launch): the next sample is real. */
+void model_mem_moved(void);
+long long model_meminfo_reused(void);
 
 #endif

@@ -417,6 +417,18 @@ static int cuda_frame(void *pc)
 	return cg_cuda_module(module_of(pc));
 }
 
+void cg_site_warm(void)
+{
+	void *pcs[2];
+	if (cg_cfg.backtrace > 0)
+		(void)backtrace(pcs, 2); /* the fallback's one-time dlopen of libgcc_s */
+	/* One site of this stack, interned like any other (the site table's
+	 * first allocations, the unwinder's rules for the CUDA libraries'
+	 * frames, the Python reader): a site no record names is never
+	 * written. */
+	(void)cg_site_here(0);
+}
+
 uint32_t cg_site_here(int skip)
 {
 	struct site_key k;

@@ -19,6 +19,12 @@
 /* Capture the current site; skip = frames of the shim to drop. Never makes
  * a CUDA call. Safe in any hook; costs a few microseconds. */
 uint32_t cg_site_here(int skip);
+/* First-use initialisation of what cg_site_here needs, without interning a
+ * site: the unwinder's walk of this stack (module lookups, .eh_frame_hdr
+ * pages), glibc's backtrace (its first call loads libgcc_s), the Python
+ * reader's symbol resolution. Called once outside any capture
+ * (cg_warm_capture), so the first begin-capture does not pay for it. */
+void cg_site_warm(void);
 /* Append site as a JSON array (or text list) under key. */
 void rec_site(struct cg_rec *r, const char *key, uint32_t site);
 /* First frame as text ("py:serve.py:12:capture" or "libx.so:fn+0x10"). */

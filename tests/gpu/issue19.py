@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """tests/gpu/issue19.py -- GPU checks of issue 19 (run by tests/gpu/issue19).
 
-usage: issue19.py BUILD BIN
+usage: issue19.py BUILD BIN [PREFIX]
   BUILD  meson build dir of the shim (BUILD/shim/libcgshim.so)
   BIN    dir with hostalloc_probe and begin_cost
+  PREFIX run only the cases whose name starts with it (tests/gpu/speed
+         passes "cost")
 
 1. hostalloc_probe: the real driver's answer to the pinned host memory calls
    in each capture mode from each thread (a table for docs/).
@@ -24,6 +26,7 @@ import gpucase
 from gpucase import case
 
 BUILD, BIN = sys.argv[1], sys.argv[2]
+gpucase.only = sys.argv[3] if len(sys.argv) > 3 else ""
 LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCH = os.path.join(HERE, "issue19_torch.py")

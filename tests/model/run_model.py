@@ -224,7 +224,12 @@ def case_deferred_summary(recs, pools):
     check(len(v) == 2 and all(r == "CGS001" and rc == 910 for r, _, rc in got),
           "two CGS001 violations predicting 910 (A: graph destroyed; B: graph changed after instantiate) (got %s)" % got)
     ups = [r for r in ev(recs, "call") if (r.get("api") or "").startswith("cuGraphExecUpdate")]
-    check([u.get("rc") for u in ups] == [910, 910, 0], "updates A, B1, B2 -> 910, 910, 0 (got %s)" % [u.get("rc") for u in ups])
+    # B2 succeeds with the exec's topology and memory nodes: counted, not
+    # recorded (docs/log-format.md, update records); the summary counts all 3.
+    check([u.get("rc") for u in ups] == [910, 910], "update records A, B1 -> 910, 910 (got %s)" % [u.get("rc") for u in ups])
+    s = one(recs, "summary")
+    check((s.get("updates"), s.get("update_failures")) == (3, 2),
+          "summary: updates 3, update_failures 2 (got %s, %s)" % (s.get("updates"), s.get("update_failures")))
     seqs = {x.get("seq") for x in v}
     # The node records of both sides follow a CGS001 (for --dot update:N):
     # they do not count as distance.
