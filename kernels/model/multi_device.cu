@@ -5,9 +5,9 @@
  * with fewer it prints "needs 2 devices" and exits 77.
  *
  * 1. Graph M, built on device 0's context: an allocation node on device 0
- *    that device 1 may read and write (accessDescs 0:rw, 1:rw), an
- *    allocation node on device 1 (accessDescs 1:rw), each freed by a free
- *    node. Instantiated on device 0, launched first from device 1's
+ *    that device 1 may read and write (accessDescs 1:rw), an allocation
+ *    node on device 1 that device 0 may (accessDescs 0:rw), each freed by
+ *    a free node. Instantiated on device 0, launched first from device 1's
  *    context (into device 0's stream), then from device 0's: the graph
  *    memory stays attributed to the devices of the memory nodes.
  * 2. Pool C created on device 1 and made device 1's current pool; a
@@ -75,7 +75,7 @@ int main(void)
 	cudaStream_t s[2];
 	cudaMemPool_t pd[2] = {NULL, NULL}, pc = NULL;
 	struct cudaMemPoolProps props;
-	struct cudaMemAccessDesc acc0[2], acc1[1];
+	struct cudaMemAccessDesc acc0[1], acc1[1];
 	struct cudaMemAllocNodeParams a0, a1;
 	cudaGraph_t gm = NULL;
 	cudaGraphNode_t n0, n1, f0, f1;
@@ -107,10 +107,9 @@ int main(void)
 
 	/* 1. memory nodes on both devices, instantiated on device 0 */
 	CHECK(cudaSetDevice(0), cudaSuccess);
-	access(&acc0[0], 0);
-	access(&acc0[1], 1);
-	access(&acc1[0], 1);
-	mem_node_params(&a0, 0, 4 * MiB, acc0, 2);
+	access(&acc0[0], 1);
+	access(&acc1[0], 0);
+	mem_node_params(&a0, 0, 4 * MiB, acc0, 1);
 	mem_node_params(&a1, 1, 8 * MiB, acc1, 1);
 	CHECK(cudaGraphCreate(&gm, 0), cudaSuccess);
 	CHECK(cudaGraphAddMemAllocNode(&n0, gm, NULL, 0, &a0), cudaSuccess);
