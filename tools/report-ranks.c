@@ -86,11 +86,18 @@ json_t *rp_ranks(const struct rp_log *log)
 		    !rk_is(ev, CGSHIM_EV_VIOLATION) && !rk_is(ev, CGSHIM_EV_LEAK) && !rk_is(ev, CGSHIM_EV_GRAPHMEM) &&
 		    !rk_is(ev, CGSHIM_EV_ALLOC) && !rk_is(ev, CGSHIM_EV_SUMMARY))
 			continue;
-		j = rp_j(log, i);
 		snprintf(pidkey, sizeof pidkey, "%lld", r->pid);
+		/* A process whose start record has no rank has none on any
+		 * record: its records are not parsed again (a log without
+		 * ranks costs this pass its start records only). */
+		if (!rk_is(ev, CGSHIM_EV_START) && json_is_null(json_object_get(pid_rank, pidkey)))
+			continue;
+		j = rp_j(log, i);
 		rank = rp_str(j, "rank");
 		if (rank)
 			json_object_set_new(pid_rank, pidkey, json_string(rank));
+		else if (rk_is(ev, CGSHIM_EV_START))
+			json_object_set_new(pid_rank, pidkey, json_null());
 		else
 			rank = json_string_value(json_object_get(pid_rank, pidkey));
 		if (!rank)
