@@ -146,19 +146,28 @@ CUresult cgh_cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 	return rc;
 }
 
-static void explicit_mnode(CUgraph g, CUdeviceptr dptr, size_t size, int is_free, int ipc, uint32_t site,
-			   const char *api)
+/* An explicit memory node. pp, acc, nacc: an allocation node's pool
+ * properties and access descriptors (pp NULL for a free node): its device
+ * (poolProps.location) and the peer access it asks for (accessDescs) go
+ * into the model and the "alloc" record. */
+static void explicit_mnode(CUgraph g, CUdeviceptr dptr, size_t size, int is_free, uint32_t site,
+			   const CUmemPoolProps *pp, const CUmemAccessDesc *acc, size_t nacc, const char *api)
 {
 	struct cg_mnode m;
 	memset(&m, 0, sizeof m);
 	m.dptr = dptr;
 	m.size = size;
 	m.is_free = (uint8_t)is_free;
-	m.ipc = (uint8_t)ipc;
 	m.site = site;
+	if (pp) {
+		m.ipc = pp->handleTypes != CU_MEM_HANDLE_TYPE_NONE;
+		if (pp->location.type == CU_MEM_LOCATION_TYPE_DEVICE && pp->location.id >= 0 &&
+		    pp->location.id < CG_MAX_DEV)
+			m.dev = (uint8_t)(pp->location.id + 1);
+	}
 	model_graph_add_mnode(g, &m);
 	if (!is_free)
-		model_alloc_graph(&m, NULL, 0, g, api);
+		model_alloc_graph_access(&m, NULL, 0, g, api, acc, nacc);
 }
 
 CUresult cgh_cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
@@ -174,8 +183,8 @@ CUresult cgh_cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, co
 	rc = CG_FWD(real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS && nodeParams)
-		explicit_mnode(hGraph, nodeParams->dptr, nodeParams->bytesize, 0,
-			       nodeParams->poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE, cg_site_here(SITE_SKIP),
+		explicit_mnode(hGraph, nodeParams->dptr, nodeParams->bytesize, 0, cg_site_here(SITE_SKIP),
+			       &nodeParams->poolProps, nodeParams->accessDescs, nodeParams->accessDescCount,
 			       "cuGraphAddMemAllocNode");
 	{
 		struct cg_rec r;
@@ -205,7 +214,7 @@ CUresult cgh_cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, con
 	rc = CG_FWD(real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr));
 	int saved = errno;
 	if (rc == CUDA_SUCCESS)
-		explicit_mnode(hGraph, dptr, 0, 1, 0, 0, "cuGraphAddMemFreeNode");
+		explicit_mnode(hGraph, dptr, 0, 1, 0, NULL, NULL, 0, "cuGraphAddMemFreeNode");
 	{
 		struct cg_rec r;
 		if (cg_call_rec(&r, &c, rc)) {
@@ -262,11 +271,10 @@ static void add_node_post(struct cg_call *c, CUresult rc, CUgraphNode *ph, CUgra
 	struct cg_rec r;
 	if (rc == CUDA_SUCCESS && p) {
 		if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
-			explicit_mnode(g, p->alloc.dptr, p->alloc.bytesize, 0,
-				       p->alloc.poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE,
-				       cg_site_here(SITE_SKIP + 1), api);
+			explicit_mnode(g, p->alloc.dptr, p->alloc.bytesize, 0, cg_site_here(SITE_SKIP + 1),
+				       &p->alloc.poolProps, p->alloc.accessDescs, p->alloc.accessDescCount, api);
 		else if (p->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
-			explicit_mnode(g, p->free.dptr, 0, 1, 0, 0, api);
+			explicit_mnode(g, p->free.dptr, 0, 1, 0, NULL, NULL, 0, api);
 		else
 			model_graph_mutated(g);
 	}
@@ -472,6 +480,8 @@ static void emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, cons
 			rec_hex(&r, "dptr", mn->dptr);
 			if (!mn->is_free) {
 				rec_u64(&r, "size", mn->size);
+				if (mn->dev)
+					rec_int(&r, "dev", CG_MNODE_DEV(mn));
 				rec_hex(&r, "pool", (uintptr_t)mn->pool);
 				rec_site(&r, "site", mn->site);
 			}
@@ -505,6 +515,8 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 			rec_int(&r, "alloc_nodes", p->sum->n_alloc);
 			rec_int(&r, "free_nodes", p->sum->n_free);
 		}
+		if (rc == CUDA_SUCCESS)
+			model_summary_devs_rec(&r, p->sum); /* dev, alloc_devs */
 		if (p->have_free && model_sample_free(&fr)) {
 			int origin = 0, mn = 0;
 			uint64_t cap = 0;

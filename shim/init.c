@@ -112,7 +112,9 @@ static void write_start_record(void)
 	rec_str(&r, "version", CGSHIM_VERSION);
 	rec_str(&r, "exe", exe);
 	rec_int(&r, "ppid", getppid());
-	rec_str(&r, "rank", getenv("RANK") ? getenv("RANK") : getenv("LOCAL_RANK"));
+	/* A set rank is in every record's header already: one "rank" key. */
+	if (!cg_log_rank())
+		rec_str(&r, "rank", NULL);
 	rec_str(&r, "log_level", level_names[cg_cfg.log_level]);
 	rec_str(&r, "log_format", cg_cfg.log_format == CG_FMT_JSONL ? "jsonl" : "text");
 	rec_str(&r, "on_update_failure",

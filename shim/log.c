@@ -83,25 +83,51 @@ static void sink_bind(int fd)
 	__atomic_store_n(&log_fd, fd, __ATOMIC_RELEASE);
 }
 
-/* The %r token: RANK, else LOCAL_RANK, else "0", through secure_getenv (a
- * set-id program does not take a path part from its caller). It becomes part
- * of a file name, so only [A-Za-z0-9_.-], at most 64 characters and no ".."
- * are accepted; anything else is replaced by "badrank" with a warning. */
+/* The rank of the process: the first of RANK, LOCAL_RANK,
+ * OMPI_COMM_WORLD_RANK, SLURM_PROCID that is set and not empty, read once
+ * (rank_read, from cg_log_open) through secure_getenv (a set-id program
+ * does not take a path part from its caller). It becomes part of a file
+ * name (%r) and of every record's header, so only [A-Za-z0-9_.-], at most
+ * 64 characters and no ".." are accepted; anything else is "badrank" (with
+ * a warning when %r names the file). NULL: no rank variable set. */
+static const char *const rank_vars[] = {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+static const char *log_rank_tok;
+static int log_rank_bad;
+
+static void rank_read(void)
+{
+	log_rank_tok = NULL;
+	log_rank_bad = 0;
+	for (size_t i = 0; i < sizeof rank_vars / sizeof *rank_vars; i++) {
+		const char *v = secure_getenv(rank_vars[i]);
+		size_t l;
+		if (!v || !*v)
+			continue;
+		l = strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+		if (v[l] || l > 64 || strstr(v, "..")) {
+			log_rank_bad = 1;
+			log_rank_tok = "badrank";
+		} else {
+			log_rank_tok = v;
+		}
+		return;
+	}
+}
+
+const char *cg_log_rank(void)
+{
+	return log_rank_tok;
+}
+
+/* The %r token: the rank, "0" when none is set. */
 static const char *log_rank(void)
 {
-	const char *rank = secure_getenv("RANK");
-	size_t l;
-	if (!rank || !*rank)
-		rank = secure_getenv("LOCAL_RANK");
-	if (!rank || !*rank)
-		return "0";
-	l = strspn(rank, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
-	if (rank[l] || l > 64 || strstr(rank, "..")) {
-		cg_warn("RANK/LOCAL_RANK is not a plain token ([A-Za-z0-9_.-], no \"..\"); %%r in CGSHIM_LOG_FILE "
-			"becomes \"badrank\"");
+	if (log_rank_bad) {
+		cg_warn("RANK/LOCAL_RANK/OMPI_COMM_WORLD_RANK/SLURM_PROCID is not a plain token ([A-Za-z0-9_.-], "
+			"no \"..\"); %%r in CGSHIM_LOG_FILE becomes \"badrank\"");
 		return "badrank";
 	}
-	return rank;
+	return log_rank_tok ? log_rank_tok : "0";
 }
 
 /* Expand %p (pid) and %r (rank) into out; returns 0 or -1 if it does not fit. */
@@ -140,6 +166,7 @@ static int expand_path(const char *tmpl, char *out, size_t cap)
 int cg_log_open(void)
 {
 	log_pid = (int)getpid();
+	rank_read();
 	if (!cg_cfg.log_file || !*cg_cfg.log_file || !strcmp(cg_cfg.log_file, "stderr")) {
 		sink_bind(2);
 		return 0;
@@ -551,7 +578,7 @@ void rec_begin(struct cg_rec *r, int level, const char *ev)
 
 void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 {
-	char tmp[160];
+	char tmp[256]; /* the JSON header: at most ~220 bytes with a 64-character rank */
 	int l;
 	r->on = cg_log_on(level);
 	if (!r->on)
@@ -587,20 +614,32 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 		CAT(d);
 		k = (size_t)(rec_fmt_u64_(tmp + k, ts) - tmp);
 		{
-			/* ,"pid":N,"tid":N is the same for every record of a thread */
-			static CG_TLS char who[48];
+			/* ,"pid":N,"tid":N[,"rank":"R"] is the same for every record
+			 * of a thread: built once per thread (and process), so the
+			 * rank costs a copy of a few bytes per record, nothing on a
+			 * path that writes no record (launches). */
+			static CG_TLS char who[128];
 			static CG_TLS size_t who_len;
 			static CG_TLS int who_pid;
-			if (who_pid != log_pid || !who_len) {
+			static CG_TLS const char *who_rank;
+			if (who_pid != log_pid || !who_len || who_rank != log_rank_tok) {
 				size_t w = 0;
 #define WCAT(str) (memcpy(who + w, str, sizeof str - 1), w += sizeof str - 1)
 				WCAT(e);
 				w = (size_t)(rec_fmt_i64_(who + w, log_pid) - who);
 				WCAT(f);
 				w = (size_t)(rec_fmt_i64_(who + w, cg_gettid()) - who);
+				if (log_rank_tok) { /* a token: [A-Za-z0-9_.-]{1,64}, no escaping */
+					size_t rl = strlen(log_rank_tok);
+					WCAT(",\"rank\":\"");
+					memcpy(who + w, log_rank_tok, rl);
+					w += rl;
+					who[w++] = '"';
+				}
 #undef WCAT
 				who_len = w;
 				who_pid = log_pid;
+				who_rank = log_rank_tok;
 			}
 			memcpy(tmp + k, who, who_len);
 			k += who_len;
@@ -612,8 +651,9 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 		static const char *lv[] = {"", "", "error", "warn", "info", "debug", "trace"};
 		char when[72];
 		text_stamp(when, sizeof when, ts);
-		l = snprintf(tmp, sizeof tmp, "cgshim %s %d:%d %s %s", when, log_pid, cg_gettid(),
-			     level >= 0 && level <= 6 ? lv[level] : "", ev);
+		l = snprintf(tmp, sizeof tmp, "cgshim %s %d:%d %s %s%s%s", when, log_pid, cg_gettid(),
+			     level >= 0 && level <= 6 ? lv[level] : "", ev, log_rank_tok ? " rank=" : "",
+			     log_rank_tok ? log_rank_tok : "");
 	}
 	if (l > 0)
 		put(r, tmp, (size_t)l < sizeof tmp ? (size_t)l : sizeof tmp - 1);

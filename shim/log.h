@@ -43,6 +43,11 @@ int cg_log_open(void);
  * the first other record; never if nothing is recorded. */
 void cg_log_set_preamble(void (*fn)(void));
 void cg_log_after_fork_child(void);
+/* The process's rank token (RANK, LOCAL_RANK, OMPI_COMM_WORLD_RANK or
+ * SLURM_PROCID, validated; "badrank" when malformed), read once by
+ * cg_log_open; NULL when none is set. Every record's header carries it
+ * ("rank") when it is set. */
+const char *cg_log_rank(void);
 
 void rec_begin(struct cg_rec *r, int level, const char *ev);
 /* Same, stamped ts (CLOCK_MONOTONIC ns) that the caller already read:

@@ -47,11 +47,24 @@ static const char *mode_name(int m)
 							  : "?";
 }
 
+/* Devices the process was seen using (bit d): graph memory is sampled on
+ * each of them at exit. Set where the shim learns a device (a context's,
+ * a pool's, a memory node's), never on the launch path. */
+static _Atomic unsigned devs_seen;
+
+static void dev_seen(int d)
+{
+	if (d >= 0 && d < CG_MAX_DEV)
+		atomic_fetch_or_explicit(&devs_seen, 1u << d, memory_order_relaxed);
+}
+
 int cg_current_device(void)
 {
 	CUdevice d = 0;
-	if (drv_cuCtxGetDevice && drv_cuCtxGetDevice(&d) == CUDA_SUCCESS && d >= 0 && d < CG_MAX_DEV)
+	if (drv_cuCtxGetDevice && drv_cuCtxGetDevice(&d) == CUDA_SUCCESS && d >= 0 && d < CG_MAX_DEV) {
+		dev_seen(d);
 		return d;
+	}
 	return 0;
 }
 
@@ -846,6 +859,8 @@ struct cg_exec {
 	struct cg_mnode *mem;
 	struct cg_summary *sum;
 	uint32_t sum_gen; /* gen of graph the (partial) summary describes */
+	int inst_dev;     /* device of the context it was instantiated in */
+	unsigned devmask; /* devices its allocation nodes allocate on (bit d) */
 	long long updates, update_failures;
 	struct cg_exec *next_free;
 	UT_hash_handle hh;
@@ -1037,6 +1052,9 @@ static struct cg_summary *summary_walk(CUgraph g)
 				m->dptr = p.dptr;
 				m->size = p.bytesize;
 				m->ipc = p.poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE;
+				if (p.poolProps.location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+				    p.poolProps.location.id >= 0 && p.poolProps.location.id < CG_MAX_DEV)
+					m->dev = (uint8_t)(p.poolProps.location.id + 1);
 			}
 			s->n_alloc++;
 		} else {
@@ -1125,6 +1143,8 @@ static void summary_fill_pools(struct cg_summary *s, const struct cg_graph *gr)
 				m->pool = gr->mem[k].pool;
 				m->site = gr->mem[k].site;
 				m->pool_default = gr->mem[k].pool_default;
+				if (!m->dev)
+					m->dev = gr->mem[k].dev;
 				break;
 			}
 	}
@@ -1185,9 +1205,14 @@ void model_graph_mutated(CUgraph g)
 	pthread_mutex_unlock(&gx_lock);
 }
 
-void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m)
+static uint8_t mnode_dev(const struct cg_mnode *m);
+
+void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 {
 	struct cg_graph *x;
+	struct cg_mnode mm = *m_in, *m = &mm;
+	if (!mm.is_free && !mm.dev)
+		mm.dev = mnode_dev(&mm); /* before gx_lock: it may take mem_lock */
 	pthread_mutex_lock(&gx_lock);
 	x = graph_find_locked(g);
 	if (!x) {
@@ -1436,7 +1461,10 @@ static void exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 	x->mem = sum ? sum->mem : NULL;
 	x->n_mem = sum && sum->mem ? (int)(sum->n_alloc + sum->n_free) : 0;
 	int unfreed = 0, foreign = 0;
+	x->devmask = 0;
 	for (int i = 0; i < x->n_mem; i++) {
+		if (!x->mem[i].is_free && x->mem[i].dev)
+			x->devmask |= 1u << CG_MNODE_DEV(&x->mem[i]);
 		/* a free node of an allocation made elsewhere / an allocation
 		 * with no free node in this graph */
 		int other = model_mnode_has(x->mem, x->n_mem, x->mem[i].dptr, !x->mem[i].is_free);
@@ -1455,6 +1483,7 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 {
 	struct cg_exec *x;
 	struct cg_graph *gr;
+	int dev = cg_current_device(); /* the exec belongs to the instantiating context */
 	pthread_mutex_lock(&gx_lock);
 	x = exec_find_locked(e);
 	if (!x) {
@@ -1478,6 +1507,7 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 	}
 	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */
 	x->graph = g;
+	x->inst_dev = dev;
 	X_SET(x, flags, flags);
 	x->site = site;
 	atomic_store(&x->real, e);
@@ -1736,6 +1766,32 @@ static struct {
 	CUmemoryPool pool;
 	uint32_t site;
 } cur_pool[CG_MAX_DEV];
+/* Graph allocations the shim attributed to each device (under mem_lock). */
+static struct {
+	long long nodes;
+	unsigned long long bytes;
+} dev_alloc[CG_MAX_DEV];
+
+/* Device (plus one) of a graph allocation node whose device is not known
+ * yet: its pool's, else the calling context's (a capture-safe query). */
+static uint8_t mnode_dev(const struct cg_mnode *m)
+{
+	int d = -1;
+	if (m->dev)
+		return m->dev;
+	if (m->pool) {
+		struct cg_pool *x;
+		pthread_mutex_lock(&mem_lock);
+		HASH_FIND_PTR(pools, &m->pool, x);
+		if (x)
+			d = x->dev;
+		pthread_mutex_unlock(&mem_lock);
+	}
+	if (d < 0 || d >= CG_MAX_DEV)
+		d = cg_current_device();
+	dev_seen(d);
+	return (uint8_t)(d + 1);
+}
 
 static struct cg_pool *pool_get_locked(CUmemoryPool p)
 {
@@ -1794,6 +1850,7 @@ void model_pool_seen(CUmemoryPool p, int dev, int is_default)
 	if (dev >= 0 && dev < CG_MAX_DEV && !cur_pool[dev].pool && is_default)
 		cur_pool[dev].pool = p;
 	pthread_mutex_unlock(&mem_lock);
+	dev_seen(dev);
 }
 
 void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site)
@@ -1805,6 +1862,7 @@ void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site)
 	cur_pool[dev].site = site;
 	pool_get_locked(p);
 	pthread_mutex_unlock(&mem_lock);
+	dev_seen(dev);
 }
 
 CUmemoryPool model_device_pool(int dev, uint32_t *site)
@@ -1838,11 +1896,41 @@ int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site)
 
 void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api)
 {
+	model_alloc_graph_access(m, s, capture, g, api, NULL, 0);
+}
+
+/* "D:rw", "D:r" or "D:none" per access descriptor (a location that is not
+ * a device: "?"); at most 16. */
+static void access_rec(struct cg_rec *r, const CUmemAccessDesc *acc, size_t n)
+{
+	rec_open(r, "access", '[');
+	for (size_t i = 0; i < n && i < 16; i++) {
+		char t[32], *o = t;
+		if (acc[i].location.type == CU_MEM_LOCATION_TYPE_DEVICE)
+			o = rec_fmt_i64_(o, acc[i].location.id);
+		else
+			*o++ = '?';
+		*o++ = ':';
+		o = stpcpy(o, acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? "rw"
+			      : acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READ    ? "r"
+										 : "none");
+		rec_elem_str(r, t);
+	}
+	rec_close(r, ']');
+}
+
+void model_alloc_graph_access(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
+			      const CUmemAccessDesc *acc, size_t nacc)
+{
 	struct cg_alloc *a;
 	struct cg_pool *p;
 	struct cg_rec r;
-	int is_default = 0, ipc = m->ipc;
+	struct cg_mnode mm = *m_in, *m = &mm;
+	int is_default = 0, ipc = m->ipc, dev;
 	uint32_t pool_site = 0;
+	if (!mm.dev)
+		mm.dev = mnode_dev(&mm);
+	dev = CG_MNODE_DEV(m);
 	pthread_mutex_lock(&mem_lock);
 	HASH_FIND(hh, allocs, &m->dptr, sizeof m->dptr, a);
 	if (!a) {
@@ -1870,6 +1958,10 @@ void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, C
 	}
 	tot.alloc_nodes++;
 	tot.alloc_bytes += m->size;
+	if (dev >= 0 && dev < CG_MAX_DEV) {
+		dev_alloc[dev].nodes++;
+		dev_alloc[dev].bytes += m->size;
+	}
 	pthread_mutex_unlock(&mem_lock);
 	if (capture)
 		capture_count_alloc(capture, m->size);
@@ -1880,12 +1972,38 @@ void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, C
 	rec_hex(&r, "pool", (uintptr_t)m->pool);
 	rec_bool(&r, "pool_default", is_default);
 	rec_bool(&r, "ipc", ipc);
+	rec_int(&r, "dev", dev);
+	if (acc && nacc)
+		access_rec(&r, acc, nacc);
 	rec_hex(&r, "stream", (uintptr_t)s);
 	rec_u64(&r, "capture", capture);
 	rec_hex(&r, "graph", (uintptr_t)g);
 	rec_site(&r, "site", m->site);
 	rec_site(&r, "pool_site", pool_site);
 	rec_end(&r);
+}
+
+void model_summary_devs_rec(struct cg_rec *r, const struct cg_summary *s)
+{
+	unsigned long long by[CG_MAX_DEV] = {0};
+	int any = 0;
+	if (!r->on)
+		return;
+	rec_int(r, "dev", cg_current_device());
+	for (uint32_t i = 0; s && s->mem && i < s->n_alloc + s->n_free; i++)
+		if (!s->mem[i].is_free && s->mem[i].dev) {
+			by[CG_MNODE_DEV(&s->mem[i])] += s->mem[i].size;
+			any = 1;
+		}
+	if (!any)
+		return;
+	rec_open(r, "alloc_devs", '{');
+	for (int d = 0; d < CG_MAX_DEV; d++)
+		if (by[d]) {
+			char k[4] = {(char)('0' + d / 10), (char)('0' + d % 10), 0};
+			rec_u64(r, d < 10 ? k + 1 : k, by[d]);
+		}
+	rec_close(r, '}');
 }
 
 int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, size_t *size, uint32_t *site)
@@ -2063,19 +2181,17 @@ void cg_model_after_fork_child(void)
 	atomic_store(&cg_live_captures, 0);
 }
 
-/* e: the exec whose launch took the sample (the app's handle), or NULL. */
-static void graphmem_sample(const char *when, CUgraphExec e)
+/* One graphmem record for device dev (four driver queries, made only when
+ * the info-level record is written and no capture is live). Returns 0
+ * when the attributes could not be read. */
+static int graphmem_dev(int dev, const char *when, CUgraphExec e, int exec_dev, int launch_dev,
+			unsigned long long exec_bytes)
 {
 	cuuint64_t v[4] = {0, 0, 0, 0};
 	struct cg_rec r;
-	int dev;
-	/* The four queries serve only this record: none when it is not written. */
-	if (!cg_log_on(CG_L_INFO) || atomic_load(&cg_live_captures) || !real_cuDeviceGetGraphMemAttribute)
-		return;
-	dev = cg_current_device();
 	for (int i = 0; i < 4; i++)
 		if (real_cuDeviceGetGraphMemAttribute(dev, (CUgraphMem_attribute)i, &v[i]) != CUDA_SUCCESS)
-			return;
+			return 0;
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_GRAPHMEM);
 	rec_int(&r, "dev", dev);
 	rec_u64(&r, "used", v[0]);
@@ -2083,9 +2199,74 @@ static void graphmem_sample(const char *when, CUgraphExec e)
 	rec_u64(&r, "reserved", v[2]);
 	rec_u64(&r, "reserved_high", v[3]);
 	rec_str(&r, "when", when);
-	if (e)
+	if (e) {
 		rec_hex(&r, "exec", (uintptr_t)e);
+		rec_int(&r, "exec_dev", exec_dev);
+		rec_u64(&r, "exec_bytes", exec_bytes);
+		if (launch_dev != exec_dev)
+			rec_int(&r, "launch_dev", launch_dev);
+	} else {
+		/* exit: what the model holds for the device */
+		CUmemoryPool def = NULL, cur;
+		struct cg_pool *p, *ptmp;
+		long long nodes;
+		unsigned long long bytes;
+		pthread_mutex_lock(&mem_lock);
+		HASH_ITER(hh, pools, p, ptmp)
+		if (p->is_default && p->dev == dev) {
+			def = p->h;
+			break;
+		}
+		cur = cur_pool[dev].pool;
+		nodes = dev_alloc[dev].nodes;
+		bytes = dev_alloc[dev].bytes;
+		pthread_mutex_unlock(&mem_lock);
+		if (def)
+			rec_hex(&r, "default_pool", (uintptr_t)def);
+		if (cur)
+			rec_hex(&r, "current_pool", (uintptr_t)cur);
+		rec_int(&r, "alloc_nodes", nodes);
+		rec_u64(&r, "alloc_bytes", bytes);
+	}
 	rec_end(&r);
+	return 1;
+}
+
+/* Graph memory per device. e: the exec whose first launch took the sample
+ * (the app's handle): one record per device its allocation nodes allocate
+ * on (the instantiating context's device when it has none), whatever
+ * context launched it (launch_dev names that one when it differs). NULL
+ * (exit): one record per device the process was seen using. */
+static void graphmem_sample(const char *when, CUgraphExec e)
+{
+	unsigned mask = 0;
+	int exec_dev = 0, launch_dev = 0;
+	unsigned long long by[CG_MAX_DEV] = {0};
+	if (!cg_log_on(CG_L_INFO) || atomic_load(&cg_live_captures) || !real_cuDeviceGetGraphMemAttribute)
+		return;
+	launch_dev = cg_current_device();
+	if (e) {
+		struct cg_exec *x;
+		pthread_mutex_lock(&gx_lock);
+		x = exec_find_locked(e);
+		if (x) {
+			exec_dev = x->inst_dev;
+			mask = x->devmask;
+			for (int i = 0; i < x->n_mem; i++)
+				if (!x->mem[i].is_free && x->mem[i].dev)
+					by[CG_MNODE_DEV(&x->mem[i])] += x->mem[i].size;
+		} else {
+			exec_dev = launch_dev;
+		}
+		pthread_mutex_unlock(&gx_lock);
+		if (!mask)
+			mask = 1u << exec_dev;
+	} else {
+		mask = atomic_load_explicit(&devs_seen, memory_order_relaxed) | 1u << launch_dev;
+	}
+	for (int d = 0; d < CG_MAX_DEV; d++)
+		if (mask & 1u << d)
+			(void)graphmem_dev(d, when, e, exec_dev, launch_dev, by[d]);
 }
 
 void cg_model_graphmem(const char *when, CUgraphExec e)

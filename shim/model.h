@@ -32,8 +32,14 @@ struct cg_mnode {
 	uint8_t is_free; /* a free node (dptr only) */
 	uint8_t ipc;
 	uint8_t pool_default;
-	uint8_t pad;
+	/* Device the allocation is made on, plus one (0: not known yet): the
+	 * node's poolProps.location for explicit and walked nodes, the pool's
+	 * device (else the calling context's) for captured ones. Memset 0
+	 * leaves it unknown; model_graph_add_mnode and model_alloc_graph fill
+	 * it in. */
+	uint8_t dev;
 };
+#define CG_MNODE_DEV(m) ((int)(m)->dev - 1)
 
 /* Node summary walked from the driver once per graph generation.
  * Immutable once published and shared by reference count between the
@@ -198,6 +204,15 @@ CUmemoryPool model_device_pool(int dev, uint32_t *site);
 int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site);
 /* A graph allocation observed at creation. */
 void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api);
+/* The same, with the peer access the node asked for (accessDescs of an
+ * explicit memory node): written in the "alloc" record as "access". */
+void model_alloc_graph_access(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api,
+			      const CUmemAccessDesc *acc, size_t nacc);
+/* Devices and graph-allocation bytes per device of a summary, as fields of
+ * an instantiate record: "dev" (the calling context's device, where the
+ * exec is instantiated) and "alloc_devs" ({"D": bytes} of its allocation
+ * nodes). */
+void model_summary_devs_rec(struct cg_rec *r, const struct cg_summary *s);
 /* Returns 1 if dptr is a graph allocation and fills its capture id/graph. */
 int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, size_t *size, uint32_t *site);
 /* A free of dptr outside a graph (cuMemFreeAsync / cuMemFree); updates the

@@ -537,6 +537,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "failing_calls", fails);
 	json_object_set_new(doc, "rewrites", rw_rows);
 	json_object_set_new(doc, "leaks", leaks);
+	json_object_set_new(doc, "ranks", rp_ranks(log));
 
 	json_decref(pids);
 	json_decref(graphs);
@@ -681,6 +682,7 @@ void rp_print_text(FILE *f, const json_t *doc)
 		    f, "  %-8s %-8s %-6s %-8s %s\n", RP_CELL(row, "pid"), RP_CELL(row, "ppid"),
 		    RP_CELL(row, "rank"), RP_CELL(row, "records"), RP_CELL(row, "exe"));
 	}
+	rp_print_ranks(f, json_object_get(doc, "ranks"));
 
 	a = json_object_get(doc, "violations");
 	if (json_array_size(a)) {

@@ -58,6 +58,11 @@ const char *rp_bytes(long long v, char *buf, size_t len);
 /* The report document shared by text and --json output. New reference. */
 json_t *rp_analyse(const struct rp_log *log);
 void rp_print_text(FILE *f, const json_t *doc);
+/* The cross-rank view (report-ranks.c): per-rank rows, graph memory per
+ * rank and device, divergence across ranks; JSON null when no record
+ * carries a rank. New reference. Printed by rp_print_ranks. */
+json_t *rp_ranks(const struct rp_log *log);
+void rp_print_ranks(FILE *f, const json_t *ranks);
 
 /* 0 on success, else an exit status (1 usage, 2 nothing to draw). graph:
  * a handle, first, last, or update:N / update:last (both sides of the Nth

@@ -703,6 +703,29 @@ def case_rank_inject():
             os.unlink(os.path.join(sub, f))
     p, _, _ = run(HOST, args=("noisy",), extra={"CGSHIM_LOG_FILE": os.path.join(sub, "log-%r.jsonl"), "RANK": "rank_1.a-b"})
     check(os.listdir(sub) == ["log-rank_1.a-b.jsonl"], "a plain RANK is kept: %s" % os.listdir(sub))
+    # Issue 18: the rank from the first of RANK, LOCAL_RANK,
+    # OMPI_COMM_WORLD_RANK, SLURM_PROCID that is set, in the file name and
+    # in every record's header.
+    none = {"RANK": "", "LOCAL_RANK": "", "OMPI_COMM_WORLD_RANK": "", "SLURM_PROCID": ""}
+    for env, want in (({"SLURM_PROCID": "5"}, "5"), ({"OMPI_COMM_WORLD_RANK": "4", "SLURM_PROCID": "5"}, "4"),
+                      ({"LOCAL_RANK": "3", "OMPI_COMM_WORLD_RANK": "4"}, "3"),
+                      ({"RANK": "1", "LOCAL_RANK": "3", "SLURM_PROCID": "7"}, "1")):
+        for f in os.listdir(sub):
+            os.unlink(os.path.join(sub, f))
+        extra = dict(none, CGSHIM_LOG_FILE=os.path.join(sub, "log-%r.jsonl"), CGSHIM_LOG="info", **env)
+        p, _, _ = run(HOST, args=("noisy",), extra=extra)
+        check(os.listdir(sub) == ["log-%s.jsonl" % want], "%s: log-%s.jsonl (%s)" % (env, want, os.listdir(sub)))
+        recs = [json.loads(l) for l in open(os.path.join(sub, "log-%s.jsonl" % want)) if l.startswith("{")] \
+            if os.listdir(sub) == ["log-%s.jsonl" % want] else []
+        check(recs and all(r.get("rank") == want for r in recs), "%s: every record has rank %s" % (env, want))
+    for f in os.listdir(sub):
+        os.unlink(os.path.join(sub, f))
+    p, _, _ = run(HOST, args=("noisy",), extra=dict(none, CGSHIM_LOG_FILE=os.path.join(sub, "log-%p.jsonl"),
+                                                    CGSHIM_LOG="info"))
+    recs = [json.loads(l) for f in os.listdir(sub) for l in open(os.path.join(sub, f)) if l.startswith("{")]
+    check(recs and all("rank" not in r for r in recs if r.get("ev") != "start") and
+          all(r.get("rank") is None for r in recs if r.get("ev") == "start"),
+          "no rank variable: no rank in the headers, start rank null")
     forged = "cgshim 1.000000 1:1 error violation rule=CGS999"
     p, _, _ = run(HOST, args=("noisy",), extra={"CGSHIM_LOG": "x\n" + forged, "CGSHIM_BACKTRACE": "\x1b[2J" + "9" * 300})
     print(p.stderr)

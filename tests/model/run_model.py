@@ -246,7 +246,68 @@ def case_deferred_summary(recs, pools):
     check(not ev(recs, "leak"), "no leak records")
 
 
+def graphmem_from_stderr(text):
+    """'graphmem D used U used_high UH reserved R reserved_high RH' -> {D: {...}}"""
+    out = {}
+    for m in re.finditer(r"^graphmem (\d+) used (\d+) used_high (\d+) reserved (\d+) reserved_high (\d+)$", text, re.M):
+        out[int(m.group(1))] = {"used": int(m.group(2)), "used_high": int(m.group(3)),
+                                "reserved": int(m.group(4)), "reserved_high": int(m.group(5))}
+    return out
+
+
+STDERR = ""
+STDOUT = ""
+
+
+def case_multi_device(recs, pools):
+    """Two devices: memory nodes on each with peer access, a first launch from
+    the other device's context, per-device current pool, per-device graph
+    memory against cudaDeviceGetGraphMemAttribute."""
+    check({"default0", "default1", "C"} <= set(pools), "pool handles printed: %s" % sorted(pools))
+    by_size = {a.get("size"): a for a in ev(recs, "alloc")}
+    want = {4 * MiB: (0, ["1:rw"], None), 8 * MiB: (1, ["0:rw"], None),
+            1 * MiB: (1, None, "C"), 2 * MiB: (0, None, "default0")}
+    for size, (dev, access, pool) in sorted(want.items()):
+        a = by_size.get(size)
+        if not check(a is not None, "alloc of %d MiB recorded" % (size // MiB)):
+            continue
+        check(a.get("dev") == dev, "%d MiB allocation on device %d (got %s)" % (size // MiB, dev, a.get("dev")))
+        check(a.get("access") == access, "%d MiB allocation: peer access %s (got %s)" % (size // MiB, access, a.get("access")))
+        if pool:
+            check(hx(a.get("pool")) == pools.get(pool), "%d MiB allocation from pool %s (got %s)" % (size // MiB, pool, a.get("pool")))
+    inst = [r for r in ev(recs, "call") if r.get("api", "").startswith("cuGraphInstantiate") and r.get("rc") == 0]
+    m = [r for r in inst if r.get("alloc_devs") == {"0": 4 * MiB, "1": 8 * MiB}]
+    check(len(m) == 1 and m[0].get("dev") == 0,
+          "graph M instantiated on device 0 with alloc_devs {0: 4 MiB, 1: 8 MiB} (got %s)" % [(r.get("dev"), r.get("alloc_devs")) for r in inst])
+    em = m[0].get("exec") if m else None
+    first = [g for g in ev(recs, "graphmem") if g.get("when") == "first_launch" and g.get("exec") == em]
+    check(sorted((g.get("dev"), g.get("exec_bytes")) for g in first) == [(0, 4 * MiB), (1, 8 * MiB)],
+          "first launch of M: one sample per device of its memory nodes (got %s)" % [(g.get("dev"), g.get("exec_bytes")) for g in first])
+    # (a driver that refuses the launch from device 1's context makes the
+    # launch from device 0 the first one)
+    cross = "launch from device 1's context: ok" in STDOUT
+    check(all(g.get("exec_dev") == 0 and g.get("launch_dev") == (1 if cross else None) for g in first),
+          "first launch of M: exec_dev 0, launch_dev %s (launched from device %d's context)" % (1 if cross else None, 1 if cross else 0))
+    drv = graphmem_from_stderr(STDERR)
+    ex = {g.get("dev"): g for g in ev(recs, "graphmem") if g.get("when") == "exit"}
+    check(sorted(ex) == [0, 1], "exit: one graphmem record per device (got %s)" % sorted(ex))
+    for d in (0, 1):
+        g, want_d = ex.get(d, {}), drv.get(d, {})
+        check(want_d and g.get("reserved_high") == want_d.get("reserved_high") and g.get("used_high") == want_d.get("used_high"),
+              "device %d: the shim's graph memory (reserved_high %s, used_high %s) = cudaDeviceGetGraphMemAttribute (%s, %s)"
+              % (d, g.get("reserved_high"), g.get("used_high"), want_d.get("reserved_high"), want_d.get("used_high")))
+        check(hx(g.get("default_pool")) == pools.get("default%d" % d),
+              "device %d: default pool %s (got %s)" % (d, hex(pools.get("default%d" % d, 0)), g.get("default_pool")))
+        check(hx(g.get("current_pool")) == pools.get("default%d" % d), "device %d: current pool back to its default" % d)
+    check(ex.get(0, {}).get("alloc_bytes") == 6 * MiB and ex.get(1, {}).get("alloc_bytes") == 9 * MiB,
+          "graph allocations per device: 6 MiB on 0, 9 MiB on 1 (got %s, %s)" % (ex.get(0, {}).get("alloc_bytes"), ex.get(1, {}).get("alloc_bytes")))
+    pc = [p for p in ev(recs, "pool") if hx(p.get("pool")) == pools.get("C")]
+    check(pc and pc[0].get("dev") == 1, "pool C recorded on device 1")
+    check(not ev(recs, "violation"), "no violations (got %s)" % [v.get("rule") for v in ev(recs, "violation")])
+
+
 CASES = {
+    "multi_device": case_multi_device,
     "deferred_summary": case_deferred_summary,
     "three_pools": case_three_pools,
     "current_pool": case_current_pool,
@@ -286,12 +347,67 @@ def node_memory(a, base, tmp, bar=256):
         check(med <= bar, "node_memory %s: %.1f <= %d bytes per node" % (kind, med, bar))
 
 
+def multi_rank(a, base, tmp):
+    """Two ranks of one job (RANK=0 and 1, log-%r.jsonl), rank 1 leaking a
+    graph allocation (CGS011) that rank 0 does not: the report shows a table
+    per rank, captures and graph memory per rank and device, and flags the
+    divergence. A third process names its rank through OMPI_COMM_WORLD_RANK."""
+    import json
+    tmpl = os.path.join(tmp, "log-%r.jsonl")
+    for rank, leak, var in (("0", "0", "RANK"), ("1", "1", "RANK"), ("2", "0", "OMPI_COMM_WORLD_RANK")):
+        env = shim_env(base, a.shim, tmpl)
+        env[var] = rank
+        env["MULTI_DEVICE_LEAK"] = leak
+        p = run([a.prog], env)
+        check(p.returncode == 0, "rank %s (%s): exit 0 (got %d)" % (rank, var, p.returncode))
+    logs = sorted(os.listdir(tmp))
+    check(logs == ["log-0.jsonl", "log-1.jsonl", "log-2.jsonl"], "one log per rank (got %s)" % logs)
+    for rank in ("0", "1", "2"):
+        recs = read_log(os.path.join(tmp, "log-%s.jsonl" % rank))
+        check(recs and all(r.get("rank") == rank for r in recs),
+              "rank %s: every record carries rank %s (%d records)" % (rank, rank, len(recs)))
+    l0, l1 = os.path.join(tmp, "log-0.jsonl"), os.path.join(tmp, "log-1.jsonl")
+    rj = subprocess.run([a.cgshim, "report", "--json", l0, l1], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    check(rj.returncode == 0, "report --json over both ranks: exit 0 (%s)" % rj.stderr.decode(errors="replace")[-300:])
+    doc = json.loads(rj.stdout or b"{}")
+    rk = doc.get("ranks") or {}
+    rows = {r.get("rank"): r for r in rk.get("ranks", [])}
+    check(sorted(rows) == ["0", "1"], "report: a table per rank (got %s)" % sorted(rows))
+    check(all(r.get("captures") == 2 for r in rows.values()), "report: 2 captures on each rank")
+    check(rows.get("1", {}).get("rules", {}).get("CGS011") == 1 and not rows.get("0", {}).get("rules"),
+          "report: CGS011 on rank 1 only (got %s / %s)" % (rows.get("0", {}).get("rules"), rows.get("1", {}).get("rules")))
+    gm = sorted((g.get("rank"), g.get("dev")) for g in rk.get("graphmem", []))
+    check(gm == [("0", 0), ("0", 1), ("1", 0), ("1", 1)], "report: graph memory per rank and device (got %s)" % gm)
+    g10 = [g for g in rk.get("graphmem", []) if g.get("rank") == "1" and g.get("dev") == 0]
+    g00 = [g for g in rk.get("graphmem", []) if g.get("rank") == "0" and g.get("dev") == 0]
+    check(g10 and g00 and g10[0].get("reserved_high", 0) > g00[0].get("reserved_high", 0),
+          "report: rank 1's leaking graph shows in its device-0 graph memory (%s > %s)"
+          % (g10 and g10[0].get("reserved_high"), g00 and g00[0].get("reserved_high")))
+    div = [d for d in rk.get("divergence", []) if d.get("what") == "violation"]
+    check([(d.get("rule"), d.get("ranks_with"), d.get("ranks_without")) for d in div] == [("CGS011", ["1"], ["0"])],
+          "report: divergence CGS011 on rank 1, not on rank 0 (got %s)" % div)
+    rt = subprocess.run([a.cgshim, "report", l0, l1], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    text = rt.stdout.decode(errors="replace")
+    check(rt.returncode == 0 and "== Ranks" in text and "== Cross-rank" in text,
+          "report text: Ranks and Cross-rank sections")
+    check("DIVERGENCE CGS011 graph-allocation-outstanding: on rank 1 only, not on rank 0" in text,
+          "report text: the divergence line")
+    # ranks that agree: no divergence
+    l2 = os.path.join(tmp, "log-2.jsonl")
+    rj = subprocess.run([a.cgshim, "report", "--json", l0, l2], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    doc = json.loads(rj.stdout or b"{}")
+    rows = [r.get("rank") for r in (doc.get("ranks") or {}).get("ranks", [])]
+    check(rows == ["0", "2"] and not (doc.get("ranks") or {}).get("divergence"),
+          "report over ranks 0 and 2 (OMPI_COMM_WORLD_RANK): no divergence (ranks %s, %s)" % (rows, (doc.get("ranks") or {}).get("divergence")))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", required=True)
     ap.add_argument("--prog", required=True)
     ap.add_argument("--standin-dir", required=True)
     ap.add_argument("--shim", required=True)
+    ap.add_argument("--cgshim", help="the cgshim tool (multi_rank)")
     a = ap.parse_args()
 
     base = dict(os.environ)
@@ -300,10 +416,16 @@ def main():
             del base[k]
     ld = base.get("LD_LIBRARY_PATH")
     base["LD_LIBRARY_PATH"] = a.standin_dir + (":" + ld if ld else "")
+    for k in ("RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "STANDIN_DEVICES", "MULTI_DEVICE_LEAK"):
+        base.pop(k, None)
+    if a.case in ("multi_device", "multi_rank"):
+        base["STANDIN_DEVICES"] = "2"
 
     with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
         if a.case == "node_memory":
             node_memory(a, base, tmp)
+        elif a.case == "multi_rank":
+            multi_rank(a, base, tmp)
         else:
             bare = run([a.prog], base)
             check(bare.returncode == 0, "%s bare: exit %d (want 0)" % (a.case, bare.returncode))
@@ -318,7 +440,10 @@ def main():
             check(not ev(recs, "mismatch"), "no mismatch records (got %s)" % [(x.get("api"), x.get("rule")) for x in ev(recs, "mismatch")])
             check(not ev(recs, "warning"), "no shim warnings (got %s)" % [x.get("msg") for x in ev(recs, "warning")])
             check(len(ev(recs, "summary")) == 1, "one summary record")
-            CASES[a.case](recs, pools_from_stderr(sh.stderr.decode(errors="replace")))
+            global STDERR, STDOUT
+            STDERR = sh.stderr.decode(errors="replace")
+            STDOUT = sh.stdout.decode(errors="replace")
+            CASES[a.case](recs, pools_from_stderr(STDERR))
     print("%s: %s" % (a.case, "PASS" if not failures else "%d check(s) FAILED" % failures))
     return 1 if failures else 0
 

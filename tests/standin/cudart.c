@@ -323,12 +323,45 @@ EXPORT cudaError_t cudaGetDeviceCount(int *count)
 	return DRV(deviceGetCount, count);
 }
 
+/* The device's primary context becomes the thread's current one, as the
+ * real runtime does (the stand-in driver has STANDIN_DEVICES devices). */
 EXPORT cudaError_t cudaSetDevice(int device)
 {
+	int n = 0;
+	CUcontext ctx = NULL;
 	INIT();
-	if (device != 0)
+	if (!d.deviceGetCount || d.deviceGetCount(&n) != CUDA_SUCCESS || device < 0 || device >= n)
 		return ret((CUresult)cudaErrorInvalidDevice);
+	if (!d.primaryCtxRetain || d.primaryCtxRetain(&ctx, device) != CUDA_SUCCESS)
+		return ret((CUresult)cudaErrorInvalidDevice);
+	if (d.ctxSetCurrent)
+		d.ctxSetCurrent(ctx);
 	t_device = device;
+	return cudaSuccess;
+}
+
+/* Peer access: every pair of stand-in devices can reach each other; the
+ * driver keeps no peer state (memory is host memory). */
+EXPORT cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
+{
+	int n = 0;
+	INIT();
+	if (!canAccessPeer || !d.deviceGetCount || d.deviceGetCount(&n) != CUDA_SUCCESS)
+		return ret(CUDA_ERROR_INVALID_VALUE);
+	if (device < 0 || device >= n || peerDevice < 0 || peerDevice >= n)
+		return ret((CUresult)cudaErrorInvalidDevice);
+	*canAccessPeer = device != peerDevice;
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
+{
+	int n = 0;
+	INIT();
+	if (flags || !d.deviceGetCount || d.deviceGetCount(&n) != CUDA_SUCCESS)
+		return ret(CUDA_ERROR_INVALID_VALUE);
+	if (peerDevice < 0 || peerDevice >= n || peerDevice == t_device)
+		return ret((CUresult)cudaErrorInvalidDevice);
 	return cudaSuccess;
 }
 

@@ -6,8 +6,10 @@
  * /work/shared/docs/cuda-graph-facts.md (cited as "facts §N"); see
  * tests/standin/README.md for what is measured and what is inferred.
  *
- * Model: one device (ordinal 0), one primary context, device memory is host
- * memory, everything executes synchronously at issue time (graphs at launch).
+ * Model: STANDIN_DEVICES devices (default 1, at most STANDIN_MAX_DEV), one
+ * primary context each; the current context's device is the current device.
+ * Device memory is host memory, everything executes synchronously at issue
+ * time (graphs at launch).
  * All state is behind one recursive mutex; capture mode and the per-thread
  * default stream are thread-local. Every handle is validated against a
  * registry before use, so garbage handles give an error, never a crash.
@@ -40,6 +42,7 @@
 #define POOL_GRAN (2ull * MiB)
 #define GRAPH_CHUNK (32ull * MiB)
 #define PLAIN_GRAN (2ull * MiB)
+#define STANDIN_MAX_DEV 8
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -137,6 +140,10 @@ struct allocp {
 	CUmemPoolProps props;
 	size_t size;
 	CUdeviceptr dptr;
+	/* Peer access asked for the allocation (accessDescs), returned by
+	 * cuGraphMemAllocNodeGetParams: at most one per device. */
+	size_t nacc;
+	CUmemAccessDesc acc[STANDIN_MAX_DEV];
 };
 
 struct nparams {
@@ -189,7 +196,7 @@ struct xg {
 };
 
 struct gres {
-	size_t bytes;
+	size_t bytes[STANDIN_MAX_DEV]; /* per device of the memory nodes (poolProps.location) */
 	struct exec *exec; /* NULL once the exec is destroyed */
 	struct gres *next;
 };
@@ -224,6 +231,7 @@ struct capture {
 
 struct stream {
 	struct obj o;
+	int dev; /* device current when it was created; -1: the legacy/per-thread stream (current device) */
 	unsigned flags;
 	int legacy;
 	uint64_t id;
@@ -248,6 +256,7 @@ struct alloc {
 	size_t size;
 	int kind;
 	int live;
+	int dev; /* graph allocations: the device of the node's poolProps.location */
 	struct pool *pool;
 	struct gres *res;
 	UT_hash_handle hh;
@@ -257,20 +266,65 @@ static struct alloc *g_allocs;
 static struct capture *g_caps;
 static struct gres *g_gres;
 static uint64_t g_next_cap_id = 1, g_next_node_id = 1, g_next_stream_id = 16;
-static size_t g_plain_bytes, g_graph_used_high, g_graph_res_high;
+static size_t g_plain_bytes, g_graph_used_high[STANDIN_MAX_DEV], g_graph_res_high[STANDIN_MAX_DEV];
 static unsigned g_mark = 1;
 
-static struct stream g_legacy = {.legacy = 1, .id = 1};
-static struct pool g_default_pool;
-static struct pool *g_cur_pool;
+static struct stream g_legacy = {.legacy = 1, .id = 1, .dev = -1};
+static struct pool g_default_pool[STANDIN_MAX_DEV];
+static struct pool *g_cur_pool[STANDIN_MAX_DEV];
 static int g_inited_objs;
 
-static int g_ctx_obj;
-#define PRIMARY_CTX ((CUcontext)&g_ctx_obj)
+/* One primary context per device: the address of its slot is the handle. */
+static int g_ctx_obj[STANDIN_MAX_DEV];
+#define PRIMARY_CTX_OF(d) ((CUcontext)&g_ctx_obj[(d)])
+
+/* Device count: STANDIN_DEVICES (1..STANDIN_MAX_DEV), default 1, read once. */
+static int ndev(void)
+{
+	static int n;
+	if (!n) {
+		const char *v = getenv("STANDIN_DEVICES");
+		int k = v && *v ? atoi(v) : 1;
+		n = k < 1 ? 1 : k > STANDIN_MAX_DEV ? STANDIN_MAX_DEV : k;
+	}
+	return n;
+}
+
+static int dev_ok(int d)
+{
+	return d >= 0 && d < ndev();
+}
+
+/* Device of a context handle, or -1 when it is not a primary context. */
+static int ctx_dev(CUcontext c)
+{
+	for (int d = 0; d < ndev(); d++)
+		if (c == PRIMARY_CTX_OF(d))
+			return d;
+	return -1;
+}
+
+/* A context argument: NULL (the current one) or a primary context. */
+static int ctx_ok(CUcontext c)
+{
+	return !c || ctx_dev(c) >= 0;
+}
 
 static __thread CUcontext t_ctx;
 static __thread int t_mode; /* CU_STREAM_CAPTURE_MODE_GLOBAL == 0 */
 static __thread struct stream *t_pts;
+
+/* The current context's device (0 with no current context). */
+static int cur_dev(void)
+{
+	int d = t_ctx ? ctx_dev(t_ctx) : 0;
+	return d < 0 ? 0 : d;
+}
+
+static int stream_dev(const struct stream *s)
+{
+	return s && s->dev >= 0 ? s->dev : cur_dev();
+}
 
 static void init_objs(void)
 {
@@ -278,14 +332,17 @@ static void init_objs(void)
 		return;
 	g_inited_objs = 1;
 	reg_add(&g_legacy.o, K_STREAM);
-	memset(&g_default_pool.props, 0, sizeof g_default_pool.props);
-	g_default_pool.props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-	g_default_pool.props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
-	g_default_pool.props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-	g_default_pool.props.location.id = 0;
-	g_default_pool.is_default = 1;
-	reg_add(&g_default_pool.o, K_POOL);
-	g_cur_pool = &g_default_pool;
+	for (int d = 0; d < ndev(); d++) {
+		struct pool *p = &g_default_pool[d];
+		memset(&p->props, 0, sizeof p->props);
+		p->props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+		p->props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+		p->props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		p->props.location.id = d;
+		p->is_default = 1;
+		reg_add(&p->o, K_POOL);
+		g_cur_pool[d] = p;
+	}
 }
 
 #define ENTER_OBJ()                                                                                \
@@ -307,27 +364,33 @@ static size_t pools_reserved(void)
 	return s;
 }
 
-static size_t graph_reserved(void)
+/* Graph memory reserved on device dev (-1: all devices). */
+static size_t graph_reserved(int dev)
 {
 	size_t s = 0;
 	for (struct gres *r = g_gres; r; r = r->next)
-		s += r->bytes;
+		for (int d = 0; d < STANDIN_MAX_DEV; d++)
+			if (dev < 0 || d == dev)
+				s += r->bytes[d];
 	return s;
 }
 
+/* One budget of TOTAL_MEM for all devices (cuMemGetInfo is not per device here). */
 static size_t mem_free(void)
 {
-	size_t used = g_plain_bytes + pools_reserved() + graph_reserved();
+	size_t used = g_plain_bytes + pools_reserved() + graph_reserved(-1);
 	return used >= TOTAL_MEM ? 0 : TOTAL_MEM - used;
 }
 
 static void graph_mem_high(void)
 {
-	size_t r = graph_reserved();
-	if (r > g_graph_res_high)
-		g_graph_res_high = r;
-	if (r > g_graph_used_high)
-		g_graph_used_high = r;
+	for (int d = 0; d < STANDIN_MAX_DEV; d++) {
+		size_t r = graph_reserved(d);
+		if (r > g_graph_res_high[d])
+			g_graph_res_high[d] = r;
+		if (r > g_graph_used_high[d])
+			g_graph_used_high[d] = r;
+	}
 }
 
 static struct alloc *alloc_find(CUdeviceptr p)
@@ -455,6 +518,7 @@ static struct stream *per_thread_stream(void)
 	if (!t_pts) {
 		t_pts = calloc(1, sizeof *t_pts);
 		t_pts->id = 2 + 1000 * (g_next_stream_id++);
+		t_pts->dev = -1;
 		reg_add(&t_pts->o, K_STREAM);
 	}
 	return t_pts;
@@ -828,6 +892,7 @@ static CUresult graph_addr_new(struct allocp *al)
 	struct alloc *a = alloc_new(al->size, A_GRAPH);
 	if (!a)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	a->dev = al->props.location.id;
 	al->dptr = a->addr;
 	return CUDA_SUCCESS;
 }
@@ -877,8 +942,31 @@ static CUresult check_alloc_props(const CUmemPoolProps *pp)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (pp->allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (pp->location.type != CU_MEM_LOCATION_TYPE_DEVICE || pp->location.id != 0)
+	if (pp->location.type != CU_MEM_LOCATION_TYPE_DEVICE || !dev_ok(pp->location.id))
 		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/* accessDescs of a memory node (inferred from the documentation): device
+ * locations only, each device at most once, flags none/read/readwrite, at
+ * most one per device. Kept on the node and returned by
+ * cuGraphMemAllocNodeGetParams. */
+static CUresult alloc_access(struct allocp *al, const CUmemAccessDesc *acc, size_t n)
+{
+	if (n && !acc)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (n > (size_t)ndev())
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++) {
+		if (acc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || !dev_ok(acc[i].location.id) ||
+		    acc[i].flags > CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+			return CUDA_ERROR_INVALID_VALUE;
+		for (size_t j = 0; j < i; j++)
+			if (acc[j].location.id == acc[i].location.id)
+				return CUDA_ERROR_INVALID_VALUE;
+		al->acc[i] = acc[i];
+	}
+	al->nacc = n;
 	return CUDA_SUCCESS;
 }
 
@@ -1018,34 +1106,38 @@ static CUresult xg_build(const struct graph *g, struct xg **out)
 	return CUDA_SUCCESS;
 }
 
-/* Sum of the exec's allocation sizes (2 MiB granules), recursively. */
-static size_t xg_alloc_bytes(const struct xg *x)
+/* Sum of the exec's allocation sizes on device dev (2 MiB granules), recursively. */
+static size_t xg_alloc_bytes(const struct xg *x, int dev)
 {
 	size_t s = 0;
 	for (size_t i = 0; i < x->n; i++) {
-		if (x->v[i].type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+		if (x->v[i].type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && x->v[i].p.al.props.location.id == dev)
 			s += round_up(x->v[i].p.al.size, POOL_GRAN);
 		if (x->v[i].child)
-			s += xg_alloc_bytes(x->v[i].child);
+			s += xg_alloc_bytes(x->v[i].child, dev);
 	}
 	return s;
 }
 
-/* Graph memory is reserved in 32 MiB chunks at launch/upload (facts §7). */
+/* Graph memory is reserved in 32 MiB chunks at launch/upload (facts §7),
+ * on the device each memory node allocates on (its poolProps.location),
+ * whichever context launches the exec (inferred). */
 static void exec_reserve(struct exec *e)
 {
-	size_t need = xg_alloc_bytes(e->x);
-	if (!need)
-		return;
-	need = round_up(need, GRAPH_CHUNK);
-	if (!e->res) {
-		e->res = calloc(1, sizeof *e->res);
-		e->res->exec = e;
-		e->res->next = g_gres;
-		g_gres = e->res;
+	for (int d = 0; d < ndev(); d++) {
+		size_t need = xg_alloc_bytes(e->x, d);
+		if (!need)
+			continue;
+		need = round_up(need, GRAPH_CHUNK);
+		if (!e->res) {
+			e->res = calloc(1, sizeof *e->res);
+			e->res->exec = e;
+			e->res->next = g_gres;
+			g_gres = e->res;
+		}
+		if (e->res->bytes[d] < need)
+			e->res->bytes[d] = need;
 	}
-	if (e->res->bytes < need)
-		e->res->bytes = need;
 	graph_mem_high();
 }
 
@@ -1220,9 +1312,9 @@ DEF(cuDeviceGet, PFN_cuDeviceGet_v2000, (CUdevice * device, int ordinal))
 {
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (ordinal != 0)
+	if (!dev_ok(ordinal))
 		return CUDA_ERROR_INVALID_DEVICE;
-	*device = 0;
+	*device = ordinal;
 	return CUDA_SUCCESS;
 }
 
@@ -1230,7 +1322,7 @@ DEF(cuDeviceGetCount, PFN_cuDeviceGetCount_v2000, (int *count))
 {
 	if (!count)
 		return CUDA_ERROR_INVALID_VALUE;
-	*count = 1;
+	*count = ndev();
 	return CUDA_SUCCESS;
 }
 
@@ -1238,7 +1330,7 @@ DEF(cuDeviceGetName, PFN_cuDeviceGetName_v2000, (char *name, int len, CUdevice d
 {
 	if (!name || len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (dev != 0)
+	if (!dev_ok(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
 	snprintf(name, (size_t)len, "cgshim CPU stand-in");
 	return CUDA_SUCCESS;
@@ -1248,7 +1340,7 @@ DEF(cuDeviceTotalMem_v2, PFN_cuDeviceTotalMem_v3020, (size_t *bytes, CUdevice de
 {
 	if (!bytes)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (dev != 0)
+	if (!dev_ok(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
 	*bytes = TOTAL_MEM;
 	return CUDA_SUCCESS;
@@ -1259,7 +1351,7 @@ DEF(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000,
 {
 	if (!pi)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (dev != 0)
+	if (!dev_ok(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
 	switch (attrib) {
 	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
@@ -1288,20 +1380,20 @@ DEF(cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain_v7000, (CUcontext * p
 {
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (dev != 0)
+	if (!dev_ok(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
-	*pctx = PRIMARY_CTX;
+	*pctx = PRIMARY_CTX_OF(dev);
 	return CUDA_SUCCESS;
 }
 
 DEF(cuDevicePrimaryCtxRelease, PFN_cuDevicePrimaryCtxRelease_v7000, (CUdevice dev))
 {
-	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	return dev_ok(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 DEF(cuDevicePrimaryCtxRelease_v2, PFN_cuDevicePrimaryCtxRelease_v11000, (CUdevice dev))
 {
-	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	return dev_ok(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 DEF(cuCtxGetCurrent, PFN_cuCtxGetCurrent_v4000, (CUcontext * pctx))
@@ -1314,7 +1406,7 @@ DEF(cuCtxGetCurrent, PFN_cuCtxGetCurrent_v4000, (CUcontext * pctx))
 
 DEF(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000, (CUcontext ctx))
 {
-	if (ctx && ctx != PRIMARY_CTX)
+	if (!ctx_ok(ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
 	t_ctx = ctx;
 	return CUDA_SUCCESS;
@@ -1324,7 +1416,7 @@ DEF(cuCtxGetDevice, PFN_cuCtxGetDevice_v2000, (CUdevice * device))
 {
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
-	*device = 0;
+	*device = cur_dev();
 	return CUDA_SUCCESS;
 }
 
@@ -1332,9 +1424,9 @@ DEF(cuCtxGetDevice_v2, PFN_cuCtxGetDevice_v13000, (CUdevice * device, CUcontext 
 {
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (ctx && ctx != PRIMARY_CTX)
+	if (!ctx_ok(ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
-	*device = 0;
+	*device = ctx ? ctx_dev(ctx) : cur_dev();
 	return CUDA_SUCCESS;
 }
 
@@ -1354,7 +1446,7 @@ DEF(cuCtxSynchronize, PFN_cuCtxSynchronize_v2000, (void))
 DEF(cuCtxSynchronize_v2, PFN_cuCtxSynchronize_v13000, (CUcontext ctx))
 {
 	ENTER_OBJ();
-	if (ctx && ctx != PRIMARY_CTX)
+	if (!ctx_ok(ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
 	CUresult rc = unsafe_call();
 	if (rc)
@@ -1373,6 +1465,7 @@ DEF(cuStreamCreate, PFN_cuStreamCreate_v2000, (CUstream * phStream, unsigned int
 		return CUDA_ERROR_INVALID_VALUE;
 	struct stream *s = calloc(1, sizeof *s);
 	s->flags = Flags;
+	s->dev = cur_dev();
 	s->id = g_next_stream_id++;
 	reg_add(&s->o, K_STREAM);
 	*phStream = (CUstream)s;
@@ -2367,11 +2460,14 @@ DEF(cuMemHostUnregister, PFN_cuMemHostUnregister_v4000, (void *p))
 	return host_release(p, 1);
 }
 
+/* p NULL: the current pool of the stream's device. */
 static CUresult alloc_async(CUdeviceptr *dptr, size_t size, struct pool *p, CUstream hs, int ptsz)
 {
 	struct stream *s = get_stream(hs, ptsz);
 	if (!s)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (!p)
+		p = g_cur_pool[stream_dev(s)];
 	if (!dptr || !p)
 		return CUDA_ERROR_INVALID_VALUE;
 	struct capture *c;
@@ -2409,14 +2505,14 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, struct pool *p, CUst
 DEF(cuMemAllocAsync, PFN_cuMemAllocAsync_v11020, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream))
 {
 	ENTER_OBJ();
-	return alloc_async(dptr, bytesize, g_cur_pool, hStream, 0);
+	return alloc_async(dptr, bytesize, NULL, hStream, 0);
 }
 
 DEF(cuMemAllocAsync_ptsz, PFN_cuMemAllocAsync_v11020_ptsz,
     (CUdeviceptr * dptr, size_t bytesize, CUstream hStream))
 {
 	ENTER_OBJ();
-	return alloc_async(dptr, bytesize, g_cur_pool, hStream, 1);
+	return alloc_async(dptr, bytesize, NULL, hStream, 1);
 }
 
 DEF(cuMemAllocFromPoolAsync, PFN_cuMemAllocFromPoolAsync_v11020,
@@ -2477,7 +2573,7 @@ DEF(cuMemPoolCreate, PFN_cuMemPoolCreate_v11020, (CUmemoryPool * pool, const CUm
 	if (!pool || !poolProps)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
-	    poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE || poolProps->location.id != 0)
+	    poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE || !dev_ok(poolProps->location.id))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (poolProps->handleTypes & ~(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR |
 				       CU_MEM_HANDLE_TYPE_FABRIC))
@@ -2495,8 +2591,9 @@ DEF(cuMemPoolDestroy, PFN_cuMemPoolDestroy_v11020, (CUmemoryPool pool))
 	struct pool *p = reg_find(pool, K_POOL);
 	if (!p || p->is_default)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (g_cur_pool == p)
-		g_cur_pool = &g_default_pool;
+	for (int d = 0; d < ndev(); d++)
+		if (g_cur_pool[d] == p)
+			g_cur_pool[d] = &g_default_pool[d];
 	struct alloc *a, *t;
 	HASH_ITER(hh, g_allocs, a, t)
 	{
@@ -2578,9 +2675,9 @@ DEF(cuDeviceGetDefaultMemPool, PFN_cuDeviceGetDefaultMemPool_v11020,
 	ENTER_OBJ();
 	if (!pool_out)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (dev != 0)
+	if (!dev_ok(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
-	*pool_out = (CUmemoryPool)&g_default_pool;
+	*pool_out = (CUmemoryPool)&g_default_pool[dev];
 	return CUDA_SUCCESS;
 }
 
@@ -2589,9 +2686,9 @@ DEF(cuDeviceGetMemPool, PFN_cuDeviceGetMemPool_v11020, (CUmemoryPool * pool, CUd
 	ENTER_OBJ();
 	if (!pool)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (dev != 0)
+	if (!dev_ok(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
-	*pool = (CUmemoryPool)g_cur_pool;
+	*pool = (CUmemoryPool)g_cur_pool[dev];
 	return CUDA_SUCCESS;
 }
 
@@ -2599,11 +2696,11 @@ DEF(cuDeviceSetMemPool, PFN_cuDeviceSetMemPool_v11020, (CUdevice dev, CUmemoryPo
 {
 	ENTER_OBJ();
 	struct pool *p = reg_find(pool, K_POOL);
-	if (dev != 0)
+	if (!dev_ok(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
-	if (!p)
+	if (!p || p->props.location.id != dev) /* a pool of another device (inferred) */
 		return CUDA_ERROR_INVALID_VALUE;
-	g_cur_pool = p;
+	g_cur_pool[dev] = p;
 	return CUDA_SUCCESS;
 }
 
@@ -2613,7 +2710,7 @@ static CUresult check_loc(const CUmemLocation *loc, CUmemAllocationType type)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE)
 		return CUDA_ERROR_NOT_SUPPORTED; /* host pools are not modelled */
-	if (loc->id != 0)
+	if (!dev_ok(loc->id))
 		return CUDA_ERROR_INVALID_DEVICE;
 	return CUDA_SUCCESS;
 }
@@ -2627,7 +2724,7 @@ DEF(cuMemGetDefaultMemPool, PFN_cuMemGetDefaultMemPool_v13000,
 		return rc;
 	if (!pool_out)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pool_out = (CUmemoryPool)&g_default_pool;
+	*pool_out = (CUmemoryPool)&g_default_pool[location->id];
 	return CUDA_SUCCESS;
 }
 
@@ -2640,7 +2737,7 @@ DEF(cuMemGetMemPool, PFN_cuMemGetMemPool_v13000,
 		return rc;
 	if (!pool)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pool = (CUmemoryPool)g_cur_pool;
+	*pool = (CUmemoryPool)g_cur_pool[location->id];
 	return CUDA_SUCCESS;
 }
 
@@ -2652,9 +2749,9 @@ DEF(cuMemSetMemPool, PFN_cuMemSetMemPool_v13000,
 	if (rc)
 		return rc;
 	struct pool *p = reg_find(pool, K_POOL);
-	if (!p)
+	if (!p || p->props.location.id != location->id)
 		return CUDA_ERROR_INVALID_VALUE;
-	g_cur_pool = p;
+	g_cur_pool[location->id] = p;
 	return CUDA_SUCCESS;
 }
 
@@ -2664,7 +2761,7 @@ DEF(cuMemSetMemPool, PFN_cuMemSetMemPool_v13000,
 DEF(cuDeviceGraphMemTrim, PFN_cuDeviceGraphMemTrim_v11040, (CUdevice device))
 {
 	ENTER_OBJ();
-	if (device != 0)
+	if (!dev_ok(device))
 		return CUDA_ERROR_INVALID_DEVICE;
 	for (struct gres **pp = &g_gres; *pp;) {
 		struct gres *r = *pp;
@@ -2672,10 +2769,17 @@ DEF(cuDeviceGraphMemTrim, PFN_cuDeviceGraphMemTrim_v11040, (CUdevice device))
 		struct alloc *a, *t;
 		HASH_ITER(hh, g_allocs, a, t)
 		{
-			if (a->kind == A_GRAPH && a->live && a->res == r)
+			if (a->kind == A_GRAPH && a->live && a->res == r && a->dev == device)
 				in_use = 1;
 		}
-		if (in_use) {
+		/* the device's part of an unused reservation goes; the
+		 * reservation itself when no device's part is left */
+		if (!in_use)
+			r->bytes[device] = 0;
+		int left = 0;
+		for (int d = 0; d < STANDIN_MAX_DEV; d++)
+			left |= r->bytes[d] != 0;
+		if (left) {
 			pp = &r->next;
 			continue;
 		}
@@ -2691,16 +2795,16 @@ DEF(cuDeviceGetGraphMemAttribute, PFN_cuDeviceGetGraphMemAttribute_v11040,
     (CUdevice device, CUgraphMem_attribute attr, void *value))
 {
 	ENTER_OBJ();
-	if (device != 0)
+	if (!dev_ok(device))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (!value)
 		return CUDA_ERROR_INVALID_VALUE;
-	size_t r = graph_reserved();
+	size_t r = graph_reserved(device);
 	switch (attr) {
 	case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT:
 	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: *(cuuint64_t *)value = r; break;
-	case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = g_graph_used_high; break;
-	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = g_graph_res_high; break;
+	case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = g_graph_used_high[device]; break;
+	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = g_graph_res_high[device]; break;
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
@@ -2710,15 +2814,15 @@ DEF(cuDeviceSetGraphMemAttribute, PFN_cuDeviceSetGraphMemAttribute_v11040,
     (CUdevice device, CUgraphMem_attribute attr, void *value))
 {
 	ENTER_OBJ();
-	if (device != 0)
+	if (!dev_ok(device))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (!value)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (*(cuuint64_t *)value != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (attr) {
-	case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: g_graph_used_high = graph_reserved(); break;
-	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: g_graph_res_high = graph_reserved(); break;
+	case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: g_graph_used_high[device] = graph_reserved(device); break;
+	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: g_graph_res_high[device] = graph_reserved(device); break;
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
@@ -2820,7 +2924,10 @@ DEF(cuGraphAddMemAllocNode, PFN_cuGraphAddMemAllocNode_v11040,
 	struct nparams p = {.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC};
 	p.al.props = nodeParams->poolProps;
 	p.al.size = nodeParams->bytesize;
-	CUresult rc = add_node_common(phGraphNode, hGraph, dependencies, numDependencies, &p);
+	CUresult rc = alloc_access(&p.al, nodeParams->accessDescs, nodeParams->accessDescCount);
+	if (rc)
+		return rc;
+	rc = add_node_common(phGraphNode, hGraph, dependencies, numDependencies, &p);
 	if (rc == CUDA_SUCCESS)
 		nodeParams->dptr = ((struct node *)*phGraphNode)->p.al.dptr;
 	return rc;
@@ -2899,6 +3006,7 @@ static CUresult add_node_generic(CUgraphNode *ph, CUgraph hg, const CUgraphNode 
 		p.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
 		p.al.props = np->alloc.poolProps;
 		p.al.size = np->alloc.bytesize;
+		rc = alloc_access(&p.al, np->alloc.accessDescs, np->alloc.accessDescCount);
 		break;
 	case CU_GRAPH_NODE_TYPE_MEM_FREE:
 		p.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
@@ -3154,8 +3262,9 @@ DEF(cuGraphMemAllocNodeGetParams, PFN_cuGraphMemAllocNodeGetParams_v11040,
 		return CUDA_ERROR_INVALID_VALUE;
 	memset(params_out, 0, sizeof *params_out);
 	params_out->poolProps = n->p.al.props;
-	params_out->accessDescs = NULL;
-	params_out->accessDescCount = 0;
+	/* the node's own array: valid while the node lives */
+	params_out->accessDescs = n->p.al.nacc ? n->p.al.acc : NULL;
+	params_out->accessDescCount = n->p.al.nacc;
 	params_out->bytesize = n->p.al.size;
 	params_out->dptr = n->p.al.dptr;
 	return CUDA_SUCCESS;
@@ -3211,7 +3320,7 @@ DEF(cuGraphKernelNodeGetParams_v2, PFN_cuGraphKernelNodeGetParams_v12000,
 		   &nodeParams->kernelParams, &nodeParams->extra);
 	nodeParams->gridDimX = g[0], nodeParams->gridDimY = g[1], nodeParams->gridDimZ = g[2];
 	nodeParams->blockDimX = b[0], nodeParams->blockDimY = b[1], nodeParams->blockDimZ = b[2];
-	nodeParams->ctx = PRIMARY_CTX;
+	nodeParams->ctx = PRIMARY_CTX_OF(cur_dev());
 	return CUDA_SUCCESS;
 }
 
@@ -3700,7 +3809,7 @@ DEF(cuGraphExecMemsetNodeSetParams, PFN_cuGraphExecMemsetNodeSetParams_v10020,
      CUcontext ctx))
 {
 	ENTER_OBJ();
-	if (ctx && ctx != PRIMARY_CTX)
+	if (!ctx_ok(ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
 	return exec_set_memset(exec_node(hGraphExec, hNode, NULL), memsetParams);
 }
@@ -3709,7 +3818,7 @@ DEF(cuGraphExecMemcpyNodeSetParams, PFN_cuGraphExecMemcpyNodeSetParams_v10020,
     (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx))
 {
 	ENTER_OBJ();
-	if (ctx && ctx != PRIMARY_CTX)
+	if (!ctx_ok(ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
 	return exec_set_memcpy(exec_node(hGraphExec, hNode, NULL), copyParams);
 }

@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""GPU checks of issue 18 (multi-GPU, multi-rank) on a host with 2 GPUs.
+Usage: multigpu.py BUILD BIN   (tests/gpu/multigpu builds both)
+  BUILD  meson build dir of the shim (BUILD/shim/libcgshim.so, BUILD/tools/cgshim)
+  BIN    dir with multi_device (kernels/model/multi_device.cu) and
+         multigpu_launch (tests/gpu/multigpu_launch.cu), built by nvcc
+Cases (one line each, then 'N passed, N failed'):
+  per_device      multi_device bare and under the shim: same output; the CPU
+                  checks of tests/model (case multi_device) against the real
+                  driver: a memory node on each device with peer access, the
+                  shim's per-device graph memory = cudaDeviceGetGraphMemAttribute
+                  on each device, per-device default/current pools, the first
+                  launch from the other device's context attributed by node.
+  two_process     two processes (RANK=0/1, a leak on rank 1 only) merged by
+                  `cgshim report`: a table per rank, graph memory per rank and
+                  device, CGS011 flagged as divergence (tests/model multi_rank).
+                  Without a report on this host (no jansson), the logs are
+                  checked here and left under $OUT/ranks for a report elsewhere.
+  nccl_allreduce  tests/gpu/multigpu_nccl.py, 2 ranks (NCCL), bare and under the
+                  shim (trace level): output unchanged, no violation or
+                  mismatch, the capture's NCCL kernels (node records) and its
+                  event record/wait calls recorded, graph memory of each rank's
+                  exec attributed to that rank's device only; the two logs
+                  merged by the report without divergence.
+  launch_loop     multigpu_launch on each GPU, bare and under the shim
+                  alternately (7 processes each): median shim/bare <= 1.02.
+"""
+import contextlib
+import io
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import types
+
+BUILD, BIN = sys.argv[1], sys.argv[2]
+LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
+CGSHIM = os.path.abspath(os.path.join(BUILD, "tools", "cgshim"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.environ.get("OUT")
+sys.path.insert(0, os.path.join(ROOT, "tests", "model"))
+import run_model as rm  # noqa: E402
+
+results = []
+
+
+def case(name):
+    def deco(fn):
+        try:
+            detail = fn()
+            results.append(True)
+            print("PASS %s: %s" % (name, detail), flush=True)
+        except AssertionError as e:
+            results.append(False)
+            print("FAIL %s: %s" % (name, e), flush=True)
+        except Exception as e:
+            results.append(False)
+            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
+        return fn
+    return deco
+
+
+def base_env():
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("CGSHIM_") or k in ("LD_PRELOAD", "RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK",
+                                            "SLURM_PROCID", "MULTI_DEVICE_LEAK", "WORLD_SIZE"):
+            del env[k]
+    return env
+
+
+def shim_env(log, level="info"):
+    env = base_env()
+    env.update(LD_PRELOAD=LIB, CGSHIM_LOG=level, CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
+    return env
+
+
+def have_report():
+    """The report is built only where jansson and libdw were found."""
+    if not os.path.exists(CGSHIM):
+        return False
+    p = subprocess.run([CGSHIM, "report", "--json", "/dev/null"], capture_output=True, text=True)
+    return "has no report" not in p.stderr
+
+
+def rm_checks(fn):
+    """Run a tests/model check function; its 'FAIL' lines become the assertion."""
+    before = rm.failures
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        fn()
+    lines = buf.getvalue().splitlines()
+    fails = [ln for ln in lines if ln.startswith("FAIL")]
+    assert rm.failures == before and not fails, "; ".join(fails)
+    return len(lines)
+
+
+@case("per_device")
+def per_device():
+    prog = os.path.join(BIN, "multi_device")
+    tmp = tempfile.mkdtemp(prefix="cgshim-mgpu-")
+    log = os.path.join(tmp, "log.jsonl")
+    bare = subprocess.run([prog], env=base_env(), capture_output=True, text=True, timeout=120)
+    assert bare.returncode == 0, "bare exit %d: %s" % (bare.returncode, bare.stdout[-600:])
+    sh = subprocess.run([prog], env=shim_env(log), capture_output=True, text=True, timeout=120)
+    assert sh.returncode == 0, "shim exit %d: %s" % (sh.returncode, sh.stdout[-600:])
+    assert sh.stdout == bare.stdout, "program output differs under the shim"
+    recs = rm.read_log(log)
+    assert not rm.ev(recs, "mismatch"), "mismatch records: %s" % rm.ev(recs, "mismatch")
+    rm.STDERR, rm.STDOUT = sh.stderr, sh.stdout
+    n = rm_checks(lambda: rm.case_multi_device(recs, rm.pools_from_stderr(sh.stderr)))
+    gm = rm.graphmem_from_stderr(sh.stderr)
+    return "%d checks; driver graph memory per device %s; %s" % (
+        n, {d: (v["reserved_high"], v["used_high"]) for d, v in gm.items()},
+        [ln for ln in sh.stdout.splitlines() if "context" in ln])
+
+
+@case("two_process")
+def two_process():
+    prog = os.path.join(BIN, "multi_device")
+    tmp = tempfile.mkdtemp(prefix="cgshim-ranks-")
+    if have_report():
+        a = types.SimpleNamespace(prog=prog, shim=LIB, cgshim=CGSHIM)
+        n = rm_checks(lambda: rm.multi_rank(a, base_env(), tmp))
+        rt = subprocess.run([CGSHIM, "report", os.path.join(tmp, "log-0.jsonl"), os.path.join(tmp, "log-1.jsonl")],
+                            capture_output=True, text=True)
+        print("\n".join(ln for ln in rt.stdout.splitlines() if "DIVERGENCE" in ln or ln.startswith("  rank")))
+        detail = "%d checks with the report" % n
+    else:
+        tmpl = os.path.join(tmp, "log-%r.jsonl")
+        for rank in ("0", "1"):
+            env = shim_env(tmpl)
+            env.update(RANK=rank, MULTI_DEVICE_LEAK=rank)
+            p = subprocess.run([prog], env=env, capture_output=True, text=True, timeout=120)
+            assert p.returncode == 0, "rank %s exit %d" % (rank, p.returncode)
+        rules = {}
+        for rank in ("0", "1"):
+            recs = rm.read_log(os.path.join(tmp, "log-%s.jsonl" % rank))
+            assert recs and all(r.get("rank") == rank for r in recs), "rank %s: records without the rank" % rank
+            rules[rank] = sorted({v.get("rule") for v in rm.ev(recs, "violation")})
+            devs = sorted(g.get("dev") for g in rm.ev(recs, "graphmem") if g.get("when") == "exit")
+            assert devs == [0, 1], "rank %s: exit graph memory per device %s" % (rank, devs)
+        assert rules == {"0": [], "1": ["CGS011"]}, "violations per rank %s" % rules
+        detail = "no report on this host: logs checked (rules per rank %s)" % rules
+    if OUT:
+        shutil.copytree(tmp, os.path.join(OUT, "ranks"), dirs_exist_ok=True)
+        detail += "; logs under $OUT/ranks"
+    return detail
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_ranks(shim, tmp):
+    port = free_port()
+    procs = []
+    for rank in (0, 1):
+        env = shim_env(os.path.join(tmp, "nccl-%r.jsonl"), "trace") if shim else base_env()
+        env.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), NCCL_DEBUG="WARN")
+        procs.append(subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "gpu", "multigpu_nccl.py")],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outs = []
+    for p in procs:
+        o, e = p.communicate(timeout=300)
+        outs.append((p.returncode, o, e))
+    return outs
+
+
+@case("nccl_allreduce")
+def nccl_allreduce():
+    tmp = tempfile.mkdtemp(prefix="cgshim-nccl-")
+    bare = run_ranks(False, tmp)
+    for r, (rc, o, e) in enumerate(bare):
+        assert rc == 0 and "ok" in o, "bare rank %d: exit %d %s %s" % (r, rc, o[-300:], e[-600:])
+    sh = run_ranks(True, tmp)
+    for r, (rc, o, e) in enumerate(sh):
+        assert rc == 0, "shim rank %d: exit %d %s %s" % (r, rc, o[-300:], e[-600:])
+        assert o == bare[r][1], "rank %d: output differs under the shim: %r vs %r" % (r, o, bare[r][1])
+    notes = []
+    for rank in (0, 1):
+        recs = rm.read_log(os.path.join(tmp, "nccl-%d.jsonl" % rank))
+        assert recs and all(x.get("rank") == str(rank) for x in recs), "rank %d: records without the rank" % rank
+        assert not rm.ev(recs, "violation"), "rank %d: false alarms %s" % (
+            rank, [(v.get("rule"), v.get("msg")) for v in rm.ev(recs, "violation")])
+        assert not rm.ev(recs, "mismatch"), "rank %d: mismatch records %s" % (rank, rm.ev(recs, "mismatch"))
+        caps = [c for c in rm.ev(recs, "capture") if c.get("rc") == 0]
+        assert caps, "rank %d: no successful capture record" % rank
+        cap = caps[-1]
+        begin = [c for c in rm.ev(recs, "call") if c.get("api", "").startswith("cuStreamBeginCapture")
+                 and c.get("capture") == cap.get("capture")]
+        assert begin, "rank %d: no begin record for capture %s" % (rank, cap.get("capture"))
+        t0, t1 = begin[0]["ts"], cap["ts"]
+        evs = [c.get("api") for c in rm.ev(recs, "call") if t0 <= c.get("ts", 0) <= t1
+               and (c.get("api", "").startswith("cuEventRecord") or c.get("api", "").startswith("cuStreamWaitEvent"))]
+        assert evs, "rank %d: no event record/wait call recorded during the capture" % rank
+        g = cap.get("graph")
+        types_ = [n.get("type") for n in rm.ev(recs, "node") if n.get("graph") == g and not n.get("side")]
+        kernels = types_.count("kernel")
+        assert kernels >= 2, "rank %d: captured graph %s has %d kernel nodes recorded (%s)" % (rank, g, kernels, types_)
+        inst = [c for c in rm.ev(recs, "call") if c.get("api", "").startswith("cuGraphInstantiate")
+                and c.get("graph") == g and c.get("rc") == 0]
+        assert inst and inst[0].get("dev") == rank, "rank %d: exec instantiated on device %s" % (
+            rank, inst and inst[0].get("dev"))
+        ex = inst[0].get("exec")
+        gm_first = [x for x in rm.ev(recs, "graphmem") if x.get("when") == "first_launch" and x.get("exec") == ex]
+        assert gm_first and all(x.get("dev") == rank for x in gm_first), \
+            "rank %d: first-launch graph memory attributed to devices %s" % (rank, [x.get("dev") for x in gm_first])
+        gm_exit = [x for x in rm.ev(recs, "graphmem") if x.get("when") == "exit"]
+        assert rank in [x.get("dev") for x in gm_exit], "rank %d: no exit graph memory of device %d" % (rank, rank)
+        notes.append("rank %d: %d nodes (%d kernels), %d event calls in the capture, graph memory dev %d "
+                     "reserved_high %s" % (rank, len(types_), kernels, len(evs), rank,
+                                           [x.get("reserved_high") for x in gm_exit if x.get("dev") == rank]))
+    if have_report():
+        rj = subprocess.run([CGSHIM, "report", "--json", os.path.join(tmp, "nccl-0.jsonl"),
+                             os.path.join(tmp, "nccl-1.jsonl")], capture_output=True, text=True, timeout=120)
+        assert rj.returncode == 0, "report exit %d" % rj.returncode
+        rk = json.loads(rj.stdout).get("ranks") or {}
+        assert sorted(r.get("rank") for r in rk.get("ranks", [])) == ["0", "1"], "report: ranks %s" % rk
+        assert not rk.get("divergence"), "report: divergence %s" % rk.get("divergence")
+        notes.append("report: 2 ranks, no divergence")
+    if OUT:
+        shutil.copytree(tmp, os.path.join(OUT, "nccl"), dirs_exist_ok=True)
+    return "; ".join(notes)
+
+
+@case("launch_loop")
+def launch_loop():
+    prog = os.path.join(BIN, "multigpu_launch")
+    tmp = tempfile.mkdtemp(prefix="cgshim-loop-")
+    out = []
+    worst = 0.0
+    cpu = str(max(os.sched_getaffinity(0)))  # every run pinned to one core
+    for d in (0, 1):
+        t = {"bare": [], "shim": []}
+        for i in range(7):
+            for mode in (("bare", "shim") if i % 2 == 0 else ("shim", "bare")):
+                env = base_env() if mode == "bare" else shim_env(os.path.join(tmp, "l-%d-%d.jsonl" % (d, i)))
+                p = subprocess.run(["taskset", "-c", cpu, prog, "20000", str(d)], env=env, capture_output=True,
+                                   text=True, timeout=120)
+                assert p.returncode == 0, "%s dev %d exit %d: %s" % (mode, d, p.returncode, p.stderr[-300:])
+                t[mode].append(float(p.stdout.split()[-1]))
+        ratio = statistics.median(t["shim"]) / statistics.median(t["bare"])
+        worst = max(worst, ratio)
+        out.append("dev %d bare %.0f ns shim %.0f ns ratio %.3f" % (d, statistics.median(t["bare"]),
+                                                                   statistics.median(t["shim"]), ratio))
+    assert worst <= 1.02, "; ".join(out) + " (bar 1.02)"
+    return "; ".join(out)
+
+
+print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
+sys.exit(0 if all(results) else 1)
