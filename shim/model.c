@@ -72,11 +72,12 @@ int cg_current_device(void)
  * capture + instantiate has four boundaries (begin, end, instantiate
  * before and after). Under auto a boundary first tries the last sample of
  * its device (reuse below); real samples go on while they have cost under
- * 1% of the time since the first one, plus a start-up allowance (about 35
- * samples): a tight capture loop is slowed by at most ~1%, a PyTorch-style
- * capture (milliseconds each) gets every boundary. CGSHIM_MEMINFO=on
- * samples every boundary for real. */
-#define MEMINFO_SHARE 100
+ * 0.5% of the time since the first one, plus a start-up allowance (about 35
+ * samples): a tight capture loop is slowed by at most ~0.5%. A 1% share was
+ * tried and measured worse on the H100 (docs/design.md): in a PyTorch
+ * process PyTorch's capture_begin then paid ~100 us more per capture.
+ * CGSHIM_MEMINFO=on samples every boundary for real. */
+#define MEMINFO_SHARE 200
 #define MEMINFO_ALLOWANCE_NS 250000ull
 /* Reuse: a boundary takes the device's previous sample instead of a new
  * one when nothing the shim sees has moved device memory since (mem_epoch:
