@@ -119,9 +119,17 @@ struct cg_capture_view {
 	int mode, tid;
 	uint32_t site;
 	int named; /* already named abandoned: every later refusal is only counted */
+	char tname[16]; /* the begin thread's name */
 };
 int model_capture_conflict(int thread_mode, struct cg_capture_view *out);
 int model_capture_find(uint64_t id, struct cg_capture_view *out);
+/* The first call seen to break capture id (api, rule ID or NULL when not
+ * predicted, its rc or 0 when it succeeds yet invalidates, its site), by
+ * the calling thread: the end of the capture links back to it ("broken").
+ * Later calls leave it as it is. */
+void model_capture_breaker(uint64_t id, const char *api, const char *rule, int rc, uint32_t site);
+/* The calling thread's name (pthread_getname_np; "" if none). */
+void model_thread_name(char name[16]);
 /* Calling thread's capture interaction mode as last set through the hook. */
 int model_thread_mode(void);
 void model_thread_mode_set(int mode);

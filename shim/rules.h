@@ -38,6 +38,12 @@ long long cg_failures_total(void);
  * call will break is written, before the call, and 1 is returned. */
 int cg_rule_capture_unsafe(const char *api, const char *what);
 void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what);
+/* A violation of rule that breaks capture cv (written before the call):
+ * notes the call as the capture's breaker (model_capture_breaker) and
+ * writes msg with cg_rule_capture_fields. site: the caller's site. */
+void cg_rule_capture_violation(int rule, const char *api, const struct cg_capture_view *cv, int predicted_rc,
+			       const char *msg, uint32_t site);
+void cg_rule_capture_fields(struct cg_rec *r, const struct cg_capture_view *cv, uint32_t site);
 /* After the call: a predicted refusal the driver did not make is a mismatch. */
 void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
 /* A prediction checked against the driver's answer. */

@@ -434,6 +434,50 @@ def case_hostalloc_named():
           "begin record splits the hook's cost: pre_ns %s post_ns %s dur_ns %s" % (b.get("pre_ns"), b.get("post_ns"), b.get("dur_ns")))
 
 
+def case_broken_link():
+    """Issue 14: the failed end of a capture is linked back to the first call
+    that broke it (API, rule, thread id and name, site), the violation names
+    both threads, and `cgshim report` prints the chain as one block. A capture
+    broken by an unhooked call gets an end record that says so."""
+    exe = os.path.join(INTEG, "capture_threads")
+    _, recs, tmp = run(exe, args=("hostalloc",))
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("api") == "cuMemHostAlloc"]
+    check(v and v[0].get("call_thread") == "pt_pin_memory" and v[0].get("capture_thread") == "EngineCore",
+          "the violation names the calling thread and the capture's thread (%s, %s)"
+          % (v and v[0].get("call_thread"), v and v[0].get("capture_thread")))
+    b = [r for r in recs if r.get("ev") == "broken"]
+    check(len(b) == 1, "one broken record (%d)" % len(b))
+    if b:
+        b = b[0]
+        end = calls(recs, "cuStreamEndCapture")
+        check(b.get("rc") == 901 and b.get("by_api") == "cuMemHostAlloc" and b.get("by_rule") == "CGS007"
+              and b.get("by_rc") == 900, "it links 901 to cuMemHostAlloc (CGS007, 900): %s" % b.get("msg"))
+        check(b.get("by_thread") == "pt_pin_memory" and b.get("begin_thread") == "EngineCore"
+              and b.get("by_other_thread") is True and b.get("by_tid") == v[0].get("call_tid"),
+              "it names the breaking thread and the begin thread")
+        check(bool(b.get("by_site")) and bool(b.get("begin_site")), "it carries both sites")
+        check(end and b.get("capture") == end[0].get("capture"), "it names the ended capture")
+        check("pt_pin_memory" in b.get("msg", "") and "EngineCore" in b.get("msg", ""), "its message names both threads")
+    doc, text = report_broken(tmp)
+    if doc is not None:
+        ch = doc.get("capture_chains", [])
+        check(len(ch) == 1 and ch[0].get("by_api") == "cuMemHostAlloc", "report: one capture chain (%s)" % ch)
+        blk = text[text.find("== Who broke the capture"):].split("\n\n")[0] if "== Who broke" in text else ""
+        print(blk)
+        check("EngineCore" in blk and "pt_pin_memory" in blk and "cuMemHostAlloc (CGS007" in blk,
+              "report text: one block with both threads and the breaking call")
+    _, recs, _ = run(exe, args=("query",))
+    b = [r for r in recs if r.get("ev") == "broken"]
+    check(len(b) == 1 and b[0].get("rc") == 901 and "by_api" not in b[0] and "no call the shim saw" in b[0].get("msg", ""),
+          "an unhooked breaker: the end record says no call the shim saw broke it (%s)" % (b and b[0].get("msg")))
+    _, recs, _ = run(os.path.join(PROG, "driver_app"))
+    b = sorted(r.get("capture") for r in recs if r.get("ev") == "broken")
+    ok = sorted(r.get("capture") for r in recs if r.get("ev") == "capture" and r.get("rc") == 0)
+    bad = sorted(r.get("capture") for r in recs if r.get("ev") == "capture" and r.get("rc") != 0)
+    check(b == bad and ok and not set(b) & set(ok),
+          "driver_app: a broken record for each failed end only (%s; failed %s; ok %s)" % (b, bad, ok))
+
+
 def case_abandoned_named():
     """A capture left open after an invalidation is named at the next 900."""
     recs = threads_run("abandon")
