@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "call.h"
+#include "cgshim/record.h"
 #include "config.h"
 #include "model.h"
 #include "policy.h"
@@ -1143,7 +1144,7 @@ static void learn_current_pool(void)
  * end of the capture (model_capture_begin), its post_ns measuring the
  * window the hook added. */
 static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into,
-			   uint32_t site)
+			   uint32_t site, int asked)
 {
 	struct cg_rec r;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -1169,6 +1170,8 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "stream", (uintptr_t)s);
 		rec_word(&r, "mode", mode_str(mode));
+		if (asked != mode)
+			rec_word(&r, "asked_mode", mode_str(asked));
 		rec_u64(&r, "capture", id);
 		rec_hex(&r, "graph", (uintptr_t)into);
 		rec_site(&r, "site", site);
@@ -1178,37 +1181,93 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 	return rc;
 }
 
-#define BEGIN_CAPTURE(name, ptsz, params, args, mode_expr, into_expr)                              \
+/* CGSHIM_CAPTURE_MODE (issue 14 point 5): the mode a begin-capture is
+ * given. Only ever loosened: thread_local turns a global capture
+ * thread-local (another thread's unsafe call, a pinned-allocation thread,
+ * no longer breaks it), relaxed turns global and thread-local captures
+ * relaxed; a mode already as loose as asked is kept. A rewrite is recorded
+ * ("capture_mode") before the call, out of the capture's window. */
+static int capture_mode_use(int asked)
+{
+	int want = cg_cfg.capture_mode == CG_CAPMODE_RELAXED        ? CU_STREAM_CAPTURE_MODE_RELAXED
+		   : cg_cfg.capture_mode == CG_CAPMODE_THREAD_LOCAL ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+								    : asked;
+	/* loosest last: global 0 < thread_local 1 < relaxed 2 */
+	return cg_cfg.capture_mode != CG_CAPMODE_KEEP && asked >= CU_STREAM_CAPTURE_MODE_GLOBAL && want > asked ? want
+														  : asked;
+}
+
+static void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_t site)
+{
+	struct cg_rec r;
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPMODE);
+	rec_word(&r, "api", cg_routes[hid].name);
+	rec_hex(&r, "stream", (uintptr_t)s);
+	rec_word(&r, "asked", mode_str(asked));
+	rec_word(&r, "mode", mode_str(use));
+	rec_str(&r, "why", "CGSHIM_CAPTURE_MODE");
+	rec_site(&r, "site", site);
+	rec_end(&r);
+}
+
+/* The modeless cuStreamBeginCapture (always global) begun with another mode:
+ * through cuStreamBeginCapture_v2 (the same driver entry with a mode);
+ * without it (a driver older than 10.1) the capture is left global. */
+static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
+{
+	PFN_cuStreamBeginCapture_v10010 f = ptsz ? real_cuStreamBeginCapture_v2_ptsz : real_cuStreamBeginCapture_v2;
+	if (!f) {
+		*used = CU_STREAM_CAPTURE_MODE_GLOBAL;
+		return ptsz ? real_cuStreamBeginCapture_ptsz(s) : real_cuStreamBeginCapture(s);
+	}
+	return f(s, (CUstreamCaptureMode)use);
+}
+
+/* rw_call: the call with the mode replaced by `use` (a CGSHIM_CAPTURE_MODE
+ * rewrite; `used` may say the rewrite could not be made). */
+#define BEGIN_CAPTURE(name, ptsz, params, args, mode_expr, into_expr, rw_call)                     \
 	CUresult cgh_##name params                                                                 \
 	{                                                                                          \
 		struct cg_call c;                                                                  \
 		uint32_t site;                                                                     \
 		CUresult rc;                                                                       \
+		int asked, use, used;                                                              \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
 			return CG_FWD(real_##name args);                                           \
 		site = cg_site_here(SITE_SKIP);                                                    \
+		asked = (int)(mode_expr);                                                          \
+		used = use = capture_mode_use(asked);                                              \
 		cg_policy_collect();                                                               \
 		learn_current_pool();                                                              \
 		model_capture_presample();                                                         \
 		cg_exit_register_late();                                                           \
+		if (use != asked)                                                                  \
+			capture_mode_record(HID_##name, hStream, asked, use, site);                \
 		cg_call_mark_in(&c);                                                               \
-		rc = CG_FWD(real_##name args);                                                     \
-		return begin_post(&c, rc, hStream, mode_expr, ptsz, into_expr, site);              \
+		rc = use == asked ? CG_FWD(real_##name args) : CG_FWD(rw_call);                    \
+		return begin_post(&c, rc, hStream, used, ptsz, into_expr, site, asked);            \
 	}
-BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
-BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, 1, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
-BEGIN_CAPTURE(cuStreamBeginCapture_v2, 0, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode), mode, NULL)
+BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL,
+	      begin_v1_as(0, hStream, use, &used))
+BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, 1, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL,
+	      begin_v1_as(1, hStream, use, &used))
+BEGIN_CAPTURE(cuStreamBeginCapture_v2, 0, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode), mode, NULL,
+	      real_cuStreamBeginCapture_v2(hStream, (CUstreamCaptureMode)use))
 BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, 1, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode), mode,
-	      NULL)
+	      NULL, real_cuStreamBeginCapture_v2_ptsz(hStream, (CUstreamCaptureMode)use))
 BEGIN_CAPTURE(cuStreamBeginCaptureToGraph, 0,
 	      (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
 	       size_t numDependencies, CUstreamCaptureMode mode),
-	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph)
+	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph,
+	      real_cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies,
+					       (CUstreamCaptureMode)use))
 BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, 1,
 	      (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
 	       size_t numDependencies, CUstreamCaptureMode mode),
-	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph)
+	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph,
+	      real_cuStreamBeginCaptureToGraph_ptsz(hStream, hGraph, dependencies, dependencyData, numDependencies,
+						    (CUstreamCaptureMode)use))
 
 static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
 {

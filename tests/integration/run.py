@@ -478,6 +478,43 @@ def case_broken_link():
           "driver_app: a broken record for each failed end only (%s; failed %s; ok %s)" % (b, bad, ok))
 
 
+def case_capture_mode():
+    """Issue 14 point 5: CGSHIM_CAPTURE_MODE=thread_local begins the global
+    capture thread-local (one capture_mode record, the begin record says
+    both modes): the other thread's pinned allocation no longer breaks it;
+    relaxed turns the modeless cuStreamBeginCapture relaxed through _v2;
+    keep (the default) rewrites nothing."""
+    exe = os.path.join(INTEG, "capture_threads")
+    p, recs, _ = run(exe, args=("hostalloc",), extra={"CGSHIM_CAPTURE_MODE": "thread_local"})
+    print(p.stdout.rstrip())
+    check("other thread cuMemHostAlloc: 0 (unexpected)" in p.stdout and "main cuStreamEndCapture: 0 (unexpected)" in p.stdout,
+          "thread_local: the other thread's allocation succeeds and the capture ends with 0")
+    cm = [r for r in recs if r.get("ev") == "capture_mode"]
+    check(len(cm) == 1 and cm[0].get("asked") == "global" and cm[0].get("mode") == "thread_local"
+          and cm[0].get("api") == "cuStreamBeginCapture_v2" and cm[0].get("site"),
+          "one capture_mode record: global -> thread_local (%s)" % cm)
+    b = calls(recs, "cuStreamBeginCapture", rc=0)
+    check(b and b[0].get("mode") == "thread_local", "the begin record says thread_local (%s)" % str(b and b[0].get("mode")))
+    check(not [r for r in recs if r.get("ev") in ("violation", "broken", "invalidated")], "no violation, no broken capture")
+    c = [r for r in recs if r.get("ev") == "capture"]
+    check(c and c[0].get("rc") == 0 and c[0].get("mode") == "thread_local", "the capture record: thread_local, rc 0")
+    # relaxed: the capturing thread's own unsafe call no longer breaks it either
+    _, recs, _ = run(os.path.join(PROG, "driver_app"))
+    strict = len([r for r in recs if r.get("ev") == "call" and r.get("api", "").startswith("cuStreamBeginCapture")
+                  and r.get("mode") != "relaxed"])
+    p, recs, _ = run(os.path.join(PROG, "driver_app"), extra={"CGSHIM_CAPTURE_MODE": "relaxed"})
+    cm = [r for r in recs if r.get("ev") == "capture_mode"]
+    caps = [r for r in recs if r.get("ev") == "capture"]
+    check(cm and all(r.get("mode") == "relaxed" and r.get("asked") in ("global", "thread_local") for r in cm)
+          and len(cm) == strict and all(r.get("mode") == "relaxed" for r in caps),
+          "relaxed: every capture relaxed, one capture_mode record per begin that asked for another mode (%d, %d)"
+          % (len(cm), strict))
+    p, recs, _ = run(exe, args=("hostalloc",), extra={"CGSHIM_CAPTURE_MODE": "keep"})
+    check(p.returncode == 0 and not [r for r in recs if r.get("ev") == "capture_mode"], "keep: nothing rewritten")
+    p, recs, _ = run(exe, args=("hostalloc",))
+    check(p.returncode == 0 and not [r for r in recs if r.get("ev") == "capture_mode"], "unset: nothing rewritten")
+
+
 def case_abandoned_named():
     """A capture left open after an invalidation is named at the next 900."""
     recs = threads_run("abandon")
