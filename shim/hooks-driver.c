@@ -1210,6 +1210,17 @@ static void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_
 	rec_end(&r);
 }
 
+/* Whether s is a blocking stream (the legacy stream joins a capture on it:
+ * CGS014). Asked before the begin, so no capture of this call is live. */
+static int stream_blocking(CUstream s, int ptsz)
+{
+	unsigned flags = 0;
+	PFN_cuStreamGetFlags_v5050 f = ptsz ? drv_cuStreamGetFlags_ptsz : drv_cuStreamGetFlags;
+	if (!f || f(s, &flags) != CUDA_SUCCESS)
+		return 0; /* unknown: no CGS014 prediction for it */
+	return !(flags & CU_STREAM_NON_BLOCKING);
+}
+
 /* The modeless cuStreamBeginCapture (always global) begun with another mode:
  * through cuStreamBeginCapture_v2 (the same driver entry with a mode);
  * without it (a driver older than 10.1) the capture is left global. */
@@ -1241,6 +1252,7 @@ static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 		cg_policy_collect();                                                               \
 		learn_current_pool();                                                              \
 		model_capture_presample();                                                         \
+		model_capture_prepare_blocking(stream_blocking(hStream, ptsz));                    \
 		cg_exit_register_late();                                                           \
 		if (use != asked)                                                                  \
 			capture_mode_record(HID_##name, hStream, asked, use, site);                \
@@ -1284,6 +1296,18 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	if (!cg_call_begin(&c, hid, CG_CALL_LIFE))
 		return CG_FWD(fn(s, ph));
 	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
+	if (capturing && cg_caprule_end_thread(cg_routes[hid].name, id, s)) { /* CGS016: 908 */
+		cg_call_mark_in(&c);
+		rc = CG_FWD(fn(s, ph));
+		cg_call_mark_out(&c);
+		int saved = errno;
+		cg_caprule_after(cg_routes[hid].name, R_END_WRONG_THREAD, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, rc);
+		if (rc == CUDA_SUCCESS) /* the driver ended it after all */
+			model_capture_end(id, s, ph ? *ph : NULL, rc);
+		cg_call_end(&c, rc);
+		errno = saved;
+		return rc;
+	}
 	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0) {
 		char msg[256];
 		snprintf(msg, sizeof msg,
@@ -1390,9 +1414,12 @@ static CUresult event_record_common(int hid, PFN_cuEventRecord_v2000 fn, int pts
 		return CG_FWD(fn(ev, s));
 	rc = CG_FWD(fn(ev, s));
 	int saved = errno;
-	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
-	    model_stream_capture(s, ptsz, &id, NULL, NULL))
-		model_capture_event_record(id, ev, s);
+	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
+		if (model_stream_capture(s, ptsz, &id, NULL, NULL))
+			model_capture_event_record(id, ev, s);
+		else
+			model_capture_event_forget(ev); /* recorded eagerly: no longer a captured event */
+	}
 	cg_call_end(&c, rc);
 	errno = saved;
 	return rc;
@@ -1417,7 +1444,7 @@ static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int p
 	struct cg_call c;
 	uint64_t id_before = 0, id;
 	uint32_t site = 0;
-	int was = 0;
+	int was = 0, merge = 0;
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
 		return CG_FWD(fn(s, ev, flags));
@@ -1428,9 +1455,13 @@ static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int p
 		was = model_stream_capture(s, ptsz, &id_before, NULL, NULL);
 		if (!was && model_capture_event_known(ev))
 			site = cg_site_here(SITE_SKIP + 1);
+		else if (was)
+			merge = cg_caprule_merge(cg_routes[hid].name, id_before, ev); /* CGS015 */
 	}
 	rc = CG_FWD(fn(s, ev, flags));
 	int saved = errno;
+	if (merge)
+		cg_caprule_after(cg_routes[hid].name, R_CAPTURE_MERGE, CUDA_ERROR_STREAM_CAPTURE_MERGE, rc);
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL))
 		model_capture_wait_event(id, s, ev, site);
@@ -1463,14 +1494,19 @@ static CUresult stream_sync_common(int hid, PFN_cuStreamSynchronize_v2000 fn, in
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
 		return CG_FWD(fn(s));
-	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
-	    model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
-		cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
-		predicted = 1;
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
+		if (cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "synchronizes the legacy default stream")) {
+			predicted = 2; /* CGS014: 906 before any unsafe-class refusal */
+		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
+			cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
+			predicted = 1;
+		}
 	}
 	rc = CG_FWD(fn(s));
 	int saved = errno;
-	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+	if (predicted == 2)
+		cg_caprule_after(cg_routes[hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
+	else if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch(cg_routes[hid].name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
 	cg_call_end(&c, rc);
 	errno = saved;

@@ -151,6 +151,7 @@ struct cg_capture {
 	int mode, tid, ptsz;
 	char tname[16]; /* the begin thread's name (pthread_getname_np) */
 	struct cap_breaker br;
+	int blocking; /* begun on a blocking stream: the legacy stream joins it (906) */
 	uint32_t site;
 	uint64_t t0;
 	CUgraph into;
@@ -285,6 +286,12 @@ void model_capture_presample(void)
 		prepared = calloc(1, sizeof *prepared);
 	if (prepared) /* the name now: a syscall, kept out of the begin's window */
 		model_thread_name(prepared->tname);
+}
+
+void model_capture_prepare_blocking(int blocking)
+{
+	if (prepared)
+		prepared->blocking = blocking;
 }
 
 void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
@@ -674,6 +681,69 @@ int model_capture_event_known(CUevent ev)
 	}
 	pthread_mutex_unlock(&cap_lock);
 	return known;
+}
+
+static void view_locked(const struct cg_capture *c, struct cg_capture_view *out)
+{
+	out->id = c->id;
+	out->stream = c->stream;
+	out->mode = c->mode;
+	out->tid = c->tid;
+	out->site = c->site;
+	out->named = c->named;
+	memcpy(out->tname, c->tname, sizeof out->tname);
+}
+
+int model_capture_of_event(CUevent ev, struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int known = 0;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		for (int i = 0; c->l && i < c->l->n_ev && !known; i++)
+			known = c->l->evs[i].ev == ev;
+		if (known) {
+			view_locked(c, out);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return known;
+}
+
+void model_capture_event_forget(CUevent ev)
+{
+	struct cg_capture *c, *tmp;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		for (int i = 0; c->l && i < c->l->n_ev; i++)
+			if (c->l->evs[i].ev == ev)
+				c->l->evs[i].ev = NULL; /* slot kept: edges name streams, not events */
+	}
+	pthread_mutex_unlock(&cap_lock);
+}
+
+int model_capture_blocking(struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int found = 0;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		if (c->blocking) {
+			view_locked(c, out);
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return found;
 }
 
 void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site)

@@ -46,6 +46,15 @@ void cg_rule_capture_violation(int rule, const char *api, const struct cg_captur
 void cg_rule_capture_fields(struct cg_rec *r, const struct cg_capture_view *cv, uint32_t site);
 /* After the call: a predicted refusal the driver did not make is a mismatch. */
 void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
+/* capture-rules.c: the map's other routes (CGS013-CGS016). Each returns
+ * 1 when the call will break a capture, the violation written. */
+int cg_caprule_event(const char *api, CUevent ev);
+int cg_caprule_is_legacy(CUstream s, int ptsz);
+int cg_caprule_legacy(const char *api, CUstream s, int ptsz, const char *what);
+int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev);
+int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s);
+/* After a predicted call: a different answer than predicted_rc is a mismatch. */
+void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc);
 /* A prediction checked against the driver's answer. */
 void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result);
 

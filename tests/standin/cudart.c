@@ -95,6 +95,8 @@
 	X(eventDestroy, "cuEventDestroy", PFN_cuEventDestroy_v4000)                                \
 	X(eventRecord, "cuEventRecord", PFN_cuEventRecord_v2000)                                   \
 	X(eventSynchronize, "cuEventSynchronize", PFN_cuEventSynchronize_v2000)                    \
+	X(eventQuery, "cuEventQuery", PFN_cuEventQuery_v2000)                                      \
+	X(streamQuery, "cuStreamQuery", PFN_cuStreamQuery_v2000)                                   \
 	X(memAlloc, "cuMemAlloc", PFN_cuMemAlloc_v3020)                                            \
 	X(memFree, "cuMemFree", PFN_cuMemFree_v3020)                                               \
 	X(memGetInfo, "cuMemGetInfo", PFN_cuMemGetInfo_v3020)                                      \
@@ -412,6 +414,18 @@ EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
 	INIT();
 	return DRV(eventSynchronize, (CUevent)event);
+}
+
+EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
+{
+	INIT();
+	return DRV(eventQuery, (CUevent)event);
+}
+
+EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream)
+{
+	INIT();
+	return DRV(streamQuery, CUS(stream));
 }
 
 /* ------------------------------------------------------------------------ */

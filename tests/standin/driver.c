@@ -1406,9 +1406,33 @@ static CUresult stream_query(CUstream h, int ptsz)
 		s->cap->invalid = 1;
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
-	if (s->legacy && blocking_capture_exists(0))
+	if (s->legacy && blocking_capture_exists(1)) /* capture-map.md: 906, invalidated */
 		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 	return CUDA_SUCCESS;
+}
+
+static CUresult stream_get_flags(CUstream h, unsigned *flags, int ptsz)
+{
+	ENTER_OBJ();
+	struct stream *s = get_stream(h, ptsz);
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the per-thread stream never joins the legacy stream here
+	 * (blocking_capture_exists): said as non-blocking */
+	*flags = s == t_pts ? CU_STREAM_NON_BLOCKING : s->flags;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuStreamGetFlags, PFN_cuStreamGetFlags_v5050, (CUstream hStream, unsigned int *flags))
+{
+	return stream_get_flags(hStream, flags, 0);
+}
+
+DEF(cuStreamGetFlags_ptsz, PFN_cuStreamGetFlags_v7000_ptsz, (CUstream hStream, unsigned int *flags))
+{
+	return stream_get_flags(hStream, flags, 1);
 }
 
 DEF(cuStreamQuery, PFN_cuStreamQuery_v2000, (CUstream hStream))
@@ -1432,11 +1456,13 @@ static CUresult stream_sync(CUstream h, int ptsz)
 		s->cap->invalid = 1;
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
+	/* capture-map.md: the legacy stream under a blocking capture answers
+	 * 906 in every mode and from every thread, before the unsafe class */
+	if (s->legacy && blocking_capture_exists(1))
+		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 	CUresult rc = unsafe_call();
 	if (rc)
 		return rc;
-	if (s->legacy && blocking_capture_exists(1))
-		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 	pools_sync_release();
 	return CUDA_SUCCESS;
 }
@@ -1534,8 +1560,10 @@ static CUresult event_wait_host(CUevent he, int sync)
 	struct event *e = reg_find(he, K_EVENT);
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (e->cap)
+	if (e->cap) {
+		e->cap->invalid = 1; /* docs/capture-map.md: 907 and the capture invalidated */
 		return CUDA_ERROR_CAPTURED_EVENT;
+	}
 	if (sync) {
 		CUresult rc = unsafe_call();
 		if (rc)

@@ -1,0 +1,151 @@
+/*
+ * shim/hooks-capture.c -- the hooks of the capture map's routes that no
+ * other module owns (issue 14): event query/synchronize (CGS013), stream
+ * query (CGS014 on the legacy stream; a capturing stream's query is CGS007)
+ * and the kernel launches (CGS014 only).
+ *
+ * Launch contract: while no capture is live (cg_live_captures == 0, one
+ * relaxed load) a launch is forwarded at once: no lock, no allocation, no
+ * record, not even at trace level. With a capture live, only a launch on
+ * the legacy stream is looked at (CGS014 before the call); everything else
+ * is still forwarded untouched.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "call.h"
+#include "model.h"
+#include "rules.h"
+#include "site.h"
+
+static CUresult cgh_event_host(int hid, PFN_cuEventQuery_v2000 fn, CUevent ev, int sync)
+{
+	CG_ERRNO_IN; /* entered straight from the wrapper */
+	struct cg_call c;
+	int predicted = 0;
+	CUresult rc;
+	if (!cg_call_begin(&c, hid, 0))
+		return CG_FWD(fn(ev));
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		predicted = cg_caprule_event(cg_routes[hid].name, ev);
+	rc = CG_FWD(fn(ev));
+	int saved = errno;
+	if (predicted)
+		cg_caprule_after(cg_routes[hid].name, R_CAPTURED_EVENT, CUDA_ERROR_CAPTURED_EVENT, rc);
+	else if (sync && rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		model_capture_refused(cg_routes[hid].name); /* a synchronize the unsafe class refused */
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuEventQuery(CUevent hEvent)
+{
+	CG_REAL(cuEventQuery);
+	return cgh_event_host(HID_cuEventQuery, real_cuEventQuery, hEvent, 0);
+}
+
+CUresult cgh_cuEventSynchronize(CUevent hEvent)
+{
+	CG_REAL(cuEventSynchronize);
+	return cgh_event_host(HID_cuEventSynchronize, real_cuEventSynchronize, hEvent, 1);
+}
+
+/* cuStreamQuery: of a capturing stream, CGS007 (900, invalidated in every
+ * mode); of the legacy stream under a blocking capture, CGS014 (906). */
+static CUresult cgh_stream_query(int hid, PFN_cuStreamQuery_v2000 fn, int ptsz, CUstream s)
+{
+	CG_ERRNO_IN; /* entered straight from the wrapper */
+	struct cg_call c;
+	struct cg_capture_view cv;
+	uint64_t id;
+	int predicted = 0, rule = 0, want = 0;
+	CUresult rc;
+	if (!cg_call_begin(&c, hid, 0))
+		return CG_FWD(fn(s));
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
+		if (cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "queries the legacy default stream")) {
+			predicted = 1;
+			rule = R_LEGACY_STREAM;
+			want = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
+			cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "queries a capturing stream");
+			predicted = 1;
+			rule = R_CAPTURE_UNSAFE;
+			want = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		}
+	}
+	rc = CG_FWD(fn(s));
+	int saved = errno;
+	if (predicted)
+		cg_caprule_after(cg_routes[hid].name, rule, want, rc);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuStreamQuery(CUstream hStream)
+{
+	CG_REAL(cuStreamQuery);
+	return cgh_stream_query(HID_cuStreamQuery, real_cuStreamQuery, 0, hStream);
+}
+
+CUresult cgh_cuStreamQuery_ptsz(CUstream hStream)
+{
+	CG_REAL(cuStreamQuery_ptsz);
+	return cgh_stream_query(HID_cuStreamQuery_ptsz, real_cuStreamQuery_ptsz, 1, hStream);
+}
+
+/* A launch while a capture is live: on the legacy stream under a blocking
+ * capture, named (CGS014) before the call; the answer checked after. Kept
+ * out of line so the launch wrappers stay a load and a tail call. */
+static __attribute__((noinline, cold)) int cgh_launch_check(int hid, CUstream s, int ptsz)
+{
+	struct cg_call c;
+	if (!cg_caprule_is_legacy(s, ptsz) || !cg_call_begin(&c, hid, 0))
+		return 0;
+	return cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "launches a kernel on the legacy default stream");
+}
+
+static __attribute__((noinline, cold)) void cgh_launch_after(int hid, CUresult rc)
+{
+	int saved = errno;
+	struct cg_call c;
+	if (cg_call_begin(&c, hid, 0)) {
+		cg_caprule_after(cg_routes[hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
+		cg_call_end(&c, rc);
+	}
+	errno = saved;
+}
+
+/* No config: the driver refuses the call; no stream to look at. Neither
+ * NULL, CU_STREAM_LEGACY (0x1) nor CU_STREAM_PER_THREAD (0x2). */
+#define CGH_NO_STREAM ((CUstream)(uintptr_t)0x10)
+
+#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                         \
+	CUresult cgh_##name params                                                                 \
+	{                                                                                          \
+		CUresult rc;                                                                       \
+		CG_REAL(name);                                                                     \
+		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) ||   \
+		    !cgh_launch_check(HID_##name, (stream_expr), ptsz))                            \
+			return CG_FWD(real_##name args);                                           \
+		rc = CG_FWD(real_##name args);                                                     \
+		cgh_launch_after(HID_##name, rc);                                                  \
+		return rc;                                                                         \
+	}
+
+#define LAUNCH_PARAMS                                                                              \
+	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, \
+	 unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,     \
+	 void **kernelParams, void **extra)
+#define LAUNCH_ARGS                                                                                \
+	(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
+
+LAUNCH_HOOK(cuLaunchKernel, 0, LAUNCH_PARAMS, LAUNCH_ARGS, hStream)
+LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, LAUNCH_PARAMS, LAUNCH_ARGS, hStream)
+LAUNCH_HOOK(cuLaunchKernelEx, 0, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
+	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM)
+LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1,
+	    (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
+	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM)
