@@ -100,6 +100,22 @@ int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s)
 	return 1;
 }
 
+/* cuCtxSynchronize (both forms): the device's streams include the
+ * capturing ones, so the driver refuses it (900, CGS007) while any capture
+ * is live, whatever the modes (capture-map.md), unlike the rest of the
+ * unsafe class. */
+int cg_caprule_device_sync(const char *api)
+{
+	struct cg_capture_view cv;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed) || !model_capture_any(&cv))
+		return 0;
+	if (cv.named)
+		cg_violation_counted(R_CAPTURE_UNSAFE); /* named abandoned already */
+	else
+		cg_rule_unsafe_violation(api, &cv, "synchronizes the device, whose streams include the capturing one");
+	return 1;
+}
+
 void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc)
 {
 	if (rc != predicted_rc)

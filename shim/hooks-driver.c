@@ -586,6 +586,21 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 		cg_policy_forget(hGraphExec);
 		return CG_FWD(real_cuGraphExecDestroy(hGraphExec));
 	}
+	/* capture-map.md: destroying an executable is in the unsafe class
+	 * (CGS007). A refused destroy leaves the executable alive: the model
+	 * and the policy forget it only once the driver destroyed it. */
+	if (CG_UNLIKELY(cg_rule_capture_unsafe("cuGraphExecDestroy", "destroys an executable graph"))) {
+		rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));
+		int saved = errno;
+		cg_rule_capture_unsafe_after("cuGraphExecDestroy", 1, rc);
+		if (rc == CUDA_SUCCESS) {
+			model_exec_destroy(hGraphExec);
+			cg_policy_forget(hGraphExec);
+		}
+		cg_call_end(&c, rc);
+		errno = saved;
+		return rc;
+	}
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
 	cg_policy_collect();
@@ -1534,7 +1549,7 @@ CUresult cgh_cuStreamSynchronize_ptsz(CUstream hStream)
 	CG_REAL(name);                                                                             \
 	if (!cg_call_begin(&c, HID_##name, 0))                                                     \
 		return real_##name args;                                                           \
-	predicted = cg_rule_capture_unsafe(#name, "synchronizes the context");                              \
+	predicted = cg_caprule_device_sync(#name); /* every mode, any thread */                   \
 	rc = CG_FWD(real_##name args);                                                             \
 	int saved = errno;                                                                         \
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)                             \

@@ -727,6 +727,25 @@ void model_capture_event_forget(CUevent ev)
 	pthread_mutex_unlock(&cap_lock);
 }
 
+int model_capture_any(struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int found = 0;
+	if (model_capture_conflict(model_thread_mode(), out))
+		return 1; /* the one this thread's mode collides with first */
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		view_locked(c, out);
+		found = 1;
+		break;
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return found;
+}
+
 int model_capture_blocking(struct cg_capture_view *out)
 {
 	struct cg_capture *c, *tmp;

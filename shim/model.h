@@ -135,6 +135,8 @@ void model_capture_event_forget(CUevent ev);
 /* Before a begin-capture (after model_capture_presample): whether its
  * stream is a blocking one (the legacy stream then implicitly joins it). */
 void model_capture_prepare_blocking(int blocking);
+/* Any live capture, the one this thread's mode collides with first. */
+int model_capture_any(struct cg_capture_view *out);
 /* A live capture begun on a blocking stream (the first found). */
 int model_capture_blocking(struct cg_capture_view *out);
 /* The calling thread's name (pthread_getname_np; "" if none). */

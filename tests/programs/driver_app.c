@@ -224,7 +224,7 @@ int main(void)
 	pthread_create(&t, NULL, end_from_other_thread, NULL);
 	pthread_join(t, NULL);
 	DCHECK("cuStreamEndCapture", cuStreamEndCapture(s, &gu), CUDA_SUCCESS);
-	DCHECK("cuStreamEndCapture(not capturing)", cuStreamEndCapture(s, &gu), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+	DCHECK("cuStreamEndCapture(not capturing)", cuStreamEndCapture(s, &gu), CUDA_ERROR_ILLEGAL_STATE);
 	DCHECK("cuStreamBeginCapture(legacy)", cuStreamBeginCapture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 
 	/* child graph with memory nodes -> 801 */

@@ -236,6 +236,7 @@ struct stream {
 struct event {
 	struct obj o;
 	unsigned flags;
+	int recorded_out; /* last recorded outside any capture (905 when a capture waits on it) */
 	struct capture *cap;
 	struct node **deps;
 	size_t ndeps;
@@ -1338,10 +1339,23 @@ DEF(cuCtxGetDevice_v2, PFN_cuCtxGetDevice_v13000, (CUdevice * device, CUcontext 
 	return CUDA_SUCCESS;
 }
 
+/* capture-map.md: synchronising the device waits for the capturing
+ * streams too: refused (900) and every live capture invalidated, in every
+ * mode and from every thread. */
+static CUresult device_sync_call(void)
+{
+	int hit = 0;
+	for (struct capture *c = g_caps; c; c = c->next) {
+		c->invalid = 1;
+		hit = 1;
+	}
+	return hit ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
 DEF(cuCtxSynchronize, PFN_cuCtxSynchronize_v2000, (void))
 {
 	ENTER_OBJ();
-	CUresult rc = unsafe_call();
+	CUresult rc = device_sync_call();
 	if (rc)
 		return rc;
 	pools_sync_release();
@@ -1356,7 +1370,7 @@ DEF(cuCtxSynchronize_v2, PFN_cuCtxSynchronize_v13000, (CUcontext ctx))
 	ENTER_OBJ();
 	if (ctx && ctx != PRIMARY_CTX)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	CUresult rc = unsafe_call();
+	CUresult rc = device_sync_call();
 	if (rc)
 		return rc;
 	pools_sync_release();
@@ -1536,6 +1550,7 @@ static CUresult event_record(CUevent he, CUstream hs, int ptsz)
 	if (rc)
 		return rc;
 	e->cap = c;
+	e->recorded_out = !c;
 	if (c)
 		set_deps(&e->deps, &e->ndeps, s->deps, s->ndeps);
 	else
@@ -1595,6 +1610,12 @@ static CUresult stream_wait_event(CUstream hs, CUevent he, unsigned flags, int p
 	struct capture *c = e->cap;
 	if (!c) {
 		struct capture *sc;
+		/* capture-map.md: a capture waiting on an event recorded outside
+		 * it, without the external flag, breaks isolation: 905, invalidated */
+		if (s->cap && e->recorded_out && !(flags & CU_EVENT_WAIT_EXTERNAL)) {
+			s->cap->invalid = 1;
+			return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+		}
 		return stream_op(s, &sc); /* waiting on completed work: nothing to do */
 	}
 	if (c->invalid)
@@ -1771,7 +1792,9 @@ static CUresult end_capture(CUstream hs, CUgraph *phGraph, int ptsz)
 	if (!phGraph)
 		return CUDA_ERROR_INVALID_VALUE;
 	struct capture *c = s->cap;
-	if (!c || c->origin != s)
+	if (!c) /* capture-map.md: a stream not capturing answers 401, not 903 */
+		return CUDA_ERROR_ILLEGAL_STATE;
+	if (c->origin != s)
 		return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
 	if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thr, pthread_self()))
 		return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
@@ -3364,6 +3387,9 @@ DEF(cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000, (CUgraphExec hGraphExec))
 	struct exec *e = reg_find(hGraphExec, K_EXEC);
 	if (!e)
 		return CUDA_ERROR_INVALID_VALUE;
+	CUresult rc = unsafe_call(); /* capture-map.md: the unsafe class */
+	if (rc)
+		return rc;
 	if (e->g && e->g->nexec > 0)
 		e->g->nexec--;
 	if (e->res)
