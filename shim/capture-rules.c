@@ -116,6 +116,15 @@ int cg_caprule_device_sync(const char *api)
 	return 1;
 }
 
+/* A call no rule predicted failed with a capture error (900-908) against
+ * capture: it is the first failing call seen, the link the capture's failed
+ * end points back to (unless a named call came first). Only on failure. */
+void cg_caprule_failed(const char *api, uint64_t capture, int rc)
+{
+	if (capture && rc >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && rc <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+		model_capture_breaker(capture, api, NULL, rc, cg_site_here(CAPRULE_SKIP));
+}
+
 void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc)
 {
 	if (rc != predicted_rc)

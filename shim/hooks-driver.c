@@ -1477,6 +1477,8 @@ static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int p
 	int saved = errno;
 	if (merge)
 		cg_caprule_after(cg_routes[hid].name, R_CAPTURE_MERGE, CUDA_ERROR_STREAM_CAPTURE_MERGE, rc);
+	else if (was && rc != CUDA_SUCCESS)
+		cg_caprule_failed(cg_routes[hid].name, id_before, rc); /* 905: no rule, still the link */
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL))
 		model_capture_wait_event(id, s, ev, site);
@@ -1512,9 +1514,14 @@ static CUresult stream_sync_common(int hid, PFN_cuStreamSynchronize_v2000 fn, in
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
 		if (cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "synchronizes the legacy default stream")) {
 			predicted = 2; /* CGS014: 906 before any unsafe-class refusal */
-		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
-			cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
-			predicted = 1;
+		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL)) {
+			if (model_capture_find(id, &cv)) {
+				cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
+				predicted = 1;
+			}
+		} else {
+			/* another stream: the unsafe class (capture-map.md) */
+			predicted = cg_rule_capture_unsafe(cg_routes[hid].name, "synchronizes another stream");
 		}
 	}
 	rc = CG_FWD(fn(s));
