@@ -1,8 +1,8 @@
 /*
  * shim/hooks-capture.c -- the hooks of the capture map's routes that no
  * other module owns (issue 14): event query/synchronize (CGS013), stream
- * query (CGS014 on the legacy stream; a capturing stream's query is CGS007)
- * and the kernel launches (CGS014 only).
+ * query (CGS014 on the legacy stream; a capturing stream's query is CGS007),
+ * the kernel launches (CGS014 only) and module/library loads (CGS017).
  *
  * Launch contract: while no capture is live (cg_live_captures == 0, one
  * relaxed load) a launch is forwarded at once: no lock, no allocation, no
@@ -149,3 +149,49 @@ LAUNCH_HOOK(cuLaunchKernelEx, 0, (const CUlaunchConfig *config, CUfunction f, vo
 LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1,
 	    (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
 	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM)
+
+/* Module and library loads (CGS017): the driver answers 0 and invalidates
+ * the capture the calling thread's mode collides with (capture-map.md); the
+ * load is named before the call and becomes the capture's link. */
+static int cgh_load_check(int hid, struct cg_call *c)
+{
+	if (!cg_call_begin(c, hid, CG_CALL_LIFE)) /* rare: a record at info */
+		return 0;
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		cg_caprule_module_load(cg_routes[hid].name);
+	return 1;
+}
+
+#define LOAD_HOOK(name, params, args)                                                              \
+	CUresult cgh_##name params                                                                 \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		CUresult rc;                                                                       \
+		CG_REAL(name);                                                                     \
+		if (!cgh_load_check(HID_##name, &c))                                               \
+			return CG_FWD(real_##name args);                                           \
+		rc = CG_FWD(real_##name args);                                                     \
+		int saved = errno;                                                                 \
+		cg_call_end(&c, rc);                                                               \
+		errno = saved;                                                                     \
+		return rc;                                                                         \
+	}
+
+LOAD_HOOK(cuModuleLoad, (CUmodule *module, const char *fname), (module, fname))
+LOAD_HOOK(cuModuleLoadData, (CUmodule *module, const void *image), (module, image))
+LOAD_HOOK(cuModuleLoadDataEx,
+	  (CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues),
+	  (module, image, numOptions, options, optionValues))
+LOAD_HOOK(cuModuleLoadFatBinary, (CUmodule *module, const void *fatCubin), (module, fatCubin))
+LOAD_HOOK(cuLibraryLoadData,
+	  (CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+	   unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+	   unsigned int numLibraryOptions),
+	  (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
+	   numLibraryOptions))
+LOAD_HOOK(cuLibraryLoadFromFile,
+	  (CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues,
+	   unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+	   unsigned int numLibraryOptions),
+	  (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
+	   numLibraryOptions))

@@ -181,6 +181,8 @@ static const char *unsafe_what(const char *api)
 		return "frees pinned host memory";
 	if (!strncmp(api, "cuMemHostUnregister", 19))
 		return "unregisters host memory";
+	if (!strncmp(api, "cuModuleUnload", 14) || !strncmp(api, "cuLibraryUnload", 15))
+		return "unloads a module or library";
 	return "makes a capture-unsafe call";
 }
 
@@ -211,7 +213,7 @@ void cg_rule_capture_violation(int rule, const char *api, const struct cg_captur
 	struct cg_rec r;
 	/* A refused end (908) leaves the capture as it was: it breaks nothing. */
 	if (rule != R_END_WRONG_THREAD)
-		model_capture_breaker(cv->id, api, cg_rule_id(rule), predicted_rc, site);
+		model_capture_breaker(cv->id, api, cg_rule_id(rule), predicted_rc < 0 ? 0 : predicted_rc, site);
 	if (cg_violation_begin(&r, rule, api, predicted_rc, msg)) {
 		cg_rule_capture_fields(&r, cv, site);
 		cg_violation_end(&r, rule);

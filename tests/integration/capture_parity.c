@@ -18,7 +18,8 @@
  * (the runtime does that for the map's cuda* calls); rows the map measured
  * without a context (201) are not in the expected file.
  * Kernel: on the stand-in a CUfunction is a host function
- * (tests/standin/standin.h); on a GPU, an empty PTX entry.
+ * (tests/standin/standin.h); on a GPU, an empty PTX entry (the stand-in has
+ * no cuModuleGetFunction).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -47,9 +48,9 @@ static void kernel_init(void)
 	load_t load = (load_t)dlsym(RTLD_DEFAULT, "cuModuleLoadData");
 	getf_t getf = (getf_t)dlsym(RTLD_DEFAULT, "cuModuleGetFunction");
 	CUmodule m;
-	kfn = (CUfunction)(void *)k_cpu; /* the stand-in has no modules */
-	if (load && getf && load(&m, ptx) == CUDA_SUCCESS)
-		getf(&kfn, m, "e");
+	kfn = (CUfunction)(void *)k_cpu; /* the stand-in's modules have no functions */
+	if (load && getf && load(&m, ptx) == CUDA_SUCCESS && getf(&kfn, m, "e") != CUDA_SUCCESS)
+		kfn = (CUfunction)(void *)k_cpu;
 }
 
 static CUresult launch(CUstream s, CUdeviceptr p)
@@ -65,6 +66,8 @@ struct ctxs {
 	void *h, *pageable;
 	CUgraph pre_g;
 	CUgraphExec pre_x;
+	CUmodule mod;
+	CUlibrary lib;
 };
 
 struct route {
@@ -136,6 +139,38 @@ static CUresult r_freehost(struct ctxs *c)
 		c->h = NULL;
 	return rc;
 }
+static CUresult r_modload(struct ctxs *c)
+{
+	CUmodule m;
+	CUresult rc = cuModuleLoadData(&m, ptx);
+	(void)c;
+	if (!rc)
+		cuModuleUnload(m);
+	return rc;
+}
+static CUresult r_modunload(struct ctxs *c)
+{
+	CUresult rc = cuModuleUnload(c->mod);
+	if (!rc)
+		c->mod = NULL;
+	return rc;
+}
+static CUresult r_libload(struct ctxs *c)
+{
+	CUlibrary l;
+	CUresult rc = cuLibraryLoadData(&l, ptx, 0, 0, 0, 0, 0, 0);
+	(void)c;
+	if (!rc)
+		cuLibraryUnload(l);
+	return rc;
+}
+static CUresult r_libunload(struct ctxs *c)
+{
+	CUresult rc = cuLibraryUnload(c->lib);
+	if (!rc)
+		c->lib = NULL;
+	return rc;
+}
 static CUresult r_legacy_kernel(struct ctxs *c) { return launch(NULL, c->d2 ? c->d2 : c->d); }
 static CUresult r_legacy_query(struct ctxs *c) { (void)c; return cuStreamQuery(NULL); }
 static CUresult r_legacy_sync(struct ctxs *c) { (void)c; return cuStreamSynchronize(NULL); }
@@ -180,6 +215,10 @@ static const struct route routes[] = {
 	{"cuMemAllocHost", 0, r_allochost},
 	{"cuMemHostRegister", 0, r_register},
 	{"cuMemFreeHost", 0, r_freehost},
+	{"cuModuleLoadData", 0, r_modload},
+	{"cuModuleUnload", 0, r_modunload},
+	{"cuLibraryLoadData", 0, r_libload},
+	{"cuLibraryUnload", 0, r_libunload},
 	{"kernel on legacy stream (blocking capture)", 1, r_legacy_kernel},
 	{"cudaStreamQuery(legacy) (blocking capture)", 1, r_legacy_query},
 	{"cudaStreamSynchronize(legacy) (blocking capture)", 1, r_legacy_sync},
@@ -221,6 +260,8 @@ static void setup(struct ctxs *c, int blocking)
 	launch(c->other, c->d);
 	cuStreamEndCapture(c->other, &c->pre_g);
 	cuGraphInstantiateWithFlags(&c->pre_x, c->pre_g, 0);
+	cuModuleLoadData(&c->mod, ptx);
+	cuLibraryLoadData(&c->lib, ptx, 0, 0, 0, 0, 0, 0);
 	cuCtxSynchronize();
 }
 
@@ -237,6 +278,10 @@ static void teardown(struct ctxs *c)
 		cuGraphExecDestroy(c->pre_x);
 	if (c->pre_g)
 		cuGraphDestroy(c->pre_g);
+	if (c->mod)
+		cuModuleUnload(c->mod);
+	if (c->lib)
+		cuLibraryUnload(c->lib);
 	if (c->d)
 		cuMemFree(c->d);
 	if (c->d2)

@@ -37,12 +37,13 @@ EXPECT = {
     "CGS014": ("cuStreamQuery", 906),
     "CGS015": ("cuStreamWaitEvent", 902),
     "CGS016": ("cuStreamEndCapture", 908),
+    "CGS017": ("cuLibraryLoadData", None),
 }
 
 # Capture-breaking rules (issue 14): the violation names both threads, and
 # the capture's failed end ("broken") links back to it.
-CAPTURE_RULES = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS016"}
-LINKED = {"CGS007", "CGS013", "CGS014", "CGS015"}
+CAPTURE_RULES = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS016", "CGS017"}
+LINKED = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS017"}
 
 # Rules that cannot happen alone: a pool change always moves the allocation
 # too (different node address), so CGS012 comes with CGS003.

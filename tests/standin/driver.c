@@ -2418,6 +2418,72 @@ DEF(cuMemHostUnregister, PFN_cuMemHostUnregister_v4000, (void *p))
 	return host_release(p, 1);
 }
 
+/* ---- modules and libraries ----------------------------------------------
+ * Opaque handles, no code (a CUfunction here is a host function). As
+ * measured (docs/capture-map.md): a load succeeds and invalidates the
+ * capture the calling thread's mode collides with (the unsafe class's
+ * condition) without refusing; an unload is in the unsafe class (900). */
+static CUresult load_invalidates(void)
+{
+	int m = t_mode;
+	pthread_t self = pthread_self();
+	if (m == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_SUCCESS;
+	for (struct capture *c = g_caps; c; c = c->next)
+		if ((pthread_equal(c->thr, self) && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED) ||
+		    (m == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL))
+			c->invalid = 1;
+	return CUDA_SUCCESS;
+}
+
+static CUresult handle_load(void **out, const void *image)
+{
+	ENTER_OBJ();
+	if (!out || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = malloc(16);
+	if (!*out)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return load_invalidates();
+}
+
+static CUresult handle_unload(void *h)
+{
+	ENTER_OBJ();
+	if (!h)
+		return CUDA_ERROR_INVALID_HANDLE;
+	CUresult rc = unsafe_call();
+	if (rc)
+		return rc;
+	free(h);
+	return CUDA_SUCCESS;
+}
+
+DEF(cuModuleLoadData, PFN_cuModuleLoadData_v2000, (CUmodule *module, const void *image))
+{
+	return handle_load((void **)module, image);
+}
+
+DEF(cuModuleUnload, PFN_cuModuleUnload_v2000, (CUmodule hmod))
+{
+	return handle_unload(hmod);
+}
+
+DEF(cuLibraryLoadData, PFN_cuLibraryLoadData_v12000,
+    (CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+     unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+     unsigned int numLibraryOptions))
+{
+	(void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
+	(void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
+	return handle_load((void **)library, code);
+}
+
+DEF(cuLibraryUnload, PFN_cuLibraryUnload_v12000, (CUlibrary library))
+{
+	return handle_unload(library);
+}
+
 static CUresult alloc_async(CUdeviceptr *dptr, size_t size, struct pool *p, CUstream hs, int ptsz)
 {
 	struct stream *s = get_stream(hs, ptsz);
@@ -3884,12 +3950,17 @@ static const struct procent g_procs[] = {
 	P(cuStreamQuery, 2000, cuStreamQuery)
 	P(cuStreamSynchronize, 2000, cuStreamSynchronize)
 	P(cuStreamGetId, 12000, cuStreamGetId)
+	P(cuStreamGetFlags, 5050, cuStreamGetFlags)
 	P(cuStreamWaitEvent, 3020, cuStreamWaitEvent)
 	E(cuEventCreate, 2000, cuEventCreate)
 	E(cuEventDestroy, 4000, cuEventDestroy_v2)
 	P(cuEventRecord, 2000, cuEventRecord)
 	E(cuEventSynchronize, 2000, cuEventSynchronize)
 	E(cuEventQuery, 2000, cuEventQuery)
+	E(cuModuleLoadData, 2000, cuModuleLoadData)
+	E(cuModuleUnload, 2000, cuModuleUnload)
+	E(cuLibraryLoadData, 12000, cuLibraryLoadData)
+	E(cuLibraryUnload, 12000, cuLibraryUnload)
 	P(cuStreamBeginCapture, 10000, cuStreamBeginCapture)
 	P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2)
 	P(cuStreamBeginCaptureToGraph, 12030, cuStreamBeginCaptureToGraph)
