@@ -150,6 +150,57 @@ LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1,
 	    (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
 	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM)
 
+/* Async copies and memsets: the launch contract (one relaxed load while no
+ * capture is live), looked at only on the legacy stream (CGS014). */
+#define ASYNC_HOOK(name, ptsz, params, args, what)                                                 \
+	CUresult cgh_##name params                                                                 \
+	{                                                                                          \
+		CUresult rc;                                                                       \
+		CG_REAL(name);                                                                     \
+		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) ||   \
+		    !cgh_async_check(HID_##name, hStream, ptsz, what))                             \
+			return CG_FWD(real_##name args);                                           \
+		rc = CG_FWD(real_##name args);                                                     \
+		cgh_launch_after(HID_##name, rc);                                                  \
+		return rc;                                                                         \
+	}
+
+static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)
+{
+	struct cg_call c;
+	if (!cg_caprule_is_legacy(s, ptsz) || !cg_call_begin(&c, hid, 0))
+		return 0;
+	return cg_caprule_legacy(cg_routes[hid].name, s, ptsz, what);
+}
+
+#define COPY_P (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
+#define COPY_A (dst, src, ByteCount, hStream)
+#define HTOD_P (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+#define HTOD_A (dstDevice, srcHost, ByteCount, hStream)
+#define DTOH_P (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+#define DTOH_A (dstHost, srcDevice, ByteCount, hStream)
+#define DTOD_P (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+#define DTOD_A (dstDevice, srcDevice, ByteCount, hStream)
+#define SET8_P (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+#define SET8_A (dstDevice, uc, N, hStream)
+#define SET32_P (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+#define SET32_A (dstDevice, ui, N, hStream)
+#define COPY_WHAT "copies on the legacy default stream"
+#define SET_WHAT "sets memory on the legacy default stream"
+
+ASYNC_HOOK(cuMemcpyAsync, 0, COPY_P, COPY_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyAsync_ptsz, 1, COPY_P, COPY_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyHtoDAsync_v2, 0, HTOD_P, HTOD_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyHtoDAsync_v2_ptsz, 1, HTOD_P, HTOD_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyDtoHAsync_v2, 0, DTOH_P, DTOH_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyDtoHAsync_v2_ptsz, 1, DTOH_P, DTOH_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyDtoDAsync_v2, 0, DTOD_P, DTOD_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyDtoDAsync_v2_ptsz, 1, DTOD_P, DTOD_A, COPY_WHAT)
+ASYNC_HOOK(cuMemsetD8Async, 0, SET8_P, SET8_A, SET_WHAT)
+ASYNC_HOOK(cuMemsetD8Async_ptsz, 1, SET8_P, SET8_A, SET_WHAT)
+ASYNC_HOOK(cuMemsetD32Async, 0, SET32_P, SET32_A, SET_WHAT)
+ASYNC_HOOK(cuMemsetD32Async_ptsz, 1, SET32_P, SET32_A, SET_WHAT)
+
 /* Module and library loads (CGS017): the driver answers 0 and invalidates
  * the capture the calling thread's mode collides with (capture-map.md); the
  * load is named before the call and becomes the capture's link. */

@@ -1341,6 +1341,9 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				rec_site(&r, "begin_site", cv.site);
 			cg_violation_end(&r, R_UNJOINED);
 		}
+		/* the end's 904 links back to the first unjoined fork's site */
+		model_capture_breaker(id, cg_routes[hid].name, cg_rule_id(R_UNJOINED), CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+				      unsite[0]);
 	}
 	cg_call_mark_in(&c);
 	rc = CG_FWD(fn(s, ph));
