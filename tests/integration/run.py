@@ -576,6 +576,21 @@ def case_capture_parity():
           "every 901 links back to its breaking call (%d of %d; %d not seen by the shim)" % (len(linked), len(b), unlinked))
 
 
+def case_launch_passthrough():
+    """Issue 14 point 4: kernel launches and async copies pass straight
+    through (no record even at trace level, where every other hooked call
+    has one), and the hooks still route: the program's launches reach the
+    stand-in (same output)."""
+    exe = os.path.join(PROG, "driver_app")
+    bare, _, _ = run(exe, shim=False)
+    shim, recs, _ = run(exe, level="trace")
+    same(bare, shim)
+    fast = ("cuLaunchKernel", "cuMemcpyAsync", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuMemsetD8Async")
+    n = [r.get("api") for r in recs if r.get("ev") == "call" and (r.get("api") or "").startswith(fast)]
+    other = [r for r in recs if r.get("ev") == "call" and (r.get("api") or "").startswith("cuStreamBeginCapture")]
+    check(not n and other, "trace level: no launch/copy record (%s), other calls traced (%d begin records)" % (n[:4], len(other)))
+
+
 def case_abandoned_named():
     """A capture left open after an invalidation is named at the next 900."""
     recs = threads_run("abandon")
