@@ -122,14 +122,38 @@ static __attribute__((noinline, cold)) void cgh_launch_after(int hid, CUresult r
  * NULL, CU_STREAM_LEGACY (0x1) nor CU_STREAM_PER_THREAD (0x2). */
 #define CGH_NO_STREAM ((CUstream)(uintptr_t)0x10)
 
+/* A launch or copy on a capturing stream that the driver refused with a
+ * capture error no rule predicted (a copy to pageable memory inside a
+ * capture, .item()'s): the first failing call the capture's end links to.
+ * Only after a failure, only while a capture is live. */
+static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int ptsz, CUresult rc)
+{
+	int saved = errno;
+	struct cg_call c;
+	uint64_t id = 0;
+	if (cg_call_begin(&c, hid, 0)) {
+		if (s != CGH_NO_STREAM && model_stream_capture(s, ptsz, &id, NULL, NULL))
+			cg_caprule_failed(cg_routes[hid].name, id, rc);
+		cg_call_end(&c, rc);
+	}
+	errno = saved;
+}
+
+#define CGH_CAPTURE_ERR(rc) ((rc) >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (rc) <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+
 #define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                         \
 	CUresult cgh_##name params                                                                 \
 	{                                                                                          \
 		CUresult rc;                                                                       \
 		CG_REAL(name);                                                                     \
-		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) ||   \
-		    !cgh_launch_check(HID_##name, (stream_expr), ptsz))                            \
+		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)))     \
 			return CG_FWD(real_##name args);                                           \
+		if (!cgh_launch_check(HID_##name, (stream_expr), ptsz)) {                          \
+			rc = CG_FWD(real_##name args);                                             \
+			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                      \
+				cgh_failed(HID_##name, (stream_expr), ptsz, rc);                   \
+			return rc;                                                                 \
+		}                                                                                  \
 		rc = CG_FWD(real_##name args);                                                     \
 		cgh_launch_after(HID_##name, rc);                                                  \
 		return rc;                                                                         \
@@ -157,9 +181,14 @@ LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1,
 	{                                                                                          \
 		CUresult rc;                                                                       \
 		CG_REAL(name);                                                                     \
-		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) ||   \
-		    !cgh_async_check(HID_##name, hStream, ptsz, what))                             \
+		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)))     \
 			return CG_FWD(real_##name args);                                           \
+		if (!cgh_async_check(HID_##name, hStream, ptsz, what)) {                           \
+			rc = CG_FWD(real_##name args);                                             \
+			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                      \
+				cgh_failed(HID_##name, hStream, ptsz, rc);                         \
+			return rc;                                                                 \
+		}                                                                                  \
 		rc = CG_FWD(real_##name args);                                                     \
 		cgh_launch_after(HID_##name, rc);                                                  \
 		return rc;                                                                         \

@@ -577,18 +577,25 @@ def case_capture_parity():
 
 
 def case_launch_passthrough():
-    """Issue 14 point 4: kernel launches and async copies pass straight
-    through (no record even at trace level, where every other hooked call
-    has one), and the hooks still route: the program's launches reach the
-    stand-in (same output)."""
+    """Issue 14 point 4: successful kernel launches and async copies pass
+    straight through (no record even at trace level, where every other hooked
+    call has one); one the driver refuses with a capture error while a
+    capture is live is recorded (the capture's first failing call)."""
     exe = os.path.join(PROG, "driver_app")
     bare, _, _ = run(exe, shim=False)
     shim, recs, _ = run(exe, level="trace")
     same(bare, shim)
     fast = ("cuLaunchKernel", "cuMemcpyAsync", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuMemsetD8Async")
-    n = [r.get("api") for r in recs if r.get("ev") == "call" and (r.get("api") or "").startswith(fast)]
+    n = [r.get("api") for r in recs if r.get("ev") == "call" and (r.get("api") or "").startswith(fast) and r.get("rc") == 0]
+    failed = [(r.get("api"), r.get("rc")) for r in recs if r.get("ev") == "call" and (r.get("api") or "").startswith(fast)
+              and r.get("rc") != 0]
     other = [r for r in recs if r.get("ev") == "call" and (r.get("api") or "").startswith("cuStreamBeginCapture")]
-    check(not n and other, "trace level: no launch/copy record (%s), other calls traced (%d begin records)" % (n[:4], len(other)))
+    check(not n and other, "trace level: no record of a successful launch/copy (%s), other calls traced (%d begin records)"
+          % (n[:4], len(other)))
+    # driver_app launches into a capture its cuMemAlloc invalidated: the
+    # refused launch (901) is recorded, and is that capture's first failing call
+    check(failed and all(rc in range(900, 909) for _, rc in failed),
+          "a launch refused with a capture error is recorded: %s" % failed)
 
 
 def case_abandoned_named():
