@@ -861,16 +861,18 @@ static void capture_count_alloc(uint64_t id, size_t size)
 static void broken_record(const struct cap_snap *k, int rc)
 {
 	struct cg_rec r;
-	char msg[512];
+	char msg[768], bsite[200], csite[200];
 	int n;
+	cg_site_first(k->site, bsite, sizeof bsite);
+	cg_site_first(k->br.site, csite, sizeof csite);
 	rec_begin(&r, CG_L_ERROR, CGSHIM_EV_BROKEN);
 	cap_fields(&r, k);
 	rec_int(&r, "rc", rc);
 	rec_str(&r, "err", cg_result_name(rc));
 	rec_int(&r, "end_tid", cg_gettid());
-	n = snprintf(msg, sizeof msg, "capture %llu (%s mode, stream 0x%llx), begun on thread %d%s%s%s, ended with %d",
-		     (unsigned long long)k->id, mode_name(k->mode), (unsigned long long)(uintptr_t)k->stream, k->tid,
-		     k->tname[0] ? " \"" : "", k->tname, k->tname[0] ? "\"" : "", rc);
+	n = snprintf(msg, sizeof msg, "capture %llu (%s mode, stream 0x%llx), begun%s%s on thread %d%s%s%s, ended with %d",
+		     (unsigned long long)k->id, mode_name(k->mode), (unsigned long long)(uintptr_t)k->stream,
+		     bsite[0] ? " at " : "", bsite, k->tid, k->tname[0] ? " \"" : "", k->tname, k->tname[0] ? "\"" : "", rc);
 	if (k->br.api) {
 		rec_word(&r, "by_api", k->br.api);
 		if (k->br.rule)
@@ -881,8 +883,9 @@ static void broken_record(const struct cap_snap *k, int rc)
 		rec_bool(&r, "by_other_thread", k->br.tid != k->tid);
 		rec_site(&r, "by_site", k->br.site);
 		if (n > 0 && (size_t)n < sizeof msg)
-			snprintf(msg + n, sizeof msg - n, ": it was broken by %s on thread %d%s%s%s (%s%s%s)", k->br.api,
+			snprintf(msg + n, sizeof msg - n, ": it was broken by %s on thread %d%s%s%s%s%s (%s%s%s)", k->br.api,
 				 k->br.tid, k->br.tname[0] ? " \"" : "", k->br.tname, k->br.tname[0] ? "\"" : "",
+				 csite[0] ? " at " : "", csite,
 				 k->br.rule ? k->br.rule : "not predicted", k->br.rule ? ", named before the call" : "",
 				 k->br.rc ? "" : "; the call itself succeeded");
 	} else if (n > 0 && (size_t)n < sizeof msg) {

@@ -178,8 +178,12 @@ def in_capture(what, mark):
     assert shim.stdout == bare.stdout, "output differs: %r / %r" % (bare.stdout, shim.stdout)
     want = "issue14_torch.py:%d" % line_of(mark)
     v = [r for r in kind(recs, "violation") if in_site(r.get("site"), want)]
-    assert v, "no violation at %s: %s" % (want, [(r.get("rule"), r.get("api"), (r.get("site") or [])[:3]) for r in kind(recs, "violation")])
     b = kind(recs, "broken")
+    if not v:
+        lk = [r.get("msg") for r in b if in_site(r.get("by_site"), want)]
+        assert False, "no violation at %s%s: %s" % (
+            want, " (the end is linked to it, not named before: %s)" % lk[0] if lk else "",
+            [(r.get("rule"), r.get("api"), (r.get("site") or [])[:3]) for r in kind(recs, "violation")])
     linked = [r for r in b if in_site(r.get("by_site"), want)]
     assert not b or linked, "the failed end is not linked to %s: %s" % (want, [r.get("msg") for r in b])
     return "%s %s at %s%s" % (v[0]["rule"], v[0]["api"], want, "; end linked" if linked else "")

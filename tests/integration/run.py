@@ -723,6 +723,74 @@ def case_python_frames():
     sites = [r.get("site", [])[:2] for r in b]
     check(all(s == want for s in sites), "every begin site starts %s (got %s)" % (want, sites[0] if sites else None))
     print("pre_ns %s post_ns %s" % ([r.get("pre_ns") for r in b], [r.get("post_ns") for r in b]))
+PY_PIN = """import ctypes, threading
+cu = ctypes.CDLL("libcuda.so.1")
+libc = ctypes.CDLL(None)
+def name(n):
+    libc.prctl(15, ctypes.c_char_p(n), 0, 0, 0)  # PR_SET_NAME: CPython does not set it
+dev = ctypes.c_int(); ctx = ctypes.c_void_p(); s = ctypes.c_void_p(); g = ctypes.c_void_p()
+assert cu.cuInit(0) == 0
+cu.cuDeviceGet(ctypes.byref(dev), 0)
+cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
+cu.cuCtxSetCurrent(ctx)
+cu.cuStreamCreate(ctypes.byref(s), 1)
+name(b"EngineCore")
+res = {}
+def pin_memory():
+    name(b"pt_pin_memory")
+    p = ctypes.c_void_p()
+    res["rc"] = cu.cuMemHostAlloc(ctypes.byref(p), 1 << 20, 0)  # PIN-LINE
+assert cu.cuStreamBeginCapture_v2(s, 0) == 0  # BEGIN-LINE
+t = threading.Thread(target=pin_memory, name="pt_pin_memory")
+t.start(); t.join()
+print("alloc", res["rc"], "end", cu.cuStreamEndCapture(s, ctypes.byref(g)))
+"""
+
+
+def case_python_culprit():
+    """Issue 14 on the stand-in, the shape of the PyTorch test: a Python
+    thread named with prctl allocates pinned memory while the main thread
+    (EngineCore) holds a Global capture: the violation and the 901's link
+    name the thread and the script's line. With CGSHIM_CAPTURE_MODE=
+    thread_local the allocation and the capture succeed."""
+    import shutil
+    cands = [shutil.which("python3.12")] + sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")))
+    py = next((c for c in cands if c and subprocess.run([c, "-c", "0"], capture_output=True).returncode == 0), None)
+    if not py:
+        print("skip: no python3.12 here")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="cgshim-pin-")
+    script = os.path.join(tmp, "pin.py")
+    open(script, "w").write(PY_PIN)
+    pin = [i for i, l in enumerate(PY_PIN.splitlines(), 1) if "PIN-LINE" in l][0]
+    begin = [i for i, l in enumerate(PY_PIN.splitlines(), 1) if "BEGIN-LINE" in l][0]
+
+    def go(extra, log):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+        env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
+                   CGSHIM_LOG_FILE=os.path.join(tmp, log), **extra)
+        p = subprocess.run([py, script], env=env, capture_output=True, text=True, timeout=120)
+        return p, [json.loads(l) for l in open(os.path.join(tmp, log)) if l.strip()]
+
+    p, recs = go({}, "g.jsonl")
+    check(p.stdout.strip() == "alloc 900 end 901", "global: the allocation fails, the capture ends 901 (%r %s)" % (p.stdout, p.stderr[-200:]))
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS007"]
+    want = "py:%s:%d:pin_memory" % (script, pin)
+    check(v and v[0].get("call_thread") == "pt_pin_memory" and v[0].get("capture_thread") == "EngineCore"
+          and want in v[0].get("site", []),
+          "CGS007 names thread pt_pin_memory, the capture's EngineCore and %s (%s)" % (
+              want, v and (v[0].get("call_thread"), v[0].get("capture_thread"), v[0].get("site"))))
+    b = [r for r in recs if r.get("ev") == "broken"]
+    check(b and b[0].get("by_thread") == "pt_pin_memory" and want in b[0].get("by_site", [])
+          and any(":%d:" % begin in f for f in b[0].get("begin_site", [])),
+          "the 901 links to it, with the begin line %d (%s)" % (begin, b and b[0].get("msg")))
+    p, recs = go({"CGSHIM_CAPTURE_MODE": "thread_local"}, "t.jsonl")
+    check(p.stdout.strip() == "alloc 0 end 0", "thread_local: allocation and capture succeed (%r)" % p.stdout)
+    check(not [r for r in recs if r.get("ev") in ("violation", "broken")]
+          and len([r for r in recs if r.get("ev") == "capture_mode"]) == 1,
+          "no violation, one capture_mode record")
+
+
 HOST = os.path.join(INTEG, "host_first")
 
 
