@@ -8,6 +8,7 @@ enum cg_format { CG_FMT_AUTO, CG_FMT_TEXT, CG_FMT_JSONL };
 enum cg_on_violation { CG_VIOL_LOG, CG_VIOL_ABORT };
 enum cg_on_update { CG_UPD_LOG, CG_UPD_REINSTANTIATE, CG_UPD_ABORT };
 enum cg_meminfo { CG_MEMINFO_AUTO, CG_MEMINFO_ON, CG_MEMINFO_OFF };
+enum cg_capture_mode { CG_CAPMODE_KEEP, CG_CAPMODE_THREAD_LOCAL, CG_CAPMODE_RELAXED };
 
 struct cg_config {
 #define CFG(field, name, kind, def, choices, doc) CFG_TYPE_##kind field;

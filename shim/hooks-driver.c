@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "call.h"
+#include "cgshim/record.h"
 #include "config.h"
 #include "model.h"
 #include "policy.h"
@@ -597,6 +598,21 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	if (!cg_call_begin(&c, HID_cuGraphExecDestroy, CG_CALL_LIFE)) {
 		cg_policy_forget(hGraphExec);
 		return CG_FWD(real_cuGraphExecDestroy(hGraphExec));
+	}
+	/* capture-map.md: destroying an executable is in the unsafe class
+	 * (CGS007). A refused destroy leaves the executable alive: the model
+	 * and the policy forget it only once the driver destroyed it. */
+	if (CG_UNLIKELY(cg_rule_capture_unsafe("cuGraphExecDestroy", "destroys an executable graph"))) {
+		rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));
+		int saved = errno;
+		cg_rule_capture_unsafe_after("cuGraphExecDestroy", 1, rc);
+		if (rc == CUDA_SUCCESS) {
+			model_exec_destroy(hGraphExec);
+			cg_policy_forget(hGraphExec);
+		}
+		cg_call_end(&c, rc);
+		errno = saved;
+		return rc;
 	}
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
@@ -1221,7 +1237,7 @@ void cg_warm_capture(int hid)
  * end of the capture (model_capture_begin), its post_ns measuring the
  * window the hook added. */
 static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into,
-			   uint32_t site)
+			   uint32_t site, int asked)
 {
 	struct cg_rec r;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -1247,6 +1263,8 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "stream", (uintptr_t)s);
 		rec_word(&r, "mode", mode_str(mode));
+		if (asked != mode)
+			rec_word(&r, "asked_mode", mode_str(asked));
 		rec_u64(&r, "capture", id);
 		rec_hex(&r, "graph", (uintptr_t)into);
 		rec_site(&r, "site", site);
@@ -1256,37 +1274,105 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 	return rc;
 }
 
-#define BEGIN_CAPTURE(name, ptsz, params, args, mode_expr, into_expr)                              \
+/* CGSHIM_CAPTURE_MODE (issue 14 point 5): the mode a begin-capture is
+ * given. Only ever loosened: thread_local turns a global capture
+ * thread-local (another thread's unsafe call, a pinned-allocation thread,
+ * no longer breaks it), relaxed turns global and thread-local captures
+ * relaxed; a mode already as loose as asked is kept. A rewrite is recorded
+ * ("capture_mode") before the call, out of the capture's window. */
+static int capture_mode_use(int asked)
+{
+	int want = cg_cfg.capture_mode == CG_CAPMODE_RELAXED        ? CU_STREAM_CAPTURE_MODE_RELAXED
+		   : cg_cfg.capture_mode == CG_CAPMODE_THREAD_LOCAL ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+								    : asked;
+	/* loosest last: global 0 < thread_local 1 < relaxed 2 */
+	return cg_cfg.capture_mode != CG_CAPMODE_KEEP && asked >= CU_STREAM_CAPTURE_MODE_GLOBAL && want > asked ? want
+														  : asked;
+}
+
+static void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_t site)
+{
+	struct cg_rec r;
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPMODE);
+	rec_word(&r, "api", cg_routes[hid].name);
+	rec_hex(&r, "stream", (uintptr_t)s);
+	rec_word(&r, "asked", mode_str(asked));
+	rec_word(&r, "mode", mode_str(use));
+	rec_str(&r, "why", "CGSHIM_CAPTURE_MODE");
+	rec_site(&r, "site", site);
+	rec_end(&r);
+}
+
+/* Whether s is a blocking stream (the legacy stream joins a capture on it:
+ * CGS014). Asked before the begin, so no capture of this call is live. */
+static int stream_blocking(CUstream s, int ptsz)
+{
+	unsigned flags = 0;
+	PFN_cuStreamGetFlags_v5050 f = ptsz ? drv_cuStreamGetFlags_ptsz : drv_cuStreamGetFlags;
+	if (!f || f(s, &flags) != CUDA_SUCCESS)
+		return 0; /* unknown: no CGS014 prediction for it */
+	return !(flags & CU_STREAM_NON_BLOCKING);
+}
+
+/* The modeless cuStreamBeginCapture (always global) begun with another mode:
+ * through cuStreamBeginCapture_v2 (the same driver entry with a mode);
+ * without it (a driver older than 10.1) the capture is left global. */
+static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
+{
+	PFN_cuStreamBeginCapture_v10010 f = ptsz ? real_cuStreamBeginCapture_v2_ptsz : real_cuStreamBeginCapture_v2;
+	if (!f) {
+		*used = CU_STREAM_CAPTURE_MODE_GLOBAL;
+		return ptsz ? real_cuStreamBeginCapture_ptsz(s) : real_cuStreamBeginCapture(s);
+	}
+	return f(s, (CUstreamCaptureMode)use);
+}
+
+/* rw_call: the call with the mode replaced by `use` (a CGSHIM_CAPTURE_MODE
+ * rewrite; `used` may say the rewrite could not be made). */
+#define BEGIN_CAPTURE(name, ptsz, params, args, mode_expr, into_expr, rw_call)                     \
 	CUresult cgh_##name params                                                                 \
 	{                                                                                          \
 		struct cg_call c;                                                                  \
 		uint32_t site;                                                                     \
 		CUresult rc;                                                                       \
+		int asked, use, used;                                                              \
 		CG_REAL(name);                                                                     \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
 			return CG_FWD(real_##name args);                                           \
 		site = cg_site_here(SITE_SKIP);                                                    \
+		asked = (int)(mode_expr);                                                          \
+		used = use = capture_mode_use(asked);                                              \
 		cg_policy_collect();                                                               \
 		learn_current_pool();                                                              \
 		model_capture_presample();                                                         \
+		model_capture_prepare_blocking(stream_blocking(hStream, ptsz));                    \
 		cg_exit_register_late();                                                           \
+		if (use != asked)                                                                  \
+			capture_mode_record(HID_##name, hStream, asked, use, site);                \
 		cg_call_mark_in(&c);                                                               \
-		rc = CG_FWD(real_##name args);                                                     \
-		return begin_post(&c, rc, hStream, mode_expr, ptsz, into_expr, site);              \
+		rc = use == asked ? CG_FWD(real_##name args) : CG_FWD(rw_call);                    \
+		return begin_post(&c, rc, hStream, used, ptsz, into_expr, site, asked);            \
 	}
-BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
-BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, 1, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL)
-BEGIN_CAPTURE(cuStreamBeginCapture_v2, 0, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode), mode, NULL)
+BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL,
+	      begin_v1_as(0, hStream, use, &used))
+BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, 1, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL,
+	      begin_v1_as(1, hStream, use, &used))
+BEGIN_CAPTURE(cuStreamBeginCapture_v2, 0, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode), mode, NULL,
+	      real_cuStreamBeginCapture_v2(hStream, (CUstreamCaptureMode)use))
 BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, 1, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode), mode,
-	      NULL)
+	      NULL, real_cuStreamBeginCapture_v2_ptsz(hStream, (CUstreamCaptureMode)use))
 BEGIN_CAPTURE(cuStreamBeginCaptureToGraph, 0,
 	      (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
 	       size_t numDependencies, CUstreamCaptureMode mode),
-	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph)
+	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph,
+	      real_cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies,
+					       (CUstreamCaptureMode)use))
 BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, 1,
 	      (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
 	       size_t numDependencies, CUstreamCaptureMode mode),
-	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph)
+	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph,
+	      real_cuStreamBeginCaptureToGraph_ptsz(hStream, hGraph, dependencies, dependencyData, numDependencies,
+						    (CUstreamCaptureMode)use))
 
 static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
 {
@@ -1303,6 +1389,18 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	if (!cg_call_begin(&c, hid, CG_CALL_LIFE))
 		return CG_FWD(fn(s, ph));
 	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
+	if (capturing && cg_caprule_end_thread(cg_routes[hid].name, id, s)) { /* CGS016: 908 */
+		cg_call_mark_in(&c);
+		rc = CG_FWD(fn(s, ph));
+		cg_call_mark_out(&c);
+		int saved = errno;
+		cg_caprule_after(cg_routes[hid].name, R_END_WRONG_THREAD, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, rc);
+		if (rc == CUDA_SUCCESS) /* the driver ended it after all */
+			model_capture_end(id, s, ph ? *ph : NULL, rc);
+		cg_call_end(&c, rc);
+		errno = saved;
+		return rc;
+	}
 	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0) {
 		char msg[256];
 		snprintf(msg, sizeof msg,
@@ -1321,6 +1419,9 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				rec_site(&r, "begin_site", cv.site);
 			cg_violation_end(&r, R_UNJOINED);
 		}
+		/* the end's 904 links back to the first unjoined fork's site */
+		model_capture_breaker(id, cg_routes[hid].name, cg_rule_id(R_UNJOINED), CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+				      unsite[0]);
 	}
 	cg_call_mark_in(&c);
 	rc = CG_FWD(fn(s, ph));
@@ -1409,9 +1510,12 @@ static CUresult event_record_common(int hid, PFN_cuEventRecord_v2000 fn, int pts
 		return CG_FWD(fn(ev, s));
 	rc = CG_FWD(fn(ev, s));
 	int saved = errno;
-	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
-	    model_stream_capture(s, ptsz, &id, NULL, NULL))
-		model_capture_event_record(id, ev, s);
+	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
+		if (model_stream_capture(s, ptsz, &id, NULL, NULL))
+			model_capture_event_record(id, ev, s);
+		else
+			model_capture_event_forget(ev); /* recorded eagerly: no longer a captured event */
+	}
 	cg_call_end(&c, rc);
 	errno = saved;
 	return rc;
@@ -1436,7 +1540,7 @@ static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int p
 	struct cg_call c;
 	uint64_t id_before = 0, id;
 	uint32_t site = 0;
-	int was = 0;
+	int was = 0, merge = 0;
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
 		return CG_FWD(fn(s, ev, flags));
@@ -1447,9 +1551,15 @@ static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int p
 		was = model_stream_capture(s, ptsz, &id_before, NULL, NULL);
 		if (!was && model_capture_event_known(ev))
 			site = cg_site_here(SITE_SKIP + 1);
+		else if (was)
+			merge = cg_caprule_merge(cg_routes[hid].name, id_before, ev); /* CGS015 */
 	}
 	rc = CG_FWD(fn(s, ev, flags));
 	int saved = errno;
+	if (merge)
+		cg_caprule_after(cg_routes[hid].name, R_CAPTURE_MERGE, CUDA_ERROR_STREAM_CAPTURE_MERGE, rc);
+	else if (was && rc != CUDA_SUCCESS)
+		cg_caprule_failed(cg_routes[hid].name, id_before, rc); /* 905: no rule, still the link */
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL))
 		model_capture_wait_event(id, s, ev, site);
@@ -1482,14 +1592,24 @@ static CUresult stream_sync_common(int hid, PFN_cuStreamSynchronize_v2000 fn, in
 	CUresult rc;
 	if (!cg_call_begin(&c, hid, 0))
 		return CG_FWD(fn(s));
-	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
-	    model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
-		cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
-		predicted = 1;
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
+		if (cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "synchronizes the legacy default stream")) {
+			predicted = 2; /* CGS014: 906 before any unsafe-class refusal */
+		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL)) {
+			if (model_capture_find(id, &cv)) {
+				cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
+				predicted = 1;
+			}
+		} else {
+			/* another stream: the unsafe class (capture-map.md) */
+			predicted = cg_rule_capture_unsafe(cg_routes[hid].name, "synchronizes another stream");
+		}
 	}
 	rc = CG_FWD(fn(s));
 	int saved = errno;
-	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+	if (predicted == 2)
+		cg_caprule_after(cg_routes[hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
+	else if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch(cg_routes[hid].name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
 	cg_call_end(&c, rc);
 	errno = saved;
@@ -1517,7 +1637,7 @@ CUresult cgh_cuStreamSynchronize_ptsz(CUstream hStream)
 	CG_REAL(name);                                                                             \
 	if (!cg_call_begin(&c, HID_##name, 0))                                                     \
 		return real_##name args;                                                           \
-	predicted = cg_rule_capture_unsafe(#name, "synchronizes the context");                              \
+	predicted = cg_caprule_device_sync(#name); /* every mode, any thread */                   \
 	rc = CG_FWD(real_##name args);                                                             \
 	int saved = errno;                                                                         \
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)                             \

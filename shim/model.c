@@ -201,10 +201,23 @@ struct cap_links {
 	} edge[64];
 };
 
+/* The first call seen to break a capture (issue 14, the link at the end):
+ * a predicted violation (rule set) or a refusal the shim did not predict.
+ * api and rule point at static strings. */
+struct cap_breaker {
+	const char *api, *rule;
+	int tid, rc;
+	char tname[16];
+	uint32_t site;
+};
+
 struct cg_capture {
 	uint64_t id;
 	CUstream stream;
 	int mode, tid, ptsz;
+	char tname[16]; /* the begin thread's name (pthread_getname_np) */
+	struct cap_breaker br;
+	int blocking; /* begun on a blocking stream: the legacy stream joins it (906) */
 	uint32_t site;
 	uint64_t t0;
 	CUgraph into;
@@ -230,6 +243,8 @@ struct cap_snap {
 	uint64_t id, t0;
 	CUstream stream;
 	int mode, tid, invalid;
+	char tname[16];
+	struct cap_breaker br;
 	uint32_t site;
 	int brec;
 	struct cg_call bcall;
@@ -245,6 +260,8 @@ static void cap_snap_locked(const struct cg_capture *c, struct cap_snap *o)
 	o->stream = c->stream;
 	o->mode = c->mode;
 	o->tid = c->tid;
+	memcpy(o->tname, c->tname, sizeof o->tname);
+	o->br = c->br;
 	o->invalid = c->invalid;
 	o->site = c->site;
 	o->brec = c->brec;
@@ -321,11 +338,26 @@ static CG_TLS int presample_have;
 static CG_TLS size_t presample_free;
 static CG_TLS struct cg_capture *prepared;
 
+void model_thread_name(char name[16])
+{
+	name[0] = 0;
+	if (pthread_getname_np(pthread_self(), name, 16))
+		name[0] = 0;
+}
+
 void model_capture_presample(void)
 {
 	presample_have = sample_free(&presample_free);
 	if (!prepared)
 		prepared = calloc(1, sizeof *prepared);
+	if (prepared) /* the name now: a syscall, kept out of the begin's window */
+		model_thread_name(prepared->tname);
+}
+
+void model_capture_prepare_blocking(int blocking)
+{
+	if (prepared)
+		prepared->blocking = blocking;
 }
 
 void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
@@ -346,6 +378,7 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 	c->stream = s;
 	c->mode = mode;
 	c->tid = cg_gettid();
+	memset(&c->br, 0, sizeof c->br);
 	c->ptsz = ptsz;
 	c->site = site;
 	c->into = into;
@@ -389,6 +422,7 @@ static void cap_fields(struct cg_rec *r, const struct cap_snap *k)
 	rec_hex(r, "stream", (uintptr_t)k->stream);
 	rec_word(r, "mode", mode_name(k->mode));
 	rec_int(r, "begin_tid", k->tid);
+	rec_str(r, "begin_thread", k->tname);
 	rec_site(r, "begin_site", k->site);
 }
 
@@ -462,9 +496,35 @@ static int conflicts_locked(const struct cg_capture *c, int me, int mode)
 static struct {
 	const char *api;
 	int tid;
+	char tname[16];
 	uint32_t site;
 	uint64_t ts;
 } unexplained;
+
+static void breaker_set_locked(struct cg_capture *c, const char *api, const char *rule, int rc, int tid,
+			       const char *tname, uint32_t site)
+{
+	if (c->br.api)
+		return; /* the first one is the culprit; later ones are its echoes */
+	c->br.api = api;
+	c->br.rule = rule;
+	c->br.rc = rc;
+	c->br.tid = tid;
+	c->br.site = site;
+	snprintf(c->br.tname, sizeof c->br.tname, "%s", tname ? tname : "");
+}
+
+void model_capture_breaker(uint64_t id, const char *api, const char *rule, int rc, uint32_t site)
+{
+	struct cg_capture *c;
+	char tname[16];
+	model_thread_name(tname);
+	pthread_mutex_lock(&cap_lock);
+	HASH_FIND(hh, captures, &id, sizeof id, c);
+	if (c)
+		breaker_set_locked(c, api, rule, rc, cg_gettid(), tname, site);
+	pthread_mutex_unlock(&cap_lock);
+}
 
 void model_capture_refused(const char *api)
 {
@@ -496,14 +556,20 @@ void model_capture_refused(const char *api)
 	/* The capture is dead already: the site costs nothing it could widen. */
 	site = cg_site_here(2);
 	if (!n_conf) {
+		char tname[16];
+		model_thread_name(tname);
 		pthread_mutex_lock(&cap_lock);
 		unexplained.api = api;
 		unexplained.tid = me;
+		memcpy(unexplained.tname, tname, sizeof tname);
 		unexplained.site = site;
 		unexplained.ts = cg_now_ns();
 		pthread_mutex_unlock(&cap_lock);
 		return;
 	}
+	/* A refusal no rule predicted is still the first breaking call seen. */
+	for (int i = 0; i < n_inv; i++)
+		model_capture_breaker(inv[i].id, api, NULL, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, site);
 	for (int i = 0; i < n_inv; i++)
 		invalidated_record(&inv[i], "call", api, site, NULL, 0, 0);
 	for (int i = 0; i < n_ab; i++)
@@ -560,6 +626,8 @@ static int seen_invalid_locked(CUstream s, int ptsz, uint64_t id, struct cap_sna
 		*by_api = unexplained.api;
 		*by_tid = unexplained.tid;
 		*by_site = unexplained.site;
+		breaker_set_locked(c, unexplained.api, NULL, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, unexplained.tid,
+				   unexplained.tname, unexplained.site);
 		unexplained.api = NULL;
 	}
 	return 1;
@@ -600,6 +668,7 @@ int model_capture_find(uint64_t id, struct cg_capture_view *out)
 		out->tid = c->tid;
 		out->site = c->site;
 		out->named = c->named;
+		memcpy(out->tname, c->tname, sizeof out->tname);
 		ok = 1;
 	}
 	pthread_mutex_unlock(&cap_lock);
@@ -627,6 +696,7 @@ int model_capture_conflict(int thread_mode_now, struct cg_capture_view *out)
 			out->tid = c->tid;
 			out->site = c->site;
 			out->named = c->named;
+			memcpy(out->tname, c->tname, sizeof out->tname);
 			found = 1;
 			break;
 		}
@@ -677,6 +747,88 @@ int model_capture_event_known(CUevent ev)
 	}
 	pthread_mutex_unlock(&cap_lock);
 	return known;
+}
+
+static void view_locked(const struct cg_capture *c, struct cg_capture_view *out)
+{
+	out->id = c->id;
+	out->stream = c->stream;
+	out->mode = c->mode;
+	out->tid = c->tid;
+	out->site = c->site;
+	out->named = c->named;
+	memcpy(out->tname, c->tname, sizeof out->tname);
+}
+
+int model_capture_of_event(CUevent ev, struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int known = 0;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		for (int i = 0; c->l && i < c->l->n_ev && !known; i++)
+			known = c->l->evs[i].ev == ev;
+		if (known) {
+			view_locked(c, out);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return known;
+}
+
+void model_capture_event_forget(CUevent ev)
+{
+	struct cg_capture *c, *tmp;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		for (int i = 0; c->l && i < c->l->n_ev; i++)
+			if (c->l->evs[i].ev == ev)
+				c->l->evs[i].ev = NULL; /* slot kept: edges name streams, not events */
+	}
+	pthread_mutex_unlock(&cap_lock);
+}
+
+int model_capture_any(struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int found = 0;
+	if (model_capture_conflict(model_thread_mode(), out))
+		return 1; /* the one this thread's mode collides with first */
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		view_locked(c, out);
+		found = 1;
+		break;
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return found;
+}
+
+int model_capture_blocking(struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int found = 0;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&cap_lock);
+	HASH_ITER(hh, captures, c, tmp)
+	{
+		if (c->blocking) {
+			view_locked(c, out);
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return found;
 }
 
 void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site)
@@ -767,6 +919,49 @@ static void capture_count_alloc(uint64_t id, size_t size)
 	pthread_mutex_unlock(&cap_lock);
 }
 
+/* "broken": the end of a capture that failed (901, 904, ...) linked back to
+ * the first call seen to break it (issue 14): its API, rule, thread id and
+ * name and site, beside the capture's begin thread and site. Written by
+ * the end-capture call's thread after the driver answered. A capture broken
+ * by nothing the shim saw (an unhooked call) says so. */
+static void broken_record(const struct cap_snap *k, int rc)
+{
+	struct cg_rec r;
+	char msg[768], bsite[200], csite[200];
+	int n;
+	cg_site_first(k->site, bsite, sizeof bsite);
+	cg_site_first(k->br.site, csite, sizeof csite);
+	rec_begin(&r, CG_L_ERROR, CGSHIM_EV_BROKEN);
+	cap_fields(&r, k);
+	rec_int(&r, "rc", rc);
+	rec_str(&r, "err", cg_result_name(rc));
+	rec_int(&r, "end_tid", cg_gettid());
+	n = snprintf(msg, sizeof msg, "capture %llu (%s mode, stream 0x%llx), begun%s%s on thread %d%s%s%s, ended with %d",
+		     (unsigned long long)k->id, mode_name(k->mode), (unsigned long long)(uintptr_t)k->stream,
+		     bsite[0] ? " at " : "", bsite, k->tid, k->tname[0] ? " \"" : "", k->tname, k->tname[0] ? "\"" : "", rc);
+	if (k->br.api) {
+		rec_word(&r, "by_api", k->br.api);
+		if (k->br.rule)
+			rec_word(&r, "by_rule", k->br.rule);
+		rec_int(&r, "by_rc", k->br.rc);
+		rec_int(&r, "by_tid", k->br.tid);
+		rec_str(&r, "by_thread", k->br.tname);
+		rec_bool(&r, "by_other_thread", k->br.tid != k->tid);
+		rec_site(&r, "by_site", k->br.site);
+		if (n > 0 && (size_t)n < sizeof msg)
+			snprintf(msg + n, sizeof msg - n, ": it was broken by %s on thread %d%s%s%s%s%s (%s%s%s)", k->br.api,
+				 k->br.tid, k->br.tname[0] ? " \"" : "", k->br.tname, k->br.tname[0] ? "\"" : "",
+				 csite[0] ? " at " : "", csite,
+				 k->br.rule ? k->br.rule : "not predicted", k->br.rule ? ", named before the call" : "",
+				 k->br.rc ? "" : "; the call itself succeeded");
+	} else if (n > 0 && (size_t)n < sizeof msg) {
+		snprintf(msg + n, sizeof msg - n,
+			 ": no call the shim saw broke it (an unhooked call, or a lazy module load the driver made)");
+	}
+	rec_str(&r, "msg", msg);
+	rec_end(&r);
+}
+
 void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 {
 	struct cg_capture *c;
@@ -808,6 +1003,8 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	}
 	rec_site(&r, "site", c->site);
 	rec_end(&r);
+	if (rc != CUDA_SUCCESS)
+		broken_record(&k, rc);
 	(void)s;
 	free(c->l);
 	if (!prepared) { /* the ending thread's next begin takes it: no calloc per capture */

@@ -132,9 +132,28 @@ struct cg_capture_view {
 	int mode, tid;
 	uint32_t site;
 	int named; /* already named abandoned: every later refusal is only counted */
+	char tname[16]; /* the begin thread's name */
 };
 int model_capture_conflict(int thread_mode, struct cg_capture_view *out);
 int model_capture_find(uint64_t id, struct cg_capture_view *out);
+/* The first call seen to break capture id (api, rule ID or NULL when not
+ * predicted, its rc or 0 when it succeeds yet invalidates, its site), by
+ * the calling thread: the end of the capture links back to it ("broken").
+ * Later calls leave it as it is. */
+void model_capture_breaker(uint64_t id, const char *api, const char *rule, int rc, uint32_t site);
+/* The live capture that ev was last recorded in (capture-safe: model only). */
+int model_capture_of_event(CUevent ev, struct cg_capture_view *out);
+/* ev was recorded outside any capture: no live capture holds it any more. */
+void model_capture_event_forget(CUevent ev);
+/* Before a begin-capture (after model_capture_presample): whether its
+ * stream is a blocking one (the legacy stream then implicitly joins it). */
+void model_capture_prepare_blocking(int blocking);
+/* Any live capture, the one this thread's mode collides with first. */
+int model_capture_any(struct cg_capture_view *out);
+/* A live capture begun on a blocking stream (the first found). */
+int model_capture_blocking(struct cg_capture_view *out);
+/* The calling thread's name (pthread_getname_np; "" if none). */
+void model_thread_name(char name[16]);
 /* Calling thread's capture interaction mode as last set through the hook. */
 int model_thread_mode(void);
 void model_thread_mode_set(int mode);

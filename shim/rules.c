@@ -181,30 +181,57 @@ static const char *unsafe_what(const char *api)
 		return "frees pinned host memory";
 	if (!strncmp(api, "cuMemHostUnregister", 19))
 		return "unregisters host memory";
+	if (!strncmp(api, "cuModuleUnload", 14) || !strncmp(api, "cuLibraryUnload", 15))
+		return "unloads a module or library";
 	return "makes a capture-unsafe call";
+}
+
+/* The fields every capture-breaking violation carries (issue 14): the
+ * calling thread's id and name, its site, and the capture it breaks (id,
+ * stream, mode, owning thread's id and name, begin site). The first such
+ * call of a capture becomes the capture's breaker, the link its failed end
+ * points back to. site: the caller's, taken by the caller. */
+void cg_rule_capture_fields(struct cg_rec *r, const struct cg_capture_view *cv, uint32_t site)
+{
+	char me_name[16];
+	model_thread_name(me_name);
+	rec_u64(r, "capture", cv->id);
+	rec_hex(r, "stream", (uintptr_t)cv->stream);
+	rec_word(r, "mode", unsafe_mode(cv->mode));
+	rec_int(r, "capture_tid", cv->tid);
+	rec_str(r, "capture_thread", cv->tname);
+	rec_int(r, "call_tid", cg_gettid());
+	rec_str(r, "call_thread", me_name);
+	rec_int(r, "call_mode", model_thread_mode());
+	rec_site(r, "site", site);
+	rec_site(r, "begin_site", cv->site);
+}
+
+void cg_rule_capture_violation(int rule, const char *api, const struct cg_capture_view *cv, int predicted_rc,
+			       const char *msg, uint32_t site)
+{
+	struct cg_rec r;
+	/* A refused end (908) leaves the capture as it was: it breaks nothing. */
+	if (rule != R_END_WRONG_THREAD)
+		model_capture_breaker(cv->id, api, cg_rule_id(rule), predicted_rc < 0 ? 0 : predicted_rc, site);
+	if (cg_violation_begin(&r, rule, api, predicted_rc, msg)) {
+		cg_rule_capture_fields(&r, cv, site);
+		cg_violation_end(&r, rule);
+	}
 }
 
 void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what)
 {
-	struct cg_rec r;
-	char msg[360];
+	char msg[400];
 	int me = cg_gettid();
+	uint32_t site = cg_site_here(3);
 	snprintf(msg, sizeof msg,
-		 "%s %s while capture %llu (%s mode, stream 0x%llx, begun by thread %d) is live%s: the call fails "
-		 "with 900 and invalidates that capture (its end returns 901)",
+		 "%s %s while capture %llu (%s mode, stream 0x%llx, begun by thread %d%s%s%s) is live%s: the call "
+		 "fails with 900 and invalidates that capture (its end returns 901)",
 		 api, what ? what : unsafe_what(api), (unsigned long long)cv->id, unsafe_mode(cv->mode),
-		 (unsigned long long)(uintptr_t)cv->stream, cv->tid, cv->tid == me ? "" : " on another thread");
-	if (cg_violation_begin(&r, R_CAPTURE_UNSAFE, api, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, msg)) {
-		rec_u64(&r, "capture", cv->id);
-		rec_hex(&r, "stream", (uintptr_t)cv->stream);
-		rec_word(&r, "mode", unsafe_mode(cv->mode));
-		rec_int(&r, "capture_tid", cv->tid);
-		rec_int(&r, "call_tid", me);
-		rec_int(&r, "call_mode", model_thread_mode());
-		rec_site(&r, "site", cg_site_here(3));
-		rec_site(&r, "begin_site", cv->site);
-		cg_violation_end(&r, R_CAPTURE_UNSAFE);
-	}
+		 (unsigned long long)(uintptr_t)cv->stream, cv->tid, cv->tname[0] ? " \"" : "", cv->tname,
+		 cv->tname[0] ? "\"" : "", cv->tid == me ? "" : " on another thread");
+	cg_rule_capture_violation(R_CAPTURE_UNSAFE, api, cv, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, msg, site);
 }
 
 int cg_rule_capture_unsafe(const char *api, const char *what)

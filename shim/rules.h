@@ -38,8 +38,26 @@ long long cg_failures_total(void);
  * call will break is written, before the call, and 1 is returned. */
 int cg_rule_capture_unsafe(const char *api, const char *what);
 void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what);
+/* A violation of rule that breaks capture cv (written before the call):
+ * notes the call as the capture's breaker (model_capture_breaker) and
+ * writes msg with cg_rule_capture_fields. site: the caller's site. */
+void cg_rule_capture_violation(int rule, const char *api, const struct cg_capture_view *cv, int predicted_rc,
+			       const char *msg, uint32_t site);
+void cg_rule_capture_fields(struct cg_rec *r, const struct cg_capture_view *cv, uint32_t site);
 /* After the call: a predicted refusal the driver did not make is a mismatch. */
 void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
+/* capture-rules.c: the map's other routes (CGS013-CGS016). Each returns
+ * 1 when the call will break a capture, the violation written. */
+int cg_caprule_event(const char *api, CUevent ev);
+int cg_caprule_is_legacy(CUstream s, int ptsz);
+int cg_caprule_legacy(const char *api, CUstream s, int ptsz, const char *what);
+int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev);
+int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s);
+int cg_caprule_device_sync(const char *api);
+void cg_caprule_failed(const char *api, uint64_t capture, int rc);
+int cg_caprule_module_load(const char *api);
+/* After a predicted call: a different answer than predicted_rc is a mismatch. */
+void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc);
 /* A prediction checked against the driver's answer. */
 void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result);
 

@@ -143,6 +143,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_t *leaks = json_array(), *launch_cur = json_object(), *shim_sum = json_object();
 	json_t *broken = json_array(); /* invalidated and abandoned captures, in log order */
 	json_t *abandoned_idx = json_object();
+	json_t *chains = json_array(); /* "broken": a failed end linked to its first breaking call */
 	long long captures = 0, cap_ok = 0, execs = 0, upd_ok = 0, upd_fail = 0, rewrites = 0;
 	long long nleaks = 0, leak_bytes = 0, nviol = 0, launches_rec = 0, launches_trace = 0;
 	long long nmismatch = 0, nwarn = 0, nfail = 0, nshim_sum = 0, t0 = 0;
@@ -421,6 +422,21 @@ json_t *rp_analyse(const struct rp_log *log)
 			} else {
 				ninvalidated++;
 			}
+		} else if (!strcmp(ev, CGSHIM_EV_BROKEN)) {
+			/* One block per failed end: the capture (begin thread,
+			 * name, site), the first call that broke it (API, rule,
+			 * thread, name, site) and the end's result. */
+			json_t *row = json_object();
+			unsigned k;
+			static const char *const keep[] = {"capture", "stream",  "mode",   "begin_tid", "begin_thread",
+			                                   "rc",      "err",     "end_tid", "by_api",   "by_rule",
+			                                   "by_rc",   "by_tid",  "by_thread", "msg"};
+			json_object_set_new(row, "pid", json_integer(r->pid));
+			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
+				rp_copy(row, j, keep[k]);
+			rp_set_str(row, "begin_site", rp_site0(j, "begin_site"));
+			rp_set_str(row, "by_site", rp_site0(j, "by_site"));
+			json_array_append_new(chains, row);
 		} else if (!strcmp(ev, CGSHIM_EV_SUMMARY)) {
 			const char *k;
 			json_t *v;
@@ -532,6 +548,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "captures", caps);
 	json_object_set_new(doc, "capture_totals", cap_tot);
 	json_object_set_new(doc, "broken_captures", broken);
+	json_object_set_new(doc, "capture_chains", chains);
 	json_object_set_new(doc, "pools", pools);
 	json_object_set_new(doc, "graphmem", gmem);
 	json_object_set_new(doc, "failing_calls", fails);
@@ -744,6 +761,29 @@ void rp_print_text(FILE *f, const json_t *doc)
 			        RP_CELL(row, "site"));
 			fprintf(f, "  %-11s %-7s %-8s %-9s %-7s %-12s %-22s %-8s %s\n", "", "", "", "", "", "", "", "",
 			        RP_CELL(row, "begin_site"));
+		}
+	}
+
+	a = json_object_get(doc, "capture_chains");
+	if (json_array_size(a)) {
+		fputs("\n== Who broke the capture (each failed end, linked to the first call that broke it)\n", f);
+		json_array_foreach(a, i, row)
+		{
+			const char *bt = rp_str(row, "begin_thread"), *ct = rp_str(row, "by_thread");
+			fprintf(f, "  capture %s (pid %s, %s mode, stream %s) ended with %s %s\n", RP_CELL(row, "capture"),
+			        RP_CELL(row, "pid"), RP_CELL(row, "mode"), RP_CELL(row, "stream"), RP_CELL(row, "rc"),
+			        RP_CELL(row, "err"));
+			fprintf(f, "    begun    on thread %s%s%s%s at %s\n", RP_CELL(row, "begin_tid"), bt && *bt ? " \"" : "",
+			        bt && *bt ? bt : "", bt && *bt ? "\"" : "",
+			        rp_str(row, "begin_site") ? rp_str(row, "begin_site") : "-");
+			if (rp_str(row, "by_api"))
+				fprintf(f, "    broken   by %s (%s, rc %s) on thread %s%s%s%s at %s\n", rp_str(row, "by_api"),
+				        rp_str(row, "by_rule") ? rp_str(row, "by_rule") : "not predicted",
+				        RP_CELL(row, "by_rc"), RP_CELL(row, "by_tid"), ct && *ct ? " \"" : "",
+				        ct && *ct ? ct : "", ct && *ct ? "\"" : "",
+				        rp_str(row, "by_site") ? rp_str(row, "by_site") : "-");
+			else
+				fputs("    broken   by no call the shim saw (unhooked call or lazy module load)\n", f);
 		}
 	}
 

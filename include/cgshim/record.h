@@ -39,6 +39,8 @@
 #define CGSHIM_EV_WARNING "warning"     /* the shim's own trouble (degraded, malformed env) */
 #define CGSHIM_EV_INVALIDATED "invalidated" /* a live capture found invalidated, and by what */
 #define CGSHIM_EV_ABANDONED "abandoned" /* a capture never ended: named at a later refusal or at exit */
+#define CGSHIM_EV_BROKEN "broken"       /* a failed end of capture linked to the first call that broke it */
+#define CGSHIM_EV_CAPMODE "capture_mode" /* a begin-capture's mode rewritten (CGSHIM_CAPTURE_MODE) */
 #define CGSHIM_EV_MODULE "module"       /* a loaded object named by call sites: path, build-id */
 
 #endif

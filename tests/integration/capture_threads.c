@@ -18,6 +18,7 @@
  *              open
  * Prints one line per driver answer; exit status 0 iff all are as expected.
  */
+#define _GNU_SOURCE
 #include <cuda.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@ static void *other_thread(void *arg)
 {
 	void *p = NULL;
 	(void)arg;
+	pthread_setname_np(pthread_self(), "pt_pin_memory"); /* what the shim names the culprit by */
 	if (!strcmp(mode, "query")) {
 		/* A capture-unsafe call the shim does not hook. */
 		expect("other thread cuMemsetD8 (unhooked)", cuMemsetD8(buf_dev, 0, 16),
@@ -63,6 +65,7 @@ int main(int argc, char **argv)
 	pthread_t t;
 	void *p = NULL;
 	mode = argc > 1 ? argv[1] : "hostalloc";
+	pthread_setname_np(pthread_self(), "EngineCore");
 	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
 	    cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) {
 		printf("setup failed\n");

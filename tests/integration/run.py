@@ -434,6 +434,170 @@ def case_hostalloc_named():
           "begin record splits the hook's cost: pre_ns %s post_ns %s dur_ns %s" % (b.get("pre_ns"), b.get("post_ns"), b.get("dur_ns")))
 
 
+def case_broken_link():
+    """Issue 14: the failed end of a capture is linked back to the first call
+    that broke it (API, rule, thread id and name, site), the violation names
+    both threads, and `cgshim report` prints the chain as one block. A capture
+    broken by an unhooked call gets an end record that says so."""
+    exe = os.path.join(INTEG, "capture_threads")
+    _, recs, tmp = run(exe, args=("hostalloc",))
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("api") == "cuMemHostAlloc"]
+    check(v and v[0].get("call_thread") == "pt_pin_memory" and v[0].get("capture_thread") == "EngineCore",
+          "the violation names the calling thread and the capture's thread (%s, %s)"
+          % (v and v[0].get("call_thread"), v and v[0].get("capture_thread")))
+    b = [r for r in recs if r.get("ev") == "broken"]
+    check(len(b) == 1, "one broken record (%d)" % len(b))
+    if b:
+        b = b[0]
+        end = calls(recs, "cuStreamEndCapture")
+        check(b.get("rc") == 901 and b.get("by_api") == "cuMemHostAlloc" and b.get("by_rule") == "CGS007"
+              and b.get("by_rc") == 900, "it links 901 to cuMemHostAlloc (CGS007, 900): %s" % b.get("msg"))
+        check(b.get("by_thread") == "pt_pin_memory" and b.get("begin_thread") == "EngineCore"
+              and b.get("by_other_thread") is True and b.get("by_tid") == v[0].get("call_tid"),
+              "it names the breaking thread and the begin thread")
+        check(bool(b.get("by_site")) and bool(b.get("begin_site")), "it carries both sites")
+        check(end and b.get("capture") == end[0].get("capture"), "it names the ended capture")
+        check("pt_pin_memory" in b.get("msg", "") and "EngineCore" in b.get("msg", ""), "its message names both threads")
+    doc, text = report_broken(tmp)
+    if doc is not None:
+        ch = doc.get("capture_chains", [])
+        check(len(ch) == 1 and ch[0].get("by_api") == "cuMemHostAlloc", "report: one capture chain (%s)" % ch)
+        blk = text[text.find("== Who broke the capture"):].split("\n\n")[0] if "== Who broke" in text else ""
+        print(blk)
+        check("EngineCore" in blk and "pt_pin_memory" in blk and "cuMemHostAlloc (CGS007" in blk,
+              "report text: one block with both threads and the breaking call")
+    _, recs, _ = run(exe, args=("query",))
+    b = [r for r in recs if r.get("ev") == "broken"]
+    check(len(b) == 1 and b[0].get("rc") == 901 and "by_api" not in b[0] and "no call the shim saw" in b[0].get("msg", ""),
+          "an unhooked breaker: the end record says no call the shim saw broke it (%s)" % (b and b[0].get("msg")))
+    _, recs, _ = run(os.path.join(PROG, "driver_app"))
+    b = sorted(r.get("capture") for r in recs if r.get("ev") == "broken")
+    ok = sorted(r.get("capture") for r in recs if r.get("ev") == "capture" and r.get("rc") == 0)
+    bad = sorted(r.get("capture") for r in recs if r.get("ev") == "capture" and r.get("rc") != 0)
+    check(b == bad and ok and not set(b) & set(ok),
+          "driver_app: a broken record for each failed end only (%s; failed %s; ok %s)" % (b, bad, ok))
+
+
+def case_capture_mode():
+    """Issue 14 point 5: CGSHIM_CAPTURE_MODE=thread_local begins the global
+    capture thread-local (one capture_mode record, the begin record says
+    both modes): the other thread's pinned allocation no longer breaks it;
+    relaxed turns the modeless cuStreamBeginCapture relaxed through _v2;
+    keep (the default) rewrites nothing."""
+    exe = os.path.join(INTEG, "capture_threads")
+    p, recs, _ = run(exe, args=("hostalloc",), extra={"CGSHIM_CAPTURE_MODE": "thread_local"})
+    print(p.stdout.rstrip())
+    check("other thread cuMemHostAlloc: 0 (unexpected)" in p.stdout and "main cuStreamEndCapture: 0 (unexpected)" in p.stdout,
+          "thread_local: the other thread's allocation succeeds and the capture ends with 0")
+    cm = [r for r in recs if r.get("ev") == "capture_mode"]
+    check(len(cm) == 1 and cm[0].get("asked") == "global" and cm[0].get("mode") == "thread_local"
+          and cm[0].get("api") == "cuStreamBeginCapture_v2" and cm[0].get("site"),
+          "one capture_mode record: global -> thread_local (%s)" % cm)
+    b = calls(recs, "cuStreamBeginCapture", rc=0)
+    check(b and b[0].get("mode") == "thread_local", "the begin record says thread_local (%s)" % str(b and b[0].get("mode")))
+    check(not [r for r in recs if r.get("ev") in ("violation", "broken", "invalidated")], "no violation, no broken capture")
+    c = [r for r in recs if r.get("ev") == "capture"]
+    check(c and c[0].get("rc") == 0 and c[0].get("mode") == "thread_local", "the capture record: thread_local, rc 0")
+    # relaxed: the capturing thread's own unsafe call no longer breaks it either
+    _, recs, _ = run(os.path.join(PROG, "driver_app"))
+    strict = len([r for r in recs if r.get("ev") == "call" and r.get("api", "").startswith("cuStreamBeginCapture")
+                  and r.get("mode") != "relaxed"])
+    p, recs, _ = run(os.path.join(PROG, "driver_app"), extra={"CGSHIM_CAPTURE_MODE": "relaxed"})
+    cm = [r for r in recs if r.get("ev") == "capture_mode"]
+    caps = [r for r in recs if r.get("ev") == "capture"]
+    check(cm and all(r.get("mode") == "relaxed" and r.get("asked") in ("global", "thread_local") for r in cm)
+          and len(cm) == strict and all(r.get("mode") == "relaxed" for r in caps),
+          "relaxed: every capture relaxed, one capture_mode record per begin that asked for another mode (%d, %d)"
+          % (len(cm), strict))
+    p, recs, _ = run(exe, args=("hostalloc",), extra={"CGSHIM_CAPTURE_MODE": "keep"})
+    check(p.returncode == 0 and not [r for r in recs if r.get("ev") == "capture_mode"], "keep: nothing rewritten")
+    p, recs, _ = run(exe, args=("hostalloc",))
+    check(p.returncode == 0 and not [r for r in recs if r.get("ev") == "capture_mode"], "unset: nothing rewritten")
+
+
+def parity_rows(text):
+    """Table rows (| a | b | ... |) of a text, as lists of stripped cells."""
+    return [[x.strip() for x in l.strip().strip("|").split("|")] for l in text.splitlines()
+            if l.startswith("| ") and not l.startswith("| route") and not l.startswith("|---")]
+
+
+# Routes of the parity program the shim does not name: cuStreamIsCapturing(NULL)
+# under a blocking capture (906, but the capture stays active: it breaks
+# nothing).
+PARITY_NOT_NAMED = {"cudaStreamIsCapturing(legacy) (blocking capture)"}
+
+
+def case_capture_parity():
+    """Issue 14 point 1: the stand-in answers like the real driver
+    (docs/capture-map.md) on every route it implements (capture_parity.c, the
+    map's matrix through the driver API; capture_parity.expected, rows copied
+    from the map), and under the shim every failing route is named before
+    the call and every failed end is linked to its breaking call."""
+    exe = os.path.join(INTEG, "capture_parity")
+    src = os.path.join(os.environ["SRC_ROOT"], "tests", "integration")
+    doc = parity_rows(open(os.path.join(os.environ["SRC_ROOT"], "docs", "capture-map.md")).read())
+    gold = parity_rows(open(os.path.join(src, "capture_parity.expected")).read())
+    check(len(gold) >= 140 and all(r in doc for r in gold),
+          "%d expected rows, each one verbatim in docs/capture-map.md" % len(gold))
+    bare, recs0, _ = run(exe, shim=False)
+    got = parity_rows(bare.stdout)
+    docd = {tuple(r[:3]): r for r in doc}
+    gd = {tuple(r[:3]): r for r in gold}
+    extra = [r for r in got if tuple(r[:3]) not in gd and docd.get(tuple(r[:3]), [None] * 4)[3] != "201"]
+    diff = [(r, gd[tuple(r[:3])][3:]) for r in got if tuple(r[:3]) in gd and r != gd[tuple(r[:3])]]
+    check(bare.returncode == 0 and not extra and len(got) == len(gold) + len(
+        [r for r in got if docd.get(tuple(r[:3]), [None] * 4)[3] == "201"]),
+          "the stand-in prints every expected row (%d rows, unexpected %s)" % (len(got), extra[:3]))
+    check(not diff, "the stand-in answers as the H100 did on every row (%d differ: %s)" % (len(diff), diff[:4]))
+    shim, recs, _ = run(exe)
+    same(bare, shim)
+    mism = [(r.get("api"), r.get("rule"), r.get("rc")) for r in recs if r.get("ev") == "mismatch"]
+    check(not mism, "no prediction the stand-in contradicts (%s)" % mism[:4])
+    named_rc = {"900", "902", "906", "907", "908"}
+    want = len([r for r in got if (r[3] in named_rc or (r[3] == "0" and r[4] == "INVALIDATED"))
+                and r[0] not in PARITY_NOT_NAMED])
+    # a load route unloads what it loaded, still inside the invalidated capture: one CGS007 more
+    want += len([r for r in got if r[0] in ("cuModuleLoadData", "cuLibraryLoadData") and r[4] == "INVALIDATED"])
+    want8 = len([r for r in got if r[5] == "904"])
+    v = [r for r in recs if r.get("ev") == "violation"]
+    v8 = [r for r in v if r.get("rule") == "CGS008"]
+    check(len(v) - len(v8) == want and len(v8) == want8,
+          "every failing route is named before the call: %d violations for %d rows (+%d CGS008 for %d)"
+          % (len(v) - len(v8), want, len(v8), want8))
+    check(all(r.get("call_thread") is not None and r.get("capture_thread") is not None for r in v if r.get("rule") != "CGS008"),
+          "each names the calling and the capturing thread")
+    b = [r for r in recs if r.get("ev") == "broken"]
+    merge = len([r for r in got if r[0] == "wait on an event of another capture"])
+    ends = len([r for r in got if r[5].startswith("901")]) + merge + want8
+    check(len(b) == ends, "a broken record per failed end (%d, want %d)" % (len(b), ends))
+    unlinked = len([r for r in got if r[0] in PARITY_NOT_NAMED and r[5] == "901"])
+    linked = [r for r in b if r.get("by_api")]
+    check(len(linked) == len(b) - unlinked,
+          "every 901 links back to its breaking call (%d of %d; %d not seen by the shim)" % (len(linked), len(b), unlinked))
+
+
+def case_launch_passthrough():
+    """Issue 14 point 4: successful kernel launches and async copies pass
+    straight through (no record even at trace level, where every other hooked
+    call has one); one the driver refuses with a capture error while a
+    capture is live is recorded (the capture's first failing call)."""
+    exe = os.path.join(PROG, "driver_app")
+    bare, _, _ = run(exe, shim=False)
+    shim, recs, _ = run(exe, level="trace")
+    same(bare, shim)
+    fast = ("cuLaunchKernel", "cuMemcpyAsync", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuMemsetD8Async")
+    n = [r.get("api") for r in recs if r.get("ev") == "call" and (r.get("api") or "").startswith(fast) and r.get("rc") == 0]
+    failed = [(r.get("api"), r.get("rc")) for r in recs if r.get("ev") == "call" and (r.get("api") or "").startswith(fast)
+              and r.get("rc") != 0]
+    other = [r for r in recs if r.get("ev") == "call" and (r.get("api") or "").startswith("cuStreamBeginCapture")]
+    check(not n and other, "trace level: no record of a successful launch/copy (%s), other calls traced (%d begin records)"
+          % (n[:4], len(other)))
+    # driver_app launches into a capture its cuMemAlloc invalidated: the
+    # refused launch (901) is recorded, and is that capture's first failing call
+    check(failed and all(rc in range(900, 909) for _, rc in failed),
+          "a launch refused with a capture error is recorded: %s" % failed)
+
+
 def case_abandoned_named():
     """A capture left open after an invalidation is named at the next 900."""
     recs = threads_run("abandon")
@@ -559,6 +723,74 @@ def case_python_frames():
     sites = [r.get("site", [])[:2] for r in b]
     check(all(s == want for s in sites), "every begin site starts %s (got %s)" % (want, sites[0] if sites else None))
     print("pre_ns %s post_ns %s" % ([r.get("pre_ns") for r in b], [r.get("post_ns") for r in b]))
+PY_PIN = """import ctypes, threading
+cu = ctypes.CDLL("libcuda.so.1")
+libc = ctypes.CDLL(None)
+def name(n):
+    libc.prctl(15, ctypes.c_char_p(n), 0, 0, 0)  # PR_SET_NAME: CPython does not set it
+dev = ctypes.c_int(); ctx = ctypes.c_void_p(); s = ctypes.c_void_p(); g = ctypes.c_void_p()
+assert cu.cuInit(0) == 0
+cu.cuDeviceGet(ctypes.byref(dev), 0)
+cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
+cu.cuCtxSetCurrent(ctx)
+cu.cuStreamCreate(ctypes.byref(s), 1)
+name(b"EngineCore")
+res = {}
+def pin_memory():
+    name(b"pt_pin_memory")
+    p = ctypes.c_void_p()
+    res["rc"] = cu.cuMemHostAlloc(ctypes.byref(p), 1 << 20, 0)  # PIN-LINE
+assert cu.cuStreamBeginCapture_v2(s, 0) == 0  # BEGIN-LINE
+t = threading.Thread(target=pin_memory, name="pt_pin_memory")
+t.start(); t.join()
+print("alloc", res["rc"], "end", cu.cuStreamEndCapture(s, ctypes.byref(g)))
+"""
+
+
+def case_python_culprit():
+    """Issue 14 on the stand-in, the shape of the PyTorch test: a Python
+    thread named with prctl allocates pinned memory while the main thread
+    (EngineCore) holds a Global capture: the violation and the 901's link
+    name the thread and the script's line. With CGSHIM_CAPTURE_MODE=
+    thread_local the allocation and the capture succeed."""
+    import shutil
+    cands = [shutil.which("python3.12")] + sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")))
+    py = next((c for c in cands if c and subprocess.run([c, "-c", "0"], capture_output=True).returncode == 0), None)
+    if not py:
+        print("skip: no python3.12 here")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="cgshim-pin-")
+    script = os.path.join(tmp, "pin.py")
+    open(script, "w").write(PY_PIN)
+    pin = [i for i, l in enumerate(PY_PIN.splitlines(), 1) if "PIN-LINE" in l][0]
+    begin = [i for i, l in enumerate(PY_PIN.splitlines(), 1) if "BEGIN-LINE" in l][0]
+
+    def go(extra, log):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+        env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
+                   CGSHIM_LOG_FILE=os.path.join(tmp, log), **extra)
+        p = subprocess.run([py, script], env=env, capture_output=True, text=True, timeout=120)
+        return p, [json.loads(l) for l in open(os.path.join(tmp, log)) if l.strip()]
+
+    p, recs = go({}, "g.jsonl")
+    check(p.stdout.strip() == "alloc 900 end 901", "global: the allocation fails, the capture ends 901 (%r %s)" % (p.stdout, p.stderr[-200:]))
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS007"]
+    want = "py:%s:%d:pin_memory" % (script, pin)
+    check(v and v[0].get("call_thread") == "pt_pin_memory" and v[0].get("capture_thread") == "EngineCore"
+          and want in v[0].get("site", []),
+          "CGS007 names thread pt_pin_memory, the capture's EngineCore and %s (%s)" % (
+              want, v and (v[0].get("call_thread"), v[0].get("capture_thread"), v[0].get("site"))))
+    b = [r for r in recs if r.get("ev") == "broken"]
+    check(b and b[0].get("by_thread") == "pt_pin_memory" and want in b[0].get("by_site", [])
+          and any(":%d:" % begin in f for f in b[0].get("begin_site", [])),
+          "the 901 links to it, with the begin line %d (%s)" % (begin, b and b[0].get("msg")))
+    p, recs = go({"CGSHIM_CAPTURE_MODE": "thread_local"}, "t.jsonl")
+    check(p.stdout.strip() == "alloc 0 end 0", "thread_local: allocation and capture succeed (%r)" % p.stdout)
+    check(not [r for r in recs if r.get("ev") in ("violation", "broken")]
+          and len([r for r in recs if r.get("ev") == "capture_mode"]) == 1,
+          "no violation, one capture_mode record")
+
+
 HOST = os.path.join(INTEG, "host_first")
 
 

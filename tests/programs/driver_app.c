@@ -190,12 +190,18 @@ int main(void)
 	DCHECK("cuEventRecord", cuEventRecord(ev, s), CUDA_SUCCESS);
 	DCHECK("cuStreamWaitEvent", cuStreamWaitEvent(s2, ev, 0), CUDA_SUCCESS);
 	DCHECK("cuLaunchKernel(s2)", launch_add(s2, ap3.dptr, 1.0), CUDA_SUCCESS);
-	DCHECK("cuEventQuery(captured)", cuEventQuery(ev), CUDA_ERROR_CAPTURED_EVENT);
 	CUgraph gu = (CUgraph)&st;
 	DCHECK("cuStreamEndCapture(unjoined)", cuStreamEndCapture(s, &gu), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
 	DEXPECT(gu == NULL);
 	DCHECK("cuStreamIsCapturing(s2)", cuStreamIsCapturing(s2, &st), CUDA_SUCCESS);
 	DEXPECT(st == CU_STREAM_CAPTURE_STATUS_NONE);
+
+	/* capture-map.md: querying an event recorded in the capture -> 907, and
+	 * the capture is invalidated (end -> 901) */
+	DCHECK("cuStreamBeginCapture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+	DCHECK("cuEventRecord", cuEventRecord(ev, s), CUDA_SUCCESS);
+	DCHECK("cuEventQuery(captured)", cuEventQuery(ev), CUDA_ERROR_CAPTURED_EVENT);
+	DCHECK("cuStreamEndCapture(after 907)", cuStreamEndCapture(s, &gu), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 
 	/* §6: Global-mode rules: cuMemAlloc -> 900, sync -> 900, end -> 901 */
 	DCHECK("cuStreamBeginCapture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
@@ -218,7 +224,7 @@ int main(void)
 	pthread_create(&t, NULL, end_from_other_thread, NULL);
 	pthread_join(t, NULL);
 	DCHECK("cuStreamEndCapture", cuStreamEndCapture(s, &gu), CUDA_SUCCESS);
-	DCHECK("cuStreamEndCapture(not capturing)", cuStreamEndCapture(s, &gu), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+	DCHECK("cuStreamEndCapture(not capturing)", cuStreamEndCapture(s, &gu), CUDA_ERROR_ILLEGAL_STATE);
 	DCHECK("cuStreamBeginCapture(legacy)", cuStreamBeginCapture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 
 	/* child graph with memory nodes -> 801 */

@@ -33,7 +33,17 @@ EXPECT = {
     "CGS010": ("cuGraphClone", None),
     "CGS011": ("cuGraphExecDestroy", None),
     "CGS012": ("cuGraphExecUpdate_v2", None),
+    "CGS013": ("cuEventQuery", 907),
+    "CGS014": ("cuStreamQuery", 906),
+    "CGS015": ("cuStreamWaitEvent", 902),
+    "CGS016": ("cuStreamEndCapture", 908),
+    "CGS017": ("cuLibraryLoadData", None),
 }
+
+# Capture-breaking rules (issue 14): the violation names both threads, and
+# the capture's failed end ("broken") links back to it.
+CAPTURE_RULES = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS016", "CGS017"}
+LINKED = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS017"}
 
 # Rules that cannot happen alone: a pool change always moves the allocation
 # too (different node address), so CGS012 comes with CGS003.
@@ -154,6 +164,16 @@ def main():
                 if prc is not None:
                     check(v.get("predicted_rc") == prc,
                           "%s: predicted_rc %s (want %d)" % (name, v.get("predicted_rc"), prc))
+                if rule in CAPTURE_RULES:
+                    check(all(k in v for k in ("capture", "capture_tid", "capture_thread", "call_tid", "call_thread",
+                                               "site", "begin_site")),
+                          "%s: violation names the capture and both threads (%s)" % (
+                              name, {k: v.get(k) for k in ("capture", "capture_thread", "call_thread")}))
+                if rule in LINKED:
+                    br = [r for r in recs if r.get("ev") == "broken" and r.get("by_rule") == rule]
+                    check(bool(br) and br[0].get("by_api") == v.get("api") and br[0].get("capture") == v.get("capture")
+                          and br[0].get("rc") == 901,
+                          "%s: the capture's failed end links back to it (%s)" % (name, br and br[0].get("msg")))
                 after = [c for c in calls if c.get("seq", 0) > v.get("seq", 0) and base_api(c.get("api")) == base_api(v.get("api"))]
                 if check(bool(after), "%s: a %s call record follows the violation (seq %s)" % (name, v.get("api"), v.get("seq"))):
                     c = after[0]

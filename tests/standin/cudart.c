@@ -95,6 +95,10 @@
 	X(eventDestroy, "cuEventDestroy", PFN_cuEventDestroy_v4000)                                \
 	X(eventRecord, "cuEventRecord", PFN_cuEventRecord_v2000)                                   \
 	X(eventSynchronize, "cuEventSynchronize", PFN_cuEventSynchronize_v2000)                    \
+	X(eventQuery, "cuEventQuery", PFN_cuEventQuery_v2000)                                      \
+	X(libraryLoadData, "cuLibraryLoadData", PFN_cuLibraryLoadData_v12000)                      \
+	X(libraryUnload, "cuLibraryUnload", PFN_cuLibraryUnload_v12000)                            \
+	X(streamQuery, "cuStreamQuery", PFN_cuStreamQuery_v2000)                                   \
 	X(memAlloc, "cuMemAlloc", PFN_cuMemAlloc_v3020)                                            \
 	X(memFree, "cuMemFree", PFN_cuMemFree_v3020)                                               \
 	X(memGetInfo, "cuMemGetInfo", PFN_cuMemGetInfo_v3020)                                      \
@@ -445,6 +449,34 @@ EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
 	INIT();
 	return DRV(eventSynchronize, (CUevent)event);
+}
+
+EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
+{
+	INIT();
+	return DRV(eventQuery, (CUevent)event);
+}
+
+EXPORT cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions,
+				       void **jitOptionsValues, unsigned int numJitOptions,
+				       enum cudaLibraryOption *libraryOptions, void **libraryOptionValues,
+				       unsigned int numLibraryOptions)
+{
+	INIT();
+	return DRV(libraryLoadData, (CUlibrary *)library, code, (CUjit_option *)jitOptions, jitOptionsValues,
+		   numJitOptions, (CUlibraryOption *)libraryOptions, libraryOptionValues, numLibraryOptions);
+}
+
+EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library)
+{
+	INIT();
+	return DRV(libraryUnload, (CUlibrary)library);
+}
+
+EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream)
+{
+	INIT();
+	return DRV(streamQuery, CUS(stream));
 }
 
 /* ------------------------------------------------------------------------ */

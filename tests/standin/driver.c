@@ -244,6 +244,7 @@ struct stream {
 struct event {
 	struct obj o;
 	unsigned flags;
+	int recorded_out; /* last recorded outside any capture (905 when a capture waits on it) */
 	struct capture *cap;
 	struct node **deps;
 	size_t ndeps;
@@ -1430,10 +1431,23 @@ DEF(cuCtxGetDevice_v2, PFN_cuCtxGetDevice_v13000, (CUdevice * device, CUcontext 
 	return CUDA_SUCCESS;
 }
 
+/* capture-map.md: synchronising the device waits for the capturing
+ * streams too: refused (900) and every live capture invalidated, in every
+ * mode and from every thread. */
+static CUresult device_sync_call(void)
+{
+	int hit = 0;
+	for (struct capture *c = g_caps; c; c = c->next) {
+		c->invalid = 1;
+		hit = 1;
+	}
+	return hit ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
 DEF(cuCtxSynchronize, PFN_cuCtxSynchronize_v2000, (void))
 {
 	ENTER_OBJ();
-	CUresult rc = unsafe_call();
+	CUresult rc = device_sync_call();
 	if (rc)
 		return rc;
 	pools_sync_release();
@@ -1448,7 +1462,7 @@ DEF(cuCtxSynchronize_v2, PFN_cuCtxSynchronize_v13000, (CUcontext ctx))
 	ENTER_OBJ();
 	if (!ctx_ok(ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
-	CUresult rc = unsafe_call();
+	CUresult rc = device_sync_call();
 	if (rc)
 		return rc;
 	pools_sync_release();
@@ -1499,9 +1513,33 @@ static CUresult stream_query(CUstream h, int ptsz)
 		s->cap->invalid = 1;
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
-	if (s->legacy && blocking_capture_exists(0))
+	if (s->legacy && blocking_capture_exists(1)) /* capture-map.md: 906, invalidated */
 		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 	return CUDA_SUCCESS;
+}
+
+static CUresult stream_get_flags(CUstream h, unsigned *flags, int ptsz)
+{
+	ENTER_OBJ();
+	struct stream *s = get_stream(h, ptsz);
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the per-thread stream never joins the legacy stream here
+	 * (blocking_capture_exists): said as non-blocking */
+	*flags = s == t_pts ? CU_STREAM_NON_BLOCKING : s->flags;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuStreamGetFlags, PFN_cuStreamGetFlags_v5050, (CUstream hStream, unsigned int *flags))
+{
+	return stream_get_flags(hStream, flags, 0);
+}
+
+DEF(cuStreamGetFlags_ptsz, PFN_cuStreamGetFlags_v7000_ptsz, (CUstream hStream, unsigned int *flags))
+{
+	return stream_get_flags(hStream, flags, 1);
 }
 
 DEF(cuStreamQuery, PFN_cuStreamQuery_v2000, (CUstream hStream))
@@ -1525,11 +1563,13 @@ static CUresult stream_sync(CUstream h, int ptsz)
 		s->cap->invalid = 1;
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
+	/* capture-map.md: the legacy stream under a blocking capture answers
+	 * 906 in every mode and from every thread, before the unsafe class */
+	if (s->legacy && blocking_capture_exists(1))
+		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 	CUresult rc = unsafe_call();
 	if (rc)
 		return rc;
-	if (s->legacy && blocking_capture_exists(1))
-		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 	pools_sync_release();
 	return CUDA_SUCCESS;
 }
@@ -1603,6 +1643,7 @@ static CUresult event_record(CUevent he, CUstream hs, int ptsz)
 	if (rc)
 		return rc;
 	e->cap = c;
+	e->recorded_out = !c;
 	if (c)
 		set_deps(&e->deps, &e->ndeps, s->deps, s->ndeps);
 	else
@@ -1627,8 +1668,10 @@ static CUresult event_wait_host(CUevent he, int sync)
 	struct event *e = reg_find(he, K_EVENT);
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (e->cap)
+	if (e->cap) {
+		e->cap->invalid = 1; /* docs/capture-map.md: 907 and the capture invalidated */
 		return CUDA_ERROR_CAPTURED_EVENT;
+	}
 	if (sync) {
 		CUresult rc = unsafe_call();
 		if (rc)
@@ -1660,6 +1703,12 @@ static CUresult stream_wait_event(CUstream hs, CUevent he, unsigned flags, int p
 	struct capture *c = e->cap;
 	if (!c) {
 		struct capture *sc;
+		/* capture-map.md: a capture waiting on an event recorded outside
+		 * it, without the external flag, breaks isolation: 905, invalidated */
+		if (s->cap && e->recorded_out && !(flags & CU_EVENT_WAIT_EXTERNAL)) {
+			s->cap->invalid = 1;
+			return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+		}
 		return stream_op(s, &sc); /* waiting on completed work: nothing to do */
 	}
 	if (c->invalid)
@@ -1836,7 +1885,9 @@ static CUresult end_capture(CUstream hs, CUgraph *phGraph, int ptsz)
 	if (!phGraph)
 		return CUDA_ERROR_INVALID_VALUE;
 	struct capture *c = s->cap;
-	if (!c || c->origin != s)
+	if (!c) /* capture-map.md: a stream not capturing answers 401, not 903 */
+		return CUDA_ERROR_ILLEGAL_STATE;
+	if (c->origin != s)
 		return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
 	if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thr, pthread_self()))
 		return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
@@ -2458,6 +2509,72 @@ DEF(cuMemHostUnregister, PFN_cuMemHostUnregister_v4000, (void *p))
 {
 	ENTER_OBJ();
 	return host_release(p, 1);
+}
+
+/* ---- modules and libraries ----------------------------------------------
+ * Opaque handles, no code (a CUfunction here is a host function). As
+ * measured (docs/capture-map.md): a load succeeds and invalidates the
+ * capture the calling thread's mode collides with (the unsafe class's
+ * condition) without refusing; an unload is in the unsafe class (900). */
+static CUresult load_invalidates(void)
+{
+	int m = t_mode;
+	pthread_t self = pthread_self();
+	if (m == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_SUCCESS;
+	for (struct capture *c = g_caps; c; c = c->next)
+		if ((pthread_equal(c->thr, self) && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED) ||
+		    (m == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL))
+			c->invalid = 1;
+	return CUDA_SUCCESS;
+}
+
+static CUresult handle_load(void **out, const void *image)
+{
+	ENTER_OBJ();
+	if (!out || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = malloc(16);
+	if (!*out)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return load_invalidates();
+}
+
+static CUresult handle_unload(void *h)
+{
+	ENTER_OBJ();
+	if (!h)
+		return CUDA_ERROR_INVALID_HANDLE;
+	CUresult rc = unsafe_call();
+	if (rc)
+		return rc;
+	free(h);
+	return CUDA_SUCCESS;
+}
+
+DEF(cuModuleLoadData, PFN_cuModuleLoadData_v2000, (CUmodule *module, const void *image))
+{
+	return handle_load((void **)module, image);
+}
+
+DEF(cuModuleUnload, PFN_cuModuleUnload_v2000, (CUmodule hmod))
+{
+	return handle_unload(hmod);
+}
+
+DEF(cuLibraryLoadData, PFN_cuLibraryLoadData_v12000,
+    (CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+     unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+     unsigned int numLibraryOptions))
+{
+	(void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
+	(void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
+	return handle_load((void **)library, code);
+}
+
+DEF(cuLibraryUnload, PFN_cuLibraryUnload_v12000, (CUlibrary library))
+{
+	return handle_unload(library);
 }
 
 /* p NULL: the current pool of the stream's device. */
@@ -3445,6 +3562,9 @@ DEF(cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000, (CUgraphExec hGraphExec))
 	struct exec *e = reg_find(hGraphExec, K_EXEC);
 	if (!e)
 		return CUDA_ERROR_INVALID_VALUE;
+	CUresult rc = unsafe_call(); /* capture-map.md: the unsafe class */
+	if (rc)
+		return rc;
 	if (e->g && e->g->nexec > 0)
 		e->g->nexec--;
 	if (e->res)
@@ -3939,12 +4059,17 @@ static const struct procent g_procs[] = {
 	P(cuStreamQuery, 2000, cuStreamQuery)
 	P(cuStreamSynchronize, 2000, cuStreamSynchronize)
 	P(cuStreamGetId, 12000, cuStreamGetId)
+	P(cuStreamGetFlags, 5050, cuStreamGetFlags)
 	P(cuStreamWaitEvent, 3020, cuStreamWaitEvent)
 	E(cuEventCreate, 2000, cuEventCreate)
 	E(cuEventDestroy, 4000, cuEventDestroy_v2)
 	P(cuEventRecord, 2000, cuEventRecord)
 	E(cuEventSynchronize, 2000, cuEventSynchronize)
 	E(cuEventQuery, 2000, cuEventQuery)
+	E(cuModuleLoadData, 2000, cuModuleLoadData)
+	E(cuModuleUnload, 2000, cuModuleUnload)
+	E(cuLibraryLoadData, 12000, cuLibraryLoadData)
+	E(cuLibraryUnload, 12000, cuLibraryUnload)
 	P(cuStreamBeginCapture, 10000, cuStreamBeginCapture)
 	P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2)
 	P(cuStreamBeginCaptureToGraph, 12030, cuStreamBeginCaptureToGraph)

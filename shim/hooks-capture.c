@@ -1,0 +1,277 @@
+/*
+ * shim/hooks-capture.c -- the hooks of the capture map's routes that no
+ * other module owns (issue 14): event query/synchronize (CGS013), stream
+ * query (CGS014 on the legacy stream; a capturing stream's query is CGS007),
+ * the kernel launches (CGS014 only) and module/library loads (CGS017).
+ *
+ * Launch contract: while no capture is live (cg_live_captures == 0, one
+ * relaxed load) a launch is forwarded at once: no lock, no allocation, no
+ * record, not even at trace level. With a capture live, only a launch on
+ * the legacy stream is looked at (CGS014 before the call); everything else
+ * is still forwarded untouched.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "call.h"
+#include "model.h"
+#include "rules.h"
+#include "site.h"
+
+static CUresult cgh_event_host(int hid, PFN_cuEventQuery_v2000 fn, CUevent ev, int sync)
+{
+	CG_ERRNO_IN; /* entered straight from the wrapper */
+	struct cg_call c;
+	int predicted = 0;
+	CUresult rc;
+	if (!cg_call_begin(&c, hid, 0))
+		return CG_FWD(fn(ev));
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		predicted = cg_caprule_event(cg_routes[hid].name, ev);
+	rc = CG_FWD(fn(ev));
+	int saved = errno;
+	if (predicted)
+		cg_caprule_after(cg_routes[hid].name, R_CAPTURED_EVENT, CUDA_ERROR_CAPTURED_EVENT, rc);
+	else if (sync && rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		model_capture_refused(cg_routes[hid].name); /* a synchronize the unsafe class refused */
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuEventQuery(CUevent hEvent)
+{
+	CG_REAL(cuEventQuery);
+	return cgh_event_host(HID_cuEventQuery, real_cuEventQuery, hEvent, 0);
+}
+
+CUresult cgh_cuEventSynchronize(CUevent hEvent)
+{
+	CG_REAL(cuEventSynchronize);
+	return cgh_event_host(HID_cuEventSynchronize, real_cuEventSynchronize, hEvent, 1);
+}
+
+/* cuStreamQuery: of a capturing stream, CGS007 (900, invalidated in every
+ * mode); of the legacy stream under a blocking capture, CGS014 (906). */
+static CUresult cgh_stream_query(int hid, PFN_cuStreamQuery_v2000 fn, int ptsz, CUstream s)
+{
+	CG_ERRNO_IN; /* entered straight from the wrapper */
+	struct cg_call c;
+	struct cg_capture_view cv;
+	uint64_t id;
+	int predicted = 0, rule = 0, want = 0;
+	CUresult rc;
+	if (!cg_call_begin(&c, hid, 0))
+		return CG_FWD(fn(s));
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
+		if (cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "queries the legacy default stream")) {
+			predicted = 1;
+			rule = R_LEGACY_STREAM;
+			want = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
+			cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "queries a capturing stream");
+			predicted = 1;
+			rule = R_CAPTURE_UNSAFE;
+			want = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		}
+	}
+	rc = CG_FWD(fn(s));
+	int saved = errno;
+	if (predicted)
+		cg_caprule_after(cg_routes[hid].name, rule, want, rc);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuStreamQuery(CUstream hStream)
+{
+	CG_REAL(cuStreamQuery);
+	return cgh_stream_query(HID_cuStreamQuery, real_cuStreamQuery, 0, hStream);
+}
+
+CUresult cgh_cuStreamQuery_ptsz(CUstream hStream)
+{
+	CG_REAL(cuStreamQuery_ptsz);
+	return cgh_stream_query(HID_cuStreamQuery_ptsz, real_cuStreamQuery_ptsz, 1, hStream);
+}
+
+/* A launch while a capture is live: on the legacy stream under a blocking
+ * capture, named (CGS014) before the call; the answer checked after. Kept
+ * out of line so the launch wrappers stay a load and a tail call. */
+static __attribute__((noinline, cold)) int cgh_launch_check(int hid, CUstream s, int ptsz)
+{
+	struct cg_call c;
+	if (!cg_caprule_is_legacy(s, ptsz) || !cg_call_begin(&c, hid, 0))
+		return 0;
+	return cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "launches a kernel on the legacy default stream");
+}
+
+static __attribute__((noinline, cold)) void cgh_launch_after(int hid, CUresult rc)
+{
+	int saved = errno;
+	struct cg_call c;
+	if (cg_call_begin(&c, hid, 0)) {
+		cg_caprule_after(cg_routes[hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
+		cg_call_end(&c, rc);
+	}
+	errno = saved;
+}
+
+/* No config: the driver refuses the call; no stream to look at. Neither
+ * NULL, CU_STREAM_LEGACY (0x1) nor CU_STREAM_PER_THREAD (0x2). */
+#define CGH_NO_STREAM ((CUstream)(uintptr_t)0x10)
+
+/* A launch or copy on a capturing stream that the driver refused with a
+ * capture error no rule predicted (a copy to pageable memory inside a
+ * capture, .item()'s): the first failing call the capture's end links to.
+ * Only after a failure, only while a capture is live. */
+static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int ptsz, CUresult rc)
+{
+	int saved = errno;
+	struct cg_call c;
+	uint64_t id = 0;
+	if (cg_call_begin(&c, hid, 0)) {
+		if (s != CGH_NO_STREAM && model_stream_capture(s, ptsz, &id, NULL, NULL))
+			cg_caprule_failed(cg_routes[hid].name, id, rc);
+		cg_call_end(&c, rc);
+	}
+	errno = saved;
+}
+
+#define CGH_CAPTURE_ERR(rc) ((rc) >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (rc) <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+
+#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                         \
+	CUresult cgh_##name params                                                                 \
+	{                                                                                          \
+		CUresult rc;                                                                       \
+		CG_REAL(name);                                                                     \
+		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)))     \
+			return CG_FWD(real_##name args);                                           \
+		if (!cgh_launch_check(HID_##name, (stream_expr), ptsz)) {                          \
+			rc = CG_FWD(real_##name args);                                             \
+			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                      \
+				cgh_failed(HID_##name, (stream_expr), ptsz, rc);                   \
+			return rc;                                                                 \
+		}                                                                                  \
+		rc = CG_FWD(real_##name args);                                                     \
+		cgh_launch_after(HID_##name, rc);                                                  \
+		return rc;                                                                         \
+	}
+
+#define LAUNCH_PARAMS                                                                              \
+	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, \
+	 unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,     \
+	 void **kernelParams, void **extra)
+#define LAUNCH_ARGS                                                                                \
+	(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
+
+LAUNCH_HOOK(cuLaunchKernel, 0, LAUNCH_PARAMS, LAUNCH_ARGS, hStream)
+LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, LAUNCH_PARAMS, LAUNCH_ARGS, hStream)
+LAUNCH_HOOK(cuLaunchKernelEx, 0, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
+	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM)
+LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1,
+	    (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
+	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM)
+
+/* Async copies and memsets: the launch contract (one relaxed load while no
+ * capture is live), looked at only on the legacy stream (CGS014). */
+#define ASYNC_HOOK(name, ptsz, params, args, what)                                                 \
+	CUresult cgh_##name params                                                                 \
+	{                                                                                          \
+		CUresult rc;                                                                       \
+		CG_REAL(name);                                                                     \
+		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)))     \
+			return CG_FWD(real_##name args);                                           \
+		if (!cgh_async_check(HID_##name, hStream, ptsz, what)) {                           \
+			rc = CG_FWD(real_##name args);                                             \
+			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                      \
+				cgh_failed(HID_##name, hStream, ptsz, rc);                         \
+			return rc;                                                                 \
+		}                                                                                  \
+		rc = CG_FWD(real_##name args);                                                     \
+		cgh_launch_after(HID_##name, rc);                                                  \
+		return rc;                                                                         \
+	}
+
+static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)
+{
+	struct cg_call c;
+	if (!cg_caprule_is_legacy(s, ptsz) || !cg_call_begin(&c, hid, 0))
+		return 0;
+	return cg_caprule_legacy(cg_routes[hid].name, s, ptsz, what);
+}
+
+#define COPY_P (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
+#define COPY_A (dst, src, ByteCount, hStream)
+#define HTOD_P (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+#define HTOD_A (dstDevice, srcHost, ByteCount, hStream)
+#define DTOH_P (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+#define DTOH_A (dstHost, srcDevice, ByteCount, hStream)
+#define DTOD_P (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+#define DTOD_A (dstDevice, srcDevice, ByteCount, hStream)
+#define SET8_P (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+#define SET8_A (dstDevice, uc, N, hStream)
+#define SET32_P (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+#define SET32_A (dstDevice, ui, N, hStream)
+#define COPY_WHAT "copies on the legacy default stream"
+#define SET_WHAT "sets memory on the legacy default stream"
+
+ASYNC_HOOK(cuMemcpyAsync, 0, COPY_P, COPY_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyAsync_ptsz, 1, COPY_P, COPY_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyHtoDAsync_v2, 0, HTOD_P, HTOD_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyHtoDAsync_v2_ptsz, 1, HTOD_P, HTOD_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyDtoHAsync_v2, 0, DTOH_P, DTOH_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyDtoHAsync_v2_ptsz, 1, DTOH_P, DTOH_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyDtoDAsync_v2, 0, DTOD_P, DTOD_A, COPY_WHAT)
+ASYNC_HOOK(cuMemcpyDtoDAsync_v2_ptsz, 1, DTOD_P, DTOD_A, COPY_WHAT)
+ASYNC_HOOK(cuMemsetD8Async, 0, SET8_P, SET8_A, SET_WHAT)
+ASYNC_HOOK(cuMemsetD8Async_ptsz, 1, SET8_P, SET8_A, SET_WHAT)
+ASYNC_HOOK(cuMemsetD32Async, 0, SET32_P, SET32_A, SET_WHAT)
+ASYNC_HOOK(cuMemsetD32Async_ptsz, 1, SET32_P, SET32_A, SET_WHAT)
+
+/* Module and library loads (CGS017): the driver answers 0 and invalidates
+ * the capture the calling thread's mode collides with (capture-map.md); the
+ * load is named before the call and becomes the capture's link. */
+static int cgh_load_check(int hid, struct cg_call *c)
+{
+	if (!cg_call_begin(c, hid, CG_CALL_LIFE)) /* rare: a record at info */
+		return 0;
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		cg_caprule_module_load(cg_routes[hid].name);
+	return 1;
+}
+
+#define LOAD_HOOK(name, params, args)                                                              \
+	CUresult cgh_##name params                                                                 \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		CUresult rc;                                                                       \
+		CG_REAL(name);                                                                     \
+		if (!cgh_load_check(HID_##name, &c))                                               \
+			return CG_FWD(real_##name args);                                           \
+		rc = CG_FWD(real_##name args);                                                     \
+		int saved = errno;                                                                 \
+		cg_call_end(&c, rc);                                                               \
+		errno = saved;                                                                     \
+		return rc;                                                                         \
+	}
+
+LOAD_HOOK(cuModuleLoad, (CUmodule *module, const char *fname), (module, fname))
+LOAD_HOOK(cuModuleLoadData, (CUmodule *module, const void *image), (module, image))
+LOAD_HOOK(cuModuleLoadDataEx,
+	  (CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues),
+	  (module, image, numOptions, options, optionValues))
+LOAD_HOOK(cuModuleLoadFatBinary, (CUmodule *module, const void *fatCubin), (module, fatCubin))
+LOAD_HOOK(cuLibraryLoadData,
+	  (CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+	   unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+	   unsigned int numLibraryOptions),
+	  (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
+	   numLibraryOptions))
+LOAD_HOOK(cuLibraryLoadFromFile,
+	  (CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues,
+	   unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+	   unsigned int numLibraryOptions),
+	  (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
+	   numLibraryOptions))
