@@ -15,6 +15,7 @@
 #include "call.h"
 #include "config.h"
 #include "model.h"
+#include "nodes.h"
 #include "policy.h"
 #include "rules.h"
 #include "site.h"
@@ -476,6 +477,8 @@ static void emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, cons
 				rec_site(&r, "site", mn->site);
 			}
 		}
+		if (s->det)
+			nodes_rec(&r, &s->det[i]);
 		rec_end(&r);
 	}
 	free(from);
@@ -729,6 +732,12 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 			rec_int(&r, "exec_nodes", old->n_nodes);
 			rec_int(&r, "graph_nodes", nu->n_nodes);
 			if (p->err_node) {
+				const char *kn = nodes_kernel_name(nu, p->err_index);
+				const char *ko = nodes_kernel_name(old, p->err_index);
+				if (kn)
+					rec_str(&r, "kernel", kn);
+				if (ko && ko != kn)
+					rec_str(&r, "exec_kernel", ko);
 				rec_int(&r, "node_index", p->err_index);
 				rec_hex(&r, "error_node", (uintptr_t)p->err_node);
 				rec_hex(&r, "error_from_node", (uintptr_t)p->from_node);
@@ -749,7 +758,9 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 		}
 		goto out;
 	}
-	/* The update will succeed: say what it does to graph allocations. */
+	/* The update will succeed: say which nodes it changes (nodes.c), then
+	 * what it does to graph allocations. */
+	nodes_update_diff(e, g, old, nu);
 	for (uint32_t i = 0, ia = 0; i < old->n_alloc + old->n_free && ia < nu->n_alloc + nu->n_free; i++, ia++) {
 		const struct cg_mnode *a = &old->mem[i], *b = &nu->mem[ia];
 		if (a->is_free || b->is_free)

@@ -52,7 +52,10 @@ struct cg_summary {
 	uint16_t *ndeps;  /* n_nodes dependency counts */
 	CUgraphNode *nodes;
 	struct cg_mnode *mem; /* n_alloc + n_free memory nodes, read back from the driver */
+	struct cg_ndet *det;  /* n_nodes node details (nodes.h), NULL when not learned */
 };
+
+struct cg_ndet;
 
 struct cg_exec_view {
 	CUgraphExec h;

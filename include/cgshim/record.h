@@ -40,5 +40,6 @@
 #define CGSHIM_EV_INVALIDATED "invalidated" /* a live capture found invalidated, and by what */
 #define CGSHIM_EV_ABANDONED "abandoned" /* a capture never ended: named at a later refusal or at exit */
 #define CGSHIM_EV_MODULE "module"       /* a loaded object named by call sites: path, build-id */
+#define CGSHIM_EV_UPDATE_DIFF "update_diff" /* a node an update changes: kernel and fields */
 
 #endif

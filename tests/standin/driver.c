@@ -22,6 +22,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <dlfcn.h>
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -567,6 +568,8 @@ static void kp_fix(struct kparams *k)
 	k->ptrs[k->np] = NULL;
 }
 
+static void fn_learn(void *fn, int np);
+
 static CUresult kp_set(struct kparams *k, CUfunction fn, const unsigned grid[3],
 		       const unsigned block[3], unsigned shmem, void **params, void **extra)
 {
@@ -591,6 +594,7 @@ static CUresult kp_set(struct kparams *k, CUfunction fn, const unsigned grid[3],
 	}
 	*k = n;
 	kp_fix(k);
+	fn_learn((void *)fn, n.np);
 	return CUDA_SUCCESS;
 }
 
@@ -3212,6 +3216,111 @@ DEF(cuGraphKernelNodeGetParams_v2, PFN_cuGraphKernelNodeGetParams_v12000,
 	nodeParams->gridDimX = g[0], nodeParams->gridDimY = g[1], nodeParams->gridDimZ = g[2];
 	nodeParams->blockDimX = b[0], nodeParams->blockDimY = b[1], nodeParams->blockDimZ = b[2];
 	nodeParams->ctx = PRIMARY_CTX;
+	return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* function and node queries (issue 15)                                      */
+/* Inferred: cuFuncGetName gives the symbol's (mangled) name and
+ * cuFuncGetParamInfo each parameter's offset and size; both make no stream
+ * work, so they are capture-safe. Here a CUfunction (and a CUkernel) is a
+ * standin_kernel_fn: the name is its symbol (dladdr), every parameter is 8
+ * bytes, and the count is what the function's first node or launch passed
+ * (a function never launched has no known layout: 500 NOT_FOUND). */
+
+static struct fnarity {
+	void *fn;
+	int np;
+} fn_arity[256];
+
+static void fn_learn(void *fn, int np)
+{
+	for (int i = 0; i < 256; i++)
+		if (fn_arity[i].fn == fn || !fn_arity[i].fn) {
+			fn_arity[i].fn = fn;
+			fn_arity[i].np = np;
+			return;
+		}
+}
+
+static int fn_params(void *fn)
+{
+	for (int i = 0; i < 256 && fn_arity[i].fn; i++)
+		if (fn_arity[i].fn == fn)
+			return fn_arity[i].np;
+	return -1;
+}
+
+static CUresult fn_name(const char **name, void *fn)
+{
+	Dl_info di;
+	if (!name || !fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!dladdr(fn, &di) || !di.dli_sname)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = di.dli_sname;
+	return CUDA_SUCCESS;
+}
+
+static CUresult fn_param(void *fn, size_t i, size_t *off, size_t *size)
+{
+	if (!fn || !off || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	int np = fn_params(fn);
+	if (np < 0)
+		return CUDA_ERROR_NOT_FOUND;
+	if (i >= (size_t)np)
+		return CUDA_ERROR_INVALID_VALUE;
+	*off = 8 * i;
+	*size = 8;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuFuncGetName, PFN_cuFuncGetName_v12030, (const char **name, CUfunction hfunc))
+{
+	ENTER();
+	return fn_name(name, (void *)hfunc);
+}
+
+DEF(cuKernelGetName, PFN_cuKernelGetName_v12030, (const char **name, CUkernel hfunc))
+{
+	ENTER();
+	return fn_name(name, (void *)hfunc);
+}
+
+DEF(cuFuncGetParamInfo, PFN_cuFuncGetParamInfo_v12040,
+    (CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize))
+{
+	ENTER();
+	return fn_param((void *)func, paramIndex, paramOffset, paramSize);
+}
+
+DEF(cuKernelGetParamInfo, PFN_cuKernelGetParamInfo_v12040,
+    (CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize))
+{
+	ENTER();
+	return fn_param((void *)kernel, paramIndex, paramOffset, paramSize);
+}
+
+DEF(cuGraphMemcpyNodeGetParams, PFN_cuGraphMemcpyNodeGetParams_v10000,
+    (CUgraphNode hNode, CUDA_MEMCPY3D_v2 *nodeParams))
+{
+	ENTER_OBJ();
+	struct node *n = reg_find(hNode, K_NODE);
+	if (!n || !nodeParams || n->p.type != CU_GRAPH_NODE_TYPE_MEMCPY)
+		return CUDA_ERROR_INVALID_VALUE;
+	*nodeParams = n->p.cp;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuGraphMemsetNodeGetParams, PFN_cuGraphMemsetNodeGetParams_v10000,
+    (CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS_v1 *nodeParams))
+{
+	ENTER_OBJ();
+	struct node *n = reg_find(hNode, K_NODE);
+	if (!n || !nodeParams || n->p.type != CU_GRAPH_NODE_TYPE_MEMSET)
+		return CUDA_ERROR_INVALID_VALUE;
+	*nodeParams = n->p.ms;
 	return CUDA_SUCCESS;
 }
 

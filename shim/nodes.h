@@ -1,0 +1,80 @@
+/*
+ * shim/nodes.h -- what each node of a graph does (issue 15): for kernel
+ * nodes the function, its name, grid, block, dynamic shared memory and the
+ * parameter layout and values; for memcpy and memset nodes the operands,
+ * sizes and kinds.
+ *
+ * Learned only where a graph is walked (model.c summary_walk: end of
+ * capture once updates are seen, first need, debug-level instantiate),
+ * never on the launch path, and only with capture-safe queries (no stream
+ * work, no synchronisation; driver-calls.def).
+ *
+ * Memory bound: one struct cg_ndet (96 bytes) per node plus one
+ * struct cg_kparam (16 bytes) per kept parameter, at most CG_NODE_MAXP per
+ * kernel node: 96 + 8 * 16 = 224 bytes, 235 with the summary's 11 bytes of
+ * handle, type and dependency count, under the 256-byte budget. Parameters
+ * past CG_NODE_MAXP, and bytes past the first 8 of a larger parameter, are
+ * only folded into phash (so a change there is still seen, not located).
+ */
+#ifndef CGSHIM_NODES_H
+#define CGSHIM_NODES_H
+
+#include <stdint.h>
+
+#include "cuda-abi.h"
+#include "log.h"
+
+#define CG_NODE_MAXP 8
+
+struct cg_kparam {
+	uint32_t off, size; /* from cuFuncGetParamInfo */
+	uint64_t val;       /* first min(size, 8) bytes, little-endian */
+};
+
+/* Copy kinds (from the two memory types of a CUDA_MEMCPY3D). */
+enum { CG_CPY_UNKNOWN, CG_CPY_H2D, CG_CPY_D2H, CG_CPY_D2D, CG_CPY_H2H, CG_CPY_UNIFIED, CG_CPY_ARRAY };
+
+struct cg_ndet {
+	uint8_t type;     /* CUgraphNodeType */
+	uint8_t np;       /* kernel: parameters kept in p[] */
+	uint16_t np_all;  /* kernel: parameters of the function (0xffff: layout unknown) */
+	uint32_t shmem;   /* kernel: dynamic shared memory; memset: element size */
+	const char *name; /* kernel: interned mangled name (never freed), NULL unknown */
+	uint64_t func;    /* kernel: CUfunction */
+	uint64_t dst, src;    /* memcpy: operands; memset: dst, src = value */
+	uint64_t bytes;       /* memcpy/memset: bytes written */
+	uint32_t grid[3], block[3]; /* kernel; memcpy: grid[0] = kind (CG_CPY_*) */
+	uint64_t phash;       /* kernel: FNV-1a of every parameter byte read */
+	struct cg_kparam *p;  /* kernel: np entries (malloc'd), NULL when np is 0 */
+};
+
+/* Fill d for node n of type t through capture-safe queries. 0 on success;
+ * on failure d holds what was learned (type at least). */
+int nodes_describe(CUgraphNode n, int t, struct cg_ndet *d);
+void nodes_release(struct cg_ndet *d, uint32_t n);
+/* Write d's fields into an open node record. */
+void nodes_rec(struct cg_rec *r, const struct cg_ndet *d);
+/* Fields that differ between two descriptions of the same node position,
+ * as a bitmask of CG_ND_* (0: same as far as known). */
+enum {
+	CG_ND_FUNC = 1, CG_ND_GRID = 2, CG_ND_BLOCK = 4, CG_ND_SHMEM = 8, CG_ND_PARAMS = 16,
+	CG_ND_OPERANDS = 32, CG_ND_SIZE = 64, CG_ND_KIND = 128, CG_ND_ELEM = 256
+};
+unsigned nodes_diff(const struct cg_ndet *a, const struct cg_ndet *b);
+/* Comma-separated field names of a CG_ND_* mask into buf (cap bytes). */
+void nodes_diff_text(unsigned mask, char *buf, size_t cap);
+/* Index of the first kept parameter whose value differs, -1 if none. */
+int nodes_param_diff(const struct cg_ndet *a, const struct cg_ndet *b);
+const char *nodes_copy_kind(int kind);
+
+/* An update of exec e from graph g that the type/topology checks let
+ * through: one info-level "update_diff" record per node whose details
+ * differ between the exec's summary (old) and the graph's (nu), naming the
+ * kernel, the fields and the first differing kept parameter with both
+ * values. Returns the number of differing nodes. Not on the launch path. */
+struct cg_summary;
+int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu);
+/* The kernel name of node i of s, or NULL. */
+const char *nodes_kernel_name(const struct cg_summary *s, uint32_t i);
+
+#endif
