@@ -15,6 +15,7 @@
 #include "call.h"
 #include "config.h"
 #include "model.h"
+#include "ledger.h"
 #include "nodes.h"
 #include "policy.h"
 #include "rules.h"
@@ -477,8 +478,7 @@ static void emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, cons
 				rec_site(&r, "site", mn->site);
 			}
 		}
-		if (s->det)
-			nodes_rec(&r, &s->det[i]);
+		nodes_rec(&r, nodes_of(s, i));
 		rec_end(&r);
 	}
 	free(from);
@@ -498,6 +498,16 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 	int saved = errno;
 	if (p->predicted_rc && (int)rc != p->predicted_rc)
 		cg_mismatch(api, p->rule, p->predicted_rc, rc, -1, -1);
+	if (rc == CUDA_SUCCESS && ph) {
+		/* the model first; the ledger needs the node details: the full
+		 * summary (walked now when the instantiation had a partial one).
+		 * Its findings (CGS015) precede the call's record. p->sum stays
+		 * valid: the exec holds it. */
+		model_exec_new(*ph, g, flags, p->site, model_summary_ref(p->sum));
+		struct cg_summary *full = model_exec_summary(*ph);
+		ledger_exec_set(*ph, g, p->site, full, api);
+		model_summary_free(full);
+	}
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "graph", (uintptr_t)g);
 		rec_hex(&r, "exec", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
@@ -521,11 +531,7 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 		rec_end(&r);
 	}
 	emit_nodes(g, p->sum);
-	if (rc == CUDA_SUCCESS && ph) {
-		model_exec_new(*ph, g, flags, p->site, p->sum);
-	} else {
-		model_summary_free(p->sum);
-	}
+	model_summary_free(p->sum);
 	errno = saved;
 	return rc;
 }
@@ -590,6 +596,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	}
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
+	ledger_exec_gone(hGraphExec);
 	cg_policy_collect();
 	/* Replacements and cached executables go with the handle; the
 	 * application's own executable is the one it names. */
@@ -834,6 +841,8 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 	if (!rewritten && (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 &&
 						 p->result != result)))
 		cg_mismatch(api, p->rule, p->rc, rc, p->result, result);
+	if (rc == CUDA_SUCCESS)
+		ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
 	if (rc == CUDA_SUCCESS && !rewritten)
 		model_exec_updated(app, g, nu);
 	else {
@@ -1000,10 +1009,10 @@ static __attribute__((noinline, cold)) void launch_unfreed_violation(CUgraphExec
 	free(mem);
 }
 
-static __attribute__((noinline)) void launch_record(int hid, CUgraphExec e, CUstream s, CUresult rc, uint64_t t0,
-						    long long n)
+static __attribute__((noinline)) void launch_record_as(int hid, CUgraphExec e, CUstream s, CUresult rc,
+						       uint64_t t0, long long n, int flags)
 {
-	struct cg_call c = {hid, 0, t0};
+	struct cg_call c = {hid, flags, t0};
 	struct cg_rec r;
 	if (cg_call_rec(&r, &c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)e);
@@ -1012,6 +1021,12 @@ static __attribute__((noinline)) void launch_record(int hid, CUgraphExec e, CUst
 			rec_int(&r, "launch", n);
 		rec_end(&r);
 	}
+}
+
+/* A launch record at trace level (info when it fails). */
+static void launch_record(int hid, CUgraphExec e, CUstream s, CUresult rc, uint64_t t0, long long n)
+{
+	launch_record_as(hid, e, s, rc, t0, n, 0);
 }
 
 static __attribute__((noinline)) void launch_every(CUgraphExec e, long long n)
@@ -1060,7 +1075,13 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		if (CG_UNLIKELY(unfreed && !autofree))
 			launch_unfreed_violation(e, cg_routes[hid].name, unfreed);
 	}
+	int stale = ledger_launch(e, cg_routes[hid].name); /* CGS014: one relaxed load unless an exec is stale */
 	rc = CG_FWD(fn(real, s));
+	if (CG_UNLIKELY(stale) && rc == CUDA_SUCCESS && !trace) {
+		int saved = errno; /* the launch a CGS014 announced: logged at info beside it */
+		launch_record_as(hid, e, s, rc, t0, n, CG_CALL_LIFE);
+		errno = saved;
+	}
 	if (CG_UNLIKELY(rc != CUDA_SUCCESS)) {
 		int saved = errno;
 		if (x)
@@ -1100,9 +1121,10 @@ static CUresult upload_common(int hid, PFN_cuGraphUpload_v11010 fn, CUgraphExec 
 	CUgraphExec real = cg_policy_exec(e);
 	if (!cg_call_begin(&c, hid, 0))
 		return CG_FWD(fn(real, s));
+	int stale = ledger_launch(e, cg_routes[hid].name);
 	rc = CG_FWD(fn(real, s));
 	int saved = errno;
-	launch_record(hid, e, s, rc, c.t0, 0);
+	launch_record_as(hid, e, s, rc, c.t0, 0, stale ? CG_CALL_LIFE : 0);
 	errno = saved;
 	return rc;
 }
@@ -1484,6 +1506,8 @@ CUresult cgh_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		cg_mismatch("cuMemAlloc_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		model_capture_plain_alloc(bytesize); /* caching allocator growing in relaxed mode */
+	if (rc == CUDA_SUCCESS && dptr)
+		ledger_add(*dptr, bytesize, LG_DEVICE, cg_site_here(SITE_SKIP));
 	{
 		struct cg_rec r;
 		if (cg_call_rec(&r, &c, rc)) {
@@ -1509,8 +1533,11 @@ CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch("cuMemFree_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		model_alloc_freed(dptr);
+		if (ledger_free(dptr, 0, 0, "cuMemFree_v2"))
+			c.flags |= CG_CALL_LIFE;
+	}
 	cg_call_end(&c, rc);
 	errno = saved;
 	return rc;
@@ -1571,6 +1598,9 @@ static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), 
 			model_alloc_graph(&m, s, id, g, api);
 		}
 		c->flags |= CG_CALL_LIFE;
+	} else if (rc == CUDA_SUCCESS && dptr) {
+		/* outside capture: a range of the ledger (graph allocations never are) */
+		ledger_add(*dptr, size, LG_ASYNC, cg_site_here(SITE_SKIP + 1));
 	}
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "dptr", rc == CUDA_SUCCESS && dptr ? *dptr : 0);
@@ -1683,6 +1713,8 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 			model_graph_add_mnode(g, &m);
 		} else {
 			model_alloc_freed(p);
+			if (ledger_free(p, 0, 0, cg_routes[hid].name))
+				c.flags |= CG_CALL_LIFE;
 		}
 	}
 	if (cg_call_rec(&r, &c, rc)) {

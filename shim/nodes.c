@@ -14,6 +14,7 @@
 
 #include "cgshim/record.h"
 #include "model.h"
+#include "ledger.h"
 #include "nodes.h"
 #include "resolve.h"
 
@@ -104,6 +105,7 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 		}
 	}
 	struct cg_kparam keep[CG_NODE_MAXP];
+	uint32_t nk = 0;
 	uint64_t h = 1469598103934665603ull;
 	size_t i;
 	CUresult rc = CUDA_SUCCESS;
@@ -119,12 +121,26 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 			v = packed + off;
 		if (v)
 			h = nodes_fnv(h, v, size);
-		if (i < CG_NODE_MAXP) {
-			keep[i].off = (uint32_t)off;
-			keep[i].size = (uint32_t)size;
-			keep[i].val = 0;
+		if (size <= 8 && nk < CG_NODE_MAXP) {
+			keep[nk] = (struct cg_kparam){.off = (uint32_t)off, .size = (uint16_t)size,
+						      .idx = (uint8_t)(i < 255 ? i : 255)};
 			if (v)
-				memcpy(&keep[i].val, v, size < 8 ? size : 8);
+				memcpy(&keep[nk].val, v, size);
+			nk++;
+		} else if (size > 8 && v) {
+			/* words inside a struct parameter that point into the ledger */
+			for (size_t w = (8 - off % 8) % 8, k = 0; w + 8 <= size && k < 64 && nk < CG_NODE_MAXP;
+			     w += 8, k++) {
+				uint64_t word;
+				memcpy(&word, v + w, 8);
+				if (!ledger_tracked(word))
+					continue;
+				keep[nk++] = (struct cg_kparam){.off = (uint32_t)(off + w),
+								.size = (uint16_t)(size < 65535 ? size : 65535),
+								.idx = (uint8_t)(i < 255 ? i : 255),
+								.embedded = 1,
+								.val = word};
+			}
 		}
 	}
 	/* Past the last parameter the driver answers INVALID_VALUE; anything
@@ -134,7 +150,7 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 		return;
 	d->np_all = (uint16_t)i;
 	d->phash = h;
-	d->np = (uint8_t)(i < CG_NODE_MAXP ? i : CG_NODE_MAXP);
+	d->np = (uint8_t)nk;
 	if (d->np) {
 		d->p = malloc(d->np * sizeof *d->p);
 		if (d->p)
@@ -201,9 +217,31 @@ static void nodes_memset(CUgraphNode n, struct cg_ndet *d)
 	d->bytes = (uint64_t)m.elementSize * m.width * (m.height ? m.height : 1);
 }
 
-int nodes_describe(CUgraphNode n, int t, struct cg_ndet *d)
+int nodes_described(int t)
+{
+	return t == CU_GRAPH_NODE_TYPE_KERNEL || t == CU_GRAPH_NODE_TYPE_MEMCPY || t == CU_GRAPH_NODE_TYPE_MEMSET;
+}
+
+const struct cg_ndet *nodes_of(const struct cg_summary *s, uint32_t i)
+{
+	uint32_t lo = 0, hi;
+	if (!s || !s->det)
+		return NULL;
+	hi = s->n_det;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (s->det[mid].node < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n_det && s->det[lo].node == i ? &s->det[lo] : NULL;
+}
+
+int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d)
 {
 	memset(d, 0, sizeof *d);
+	d->node = index;
 	d->type = (uint8_t)t;
 	switch (t) {
 	case CU_GRAPH_NODE_TYPE_KERNEL:
@@ -265,10 +303,30 @@ void nodes_rec(struct cg_rec *r, const struct cg_ndet *d)
 		rec_open(r, "params", '[');
 		for (uint32_t k = 0; k < d->np; k++) {
 			char el[80], *o = el;
+			if (d->p[k].embedded)
+				continue;
 			*o++ = '[';
 			o = rec_fmt_u64_(o, d->p[k].off);
 			*o++ = ',';
 			o = rec_fmt_u64_(o, d->p[k].size);
+			*o++ = ',';
+			o = rec_fmt_hex_(o, d->p[k].val, r->json);
+			*o++ = ']';
+			*o = 0;
+			rec_elem_raw(r, el);
+		}
+		rec_close(r, ']');
+		/* param_ptrs: [index, offset, value] of pointers inside struct
+		 * parameters */
+		rec_open(r, "param_ptrs", '[');
+		for (uint32_t k = 0; k < d->np; k++) {
+			char el[80], *o = el;
+			if (!d->p[k].embedded)
+				continue;
+			*o++ = '[';
+			o = rec_fmt_u64_(o, d->p[k].idx);
+			*o++ = ',';
+			o = rec_fmt_u64_(o, d->p[k].off);
 			*o++ = ',';
 			o = rec_fmt_hex_(o, d->p[k].val, r->json);
 			*o++ = ']';
@@ -369,18 +427,20 @@ void nodes_diff_text(unsigned mask, char *buf, size_t cap)
 
 const char *nodes_kernel_name(const struct cg_summary *s, uint32_t i)
 {
-	if (!s || !s->det || i >= s->n_nodes)
-		return NULL;
-	return s->det[i].name;
+	const struct cg_ndet *d = nodes_of(s, i);
+	return d ? d->name : NULL;
 }
 
 int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu)
 {
 	int n = 0;
-	if (!old || !nu || !old->det || !nu->det || old->n_nodes != nu->n_nodes || !cg_log_on(CG_L_INFO))
+	/* reached only when both sides have the same node types in the same
+	 * order: their descriptions pair up one to one */
+	if (!old || !nu || !old->det || !nu->det || old->n_det != nu->n_det || !cg_log_on(CG_L_INFO))
 		return 0;
-	for (uint32_t i = 0; i < nu->n_nodes; i++) {
-		const struct cg_ndet *a = &old->det[i], *b = &nu->det[i];
+	for (uint32_t j = 0; j < nu->n_det; j++) {
+		const struct cg_ndet *a = &old->det[j], *b = &nu->det[j];
+		uint32_t i = b->node;
 		unsigned m = nodes_diff(a, b);
 		char fields[128];
 		struct cg_rec r;
@@ -402,7 +462,7 @@ int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, co
 		rec_str(&r, "fields", fields);
 		int k = (m & CG_ND_PARAMS) ? nodes_param_diff(a, b) : -1;
 		if (k >= 0) {
-			rec_int(&r, "param", k);
+			rec_int(&r, "param", a->p[k].idx);
 			rec_hex(&r, "exec_value", a->p[k].val);
 			rec_hex(&r, "graph_value", b->p[k].val);
 		}

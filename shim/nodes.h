@@ -9,12 +9,16 @@
  * never on the launch path, and only with capture-safe queries (no stream
  * work, no synchronisation; driver-calls.def).
  *
- * Memory bound: one struct cg_ndet (96 bytes) per node plus one
- * struct cg_kparam (16 bytes) per kept parameter, at most CG_NODE_MAXP per
- * kernel node: 96 + 8 * 16 = 224 bytes, 235 with the summary's 11 bytes of
- * handle, type and dependency count, under the 256-byte budget. Parameters
- * past CG_NODE_MAXP, and bytes past the first 8 of a larger parameter, are
- * only folded into phash (so a change there is still seen, not located).
+ * Memory bound: one struct cg_ndet (104 bytes) per kernel, memcpy or
+ * memset node (other nodes have none) plus one struct cg_kparam (16 bytes)
+ * per kept value, at most CG_NODE_MAXP per kernel node: 104 + 8 * 16 = 232
+ * bytes, 243 with the summary's 11 bytes of handle, type and dependency
+ * count, under the 256-byte budget (malloc's 16-byte header on p[] aside). Kept, in
+ * parameter order until CG_NODE_MAXP: the value of each parameter of at
+ * most 8 bytes, and each 8-byte-aligned word of a larger parameter (first
+ * 64 words) that points into a tracked allocation (ledger.h), as device
+ * pointers inside structs are. The rest is only folded into phash (a change
+ * there is still seen, not located).
  */
 #ifndef CGSHIM_NODES_H
 #define CGSHIM_NODES_H
@@ -26,15 +30,22 @@
 
 #define CG_NODE_MAXP 8
 
+/* A kept parameter value: a parameter of at most 8 bytes (embedded 0), or
+ * an 8-byte word inside a larger parameter (a struct) that pointed into a
+ * range of the allocation ledger when the node was walked (embedded 1). */
 struct cg_kparam {
-	uint32_t off, size; /* from cuFuncGetParamInfo */
-	uint64_t val;       /* first min(size, 8) bytes, little-endian */
+	uint32_t off;     /* byte offset in the parameter buffer (cuFuncGetParamInfo) */
+	uint16_t size;    /* the parameter's size (clipped to 65535) */
+	uint8_t idx;      /* parameter index (clipped to 255) */
+	uint8_t embedded;
+	uint64_t val;     /* first min(size, 8) bytes, little-endian; or the word */
 };
 
 /* Copy kinds (from the two memory types of a CUDA_MEMCPY3D). */
 enum { CG_CPY_UNKNOWN, CG_CPY_H2D, CG_CPY_D2H, CG_CPY_D2D, CG_CPY_H2H, CG_CPY_UNIFIED, CG_CPY_ARRAY };
 
 struct cg_ndet {
+	uint32_t node;    /* index in the summary's nodes */
 	uint8_t type;     /* CUgraphNodeType */
 	uint8_t np;       /* kernel: parameters kept in p[] */
 	uint16_t np_all;  /* kernel: parameters of the function (0xffff: layout unknown) */
@@ -50,7 +61,12 @@ struct cg_ndet {
 
 /* Fill d for node n of type t through capture-safe queries. 0 on success;
  * on failure d holds what was learned (type at least). */
-int nodes_describe(CUgraphNode n, int t, struct cg_ndet *d);
+int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d);
+/* Whether nodes of type t get a description (kernel, memcpy, memset). */
+int nodes_described(int t);
+/* The description of node i of s, or NULL (binary search). */
+struct cg_summary;
+const struct cg_ndet *nodes_of(const struct cg_summary *s, uint32_t i);
 void nodes_release(struct cg_ndet *d, uint32_t n);
 /* Write d's fields into an open node record. */
 void nodes_rec(struct cg_rec *r, const struct cg_ndet *d);

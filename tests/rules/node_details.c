@@ -1,13 +1,11 @@
 /*
  * tests/rules/node_details.c -- a captured graph with one node of each kind
  * nodes.c describes (issue 15): a kernel, a host-to-device copy from a
- * malloc'd (pageable) buffer and a memset; instantiated at debug level so
+ * pinned buffer and a memset; instantiated at debug level so
  * the shim writes its node records, then updated from a capture that
  * changes the kernel's grid and pointer parameter (an "update_diff").
  * Checked by check_nodes.py.
  */
-#include <stdlib.h>
-
 #include "scenario.h"
 
 #define N 1024L
@@ -28,12 +26,13 @@ int main(void)
 	cudaStream_t s;
 	cudaGraphExec_t e = NULL;
 	cudaGraphExecUpdateResultInfo info;
-	float *a = NULL, *b = NULL, *host = calloc(N, sizeof(float));
+	float *a = NULL, *b = NULL, *host = NULL;
 
 	CHECK(cudaFree(0), cudaSuccess);
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
 	CHECK(cudaMalloc((void **)&a, N * sizeof(float)), cudaSuccess);
 	CHECK(cudaMalloc((void **)&b, N * sizeof(float)), cudaSuccess);
+	CHECK(cudaMallocHost((void **)&host, N * sizeof(float)), cudaSuccess); /* pinned: no CGS015 */
 	cudaGraph_t g1 = capture(s, a, host, N / 4);
 	CHECK(cudaGraphInstantiate(&e, g1, 0), cudaSuccess);
 	CHECK(cudaGraphLaunch(e, s), cudaSuccess);
@@ -53,6 +52,6 @@ int main(void)
 	CHECK(cudaGraphDestroy(g2), cudaSuccess);
 	CHECK(cudaFree(a), cudaSuccess);
 	CHECK(cudaFree(b), cudaSuccess);
-	free(host);
+	CHECK(cudaFreeHost(host), cudaSuccess);
 	return SCENARIO_EXIT();
 }

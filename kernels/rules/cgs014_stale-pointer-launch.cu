@@ -1,0 +1,42 @@
+/*
+ * kernels/rules/cgs014_stale-pointer-launch.cu -- CGS014 (error), with
+ * CGS013 at the free.
+ *
+ * The stale-pointer bug of vLLM #40038 and friends in a few lines: capture
+ * with a buffer, free it, allocate again (same size: the driver usually
+ * hands the same address back, so the replay does not crash, it silently
+ * writes into whatever now lives there) and replay. The shim says so
+ * before the launch. The new buffer is read back after the replay: the
+ * program prints what the stale graph wrote, so the bare and shim runs
+ * print the same.
+ */
+#include "scenario.h"
+
+#define N 4096L
+
+int main(void)
+{
+	cudaStream_t s;
+	cudaGraph_t g = NULL;
+	cudaGraphExec_t e = NULL;
+	float *buf = NULL, *again = NULL;
+
+	CHECK(cudaFree(0), cudaSuccess);
+	CHECK(cudaStreamCreate(&s), cudaSuccess);
+	CHECK(cudaMalloc((void **)&buf, N * sizeof(float)), cudaSuccess);
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+	LAUNCH_FILL(s, buf, N, 1.0);
+	CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
+	CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+	CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	CHECK(cudaFree(buf), cudaSuccess); /* CGS013 */
+	CHECK(cudaMalloc((void **)&again, N * sizeof(float)), cudaSuccess);
+	CHECK(cudaGraphLaunch(e, s), cudaSuccess); /* CGS014, before the call */
+	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	CHECK(cudaGraphExecDestroy(e), cudaSuccess);
+	CHECK(cudaGraphDestroy(g), cudaSuccess);
+	CHECK(cudaFree(again), cudaSuccess);
+	CHECK(cudaStreamDestroy(s), cudaSuccess);
+	return SCENARIO_EXIT();
+}
