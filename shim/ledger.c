@@ -120,6 +120,19 @@ int ledger_tracked(uint64_t v)
 	return hit;
 }
 
+uint64_t ledger_base(uint64_t v)
+{
+	uint64_t b = 0;
+	if (!v)
+		return 0;
+	pthread_mutex_lock(&lg_lock);
+	long i = ledger_find_locked(v);
+	if (i >= 0)
+		b = rg[i].base;
+	pthread_mutex_unlock(&lg_lock);
+	return b;
+}
+
 static int ledger_kind_host(int kind)
 {
 	return kind == LG_PINNED || kind == LG_REGISTERED;

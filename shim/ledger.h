@@ -38,6 +38,8 @@ int ledger_free(uint64_t base, uint64_t size, int host, const char *api);
  * call at info, so the CGS013 record has its call beside it) */
 /* Whether v points into a range of the ledger (node walks). */
 int ledger_tracked(uint64_t v);
+/* Base of the range holding v, 0 if none. */
+uint64_t ledger_base(uint64_t v);
 
 struct cg_summary;
 /* A new executable e of graph g (instantiate) or one whose nodes changed

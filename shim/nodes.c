@@ -465,6 +465,14 @@ int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, co
 			rec_int(&r, "param", a->p[k].idx);
 			rec_hex(&r, "exec_value", a->p[k].val);
 			rec_hex(&r, "graph_value", b->p[k].val);
+			/* a pointer moved from one allocation to another: the
+			 * update succeeds, the kernel now works on other memory */
+			uint64_t ba = ledger_base(a->p[k].val), bb = ledger_base(b->p[k].val);
+			if (ba && bb && ba != bb) {
+				rec_hex(&r, "exec_alloc", ba);
+				rec_hex(&r, "graph_alloc", bb);
+				rec_bool(&r, "repointed", 1);
+			}
 		}
 		if (m & CG_ND_GRID) {
 			nodes_triple(&r, "exec_grid", a->grid);

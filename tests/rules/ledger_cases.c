@@ -1,0 +1,112 @@
+/*
+ * tests/rules/ledger_cases.c -- allocation-ledger cases (issue 15), one per
+ * argument, checked by check_ledger.py:
+ *   pinned    a pinned staging buffer captured in a copy, freed after the
+ *             capture while the exec lives, then a replay (CGS013, CGS014)
+ *   async     a stream-ordered buffer (cudaMallocAsync outside capture)
+ *             freed with cudaFreeAsync, then a replay (CGS013, CGS014)
+ *   graphmem  the graph's own allocation (alloc + kernel + free inside the
+ *             capture) and an unrelated buffer freed: nothing
+ *   update    stale after a free, then updated from a capture on a live
+ *             buffer: the replay is clean (CGS013 only)
+ *   repoint   an update that moves a kernel parameter from buffer a to
+ *             buffer b (both live): an info update_diff, no violation
+ */
+#include <string.h>
+
+#include "scenario.h"
+
+#define N 1024L
+
+static cudaGraph_t cap_kernel(cudaStream_t s, float *p)
+{
+	cudaGraph_t g = NULL;
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+	LAUNCH_FILL(s, p, N, 1.0);
+	CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
+	return g;
+}
+
+int main(int argc, char **argv)
+{
+	cudaStream_t s;
+	cudaGraph_t g = NULL, g2 = NULL;
+	cudaGraphExec_t e = NULL;
+	float *a = NULL, *b = NULL, *host = NULL;
+	const char *c = argc > 1 ? argv[1] : "";
+
+	CHECK(cudaFree(0), cudaSuccess);
+	CHECK(cudaStreamCreate(&s), cudaSuccess);
+	CHECK(cudaMalloc((void **)&a, N * sizeof(float)), cudaSuccess);
+	if (!strcmp(c, "pinned")) {
+		CHECK(cudaMallocHost((void **)&host, N * sizeof(float)), cudaSuccess);
+		CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+		CHECK(cudaMemcpyAsync(a, host, N * sizeof(float), cudaMemcpyHostToDevice, s), cudaSuccess);
+		CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
+		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+		CHECK(cudaFreeHost(host), cudaSuccess);
+		CHECK(cudaMallocHost((void **)&host, N * sizeof(float)), cudaSuccess);
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+		CHECK(cudaFreeHost(host), cudaSuccess);
+	} else if (!strcmp(c, "async")) {
+		CHECK(cudaMallocAsync((void **)&b, N * sizeof(float), s), cudaSuccess);
+		g = cap_kernel(s, b);
+		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+		CHECK(cudaFreeAsync(b, s), cudaSuccess);
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	} else if (!strcmp(c, "graphmem")) {
+		CHECK(cudaMalloc((void **)&b, N * sizeof(float)), cudaSuccess);
+		CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+		float *t = NULL;
+		CHECK(cudaMallocAsync((void **)&t, N * sizeof(float), s), cudaSuccess);
+		LAUNCH_FILL(s, t, N, 1.0);
+		LAUNCH_COPY(s, a, t, N);
+		CHECK(cudaFreeAsync(t, s), cudaSuccess);
+		CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
+		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+		CHECK(cudaFree(b), cudaSuccess); /* not referenced */
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	} else if (!strcmp(c, "update")) {
+		CHECK(cudaMalloc((void **)&b, N * sizeof(float)), cudaSuccess);
+		float *dead = NULL;
+		CHECK(cudaMalloc((void **)&dead, N * sizeof(float)), cudaSuccess);
+		g = cap_kernel(s, dead);
+		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+		CHECK(cudaFree(dead), cudaSuccess); /* CGS013 */
+		g2 = cap_kernel(s, b);
+		cudaGraphExecUpdateResultInfo info;
+		memset(&info, 0, sizeof info);
+		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaSuccess);
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess); /* clean: the exec now points at b */
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	} else if (!strcmp(c, "repoint")) {
+		CHECK(cudaMalloc((void **)&b, N * sizeof(float)), cudaSuccess);
+		g = cap_kernel(s, a);
+		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+		g2 = cap_kernel(s, b);
+		cudaGraphExecUpdateResultInfo info;
+		memset(&info, 0, sizeof info);
+		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaSuccess); /* info: a -> b */
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	}
+	if (e)
+		CHECK(cudaGraphExecDestroy(e), cudaSuccess);
+	if (g)
+		CHECK(cudaGraphDestroy(g), cudaSuccess);
+	if (g2)
+		CHECK(cudaGraphDestroy(g2), cudaSuccess);
+	if (b && strcmp(c, "async") && strcmp(c, "graphmem"))
+		CHECK(cudaFree(b), cudaSuccess);
+	CHECK(cudaFree(a), cudaSuccess);
+	CHECK(cudaStreamDestroy(s), cudaSuccess);
+	return SCENARIO_EXIT();
+}
