@@ -18,6 +18,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--prog", required=True)
 ap.add_argument("--standin-dir", required=True)
 ap.add_argument("--shim", required=True)
+ap.add_argument("--cgshim", help="the cgshim tool: also check the report's picture")
 a = ap.parse_args()
 bad = total = 0
 
@@ -29,15 +30,19 @@ def check(name, ok, detail=""):
     bad += not ok
 
 
-def run(case):
+def run(case, level="info", dot=None):
     with tempfile.TemporaryDirectory() as d:
         log = os.path.join(d, "l.jsonl")
-        env = dict(os.environ, LD_LIBRARY_PATH=a.standin_dir, LD_PRELOAD=a.shim, CGSHIM_LOG="info",
+        env = dict(os.environ, LD_LIBRARY_PATH=a.standin_dir, LD_PRELOAD=a.shim, CGSHIM_LOG=level,
                    CGSHIM_LOG_FILE=log)
         env.pop("CGSHIM_ON_VIOLATION", None)
         p = subprocess.run([a.prog, case], env=env, capture_output=True, text=True, timeout=60)
         check("%s: exits 0" % case, p.returncode == 0, p.stdout + p.stderr)
         recs = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+        if dot is not None:
+            q = subprocess.run([a.cgshim, "report", "--dot", "first", log], capture_output=True, text=True,
+                               timeout=60)
+            dot.append(q.stdout)
     return recs
 
 
@@ -79,6 +84,16 @@ ud = [x for x in r if x.get("ev") == "update_diff"]
 check("repoint: the pointer moved from one allocation to another is said (update_diff, repointed)",
       len(ud) == 1 and ud[0].get("repointed") is True and ud[0].get("exec_alloc") != ud[0].get("graph_alloc"), ud)
 check("repoint: no violation", not viols(r), [v["rule"] for v in viols(r)])
+
+if a.cgshim:
+    dot = []
+    run("async", "debug", dot)
+    pic = dot[0] if dot else ""
+    lines = [l for l in pic.splitlines() if "kernel" in l and "label" in l]
+    check("picture: the kernel node is labelled with its short name and launch shape",
+          any("k_fill" in l and "<<<(4,1,1),(256,1,1)>>>" in l for l in lines), pic)
+    check("picture: the kernel node holding the freed pointer is red",
+          any("fillcolor=\"#fb8072\"" in l and "stale pointer" in l for l in lines), pic)
 
 print("%d passed, %d failed" % (total - bad, bad))
 sys.exit(1 if bad else 0)
