@@ -617,6 +617,8 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 /* update                                                                  */
 /* ======================================================================= */
 
+static const char *update_result_name(int res);
+
 struct upd_pred {
 	int rc, result, rule;
 	uint32_t err_index, from_index;
@@ -717,6 +719,12 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 				break;
 			}
 		}
+		/* same shape: node details the driver will not take (nodes.c) */
+		if (!p->rc && nodes_update_refusal(old, nu, &p->err_index, &p->result, p->why, sizeof p->why)) {
+			p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+			p->err_node = nu->nodes[p->err_index];
+			p->from_node = old->nodes[p->err_index];
+		}
 	}
 	if (p->rc) {
 		p->rule = R_UPDATE_FAIL;
@@ -730,7 +738,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 		}
 		snprintf(msg, sizeof msg, "cuGraphExecUpdate of exec 0x%llx from graph 0x%llx will fail with %s: %s",
 			 (unsigned long long)(uintptr_t)e, (unsigned long long)(uintptr_t)g,
-			 p->result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED ? "TopologyChanged" : "NodeTypeChanged",
+			 update_result_name(p->result),
 			 p->why);
 		if (cg_violation_begin(&r, R_UPDATE_FAIL, api, p->rc, msg)) {
 			rec_hex(&r, "exec", (uintptr_t)e);

@@ -9,6 +9,7 @@
  * graph walk only, never from the launch path.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,17 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 	d->grid[0] = kp.gridDimX, d->grid[1] = kp.gridDimY, d->grid[2] = kp.gridDimZ;
 	d->block[0] = kp.blockDimX, d->block[1] = kp.blockDimY, d->block[2] = kp.blockDimZ;
 	d->shmem = kp.sharedMemBytes;
+	if (kp.func && drv_cuFuncGetModule) {
+		CUmodule m = NULL;
+		if (drv_cuFuncGetModule(&m, kp.func) == CUDA_SUCCESS)
+			d->module = (uint64_t)(uintptr_t)m;
+	}
+	if (drv_cuGraphKernelNodeGetAttribute) {
+		CUkernelNodeAttrValue v;
+		memset(&v, 0, sizeof v);
+		if (drv_cuGraphKernelNodeGetAttribute(n, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v) == CUDA_SUCCESS)
+			d->coop = v.cooperative != 0;
+	}
 	if (kp.func && drv_cuFuncGetName && drv_cuFuncGetName(&nm, kp.func) == CUDA_SUCCESS)
 		d->name = nodes_intern(nm);
 	else if (!kp.func && kp.kern && drv_cuKernelGetName && drv_cuKernelGetName(&nm, kp.kern) == CUDA_SUCCESS)
@@ -485,4 +497,47 @@ int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, co
 		rec_end(&r);
 	}
 	return n;
+}
+
+int nodes_update_refusal(const struct cg_summary *old, const struct cg_summary *nu, uint32_t *index, int *result,
+			 char *why, size_t cap)
+{
+	if (!old || !nu || !old->det || !nu->det || old->n_det != nu->n_det)
+		return 0;
+	for (uint32_t j = 0; j < nu->n_det; j++) {
+		const struct cg_ndet *a = &old->det[j], *b = &nu->det[j];
+		if (a->type != b->type || a->node != b->node)
+			return 0; /* not paired: the type/topology checks speak */
+		*index = b->node;
+		if (a->type == CU_GRAPH_NODE_TYPE_KERNEL) {
+			if (a->module && b->module && a->module != b->module) {
+				*result = CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE;
+				snprintf(why, cap, "node %u (kernel %s): the function %s comes from another module or context",
+					 b->node, a->name ? a->name : "?", b->name ? b->name : "?");
+				return 1;
+			}
+			if (a->coop != b->coop) {
+				*result = CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED;
+				snprintf(why, cap, "node %u (kernel %s): cooperative launch %s", b->node,
+					 b->name ? b->name : "?", b->coop ? "added" : "removed");
+				return 1;
+			}
+		} else if (a->type == CU_GRAPH_NODE_TYPE_MEMSET) {
+			if (a->shmem != b->shmem || a->bytes != b->bytes) {
+				*result = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+				snprintf(why, cap, "node %u (memset): element size %u -> %u, %llu -> %llu bytes; only the "
+					 "address and value may change", b->node, a->shmem, b->shmem,
+					 (unsigned long long)a->bytes, (unsigned long long)b->bytes);
+				return 1;
+			}
+		} else if (a->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+			if (a->grid[0] != b->grid[0]) {
+				*result = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+				snprintf(why, cap, "node %u (memcpy): kind %s -> %s; a copy's memory types are fixed",
+					 b->node, nodes_copy_kind((int)a->grid[0]), nodes_copy_kind((int)b->grid[0]));
+				return 1;
+			}
+		}
+	}
+	return 0;
 }

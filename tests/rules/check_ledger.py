@@ -85,6 +85,14 @@ check("repoint: the pointer moved from one allocation to another is said (update
       len(ud) == 1 and ud[0].get("repointed") is True and ud[0].get("exec_alloc") != ud[0].get("graph_alloc"), ud)
 check("repoint: no violation", not viols(r), [v["rule"] for v in viols(r)])
 
+for case, word in (("refuse-kind", "kind HtoD -> DtoD"), ("refuse-memset", "128 -> 256 bytes")):
+    r = run(case)
+    v = viols(r, "CGS001")
+    check("%s: CGS001 predicts ParametersChanged naming the node's change" % case,
+          len(v) == 1 and v[0].get("predicted_result") == 5 and word in v[0].get("msg", ""), v)
+    check("%s: no mismatch with the driver" % case, not [x for x in r if x.get("ev") == "mismatch"],
+          [x for x in r if x.get("ev") == "mismatch"])
+
 if a.cgshim:
     dot = []
     run("async", "debug", dot)

@@ -9,6 +9,9 @@
  *             capture) and an unrelated buffer freed: nothing
  *   update    stale after a free, then updated from a capture on a live
  *             buffer: the replay is clean (CGS013 only)
+ *   refuse-kind, refuse-memset  updates the driver refuses for a node
+ *             detail: a copy's kind (HtoD -> DtoD), a memset's extent;
+ *             the shim predicts both (CGS001, ParametersChanged)
  *   repoint   an update that moves a kernel parameter from buffer a to
  *             buffer b (both live): an info update_diff, no violation
  */
@@ -97,6 +100,25 @@ int main(int argc, char **argv)
 		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaSuccess); /* info: a -> b */
 		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
 		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	} else if (!strcmp(c, "refuse-kind") || !strcmp(c, "refuse-memset")) {
+		int kind = !strcmp(c, "refuse-kind");
+		CHECK(cudaMalloc((void **)&b, N * sizeof(float)), cudaSuccess);
+		CHECK(cudaMallocHost((void **)&host, N * sizeof(float)), cudaSuccess);
+		for (int k = 0; k < 2; k++) {
+			CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+			if (kind)
+				CHECK(cudaMemcpyAsync(a, k ? (const void *)b : (const void *)host, 256,
+						      k ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice, s),
+				      cudaSuccess);
+			else
+				CHECK(cudaMemsetAsync(a, 0, k ? 256 : 128, s), cudaSuccess);
+			CHECK(cudaStreamEndCapture(s, k ? &g2 : &g), cudaSuccess);
+		}
+		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+		cudaGraphExecUpdateResultInfo info;
+		memset(&info, 0, sizeof info);
+		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaErrorGraphExecUpdateFailure);
+		CHECK(cudaFreeHost(host), cudaSuccess);
 	}
 	if (e)
 		CHECK(cudaGraphExecDestroy(e), cudaSuccess);
