@@ -213,44 +213,68 @@ static void ledger_fill(struct cg_stale *s, const struct lg_exec *x, const struc
 
 #define FINDINGS 16
 
+/* Execs with pointers into gone: marked stale, findings appended. An exec
+ * already stale is said once (until an update reads its nodes again). */
+static void ledger_scan_locked(const struct lg_range *gone, struct cg_stale *found, int *nf, int *more)
+{
+	for (struct lg_exec *x = execs; x; x = x->next) {
+		int n;
+		const struct lg_ref *ref = ledger_refs_in(x, gone->base, gone->size, &n);
+		if (!ref || x->stale)
+			continue;
+		ledger_fill(&x->why, x, ref, gone, n);
+		ledger_stale_mark_locked(x);
+		if (*nf < FINDINGS)
+			ledger_fill(&found[(*nf)++], x, ref, gone, n);
+		else
+			(*more)++;
+	}
+}
+
 int ledger_free(uint64_t base, uint64_t size, int host, const char *api)
 {
 	struct cg_stale found[FINDINGS];
 	int nf = 0, more = 0;
-	struct lg_range gone;
 	pthread_mutex_lock(&lg_lock);
-	long i = ledger_find_locked(base);
-	if (i < 0 || (!size && rg[i].base != base) || ledger_kind_host(rg[i].kind) != !!host) {
-		pthread_mutex_unlock(&lg_lock);
-		return 0;
-	}
-	gone = rg[i];
-	if (size && (base != gone.base || size < gone.size)) {
-		/* a partial unmap: the unmapped part goes, the rest stays */
-		if (base == gone.base) {
-			rg[i].base += size;
-			rg[i].size -= size;
-		} else {
-			rg[i].size = base - gone.base;
+	if (!size) {
+		/* a free: the range that starts at base */
+		long i = ledger_find_locked(base);
+		if (i >= 0 && rg[i].base == base && ledger_kind_host(rg[i].kind) == !!host) {
+			struct lg_range gone = rg[i];
+			memmove(&rg[i], &rg[i + 1], (nrg - (size_t)i - 1) * sizeof *rg);
+			nrg--;
+			ledger_scan_locked(&gone, found, &nf, &more);
 		}
-		gone.base = base;
-		gone.size = size;
 	} else {
-		memmove(&rg[i], &rg[i + 1], (nrg - i - 1) * sizeof *rg);
-		nrg--;
-	}
-	for (struct lg_exec *x = execs; x; x = x->next) {
-		int n;
-		const struct lg_ref *ref = ledger_refs_in(x, gone.base, gone.size, &n);
-		if (!ref)
-			continue;
-		if (!x->stale)
-			ledger_fill(&x->why, x, ref, &gone, n);
-		ledger_stale_mark_locked(x);
-		if (nf < FINDINGS)
-			ledger_fill(&found[nf++], x, ref, &gone, n);
-		else
-			more++;
+		/* an unmap: every range overlapping [base, base+size), trimmed
+		 * where it reaches out of it (several mappings may go at once) */
+		uint64_t end = base + size;
+		long i = ledger_find_locked(base);
+		size_t k = i >= 0 ? (size_t)i : 0;
+		while (k < nrg && rg[k].base < end) {
+			struct lg_range *r = &rg[k];
+			uint64_t lo = r->base > base ? r->base : base;
+			uint64_t hi = r->base + r->size < end ? r->base + r->size : end;
+			if (lo >= hi || ledger_kind_host(r->kind) != !!host) {
+				k++;
+				continue;
+			}
+			struct lg_range gone = *r;
+			gone.base = lo;
+			gone.size = hi - lo;
+			if (lo == r->base && hi == r->base + r->size) {
+				memmove(&rg[k], &rg[k + 1], (nrg - k - 1) * sizeof *rg);
+				nrg--;
+			} else if (lo == r->base) {
+				r->size -= hi - r->base;
+				r->base = hi;
+				k++;
+			} else {
+				r->size = lo - r->base; /* the tail past end, if any, is dropped too */
+				k++;
+			}
+			ledger_scan_locked(&gone, found, &nf, &more);
+		}
 	}
 	pthread_mutex_unlock(&lg_lock);
 	if (!nf)
@@ -262,11 +286,11 @@ int ledger_free(uint64_t base, uint64_t size, int host, const char *api)
 	}
 	if (more)
 		cg_warn("%s: %d more executables hold pointers into the freed range 0x%llx", api, more,
-			(unsigned long long)gone.base);
+			(unsigned long long)base);
 	/* the launch check reports the free site too */
 	pthread_mutex_lock(&lg_lock);
 	for (struct lg_exec *x = execs; x; x = x->next)
-		if (x->stale && x->why.base == gone.base && !x->why.free_site)
+		if (x->stale && !x->why.free_site && x->why.base >= base && x->why.base - base < (size ? size : 1))
 			x->why.free_site = fsite;
 	pthread_mutex_unlock(&lg_lock);
 	return nf + more;

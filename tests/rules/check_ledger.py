@@ -69,6 +69,13 @@ check("async: CGS013 at cuMemFreeAsync, stream-ordered, kernel parameter 0",
       and v13[0].get("param") == 0 and v13[0].get("kernel") == "_Z6k_fillPfld", v13)
 check("async: CGS014 before the replay", len(v14) == 1 and launch_after(r, v14[0]), v14)
 
+r = run("vmm")
+v13, v14 = viols(r, "CGS013"), viols(r, "CGS014")
+check("vmm: CGS013 at cuMemUnmap, VMM mapping, kernel parameter 0", len(v13) == 1
+      and v13[0].get("api") == "cuMemUnmap" and v13[0].get("alloc_kind") == "VMM mapping" and v13[0].get("param") == 0, v13)
+check("vmm: CGS014 before the replay on the re-mapped range", len(v14) == 1 and launch_after(r, v14[0]), v14)
+check("vmm: nothing else", {v["rule"] for v in viols(r)} == {"CGS013", "CGS014"}, [v["rule"] for v in viols(r)])
+
 r = run("graphmem")
 check("graphmem: the graph's own allocation and an unrelated free raise nothing", not viols(r),
       [v["rule"] for v in viols(r)])

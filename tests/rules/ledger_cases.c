@@ -12,14 +12,34 @@
  *   refuse-kind, refuse-memset  updates the driver refuses for a node
  *             detail: a copy's kind (HtoD -> DtoD), a memset's extent;
  *             the shim predicts both (CGS001, ParametersChanged)
+ *   vmm       a kernel on a VMM mapping (cuMemAddressReserve/Create/Map,
+ *             PyTorch's expandable segments); cuMemUnmap while the exec
+ *             lives (CGS013, alloc_kind "VMM mapping"), then a replay
+ *             (CGS014). Driver entry points through dlsym(RTLD_DEFAULT)
+ *             (the shim's under LD_PRELOAD).
  *   repoint   an update that moves a kernel parameter from buffer a to
  *             buffer b (both live): an info update_diff, no violation
  */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
 #include <string.h>
 
 #include "scenario.h"
 
 #define N 1024L
+
+/* A driver entry point as the application would get it: the global
+ * definition (the shim's under LD_PRELOAD), else libcuda's own. */
+static void *drv(const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+	void *h;
+	if (!p && (h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)))
+		p = dlsym(h, name);
+	return p;
+}
 
 static cudaGraph_t cap_kernel(cudaStream_t s, float *p)
 {
@@ -90,6 +110,38 @@ int main(int argc, char **argv)
 		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaSuccess);
 		CHECK(cudaGraphLaunch(e, s), cudaSuccess); /* clean: the exec now points at b */
 		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	} else if (!strcmp(c, "vmm")) {
+		PFN_cuMemAddressReserve_v10020 reserve = (PFN_cuMemAddressReserve_v10020)drv("cuMemAddressReserve");
+		PFN_cuMemCreate_v10020 create = (PFN_cuMemCreate_v10020)drv("cuMemCreate");
+		PFN_cuMemMap_v10020 map = (PFN_cuMemMap_v10020)drv("cuMemMap");
+		PFN_cuMemUnmap_v10020 unmap = (PFN_cuMemUnmap_v10020)drv("cuMemUnmap");
+		PFN_cuMemRelease_v10020 release = (PFN_cuMemRelease_v10020)drv("cuMemRelease");
+		PFN_cuMemAddressFree_v10020 afree = (PFN_cuMemAddressFree_v10020)drv("cuMemAddressFree");
+		CUdeviceptr va = 0;
+		CUmemGenericAllocationHandle h = 0;
+		CUmemAllocationProp prop;
+		const size_t sz = 2u << 20;
+		memset(&prop, 0, sizeof prop);
+		prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+		prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		if (!reserve || !create || !map || !unmap || !release || !afree)
+			return 2;
+		CHECK(reserve(&va, 2 * sz, 0, 0, 0), CUDA_SUCCESS);
+		CHECK(create(&h, sz, &prop, 0), CUDA_SUCCESS);
+		CHECK(map(va + sz, sz, 0, h, 0), CUDA_SUCCESS); /* the second half */
+		g = cap_kernel(s, (float *)(uintptr_t)(va + sz + 4096));
+		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+		CHECK(unmap(va + sz, sz), CUDA_SUCCESS); /* CGS013 */
+		CHECK(release(h), CUDA_SUCCESS);
+		CHECK(create(&h, sz, &prop, 0), CUDA_SUCCESS);
+		CHECK(map(va + sz, sz, 0, h, 0), CUDA_SUCCESS); /* mapped again: the exec stays stale */
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess); /* CGS014 */
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+		CHECK(unmap(va + sz, sz), CUDA_SUCCESS);
+		CHECK(release(h), CUDA_SUCCESS);
+		CHECK(afree(va, 2 * sz), CUDA_SUCCESS);
 	} else if (!strcmp(c, "repoint")) {
 		CHECK(cudaMalloc((void **)&b, N * sizeof(float)), cudaSuccess);
 		g = cap_kernel(s, a);

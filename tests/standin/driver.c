@@ -2371,6 +2371,157 @@ DEF(cuMemHostUnregister, PFN_cuMemHostUnregister_v4000, (void *p))
 	return host_release(p, 1);
 }
 
+/* ------------------------------------------------------------------------ */
+/* virtual memory management (issue 15: PyTorch's expandable segments)      */
+/* Inferred (driver API reference): cuMemAddressReserve gives a VA range,
+ * cuMemCreate a physical handle, cuMemMap maps a handle at an offset of a
+ * reservation (granularity POOL_GRAN), cuMemUnmap unmaps a mapped range,
+ * cuMemRelease drops a handle (memory lives while mapped), cuMemAddressFree
+ * returns the reservation. Here a reservation is calloc'd host memory (so
+ * kernels on mapped addresses compute); a handle only records its size; a
+ * mapping is a (start, size) entry checked against the reservation. */
+
+struct vmm_res {
+	CUdeviceptr base;
+	size_t size;
+	void *mem;
+	struct vmm_res *next;
+};
+struct vmm_map {
+	CUdeviceptr start;
+	size_t size;
+	struct vmm_map *next;
+};
+struct vmm_handle {
+	size_t size;
+	int released;
+};
+static struct vmm_res *vmm_res_list;
+static struct vmm_map *vmm_maps;
+
+static struct vmm_res *vmm_res_of(CUdeviceptr p, size_t size)
+{
+	for (struct vmm_res *r = vmm_res_list; r; r = r->next)
+		if (p >= r->base && p + size <= r->base + r->size)
+			return r;
+	return NULL;
+}
+
+DEF(cuMemAddressReserve, PFN_cuMemAddressReserve_v10020,
+    (CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags))
+{
+	ENTER_OBJ();
+	(void)alignment, (void)addr, (void)flags;
+	if (!ptr || !size || size % POOL_GRAN)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct vmm_res *r = calloc(1, sizeof *r);
+	void *m = r ? aligned_alloc(POOL_GRAN, size) : NULL;
+	if (!m) {
+		free(r);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memset(m, 0, size);
+	r->base = (CUdeviceptr)(uintptr_t)m;
+	r->size = size;
+	r->mem = m;
+	r->next = vmm_res_list;
+	vmm_res_list = r;
+	*ptr = r->base;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuMemAddressFree, PFN_cuMemAddressFree_v10020, (CUdeviceptr ptr, size_t size))
+{
+	ENTER_OBJ();
+	for (struct vmm_res **pr = &vmm_res_list; *pr; pr = &(*pr)->next)
+		if ((*pr)->base == ptr && (*pr)->size == size) {
+			struct vmm_res *r = *pr;
+			for (struct vmm_map *m = vmm_maps; m; m = m->next)
+				if (m->start >= r->base && m->start < r->base + r->size)
+					return CUDA_ERROR_INVALID_VALUE; /* still mapped */
+			*pr = r->next;
+			free(r->mem);
+			free(r);
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+DEF(cuMemCreate, PFN_cuMemCreate_v10020,
+    (CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp *prop, unsigned long long flags))
+{
+	ENTER_OBJ();
+	if (!handle || !prop || !size || size % POOL_GRAN || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct vmm_handle *h = calloc(1, sizeof *h);
+	if (!h)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	h->size = size;
+	*handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuMemRelease, PFN_cuMemRelease_v10020, (CUmemGenericAllocationHandle handle))
+{
+	ENTER_OBJ();
+	if (!handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the handle's memory lives while mapped; the struct is kept (small) */
+	((struct vmm_handle *)(uintptr_t)handle)->released = 1;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuMemMap, PFN_cuMemMap_v10020,
+    (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags))
+{
+	ENTER_OBJ();
+	struct vmm_handle *h = (struct vmm_handle *)(uintptr_t)handle;
+	if (!h || flags || offset + size > h->size || !vmm_res_of(ptr, size))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (struct vmm_map *m = vmm_maps; m; m = m->next)
+		if (ptr < m->start + m->size && m->start < ptr + size)
+			return CUDA_ERROR_INVALID_VALUE; /* overlaps a mapping */
+	struct vmm_map *m = calloc(1, sizeof *m);
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	m->start = ptr;
+	m->size = size;
+	m->next = vmm_maps;
+	vmm_maps = m;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuMemUnmap, PFN_cuMemUnmap_v10020, (CUdeviceptr ptr, size_t size))
+{
+	ENTER_OBJ();
+	/* every mapping inside [ptr, ptr+size) goes; one only partly inside is an error */
+	for (struct vmm_map *m = vmm_maps; m; m = m->next)
+		if (ptr < m->start + m->size && m->start < ptr + size &&
+		    (m->start < ptr || m->start + m->size > ptr + size))
+			return CUDA_ERROR_INVALID_VALUE;
+	int n = 0;
+	for (struct vmm_map **pm = &vmm_maps; *pm;) {
+		struct vmm_map *m = *pm;
+		if (m->start >= ptr && m->start + m->size <= ptr + size) {
+			*pm = m->next;
+			free(m);
+			n++;
+		} else {
+			pm = &m->next;
+		}
+	}
+	return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+DEF(cuMemSetAccess, PFN_cuMemSetAccess_v10020,
+    (CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count))
+{
+	ENTER_OBJ();
+	if (!desc || !count || !vmm_res_of(ptr, size))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
 static CUresult alloc_async(CUdeviceptr *dptr, size_t size, struct pool *p, CUstream hs, int ptsz)
 {
 	struct stream *s = get_stream(hs, ptsz);
@@ -3980,6 +4131,13 @@ static const struct procent g_procs[] = {
 	E(cuMemHostRegister, 4000, cuMemHostRegister)
 	E(cuMemHostRegister, 6050, cuMemHostRegister_v2)
 	E(cuMemHostUnregister, 4000, cuMemHostUnregister)
+	E(cuMemAddressReserve, 10020, cuMemAddressReserve)
+	E(cuMemAddressFree, 10020, cuMemAddressFree)
+	E(cuMemCreate, 10020, cuMemCreate)
+	E(cuMemRelease, 10020, cuMemRelease)
+	E(cuMemMap, 10020, cuMemMap)
+	E(cuMemUnmap, 10020, cuMemUnmap)
+	E(cuMemSetAccess, 10020, cuMemSetAccess)
 	P(cuMemAllocAsync, 11020, cuMemAllocAsync)
 	P(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync)
 	P(cuMemFreeAsync, 11020, cuMemFreeAsync)
