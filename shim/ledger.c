@@ -10,6 +10,8 @@
  * sorted by value, built at instantiate/update from the node details
  * (nodes.h), only for values that fall inside a range then (24 bytes each).
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include "ledger.h"
 #include "model.h"
 #include "nodes.h"
+#include "resolve.h"
 #include "rules.h"
 #include "site.h"
 #include "state.h"
@@ -213,6 +216,26 @@ static void ledger_fill(struct cg_stale *s, const struct lg_exec *x, const struc
 
 #define FINDINGS 16
 
+/* Whether a Python interpreter in this process is finalizing: its module
+ * globals (tensors, graphs) then go in no particular order, and a tensor
+ * freed before the graph that used it is no bug (the graph is never
+ * replayed). The exec is still marked stale (a replay would be CGS014);
+ * only the CGS013 warning is left out. Py_IsFinalizing (3.13+) or
+ * _Py_IsFinalizing (3.7-3.12), looked up at the first free that finds a
+ * stale exec (never on the launch path). */
+static int ledger_py_finalizing(void)
+{
+	static int (*fin)(void);
+	static int tried;
+	if (!tried && __atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE)) {
+		*(void **)&fin = cg_real_dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+		if (!fin)
+			*(void **)&fin = cg_real_dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+		tried = 1;
+	}
+	return fin && fin();
+}
+
 /* Execs with pointers into gone: marked stale, findings appended. An exec
  * already stale is said once (until an update reads its nodes again). */
 static void ledger_scan_locked(const struct lg_range *gone, struct cg_stale *found, int *nf, int *more)
@@ -277,7 +300,7 @@ int ledger_free(uint64_t base, uint64_t size, int host, const char *api)
 		}
 	}
 	pthread_mutex_unlock(&lg_lock);
-	if (!nf)
+	if (!nf || ledger_py_finalizing())
 		return 0;
 	uint32_t fsite = cg_site_here(2);
 	for (int k = 0; k < nf; k++) {
