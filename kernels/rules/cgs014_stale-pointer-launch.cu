@@ -6,9 +6,7 @@
  * with a buffer, free it, allocate again (same size: the driver usually
  * hands the same address back, so the replay does not crash, it silently
  * writes into whatever now lives there) and replay. The shim says so
- * before the launch. The new buffer is read back after the replay: the
- * program prints what the stale graph wrote, so the bare and shim runs
- * print the same.
+ * before the launch. (The CPU stand-in reuses the address too.)
  */
 #include "scenario.h"
 
@@ -32,8 +30,15 @@ int main(void)
 	CHECK(cudaStreamSynchronize(s), cudaSuccess);
 	CHECK(cudaFree(buf), cudaSuccess); /* CGS013 */
 	CHECK(cudaMalloc((void **)&again, N * sizeof(float)), cudaSuccess);
-	CHECK(cudaGraphLaunch(e, s), cudaSuccess); /* CGS014, before the call */
-	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	/* The replay writes where buf was. Only where that is the new buffer
+	 * (the usual case) is it safe to run here; elsewhere it would fault,
+	 * and the program says so instead (the shim has warned at the free). */
+	if (again == buf) {
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess); /* CGS014, before the call */
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	} else {
+		printf("the driver gave another address: replay skipped\n");
+	}
 	CHECK(cudaGraphExecDestroy(e), cudaSuccess);
 	CHECK(cudaGraphDestroy(g), cudaSuccess);
 	CHECK(cudaFree(again), cudaSuccess);
