@@ -1607,8 +1607,11 @@ static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), 
 		}
 		c->flags |= CG_CALL_LIFE;
 	} else if (rc == CUDA_SUCCESS && dptr) {
-		/* outside capture: a range of the ledger (graph allocations never are) */
-		ledger_add(*dptr, size, LG_ASYNC, cg_site_here(SITE_SKIP + 1));
+		/* outside capture: a range of the ledger (graph allocations never
+		 * are). No call site: a framework on cudaMallocAsync allocates per
+		 * tensor, and a backtrace each time would cost more than the
+		 * allocation; CGS013 still names the capture, exec and free sites. */
+		ledger_add(*dptr, size, LG_ASYNC, 0);
 	}
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "dptr", rc == CUDA_SUCCESS && dptr ? *dptr : 0);

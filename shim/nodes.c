@@ -26,7 +26,7 @@
  * NAME_SLOTS names a node's name is left unknown). */
 #define NAME_SLOTS 8192
 static const char *names[NAME_SLOTS];
-static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER; /* names[] and fn_tab[] */
 
 static const char *nodes_intern(const char *s)
 {
@@ -76,10 +76,120 @@ static CUresult nodes_param_info(CUfunction f, CUkernel k, size_t i, size_t *off
  * 32764 bytes of parameters; this bounds the walk, not the memory). */
 #define MAX_ASK 1024
 
+/* What a function is, asked once per function handle and kept for the
+ * process (a graph of a thousand nodes runs a few dozen kernels): name,
+ * module, parameter layout. Entries are never freed or changed once
+ * published (readers keep pointers). A handle reused for another function
+ * after its module is unloaded keeps the first function's description: the
+ * price of not asking the driver again at every walk. Past FN_SLOTS
+ * functions the driver is asked every time. */
+#define FN_SLOTS 4096
+struct fn_ent {
+	uint64_t func;
+	const char *name;
+	uint64_t module;
+	int np;         /* -1: layout unknown */
+	uint32_t *lay;  /* np (offset, size) pairs */
+};
+static struct fn_ent *fn_tab[FN_SLOTS];
+
+static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k)
+{
+	struct fn_ent *e = calloc(1, sizeof *e);
+	uint32_t lay_small[2 * 64], *lay = lay_small;
+	size_t cap = 64, i;
+	const char *nm = NULL;
+	CUresult rc = CUDA_SUCCESS;
+	if (!e)
+		return NULL;
+	e->func = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
+	if (f && drv_cuFuncGetModule) {
+		CUmodule m = NULL;
+		if (drv_cuFuncGetModule(&m, f) == CUDA_SUCCESS)
+			e->module = (uint64_t)(uintptr_t)m;
+	}
+	if (f && drv_cuFuncGetName && drv_cuFuncGetName(&nm, f) == CUDA_SUCCESS)
+		e->name = nodes_intern(nm);
+	else if (!f && k && drv_cuKernelGetName && drv_cuKernelGetName(&nm, k) == CUDA_SUCCESS)
+		e->name = nodes_intern(nm);
+	for (i = 0; i < MAX_ASK; i++) {
+		size_t off = 0, size = 0;
+		rc = nodes_param_info(f, f ? NULL : k, i, &off, &size);
+		if (rc != CUDA_SUCCESS)
+			break;
+		if (i == cap) {
+			uint32_t *g = malloc(4 * cap * sizeof *g);
+			if (!g)
+				break;
+			memcpy(g, lay, 2 * cap * sizeof *g);
+			if (lay != lay_small)
+				free(lay);
+			lay = g;
+			cap *= 2;
+		}
+		lay[2 * i] = (uint32_t)off;
+		lay[2 * i + 1] = (uint32_t)size;
+	}
+	/* Past the last parameter the driver answers INVALID_VALUE; anything
+	 * else on the first one (no such query, a function it cannot
+	 * describe) leaves the layout unknown. */
+	e->np = !i && rc != CUDA_ERROR_INVALID_VALUE ? -1 : (int)i;
+	if (e->np > 0) {
+		e->lay = malloc(2 * (size_t)e->np * sizeof *e->lay);
+		if (e->lay)
+			memcpy(e->lay, lay, 2 * (size_t)e->np * sizeof *e->lay);
+		else
+			e->np = -1;
+	}
+	if (lay != lay_small)
+		free(lay);
+	return e;
+}
+
+static const struct fn_ent *nodes_fn(CUfunction f, CUkernel k, int *owned)
+{
+	uint64_t key = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
+	size_t h = (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (FN_SLOTS - 1), i = h;
+	struct fn_ent *e;
+	*owned = 0;
+	pthread_mutex_lock(&names_lock);
+	for (size_t n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1))
+		if (!fn_tab[i] || fn_tab[i]->func == key)
+			break;
+	e = fn_tab[i] && fn_tab[i]->func == key ? fn_tab[i] : NULL;
+	pthread_mutex_unlock(&names_lock);
+	if (e)
+		return e;
+	e = nodes_fn_ask(f, k); /* no lock across driver calls */
+	if (!e)
+		return NULL;
+	pthread_mutex_lock(&names_lock);
+	i = h;
+	for (size_t n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1)) {
+		if (fn_tab[i] && fn_tab[i]->func == key) { /* another thread won */
+			struct fn_ent *w = fn_tab[i];
+			pthread_mutex_unlock(&names_lock);
+			free(e->lay);
+			free(e);
+			return w;
+		}
+		if (!fn_tab[i]) {
+			fn_tab[i] = e;
+			pthread_mutex_unlock(&names_lock);
+			return e;
+		}
+	}
+	pthread_mutex_unlock(&names_lock);
+	/* neighbourhood full: this walk uses it, then it goes (the name is
+	 * interned, so the description keeps it) */
+	*owned = 1;
+	return e;
+}
+
 static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 {
 	CUDA_KERNEL_NODE_PARAMS kp;
-	const char *nm = NULL;
+	const struct fn_ent *fe;
 	memset(&kp, 0, sizeof kp);
 	d->np_all = 0xffff;
 	if (!drv_cuGraphKernelNodeGetParams_v2 || drv_cuGraphKernelNodeGetParams_v2(n, &kp) != CUDA_SUCCESS)
@@ -88,21 +198,18 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 	d->grid[0] = kp.gridDimX, d->grid[1] = kp.gridDimY, d->grid[2] = kp.gridDimZ;
 	d->block[0] = kp.blockDimX, d->block[1] = kp.blockDimY, d->block[2] = kp.blockDimZ;
 	d->shmem = kp.sharedMemBytes;
-	if (kp.func && drv_cuFuncGetModule) {
-		CUmodule m = NULL;
-		if (drv_cuFuncGetModule(&m, kp.func) == CUDA_SUCCESS)
-			d->module = (uint64_t)(uintptr_t)m;
-	}
 	if (drv_cuGraphKernelNodeGetAttribute) {
 		CUkernelNodeAttrValue v;
 		memset(&v, 0, sizeof v);
 		if (drv_cuGraphKernelNodeGetAttribute(n, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v) == CUDA_SUCCESS)
 			d->coop = v.cooperative != 0;
 	}
-	if (kp.func && drv_cuFuncGetName && drv_cuFuncGetName(&nm, kp.func) == CUDA_SUCCESS)
-		d->name = nodes_intern(nm);
-	else if (!kp.func && kp.kern && drv_cuKernelGetName && drv_cuKernelGetName(&nm, kp.kern) == CUDA_SUCCESS)
-		d->name = nodes_intern(nm);
+	int owned = 0;
+	fe = nodes_fn(kp.func, kp.func ? NULL : kp.kern, &owned);
+	if (!fe)
+		return;
+	d->name = fe->name;
+	d->module = fe->module;
 
 	/* Packed parameters (CU_LAUNCH_PARAM_BUFFER_POINTER in extra) or one
 	 * pointer per parameter (kernelParams). */
@@ -120,13 +227,9 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 	uint32_t nk = 0;
 	uint64_t h = 1469598103934665603ull;
 	size_t i;
-	CUresult rc = CUDA_SUCCESS;
-	for (i = 0; i < MAX_ASK; i++) {
-		size_t off = 0, size = 0;
+	for (i = 0; (int)i < fe->np; i++) {
+		size_t off = fe->lay[2 * i], size = fe->lay[2 * i + 1];
 		const unsigned char *v = NULL;
-		rc = nodes_param_info(kp.func, kp.func ? NULL : kp.kern, i, &off, &size);
-		if (rc != CUDA_SUCCESS)
-			break;
 		if (kp.kernelParams)
 			v = kp.kernelParams[i];
 		else if (packed && off + size <= packed_size)
@@ -155,11 +258,8 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 			}
 		}
 	}
-	/* Past the last parameter the driver answers INVALID_VALUE; anything
-	 * else on the first one (no such query, a function it cannot
-	 * describe) leaves the layout unknown. */
-	if (!i && rc != CUDA_ERROR_INVALID_VALUE)
-		return;
+	if (fe->np < 0)
+		goto done;
 	d->np_all = (uint16_t)i;
 	d->phash = h;
 	d->np = (uint8_t)nk;
@@ -169,6 +269,11 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 			memcpy(d->p, keep, d->np * sizeof *d->p);
 		else
 			d->np = 0;
+	}
+done:
+	if (owned) {
+		free(fe->lay);
+		free((void *)fe);
 	}
 }
 
