@@ -223,17 +223,22 @@ static void ledger_fill(struct cg_stale *s, const struct lg_exec *x, const struc
  * only the CGS013 warning is left out. Py_IsFinalizing (3.13+) or
  * _Py_IsFinalizing (3.7-3.12), looked up at the first free that finds a
  * stale exec (never on the launch path). */
+static int (*py_fin)(void);
+static pthread_once_t py_fin_once = PTHREAD_ONCE_INIT;
+
+static void ledger_py_lookup(void)
+{
+	*(void **)&py_fin = cg_real_dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+	if (!py_fin)
+		*(void **)&py_fin = cg_real_dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+}
+
 static int ledger_py_finalizing(void)
 {
-	static int (*fin)(void);
-	static int tried;
-	if (!tried && __atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE)) {
-		*(void **)&fin = cg_real_dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
-		if (!fin)
-			*(void **)&fin = cg_real_dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
-		tried = 1;
-	}
-	return fin && fin();
+	if (!__atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_once(&py_fin_once, ledger_py_lookup);
+	return py_fin && py_fin();
 }
 
 /* Execs with pointers into gone: marked stale, findings appended. An exec

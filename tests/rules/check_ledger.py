@@ -51,15 +51,15 @@ def viols(recs, rule=None):
 
 
 def launch_after(recs, v):
-    return any(r.get("ev") == "call" and r.get("api", "").startswith("cuGraphLaunch") and r["seq"] > v["seq"]
-               for r in recs)
+    return any(r.get("ev") == "call" and r.get("api", "").startswith(("cuGraphLaunch", "cuGraphUpload"))
+               and r["seq"] > v["seq"] for r in recs)
 
 
 r = run("pinned")
 v13, v14 = viols(r, "CGS013"), viols(r, "CGS014")
 check("pinned: CGS013 at cuMemFreeHost naming the copy's src", len(v13) == 1 and v13[0].get("api") == "cuMemFreeHost"
       and v13[0].get("operand") == "src" and v13[0].get("alloc_kind") == "pinned host", v13)
-check("pinned: CGS014 before the replay", len(v14) == 1 and launch_after(r, v14[0]), v14)
+check("pinned: CGS014 before the upload", len(v14) == 1 and launch_after(r, v14[0]), v14)
 check("pinned: nothing else", {v["rule"] for v in viols(r)} == {"CGS013", "CGS014"}, [v["rule"] for v in viols(r)])
 
 r = run("async")
@@ -67,7 +67,7 @@ v13, v14 = viols(r, "CGS013"), viols(r, "CGS014")
 check("async: CGS013 at cuMemFreeAsync, stream-ordered, kernel parameter 0",
       len(v13) == 1 and v13[0].get("api", "").startswith("cuMemFreeAsync") and v13[0].get("alloc_kind") == "stream-ordered"
       and v13[0].get("param") == 0 and v13[0].get("kernel") == "_Z6k_fillPfld", v13)
-check("async: CGS014 before the replay", len(v14) == 1 and launch_after(r, v14[0]), v14)
+check("async: CGS014 before the upload", len(v14) == 1 and launch_after(r, v14[0]), v14)
 
 r = run("vmm")
 v13, v14 = viols(r, "CGS013"), viols(r, "CGS014")

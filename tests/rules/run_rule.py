@@ -34,7 +34,7 @@ EXPECT = {
     "CGS011": ("cuGraphExecDestroy", None),
     "CGS012": ("cuGraphExecUpdate_v2", None),
     "CGS013": ("cuMemFree_v2", None),
-    "CGS014": ("cuGraphLaunch", None),
+    "CGS014": ("cuGraphUpload", None),
     "CGS015": ("cuGraphInstantiateWithFlags", None),
 }
 
