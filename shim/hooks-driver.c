@@ -501,7 +501,7 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 	if (rc == CUDA_SUCCESS && ph) {
 		/* the model first; the ledger needs the node details: the full
 		 * summary (walked now when the instantiation had a partial one).
-		 * Its findings (CGS015) precede the call's record. p->sum stays
+		 * Its findings (CGS020) precede the call's record. p->sum stays
 		 * valid: the exec holds it. */
 		model_exec_new(*ph, g, flags, p->site, model_summary_ref(p->sum));
 		struct cg_summary *full = model_exec_summary(*ph);
@@ -1083,10 +1083,10 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		if (CG_UNLIKELY(unfreed && !autofree))
 			launch_unfreed_violation(e, cg_routes[hid].name, unfreed);
 	}
-	int stale = ledger_launch(e, cg_routes[hid].name); /* CGS014: one relaxed load unless an exec is stale */
+	int stale = ledger_launch(e, cg_routes[hid].name); /* CGS019: one relaxed load unless an exec is stale */
 	rc = CG_FWD(fn(real, s));
 	if (CG_UNLIKELY(stale) && rc == CUDA_SUCCESS && !trace) {
-		int saved = errno; /* the launch a CGS014 announced: logged at info beside it */
+		int saved = errno; /* the launch a CGS019 announced: logged at info beside it */
 		launch_record_as(hid, e, s, rc, t0, n, CG_CALL_LIFE);
 		errno = saved;
 	}
@@ -1610,7 +1610,7 @@ static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), 
 		/* outside capture: a range of the ledger (graph allocations never
 		 * are). No call site: a framework on cudaMallocAsync allocates per
 		 * tensor, and a backtrace each time would cost more than the
-		 * allocation; CGS013 still names the capture, exec and free sites. */
+		 * allocation; CGS018 still names the capture, exec and free sites. */
 		ledger_add(*dptr, size, LG_ASYNC, 0);
 	}
 	if (cg_call_rec(&r, c, rc)) {

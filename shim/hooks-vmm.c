@@ -2,7 +2,7 @@
  * shim/hooks-vmm.c -- virtual memory management hooks (issue 15): a
  * mapping (cuMemMap) is a device range of the allocation ledger; an unmap
  * (cuMemUnmap) or an address free (cuMemAddressFree) of mapped memory a
- * live executable points into is CGS013, as a free is. PyTorch's
+ * live executable points into is CGS018, as a free is. PyTorch's
  * expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)
  * grow and shrink through these calls. cuMemCreate and cuMemRelease are
  * generated (hooks-gen.c): a handle is not an address.

@@ -219,8 +219,8 @@ static void ledger_fill(struct cg_stale *s, const struct lg_exec *x, const struc
 /* Whether a Python interpreter in this process is finalizing: its module
  * globals (tensors, graphs) then go in no particular order, and a tensor
  * freed before the graph that used it is no bug (the graph is never
- * replayed). The exec is still marked stale (a replay would be CGS014);
- * only the CGS013 warning is left out. Py_IsFinalizing (3.13+) or
+ * replayed). The exec is still marked stale (a replay would be CGS019);
+ * only the CGS018 warning is left out. Py_IsFinalizing (3.13+) or
  * _Py_IsFinalizing (3.7-3.12), looked up at the first free that finds a
  * stale exec (never on the launch path). */
 static int (*py_fin)(void);

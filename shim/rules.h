@@ -40,7 +40,7 @@ int cg_rule_capture_unsafe(const char *api, const char *what);
 void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what);
 /* After the call: a predicted refusal the driver did not make is a mismatch. */
 void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
-/* Stale pointers (CGS013, CGS014): what the ledger found (ledger.c). */
+/* Stale pointers (CGS018, CGS019): what the ledger found (ledger.c). */
 enum { CG_REF_PARAM, CG_REF_DST, CG_REF_SRC };
 struct cg_stale {
 	CUgraphExec e;
@@ -56,12 +56,12 @@ struct cg_stale {
 	int nrefs;               /* the exec's pointers into the range */
 	uint32_t alloc_site, exec_site, capture_site, free_site;
 };
-/* CGS013: a free or unmap made e stale (written after the call). */
+/* CGS018: a free or unmap made e stale (written after the call). */
 void cg_rule_stale_free(const struct cg_stale *s, const char *api);
-/* CGS014: the launch or upload of a stale exec, before the call. The first
+/* CGS019: the launch or upload of a stale exec, before the call. The first
  * one is written in full, later ones counted. */
 void cg_rule_stale_launch(const struct cg_stale *s, const char *api, int first);
-/* CGS015: a copy node of exec e whose host operand (what: CG_REF_SRC or
+/* CGS020: a copy node of exec e whose host operand (what: CG_REF_SRC or
  * CG_REF_DST) is pageable (in no pinned or registered range). */
 void cg_rule_pageable_copy(const char *api, CUgraphExec e, CUgraph g, uint32_t node, int what, uint64_t host, uint64_t bytes,
 			   uint32_t exec_site, uint32_t capture_site);

@@ -169,7 +169,7 @@ static void dot_node_detail(FILE *f, const json_t *nd)
 	}
 }
 
-/* Nodes of graph g (pid) that a stale-pointer violation (CGS013/CGS014)
+/* Nodes of graph g (pid) that a stale-pointer violation (CGS018/CGS019)
  * names: their indices into idx (up to max); returns the count. */
 static int dot_stale_nodes(const struct dot_ctx *c, long long *idx, int max)
 {
@@ -183,7 +183,7 @@ static int dot_stale_nodes(const struct dot_ctx *c, long long *idx, int max)
 		j = rp_j(c->log, i);
 		rule = rp_str(j, "rule");
 		g = rp_str(j, "graph");
-		if (!rule || !g || strcmp(g, c->graph) || (strcmp(rule, "CGS013") && strcmp(rule, "CGS014")))
+		if (!rule || !g || strcmp(g, c->graph) || (strcmp(rule, "CGS018") && strcmp(rule, "CGS019")))
 			continue;
 		idx[n++] = rp_int(j, "node_index", -1);
 	}

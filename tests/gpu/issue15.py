@@ -6,13 +6,13 @@ usage: issue15.py BUILD BIN
      for docs/update-refusals.md), and under the shim the same run: every
      refusal predicted (CGS001), no mismatch record.
   2. stale_ptr realloc / pinned / pageable / vmm: each stale-pointer
-     reproducer announced (CGS013 at the free, CGS014 before the launch or
-     upload that would use the freed memory, CGS015 at instantiate), with
+     reproducer announced (CGS018 at the free, CGS019 before the launch or
+     upload that would use the freed memory, CGS020 at instantiate), with
      the kernel's name; clean: no violation.
-  3. PyTorch, backend:cudaMallocAsync, static input reassigned: CGS013 naming
-     a kernel and CGS014 before the replay; native allocator: silent (the
+  3. PyTorch, backend:cudaMallocAsync, static input reassigned: CGS018 naming
+     a kernel and CGS019 before the replay; native allocator: silent (the
      limit, docs/design.md "Stale pointers").
-  4. 0 false alarms (no CGS013/14/15, no mismatch): torch_capture.py with both
+  4. 0 false alarms (no CGS018/14/15, no mismatch): torch_capture.py with both
      allocators, cupy_capture.py, torch_compile_ro.py.
 One line per case, then "N passed, N failed".
 """
@@ -22,7 +22,7 @@ BUILD, BIN = sys.argv[1], sys.argv[2]
 LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 results = []
-STALE = {"CGS013", "CGS014", "CGS015"}
+STALE = {"CGS018", "CGS019", "CGS020"}
 
 
 def run(cmd, shim=True, extra=None, timeout=180):
@@ -100,32 +100,32 @@ def stale_case(arg, want, launch_api="cuGraphLaunch"):
     assert p.returncode == 0 and ("%s done" % arg) in p.stdout, "exit %d: %s %s" % (p.returncode, p.stdout, p.stderr[-1500:])
     got = {v["rule"] for v in viols(recs)}
     assert got == want, "violations %s, want %s" % (sorted(got), sorted(want))
-    for v in viols(recs, {"CGS014"}):
-        assert before_call(recs, v, launch_api), "CGS014 not before the %s call" % launch_api
-    k = [v.get("kernel") for v in viols(recs, {"CGS013"}) if v.get("kernel")]
+    for v in viols(recs, {"CGS019"}):
+        assert before_call(recs, v, launch_api), "CGS019 not before the %s call" % launch_api
+    k = [v.get("kernel") for v in viols(recs, {"CGS018"}) if v.get("kernel")]
     return "%s; kernel %s" % (sorted(got), k[0] if k else "-")
 
 
-@case("realloc + replay: CGS013 at cudaFree, CGS014 before the replay")
+@case("realloc + replay: CGS018 at cudaFree, CGS019 before the replay")
 def _():
     p, _ = run([os.path.join(BIN, "stale_ptr"), "realloc"], shim=False)
     same = "same address again: yes" in p.stdout
-    return stale_case("realloc", {"CGS013", "CGS014"} if same else {"CGS013"})
+    return stale_case("realloc", {"CGS018", "CGS019"} if same else {"CGS018"})
 
 
-@case("pinned host buffer freed after capture: CGS013, CGS014 before the upload")
+@case("pinned host buffer freed after capture: CGS018, CGS019 before the upload")
 def _():
-    return stale_case("pinned", {"CGS013", "CGS014"}, "cuGraphUpload")
+    return stale_case("pinned", {"CGS018", "CGS019"}, "cuGraphUpload")
 
 
-@case("pageable copy: CGS015 at instantiate")
+@case("pageable copy: CGS020 at instantiate")
 def _():
-    return stale_case("pageable", {"CGS015"})
+    return stale_case("pageable", {"CGS020"})
 
 
-@case("VMM unmap + re-map + replay: CGS013, CGS014")
+@case("VMM unmap + re-map + replay: CGS018, CGS019")
 def _():
-    return stale_case("vmm", {"CGS013", "CGS014"})
+    return stale_case("vmm", {"CGS018", "CGS019"})
 
 
 @case("static buffers kept alive: no violation")
@@ -133,14 +133,14 @@ def _():
     return stale_case("clean", set())
 
 
-@case("PyTorch cudaMallocAsync, static input reassigned: CGS013 + CGS014 before the replay")
+@case("PyTorch cudaMallocAsync, static input reassigned: CGS018 + CGS019 before the replay")
 def _():
     p, recs = run([sys.executable, os.path.join(HERE, "torch_stale.py")],
                   extra={"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"})
     assert p.returncode == 0, p.stderr[-2000:]
-    v13, v14 = viols(recs, {"CGS013"}), viols(recs, {"CGS014"})
-    assert v13 and v14, "CGS013 %d, CGS014 %d" % (len(v13), len(v14))
-    assert before_call(recs, v14[0], "cuGraphLaunch"), "CGS014 not before the replay"
+    v13, v14 = viols(recs, {"CGS018"}), viols(recs, {"CGS019"})
+    assert v13 and v14, "CGS018 %d, CGS019 %d" % (len(v13), len(v14))
+    assert before_call(recs, v14[0], "cuGraphLaunch"), "CGS019 not before the replay"
     return "kernel %s param %s; %s" % (v13[0].get("kernel"), v13[0].get("param"), p.stdout.strip())
 
 

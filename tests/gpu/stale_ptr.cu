@@ -2,15 +2,15 @@
  * tests/gpu/stale_ptr.cu -- issue 15 on the GPU, one case per argument
  * (run bare and under the shim by tests/gpu/issue15.py):
  *   realloc   capture a kernel with a buffer, free it, allocate again (same
- *             size), replay: CGS013 at the free, CGS014 before the replay
+ *             size), replay: CGS018 at the free, CGS019 before the replay
  *   pinned    a pinned host buffer captured in an HtoD copy and freed after
- *             the capture while the exec lives, then a replay (CGS013,
- *             CGS014; the replay does not touch the freed host page: the
+ *             the capture while the exec lives, then a replay (CGS018,
+ *             CGS019; the replay does not touch the freed host page: the
  *             exec is destroyed instead when NO_REPLAY is set)
- *   pageable  a captured HtoD copy from malloc'd memory (CGS015)
+ *   pageable  a captured HtoD copy from malloc'd memory (CGS020)
  *   clean     the same graph with static buffers kept alive: no violation
  *   vmm       a kernel on a cuMemMap'd range, cuMemUnmap while the exec
- *             lives, map again at the same address, replay (CGS013, CGS014)
+ *             lives, map again at the same address, replay (CGS018, CGS019)
  * Prints "<case> done" and exits 0 when the CUDA calls succeed.
  * Build: nvcc -O2 -arch=sm_90 -o stale_ptr tests/gpu/stale_ptr.cu -lcuda
  */
@@ -62,11 +62,11 @@ int main(int argc, char **argv)
 		CK(cudaGraphLaunch(e, s));
 		CK(cudaStreamSynchronize(s));
 		if (!strcmp(c, "realloc")) {
-			CK(cudaFree(buf)); /* CGS013 */
+			CK(cudaFree(buf)); /* CGS018 */
 			CK(cudaMalloc(&again, N * sizeof(float)));
 			printf("same address again: %s\n", again == buf ? "yes" : "no");
 			if (again == buf) { /* else the replay would fault: the shim has spoken already */
-				CK(cudaGraphLaunch(e, s)); /* CGS014 before this call */
+				CK(cudaGraphLaunch(e, s)); /* CGS019 before this call */
 				CK(cudaStreamSynchronize(s));
 			}
 			buf = again;
@@ -88,14 +88,14 @@ int main(int argc, char **argv)
 		CK(cudaMemcpyAsync(buf, host, N * sizeof(float), cudaMemcpyHostToDevice, s));
 		k_fill<<<N / 256, 256, 0, s>>>(buf, N, 2.0f);
 		CK(cudaStreamEndCapture(s, &g));
-		CK(cudaGraphInstantiate(&e, g, 0)); /* pageable: CGS015 */
+		CK(cudaGraphInstantiate(&e, g, 0)); /* pageable: CGS020 */
 		CK(cudaGraphLaunch(e, s));
 		CK(cudaStreamSynchronize(s));
 		if (pinned) {
-			CK(cudaFreeHost(host)); /* CGS013 */
+			CK(cudaFreeHost(host)); /* CGS018 */
 			CK(cudaMallocHost(&host, N * sizeof(float)));
 			/* the replay would read freed host memory: announced
-			 * (CGS014), and the upload is as far as we go */
+			 * (CGS019), and the upload is as far as we go */
 			CK(cudaGraphUpload(e, s));
 			CK(cudaStreamSynchronize(s));
 			CK(cudaFreeHost(host));
@@ -129,12 +129,12 @@ int main(int argc, char **argv)
 		CK(cudaGraphInstantiate(&e, g, 0));
 		CK(cudaGraphLaunch(e, s));
 		CK(cudaStreamSynchronize(s));
-		CK(cuMemUnmap(va, sz)); /* CGS013 */
+		CK(cuMemUnmap(va, sz)); /* CGS018 */
 		CK(cuMemRelease(h));
 		CK(cuMemCreate(&h, sz, &prop, 0));
 		CK(cuMemMap(va, sz, 0, h, 0));
 		CK(cuMemSetAccess(va, sz, &acc, 1));
-		CK(cudaGraphLaunch(e, s)); /* CGS014 */
+		CK(cudaGraphLaunch(e, s)); /* CGS019 */
 		CK(cudaStreamSynchronize(s));
 		CK(cudaGraphExecDestroy(e));
 		CK(cuMemUnmap(va, sz));

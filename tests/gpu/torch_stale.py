@@ -3,7 +3,7 @@ static_x; the program then *reassigns* static_x (a new tensor) instead of
 copying into it, drops the old one and replays. Under
 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync the old tensor's memory goes
 back to the driver (cudaFreeAsync) and the shim names the captured kernel
-and its parameter (CGS013) and announces the replay (CGS014). Under the
+and its parameter (CGS018) and announces the replay (CGS019). Under the
 native caching allocator the free never reaches the driver: nothing is seen
 (the documented limit). Prints the replay's result either way."""
 import gc

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/rules/check_ledger.py -- the allocation ledger's cases (issue 15):
 runs ledger_cases CASE under libcgshim.so on the CPU stand-in and checks the
-stale-pointer violations (CGS013 at the free, CGS014 before the replay)
+stale-pointer violations (CGS018 at the free, CGS019 before the replay)
 name the right node, operand and allocation kind, and that the graph's own
 memory and an updated exec raise nothing.
 
@@ -56,33 +56,33 @@ def launch_after(recs, v):
 
 
 r = run("pinned")
-v13, v14 = viols(r, "CGS013"), viols(r, "CGS014")
-check("pinned: CGS013 at cuMemFreeHost naming the copy's src", len(v13) == 1 and v13[0].get("api") == "cuMemFreeHost"
+v13, v14 = viols(r, "CGS018"), viols(r, "CGS019")
+check("pinned: CGS018 at cuMemFreeHost naming the copy's src", len(v13) == 1 and v13[0].get("api") == "cuMemFreeHost"
       and v13[0].get("operand") == "src" and v13[0].get("alloc_kind") == "pinned host", v13)
-check("pinned: CGS014 before the upload", len(v14) == 1 and launch_after(r, v14[0]), v14)
-check("pinned: nothing else", {v["rule"] for v in viols(r)} == {"CGS013", "CGS014"}, [v["rule"] for v in viols(r)])
+check("pinned: CGS019 before the upload", len(v14) == 1 and launch_after(r, v14[0]), v14)
+check("pinned: nothing else", {v["rule"] for v in viols(r)} == {"CGS018", "CGS019"}, [v["rule"] for v in viols(r)])
 
 r = run("async")
-v13, v14 = viols(r, "CGS013"), viols(r, "CGS014")
-check("async: CGS013 at cuMemFreeAsync, stream-ordered, kernel parameter 0",
+v13, v14 = viols(r, "CGS018"), viols(r, "CGS019")
+check("async: CGS018 at cuMemFreeAsync, stream-ordered, kernel parameter 0",
       len(v13) == 1 and v13[0].get("api", "").startswith("cuMemFreeAsync") and v13[0].get("alloc_kind") == "stream-ordered"
       and v13[0].get("param") == 0 and v13[0].get("kernel") == "_Z6k_fillPfld", v13)
-check("async: CGS014 before the upload", len(v14) == 1 and launch_after(r, v14[0]), v14)
+check("async: CGS019 before the upload", len(v14) == 1 and launch_after(r, v14[0]), v14)
 
 r = run("vmm")
-v13, v14 = viols(r, "CGS013"), viols(r, "CGS014")
-check("vmm: CGS013 at cuMemUnmap, VMM mapping, kernel parameter 0", len(v13) == 1
+v13, v14 = viols(r, "CGS018"), viols(r, "CGS019")
+check("vmm: CGS018 at cuMemUnmap, VMM mapping, kernel parameter 0", len(v13) == 1
       and v13[0].get("api") == "cuMemUnmap" and v13[0].get("alloc_kind") == "VMM mapping" and v13[0].get("param") == 0, v13)
-check("vmm: CGS014 before the replay on the re-mapped range", len(v14) == 1 and launch_after(r, v14[0]), v14)
-check("vmm: nothing else", {v["rule"] for v in viols(r)} == {"CGS013", "CGS014"}, [v["rule"] for v in viols(r)])
+check("vmm: CGS019 before the replay on the re-mapped range", len(v14) == 1 and launch_after(r, v14[0]), v14)
+check("vmm: nothing else", {v["rule"] for v in viols(r)} == {"CGS018", "CGS019"}, [v["rule"] for v in viols(r)])
 
 r = run("graphmem")
 check("graphmem: the graph's own allocation and an unrelated free raise nothing", not viols(r),
       [v["rule"] for v in viols(r)])
 
 r = run("update")
-check("update: CGS013 at the free, no CGS014 after the update repointed the kernel",
-      [v["rule"] for v in viols(r)] == ["CGS013"], [v["rule"] for v in viols(r)])
+check("update: CGS018 at the free, no CGS019 after the update repointed the kernel",
+      [v["rule"] for v in viols(r)] == ["CGS018"], [v["rule"] for v in viols(r)])
 ud = [x for x in r if x.get("ev") == "update_diff"]
 check("update: update_diff names parameter 0 of the kernel", len(ud) == 1 and ud[0].get("param") == 0, ud)
 

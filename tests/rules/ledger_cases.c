@@ -2,22 +2,22 @@
  * tests/rules/ledger_cases.c -- allocation-ledger cases (issue 15), one per
  * argument, checked by check_ledger.py:
  *   pinned    a pinned staging buffer captured in a copy, freed after the
- *             capture while the exec lives, then an upload (CGS013, CGS014)
+ *             capture while the exec lives, then an upload (CGS018, CGS019)
  *   async     a stream-ordered buffer (cudaMallocAsync outside capture)
- *             freed with cudaFreeAsync, then an upload (CGS013, CGS014)
+ *             freed with cudaFreeAsync, then an upload (CGS018, CGS019)
  * (uploads, not replays: on the stand-in a replay would really touch the
  * freed host memory, which a sanitizer build reports)
  *   graphmem  the graph's own allocation (alloc + kernel + free inside the
  *             capture) and an unrelated buffer freed: nothing
  *   update    stale after a free, then updated from a capture on a live
- *             buffer: the replay is clean (CGS013 only)
+ *             buffer: the replay is clean (CGS018 only)
  *   refuse-kind, refuse-memset  updates the driver refuses for a node
  *             detail: a copy's kind (HtoD -> DtoD), a memset's extent;
  *             the shim predicts both (CGS001, ParametersChanged)
  *   vmm       a kernel on a VMM mapping (cuMemAddressReserve/Create/Map,
  *             PyTorch's expandable segments); cuMemUnmap while the exec
- *             lives (CGS013, alloc_kind "VMM mapping"), then a replay
- *             (CGS014). Driver entry points through dlsym(RTLD_DEFAULT)
+ *             lives (CGS018, alloc_kind "VMM mapping"), then a replay
+ *             (CGS019). Driver entry points through dlsym(RTLD_DEFAULT)
  *             (the shim's under LD_PRELOAD).
  *   repoint   an update that moves a kernel parameter from buffer a to
  *             buffer b (both live): an info update_diff, no violation
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 		CHECK(cudaStreamSynchronize(s), cudaSuccess);
 		CHECK(cudaFreeHost(host), cudaSuccess);
 		CHECK(cudaMallocHost((void **)&host, N * sizeof(float)), cudaSuccess);
-		CHECK(cudaGraphUpload(e, s), cudaSuccess); /* CGS014; runs nothing */
+		CHECK(cudaGraphUpload(e, s), cudaSuccess); /* CGS019; runs nothing */
 		CHECK(cudaFreeHost(host), cudaSuccess);
 	} else if (!strcmp(c, "async")) {
 		CHECK(cudaMallocAsync((void **)&b, N * sizeof(float), s), cudaSuccess);
@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
 		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
 		CHECK(cudaFreeAsync(b, s), cudaSuccess);
-		CHECK(cudaGraphUpload(e, s), cudaSuccess); /* CGS014; runs nothing */
+		CHECK(cudaGraphUpload(e, s), cudaSuccess); /* CGS019; runs nothing */
 		CHECK(cudaStreamSynchronize(s), cudaSuccess);
 	} else if (!strcmp(c, "graphmem")) {
 		CHECK(cudaMalloc((void **)&b, N * sizeof(float)), cudaSuccess);
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 		CHECK(cudaMalloc((void **)&dead, N * sizeof(float)), cudaSuccess);
 		g = cap_kernel(s, dead);
 		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
-		CHECK(cudaFree(dead), cudaSuccess); /* CGS013 */
+		CHECK(cudaFree(dead), cudaSuccess); /* CGS018 */
 		g2 = cap_kernel(s, b);
 		cudaGraphExecUpdateResultInfo info;
 		memset(&info, 0, sizeof info);
@@ -134,11 +134,11 @@ int main(int argc, char **argv)
 		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
 		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
 		CHECK(cudaStreamSynchronize(s), cudaSuccess);
-		CHECK(unmap(va + sz, sz), CUDA_SUCCESS); /* CGS013 */
+		CHECK(unmap(va + sz, sz), CUDA_SUCCESS); /* CGS018 */
 		CHECK(release(h), CUDA_SUCCESS);
 		CHECK(create(&h, sz, &prop, 0), CUDA_SUCCESS);
 		CHECK(map(va + sz, sz, 0, h, 0), CUDA_SUCCESS); /* mapped again: the exec stays stale */
-		CHECK(cudaGraphLaunch(e, s), cudaSuccess); /* CGS014 */
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess); /* CGS019 */
 		CHECK(cudaStreamSynchronize(s), cudaSuccess);
 		CHECK(unmap(va + sz, sz), CUDA_SUCCESS);
 		CHECK(release(h), CUDA_SUCCESS);

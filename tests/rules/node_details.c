@@ -32,7 +32,7 @@ int main(void)
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
 	CHECK(cudaMalloc((void **)&a, N * sizeof(float)), cudaSuccess);
 	CHECK(cudaMalloc((void **)&b, N * sizeof(float)), cudaSuccess);
-	CHECK(cudaMallocHost((void **)&host, N * sizeof(float)), cudaSuccess); /* pinned: no CGS015 */
+	CHECK(cudaMallocHost((void **)&host, N * sizeof(float)), cudaSuccess); /* pinned: no CGS020 */
 	cudaGraph_t g1 = capture(s, a, host, N / 4);
 	CHECK(cudaGraphInstantiate(&e, g1, 0), cudaSuccess);
 	CHECK(cudaGraphLaunch(e, s), cudaSuccess);

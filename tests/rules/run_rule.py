@@ -33,16 +33,16 @@ EXPECT = {
     "CGS010": ("cuGraphClone", None),
     "CGS011": ("cuGraphExecDestroy", None),
     "CGS012": ("cuGraphExecUpdate_v2", None),
-    "CGS013": ("cuMemFree_v2", None),
-    "CGS014": ("cuGraphUpload", None),
-    "CGS015": ("cuGraphInstantiateWithFlags", None),
+    "CGS018": ("cuMemFree_v2", None),
+    "CGS019": ("cuGraphUpload", None),
+    "CGS020": ("cuGraphInstantiateWithFlags", None),
 }
 
 # Rules that cannot happen alone: a pool change always moves the allocation
 # too (different node address), so CGS012 comes with CGS003.
 COMPANIONS = {
     "CGS012": {"CGS003"},
-    "CGS014": {"CGS013"},
+    "CGS019": {"CGS018"},
 }
 
 failures = 0

@@ -1,6 +1,6 @@
 /*
- * kernels/rules/cgs014_stale-pointer-launch.cu -- CGS014 (error), with
- * CGS013 at the free.
+ * kernels/rules/cgs019_stale-pointer-launch.cu -- CGS019 (error), with
+ * CGS018 at the free.
  *
  * The stale-pointer bug of vLLM #40038 and friends in a few lines: capture
  * with a buffer, free it, allocate again (same size: the driver usually
@@ -28,13 +28,13 @@ int main(void)
 	CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
 	CHECK(cudaGraphLaunch(e, s), cudaSuccess);
 	CHECK(cudaStreamSynchronize(s), cudaSuccess);
-	CHECK(cudaFree(buf), cudaSuccess); /* CGS013 */
+	CHECK(cudaFree(buf), cudaSuccess); /* CGS018 */
 	CHECK(cudaMalloc((void **)&again, N * sizeof(float)), cudaSuccess);
-	/* The upload is announced (CGS014) and runs nothing. The replay then
+	/* The upload is announced (CGS019) and runs nothing. The replay then
 	 * writes where buf was: only where that is the new buffer (the usual
 	 * case on the GPU) is it safe to run here; elsewhere (a sanitizer's
 	 * quarantine on the stand-in) it would touch freed memory. */
-	CHECK(cudaGraphUpload(e, s), cudaSuccess); /* CGS014, before the call */
+	CHECK(cudaGraphUpload(e, s), cudaSuccess); /* CGS019, before the call */
 	if (again == buf) {
 		CHECK(cudaGraphLaunch(e, s), cudaSuccess); /* counted */
 		CHECK(cudaStreamSynchronize(s), cudaSuccess);

@@ -1,12 +1,12 @@
 /*
- * kernels/rules/cgs015_pageable-copy-in-graph.cu -- CGS015 (warn).
+ * kernels/rules/cgs018_stale-pointer-freed.cu -- CGS018 (warn).
  *
- * A captured host-to-device copy from malloc'd (pageable) memory: the
- * graph's copy node reads from memory the driver does not know, and every
- * replay reads whatever the program left there. Reported at instantiate.
+ * A graph captured with a kernel on buf is instantiated and launched; then
+ * buf is freed while the executable lives. The exec's kernel node still
+ * holds buf in parameter 0: the free is reported, naming the exec, the
+ * kernel, the parameter, the allocation and the allocation, capture and
+ * free sites. The exec is destroyed without another launch (no CGS019).
  */
-#include <stdlib.h>
-
 #include "scenario.h"
 
 #define N 4096L
@@ -16,22 +16,20 @@ int main(void)
 	cudaStream_t s;
 	cudaGraph_t g = NULL;
 	cudaGraphExec_t e = NULL;
-	float *buf = NULL, *host = (float *)calloc(N, sizeof(float));
+	float *buf = NULL;
 
 	CHECK(cudaFree(0), cudaSuccess);
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
 	CHECK(cudaMalloc((void **)&buf, N * sizeof(float)), cudaSuccess);
 	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
-	CHECK(cudaMemcpyAsync(buf, host, N * sizeof(float), cudaMemcpyHostToDevice, s), cudaSuccess);
-	LAUNCH_ADD(s, buf, N, 1.0);
+	LAUNCH_FILL(s, buf, N, 1.0);
 	CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
-	CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess); /* CGS015 */
+	CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
 	CHECK(cudaGraphLaunch(e, s), cudaSuccess);
 	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	CHECK(cudaFree(buf), cudaSuccess); /* CGS018: exec e still points into buf */
 	CHECK(cudaGraphExecDestroy(e), cudaSuccess);
 	CHECK(cudaGraphDestroy(g), cudaSuccess);
-	CHECK(cudaFree(buf), cudaSuccess);
 	CHECK(cudaStreamDestroy(s), cudaSuccess);
-	free(host);
 	return SCENARIO_EXIT();
 }
