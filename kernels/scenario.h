@@ -98,7 +98,13 @@ __global__ void k_copy(float *dst, const float *src, long n)
 
 #include "standin.h"
 
-__attribute__((unused)) static void k_add(void **a, unsigned long nthreads)
+/* The kernels carry the mangled names nvcc gives the __global__ functions
+ * above (asm labels) and are exported, so a program linked with
+ * -rdynamic lets the stand-in's cuFuncGetName answer as the driver would
+ * (dladdr). One translation unit per program includes this header. */
+
+void k_add(void **a, unsigned long nthreads) __asm__("_Z5k_addPfld");
+__attribute__((used, visibility("default"))) void k_add(void **a, unsigned long nthreads)
 {
 	float *p = STANDIN_ARG(a, 0, float *);
 	long n = STANDIN_ARG(a, 1, long);
@@ -107,7 +113,8 @@ __attribute__((unused)) static void k_add(void **a, unsigned long nthreads)
 		p[i] += (float)v;
 }
 
-__attribute__((unused)) static void k_fill(void **a, unsigned long nthreads)
+void k_fill(void **a, unsigned long nthreads) __asm__("_Z6k_fillPfld");
+__attribute__((used, visibility("default"))) void k_fill(void **a, unsigned long nthreads)
 {
 	float *p = STANDIN_ARG(a, 0, float *);
 	long n = STANDIN_ARG(a, 1, long);
@@ -116,7 +123,8 @@ __attribute__((unused)) static void k_fill(void **a, unsigned long nthreads)
 		p[i] = (float)v;
 }
 
-__attribute__((unused)) static void k_scale(void **a, unsigned long nthreads)
+void k_scale(void **a, unsigned long nthreads) __asm__("_Z7k_scalePfld");
+__attribute__((used, visibility("default"))) void k_scale(void **a, unsigned long nthreads)
 {
 	float *p = STANDIN_ARG(a, 0, float *);
 	long n = STANDIN_ARG(a, 1, long);
@@ -125,7 +133,8 @@ __attribute__((unused)) static void k_scale(void **a, unsigned long nthreads)
 		p[i] *= (float)v;
 }
 
-__attribute__((unused)) static void k_copy(void **a, unsigned long nthreads)
+void k_copy(void **a, unsigned long nthreads) __asm__("_Z6k_copyPfPKfl");
+__attribute__((used, visibility("default"))) void k_copy(void **a, unsigned long nthreads)
 {
 	float *d = STANDIN_ARG(a, 0, float *);
 	const float *s = STANDIN_ARG(a, 1, const float *);

@@ -16,6 +16,8 @@
 #include "cgshim/record.h"
 #include "config.h"
 #include "model.h"
+#include "ledger.h"
+#include "nodes.h"
 #include "policy.h"
 #include "rules.h"
 #include "site.h"
@@ -487,6 +489,7 @@ static void emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, cons
 				rec_site(&r, "site", mn->site);
 			}
 		}
+		nodes_rec(&r, nodes_of(s, i));
 		rec_end(&r);
 	}
 	free(from);
@@ -507,6 +510,16 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 	model_mem_moved(); /* the "after" sample is a real one: the instantiation took memory */
 	if (p->predicted_rc && (int)rc != p->predicted_rc)
 		cg_mismatch(api, p->rule, p->predicted_rc, rc, -1, -1);
+	if (rc == CUDA_SUCCESS && ph) {
+		/* the model first; the ledger needs the node details: the full
+		 * summary (walked now when the instantiation had a partial one).
+		 * Its findings (CGS020) precede the call's record. p->sum stays
+		 * valid: the exec holds it. */
+		model_exec_new(*ph, g, flags, p->site, model_summary_ref(p->sum));
+		struct cg_summary *full = model_exec_summary(*ph);
+		ledger_exec_set(*ph, g, p->site, full, api);
+		model_summary_free(full);
+	}
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "graph", (uintptr_t)g);
 		rec_hex(&r, "exec", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
@@ -532,11 +545,7 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 		rec_end(&r);
 	}
 	emit_nodes(g, p->sum);
-	if (rc == CUDA_SUCCESS && ph) {
-		model_exec_new(*ph, g, flags, p->site, p->sum);
-	} else {
-		model_summary_free(p->sum);
-	}
+	model_summary_free(p->sum);
 	errno = saved;
 	return rc;
 }
@@ -617,6 +626,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
 	model_mem_moved(); /* the exec's device memory goes back */
+	ledger_exec_gone(hGraphExec);
 	cg_policy_collect();
 	/* Replacements and cached executables go with the handle; the
 	 * application's own executable is the one it names. */
@@ -636,6 +646,8 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 /* ======================================================================= */
 /* update                                                                  */
 /* ======================================================================= */
+
+static const char *update_result_name(int res);
 
 struct upd_pred {
 	int rc, result, rule;
@@ -716,10 +728,17 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 	}
 	if (!old || !nu)
 		goto out;
-	if (old == nu || (old->topo && old->topo == nu->topo && old->n_nodes == nu->n_nodes)) {
-		/* O(1): the exec's own summary (an update from the graph it
-		 * runs) or the same topology hash. The node-by-node loop below
-		 * only runs when they differ, to name the difference. */
+	if (old == nu) {
+		/* O(1): the exec's own summary (an update from the graph it runs). */
+	} else if (old->topo && old->topo == nu->topo && old->n_nodes == nu->n_nodes) {
+		/* Same topology hash: the node-by-node type and edge loop below
+		 * only runs when they differ, to name the difference; the node
+		 * details the driver refuses (nodes.c) are not in the hash. */
+		if (nodes_update_refusal(old, nu, &p->err_index, &p->result, p->why, sizeof p->why)) {
+			p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+			p->err_node = nu->nodes[p->err_index];
+			p->from_node = old->nodes[p->err_index];
+		}
 	} else if (old->n_nodes != nu->n_nodes) {
 		p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
 		p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
@@ -745,6 +764,12 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 				break;
 			}
 		}
+		/* same shape: node details the driver will not take (nodes.c) */
+		if (!p->rc && nodes_update_refusal(old, nu, &p->err_index, &p->result, p->why, sizeof p->why)) {
+			p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+			p->err_node = nu->nodes[p->err_index];
+			p->from_node = old->nodes[p->err_index];
+		}
 	}
 	if (p->rc) {
 		p->rule = R_UPDATE_FAIL;
@@ -758,7 +783,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 		}
 		snprintf(msg, sizeof msg, "cuGraphExecUpdate of exec 0x%llx from graph 0x%llx will fail with %s: %s",
 			 (unsigned long long)(uintptr_t)e, (unsigned long long)(uintptr_t)g,
-			 p->result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED ? "TopologyChanged" : "NodeTypeChanged",
+			 update_result_name(p->result),
 			 p->why);
 		if (cg_violation_begin(&r, R_UPDATE_FAIL, api, p->rc, msg)) {
 			rec_hex(&r, "exec", (uintptr_t)e);
@@ -767,6 +792,12 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 			rec_int(&r, "exec_nodes", old->n_nodes);
 			rec_int(&r, "graph_nodes", nu->n_nodes);
 			if (p->err_node) {
+				const char *kn = nodes_kernel_name(nu, p->err_index);
+				const char *ko = nodes_kernel_name(old, p->err_index);
+				if (kn)
+					rec_str(&r, "kernel", kn);
+				if (ko && ko != kn)
+					rec_str(&r, "exec_kernel", ko);
 				rec_int(&r, "node_index", p->err_index);
 				rec_hex(&r, "error_node", (uintptr_t)p->err_node);
 				rec_hex(&r, "error_from_node", (uintptr_t)p->from_node);
@@ -787,7 +818,11 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 		}
 		goto out;
 	}
-	/* The update will succeed: say what it does to graph allocations. */
+	/* The update will succeed: say which nodes it changes (nodes.c; nothing
+	 * to compare when the exec already holds this summary), then what it
+	 * does to graph allocations. */
+	if (old != nu)
+		nodes_update_diff(e, g, old, nu);
 	p->quiet = old->n_alloc == nu->n_alloc && old->n_free == nu->n_free;
 	for (uint32_t i = 0; p->quiet && old != nu && i < old->n_alloc + old->n_free; i++)
 		if (old->mem[i].dptr != nu->mem[i].dptr || old->mem[i].size != nu->mem[i].size ||
@@ -868,6 +903,8 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 	if (!rewritten && (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 &&
 						 p->result != result)))
 		cg_mismatch(api, p->rule, p->rc, rc, p->result, result);
+	if (rc == CUDA_SUCCESS)
+		ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
 	if (rc == CUDA_SUCCESS && !rewritten)
 		model_exec_updated(app, g, nu);
 	else {
@@ -1044,10 +1081,10 @@ static __attribute__((noinline, cold)) void launch_unfreed_violation(CUgraphExec
 	free(mem);
 }
 
-static __attribute__((noinline)) void launch_record(int hid, CUgraphExec e, CUstream s, CUresult rc, uint64_t t0,
-						    long long n)
+static __attribute__((noinline)) void launch_record_as(int hid, CUgraphExec e, CUstream s, CUresult rc,
+						       uint64_t t0, long long n, int flags)
 {
-	struct cg_call c = {hid, 0, t0};
+	struct cg_call c = {hid, flags, t0};
 	struct cg_rec r;
 	if (cg_call_rec(&r, &c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)e);
@@ -1056,6 +1093,12 @@ static __attribute__((noinline)) void launch_record(int hid, CUgraphExec e, CUst
 			rec_int(&r, "launch", n);
 		rec_end(&r);
 	}
+}
+
+/* A launch record at trace level (info when it fails). */
+static void launch_record(int hid, CUgraphExec e, CUstream s, CUresult rc, uint64_t t0, long long n)
+{
+	launch_record_as(hid, e, s, rc, t0, n, 0);
 }
 
 static __attribute__((noinline)) void launch_every(CUgraphExec e, long long n)
@@ -1104,7 +1147,13 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		if (CG_UNLIKELY(unfreed && !autofree))
 			launch_unfreed_violation(e, cg_routes[hid].name, unfreed);
 	}
+	int stale = ledger_launch(e, cg_routes[hid].name); /* CGS019: one relaxed load unless an exec is stale */
 	rc = CG_FWD(fn(real, s));
+	if (CG_UNLIKELY(stale) && rc == CUDA_SUCCESS && !trace) {
+		int saved = errno; /* the launch a CGS019 announced: logged at info beside it */
+		launch_record_as(hid, e, s, rc, t0, n, CG_CALL_LIFE);
+		errno = saved;
+	}
 	if (CG_UNLIKELY(rc != CUDA_SUCCESS)) {
 		int saved = errno;
 		if (x)
@@ -1147,9 +1196,10 @@ static CUresult upload_common(int hid, PFN_cuGraphUpload_v11010 fn, CUgraphExec 
 	if (!cg_call_begin(&c, hid, 0))
 		return CG_FWD(fn(real, s));
 	model_mem_moved(); /* uploads map the graph's memory */
+	int stale = ledger_launch(e, cg_routes[hid].name);
 	rc = CG_FWD(fn(real, s));
 	int saved = errno;
-	launch_record(hid, e, s, rc, c.t0, 0);
+	launch_record_as(hid, e, s, rc, c.t0, 0, stale ? CG_CALL_LIFE : 0);
 	errno = saved;
 	return rc;
 }
@@ -1672,6 +1722,8 @@ CUresult cgh_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		cg_mismatch("cuMemAlloc_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		model_capture_plain_alloc(bytesize); /* caching allocator growing in relaxed mode */
+	if (rc == CUDA_SUCCESS && dptr)
+		ledger_add(*dptr, bytesize, LG_DEVICE, cg_site_here(SITE_SKIP));
 	{
 		struct cg_rec r;
 		if (cg_call_rec(&r, &c, rc)) {
@@ -1698,8 +1750,11 @@ CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
 	int saved = errno;
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch("cuMemFree_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		model_alloc_freed(dptr);
+		if (ledger_free(dptr, 0, 0, "cuMemFree_v2"))
+			c.flags |= CG_CALL_LIFE;
+	}
 	cg_call_end(&c, rc);
 	errno = saved;
 	return rc;
@@ -1762,6 +1817,12 @@ static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), 
 			model_alloc_graph(&m, s, id, g, api);
 		}
 		c->flags |= CG_CALL_LIFE;
+	} else if (rc == CUDA_SUCCESS && dptr) {
+		/* outside capture: a range of the ledger (graph allocations never
+		 * are). No call site: a framework on cudaMallocAsync allocates per
+		 * tensor, and a backtrace each time would cost more than the
+		 * allocation; CGS018 still names the capture, exec and free sites. */
+		ledger_add(*dptr, size, LG_ASYNC, 0);
 	}
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "dptr", rc == CUDA_SUCCESS && dptr ? *dptr : 0);
@@ -1876,6 +1937,8 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 			model_graph_add_mnode(g, &m);
 		} else {
 			model_alloc_freed(p);
+			if (ledger_free(p, 0, 0, cg_routes[hid].name))
+				c.flags |= CG_CALL_LIFE;
 		}
 	}
 	if (cg_call_rec(&r, &c, rc)) {

@@ -9,9 +9,11 @@
 #include <errno.h>
 
 #include "call.h"
+#include "ledger.h"
 #include "model.h"
 #include "policy.h"
 #include "rules.h"
+#include "site.h"
 
 /* Node of the rewritten exec standing for the application's node. With no
  * counterpart the driver gets the original node and answers with its own
@@ -63,10 +65,32 @@ static CUgraphNode exec_node(CUgraphExec app, CUgraphNode node, const char *api)
 	if (rc == CUDA_SUCCESS && captureStatus_out && *captureStatus_out == CU_STREAM_CAPTURE_STATUS_INVALIDATED) \
 	model_capture_seen_invalid(hStream, IS_PTSZ(name), id_out ? *id_out : 0, #name)
 
+/* The UNSAFE rows that are pinned host memory calls put their ranges into
+ * the allocation ledger after a successful call (ledger.h); the module and
+ * library unloads have nothing to record. */
+#define LEDGER_POST_cuModuleUnload (void)0
+#define LEDGER_POST_cuLibraryUnload (void)0
+#define LEDGER_HOST_ALLOC(pp, size)                                                                \
+	if (rc == CUDA_SUCCESS && (pp) && *(pp))                                                   \
+	ledger_add((uintptr_t) * (pp), (size), LG_PINNED, cg_site_here(1))
+#define LEDGER_POST_cuMemHostAlloc LEDGER_HOST_ALLOC(pp, bytesize)
+#define LEDGER_POST_cuMemAllocHost LEDGER_HOST_ALLOC(pp, bytesize)
+#define LEDGER_POST_cuMemAllocHost_v2 LEDGER_HOST_ALLOC(pp, bytesize)
+#define LEDGER_POST_cuMemHostRegister                                                              \
+	if (rc == CUDA_SUCCESS)                                                                    \
+	ledger_add((uintptr_t)p, bytesize, LG_REGISTERED, cg_site_here(1))
+#define LEDGER_POST_cuMemHostRegister_v2 LEDGER_POST_cuMemHostRegister
+#define LEDGER_POST_cuMemFreeHost                                                                  \
+	if (rc == CUDA_SUCCESS)                                                                    \
+	c.flags |= ledger_free((uintptr_t)p, 0, 1, "cuMemFreeHost") ? CG_CALL_LIFE : 0
+#define LEDGER_POST_cuMemHostUnregister                                                            \
+	if (rc == CUDA_SUCCESS)                                                                    \
+	c.flags |= ledger_free((uintptr_t)p, 0, 1, "cuMemHostUnregister") ? CG_CALL_LIFE : 0
+
 #define HOOK_CLS_GEN(name, params, args) HOOK_GEN(name, params, args, (void)0)
 #define HOOK_CLS_UNSAFE(name, params, args)                                                        \
 	HOOK_GEN2(name, params, args, (void)0, cg_rule_capture_unsafe(#name, NULL),                \
-		  cg_rule_capture_unsafe_after(#name, verdict, rc))
+		  cg_rule_capture_unsafe_after(#name, verdict, rc); LEDGER_POST_##name)
 #define HOOK_CLS_CAPINFO(name, params, args)                                                       \
 	HOOK_GEN2(name, params, args, (void)0, 0, (void)verdict; CAPINFO_POST(name))
 #define HOOK_CLS_EXEC(name, params, args) HOOK_GEN(name, params, args, hGraphExec = cg_policy_exec(hGraphExec))

@@ -13,6 +13,7 @@
 #include "cgshim/record.h"
 #include "doors.h"
 #include "model.h"
+#include "nodes.h"
 #include "resolve.h"
 #include "rules.h"
 #include "site.h"
@@ -1183,6 +1184,10 @@ void model_summary_free(struct cg_summary *s)
 	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	free(s->mem);
+	if (s->det) {
+		nodes_release(s->det, s->n_det);
+		free(s->det);
+	}
 	free(s); /* nodes, ndeps and types live in the same block */
 }
 
@@ -1224,10 +1229,14 @@ static struct cg_summary *summary_walk(CUgraph g)
 	if (n && drv_cuGraphGetNodes(g, s->nodes, &n) != CUDA_SUCCESS)
 		goto fail;
 	s->n_nodes = (uint32_t)n;
+	/* node details (nodes.c): best effort, the summary stands without */
+	s->det = n ? malloc(n * sizeof *s->det) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		CUgraphNodeType t = 0;
 		drv_cuGraphNodeGetType(s->nodes[i], &t);
 		s->types[i] = (uint8_t)t;
+		if (s->det && nodes_described(t))
+			nodes_describe(s->nodes[i], t, (uint32_t)i, &s->det[s->n_det++]);
 		if (t != CU_GRAPH_NODE_TYPE_MEM_ALLOC && t != CU_GRAPH_NODE_TYPE_MEM_FREE)
 			continue;
 		if (nm == mem_cap) {
@@ -1308,6 +1317,15 @@ static struct cg_summary *summary_walk(CUgraph g)
 			h ^= h >> 33;
 		}
 		s->topo = h | 1;
+	}
+	/* Details, exactly as many as described (none: no array) */
+	if (s->det && !s->n_det) {
+		free(s->det);
+		s->det = NULL;
+	} else if (s->det && s->n_det < n) {
+		struct cg_ndet *d = realloc(s->det, s->n_det * sizeof *d);
+		if (d)
+			s->det = d;
 	}
 	/* Memory nodes, exactly as many as found (one slot kept for callers
 	 * that index mem[0] of an empty list). */

@@ -65,7 +65,14 @@ struct cg_summary {
 	uint16_t *ndeps;  /* n_nodes dependency counts */
 	CUgraphNode *nodes;
 	struct cg_mnode *mem; /* n_alloc + n_free memory nodes, read back from the driver */
+	/* node details (nodes.h) of the kernel, memcpy and memset nodes only,
+	 * n_det of them in node order (det[k].node is the index); NULL when
+	 * not learned */
+	struct cg_ndet *det;
+	uint32_t n_det;
 };
+
+struct cg_ndet;
 
 struct cg_exec_view {
 	CUgraphExec h;

@@ -256,3 +256,118 @@ void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc)
 	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch(api, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
 }
+
+/* ---- stale pointers and pageable copies (issue 15; ledger.c finds) ---- */
+static const char *rule_kind_name(int kind)
+{
+	switch (kind) {
+	case 1: return "cuMemAlloc";
+	case 2: return "stream-ordered";
+	case 3: return "VMM mapping";
+	case 4: return "pinned host";
+	case 5: return "registered host";
+	default: return "unknown";
+	}
+}
+
+static const char *rule_ref_name(int what)
+{
+	return what == CG_REF_DST ? "dst" : what == CG_REF_SRC ? "src" : "param";
+}
+
+static void rule_stale_fields(struct cg_rec *r, const struct cg_stale *s)
+{
+	rec_hex(r, "exec", (uintptr_t)s->e);
+	rec_hex(r, "graph", (uintptr_t)s->g);
+	rec_int(r, "node_index", s->node);
+	if (s->kernel)
+		rec_str(r, "kernel", s->kernel);
+	if (s->what == CG_REF_PARAM) {
+		rec_int(r, "param", s->param);
+		if (s->embedded)
+			rec_bool(r, "in_struct", 1);
+	} else {
+		rec_str(r, "operand", rule_ref_name(s->what));
+	}
+	rec_hex(r, "pointer", s->val);
+	rec_hex(r, "alloc", s->base);
+	rec_u64(r, "alloc_size", s->size);
+	rec_str(r, "alloc_kind", rule_kind_name(s->kind));
+	rec_int(r, "pointers", s->nrefs);
+	if (s->capture)
+		rec_u64(r, "capture", s->capture);
+	rec_site(r, "alloc_site", s->alloc_site);
+	rec_site(r, "capture_site", s->capture_site);
+	rec_site(r, "exec_site", s->exec_site);
+	rec_site(r, "free_site", s->free_site);
+}
+
+static void rule_stale_where(char *o, size_t cap, const struct cg_stale *s)
+{
+	if (s->what == CG_REF_PARAM)
+		snprintf(o, cap, "node %u (kernel %s) parameter %d%s", s->node, s->kernel ? s->kernel : "?", s->param,
+			 s->embedded ? " (inside a struct)" : "");
+	else
+		snprintf(o, cap, "node %u (%s operand)", s->node, rule_ref_name(s->what));
+}
+
+void cg_rule_stale_free(const struct cg_stale *s, const char *api)
+{
+	struct cg_rec r;
+	char msg[512], where[200];
+	rule_stale_where(where, sizeof where, s);
+	snprintf(msg, sizeof msg,
+		 "%s frees %s memory 0x%llx (%llu bytes) that exec 0x%llx still points into: %s holds 0x%llx; "
+		 "its next launch will read or write freed memory",
+		 api, rule_kind_name(s->kind), (unsigned long long)s->base, (unsigned long long)s->size,
+		 (unsigned long long)(uintptr_t)s->e, where, (unsigned long long)s->val);
+	if (!cg_violation_begin(&r, R_STALE_FREE, api, -1, msg))
+		return;
+	rule_stale_fields(&r, s);
+	cg_violation_end(&r, R_STALE_FREE);
+}
+
+void cg_rule_stale_launch(const struct cg_stale *s, const char *api, int first)
+{
+	struct cg_rec r;
+	char msg[512], where[200];
+	if (!first) {
+		cg_violation_counted(R_STALE_LAUNCH);
+		return;
+	}
+	rule_stale_where(where, sizeof where, s);
+	snprintf(msg, sizeof msg,
+		 "%s of exec 0x%llx: %s points into 0x%llx (%llu bytes, %s), which was freed after the capture; "
+		 "the replay will read or write freed memory (or whatever was allocated there since)",
+		 api, (unsigned long long)(uintptr_t)s->e, where, (unsigned long long)s->base,
+		 (unsigned long long)s->size, rule_kind_name(s->kind));
+	if (!cg_violation_begin(&r, R_STALE_LAUNCH, api, -1, msg))
+		return;
+	rule_stale_fields(&r, s);
+	rec_site(&r, "site", cg_site_here(3));
+	cg_violation_end(&r, R_STALE_LAUNCH);
+}
+
+void cg_rule_pageable_copy(const char *api, CUgraphExec e, CUgraph g, uint32_t node, int what, uint64_t host, uint64_t bytes,
+			   uint32_t exec_site, uint32_t capture_site)
+{
+	struct cg_rec r;
+	char msg[400];
+	snprintf(msg, sizeof msg,
+		 "exec 0x%llx: copy node %u %s 0x%llx (%llu bytes) is pageable host memory (neither pinned nor "
+		 "registered): every replay copies through it synchronously with respect to the host, and reads "
+		 "whatever the program left there",
+		 (unsigned long long)(uintptr_t)e, node, what == CG_REF_SRC ? "reads from" : "writes to",
+		 (unsigned long long)host, (unsigned long long)bytes);
+	if (!cg_violation_begin(&r, R_PAGEABLE_COPY, api, -1, msg))
+		return;
+	rec_hex(&r, "exec", (uintptr_t)e);
+	rec_hex(&r, "graph", (uintptr_t)g);
+	rec_int(&r, "node_index", node);
+	rec_str(&r, "operand", rule_ref_name(what));
+	rec_hex(&r, "host", host);
+	rec_u64(&r, "bytes", bytes);
+	rec_site(&r, "capture_site", capture_site);
+	rec_site(&r, "exec_site", exec_site);
+	cg_violation_end(&r, R_PAGEABLE_COPY);
+}

@@ -134,8 +134,66 @@ static int dot_is_mem(const char *type)
 	return type && (!strcmp(type, "mem_alloc") || !strcmp(type, "mem_free"));
 }
 
+/* What a node does, under its type in a label (issue 15): a kernel's short
+ * name, grid and block; a copy's kind and size; a memset's size. */
+static void dot_node_detail(FILE *f, const json_t *nd)
+{
+	const char *type = rp_str(nd, "type");
+	char b[32];
+	if (!type)
+		return;
+	if (!strcmp(type, "kernel")) {
+		const char *k = rp_kernel_short(rp_str(nd, "kernel"));
+		const json_t *g = json_object_get(nd, "grid"), *bl = json_object_get(nd, "block");
+		if (k) {
+			fputs("\\n", f);
+			dot_esc(f, k);
+		}
+		if (json_array_size(g) == 3 && json_array_size(bl) == 3)
+			fprintf(f, "\\n<<<(%lld,%lld,%lld),(%lld,%lld,%lld)>>>",
+			        (long long)json_integer_value(json_array_get(g, 0)),
+			        (long long)json_integer_value(json_array_get(g, 1)),
+			        (long long)json_integer_value(json_array_get(g, 2)),
+			        (long long)json_integer_value(json_array_get(bl, 0)),
+			        (long long)json_integer_value(json_array_get(bl, 1)),
+			        (long long)json_integer_value(json_array_get(bl, 2)));
+	} else if (!strcmp(type, "memcpy") && rp_has_int(nd, "bytes")) {
+		fputs("\\n", f);
+		dot_esc(f, rp_str(nd, "kind") ? rp_str(nd, "kind") : "?");
+		fputs(" ", f);
+		dot_esc(f, rp_bytes(rp_int(nd, "bytes", 0), b, sizeof b));
+	} else if (!strcmp(type, "memset") && rp_has_int(nd, "bytes")) {
+		fputs("\\n", f);
+		dot_esc(f, rp_bytes(rp_int(nd, "bytes", 0), b, sizeof b));
+		fprintf(f, " (%lld-byte elements)", rp_int(nd, "elem", 0));
+	}
+}
+
+/* Nodes of graph g (pid) that a stale-pointer violation (CGS018/CGS019)
+ * names: their indices into idx (up to max); returns the count. */
+static int dot_stale_nodes(const struct dot_ctx *c, long long *idx, int max)
+{
+	int n = 0;
+	for (size_t i = 0; i < c->log->n && n < max; i++) {
+		const struct rp_rec *r = &c->log->recs[i];
+		const json_t *j;
+		const char *rule, *g;
+		if (r->pid != c->pid || strcmp(r->ev, CGSHIM_EV_VIOLATION))
+			continue;
+		j = rp_j(c->log, i);
+		rule = rp_str(j, "rule");
+		g = rp_str(j, "graph");
+		if (!rule || !g || strcmp(g, c->graph) || (strcmp(rule, "CGS018") && strcmp(rule, "CGS019")))
+			continue;
+		idx[n++] = rp_int(j, "node_index", -1);
+	}
+	return n;
+}
+
 static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
 {
+	long long stale[64];
+	int nstale = dot_stale_nodes(c, stale, 64);
 	size_t i, k;
 	unsigned n = 0;
 
@@ -178,8 +236,13 @@ static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
 				    !strcmp(type, "mem_free") ? ", shape=invhouse"
 				                              : ", shape=house");
 			} else {
+				int red = 0;
+				for (int s = 0; s < nstale; s++)
+					red |= stale[s] == idx;
 				dot_esc(f, type ? type : "?");
-				fputs("\"];\n", f);
+				dot_node_detail(f, j);
+				fprintf(f, "%s\"%s];\n", red ? "\\nstale pointer (freed memory)" : "",
+				        red ? ", style=filled, fillcolor=\"#fb8072\", color=red" : "");
 			}
 			deps = json_object_get(j, "deps");
 			json_array_foreach(deps, k, d) if (json_is_integer(d))
@@ -380,6 +443,7 @@ static void dot_write_update(FILE *f, void *arg)
 				continue;
 			fprintf(f, "    %s%lld [label=\"#%lld ", id, i, i);
 			dot_esc(f, type ? type : "?");
+			dot_node_detail(f, nd);
 			if (!dot_upd_deps(u, k, i) && rp_has_int(nd, "ndeps"))
 				fprintf(f, "\\n%lld deps (edges unknown: the graph is gone)",
 				        rp_int(nd, "ndeps", 0));

@@ -75,6 +75,9 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out);
 /* 0 if -o FILE names a type --dot can write (by extension), else -1 with
  * the reason on stderr. */
 int rp_dot_check_output(const char *out);
+/* A kernel's mangled name, demangled (c++filt, when on PATH) and shortened
+ * for display; cached; the argument itself when it cannot be shortened. */
+const char *rp_kernel_short(const char *mangled);
 
 /* From now on, rp_j gives records whose "MODULE+0xOFF" site frames are
  * symbolised from the files the module records name (libdw). Returns the

@@ -42,5 +42,6 @@
 #define CGSHIM_EV_BROKEN "broken"       /* a failed end of capture linked to the first call that broke it */
 #define CGSHIM_EV_CAPMODE "capture_mode" /* a begin-capture's mode rewritten (CGSHIM_CAPTURE_MODE) */
 #define CGSHIM_EV_MODULE "module"       /* a loaded object named by call sites: path, build-id */
+#define CGSHIM_EV_UPDATE_DIFF "update_diff" /* a node an update changes: kernel and fields */
 
 #endif

@@ -38,6 +38,9 @@ EXPECT = {
     "CGS015": ("cuStreamWaitEvent", 902),
     "CGS016": ("cuStreamEndCapture", 908),
     "CGS017": ("cuLibraryLoadData", None),
+    "CGS018": ("cuMemFree_v2", None),
+    "CGS019": ("cuGraphUpload", None),
+    "CGS020": ("cuGraphInstantiateWithFlags", None),
 }
 
 # Capture-breaking rules (issue 14): the violation names both threads, and
@@ -49,6 +52,7 @@ LINKED = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS017"}
 # too (different node address), so CGS012 comes with CGS003.
 COMPANIONS = {
     "CGS012": {"CGS003"},
+    "CGS019": {"CGS018"},
 }
 
 failures = 0

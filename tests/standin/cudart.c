@@ -101,6 +101,8 @@
 	X(streamQuery, "cuStreamQuery", PFN_cuStreamQuery_v2000)                                   \
 	X(memAlloc, "cuMemAlloc", PFN_cuMemAlloc_v3020)                                            \
 	X(memFree, "cuMemFree", PFN_cuMemFree_v3020)                                               \
+	X(memHostAlloc, "cuMemHostAlloc", PFN_cuMemHostAlloc_v2020)                                \
+	X(memFreeHost, "cuMemFreeHost", PFN_cuMemFreeHost_v2000)                                   \
 	X(memGetInfo, "cuMemGetInfo", PFN_cuMemGetInfo_v3020)                                      \
 	X(memcpy, "cuMemcpy", PFN_cuMemcpy_v4000)                                                  \
 	X(memcpyHtoD, "cuMemcpyHtoD", PFN_cuMemcpyHtoD_v3020)                                      \
@@ -545,6 +547,24 @@ EXPORT cudaError_t cudaFree(void *devPtr)
 	if (!devPtr)
 		return cudaSuccess;
 	return DRV(memFree, DP(devPtr));
+}
+
+EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+	INIT();
+	return DRV(memHostAlloc, pHost, size, flags);
+}
+
+EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+	INIT();
+	return DRV(memHostAlloc, ptr, size, 0);
+}
+
+EXPORT cudaError_t cudaFreeHost(void *ptr)
+{
+	INIT();
+	return DRV(memFreeHost, ptr);
 }
 
 EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)

@@ -24,6 +24,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <dlfcn.h>
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -632,6 +633,8 @@ static void kp_fix(struct kparams *k)
 	k->ptrs[k->np] = NULL;
 }
 
+static void fn_learn(void *fn, int np);
+
 static CUresult kp_set(struct kparams *k, CUfunction fn, const unsigned grid[3],
 		       const unsigned block[3], unsigned shmem, void **params, void **extra)
 {
@@ -656,6 +659,7 @@ static CUresult kp_set(struct kparams *k, CUfunction fn, const unsigned grid[3],
 	}
 	*k = n;
 	kp_fix(k);
+	fn_learn((void *)fn, n.np);
 	return CUDA_SUCCESS;
 }
 
@@ -2577,6 +2581,157 @@ DEF(cuLibraryUnload, PFN_cuLibraryUnload_v12000, (CUlibrary library))
 	return handle_unload(library);
 }
 
+/* ------------------------------------------------------------------------ */
+/* virtual memory management (issue 15: PyTorch's expandable segments)      */
+/* Inferred (driver API reference): cuMemAddressReserve gives a VA range,
+ * cuMemCreate a physical handle, cuMemMap maps a handle at an offset of a
+ * reservation (granularity POOL_GRAN), cuMemUnmap unmaps a mapped range,
+ * cuMemRelease drops a handle (memory lives while mapped), cuMemAddressFree
+ * returns the reservation. Here a reservation is calloc'd host memory (so
+ * kernels on mapped addresses compute); a handle only records its size; a
+ * mapping is a (start, size) entry checked against the reservation. */
+
+struct vmm_res {
+	CUdeviceptr base;
+	size_t size;
+	void *mem;
+	struct vmm_res *next;
+};
+struct vmm_map {
+	CUdeviceptr start;
+	size_t size;
+	struct vmm_map *next;
+};
+struct vmm_handle {
+	size_t size;
+	int released;
+};
+static struct vmm_res *vmm_res_list;
+static struct vmm_map *vmm_maps;
+
+static struct vmm_res *vmm_res_of(CUdeviceptr p, size_t size)
+{
+	for (struct vmm_res *r = vmm_res_list; r; r = r->next)
+		if (p >= r->base && p + size <= r->base + r->size)
+			return r;
+	return NULL;
+}
+
+DEF(cuMemAddressReserve, PFN_cuMemAddressReserve_v10020,
+    (CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags))
+{
+	ENTER_OBJ();
+	(void)alignment, (void)addr, (void)flags;
+	if (!ptr || !size || size % POOL_GRAN)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct vmm_res *r = calloc(1, sizeof *r);
+	void *m = r ? aligned_alloc(POOL_GRAN, size) : NULL;
+	if (!m) {
+		free(r);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memset(m, 0, size);
+	r->base = (CUdeviceptr)(uintptr_t)m;
+	r->size = size;
+	r->mem = m;
+	r->next = vmm_res_list;
+	vmm_res_list = r;
+	*ptr = r->base;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuMemAddressFree, PFN_cuMemAddressFree_v10020, (CUdeviceptr ptr, size_t size))
+{
+	ENTER_OBJ();
+	for (struct vmm_res **pr = &vmm_res_list; *pr; pr = &(*pr)->next)
+		if ((*pr)->base == ptr && (*pr)->size == size) {
+			struct vmm_res *r = *pr;
+			for (struct vmm_map *m = vmm_maps; m; m = m->next)
+				if (m->start >= r->base && m->start < r->base + r->size)
+					return CUDA_ERROR_INVALID_VALUE; /* still mapped */
+			*pr = r->next;
+			free(r->mem);
+			free(r);
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+DEF(cuMemCreate, PFN_cuMemCreate_v10020,
+    (CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp *prop, unsigned long long flags))
+{
+	ENTER_OBJ();
+	if (!handle || !prop || !size || size % POOL_GRAN || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct vmm_handle *h = calloc(1, sizeof *h);
+	if (!h)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	h->size = size;
+	*handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuMemRelease, PFN_cuMemRelease_v10020, (CUmemGenericAllocationHandle handle))
+{
+	ENTER_OBJ();
+	if (!handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the handle's memory lives while mapped; the struct is kept (small) */
+	((struct vmm_handle *)(uintptr_t)handle)->released = 1;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuMemMap, PFN_cuMemMap_v10020,
+    (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags))
+{
+	ENTER_OBJ();
+	struct vmm_handle *h = (struct vmm_handle *)(uintptr_t)handle;
+	if (!h || flags || offset + size > h->size || !vmm_res_of(ptr, size))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (struct vmm_map *m = vmm_maps; m; m = m->next)
+		if (ptr < m->start + m->size && m->start < ptr + size)
+			return CUDA_ERROR_INVALID_VALUE; /* overlaps a mapping */
+	struct vmm_map *m = calloc(1, sizeof *m);
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	m->start = ptr;
+	m->size = size;
+	m->next = vmm_maps;
+	vmm_maps = m;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuMemUnmap, PFN_cuMemUnmap_v10020, (CUdeviceptr ptr, size_t size))
+{
+	ENTER_OBJ();
+	/* every mapping inside [ptr, ptr+size) goes; one only partly inside is an error */
+	for (struct vmm_map *m = vmm_maps; m; m = m->next)
+		if (ptr < m->start + m->size && m->start < ptr + size &&
+		    (m->start < ptr || m->start + m->size > ptr + size))
+			return CUDA_ERROR_INVALID_VALUE;
+	int n = 0;
+	for (struct vmm_map **pm = &vmm_maps; *pm;) {
+		struct vmm_map *m = *pm;
+		if (m->start >= ptr && m->start + m->size <= ptr + size) {
+			*pm = m->next;
+			free(m);
+			n++;
+		} else {
+			pm = &m->next;
+		}
+	}
+	return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+DEF(cuMemSetAccess, PFN_cuMemSetAccess_v10020,
+    (CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count))
+{
+	ENTER_OBJ();
+	if (!desc || !count || !vmm_res_of(ptr, size))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
 /* p NULL: the current pool of the stream's device. */
 static CUresult alloc_async(CUdeviceptr *dptr, size_t size, struct pool *p, CUstream hs, int ptsz)
 {
@@ -3442,6 +3597,111 @@ DEF(cuGraphKernelNodeGetParams_v2, PFN_cuGraphKernelNodeGetParams_v12000,
 }
 
 /* ------------------------------------------------------------------------ */
+/* function and node queries (issue 15)                                      */
+/* Inferred: cuFuncGetName gives the symbol's (mangled) name and
+ * cuFuncGetParamInfo each parameter's offset and size; both make no stream
+ * work, so they are capture-safe. Here a CUfunction (and a CUkernel) is a
+ * standin_kernel_fn: the name is its symbol (dladdr), every parameter is 8
+ * bytes, and the count is what the function's first node or launch passed
+ * (a function never launched has no known layout: 500 NOT_FOUND). */
+
+static struct fnarity {
+	void *fn;
+	int np;
+} fn_arity[256];
+
+static void fn_learn(void *fn, int np)
+{
+	for (int i = 0; i < 256; i++)
+		if (fn_arity[i].fn == fn || !fn_arity[i].fn) {
+			fn_arity[i].fn = fn;
+			fn_arity[i].np = np;
+			return;
+		}
+}
+
+static int fn_params(void *fn)
+{
+	for (int i = 0; i < 256 && fn_arity[i].fn; i++)
+		if (fn_arity[i].fn == fn)
+			return fn_arity[i].np;
+	return -1;
+}
+
+static CUresult fn_name(const char **name, void *fn)
+{
+	Dl_info di;
+	if (!name || !fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!dladdr(fn, &di) || !di.dli_sname)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = di.dli_sname;
+	return CUDA_SUCCESS;
+}
+
+static CUresult fn_param(void *fn, size_t i, size_t *off, size_t *size)
+{
+	if (!fn || !off || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	int np = fn_params(fn);
+	if (np < 0)
+		return CUDA_ERROR_NOT_FOUND;
+	if (i >= (size_t)np)
+		return CUDA_ERROR_INVALID_VALUE;
+	*off = 8 * i;
+	*size = 8;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuFuncGetName, PFN_cuFuncGetName_v12030, (const char **name, CUfunction hfunc))
+{
+	ENTER();
+	return fn_name(name, (void *)hfunc);
+}
+
+DEF(cuKernelGetName, PFN_cuKernelGetName_v12030, (const char **name, CUkernel hfunc))
+{
+	ENTER();
+	return fn_name(name, (void *)hfunc);
+}
+
+DEF(cuFuncGetParamInfo, PFN_cuFuncGetParamInfo_v12040,
+    (CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize))
+{
+	ENTER();
+	return fn_param((void *)func, paramIndex, paramOffset, paramSize);
+}
+
+DEF(cuKernelGetParamInfo, PFN_cuKernelGetParamInfo_v12040,
+    (CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize))
+{
+	ENTER();
+	return fn_param((void *)kernel, paramIndex, paramOffset, paramSize);
+}
+
+DEF(cuGraphMemcpyNodeGetParams, PFN_cuGraphMemcpyNodeGetParams_v10000,
+    (CUgraphNode hNode, CUDA_MEMCPY3D_v2 *nodeParams))
+{
+	ENTER_OBJ();
+	struct node *n = reg_find(hNode, K_NODE);
+	if (!n || !nodeParams || n->p.type != CU_GRAPH_NODE_TYPE_MEMCPY)
+		return CUDA_ERROR_INVALID_VALUE;
+	*nodeParams = n->p.cp;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuGraphMemsetNodeGetParams, PFN_cuGraphMemsetNodeGetParams_v10000,
+    (CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS_v1 *nodeParams))
+{
+	ENTER_OBJ();
+	struct node *n = reg_find(hNode, K_NODE);
+	if (!n || !nodeParams || n->p.type != CU_GRAPH_NODE_TYPE_MEMSET)
+		return CUDA_ERROR_INVALID_VALUE;
+	*nodeParams = n->p.ms;
+	return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
 /* instantiate                                                               */
 
 #define KNOWN_IFLAGS                                                                               \
@@ -4105,6 +4365,13 @@ static const struct procent g_procs[] = {
 	E(cuMemHostRegister, 4000, cuMemHostRegister)
 	E(cuMemHostRegister, 6050, cuMemHostRegister_v2)
 	E(cuMemHostUnregister, 4000, cuMemHostUnregister)
+	E(cuMemAddressReserve, 10020, cuMemAddressReserve)
+	E(cuMemAddressFree, 10020, cuMemAddressFree)
+	E(cuMemCreate, 10020, cuMemCreate)
+	E(cuMemRelease, 10020, cuMemRelease)
+	E(cuMemMap, 10020, cuMemMap)
+	E(cuMemUnmap, 10020, cuMemUnmap)
+	E(cuMemSetAccess, 10020, cuMemSetAccess)
 	P(cuMemAllocAsync, 11020, cuMemAllocAsync)
 	P(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync)
 	P(cuMemFreeAsync, 11020, cuMemFreeAsync)

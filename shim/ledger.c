@@ -1,0 +1,471 @@
+/*
+ * shim/ledger.c -- the allocation ledger and the pointers live executables
+ * hold into it (ledger.h). Findings are handed to the rules (rules.c:
+ * cg_rule_stale_free, cg_rule_stale_launch, cg_rule_pageable_copy), which
+ * write the records, always after lg_lock is dropped.
+ *
+ * Ranges: one array sorted by base, binary search (O(log n) lookup, O(n)
+ * memmove on add/free: a few microseconds at 10^4 live ranges; allocation
+ * calls are not on the launch path). References: per executable, an array
+ * sorted by value, built at instantiate/update from the node details
+ * (nodes.h), only for values that fall inside a range then (24 bytes each).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger.h"
+#include "model.h"
+#include "nodes.h"
+#include "resolve.h"
+#include "rules.h"
+#include "site.h"
+#include "state.h"
+
+struct lg_range {
+	uint64_t base, size;
+	uint32_t site;
+	uint8_t kind;
+};
+
+struct lg_ref {
+	uint64_t val;
+	const char *kernel; /* interned (nodes.c), NULL for copies */
+	uint32_t node;
+	int16_t param;      /* kernel parameter index, -1 for an operand */
+	uint8_t what;       /* CG_REF_* */
+	uint8_t embedded;
+};
+
+struct lg_exec {
+	CUgraphExec e;
+	CUgraph g;
+	uint64_t capture;
+	uint32_t exec_site, capture_site;
+	struct lg_ref *refs;
+	uint32_t nrefs;
+	int stale, launch_said;
+	struct cg_stale why; /* the first free that made it stale */
+	struct lg_exec *next;
+};
+
+static pthread_mutex_t lg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lg_range *rg;
+static size_t nrg, caprg;
+static struct lg_exec *execs;
+
+_Atomic int ledger_stale_n;
+#define STALE_MAX 256
+static _Atomic(uintptr_t) stale_tab[STALE_MAX];
+
+/* First range with base > v, minus one: the range that may hold v. */
+static long ledger_find_locked(uint64_t v)
+{
+	size_t lo = 0, hi = nrg;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (rg[mid].base <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	lo--;
+	return v - rg[lo].base < rg[lo].size ? (long)lo : -1;
+}
+
+void ledger_add(uint64_t base, uint64_t size, int kind, uint32_t site)
+{
+	if (!base || !size)
+		return;
+	pthread_mutex_lock(&lg_lock);
+	if (nrg == caprg) {
+		size_t nc = caprg ? 2 * caprg : 256;
+		struct lg_range *g = realloc(rg, nc * sizeof *g);
+		if (!g) {
+			pthread_mutex_unlock(&lg_lock);
+			cg_degrade("allocation ledger");
+			return;
+		}
+		rg = g;
+		caprg = nc;
+	}
+	size_t lo = 0, hi = nrg;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (rg[mid].base < base)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < nrg && rg[lo].base == base) {
+		/* the driver handed the address out again: our free was missed */
+		rg[lo] = (struct lg_range){base, size, site, (uint8_t)kind};
+	} else {
+		memmove(&rg[lo + 1], &rg[lo], (nrg - lo) * sizeof *rg);
+		rg[lo] = (struct lg_range){base, size, site, (uint8_t)kind};
+		nrg++;
+	}
+	pthread_mutex_unlock(&lg_lock);
+}
+
+int ledger_tracked(uint64_t v)
+{
+	int hit;
+	if (!v)
+		return 0;
+	pthread_mutex_lock(&lg_lock);
+	hit = ledger_find_locked(v) >= 0;
+	pthread_mutex_unlock(&lg_lock);
+	return hit;
+}
+
+uint64_t ledger_base(uint64_t v)
+{
+	uint64_t b = 0;
+	if (!v)
+		return 0;
+	pthread_mutex_lock(&lg_lock);
+	long i = ledger_find_locked(v);
+	if (i >= 0)
+		b = rg[i].base;
+	pthread_mutex_unlock(&lg_lock);
+	return b;
+}
+
+static int ledger_kind_host(int kind)
+{
+	return kind == LG_PINNED || kind == LG_REGISTERED;
+}
+
+/* First reference of x into [lo, lo+size), or NULL; *n counts them. */
+static const struct lg_ref *ledger_refs_in(const struct lg_exec *x, uint64_t lo, uint64_t size, int *n)
+{
+	size_t a = 0, b = x->nrefs;
+	const struct lg_ref *first = NULL;
+	*n = 0;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (x->refs[mid].val < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < x->nrefs && x->refs[a].val - lo < size; a++) {
+		if (!first)
+			first = &x->refs[a];
+		(*n)++;
+	}
+	return first;
+}
+
+static void ledger_stale_mark_locked(struct lg_exec *x)
+{
+	if (x->stale)
+		return;
+	x->stale = 1;
+	for (int i = 0; i < STALE_MAX; i++) {
+		uintptr_t z = 0;
+		if (atomic_compare_exchange_strong(&stale_tab[i], &z, (uintptr_t)x->e)) {
+			atomic_fetch_add_explicit(&ledger_stale_n, 1, memory_order_release);
+			return;
+		}
+	}
+	/* table full: every launch takes the slow path, which finds it by lock */
+	atomic_fetch_add_explicit(&ledger_stale_n, 1, memory_order_release);
+}
+
+static void ledger_stale_clear_locked(struct lg_exec *x)
+{
+	if (!x->stale)
+		return;
+	x->stale = 0;
+	x->launch_said = 0;
+	for (int i = 0; i < STALE_MAX; i++) {
+		uintptr_t v = (uintptr_t)x->e;
+		if (atomic_compare_exchange_strong(&stale_tab[i], &v, 0))
+			break;
+	}
+	atomic_fetch_sub_explicit(&ledger_stale_n, 1, memory_order_release);
+}
+
+static void ledger_fill(struct cg_stale *s, const struct lg_exec *x, const struct lg_ref *ref, const struct lg_range *r,
+			int nrefs)
+{
+	memset(s, 0, sizeof *s);
+	s->e = x->e;
+	s->g = x->g;
+	s->capture = x->capture;
+	s->exec_site = x->exec_site;
+	s->capture_site = x->capture_site;
+	s->node = ref->node;
+	s->kernel = ref->kernel;
+	s->param = ref->param;
+	s->what = ref->what;
+	s->embedded = ref->embedded;
+	s->val = ref->val;
+	s->base = r->base;
+	s->size = r->size;
+	s->kind = r->kind;
+	s->alloc_site = r->site;
+	s->nrefs = nrefs;
+}
+
+#define FINDINGS 16
+
+/* Whether a Python interpreter in this process is finalizing: its module
+ * globals (tensors, graphs) then go in no particular order, and a tensor
+ * freed before the graph that used it is no bug (the graph is never
+ * replayed). The exec is still marked stale (a replay would be CGS019);
+ * only the CGS018 warning is left out. Py_IsFinalizing (3.13+) or
+ * _Py_IsFinalizing (3.7-3.12), looked up at the first free that finds a
+ * stale exec (never on the launch path). */
+static int (*py_fin)(void);
+static pthread_once_t py_fin_once = PTHREAD_ONCE_INIT;
+
+static void ledger_py_lookup(void)
+{
+	*(void **)&py_fin = cg_real_dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+	if (!py_fin)
+		*(void **)&py_fin = cg_real_dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+}
+
+static int ledger_py_finalizing(void)
+{
+	if (!__atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_once(&py_fin_once, ledger_py_lookup);
+	return py_fin && py_fin();
+}
+
+/* Execs with pointers into gone: marked stale, findings appended. An exec
+ * already stale is said once (until an update reads its nodes again). */
+static void ledger_scan_locked(const struct lg_range *gone, struct cg_stale *found, int *nf, int *more)
+{
+	for (struct lg_exec *x = execs; x; x = x->next) {
+		int n;
+		const struct lg_ref *ref = ledger_refs_in(x, gone->base, gone->size, &n);
+		if (!ref || x->stale)
+			continue;
+		ledger_fill(&x->why, x, ref, gone, n);
+		ledger_stale_mark_locked(x);
+		if (*nf < FINDINGS)
+			ledger_fill(&found[(*nf)++], x, ref, gone, n);
+		else
+			(*more)++;
+	}
+}
+
+int ledger_free(uint64_t base, uint64_t size, int host, const char *api)
+{
+	struct cg_stale found[FINDINGS];
+	int nf = 0, more = 0;
+	pthread_mutex_lock(&lg_lock);
+	if (!size) {
+		/* a free: the range that starts at base */
+		long i = ledger_find_locked(base);
+		if (i >= 0 && rg[i].base == base && ledger_kind_host(rg[i].kind) == !!host) {
+			struct lg_range gone = rg[i];
+			memmove(&rg[i], &rg[i + 1], (nrg - (size_t)i - 1) * sizeof *rg);
+			nrg--;
+			ledger_scan_locked(&gone, found, &nf, &more);
+		}
+	} else {
+		/* an unmap: every range overlapping [base, base+size), trimmed
+		 * where it reaches out of it (several mappings may go at once) */
+		uint64_t end = base + size;
+		long i = ledger_find_locked(base);
+		size_t k = i >= 0 ? (size_t)i : 0;
+		while (k < nrg && rg[k].base < end) {
+			struct lg_range *r = &rg[k];
+			uint64_t lo = r->base > base ? r->base : base;
+			uint64_t hi = r->base + r->size < end ? r->base + r->size : end;
+			if (lo >= hi || ledger_kind_host(r->kind) != !!host) {
+				k++;
+				continue;
+			}
+			struct lg_range gone = *r;
+			gone.base = lo;
+			gone.size = hi - lo;
+			if (lo == r->base && hi == r->base + r->size) {
+				memmove(&rg[k], &rg[k + 1], (nrg - k - 1) * sizeof *rg);
+				nrg--;
+			} else if (lo == r->base) {
+				r->size -= hi - r->base;
+				r->base = hi;
+				k++;
+			} else {
+				r->size = lo - r->base; /* the tail past end, if any, is dropped too */
+				k++;
+			}
+			ledger_scan_locked(&gone, found, &nf, &more);
+		}
+	}
+	pthread_mutex_unlock(&lg_lock);
+	if (!nf || ledger_py_finalizing())
+		return 0;
+	uint32_t fsite = cg_site_here(2);
+	for (int k = 0; k < nf; k++) {
+		found[k].free_site = fsite;
+		cg_rule_stale_free(&found[k], api);
+	}
+	if (more)
+		cg_warn("%s: %d more executables hold pointers into the freed range 0x%llx", api, more,
+			(unsigned long long)base);
+	/* the launch check reports the free site too */
+	pthread_mutex_lock(&lg_lock);
+	for (struct lg_exec *x = execs; x; x = x->next)
+		if (x->stale && !x->why.free_site && x->why.base >= base && x->why.base - base < (size ? size : 1))
+			x->why.free_site = fsite;
+	pthread_mutex_unlock(&lg_lock);
+	return nf + more;
+}
+
+static int ledger_ref_cmp(const void *a, const void *b)
+{
+	const struct lg_ref *x = a, *y = b;
+	return x->val < y->val ? -1 : x->val > y->val;
+}
+
+static struct lg_exec *ledger_exec_find_locked(CUgraphExec e, struct lg_exec ***link)
+{
+	struct lg_exec **p = &execs;
+	for (; *p; p = &(*p)->next)
+		if ((*p)->e == e)
+			break;
+	if (link)
+		*link = p;
+	return *p;
+}
+
+/* Whether p is a host operand no host range holds: pageable. */
+static int ledger_pageable_locked(uint64_t p)
+{
+	long i = ledger_find_locked(p);
+	return i < 0 || !ledger_kind_host(rg[i].kind);
+}
+
+void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum, const char *api)
+{
+	struct lg_ref *refs = NULL;
+	size_t n = 0, cap = 0;
+	struct pageable {
+		uint32_t node;
+		int what;
+		uint64_t host, bytes;
+	} pg[8];
+	int npg = 0;
+	int origin = 0, mn = 0;
+	uint64_t capture = 0;
+	uint32_t csite = 0;
+	if (!e)
+		return;
+	model_graph_info(g, &origin, &capture, &csite, &mn);
+	pthread_mutex_lock(&lg_lock);
+	for (uint32_t j = 0; sum && sum->det && j < sum->n_det; j++) {
+		const struct cg_ndet *d = &sum->det[j];
+		uint32_t i = d->node;
+		struct lg_ref cand[CG_NODE_MAXP + 2];
+		int nc = 0;
+		if (d->type == CU_GRAPH_NODE_TYPE_KERNEL) {
+			for (uint32_t k = 0; k < d->np; k++)
+				cand[nc++] = (struct lg_ref){d->p[k].val, d->name, i, d->p[k].idx, CG_REF_PARAM,
+							     d->p[k].embedded};
+		} else if (d->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+			int kind = (int)d->grid[0];
+			cand[nc++] = (struct lg_ref){d->dst, NULL, i, -1, CG_REF_DST, 0};
+			cand[nc++] = (struct lg_ref){d->src, NULL, i, -1, CG_REF_SRC, 0};
+			if ((kind == CG_CPY_H2D || kind == CG_CPY_H2H) && ledger_pageable_locked(d->src) && npg < 8)
+				pg[npg++] = (struct pageable){i, CG_REF_SRC, d->src, d->bytes};
+			if ((kind == CG_CPY_D2H || kind == CG_CPY_H2H) && ledger_pageable_locked(d->dst) && npg < 8)
+				pg[npg++] = (struct pageable){i, CG_REF_DST, d->dst, d->bytes};
+		} else if (d->type == CU_GRAPH_NODE_TYPE_MEMSET) {
+			cand[nc++] = (struct lg_ref){d->dst, NULL, i, -1, CG_REF_DST, 0};
+		}
+		for (int k = 0; k < nc; k++) {
+			if (ledger_find_locked(cand[k].val) < 0)
+				continue;
+			if (n == cap) {
+				size_t c2 = cap ? 2 * cap : 16;
+				struct lg_ref *r2 = realloc(refs, c2 * sizeof *r2);
+				if (!r2)
+					break;
+				refs = r2;
+				cap = c2;
+			}
+			refs[n++] = cand[k];
+		}
+	}
+	if (n > 1)
+		qsort(refs, n, sizeof *refs, ledger_ref_cmp);
+	struct lg_exec **link, *x = ledger_exec_find_locked(e, &link);
+	if (!x && n) {
+		x = calloc(1, sizeof *x);
+		if (x) {
+			x->e = e;
+			*link = x;
+		}
+	}
+	if (x) {
+		if (!x->g)
+			x->g = g;
+		free(x->refs);
+		x->refs = refs;
+		x->nrefs = (uint32_t)n;
+		if (exec_site) { /* 0: an update, the instantiation's site stays */
+			x->g = g;
+			x->capture = capture;
+			x->exec_site = exec_site;
+			x->capture_site = csite;
+		}
+		ledger_stale_clear_locked(x); /* its nodes were read again just now */
+		refs = NULL;
+	}
+	pthread_mutex_unlock(&lg_lock);
+	free(refs);
+	for (int k = 0; k < npg; k++)
+		cg_rule_pageable_copy(api, e, g, pg[k].node, pg[k].what, pg[k].host, pg[k].bytes, exec_site, csite);
+}
+
+void ledger_exec_gone(CUgraphExec e)
+{
+	struct lg_exec **link, *x;
+	pthread_mutex_lock(&lg_lock);
+	x = ledger_exec_find_locked(e, &link);
+	if (x) {
+		*link = x->next;
+		ledger_stale_clear_locked(x);
+	}
+	pthread_mutex_unlock(&lg_lock);
+	if (x) {
+		free(x->refs);
+		free(x);
+	}
+}
+
+int ledger_launch_slow(CUgraphExec e, const char *api)
+{
+	int hit = 0, first = 0;
+	struct cg_stale why;
+	for (int i = 0; i < STALE_MAX && !hit; i++)
+		hit = atomic_load_explicit(&stale_tab[i], memory_order_relaxed) == (uintptr_t)e;
+	if (!hit && atomic_load_explicit(&ledger_stale_n, memory_order_relaxed) <= STALE_MAX)
+		return 0;
+	pthread_mutex_lock(&lg_lock);
+	struct lg_exec *x = ledger_exec_find_locked(e, NULL);
+	if (x && x->stale) {
+		hit = 1;
+		first = !x->launch_said;
+		x->launch_said = 1;
+		why = x->why;
+	} else {
+		hit = 0;
+	}
+	pthread_mutex_unlock(&lg_lock);
+	if (hit)
+		cg_rule_stale_launch(&why, api, first);
+	return hit;
+}

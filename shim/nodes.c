@@ -1,0 +1,648 @@
+/*
+ * shim/nodes.c -- node details (nodes.h): kernel names, launch shapes,
+ * parameter layout and values; memcpy and memset operands.
+ *
+ * Every query here is made by the shim for itself (driver-calls.def) and is
+ * capture-safe: cuGraph*NodeGetParams read a node, cuFuncGetName /
+ * cuKernelGetName / cuFuncGetParamInfo / cuKernelGetParamInfo read a loaded
+ * function; none enqueues stream work or synchronises. Called from the
+ * graph walk only, never from the launch path.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgshim/record.h"
+#include "model.h"
+#include "ledger.h"
+#include "nodes.h"
+#include "resolve.h"
+
+/* ---- interned kernel names ------------------------------------------- */
+/* The driver's name string lives as long as its module; the shim keeps its
+ * own copy, once per distinct name, for the life of the process (bounded by
+ * the number of distinct kernels the process puts in graphs; past
+ * NAME_SLOTS names a node's name is left unknown). */
+#define NAME_SLOTS 8192
+static const char *names[NAME_SLOTS];
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER; /* names[] and fn_tab[] */
+
+static const char *nodes_intern(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	const char *out = NULL;
+	if (!s)
+		return NULL;
+	for (const char *c = s; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	pthread_mutex_lock(&names_lock);
+	for (size_t k = 0, i = h & (NAME_SLOTS - 1); k < NAME_SLOTS / 2; k++, i = (i + 1) & (NAME_SLOTS - 1)) {
+		if (!names[i]) {
+			names[i] = strdup(s);
+			out = names[i];
+			break;
+		}
+		if (!strcmp(names[i], s)) {
+			out = names[i];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&names_lock);
+	return out;
+}
+
+static uint64_t nodes_fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * 1099511628211ull;
+	return h;
+}
+
+/* ---- kernel nodes ----------------------------------------------------- */
+/* Parameter i of the function (or library kernel): offset and size.
+ * Returns the driver's answer; 500 when neither query exists. */
+static CUresult nodes_param_info(CUfunction f, CUkernel k, size_t i, size_t *off, size_t *size)
+{
+	if (f && drv_cuFuncGetParamInfo)
+		return drv_cuFuncGetParamInfo(f, i, off, size);
+	if (k && drv_cuKernelGetParamInfo)
+		return drv_cuKernelGetParamInfo(k, i, off, size);
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+/* Parameters beyond this many are not asked about (a kernel has at most
+ * 32764 bytes of parameters; this bounds the walk, not the memory). */
+#define MAX_ASK 1024
+
+/* What a function is, asked once per function handle and kept for the
+ * process (a graph of a thousand nodes runs a few dozen kernels): name,
+ * module, parameter layout. Entries are never freed or changed once
+ * published (readers keep pointers). A handle reused for another function
+ * after its module is unloaded keeps the first function's description: the
+ * price of not asking the driver again at every walk. Past FN_SLOTS
+ * functions the driver is asked every time. */
+#define FN_SLOTS 4096
+struct fn_ent {
+	uint64_t func;
+	const char *name;
+	uint64_t module;
+	int np;         /* -1: layout unknown */
+	uint32_t *lay;  /* np (offset, size) pairs */
+};
+static struct fn_ent *fn_tab[FN_SLOTS];
+
+static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k)
+{
+	struct fn_ent *e = calloc(1, sizeof *e);
+	uint32_t lay_small[2 * 64], *lay = lay_small;
+	size_t cap = 64, i;
+	const char *nm = NULL;
+	CUresult rc = CUDA_SUCCESS;
+	if (!e)
+		return NULL;
+	e->func = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
+	if (f && drv_cuFuncGetModule) {
+		CUmodule m = NULL;
+		if (drv_cuFuncGetModule(&m, f) == CUDA_SUCCESS)
+			e->module = (uint64_t)(uintptr_t)m;
+	}
+	if (f && drv_cuFuncGetName && drv_cuFuncGetName(&nm, f) == CUDA_SUCCESS)
+		e->name = nodes_intern(nm);
+	else if (!f && k && drv_cuKernelGetName && drv_cuKernelGetName(&nm, k) == CUDA_SUCCESS)
+		e->name = nodes_intern(nm);
+	for (i = 0; i < MAX_ASK; i++) {
+		size_t off = 0, size = 0;
+		rc = nodes_param_info(f, f ? NULL : k, i, &off, &size);
+		if (rc != CUDA_SUCCESS)
+			break;
+		if (i == cap) {
+			uint32_t *g = malloc(4 * cap * sizeof *g);
+			if (!g)
+				break;
+			memcpy(g, lay, 2 * cap * sizeof *g);
+			if (lay != lay_small)
+				free(lay);
+			lay = g;
+			cap *= 2;
+		}
+		lay[2 * i] = (uint32_t)off;
+		lay[2 * i + 1] = (uint32_t)size;
+	}
+	/* Past the last parameter the driver answers INVALID_VALUE; anything
+	 * else on the first one (no such query, a function it cannot
+	 * describe) leaves the layout unknown. */
+	e->np = !i && rc != CUDA_ERROR_INVALID_VALUE ? -1 : (int)i;
+	if (e->np > 0) {
+		e->lay = malloc(2 * (size_t)e->np * sizeof *e->lay);
+		if (e->lay)
+			memcpy(e->lay, lay, 2 * (size_t)e->np * sizeof *e->lay);
+		else
+			e->np = -1;
+	}
+	if (lay != lay_small)
+		free(lay);
+	return e;
+}
+
+static const struct fn_ent *nodes_fn(CUfunction f, CUkernel k, int *owned)
+{
+	uint64_t key = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
+	size_t h = (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (FN_SLOTS - 1), i = h;
+	struct fn_ent *e;
+	*owned = 0;
+	pthread_mutex_lock(&names_lock);
+	for (size_t n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1))
+		if (!fn_tab[i] || fn_tab[i]->func == key)
+			break;
+	e = fn_tab[i] && fn_tab[i]->func == key ? fn_tab[i] : NULL;
+	pthread_mutex_unlock(&names_lock);
+	if (e)
+		return e;
+	e = nodes_fn_ask(f, k); /* no lock across driver calls */
+	if (!e)
+		return NULL;
+	pthread_mutex_lock(&names_lock);
+	i = h;
+	for (size_t n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1)) {
+		if (fn_tab[i] && fn_tab[i]->func == key) { /* another thread won */
+			struct fn_ent *w = fn_tab[i];
+			pthread_mutex_unlock(&names_lock);
+			free(e->lay);
+			free(e);
+			return w;
+		}
+		if (!fn_tab[i]) {
+			fn_tab[i] = e;
+			pthread_mutex_unlock(&names_lock);
+			return e;
+		}
+	}
+	pthread_mutex_unlock(&names_lock);
+	/* neighbourhood full: this walk uses it, then it goes (the name is
+	 * interned, so the description keeps it) */
+	*owned = 1;
+	return e;
+}
+
+static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
+{
+	CUDA_KERNEL_NODE_PARAMS kp;
+	const struct fn_ent *fe;
+	memset(&kp, 0, sizeof kp);
+	d->np_all = 0xffff;
+	if (!drv_cuGraphKernelNodeGetParams_v2 || drv_cuGraphKernelNodeGetParams_v2(n, &kp) != CUDA_SUCCESS)
+		return;
+	d->func = kp.func ? (uint64_t)(uintptr_t)kp.func : (uint64_t)(uintptr_t)kp.kern;
+	d->grid[0] = kp.gridDimX, d->grid[1] = kp.gridDimY, d->grid[2] = kp.gridDimZ;
+	d->block[0] = kp.blockDimX, d->block[1] = kp.blockDimY, d->block[2] = kp.blockDimZ;
+	d->shmem = kp.sharedMemBytes;
+	if (drv_cuGraphKernelNodeGetAttribute) {
+		CUkernelNodeAttrValue v;
+		memset(&v, 0, sizeof v);
+		if (drv_cuGraphKernelNodeGetAttribute(n, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v) == CUDA_SUCCESS)
+			d->coop = v.cooperative != 0;
+	}
+	int owned = 0;
+	fe = nodes_fn(kp.func, kp.func ? NULL : kp.kern, &owned);
+	if (!fe)
+		return;
+	d->name = fe->name;
+	d->module = fe->module;
+
+	/* Packed parameters (CU_LAUNCH_PARAM_BUFFER_POINTER in extra) or one
+	 * pointer per parameter (kernelParams). */
+	const unsigned char *packed = NULL;
+	size_t packed_size = 0;
+	if (!kp.kernelParams && kp.extra) {
+		for (void **e = kp.extra; *e != CU_LAUNCH_PARAM_END; e += 2) {
+			if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER)
+				packed = e[1];
+			else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE && e[1])
+				packed_size = *(size_t *)e[1];
+		}
+	}
+	struct cg_kparam keep[CG_NODE_MAXP];
+	uint32_t nk = 0;
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+	for (i = 0; (int)i < fe->np; i++) {
+		size_t off = fe->lay[2 * i], size = fe->lay[2 * i + 1];
+		const unsigned char *v = NULL;
+		if (kp.kernelParams)
+			v = kp.kernelParams[i];
+		else if (packed && off + size <= packed_size)
+			v = packed + off;
+		if (v)
+			h = nodes_fnv(h, v, size);
+		if (size <= 8 && nk < CG_NODE_MAXP) {
+			keep[nk] = (struct cg_kparam){.off = (uint32_t)off, .size = (uint16_t)size,
+						      .idx = (uint8_t)(i < 255 ? i : 255)};
+			if (v)
+				memcpy(&keep[nk].val, v, size);
+			nk++;
+		} else if (size > 8 && v) {
+			/* words inside a struct parameter that point into the ledger */
+			for (size_t w = (8 - off % 8) % 8, k = 0; w + 8 <= size && k < 64 && nk < CG_NODE_MAXP;
+			     w += 8, k++) {
+				uint64_t word;
+				memcpy(&word, v + w, 8);
+				if (!ledger_tracked(word))
+					continue;
+				keep[nk++] = (struct cg_kparam){.off = (uint32_t)(off + w),
+								.size = (uint16_t)(size < 65535 ? size : 65535),
+								.idx = (uint8_t)(i < 255 ? i : 255),
+								.embedded = 1,
+								.val = word};
+			}
+		}
+	}
+	if (fe->np < 0)
+		goto done;
+	d->np_all = (uint16_t)i;
+	d->phash = h;
+	d->np = (uint8_t)nk;
+	if (d->np) {
+		d->p = malloc(d->np * sizeof *d->p);
+		if (d->p)
+			memcpy(d->p, keep, d->np * sizeof *d->p);
+		else
+			d->np = 0;
+	}
+done:
+	if (owned) {
+		free(fe->lay);
+		free((void *)fe);
+	}
+}
+
+/* ---- copies and memsets ----------------------------------------------- */
+static int nodes_kind(CUmemorytype src, CUmemorytype dst)
+{
+	if (src == CU_MEMORYTYPE_ARRAY || dst == CU_MEMORYTYPE_ARRAY)
+		return CG_CPY_ARRAY;
+	if (src == CU_MEMORYTYPE_UNIFIED || dst == CU_MEMORYTYPE_UNIFIED)
+		return CG_CPY_UNIFIED;
+	if (src == CU_MEMORYTYPE_HOST)
+		return dst == CU_MEMORYTYPE_HOST ? CG_CPY_H2H : CG_CPY_H2D;
+	if (src == CU_MEMORYTYPE_DEVICE)
+		return dst == CU_MEMORYTYPE_HOST ? CG_CPY_D2H : CG_CPY_D2D;
+	return CG_CPY_UNKNOWN;
+}
+
+const char *nodes_copy_kind(int kind)
+{
+	static const char *const k[] = {"unknown", "HtoD", "DtoH", "DtoD", "HtoH", "unified", "array"};
+	return kind >= 0 && kind <= CG_CPY_ARRAY ? k[kind] : "unknown";
+}
+
+static uint64_t nodes_operand(CUmemorytype t, const void *host, CUdeviceptr dev, CUarray arr, size_t x, size_t y,
+			      size_t z, size_t pitch, size_t height)
+{
+	uint64_t base = t == CU_MEMORYTYPE_HOST ? (uint64_t)(uintptr_t)host
+			: t == CU_MEMORYTYPE_ARRAY ? (uint64_t)(uintptr_t)arr
+			: (uint64_t)dev; /* device and unified both use the device field */
+	if (t == CU_MEMORYTYPE_ARRAY)
+		return base;
+	return base + x + y * pitch + z * height * pitch;
+}
+
+static void nodes_memcpy(CUgraphNode n, struct cg_ndet *d)
+{
+	CUDA_MEMCPY3D c;
+	memset(&c, 0, sizeof c);
+	if (!drv_cuGraphMemcpyNodeGetParams || drv_cuGraphMemcpyNodeGetParams(n, &c) != CUDA_SUCCESS)
+		return;
+	d->src = nodes_operand(c.srcMemoryType, c.srcHost, c.srcDevice, c.srcArray, c.srcXInBytes, c.srcY, c.srcZ,
+			       c.srcPitch, c.srcHeight);
+	d->dst = nodes_operand(c.dstMemoryType, c.dstHost, c.dstDevice, c.dstArray, c.dstXInBytes, c.dstY, c.dstZ,
+			       c.dstPitch, c.dstHeight);
+	d->bytes = (uint64_t)c.WidthInBytes * (c.Height ? c.Height : 1) * (c.Depth ? c.Depth : 1);
+	d->grid[0] = (uint32_t)nodes_kind(c.srcMemoryType, c.dstMemoryType);
+}
+
+static void nodes_memset(CUgraphNode n, struct cg_ndet *d)
+{
+	CUDA_MEMSET_NODE_PARAMS m;
+	memset(&m, 0, sizeof m);
+	if (!drv_cuGraphMemsetNodeGetParams || drv_cuGraphMemsetNodeGetParams(n, &m) != CUDA_SUCCESS)
+		return;
+	d->dst = m.dst;
+	d->src = m.value;
+	d->shmem = m.elementSize;
+	d->bytes = (uint64_t)m.elementSize * m.width * (m.height ? m.height : 1);
+}
+
+int nodes_described(int t)
+{
+	return t == CU_GRAPH_NODE_TYPE_KERNEL || t == CU_GRAPH_NODE_TYPE_MEMCPY || t == CU_GRAPH_NODE_TYPE_MEMSET;
+}
+
+const struct cg_ndet *nodes_of(const struct cg_summary *s, uint32_t i)
+{
+	uint32_t lo = 0, hi;
+	if (!s || !s->det)
+		return NULL;
+	hi = s->n_det;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (s->det[mid].node < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n_det && s->det[lo].node == i ? &s->det[lo] : NULL;
+}
+
+int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d)
+{
+	memset(d, 0, sizeof *d);
+	d->node = index;
+	d->type = (uint8_t)t;
+	switch (t) {
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		nodes_kernel(n, d);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		nodes_memcpy(n, d);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		nodes_memset(n, d);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+void nodes_release(struct cg_ndet *d, uint32_t n)
+{
+	if (!d)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		free(d[i].p);
+}
+
+/* ---- records and comparison ------------------------------------------- */
+static void nodes_elem_u64(struct cg_rec *r, uint64_t v)
+{
+	char num[24];
+	*rec_fmt_u64_(num, v) = 0;
+	rec_elem_raw(r, num);
+}
+
+static void nodes_triple(struct cg_rec *r, const char *key, const uint32_t v[3])
+{
+	rec_open(r, key, '[');
+	for (int k = 0; k < 3; k++)
+		nodes_elem_u64(r, v[k]);
+	rec_close(r, ']');
+}
+
+void nodes_rec(struct cg_rec *r, const struct cg_ndet *d)
+{
+	if (!d)
+		return;
+	switch (d->type) {
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		if (d->name)
+			rec_str(r, "kernel", d->name);
+		rec_hex(r, "func", d->func);
+		nodes_triple(r, "grid", d->grid);
+		nodes_triple(r, "block", d->block);
+		rec_u64(r, "shmem", d->shmem);
+		if (d->np_all == 0xffff)
+			break;
+		rec_u64(r, "nparams", d->np_all);
+		/* params: [offset, size, value] per kept parameter (value: its
+		 * first 8 bytes as a little-endian hex number) */
+		rec_open(r, "params", '[');
+		for (uint32_t k = 0; k < d->np; k++) {
+			char el[80], *o = el;
+			if (d->p[k].embedded)
+				continue;
+			*o++ = '[';
+			o = rec_fmt_u64_(o, d->p[k].off);
+			*o++ = ',';
+			o = rec_fmt_u64_(o, d->p[k].size);
+			*o++ = ',';
+			o = rec_fmt_hex_(o, d->p[k].val, r->json);
+			*o++ = ']';
+			*o = 0;
+			rec_elem_raw(r, el);
+		}
+		rec_close(r, ']');
+		/* param_ptrs: [index, offset, value] of pointers inside struct
+		 * parameters */
+		rec_open(r, "param_ptrs", '[');
+		for (uint32_t k = 0; k < d->np; k++) {
+			char el[80], *o = el;
+			if (!d->p[k].embedded)
+				continue;
+			*o++ = '[';
+			o = rec_fmt_u64_(o, d->p[k].idx);
+			*o++ = ',';
+			o = rec_fmt_u64_(o, d->p[k].off);
+			*o++ = ',';
+			o = rec_fmt_hex_(o, d->p[k].val, r->json);
+			*o++ = ']';
+			*o = 0;
+			rec_elem_raw(r, el);
+		}
+		rec_close(r, ']');
+		rec_hex(r, "params_hash", d->phash);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		rec_hex(r, "dst", d->dst);
+		rec_hex(r, "src", d->src);
+		rec_u64(r, "bytes", d->bytes);
+		rec_str(r, "kind", nodes_copy_kind((int)d->grid[0]));
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		rec_hex(r, "dst", d->dst);
+		rec_u64(r, "bytes", d->bytes);
+		rec_u64(r, "elem", d->shmem);
+		rec_hex(r, "value", d->src);
+		break;
+	default:
+		break;
+	}
+}
+
+int nodes_param_diff(const struct cg_ndet *a, const struct cg_ndet *b)
+{
+	uint32_t n = a->np < b->np ? a->np : b->np;
+	for (uint32_t k = 0; k < n; k++)
+		if (a->p[k].val != b->p[k].val)
+			return (int)k;
+	return -1;
+}
+
+unsigned nodes_diff(const struct cg_ndet *a, const struct cg_ndet *b)
+{
+	unsigned m = 0;
+	if (!a || !b || a->type != b->type)
+		return 0;
+	switch (a->type) {
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		if (a->func != b->func)
+			m |= CG_ND_FUNC;
+		if (memcmp(a->grid, b->grid, sizeof a->grid))
+			m |= CG_ND_GRID;
+		if (memcmp(a->block, b->block, sizeof a->block))
+			m |= CG_ND_BLOCK;
+		if (a->shmem != b->shmem)
+			m |= CG_ND_SHMEM;
+		if (a->np_all != 0xffff && b->np_all != 0xffff && a->phash != b->phash)
+			m |= CG_ND_PARAMS;
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		if (a->grid[0] != b->grid[0])
+			m |= CG_ND_KIND;
+		if (a->dst != b->dst || a->src != b->src)
+			m |= CG_ND_OPERANDS;
+		if (a->bytes != b->bytes)
+			m |= CG_ND_SIZE;
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		if (a->shmem != b->shmem)
+			m |= CG_ND_ELEM;
+		if (a->dst != b->dst || a->src != b->src)
+			m |= CG_ND_OPERANDS;
+		if (a->bytes != b->bytes)
+			m |= CG_ND_SIZE;
+		break;
+	default:
+		break;
+	}
+	return m;
+}
+
+void nodes_diff_text(unsigned mask, char *buf, size_t cap)
+{
+	static const char *const f[] = {"function", "grid", "block", "shared memory", "parameters",
+					"operands", "size", "kind", "element size"};
+	size_t n = 0;
+	if (!cap)
+		return;
+	buf[0] = 0;
+	for (unsigned k = 0; k < sizeof f / sizeof *f; k++) {
+		if (!(mask & (1u << k)))
+			continue;
+		size_t l = strlen(f[k]);
+		if (n + l + 3 > cap)
+			break;
+		if (n) {
+			buf[n++] = ',';
+			buf[n++] = ' ';
+		}
+		memcpy(buf + n, f[k], l + 1);
+		n += l;
+	}
+}
+
+const char *nodes_kernel_name(const struct cg_summary *s, uint32_t i)
+{
+	const struct cg_ndet *d = nodes_of(s, i);
+	return d ? d->name : NULL;
+}
+
+int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu)
+{
+	int n = 0;
+	/* reached only when both sides have the same node types in the same
+	 * order: their descriptions pair up one to one */
+	if (!old || !nu || !old->det || !nu->det || old->n_det != nu->n_det || !cg_log_on(CG_L_INFO))
+		return 0;
+	for (uint32_t j = 0; j < nu->n_det; j++) {
+		const struct cg_ndet *a = &old->det[j], *b = &nu->det[j];
+		uint32_t i = b->node;
+		unsigned m = nodes_diff(a, b);
+		char fields[128];
+		struct cg_rec r;
+		if (!m)
+			continue;
+		n++;
+		nodes_diff_text(m, fields, sizeof fields);
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_UPDATE_DIFF);
+		rec_hex(&r, "exec", (uintptr_t)e);
+		rec_hex(&r, "graph", (uintptr_t)g);
+		rec_int(&r, "index", i);
+		rec_str(&r, "type", b->type == CU_GRAPH_NODE_TYPE_KERNEL ? "kernel"
+				    : b->type == CU_GRAPH_NODE_TYPE_MEMCPY ? "memcpy"
+									    : "memset");
+		if (b->name)
+			rec_str(&r, "kernel", b->name);
+		if (a->name && a->name != b->name)
+			rec_str(&r, "exec_kernel", a->name);
+		rec_str(&r, "fields", fields);
+		int k = (m & CG_ND_PARAMS) ? nodes_param_diff(a, b) : -1;
+		if (k >= 0) {
+			rec_int(&r, "param", a->p[k].idx);
+			rec_hex(&r, "exec_value", a->p[k].val);
+			rec_hex(&r, "graph_value", b->p[k].val);
+			/* a pointer moved from one allocation to another: the
+			 * update succeeds, the kernel now works on other memory */
+			uint64_t ba = ledger_base(a->p[k].val), bb = ledger_base(b->p[k].val);
+			if (ba && bb && ba != bb) {
+				rec_hex(&r, "exec_alloc", ba);
+				rec_hex(&r, "graph_alloc", bb);
+				rec_bool(&r, "repointed", 1);
+			}
+		}
+		if (m & CG_ND_GRID) {
+			nodes_triple(&r, "exec_grid", a->grid);
+			nodes_triple(&r, "graph_grid", b->grid);
+		}
+		if (m & CG_ND_BLOCK) {
+			nodes_triple(&r, "exec_block", a->block);
+			nodes_triple(&r, "graph_block", b->block);
+		}
+		rec_end(&r);
+	}
+	return n;
+}
+
+int nodes_update_refusal(const struct cg_summary *old, const struct cg_summary *nu, uint32_t *index, int *result,
+			 char *why, size_t cap)
+{
+	if (!old || !nu || !old->det || !nu->det || old->n_det != nu->n_det)
+		return 0;
+	for (uint32_t j = 0; j < nu->n_det; j++) {
+		const struct cg_ndet *a = &old->det[j], *b = &nu->det[j];
+		if (a->type != b->type || a->node != b->node)
+			return 0; /* not paired: the type/topology checks speak */
+		*index = b->node;
+		if (a->type == CU_GRAPH_NODE_TYPE_KERNEL) {
+			if (a->module && b->module && a->module != b->module) {
+				*result = CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE;
+				snprintf(why, cap, "node %u (kernel %s): the function %s comes from another module or context",
+					 b->node, a->name ? a->name : "?", b->name ? b->name : "?");
+				return 1;
+			}
+			if (a->coop != b->coop) {
+				*result = CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED;
+				snprintf(why, cap, "node %u (kernel %s): cooperative launch %s", b->node,
+					 b->name ? b->name : "?", b->coop ? "added" : "removed");
+				return 1;
+			}
+		} else if (a->type == CU_GRAPH_NODE_TYPE_MEMSET) {
+			if (a->shmem != b->shmem || a->bytes != b->bytes) {
+				*result = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+				snprintf(why, cap, "node %u (memset): element size %u -> %u, %llu -> %llu bytes; only the "
+					 "address and value may change", b->node, a->shmem, b->shmem,
+					 (unsigned long long)a->bytes, (unsigned long long)b->bytes);
+				return 1;
+			}
+		} else if (a->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+			if (a->grid[0] != b->grid[0]) {
+				*result = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+				snprintf(why, cap, "node %u (memcpy): kind %s -> %s; a copy's memory types are fixed",
+					 b->node, nodes_copy_kind((int)a->grid[0]), nodes_copy_kind((int)b->grid[0]));
+				return 1;
+			}
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * shim/nodes.h -- what each node of a graph does (issue 15): for kernel
+ * nodes the function, its name, grid, block, dynamic shared memory and the
+ * parameter layout and values; for memcpy and memset nodes the operands,
+ * sizes and kinds.
+ *
+ * Learned only where a graph is walked (model.c summary_walk: end of
+ * capture once updates are seen, first need, debug-level instantiate),
+ * never on the launch path, and only with capture-safe queries (no stream
+ * work, no synchronisation; driver-calls.def).
+ *
+ * Memory bound: one struct cg_ndet (104 bytes) per kernel, memcpy or
+ * memset node (other nodes have none) plus one struct cg_kparam (16 bytes)
+ * per kept value, at most CG_NODE_MAXP per kernel node: 104 + 8 * 16 = 232
+ * bytes, 243 with the summary's 11 bytes of handle, type and dependency
+ * count, under the 256-byte budget (malloc's 16-byte header on p[] aside). Kept, in
+ * parameter order until CG_NODE_MAXP: the value of each parameter of at
+ * most 8 bytes, and each 8-byte-aligned word of a larger parameter (first
+ * 64 words) that points into a tracked allocation (ledger.h), as device
+ * pointers inside structs are. The rest is only folded into phash (a change
+ * there is still seen, not located).
+ */
+#ifndef CGSHIM_NODES_H
+#define CGSHIM_NODES_H
+
+#include <stdint.h>
+
+#include "cuda-abi.h"
+#include "log.h"
+
+#define CG_NODE_MAXP 8
+
+/* A kept parameter value: a parameter of at most 8 bytes (embedded 0), or
+ * an 8-byte word inside a larger parameter (a struct) that pointed into a
+ * range of the allocation ledger when the node was walked (embedded 1). */
+struct cg_kparam {
+	uint32_t off;     /* byte offset in the parameter buffer (cuFuncGetParamInfo) */
+	uint16_t size;    /* the parameter's size (clipped to 65535) */
+	uint8_t idx;      /* parameter index (clipped to 255) */
+	uint8_t embedded;
+	uint64_t val;     /* first min(size, 8) bytes, little-endian; or the word */
+};
+
+/* Copy kinds (from the two memory types of a CUDA_MEMCPY3D). */
+enum { CG_CPY_UNKNOWN, CG_CPY_H2D, CG_CPY_D2H, CG_CPY_D2D, CG_CPY_H2H, CG_CPY_UNIFIED, CG_CPY_ARRAY };
+
+struct cg_ndet {
+	uint32_t node;    /* index in the summary's nodes */
+	uint8_t type;     /* CUgraphNodeType */
+	uint8_t np;       /* kernel: parameters kept in p[] */
+	uint16_t np_all;  /* kernel: parameters of the function (0xffff: layout unknown) */
+	uint32_t shmem;   /* kernel: dynamic shared memory; memset: element size */
+	uint8_t coop;     /* kernel: cooperative launch attribute */
+	const char *name; /* kernel: interned mangled name (never freed), NULL unknown */
+	uint64_t func;    /* kernel: CUfunction */
+	uint64_t module;  /* kernel: its module (cuFuncGetModule), 0 unknown */
+	uint64_t dst, src;    /* memcpy: operands; memset: dst, src = value */
+	uint64_t bytes;       /* memcpy/memset: bytes written */
+	uint32_t grid[3], block[3]; /* kernel; memcpy: grid[0] = kind (CG_CPY_*) */
+	uint64_t phash;       /* kernel: FNV-1a of every parameter byte read */
+	struct cg_kparam *p;  /* kernel: np entries (malloc'd), NULL when np is 0 */
+};
+
+/* Fill d for node n of type t through capture-safe queries. 0 on success;
+ * on failure d holds what was learned (type at least). */
+int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d);
+/* Whether nodes of type t get a description (kernel, memcpy, memset). */
+int nodes_described(int t);
+/* The description of node i of s, or NULL (binary search). */
+struct cg_summary;
+const struct cg_ndet *nodes_of(const struct cg_summary *s, uint32_t i);
+void nodes_release(struct cg_ndet *d, uint32_t n);
+/* Write d's fields into an open node record. */
+void nodes_rec(struct cg_rec *r, const struct cg_ndet *d);
+/* Fields that differ between two descriptions of the same node position,
+ * as a bitmask of CG_ND_* (0: same as far as known). */
+enum {
+	CG_ND_FUNC = 1, CG_ND_GRID = 2, CG_ND_BLOCK = 4, CG_ND_SHMEM = 8, CG_ND_PARAMS = 16,
+	CG_ND_OPERANDS = 32, CG_ND_SIZE = 64, CG_ND_KIND = 128, CG_ND_ELEM = 256
+};
+unsigned nodes_diff(const struct cg_ndet *a, const struct cg_ndet *b);
+/* Comma-separated field names of a CG_ND_* mask into buf (cap bytes). */
+void nodes_diff_text(unsigned mask, char *buf, size_t cap);
+/* Index of the first kept parameter whose value differs, -1 if none. */
+int nodes_param_diff(const struct cg_ndet *a, const struct cg_ndet *b);
+const char *nodes_copy_kind(int kind);
+
+/* An update of exec e from graph g that the type/topology checks let
+ * through: one info-level "update_diff" record per node whose details
+ * differ between the exec's summary (old) and the graph's (nu), naming the
+ * kernel, the fields and the first differing kept parameter with both
+ * values. Returns the number of differing nodes. Not on the launch path. */
+struct cg_summary;
+int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu);
+/* Changes of node details that the driver refuses in an update (best
+ * reading of docs/cuda-facts.md §5; measured by tests/gpu/update_refusals,
+ * docs/update-refusals.md): a kernel's function from another module or
+ * context (UnsupportedFunctionChange), a cooperative <-> non-cooperative
+ * change (AttributesChanged), a memset's element size or extent, a copy's
+ * memory types (ParametersChanged). Both summaries have the same node
+ * types in the same order. Returns 1 and fills the node index, the
+ * predicted result and a reason when one is found. */
+int nodes_update_refusal(const struct cg_summary *old, const struct cg_summary *nu, uint32_t *index, int *result,
+			 char *why, size_t cap);
+/* The kernel name of node i of s, or NULL. */
+const char *nodes_kernel_name(const struct cg_summary *s, uint32_t i);
+
+#endif
