@@ -1445,8 +1445,10 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		cg_call_mark_out(&c);
 		int saved = errno;
 		cg_caprule_after(cg_routes[hid].name, R_END_WRONG_THREAD, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, rc);
-		if (rc == CUDA_SUCCESS) /* the driver ended it after all */
-			model_capture_end(id, s, ph ? *ph : NULL, rc);
+		/* Either way the capture is over: success ends it, and the 908
+		 * ends it too (measured on the H100, docs/capture-map.md). */
+		if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+			model_capture_end(id, s, rc == CUDA_SUCCESS && ph ? *ph : NULL, rc);
 		cg_call_end(&c, rc);
 		errno = saved;
 		return rc;

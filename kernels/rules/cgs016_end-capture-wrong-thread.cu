@@ -39,10 +39,10 @@ int main(void)
 	pthread_create(&t, NULL, ender, NULL);
 	pthread_join(t, NULL);
 	(void)cudaGetLastError();
-	CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
-	EXPECT(g != NULL);
-	if (g)
-		CHECK(cudaGraphDestroy(g), cudaSuccess);
+	/* The 908 ended the capture (measured, docs/capture-map.md): the
+	 * capturing thread's own end finds none. */
+	CHECK(cudaStreamEndCapture(s, &g), cudaErrorIllegalState);
+	EXPECT(g == NULL);
 
 	CHECK(cudaFree(buf), cudaSuccess);
 	CHECK(cudaStreamDestroy(s), cudaSuccess);

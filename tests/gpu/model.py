@@ -19,9 +19,6 @@ Cases:
   node_memory    shim heap bytes per tracked node (bar 256).
 One line per case PASS/FAIL, then 'N passed, N failed'."""
 import contextlib
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gpucase  # noqa: E402
-from gpucase import case  # noqa: E402
 import io
 import json
 import os
@@ -30,6 +27,10 @@ import subprocess
 import sys
 import tempfile
 import types
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpucase  # noqa: E402
+from gpucase import case  # noqa: E402
 
 BUILD, BIN = sys.argv[1], sys.argv[2]
 LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))

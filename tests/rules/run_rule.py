@@ -101,6 +101,7 @@ def shim_env(base, shim, log, extra=None):
         "CGSHIM_LOG_FORMAT": "jsonl",
         "CGSHIM_LOG_FILE": log,
         "CGSHIM_LOG": "info",
+        "CGSHIM_RULES_OFF": "",  # every rule on, those off by default too (CGS017)
     })
     env.pop("CGSHIM_ON_VIOLATION", None)
     if extra:

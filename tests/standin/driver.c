@@ -1893,8 +1893,13 @@ static CUresult end_capture(CUstream hs, CUgraph *phGraph, int ptsz)
 		return CUDA_ERROR_ILLEGAL_STATE;
 	if (c->origin != s)
 		return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
-	if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thr, pthread_self()))
+	if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thr, pthread_self())) {
+		/* capture-map.md (H100): the 908 also ends the capture (status
+		 * none after it, a later end answers 401). */
+		*phGraph = NULL;
+		capture_finish(c, 1);
 		return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+	}
 	if (c->invalid) {
 		*phGraph = NULL;
 		capture_finish(c, 1);
