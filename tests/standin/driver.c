@@ -3965,8 +3965,10 @@ static int update_check(const struct xg *x, const struct graph *g, CUgraphExecUp
 		}
 		switch (v->type) {
 		case CU_GRAPH_NODE_TYPE_MEMSET:
-			if (v->p.ms.width != n->p.ms.width || v->p.ms.height != n->p.ms.height ||
-			    v->p.ms.elementSize != n->p.ms.elementSize) {
+			/* the extent in bytes may not change; the element size may
+			 * (measured on the H100, docs/update-refusals.md) */
+			if ((size_t)v->p.ms.width * v->p.ms.elementSize != (size_t)n->p.ms.width * n->p.ms.elementSize ||
+			    v->p.ms.height != n->p.ms.height) {
 				*res = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
 				return 0;
 			}
