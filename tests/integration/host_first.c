@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,7 @@ static void noisy(void)
 /* ---- fork ---------------------------------------------------------------- */
 
 static CUgraphExec fork_exec;
-static volatile int stop, pause_req, parked;
+static _Atomic int stop, pause_req, parked; /* read by the launcher threads without the lock */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 
