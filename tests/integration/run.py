@@ -768,8 +768,9 @@ def case_python_culprit():
 
     def go(extra, log):
         env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
-        env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
-                   CGSHIM_LOG_FILE=os.path.join(tmp, log), **extra)
+        first = os.environ.get("CGSHIM_TEST_PRELOAD_FIRST", "")  # the TSan runtime (meson.build)
+        env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=(first + " " + LIB).strip(), CGSHIM_LOG="info",
+                   CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=os.path.join(tmp, log), **extra)
         p = subprocess.run([py, script], env=env, capture_output=True, text=True, timeout=120)
         return p, [json.loads(l) for l in open(os.path.join(tmp, log)) if l.strip()]
 
