@@ -141,14 +141,18 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
 
 #define CGH_CAPTURE_ERR(rc) ((rc) >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (rc) <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
 
-#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                         \
+/* The envelope of every hook of this file that sees launches and async
+ * work: one relaxed load while no capture is live; else `check` (nonzero:
+ * a violation was named before the call, then checked after it), and a
+ * capture error of an unpredicted call is still linked to its capture. */
+#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check)                           \
 	CUresult cgh_##name params                                                                 \
 	{                                                                                          \
 		CUresult rc;                                                                       \
 		CG_REAL(name);                                                                     \
 		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)))     \
 			return CG_FWD(real_##name args);                                           \
-		if (!cgh_launch_check(HID_##name, (stream_expr), ptsz)) {                          \
+		if (!(check)) {                                                                    \
 			rc = CG_FWD(real_##name args);                                             \
 			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                      \
 				cgh_failed(HID_##name, (stream_expr), ptsz, rc);                   \
@@ -158,6 +162,9 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
 		cgh_launch_after(HID_##name, rc);                                                  \
 		return rc;                                                                         \
 	}
+
+#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                         \
+	LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, cgh_launch_check(HID_##name, (stream_expr), ptsz))
 
 #define LAUNCH_PARAMS                                                                              \
 	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, \
@@ -177,22 +184,7 @@ LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1,
 /* Async copies and memsets: the launch contract (one relaxed load while no
  * capture is live), looked at only on the legacy stream (CGS014). */
 #define ASYNC_HOOK(name, ptsz, params, args, what)                                                 \
-	CUresult cgh_##name params                                                                 \
-	{                                                                                          \
-		CUresult rc;                                                                       \
-		CG_REAL(name);                                                                     \
-		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)))     \
-			return CG_FWD(real_##name args);                                           \
-		if (!cgh_async_check(HID_##name, hStream, ptsz, what)) {                           \
-			rc = CG_FWD(real_##name args);                                             \
-			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                      \
-				cgh_failed(HID_##name, hStream, ptsz, rc);                         \
-			return rc;                                                                 \
-		}                                                                                  \
-		rc = CG_FWD(real_##name args);                                                     \
-		cgh_launch_after(HID_##name, rc);                                                  \
-		return rc;                                                                         \
-	}
+	LIVE_CAPTURE_HOOK(name, ptsz, params, args, hStream, cgh_async_check(HID_##name, hStream, ptsz, what))
 
 static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)
 {

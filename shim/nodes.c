@@ -400,6 +400,21 @@ static void nodes_triple(struct cg_rec *r, const char *key, const uint32_t v[3])
 	rec_close(r, ']');
 }
 
+/* One [a, b, value] element of a params/param_ptrs list (value in hex). */
+static void nodes_param_elem(struct cg_rec *r, uint64_t a, uint64_t b, uint64_t val)
+{
+	char el[80], *o = el;
+	*o++ = '[';
+	o = rec_fmt_u64_(o, a);
+	*o++ = ',';
+	o = rec_fmt_u64_(o, b);
+	*o++ = ',';
+	o = rec_fmt_hex_(o, val, r->json);
+	*o++ = ']';
+	*o = 0;
+	rec_elem_raw(r, el);
+}
+
 void nodes_rec(struct cg_rec *r, const struct cg_ndet *d)
 {
 	if (!d)
@@ -418,38 +433,16 @@ void nodes_rec(struct cg_rec *r, const struct cg_ndet *d)
 		/* params: [offset, size, value] per kept parameter (value: its
 		 * first 8 bytes as a little-endian hex number) */
 		rec_open(r, "params", '[');
-		for (uint32_t k = 0; k < d->np; k++) {
-			char el[80], *o = el;
-			if (d->p[k].embedded)
-				continue;
-			*o++ = '[';
-			o = rec_fmt_u64_(o, d->p[k].off);
-			*o++ = ',';
-			o = rec_fmt_u64_(o, d->p[k].size);
-			*o++ = ',';
-			o = rec_fmt_hex_(o, d->p[k].val, r->json);
-			*o++ = ']';
-			*o = 0;
-			rec_elem_raw(r, el);
-		}
+		for (uint32_t k = 0; k < d->np; k++)
+			if (!d->p[k].embedded)
+				nodes_param_elem(r, d->p[k].off, d->p[k].size, d->p[k].val);
 		rec_close(r, ']');
 		/* param_ptrs: [index, offset, value] of pointers inside struct
 		 * parameters */
 		rec_open(r, "param_ptrs", '[');
-		for (uint32_t k = 0; k < d->np; k++) {
-			char el[80], *o = el;
-			if (!d->p[k].embedded)
-				continue;
-			*o++ = '[';
-			o = rec_fmt_u64_(o, d->p[k].idx);
-			*o++ = ',';
-			o = rec_fmt_u64_(o, d->p[k].off);
-			*o++ = ',';
-			o = rec_fmt_hex_(o, d->p[k].val, r->json);
-			*o++ = ']';
-			*o = 0;
-			rec_elem_raw(r, el);
-		}
+		for (uint32_t k = 0; k < d->np; k++)
+			if (d->p[k].embedded)
+				nodes_param_elem(r, d->p[k].idx, d->p[k].off, d->p[k].val);
 		rec_close(r, ']');
 		rec_hex(r, "params_hash", d->phash);
 		break;
