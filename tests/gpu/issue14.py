@@ -19,33 +19,21 @@ tests/gpu/issue14). One line per case, then "N passed, N failed".
    with the script line.
 6. No violation on valid PyTorch and CuPy captures.
 """
-import glob, json, os, re, subprocess, sys, tempfile
+import os, re, subprocess, sys, tempfile
+
+import gpucase
 
 BUILD, BIN = sys.argv[1], sys.argv[2]
 LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TORCH = os.path.join(HERE, "issue14_torch.py")
-results = []
+results = gpucase.results
 NOT_NAMED = {"cudaStreamIsCapturing(legacy) (blocking capture)"}
 
 
 def run(cmd, shim, extra=None, timeout=120):
-    tmp = tempfile.mkdtemp(prefix="cgshim-i14-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
-    if shim:
-        env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
-                   CGSHIM_LOG_FILE=os.path.join(tmp, "log-%p.jsonl"))
-    if extra:
-        env.update(extra)
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    recs = []
-    for f in sorted(glob.glob(os.path.join(tmp, "log-*.jsonl"))):
-        for line in open(f, errors="replace"):
-            try:
-                recs.append(json.loads(line))
-            except ValueError:
-                pass
+    p, recs, _ = gpucase.run(cmd, LIB if shim else None, extra=extra, timeout=timeout)
     recs.sort(key=lambda r: (r.get("pid", 0), r.get("seq", 0)))
     return p, recs
 
@@ -227,5 +215,4 @@ def _():
     return valid("cupy_capture.py")
 
 
-print("%d passed, %d failed" % (results.count(True), results.count(False)))
-sys.exit(0 if all(results) else 1)
+gpucase.finish()

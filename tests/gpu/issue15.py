@@ -16,48 +16,20 @@ usage: issue15.py BUILD BIN
      allocators, cupy_capture.py, torch_compile_ro.py.
 One line per case, then "N passed, N failed".
 """
-import glob, json, os, subprocess, sys, tempfile
+import os, subprocess, sys, tempfile
+
+import gpucase
+from gpucase import case
 
 BUILD, BIN = sys.argv[1], sys.argv[2]
 LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
 HERE = os.path.dirname(os.path.abspath(__file__))
-results = []
 STALE = {"CGS018", "CGS019", "CGS020"}
 
 
 def run(cmd, shim=True, extra=None, timeout=180):
-    tmp = tempfile.mkdtemp(prefix="cgshim-i15-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
-    if shim:
-        env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
-                   CGSHIM_LOG_FILE=os.path.join(tmp, "log-%p.jsonl"))
-    if extra:
-        env.update(extra)
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    recs = []
-    for f in sorted(glob.glob(os.path.join(tmp, "log-*.jsonl"))):
-        for line in open(f, errors="replace"):
-            try:
-                recs.append(json.loads(line))
-            except ValueError:
-                pass
+    p, recs, _ = gpucase.run(cmd, LIB if shim else None, extra=extra, timeout=timeout)
     return p, recs
-
-
-def case(name):
-    def deco(fn):
-        try:
-            detail = fn()
-            results.append(True)
-            print("PASS %s: %s" % (name, detail), flush=True)
-        except AssertionError as e:
-            results.append(False)
-            print("FAIL %s: %s" % (name, e), flush=True)
-        except Exception as e:  # a crash of the case is a failure, not the end of the run
-            results.append(False)
-            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
-        return fn
-    return deco
 
 
 def viols(recs, rules=None):
@@ -188,5 +160,4 @@ def _():
     return no_false_alarm([sys.executable, os.path.join(HERE, "torch_compile_ro.py")])
 
 
-print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
-sys.exit(0 if all(results) else 1)
+gpucase.finish()

@@ -45,23 +45,9 @@ OUT = os.environ.get("OUT")
 sys.path.insert(0, os.path.join(ROOT, "tests", "model"))
 import run_model as rm  # noqa: E402
 
-results = []
-
-
-def case(name):
-    def deco(fn):
-        try:
-            detail = fn()
-            results.append(True)
-            print("PASS %s: %s" % (name, detail), flush=True)
-        except AssertionError as e:
-            results.append(False)
-            print("FAIL %s: %s" % (name, e), flush=True)
-        except Exception as e:
-            results.append(False)
-            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
-        return fn
-    return deco
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpucase  # noqa: E402
+from gpucase import case  # noqa: E402
 
 
 def base_env():
@@ -255,5 +241,4 @@ def launch_loop():
     return "; ".join(out)
 
 
-print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
-sys.exit(0 if all(results) else 1)
+gpucase.finish()
