@@ -698,23 +698,38 @@ print("ok")
 """
 
 
-def case_python_frames():
-    """CPython 3.12 frames read without the GIL (ctypes releases it): the
-    begin-capture site names the script's lines, also when repeated (the
-    reader's code-object cache)."""
+def python312():
+    """A working CPython 3.12 (the frame reader's version), or skip (77)."""
     import shutil
     cands = [shutil.which("python3.12")] + sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")))
     py = next((c for c in cands if c and subprocess.run([c, "-c", "0"], capture_output=True).returncode == 0), None)
     if not py:
         print("skip: no python3.12 here")
         sys.exit(77)
+    return py
+
+
+def python_env(logfile, **extra):
+    """The shim preloaded into an uninstrumented Python host, JSONL at info
+    to logfile. In a TSan build the runtime must be loaded first
+    (CGSHIM_TEST_PRELOAD_FIRST, set by meson.build's tsan setup)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+    first = os.environ.get("CGSHIM_TEST_PRELOAD_FIRST", "")
+    env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=(first + " " + LIB).strip(), CGSHIM_LOG="info",
+               CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=logfile, **extra)
+    return env
+
+
+def case_python_frames():
+    """CPython 3.12 frames read without the GIL (ctypes releases it): the
+    begin-capture site names the script's lines, also when repeated (the
+    reader's code-object cache)."""
+    py = python312()
     tmp = tempfile.mkdtemp(prefix="cgshim-py-")
     script = os.path.join(tmp, "cap312.py")
     open(script, "w").write(PY_CAPTURE)
     line = [i for i, l in enumerate(PY_CAPTURE.splitlines(), 1) if "BEGIN-LINE" in l][0]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
-    env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
-               CGSHIM_LOG_FILE=os.path.join(tmp, "log.jsonl"))
+    env = python_env(os.path.join(tmp, "log.jsonl"))
     p = subprocess.run([py, script, "5"], env=env, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0 and p.stdout.strip() == "ok", "python3.12 ctypes capture loop runs under the shim (%s)" % p.stderr[-200:])
     recs = [json.loads(l) for l in open(os.path.join(tmp, "log.jsonl")) if l.strip()]
@@ -754,12 +769,7 @@ def case_python_culprit():
     (EngineCore) holds a Global capture: the violation and the 901's link
     name the thread and the script's line. With CGSHIM_CAPTURE_MODE=
     thread_local the allocation and the capture succeed."""
-    import shutil
-    cands = [shutil.which("python3.12")] + sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")))
-    py = next((c for c in cands if c and subprocess.run([c, "-c", "0"], capture_output=True).returncode == 0), None)
-    if not py:
-        print("skip: no python3.12 here")
-        sys.exit(77)
+    py = python312()
     tmp = tempfile.mkdtemp(prefix="cgshim-pin-")
     script = os.path.join(tmp, "pin.py")
     open(script, "w").write(PY_PIN)
@@ -767,10 +777,7 @@ def case_python_culprit():
     begin = [i for i, l in enumerate(PY_PIN.splitlines(), 1) if "BEGIN-LINE" in l][0]
 
     def go(extra, log):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
-        first = os.environ.get("CGSHIM_TEST_PRELOAD_FIRST", "")  # the TSan runtime (meson.build)
-        env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=(first + " " + LIB).strip(), CGSHIM_LOG="info",
-                   CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=os.path.join(tmp, log), **extra)
+        env = python_env(os.path.join(tmp, log), **extra)
         p = subprocess.run([py, script], env=env, capture_output=True, text=True, timeout=120)
         return p, [json.loads(l) for l in open(os.path.join(tmp, log)) if l.strip()]
 
