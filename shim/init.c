@@ -45,7 +45,6 @@ static const char *env_get(const char *name)
 }
 
 static pthread_once_t config_once_ctl = PTHREAD_ONCE_INIT;
-static _Atomic int ctor_done;
 
 static void config_once(void)
 {
@@ -59,11 +58,8 @@ __attribute__((constructor)) static void cg_constructor(void)
 {
 	int saved = errno;
 	pthread_once(&config_once_ctl, config_once);
-	atomic_store(&ctor_done, 1);
 	errno = saved;
 }
-
-int cg_init_before_ctor;
 
 void cg_degrade(const char *why)
 {
@@ -171,7 +167,6 @@ static void init_once(void)
 		errno = saved;
 		return;
 	}
-	cg_init_before_ctor = !atomic_load(&ctor_done);
 	cg_tls.in_init = 1;
 	cg_resolve_dlsym();
 	if (!cg_real_dlsym) {

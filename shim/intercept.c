@@ -92,7 +92,7 @@ static void *policy_cuda(void *handle, const char *name, void *caller)
 	void *w = NULL;
 	struct link_map *lm = NULL;
 	Dl_info info;
-	int st;
+	int st, hid;
 
 	if (handle == RTLD_DEFAULT) {
 		w = default_lookup(name);
@@ -101,7 +101,8 @@ static void *policy_cuda(void *handle, const char *name, void *caller)
 	st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	if (st == CG_OFF || st == CG_DEGRADED)
 		goto out;
-	if (cg_hook_by_name(name) < 0)
+	hid = cg_hook_by_name(name);
+	if (hid < 0)
 		goto out;
 	/* Needs libcuda loaded; if it is not, this handle cannot be its. */
 	if (!cg_driver_ok() || handle != cg_libcuda)
@@ -111,9 +112,10 @@ static void *policy_cuda(void *handle, const char *name, void *caller)
 	cg_ensure_init();
 	if (!cg_ready())
 		goto out;
-	w = cg_wrapper_by_name(name);
-	if (w)
-		cg_door_routed(cg_hook_by_name(name), CG_DOOR_DLSYM);
+	if (*cg_routes[hid].real) { /* the driver has the name */
+		w = cg_routes[hid].wrapper;
+		cg_door_routed(hid, CG_DOOR_DLSYM);
+	}
 	if (w && cg_log_on(CG_L_DEBUG)) {
 		struct cg_rec r;
 		rec_begin(&r, CG_L_DEBUG, "call");

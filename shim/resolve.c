@@ -172,11 +172,3 @@ const char *cg_hooked_base(const char *name)
 	}
 	return NULL;
 }
-
-void *cg_wrapper_by_name(const char *name)
-{
-	int hid = cg_hook_by_name(name);
-	if (hid < 0 || !cg_driver_ok() || !*cg_routes[hid].real)
-		return NULL;
-	return cg_routes[hid].wrapper;
-}

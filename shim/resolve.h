@@ -62,8 +62,6 @@ int cg_hid_by_real(void *real) CG_HIDDEN;
 /* The table's copy of name if it is the base name of a hooked entry point
  * (cuGetProcAddress's spelling: "cuCtxSynchronize"), else NULL. */
 const char *cg_hooked_base(const char *name) CG_HIDDEN;
-/* Wrapper for an exact name if the driver has it, else NULL. */
-void *cg_wrapper_by_name(const char *name) CG_HIDDEN;
 
 /* The shim's own exported runtime wrapper of an exact rt-hooks.def name, or
  * NULL (hooks-runtime.c). */
