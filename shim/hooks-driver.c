@@ -732,13 +732,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 		/* O(1): the exec's own summary (an update from the graph it runs). */
 	} else if (old->topo && old->topo == nu->topo && old->n_nodes == nu->n_nodes) {
 		/* Same topology hash: the node-by-node type and edge loop below
-		 * only runs when they differ, to name the difference; the node
-		 * details the driver refuses (nodes.c) are not in the hash. */
-		if (nodes_update_refusal(old, nu, &p->err_index, &p->result, p->why, sizeof p->why)) {
-			p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-			p->err_node = nu->nodes[p->err_index];
-			p->from_node = old->nodes[p->err_index];
-		}
+		 * only runs when they differ, to name the difference. */
 	} else if (old->n_nodes != nu->n_nodes) {
 		p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
 		p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
@@ -764,12 +758,13 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 				break;
 			}
 		}
-		/* same shape: node details the driver will not take (nodes.c) */
-		if (!p->rc && nodes_update_refusal(old, nu, &p->err_index, &p->result, p->why, sizeof p->why)) {
-			p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-			p->err_node = nu->nodes[p->err_index];
-			p->from_node = old->nodes[p->err_index];
-		}
+	}
+	/* Same shape, other summaries: node details the driver will not take
+	 * (nodes.c); they are not in the topology hash. */
+	if (!p->rc && old != nu && nodes_update_refusal(old, nu, &p->err_index, &p->result, p->why, sizeof p->why)) {
+		p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+		p->err_node = nu->nodes[p->err_index];
+		p->from_node = old->nodes[p->err_index];
 	}
 	if (p->rc) {
 		p->rule = R_UPDATE_FAIL;
