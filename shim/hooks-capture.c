@@ -222,16 +222,12 @@ ASYNC_HOOK(cuMemsetD8Async_ptsz, 1, SET8_P, SET8_A, SET_WHAT)
 ASYNC_HOOK(cuMemsetD32Async, 0, SET32_P, SET32_A, SET_WHAT)
 ASYNC_HOOK(cuMemsetD32Async_ptsz, 1, SET32_P, SET32_A, SET_WHAT)
 
-/* Module and library loads (CGS017): the driver answers 0 and invalidates
- * the capture the calling thread's mode collides with (capture-map.md); the
- * load is named before the call and becomes the capture's link. */
+/* Module and library loads: a record at info (rare calls). A load inside a
+ * capture leaves it alone (capture-map.md; CGS017 was retired when the map
+ * was measured again: the unload, not the load, breaks a capture). */
 static int cgh_load_check(int hid, struct cg_call *c)
 {
-	if (!cg_call_begin(c, hid, CG_CALL_LIFE)) /* rare: a record at info */
-		return 0;
-	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
-		cg_caprule_module_load(cg_routes[hid].name);
-	return 1;
+	return cg_call_begin(c, hid, CG_CALL_LIFE);
 }
 
 #define LOAD_HOOK(name, params, args)                                                              \

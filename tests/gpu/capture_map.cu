@@ -33,8 +33,8 @@ struct Ctx {
 	void *h, *pageable;
 	cudaGraph_t pre_g;
 	cudaGraphExec_t pre_x;
-	CUmodule mod;
-	CUlibrary lib;
+	CUmodule mod, mod_new = nullptr; /* *_new: loaded by a load route inside the */
+	CUlibrary lib, lib_new = nullptr; /* capture, unloaded by teardown after its end */
 };
 
 struct Route {
@@ -78,9 +78,9 @@ static std::vector<Route> routes()
 	add("cuMemHostRegister", false, [](Ctx &c) { int rc = (int)cuMemHostRegister(c.pageable, 4096, 0); if (!rc) cuMemHostUnregister(c.pageable); return rc; });
 	add("cuMemFreeHost", false, [](Ctx &c) { int rc = (int)cuMemFreeHost(c.h); if (!rc) c.h = nullptr; return rc; });
 	add("cudaMallocManaged", false, [](Ctx &) { void *p = nullptr; int rc = (int)cudaMallocManaged(&p, 1 << 20); if (!rc) cudaFree(p); return rc; });
-	add("cuModuleLoadData", false, [](Ctx &) { CUmodule m; int rc = (int)cuModuleLoadData(&m, ptx); if (!rc) cuModuleUnload(m); return rc; });
+	add("cuModuleLoadData", false, [](Ctx &c) { return (int)cuModuleLoadData(&c.mod_new, ptx); });
 	add("cuModuleUnload", false, [](Ctx &c) { int rc = (int)cuModuleUnload(c.mod); if (!rc) c.mod = nullptr; return rc; });
-	add("cuLibraryLoadData", false, [](Ctx &) { CUlibrary l; int rc = (int)cuLibraryLoadData(&l, ptx, 0, 0, 0, 0, 0, 0); if (!rc) cuLibraryUnload(l); return rc; });
+	add("cuLibraryLoadData", false, [](Ctx &c) { return (int)cuLibraryLoadData(&c.lib_new, ptx, 0, 0, 0, 0, 0, 0); });
 	add("cuLibraryUnload", false, [](Ctx &c) { int rc = (int)cuLibraryUnload(c.lib); if (!rc) c.lib = nullptr; return rc; });
 	add("kernel on legacy stream (blocking capture)", true, [](Ctx &c) { k<<<1, 32, 0, 0>>>(c.d2 ? c.d2 : c.d); return (int)cudaGetLastError(); });
 	add("cudaStreamQuery(legacy) (blocking capture)", true, [](Ctx &) { return (int)cudaStreamQuery(0); });
@@ -133,6 +133,8 @@ static void teardown(Ctx &c)
 	if (c.pre_g) cudaGraphDestroy(c.pre_g);
 	if (c.mod) cuModuleUnload(c.mod);
 	if (c.lib) cuLibraryUnload(c.lib);
+	if (c.mod_new) cuModuleUnload(c.mod_new);
+	if (c.lib_new) cuLibraryUnload(c.lib_new);
 	if (c.d) cudaFree(c.d);
 	if (c.d2) cudaFree(c.d2);
 	if (c.h) cudaFreeHost(c.h);

@@ -61,7 +61,8 @@ def rows(text):
 
 
 def line_of(mark):
-    return [i + 1 for i, l in enumerate(open(TORCH)) if mark in l][0]
+    """The line holding "# MARK" (the code line, not the docstring's mention)."""
+    return [i + 1 for i, l in enumerate(open(TORCH)) if "# " + mark in l][0]
 
 
 def in_site(site, want):
@@ -102,8 +103,6 @@ def _():
     assert not mism, "mismatch: %s" % [(r.get("api"), r.get("rule"), r.get("rc")) for r in mism][:5]
     want = len([r for r in got if (r[3] in ("900", "902", "906", "907", "908") or (r[3] == "0" and r[4] == "INVALIDATED"))
                 and r[0] not in NOT_NAMED])
-    # a load route unloads what it loaded, still inside the invalidated capture: one CGS007 more
-    want += len([r for r in got if r[0] in ("cuModuleLoadData", "cuLibraryLoadData") and r[4] == "INVALIDATED"])
     v = [r for r in kind(recs, "violation") if r.get("rule") != "CGS008"]
     assert len(v) == want, "%d violations for %d failing rows" % (len(v), want)
     b = kind(recs, "broken")
@@ -114,7 +113,7 @@ def _():
     return "%d violations, %d failed ends linked" % (len(v), len(b) - len(unlinked))
 
 
-@case("3 fidelity rows CGS007, CGS013-CGS017 (+ valid)")
+@case("3 fidelity rows CGS007, CGS013-CGS016 (+ valid)")
 def _():
     p = subprocess.run([sys.executable, os.path.join(HERE, "fidelity.py"), BUILD, BIN], capture_output=True,
                        text=True, timeout=200)
@@ -122,12 +121,18 @@ def _():
     assert p.returncode == 0, "fidelity rc %d" % p.returncode
     linked = []
     for n in ("cgs007_capture-unsafe-call", "cgs013_captured-event-sync", "cgs014_legacy-stream-in-capture",
-              "cgs015_capture-merge", "cgs017_module-load-in-capture"):
+              "cgs015_capture-merge"):
         _, recs = run([os.path.join(BIN, n)], True)
         rule = "CGS" + n[3:6]
         b = [r for r in kind(recs, "broken") if r.get("by_rule") == rule]
-        assert b, "%s: no failed end linked to %s" % (n, rule)
+        if not b:
+            linked.append("%s: no failed end linked to %s (broken: %s; violations: %s)" % (
+                n, rule, [r.get("msg") for r in kind(recs, "broken")],
+                [(r.get("rule"), r.get("api"), r.get("capture")) for r in kind(recs, "violation")]))
+            continue
         linked.append(rule)
+    bad = [l for l in linked if l.startswith("cgs")]
+    assert not bad, "; ".join(bad)
     return "all rows pass; linked: %s" % ",".join(linked)
 
 

@@ -66,8 +66,8 @@ struct ctxs {
 	void *h, *pageable;
 	CUgraph pre_g;
 	CUgraphExec pre_x;
-	CUmodule mod;
-	CUlibrary lib;
+	CUmodule mod, mod_new; /* mod_new/lib_new: loaded by a load route inside */
+	CUlibrary lib, lib_new; /* the capture, unloaded by teardown after its end */
 };
 
 struct route {
@@ -141,12 +141,7 @@ static CUresult r_freehost(struct ctxs *c)
 }
 static CUresult r_modload(struct ctxs *c)
 {
-	CUmodule m;
-	CUresult rc = cuModuleLoadData(&m, ptx);
-	(void)c;
-	if (!rc)
-		cuModuleUnload(m);
-	return rc;
+	return cuModuleLoadData(&c->mod_new, ptx);
 }
 static CUresult r_modunload(struct ctxs *c)
 {
@@ -157,12 +152,7 @@ static CUresult r_modunload(struct ctxs *c)
 }
 static CUresult r_libload(struct ctxs *c)
 {
-	CUlibrary l;
-	CUresult rc = cuLibraryLoadData(&l, ptx, 0, 0, 0, 0, 0, 0);
-	(void)c;
-	if (!rc)
-		cuLibraryUnload(l);
-	return rc;
+	return cuLibraryLoadData(&c->lib_new, ptx, 0, 0, 0, 0, 0, 0);
 }
 static CUresult r_libunload(struct ctxs *c)
 {
@@ -282,6 +272,10 @@ static void teardown(struct ctxs *c)
 		cuModuleUnload(c->mod);
 	if (c->lib)
 		cuLibraryUnload(c->lib);
+	if (c->mod_new)
+		cuModuleUnload(c->mod_new);
+	if (c->lib_new)
+		cuLibraryUnload(c->lib_new);
 	if (c->d)
 		cuMemFree(c->d);
 	if (c->d2)

@@ -2522,22 +2522,9 @@ DEF(cuMemHostUnregister, PFN_cuMemHostUnregister_v4000, (void *p))
 
 /* ---- modules and libraries ----------------------------------------------
  * Opaque handles, no code (a CUfunction here is a host function). As
- * measured (docs/capture-map.md): a load succeeds and invalidates the
- * capture the calling thread's mode collides with (the unsafe class's
- * condition) without refusing; an unload is in the unsafe class (900). */
-static CUresult load_invalidates(void)
-{
-	int m = t_mode;
-	pthread_t self = pthread_self();
-	if (m == CU_STREAM_CAPTURE_MODE_RELAXED)
-		return CUDA_SUCCESS;
-	for (struct capture *c = g_caps; c; c = c->next)
-		if ((pthread_equal(c->thr, self) && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED) ||
-		    (m == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL))
-			c->invalid = 1;
-	return CUDA_SUCCESS;
-}
-
+ * measured (docs/capture-map.md): a load inside a capture succeeds and
+ * leaves the capture alone, in every mode and from any thread; an unload
+ * is in the unsafe class (900, the capture invalidated). */
 static CUresult handle_load(void **out, const void *image)
 {
 	ENTER_OBJ();
@@ -2546,7 +2533,7 @@ static CUresult handle_load(void **out, const void *image)
 	*out = malloc(16);
 	if (!*out)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	return load_invalidates();
+	return CUDA_SUCCESS;
 }
 
 static CUresult handle_unload(void *h)
