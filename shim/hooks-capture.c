@@ -15,6 +15,7 @@
 
 #include "call.h"
 #include "model.h"
+#include "nodes.h"
 #include "rules.h"
 #include "site.h"
 
@@ -230,7 +231,7 @@ static int cgh_load_check(int hid, struct cg_call *c)
 	return cg_call_begin(c, hid, CG_CALL_LIFE);
 }
 
-#define LOAD_HOOK(name, params, args)                                                              \
+#define LOAD_HOOK(name, params, args, post)                                                            \
 	CUresult cgh_##name params                                                                 \
 	{                                                                                          \
 		struct cg_call c;                                                                  \
@@ -240,26 +241,28 @@ static int cgh_load_check(int hid, struct cg_call *c)
 			return CG_FWD(real_##name args);                                           \
 		rc = CG_FWD(real_##name args);                                                     \
 		int saved = errno;                                                                 \
+		if (rc == CUDA_SUCCESS)                                                            \
+			post;                                                                      \
 		cg_call_end(&c, rc);                                                               \
 		errno = saved;                                                                     \
 		return rc;                                                                         \
 	}
 
-LOAD_HOOK(cuModuleLoad, (CUmodule *module, const char *fname), (module, fname))
-LOAD_HOOK(cuModuleLoadData, (CUmodule *module, const void *image), (module, image))
+LOAD_HOOK(cuModuleLoad, (CUmodule *module, const char *fname), (module, fname), nodes_module_loaded(*module))
+LOAD_HOOK(cuModuleLoadData, (CUmodule *module, const void *image), (module, image), nodes_module_loaded(*module))
 LOAD_HOOK(cuModuleLoadDataEx,
 	  (CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues),
-	  (module, image, numOptions, options, optionValues))
-LOAD_HOOK(cuModuleLoadFatBinary, (CUmodule *module, const void *fatCubin), (module, fatCubin))
+	  (module, image, numOptions, options, optionValues), nodes_module_loaded(*module))
+LOAD_HOOK(cuModuleLoadFatBinary, (CUmodule *module, const void *fatCubin), (module, fatCubin), nodes_module_loaded(*module))
 LOAD_HOOK(cuLibraryLoadData,
 	  (CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
 	   unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
 	   unsigned int numLibraryOptions),
 	  (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-	   numLibraryOptions))
+	   numLibraryOptions), (void)0)
 LOAD_HOOK(cuLibraryLoadFromFile,
 	  (CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues,
 	   unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
 	   unsigned int numLibraryOptions),
 	  (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-	   numLibraryOptions))
+	   numLibraryOptions), (void)0)

@@ -11,6 +11,7 @@
 #include "call.h"
 #include "ledger.h"
 #include "model.h"
+#include "nodes.h"
 #include "policy.h"
 #include "rules.h"
 #include "site.h"
@@ -68,7 +69,9 @@ static CUgraphNode exec_node(CUgraphExec app, CUgraphNode node, const char *api)
 /* The UNSAFE rows that are pinned host memory calls put their ranges into
  * the allocation ledger after a successful call (ledger.h); the module and
  * library unloads have nothing to record. */
-#define LEDGER_POST_cuModuleUnload (void)0
+#define LEDGER_POST_cuModuleUnload                                                                 \
+	if (rc == CUDA_SUCCESS)                                                                    \
+	nodes_module_unloaded(hmod)
 #define LEDGER_POST_cuLibraryUnload (void)0
 #define LEDGER_HOST_ALLOC(pp, size)                                                                \
 	if (rc == CUDA_SUCCESS && (pp) && *(pp))                                                   \

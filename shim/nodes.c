@@ -52,6 +52,56 @@ static const char *nodes_intern(const char *s)
 	return out;
 }
 
+/* ---- module contexts --------------------------------------------------
+ * A function's context has no driver query, and an update to a function of
+ * another context is refused (910, UnsupportedFunctionChange; one of
+ * another module of the same context is accepted: docs/update-refusals.md).
+ * So the hooked cuModuleLoad* calls note the context current at the load,
+ * under names_lock; past MOD_SLOTS live modules a module's context is left
+ * unknown and such an update is left to the driver's answer. */
+#define MOD_SLOTS 1024
+static struct {
+	uint64_t mod, ctx;
+} mods[MOD_SLOTS];
+
+void nodes_module_loaded(CUmodule m)
+{
+	CUcontext ctx = NULL;
+	int free_i = -1;
+	if (!m || !drv_cuCtxGetCurrent || drv_cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+		return;
+	pthread_mutex_lock(&names_lock);
+	for (int i = 0; i < MOD_SLOTS; i++) {
+		if (mods[i].mod == (uint64_t)(uintptr_t)m) {
+			free_i = i;
+			break;
+		}
+		if (!mods[i].mod && free_i < 0)
+			free_i = i;
+	}
+	if (free_i >= 0)
+		mods[free_i].mod = (uint64_t)(uintptr_t)m, mods[free_i].ctx = (uint64_t)(uintptr_t)ctx;
+	pthread_mutex_unlock(&names_lock);
+}
+
+void nodes_module_unloaded(CUmodule m)
+{
+	pthread_mutex_lock(&names_lock);
+	for (int i = 0; m && i < MOD_SLOTS; i++)
+		if (mods[i].mod == (uint64_t)(uintptr_t)m)
+			mods[i].mod = 0, mods[i].ctx = 0;
+	pthread_mutex_unlock(&names_lock);
+}
+
+/* Under names_lock. */
+static uint64_t nodes_module_ctx_locked(uint64_t m)
+{
+	for (int i = 0; m && i < MOD_SLOTS; i++)
+		if (mods[i].mod == m)
+			return mods[i].ctx;
+	return 0;
+}
+
 static uint64_t nodes_fnv(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *c = p;
@@ -210,6 +260,9 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 		return;
 	d->name = fe->name;
 	d->module = fe->module;
+	pthread_mutex_lock(&names_lock);
+	d->mctx = nodes_module_ctx_locked(fe->module);
+	pthread_mutex_unlock(&names_lock);
 
 	/* Packed parameters (CU_LAUNCH_PARAM_BUFFER_POINTER in extra) or one
 	 * pointer per parameter (kernelParams). */
@@ -610,8 +663,14 @@ int nodes_update_refusal(const struct cg_summary *old, const struct cg_summary *
 		if (a->type == CU_GRAPH_NODE_TYPE_KERNEL) {
 			/* A function from another module is accepted (measured on the
 			 * H100, docs/update-refusals.md); one from another context is
-			 * refused, which the module handle alone cannot tell apart, so
-			 * it is left to the driver's answer. */
+			 * refused. A context is known only for a module loaded through
+			 * a hooked cuModuleLoad*; otherwise the driver answers. */
+			if (a->mctx && b->mctx && a->mctx != b->mctx) {
+				*result = CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE;
+				snprintf(why, cap, "node %u (kernel %s): function %s is from another context", b->node,
+					 a->name ? a->name : "?", b->name ? b->name : "?");
+				return 1;
+			}
 			if (a->coop != b->coop) {
 				*result = CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED;
 				snprintf(why, cap, "node %u (kernel %s): cooperative launch %s", b->node,

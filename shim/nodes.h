@@ -54,6 +54,7 @@ struct cg_ndet {
 	const char *name; /* kernel: interned mangled name (never freed), NULL unknown */
 	uint64_t func;    /* kernel: CUfunction */
 	uint64_t module;  /* kernel: its module (cuFuncGetModule), 0 unknown */
+	uint64_t mctx;    /* kernel: the module's context (nodes_module_loaded), 0 unknown */
 	uint64_t dst, src;    /* memcpy: operands; memset: dst, src = value */
 	uint64_t bytes;       /* memcpy/memset: bytes written */
 	uint32_t grid[3], block[3]; /* kernel; memcpy: grid[0] = kind (CG_CPY_*) */
@@ -66,6 +67,9 @@ struct cg_ndet {
 int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d);
 /* Whether nodes of type t get a description (kernel, memcpy, memset). */
 int nodes_described(int t);
+/* A module loaded (in the current context) or unloaded through a hooked call. */
+void nodes_module_loaded(CUmodule m);
+void nodes_module_unloaded(CUmodule m);
 /* The description of node i of s, or NULL (binary search). */
 struct cg_summary;
 const struct cg_ndet *nodes_of(const struct cg_summary *s, uint32_t i);
