@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "call.h"
 #include "cgshim/record.h"
@@ -339,11 +340,23 @@ static CG_TLS int presample_have;
 static CG_TLS size_t presample_free;
 static CG_TLS struct cg_capture *prepared;
 
+/* The calling thread's name, read (one prctl) at most every 50 ms per
+ * thread: a begin-capture asks for it every time, and threads are named
+ * at start far more often than renamed (a rename shows within 50 ms). */
 void model_thread_name(char name[16])
 {
-	name[0] = 0;
-	if (pthread_getname_np(pthread_self(), name, 16))
-		name[0] = 0;
+	static CG_TLS char cached[16];
+	static CG_TLS int64_t cached_at;
+	struct timespec t;
+	int64_t now = 0;
+	if (!clock_gettime(CLOCK_MONOTONIC_COARSE, &t))
+		now = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	if (!cached_at || !now || now - cached_at > 50000000) {
+		if (pthread_getname_np(pthread_self(), cached, 16))
+			cached[0] = 0;
+		cached_at = now ? now : 0;
+	}
+	memcpy(name, cached, 16);
 }
 
 void model_capture_presample(void)

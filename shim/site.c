@@ -304,6 +304,27 @@ static int py12_names(const struct py12_api *py12, void *code, const unsigned ch
 	return 0;
 }
 
+/* The frame walk reads through process_vm_readv until one walk has found a
+ * code object of PyCode_Type at the layout's offsets; from then on it reads
+ * the thread's own frames and their code objects directly. That is as safe:
+ * a thread's frame chain cannot change while the thread is inside our hook,
+ * a live frame keeps its code object (and that its arena) alive, and the
+ * walk already hands each frame to CPython's own frame_line. What the first
+ * walk guards against is a layout that is not 3.12's; what direct reads save
+ * is two system calls per frame (0.3-3.5 us each: 8 frames cost 50 us in a
+ * sandbox). Strings are still read safely, once per code object (cache). */
+static _Atomic int py12_trusted;
+
+static int py12_read(void *dst, const void *src, size_t n)
+{
+	if (!src)
+		return -1;
+	if (!atomic_load_explicit(&py12_trusted, memory_order_relaxed))
+		return safe_read(dst, src, n);
+	memcpy(dst, src, n);
+	return 0;
+}
+
 /* Returns 1 when the walk ran (frames may be empty), 0 when unavailable. */
 static int py12_frames(const struct py_api *py, char *out, size_t cap, int max)
 {
@@ -316,19 +337,20 @@ static int py12_frames(const struct py_api *py, char *out, size_t cap, int max)
 	if (!py12.ok || !py->is_init || !py->is_init())
 		return 0;
 	ts = py12.this_tstate();
-	if (!ts || safe_read(&cframe, (char *)ts + PY312_TSTATE_CFRAME, sizeof cframe) ||
-	    safe_read(&frame, (char *)cframe + PY312_CFRAME_CURRENT, sizeof frame))
+	if (!ts || py12_read(&cframe, (char *)ts + PY312_TSTATE_CFRAME, sizeof cframe) ||
+	    py12_read(&frame, (char *)cframe + PY312_CFRAME_CURRENT, sizeof frame))
 		return 1;
 	for (int i = 0, guard = 0; frame && i < max && guard < 256; guard++) {
 		void *prev;
-		if (safe_read(fh, frame, sizeof fh))
+		if (py12_read(fh, frame, sizeof fh))
 			break;
 		memcpy(&code, fh + PY312_FRAME_CODE, sizeof code);
 		memcpy(&prev, fh + PY312_FRAME_PREVIOUS, sizeof prev);
 		if (fh[PY312_FRAME_OWNER] != PY312_OWNED_BY_CSTACK) {
-			if (safe_read(ch, code, sizeof ch) ||
+			if (py12_read(ch, code, sizeof ch) ||
 			    py12_names(&py12, code, ch, file, sizeof file, func, sizeof func))
 				break;
+			atomic_store_explicit(&py12_trusted, 1, memory_order_relaxed);
 			int w = snprintf(out + n, cap - n, "%s%s:%s:%d:%s", n ? ";" : "", py_kind(file), py_short(file),
 					 py12.frame_line(frame), func);
 			if (w < 0 || (size_t)w >= cap - n) {
