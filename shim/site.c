@@ -218,22 +218,43 @@ static void py12_resolve(struct py12_api *out)
 	pthread_mutex_unlock(&py_lock);
 }
 
+/* The frame walk reads through process_vm_readv until one walk has found a
+ * code object of PyCode_Type at the layout's offsets; from then on it reads
+ * the thread's own frames and their code objects directly. That is as safe:
+ * a thread's frame chain cannot change while the thread is inside our hook,
+ * a live frame keeps its code object (and that its arena) alive, and the
+ * walk already hands each frame to CPython's own frame_line. What the first
+ * walk guards against is a layout that is not 3.12's; what direct reads save
+ * is two system calls per frame (0.3-3.5 us each: 8 frames cost 50 us in a
+ * sandbox). Strings are still read safely, once per code object (cache). */
+static _Atomic int py12_trusted;
+
+static int py12_read(void *dst, const void *src, size_t n)
+{
+	if (!src)
+		return -1;
+	if (!atomic_load_explicit(&py12_trusted, memory_order_relaxed))
+		return safe_read(dst, src, n);
+	memcpy(dst, src, n);
+	return 0;
+}
+
 /* Copy an ASCII str object's text; 0 on success. */
 static int py12_ascii(const struct py12_api *py12, void *str, char *out, size_t cap)
 {
 	void *type;
 	long len;
 	unsigned state;
-	if (safe_read(&type, (char *)str + PY_OB_TYPE, sizeof type) || type != py12->unicode_type ||
-	    safe_read(&len, (char *)str + PY312_STR_LENGTH, sizeof len) ||
-	    safe_read(&state, (char *)str + PY312_STR_STATE, sizeof state))
+	if (py12_read(&type, (char *)str + PY_OB_TYPE, sizeof type) || type != py12->unicode_type ||
+	    py12_read(&len, (char *)str + PY312_STR_LENGTH, sizeof len) ||
+	    py12_read(&state, (char *)str + PY312_STR_STATE, sizeof state))
 		return -1;
 	/* compact (bit 5) and ascii (bit 6): the bytes follow the header */
 	if (!(state & (1u << 5)) || !(state & (1u << 6)) || len < 0)
 		return -1;
 	if ((size_t)len >= cap)
 		len = (long)cap - 1;
-	if (safe_read(out, (char *)str + PY312_STR_ASCII_DATA, (size_t)len))
+	if (py12_read(out, (char *)str + PY312_STR_ASCII_DATA, (size_t)len))
 		return -1;
 	out[len] = 0;
 	return 0;
@@ -301,27 +322,6 @@ static int py12_names(const struct py12_api *py12, void *code, const unsigned ch
 		snprintf(e->func, sizeof e->func, "%s", func);
 		pthread_mutex_unlock(&py12_lock);
 	}
-	return 0;
-}
-
-/* The frame walk reads through process_vm_readv until one walk has found a
- * code object of PyCode_Type at the layout's offsets; from then on it reads
- * the thread's own frames and their code objects directly. That is as safe:
- * a thread's frame chain cannot change while the thread is inside our hook,
- * a live frame keeps its code object (and that its arena) alive, and the
- * walk already hands each frame to CPython's own frame_line. What the first
- * walk guards against is a layout that is not 3.12's; what direct reads save
- * is two system calls per frame (0.3-3.5 us each: 8 frames cost 50 us in a
- * sandbox). Strings are still read safely, once per code object (cache). */
-static _Atomic int py12_trusted;
-
-static int py12_read(void *dst, const void *src, size_t n)
-{
-	if (!src)
-		return -1;
-	if (!atomic_load_explicit(&py12_trusted, memory_order_relaxed))
-		return safe_read(dst, src, n);
-	memcpy(dst, src, n);
 	return 0;
 }
 
