@@ -685,10 +685,27 @@ void cg_site_first(uint32_t site, char *out, unsigned cap)
 	if (!site_copy(site, &k))
 		return;
 	if (k.py[0]) {
-		char *semi = strchr(k.py, ';');
-		if (semi)
-			*semi = 0;
-		snprintf(out, cap, "%s", k.py);
+		/* The innermost frame of the user's own code ("py:"), else the
+		 * innermost frame: a sync inside print(tensor) is the script's
+		 * print line, not torch/_tensor_str.py's. */
+		char *f = k.py, *user = NULL;
+		while (f && *f) {
+			char *semi = strchr(f, ';');
+			if (!strncmp(f, "py:", 3)) {
+				user = f;
+				if (semi)
+					*semi = 0;
+				break;
+			}
+			f = semi ? semi + 1 : NULL;
+		}
+		if (!user) {
+			char *semi = strchr(k.py, ';');
+			if (semi)
+				*semi = 0;
+			user = k.py;
+		}
+		snprintf(out, cap, "%s", user);
 	} else if (k.n) {
 		frame_text(k.pc[0], out, cap);
 	}
