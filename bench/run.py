@@ -18,6 +18,10 @@ environment without LD_PRELOAD and any CGSHIM_* variable):
             the run must leave a log file (else the shim did not load)
   disabled  the shim's environment plus CGSHIM_DISABLE=1; the run must leave
             no log file (the pass-through promise)
+  before    (only with --before LIB) the shim's environment with another
+            build of the library, e.g. the one before a change: its ratios to
+            bare come out beside shim's, interleaved in the same rounds, with
+            no bar (issue 13's before/after comparison)
 
 Cases (the run that measures them, and the ratio taken per round):
   launch             workload launch: cudaGraphLaunch of a 1-node graph, ns per
@@ -78,7 +82,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from baton import env, iters as iters_of, lockstep_ring  # noqa: E402
 
-MODES = ("bare", "shim", "disabled")
+MODES = ("bare", "shim", "disabled")  # plus "before" with --before (use_before)
 BOOT_N, BOOT_SEED, LEVEL = 2000, 17, 0.95
 
 
@@ -178,11 +182,21 @@ def mode_order(rnd):
 
 # ---- environments and runs -----------------------------------------------
 
-def mode_env(mode, lib, log, extra=None):
+def use_before():
+    """Add the "before" mode: to the rotation and to every case shim has."""
+    global MODES
+    if "before" not in MODES:
+        MODES = MODES + ("before",)
+        for c in CASES:
+            if "shim" in c.modes:
+                c.modes = tuple(c.modes) + ("before",)
+
+
+def mode_env(mode, lib, log, extra=None, before=None):
     """The environment of a run in mode (log: the shim's log file path)."""
     if mode == "bare":
         return env()
-    e = dict(LD_PRELOAD=lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
+    e = dict(LD_PRELOAD=before if mode == "before" else lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
     e.update(extra or {})
     if mode == "disabled":
         e["CGSHIM_DISABLE"] = "1"
@@ -215,7 +229,7 @@ def parse(out):
 def check_log(mode, log):
     """The shim loaded (shim: a log file) or passed through (disabled: none)."""
     files = glob.glob(log.replace("%p", "*"))
-    if mode == "shim" and not files:
+    if mode in ("shim", "before") and not files:
         raise RunError("the shim run wrote no log (%s): is --lib the shim, does it load?" % log)
     if mode == "disabled" and files:
         raise RunError("CGSHIM_DISABLE=1 run wrote %s" % files[0])
@@ -243,15 +257,16 @@ class Bench:
     def one(self, run, rnd, mode):
         """One process; its parsed values."""
         log = self.logpath(run, rnd, mode)
-        p = subprocess.run(self.cmd(run), env=mode_env(mode, self.a.lib, log, RUNS[run].extra),
+        p = subprocess.run(self.cmd(run), env=mode_env(mode, self.a.lib, log, RUNS[run].extra, self.a.before),
                            capture_output=True, text=True, timeout=300)
         if p.returncode:
             raise RunError("%s (%s) failed, rc %d: %s" % (run, mode, p.returncode, (p.stdout + p.stderr)[-1500:]))
         v = parse(p.stdout)
         self.clean(check_log(mode, log))
-        if run == "rewrite" and v.get("rewritten") != (1.0 if mode == "shim" else 0.0):
+        shimmed = mode in ("shim", "before")
+        if run == "rewrite" and v.get("rewritten") != (1.0 if shimmed else 0.0):
             raise RunError("rewrite_bench (%s): expected %s, got: %s"
-                           % (mode, "a rewrite" if mode == "shim" else "the driver's refusal", p.stdout[-800:]))
+                           % (mode, "a rewrite" if shimmed else "the driver's refusal", p.stdout[-800:]))
         if run != "rewrite" and "median_ns" not in v:
             raise RunError("%s (%s): no result line in %s" % (run, mode, p.stdout[-800:]))
         return v
@@ -261,7 +276,8 @@ class Bench:
         {"iter": {i: ns}, "median_ns": median of them}."""
         order = mode_order(rnd)
         logs = [self.logpath(run, rnd, m) for m in order]
-        outs = lockstep_ring(self.cmd(run), [mode_env(m, self.a.lib, lg) for m, lg in zip(order, logs)], timeout=300)
+        outs = lockstep_ring(self.cmd(run), [mode_env(m, self.a.lib, lg, None, self.a.before) for m, lg in zip(order, logs)],
+                             timeout=300)
         res = {}
         for m, lg, out in zip(order, logs, outs):
             self.clean(check_log(m, lg))
@@ -395,6 +411,8 @@ def parser():
     p.add_argument("--lib", default=os.path.join(ROOT, "build-gpu", "shim", "libcgshim.so"), help="libcgshim.so")
     p.add_argument("--json", help="write every raw number and the results to this file")
     p.add_argument("--lockstep", action="store_true", help="capture and update cases in lockstep (a ring of the modes)")
+    p.add_argument("--before", help="another libcgshim.so (e.g. before a change): a fourth mode, 'before', "
+                   "interleaved with the others, reported beside shim (no bar)")
     p.add_argument("--keep-logs", action="store_true", help="keep the shim's logs (their directory is printed)")
     p.add_argument("--dry", action="store_true", help="the fake workload (bench/fake_workload.py), no GPU")
     p.add_argument("--selftest", action="store_true", help="check the statistics and the driver on the fake workload")
@@ -434,6 +452,8 @@ def main(argv=None, say=print):
         a.rounds = 10 if a.quick else 30
     if a.rounds < 3:
         raise SystemExit("--rounds: at least 3 (one of each mode order)")
+    if a.before:
+        use_before()
     cases = select(a.cases)
     tmp = tempfile.mkdtemp(prefix="cgshim-bench-")
     if a.dry:
