@@ -211,9 +211,9 @@ void cg_rule_capture_violation(int rule, const char *api, const struct cg_captur
 			       const char *msg, uint32_t site)
 {
 	struct cg_rec r;
-	/* A refused end (908) leaves the capture as it was: it breaks nothing. */
-	if (rule != R_END_WRONG_THREAD)
-		model_capture_breaker(cv->id, api, cg_rule_id(rule), predicted_rc < 0 ? 0 : predicted_rc, site);
+	/* The first call that breaks the capture is its link; an end from the
+	 * wrong thread (908) ends the capture too (measured), so it is one. */
+	model_capture_breaker(cv->id, api, cg_rule_id(rule), predicted_rc < 0 ? 0 : predicted_rc, site);
 	if (cg_violation_begin(&r, rule, api, predicted_rc, msg)) {
 		cg_rule_capture_fields(&r, cv, site);
 		cg_violation_end(&r, rule);
