@@ -664,8 +664,16 @@ int nodes_update_refusal(const struct cg_summary *old, const struct cg_summary *
 			/* A function from another module is accepted (measured on the
 			 * H100, docs/update-refusals.md); one from another context is
 			 * refused. A context is known only for a module loaded through
-			 * a hooked cuModuleLoad*; otherwise the driver answers. */
-			if (a->mctx && b->mctx && a->mctx != b->mctx) {
+			 * a hooked cuModuleLoad*; the old node's, when unknown (the
+			 * runtime's own modules), is the update's current context,
+			 * normally the exec's. Else the driver answers. */
+			uint64_t ca = a->mctx;
+			if (!ca && b->mctx && drv_cuCtxGetCurrent) {
+				CUcontext cur = NULL;
+				if (drv_cuCtxGetCurrent(&cur) == CUDA_SUCCESS)
+					ca = (uint64_t)(uintptr_t)cur;
+			}
+			if (ca && b->mctx && ca != b->mctx) {
 				*result = CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE;
 				snprintf(why, cap, "node %u (kernel %s): function %s is from another context", b->node,
 					 a->name ? a->name : "?", b->name ? b->name : "?");
