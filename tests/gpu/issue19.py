@@ -72,20 +72,30 @@ def begin_stats(recs):
     return post[0], statistics.median(post[1:]), pre[0], statistics.median(pre[1:])
 
 
+REPS = 5  # runs per mode, interleaved: one run's 20 captures vary by tens of us in PyTorch
+
+
 def cost_case(label, cmd):
-    bare, _ = run(cmd, False)
-    assert bare.returncode == 0, "bare: " + (bare.stdout + bare.stderr)[-400:]
-    shim, recs = run(cmd, True)
-    assert shim.returncode == 0, "shim: " + (shim.stdout + shim.stderr)[-400:]
-    off, _ = run(cmd, True, {"CGSHIM_MEMINFO": "off"})
-    bf, bm = kv(bare.stdout, "first_ns"), kv(bare.stdout, "median_ns")
-    sf, sm = kv(shim.stdout, "first_ns"), kv(shim.stdout, "median_ns")
-    of, om = kv(off.stdout, "first_ns"), kv(off.stdout, "median_ns")
+    """Each mode REPS times, interleaved (bare, shim, shim with meminfo off);
+    per mode the median over runs of the first capture and of each run's
+    median of 20: one run of each varied too much between runs (PyTorch's
+    bare capture_begin median moved between 41 and 77 us from run to run)."""
+    runs = {"bare": [], "shim": [], "off": []}
+    recs = None
+    for _ in range(REPS):
+        for mode, shim, extra in (("bare", False, None), ("shim", True, None), ("off", True, {"CGSHIM_MEMINFO": "off"})):
+            p, r = run(cmd, shim, extra)
+            assert p.returncode == 0, "%s: %s" % (mode, (p.stdout + p.stderr)[-400:])
+            runs[mode].append((kv(p.stdout, "first_ns"), kv(p.stdout, "median_ns")))
+            if mode == "shim" and recs is None:
+                recs = r
+    med = lambda mode, i: statistics.median(v[i] for v in runs[mode])
+    bf, bm, sf, sm, of, om = med("bare", 0), med("bare", 1), med("shim", 0), med("shim", 1), med("off", 0), med("off", 1)
     wf, wm, pf, pm = begin_stats(recs)
-    line = ("%s: bare first %.1f us median %.1f us; added (shim - bare) first %.1f us median %.1f us "
+    line = ("%s (median of %d runs per mode): bare first %.1f us median %.1f us; added (shim - bare) first %.1f us median %.1f us "
             "(meminfo off: %.1f / %.1f); window after the driver's begin (post_ns) first %.1f us median %.1f us; "
             "pre-call work first %.1f us median %.1f us" % (
-                label, bf / US, bm / US, (sf - bf) / US, (sm - bm) / US, (of - bf) / US, (om - bm) / US,
+                label, REPS, bf / US, bm / US, (sf - bf) / US, (sm - bm) / US, (of - bf) / US, (om - bm) / US,
                 wf / US, wm / US, pf / US, pm / US))
     return line, (sf - bf, sm - bm, of - bf, om - bm, wf, wm)
 
