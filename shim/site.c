@@ -442,8 +442,10 @@ static int cuda_frame(void *pc)
 void cg_site_warm(void)
 {
 	void *pcs[2];
-	if (cg_cfg.backtrace > 0)
+	if (cg_cfg.backtrace > 0) {
 		(void)backtrace(pcs, 2); /* the fallback's one-time dlopen of libgcc_s */
+		cg_unwind_prefault();
+	}
 	/* One site of this stack, interned like any other (the site table's
 	 * first allocations, the unwinder's rules for the CUDA libraries'
 	 * frames, the Python reader): a site no record names is never

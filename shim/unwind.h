@@ -26,6 +26,11 @@ int cg_unwind(void **pcs, int max, uint64_t *cuda);
  * call site skips). */
 int cg_cuda_module(const char *path);
 
+/* Map in the .eh_frame_hdr search table of every loaded module (a first
+ * unwind through a large library otherwise faults page by page). Once, at
+ * the warm-up, outside any capture; errno preserved. */
+void cg_unwind_prefault(void);
+
 /* For tests: how many rules were worked out (cache misses). */
 unsigned long cg_unwind_misses(void);
 
