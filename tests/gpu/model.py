@@ -52,15 +52,16 @@ def base_env():
     return env
 
 
-def run(cmd, shim=True, extra=None, timeout=300):
+def run(cmd, shim=True, extra=None, timeout=300, meminfo="on"):
     tmp = tempfile.mkdtemp(prefix="cgshim-model-")
     log = os.path.join(tmp, "log.jsonl")
     env = base_env()
     if shim:
         # An exact per-capture table: every capture and instantiation
         # sampled (the default, auto, stops sampling tight capture loops).
-        env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log,
-                   CGSHIM_MEMINFO="on")
+        env.update(LD_PRELOAD=LIB, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
+        if meminfo:
+            env["CGSHIM_MEMINFO"] = meminfo
     if extra:
         env.update(extra)
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
@@ -78,8 +79,10 @@ def used_lines(out):
 SEED = [sys.executable, os.path.join(ROOT, "tests", "gpu", "seed001.py")]
 
 
-@case("seed001")
-def seed001():
+SEED_TOTALS = {}
+
+
+def seed001_table(meminfo):
     """Per capture i: the script's used-memory change between its reports
     i-1 and i against what the shim attributes to capture i: the capture
     window's delta (free_before - free_after: malloc_bytes + unattributed)
@@ -88,7 +91,7 @@ def seed001():
     begin (e.g. released by torch's empty_cache), post = after the
     instantiation up to the report."""
     nbs = int(os.environ.get("SEED_MAX_BS", "128"))
-    p, recs = run(SEED + [str(nbs)])
+    p, recs = run(SEED + [str(nbs)], meminfo=meminfo)
     assert p.returncode == 0, "seed script exit %d: %s" % (p.returncode, p.stderr[-800:])
     used = used_lines(p.stdout)
     free = [round(float(m.group(1)) * MiB) for m in re.finditer(r": Used: [0-9.]+ MB, Free: ([0-9.]+) MB", p.stdout)]
@@ -123,6 +126,7 @@ def seed001():
                   c["malloc_bytes"], c["unattributed"], ins["delta"], pre, post))
     print("  total: script %d = attributed %d (capture malloc %d + capture unattributed %d + instantiate %d)"
           " + outside %d" % (tot_script, tot_attr, tot_malloc, tot_unat, tot_inst, tot_script - tot_attr), flush=True)
+    SEED_TOTALS[meminfo] = (tot_script, tot_attr)
     assert abs(tot_script - tot_attr) <= GRAN, "total growth %d vs attributed %d differs by more than 2 MiB" % (
         tot_script, tot_attr)
     assert not bad, "captures whose attributed bytes differ from mem_get_info by > 2 MiB: %s" % bad
@@ -130,6 +134,21 @@ def seed001():
     assert not mism, "mismatch records: %s" % [(m.get("api"), m.get("rule")) for m in mism[:5]]
     return "%d captures, growth %.1f MiB attributed: malloc %.1f + unattributed %.1f + instantiate %.1f MiB" % (
         nbs, tot_script / MiB, tot_malloc / MiB, tot_unat / MiB, tot_inst / MiB)
+
+
+@case("seed001")
+def seed001():
+    return seed001_table("on")
+
+
+@case("seed001 under the default CGSHIM_MEMINFO (auto): the table complete, the totals of on")
+def seed001_default():
+    r = seed001_table(None)
+    on, auto = SEED_TOTALS.get("on"), SEED_TOTALS.get(None)
+    assert on and auto, "no totals to compare (on %s, auto %s)" % (on, auto)
+    assert abs(on[0] - auto[0]) <= GRAN and abs(on[1] - auto[1]) <= GRAN, (
+        "totals differ: script/attributed on %s, auto %s" % (on, auto))
+    return r + "; totals as with meminfo on"
 
 
 @case("seed001_async")
