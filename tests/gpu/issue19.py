@@ -162,6 +162,31 @@ def host_violations(recs):
                                              "cuMemHostRegister", "cuMemHostUnregister"))]
 
 
+@case("abandoned: a capture PyTorch never ends is named at the first 900 after it, and listed at exit")
+def _():
+    cmd = [sys.executable, TORCH, "abandon"]
+    bare, _ = run(cmd, False)
+    shim, recs = run(cmd, True)
+    assert shim.stdout == bare.stdout, "output differs: %r / %r" % (bare.stdout, shim.stdout)
+    assert "sync failed" in bare.stdout, "the synchronize did not fail bare: %r" % bare.stdout
+    me = os.path.basename(TORCH)
+    begin_line = [i for i, l in enumerate(open(TORCH), 1) if "# ABANDON-BEGIN" in l][0]
+    sync_line = [i for i, l in enumerate(open(TORCH), 1) if "# ABANDON-SYNC" in l][0]
+    ab = [r for r in recs if r.get("ev") == "abandoned"]
+    assert ab, "no abandoned record: %s" % sorted(set(r.get("ev") for r in recs))
+    a = ab[0]
+    assert any("%s:%d:" % (me, begin_line) in f for f in a.get("begin_site") or []), (
+        "begin site %s lacks %s:%d" % (a.get("begin_site"), me, begin_line))
+    assert any("%s:%d:" % (me, sync_line) in f for f in a.get("site") or []), (
+        "failing call's site %s lacks %s:%d" % (a.get("site"), me, sync_line))
+    summ = [r for r in recs if r.get("ev") == "summary"]
+    assert summ and summ[0].get("captures_open", 0) >= 1, "the exit summary lists no open capture: %s" % (
+        summ[0] if summ else None)
+    return "capture %s (begun at %s:%d, thread %s) named at %s rc %s (%s:%d); summary captures_open %d" % (
+        a.get("capture"), me, begin_line, a.get("begin_tid"), a.get("api"), a.get("rc"), me, sync_line,
+        summ[0]["captures_open"])
+
+
 for i in range(5):
     @case("repro %d: PyTorch pinned-alloc thread + 20 Global captures, shim vs bare" % (i + 1))
     def _(i=i):

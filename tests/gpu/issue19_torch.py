@@ -116,7 +116,36 @@ def cost(n):
     print("median_ns %d" % rest[len(rest) // 2])
 
 
+def abandon():
+    """PyTorch's failure of issue 19, made certain: another thread's pinned
+    allocation lands between capture_begin and the end, the capture is
+    abandoned (never ended, as PyTorch does when capture_begin raises), and
+    every later synchronize fails with 900 ("operation not permitted when
+    stream is capturing")."""
+    x = torch.ones(1 << 16, device="cuda")
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(s):
+        g.capture_begin()  # ABANDON-BEGIN
+        y = x * 2 + 1
+        t = threading.Thread(target=lambda: torch.empty(1 << 20, dtype=torch.uint8, pin_memory=True),
+                             name="pt_pin_memory")
+        t.start()
+        t.join()
+    # the application gives up on the capture without ending it
+    for _ in range(2):
+        try:
+            torch.cuda.synchronize()  # ABANDON-SYNC
+            print("sync ok")
+        except Exception as e:
+            print("sync failed:", type(e).__name__)
+    sys.stdout.flush()
+    import ctypes
+    ctypes.CDLL(None).exit(0)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "repro"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    repro(n) if mode == "repro" else cost(n)
+    {"repro": repro, "cost": cost, "abandon": lambda n: abandon()}[mode](n)
