@@ -609,9 +609,17 @@ int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, co
 		struct cg_rec r;
 		if (!m)
 			continue;
+		/* Info only for a pointer moved into or out of another allocation
+		 * (issue 15: the kernel now works on other memory); new argument
+		 * values, grids and the like are what updates are for: debug.
+		 * A serving loop's update then writes nothing at info (issue 17). */
+		int k = (m & CG_ND_PARAMS) ? nodes_param_diff(a, b) : -1;
+		uint64_t ba = k >= 0 ? ledger_base(a->p[k].val) : 0, bb = k >= 0 ? ledger_base(b->p[k].val) : 0;
+		if (!cg_log_on(ba != bb ? CG_L_INFO : CG_L_DEBUG))
+			continue;
 		n++;
 		nodes_diff_text(m, fields, sizeof fields);
-		rec_begin(&r, CG_L_INFO, CGSHIM_EV_UPDATE_DIFF);
+		rec_begin(&r, ba != bb ? CG_L_INFO : CG_L_DEBUG, CGSHIM_EV_UPDATE_DIFF);
 		rec_hex(&r, "exec", (uintptr_t)e);
 		rec_hex(&r, "graph", (uintptr_t)g);
 		rec_int(&r, "index", i);
@@ -623,14 +631,12 @@ int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, co
 		if (a->name && a->name != b->name)
 			rec_str(&r, "exec_kernel", a->name);
 		rec_str(&r, "fields", fields);
-		int k = (m & CG_ND_PARAMS) ? nodes_param_diff(a, b) : -1;
 		if (k >= 0) {
 			rec_int(&r, "param", a->p[k].idx);
 			rec_hex(&r, "exec_value", a->p[k].val);
 			rec_hex(&r, "graph_value", b->p[k].val);
 			/* a pointer moved from one allocation to another: the
 			 * update succeeds, the kernel now works on other memory */
-			uint64_t ba = ledger_base(a->p[k].val), bb = ledger_base(b->p[k].val);
 			if (ba && bb && ba != bb) {
 				rec_hex(&r, "exec_alloc", ba);
 				rec_hex(&r, "graph_alloc", bb);
