@@ -48,6 +48,8 @@ struct lg_exec {
 	uint32_t nrefs;
 	int stale, launch_said;
 	struct cg_stale why; /* the first free that made it stale */
+	struct cg_summary *sum; /* a reference on the summary refs came from */
+	uint64_t epoch;         /* lg_epoch when refs were worked out */
 	struct lg_exec *next;
 };
 
@@ -55,6 +57,9 @@ static pthread_mutex_t lg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lg_range *rg;
 static size_t nrg, caprg;
 static struct lg_exec *execs;
+/* Bumped under lg_lock by every change of the ranges: an exec's refs worked
+ * out from the same summary at the same epoch are still exact. */
+static uint64_t lg_epoch;
 
 _Atomic int ledger_stale_n;
 #define STALE_MAX 256
@@ -109,6 +114,7 @@ void ledger_add(uint64_t base, uint64_t size, int kind, uint32_t site)
 		rg[lo] = (struct lg_range){base, size, site, (uint8_t)kind};
 		nrg++;
 	}
+	lg_epoch++;
 	pthread_mutex_unlock(&lg_lock);
 }
 
@@ -264,6 +270,7 @@ int ledger_free(uint64_t base, uint64_t size, int host, const char *api)
 	struct cg_stale found[FINDINGS];
 	int nf = 0, more = 0;
 	pthread_mutex_lock(&lg_lock);
+	lg_epoch++;
 	if (!size) {
 		/* a free: the range that starts at base */
 		long i = ledger_find_locked(base);
@@ -361,8 +368,21 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 	int origin = 0, mn = 0;
 	uint64_t capture = 0;
 	uint32_t csite = 0;
+	struct cg_summary *old_sum = NULL;
 	if (!e)
 		return;
+	if (!exec_site && sum) {
+		/* An update from the summary the refs came from, with no range
+		 * added or freed since (a replay/update loop on one graph):
+		 * nothing to work out again. */
+		int same;
+		pthread_mutex_lock(&lg_lock);
+		struct lg_exec *x0 = ledger_exec_find_locked(e, NULL);
+		same = x0 && x0->sum == sum && x0->epoch == lg_epoch && !x0->stale;
+		pthread_mutex_unlock(&lg_lock);
+		if (same)
+			return;
+	}
 	model_graph_info(g, &origin, &capture, &csite, &mn);
 	pthread_mutex_lock(&lg_lock);
 	for (uint32_t j = 0; sum && sum->det && j < sum->n_det; j++) {
@@ -423,8 +443,14 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 		}
 		ledger_stale_clear_locked(x); /* its nodes were read again just now */
 		refs = NULL;
+		if (x->sum != sum) {
+			old_sum = x->sum;
+			x->sum = sum ? model_summary_ref((struct cg_summary *)sum) : NULL;
+		}
+		x->epoch = lg_epoch;
 	}
 	pthread_mutex_unlock(&lg_lock);
+	model_summary_free(old_sum);
 	free(refs);
 	for (int k = 0; k < npg; k++)
 		cg_rule_pageable_copy(api, e, g, pg[k].node, pg[k].what, pg[k].host, pg[k].bytes, exec_site, csite);
@@ -441,6 +467,7 @@ void ledger_exec_gone(CUgraphExec e)
 	}
 	pthread_mutex_unlock(&lg_lock);
 	if (x) {
+		model_summary_free(x->sum);
 		free(x->refs);
 		free(x);
 	}
