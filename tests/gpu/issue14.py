@@ -207,7 +207,9 @@ def valid(script):
     assert bare.returncode == 0 and shim.stdout == bare.stdout, "rc %d, output differs %s" % (bare.returncode, bare.stderr[-300:])
     v = kind(recs, "violation") + kind(recs, "mismatch") + kind(recs, "broken")
     assert not v, "false alarms: %s" % [(r.get("ev"), r.get("rule"), r.get("api")) for r in v]
-    return "silent"
+    graphs = [r for r in kind(recs, "call") if "Instantiate" in r.get("api", "") or "EndCapture" in r.get("api", "")]
+    assert graphs, "no capture or instantiate seen: the check would be empty"
+    return "silent; %d capture ends/instantiates seen" % len(graphs)
 
 
 @case("6a valid: torch_capture.py")
@@ -218,6 +220,16 @@ def _():
 @case("6b valid: cupy_capture.py")
 def _():
     return valid("cupy_capture.py")
+
+
+@case("6c valid: jax_capture.py (XLA command buffers)")
+def _():
+    return valid("jax_capture.py")
+
+
+@case("6d valid: torch_compile_ro.py (torch.compile reduce-overhead)")
+def _():
+    return valid("torch_compile_ro.py")
 
 
 gpucase.finish()
