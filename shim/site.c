@@ -161,6 +161,7 @@ static const char *py_kind(const char *file)
 #define PY312_CFRAME_CURRENT 0
 #define PY312_FRAME_CODE 0
 #define PY312_FRAME_PREVIOUS 8
+#define PY312_FRAME_PREV_INSTR 56
 #define PY312_FRAME_OWNER 70
 #define PY312_OWNED_BY_CSTACK 3
 #define PY312_CODE_FILENAME 112
@@ -325,6 +326,45 @@ static int py12_names(const struct py12_api *py12, void *code, const unsigned ch
 	return 0;
 }
 
+/* CPython computes a frame's line by walking its code object's line table
+ * from the start (_PyCode_CheckLineNumber: a few microseconds for a long
+ * module or function, the largest part of a Python site on the GPU host).
+ * A (code object, last instruction) pair always maps to the same line, so
+ * the answer is kept here, keyed also by the code object's file name object
+ * (a code object freed and another allocated at its address is told apart
+ * as in the name cache); same locking as the name cache. */
+#define PY12_LINES 256
+struct py12_line {
+	void *code, *instr, *fn;
+	int line;
+};
+static struct py12_line py12_lines[PY12_LINES];
+
+static int py12_line_of(const struct py12_api *py12, void *frame, void *code, const unsigned char *hdr, void *instr)
+{
+	void *fn;
+	memcpy(&fn, hdr + PY312_CODE_FILENAME, sizeof fn);
+	uintptr_t v = ((uintptr_t)code >> 4) ^ ((uintptr_t)instr >> 1);
+	struct py12_line *e = &py12_lines[(v ^ (v >> 9) ^ (v >> 19)) % PY12_LINES];
+	int line = -1;
+	if (instr && pthread_mutex_trylock(&py12_lock) == 0) {
+		if (e->code == code && e->instr == instr && e->fn == fn)
+			line = e->line;
+		pthread_mutex_unlock(&py12_lock);
+	}
+	if (line >= 0)
+		return line;
+	line = py12->frame_line(frame);
+	if (instr && line >= 0 && pthread_mutex_trylock(&py12_lock) == 0) {
+		e->code = code;
+		e->instr = instr;
+		e->fn = fn;
+		e->line = line;
+		pthread_mutex_unlock(&py12_lock);
+	}
+	return line;
+}
+
 /* Returns 1 when the walk ran (frames may be empty), 0 when unavailable. */
 static int py12_frames(const struct py_api *py, char *out, size_t cap, int max)
 {
@@ -341,18 +381,19 @@ static int py12_frames(const struct py_api *py, char *out, size_t cap, int max)
 	    py12_read(&frame, (char *)cframe + PY312_CFRAME_CURRENT, sizeof frame))
 		return 1;
 	for (int i = 0, guard = 0; frame && i < max && guard < 256; guard++) {
-		void *prev;
+		void *prev, *instr;
 		if (py12_read(fh, frame, sizeof fh))
 			break;
 		memcpy(&code, fh + PY312_FRAME_CODE, sizeof code);
 		memcpy(&prev, fh + PY312_FRAME_PREVIOUS, sizeof prev);
+		memcpy(&instr, fh + PY312_FRAME_PREV_INSTR, sizeof instr);
 		if (fh[PY312_FRAME_OWNER] != PY312_OWNED_BY_CSTACK) {
 			if (py12_read(ch, code, sizeof ch) ||
 			    py12_names(&py12, code, ch, file, sizeof file, func, sizeof func))
 				break;
 			atomic_store_explicit(&py12_trusted, 1, memory_order_relaxed);
 			int w = snprintf(out + n, cap - n, "%s%s:%s:%d:%s", n ? ";" : "", py_kind(file), py_short(file),
-					 py12.frame_line(frame), func);
+					 py12_line_of(&py12, frame, code, ch, instr), func);
 			if (w < 0 || (size_t)w >= cap - n) {
 				out[n] = 0;
 				break;

@@ -405,7 +405,11 @@ static const uint8_t *find_fde(const uint8_t *hdr, uintptr_t pc)
  * time (measured: the first begin-capture in PyTorch spent ~55 us in the
  * unwinder, 6 on later ones). cg_unwind_prefault maps every loaded module's
  * table in once (MADV_POPULATE_READ, Linux 5.14; ignored where unknown),
- * from the warm-up, outside any capture. */
+ * from the warm-up, outside any capture. The FDEs themselves (.eh_frame,
+ * the span from the lowest to the highest FDE the table points to) are
+ * only asked for (MADV_WILLNEED: the kernel reads them ahead without
+ * blocking): in a module not yet read from disk each new frame's FDE would
+ * otherwise be a major fault in the first capture. */
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
@@ -431,7 +435,21 @@ static int prefault_one(struct dl_phdr_info *info, size_t size, void *arg)
 			continue;
 		a = (uintptr_t)r.p & ~(uintptr_t)(page - 1);
 		b = ((uintptr_t)r.p + count * 8 + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
-		(void)madvise((void *)a, b - a, MADV_POPULATE_READ);
+		if (madvise((void *)a, b - a, MADV_POPULATE_READ) != 0)
+			continue; /* not read in: the scan below would fault page by page */
+		{
+			const int32_t *tab = (const int32_t *)r.p;
+			int32_t lo = tab[1], hi = tab[1];
+			for (uint64_t k = 1; k < count; k++) {
+				int32_t f = tab[2 * k + 1];
+				lo = f < lo ? f : lo;
+				hi = f > hi ? f : hi;
+			}
+			a = ((uintptr_t)hdr + lo) & ~(uintptr_t)(page - 1);
+			b = ((uintptr_t)hdr + hi + 64 + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+			if (b > a)
+				(void)madvise((void *)a, b - a, MADV_WILLNEED);
+		}
 	}
 	return 0;
 }
