@@ -2,7 +2,9 @@
  * bench/walk_cost.cu -- what the shim's graph walk costs on the real driver:
  * a 64-node captured graph (alloc + 62 kernels + free), timed: the whole
  * capture + instantiate + destroy, cuGraphGetNodes, 64 cuGraphNodeGetType,
- * cuGraphGetEdges (count + fill), the memory-node parameter queries.
+ * cuGraphGetEdges (count + fill), the memory-node parameter queries, and the
+ * node-detail queries (62 kernel-node parameter reads, cooperative attribute
+ * reads, function-name reads on top of the parameter reads).
  *   nvcc -O2 -arch=sm_90 -Ikernels -o walk_cost bench/walk_cost.cu -lcuda
  * Prints medians in ns over REPS (default 300).
  */
@@ -25,12 +27,12 @@ static int cmp_ll(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-#define NT 6
+#define NT 9
 int main(int argc, char **argv)
 {
 	int reps = argc > 1 ? atoi(argv[1]) : 300;
 	long long *t[NT];
-	const char *names[NT] = {"cycle", "get_nodes", "node_types_x64", "get_edges", "mem_params", "end_capture"};
+	const char *names[NT] = {"cycle", "get_nodes", "node_types_x64", "get_edges", "mem_params", "end_capture", "kernel_params_x62", "coop_attr_x62", "func_name_x62"};
 	cudaStream_t s;
 	for (int i = 0; i < NT; i++)
 		t[i] = (long long *)calloc((size_t)reps, sizeof(long long));
@@ -86,6 +88,35 @@ int main(int argc, char **argv)
 		b = now_ns();
 		if (r >= 0)
 			t[4][r] = b - a;
+		a = now_ns();
+		for (size_t i = 0; i < n; i++)
+			if (ty[i] == CU_GRAPH_NODE_TYPE_KERNEL) {
+				CUDA_KERNEL_NODE_PARAMS kp;
+				cuGraphKernelNodeGetParams(nodes[i], &kp);
+			}
+		b = now_ns();
+		if (r >= 0)
+			t[6][r] = b - a;
+		a = now_ns();
+		for (size_t i = 0; i < n; i++)
+			if (ty[i] == CU_GRAPH_NODE_TYPE_KERNEL) {
+				CUlaunchAttributeValue v;
+				cuGraphKernelNodeGetAttribute(nodes[i], CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v);
+			}
+		b = now_ns();
+		if (r >= 0)
+			t[7][r] = b - a;
+		a = now_ns();
+		for (size_t i = 0; i < n; i++)
+			if (ty[i] == CU_GRAPH_NODE_TYPE_KERNEL) {
+				CUDA_KERNEL_NODE_PARAMS kp;
+				const char *nm;
+				cuGraphKernelNodeGetParams(nodes[i], &kp);
+				cuFuncGetName(&nm, kp.func);
+			}
+		b = now_ns();
+		if (r >= 0)
+			t[8][r] = b - a - t[6][r > 0 ? r : 0];
 		cudaGraphInstantiate(&e, g, 0);
 		cudaGraphExecDestroy(e);
 		cudaGraphDestroy(g);

@@ -138,6 +138,7 @@ struct fn_ent {
 	uint64_t func;
 	const char *name;
 	uint64_t module;
+	uint64_t mctx;  /* the module's context when a hooked load saw it, else 0 */
 	int np;         /* -1: layout unknown */
 	uint32_t *lay;  /* np (offset, size) pairs */
 };
@@ -157,6 +158,11 @@ static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k)
 		CUmodule m = NULL;
 		if (drv_cuFuncGetModule(&m, f) == CUDA_SUCCESS)
 			e->module = (uint64_t)(uintptr_t)m;
+	}
+	if (e->module) { /* once per function: a walk asks per node (a scan per node cost 19% of a 64-node capture) */
+		pthread_mutex_lock(&names_lock);
+		e->mctx = nodes_module_ctx_locked(e->module);
+		pthread_mutex_unlock(&names_lock);
 	}
 	if (f && drv_cuFuncGetName && drv_cuFuncGetName(&nm, f) == CUDA_SUCCESS)
 		e->name = nodes_intern(nm);
@@ -260,9 +266,7 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 		return;
 	d->name = fe->name;
 	d->module = fe->module;
-	pthread_mutex_lock(&names_lock);
-	d->mctx = nodes_module_ctx_locked(fe->module);
-	pthread_mutex_unlock(&names_lock);
+	d->mctx = fe->mctx;
 
 	/* Packed parameters (CU_LAUNCH_PARAM_BUFFER_POINTER in extra) or one
 	 * pointer per parameter (kernelParams). */

@@ -1,0 +1,109 @@
+/*
+ * bench/sampler.c -- a minimal sampling profiler for GPU hosts without perf:
+ * preloaded beside the shim, it samples the main thread's CPU time
+ * (ITIMER_PROF, every 100 us of CPU), keeps the innermost frames of each
+ * sample, and at exit prints to stderr the functions (dladdr names, or
+ * module+offset) that were on the stack most often ("incl") and innermost
+ * ("self"). A diagnosis tool for where the shim's time goes (issue 17
+ * point 4), not part of the shim.
+ *   gcc -O2 -shared -fPIC -o sampler.so bench/sampler.c -ldl
+ *   LD_PRELOAD="libcgshim.so sampler.so" SAMPLER_DEPTH=12 ./workload ...
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#define MAXS 200000
+#define DEPTH 24
+static void *samples[MAXS][DEPTH];
+static int nsamp, depth = 12;
+
+static void on_prof(int sig)
+{
+	(void)sig;
+	if (nsamp < MAXS) {
+		void *pcs[DEPTH + 2];
+		int n = backtrace(pcs, depth + 2);
+		for (int i = 2; i < n && i - 2 < DEPTH; i++)
+			samples[nsamp][i - 2] = pcs[i];
+		nsamp++;
+	}
+}
+
+struct ent {
+	const char *name;
+	int self, incl;
+};
+
+static int by_incl(const void *a, const void *b)
+{
+	return ((const struct ent *)b)->incl - ((const struct ent *)a)->incl;
+}
+
+static const char *name_of(void *pc, char *buf, size_t cap)
+{
+	Dl_info di;
+	if (dladdr(pc, &di) && di.dli_sname)
+		return di.dli_sname;
+	if (dladdr(pc, &di) && di.dli_fname) {
+		const char *b = strrchr(di.dli_fname, '/');
+		snprintf(buf, cap, "%s+0x%lx", b ? b + 1 : di.dli_fname, (unsigned long)((char *)pc - (char *)di.dli_fbase));
+		return buf;
+	}
+	snprintf(buf, cap, "%p", pc);
+	return buf;
+}
+
+__attribute__((destructor)) static void report(void)
+{
+	struct itimerval off = {0};
+	static struct ent tab[8192];
+	int nt = 0;
+	setitimer(ITIMER_PROF, &off, NULL);
+	for (int s = 0; s < nsamp; s++) {
+		const char *seen[DEPTH];
+		int ns = 0;
+		for (int f = 0; f < DEPTH && samples[s][f]; f++) {
+			char buf[256];
+			const char *nm = name_of(samples[s][f], buf, sizeof buf);
+			int dup = 0, k;
+			for (k = 0; k < nt; k++)
+				if (!strcmp(tab[k].name, nm))
+					break;
+			if (k == nt) {
+				if (nt == 8192)
+					continue;
+				tab[nt].name = strdup(nm);
+				nt++;
+			}
+			for (int j = 0; j < ns; j++)
+				dup |= seen[j] == tab[k].name;
+			if (!dup) {
+				tab[k].incl++;
+				seen[ns++] = tab[k].name;
+			}
+			if (f == 0)
+				tab[k].self++;
+		}
+	}
+	qsort(tab, (size_t)nt, sizeof tab[0], by_incl);
+	fprintf(stderr, "sampler: %d samples (100 us CPU each)\n%7s %7s  function\n", nsamp, "incl%", "self%");
+	for (int k = 0; k < nt && k < 60; k++)
+		fprintf(stderr, "%7.1f %7.1f  %s\n", 100.0 * tab[k].incl / nsamp, 100.0 * tab[k].self / nsamp, tab[k].name);
+}
+
+__attribute__((constructor)) static void start(void)
+{
+	struct itimerval it = {{0, 100}, {0, 100}};
+	const char *d = getenv("SAMPLER_DEPTH");
+	if (d && atoi(d) > 0 && atoi(d) <= DEPTH)
+		depth = atoi(d);
+	signal(SIGPROF, on_prof);
+	setitimer(ITIMER_PROF, &it, NULL);
+}
