@@ -8,6 +8,8 @@
  * point 4), not part of the shim.
  *   gcc -O2 -shared -fPIC -o sampler.so bench/sampler.c -ldl
  *   LD_PRELOAD="libcgshim.so sampler.so" SAMPLER_DEPTH=12 ./workload ...
+ * SAMPLER_UNDER=name keeps only the samples with that function on the stack
+ * (the percentages are then of those).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -65,8 +67,20 @@ __attribute__((destructor)) static void report(void)
 	struct itimerval off = {0};
 	static struct ent tab[8192];
 	int nt = 0;
+	const char *under = getenv("SAMPLER_UNDER");
+	int kept = 0;
 	setitimer(ITIMER_PROF, &off, NULL);
 	for (int s = 0; s < nsamp; s++) {
+		if (under) {
+			int has = 0;
+			for (int f = 0; f < DEPTH && samples[s][f] && !has; f++) {
+				char buf[256];
+				has = !strcmp(name_of(samples[s][f], buf, sizeof buf), under);
+			}
+			if (!has)
+				continue;
+		}
+		kept++;
 		const char *seen[DEPTH];
 		int ns = 0;
 		for (int f = 0; f < DEPTH && samples[s][f]; f++) {
@@ -93,9 +107,10 @@ __attribute__((destructor)) static void report(void)
 		}
 	}
 	qsort(tab, (size_t)nt, sizeof tab[0], by_incl);
-	fprintf(stderr, "sampler: %d samples (100 us CPU each)\n%7s %7s  function\n", nsamp, "incl%", "self%");
-	for (int k = 0; k < nt && k < 60; k++)
-		fprintf(stderr, "%7.1f %7.1f  %s\n", 100.0 * tab[k].incl / nsamp, 100.0 * tab[k].self / nsamp, tab[k].name);
+	fprintf(stderr, "sampler: %d samples, %d kept%s%s\n%7s %7s  function\n", nsamp, kept, under ? " under " : "",
+		under ? under : "", "incl%", "self%");
+	for (int k = 0; k < nt && k < 60 && kept; k++)
+		fprintf(stderr, "%7.1f %7.1f  %s\n", 100.0 * tab[k].incl / kept, 100.0 * tab[k].self / kept, tab[k].name);
 }
 
 __attribute__((constructor)) static void start(void)

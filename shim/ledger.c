@@ -419,8 +419,15 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 			refs[n++] = cand[k];
 		}
 	}
-	if (n > 1)
-		qsort(refs, n, sizeof *refs, ledger_ref_cmp);
+	{
+		/* Often sorted already (a chain of kernels on one buffer): glibc's
+		 * qsort is a merge sort with a malloc'd buffer. */
+		size_t k = 1;
+		while (k < n && refs[k - 1].val <= refs[k].val)
+			k++;
+		if (k < n)
+			qsort(refs, n, sizeof *refs, ledger_ref_cmp);
+	}
 	struct lg_exec **link, *x = ledger_exec_find_locked(e, &link);
 	if (!x && n) {
 		x = calloc(1, sizeof *x);

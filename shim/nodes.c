@@ -618,7 +618,20 @@ int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, co
 		 * values, grids and the like are what updates are for: debug.
 		 * A serving loop's update then writes nothing at info (issue 17). */
 		int k = (m & CG_ND_PARAMS) ? nodes_param_diff(a, b) : -1;
-		uint64_t ba = k >= 0 ? ledger_base(a->p[k].val) : 0, bb = k >= 0 ? ledger_base(b->p[k].val) : 0;
+		uint64_t ba = 0, bb = 0;
+		/* The parameter reported: the first changed one that moved between
+		 * allocations, else the first changed one. Only 8-byte values can
+		 * be device pointers: a changed float or int costs no ledger
+		 * lookup (a fresh update of 64 kernels made 128 locked lookups). */
+		for (uint32_t q = k >= 0 ? (uint32_t)k : a->np; q < a->np && q < b->np; q++) {
+			if (a->p[q].val == b->p[q].val || (a->p[q].size != 8 && !a->p[q].embedded))
+				continue;
+			ba = ledger_base(a->p[q].val), bb = ledger_base(b->p[q].val);
+			if (ba != bb) {
+				k = (int)q;
+				break;
+			}
+		}
 		if (!cg_log_on(ba != bb ? CG_L_INFO : CG_L_DEBUG))
 			continue;
 		n++;
