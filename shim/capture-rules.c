@@ -15,7 +15,6 @@
  *   CGS015  a stream of one capture waits on an event of another: 902,
  *           both invalidated
  *   CGS016  a global or thread-local capture ended from another thread: 908
- *   CGS017  a module or library load: 0, and the capture invalidated
  */
 #include <stdio.h>
 #include <stdatomic.h>
@@ -124,21 +123,6 @@ void cg_caprule_failed(const char *api, uint64_t capture, int rc)
 {
 	if (capture && rc >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && rc <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
 		model_capture_breaker(capture, api, NULL, rc, cg_site_here(CAPRULE_SKIP));
-}
-
-/* CGS017: a module or library load while a capture this thread's mode
- * collides with is live. The driver answers 0 and invalidates the capture
- * (capture-map.md): nothing fails at the call, the capture's end returns
- * 901. No predicted rc; the load becomes the capture's link (rc 0). */
-int cg_caprule_module_load(const char *api)
-{
-	struct cg_capture_view cv;
-	if (!model_capture_conflict(model_thread_mode(), &cv) || cv.named)
-		return 0;
-	caprule_write(R_MODULE_LOAD, api, &cv, -1, "loads a module or library",
-		      "the load succeeds but invalidates that capture (its end returns 901), lazy loading's "
-		      "signature; load modules before capturing (CUDA_MODULE_LOADING=EAGER for lazy loads)");
-	return 1;
 }
 
 void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc)

@@ -55,7 +55,6 @@ int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev);
 int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s);
 int cg_caprule_device_sync(const char *api);
 void cg_caprule_failed(const char *api, uint64_t capture, int rc);
-int cg_caprule_module_load(const char *api);
 /* After a predicted call: a different answer than predicted_rc is a mismatch. */
 void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc);
 /* Stale pointers (CGS018, CGS019): what the ledger found (ledger.c). */
