@@ -1,12 +1,11 @@
 /*
- * shim/capture-rules.c -- verdicts of the capture rules the map measured
- * (docs/capture-map.md, issue 14) beyond CGS007: each is called by a hook
- * before it forwards, decides from the model alone (no driver call, so
- * nothing here can itself break a capture), and when the call will break a
- * capture writes the violation through cg_rule_capture_violation (the
- * calling thread's id and name, its site, the capture's id, stream, mode,
- * owning thread and begin site) and returns 1. The capture then records
- * the call as its breaker: its failed end links back here.
+ * shim/capture-rules.c -- the hooks' side of the capture rules (the
+ * verdicts themselves: rules/capture.c): each is called by a hook before
+ * it forwards, looks the captures up in the model (no driver call, so
+ * nothing here can itself break a capture), asks the pure rule, and when
+ * the call will break a capture takes the call's site, hands the verdict
+ * to rules.c (cg_verdict_write_capture: the capture notes the call as its
+ * breaker, its failed end links back here; then the record) and returns 1.
  *
  *   CGS013  cuEventQuery/cuEventSynchronize of an event recorded in a live
  *           capture: 907, the capture invalidated (every mode, any thread)
@@ -22,67 +21,58 @@
 #include "call.h"
 #include "model.h"
 #include "rules.h"
+#include "rules/verdict.h"
 #include "site.h"
 
 #define CAPRULE_SKIP 2 /* this function and the hook */
 
-static const char *caprule_mode(int m)
+/* The site is taken here, one frame below the cg_caprule_* entry, and goes
+ * both into the record and into the capture's breaker note. */
+static __attribute__((noinline)) void caprule_write(const struct cg_verdict *v, const char *api, uint64_t capture)
 {
-	return m == 0 ? "global" : m == 1 ? "thread_local" : m == 2 ? "relaxed" : "?";
-}
-
-static void caprule_write(int rule, const char *api, const struct cg_capture_view *cv, int rc, const char *what,
-			  const char *effect)
-{
-	char msg[480];
-	snprintf(msg, sizeof msg, "%s %s while capture %llu (%s mode, stream 0x%llx, begun by thread %d%s%s%s) is live: %s",
-		 api, what, (unsigned long long)cv->id, caprule_mode(cv->mode), (unsigned long long)(uintptr_t)cv->stream,
-		 cv->tid, cv->tname[0] ? " \"" : "", cv->tname, cv->tname[0] ? "\"" : "", effect);
-	cg_rule_capture_violation(rule, api, cv, rc, msg, cg_site_here(CAPRULE_SKIP + 1));
+	cg_verdict_write_capture(v, api, capture, cg_site_here(CAPRULE_SKIP + 1));
 }
 
 int cg_caprule_event(const char *api, CUevent ev)
 {
 	struct cg_capture_view cv;
+	struct cg_verdict v;
 	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed) || !model_capture_of_event(ev, &cv))
 		return 0;
-	caprule_write(R_CAPTURED_EVENT, api, &cv, CUDA_ERROR_CAPTURED_EVENT,
-		      "asks the host about an event recorded in the capture",
-		      "the call fails with 907 and invalidates that capture (its end returns 901); wait with "
-		      "cuStreamWaitEvent inside the capture, query after it ends");
+	if (!rules_capture_event(api, &cv, &v))
+		return 0;
+	caprule_write(&v, api, cv.id);
 	return 1;
 }
 
 int cg_caprule_is_legacy(CUstream s, int ptsz)
 {
-	return s == CU_STREAM_LEGACY || (!s && !ptsz);
+	return rules_capture_is_legacy(s, ptsz);
 }
 
 int cg_caprule_legacy(const char *api, CUstream s, int ptsz, const char *what)
 {
 	struct cg_capture_view cv;
-	if (!cg_caprule_is_legacy(s, ptsz) || !atomic_load_explicit(&cg_live_captures, memory_order_relaxed) ||
+	struct cg_verdict v;
+	if (!rules_capture_is_legacy(s, ptsz) || !atomic_load_explicit(&cg_live_captures, memory_order_relaxed) ||
 	    !model_capture_blocking(&cv))
 		return 0;
-	caprule_write(R_LEGACY_STREAM, api, &cv, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, what,
-		      "the legacy stream synchronises with every blocking stream, the capturing one among them: 906, "
-		      "the capture invalidated (its end returns 901); use a non-blocking stream for the capture or a "
-		      "stream of your own for this work");
+	if (!rules_capture_legacy(api, s, ptsz, &cv, what, &v))
+		return 0;
+	caprule_write(&v, api, cv.id);
 	return 1;
 }
 
 int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev)
 {
 	struct cg_capture_view cv, mine;
+	struct cg_verdict v;
 	if (!capture || !model_capture_of_event(ev, &cv) || cv.id == capture || !model_capture_find(capture, &mine))
 		return 0;
-	{
-		char what[160];
-		snprintf(what, sizeof what, "makes a stream of capture %llu wait on an event recorded in capture %llu",
-			 (unsigned long long)capture, (unsigned long long)cv.id);
-		caprule_write(R_CAPTURE_MERGE, api, &mine, CUDA_ERROR_STREAM_CAPTURE_MERGE, what,
-			      "two captures cannot merge: 902, both invalidated (both ends return 901)");
-	}
+	if (!rules_capture_merge(api, capture, &cv, &mine, &v))
+		return 0;
+	caprule_write(&v, api, mine.id);
+	/* both captures are invalidated: the other one links here too */
 	model_capture_breaker(cv.id, api, cg_rule_id(R_CAPTURE_MERGE), CUDA_ERROR_STREAM_CAPTURE_MERGE,
 			      cg_site_here(CAPRULE_SKIP));
 	return 1;
@@ -91,12 +81,45 @@ int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev)
 int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s)
 {
 	struct cg_capture_view cv;
-	if (!capture || !model_capture_find(capture, &cv) || cv.stream != s || cv.tid == cg_gettid() ||
-	    cv.mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+	struct cg_verdict v;
+	if (!capture || !model_capture_find(capture, &cv))
 		return 0;
-	caprule_write(R_END_WRONG_THREAD, api, &cv, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
-		      "ends the capture from another thread than the one that began it",
-		      "a global or thread-local capture must end on its own thread: 908, and the capture stays open");
+	if (!rules_capture_end_thread(api, capture, s, &cv, cg_gettid(), &v))
+		return 0;
+	caprule_write(&v, api, cv.id);
+	return 1;
+}
+
+/* CGS007, a stream query or synchronize that breaks capture cv: written in
+ * full (these paths name every refusal, even of a capture named
+ * abandoned). The site is taken here, two frames below the hook. */
+__attribute__((noinline)) void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv,
+						   const char *what)
+{
+	struct cg_verdict v;
+	struct cg_capture_view c = *cv;
+	uint32_t site = cg_site_here(3);
+	c.named = 0;
+	if (rules_capture_unsafe(api, what, &c, cg_gettid(), &v))
+		cg_verdict_write_capture(&v, api, c.id, site);
+}
+
+__attribute__((noinline)) int cg_rule_capture_unsafe(const char *api, const char *what)
+{
+	struct cg_capture_view cv;
+	struct cg_verdict v;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	if (!model_capture_conflict(model_thread_mode(), &cv))
+		return 0;
+	/* A capture named abandoned: the verdict is a repeat, counted (no
+	 * site taken, no record). */
+	if (cv.named) {
+		if (rules_capture_unsafe(api, what, &cv, 0, &v))
+			cg_verdict_count(&v);
+	} else {
+		cg_rule_unsafe_violation(api, &cv, what);
+	}
 	return 1;
 }
 
@@ -107,12 +130,15 @@ int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s)
 int cg_caprule_device_sync(const char *api)
 {
 	struct cg_capture_view cv;
+	struct cg_verdict v;
 	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed) || !model_capture_any(&cv))
 		return 0;
-	if (cv.named)
-		cg_violation_counted(R_CAPTURE_UNSAFE); /* named abandoned already */
-	else
+	if (cv.named) { /* named abandoned already */
+		if (rules_capture_unsafe(api, NULL, &cv, 0, &v))
+			cg_verdict_count(&v);
+	} else {
 		cg_rule_unsafe_violation(api, &cv, "synchronizes the device, whose streams include the capturing one");
+	}
 	return 1;
 }
 

@@ -20,6 +20,7 @@
 #include "nodes.h"
 #include "policy.h"
 #include "rules.h"
+#include "rules/verdict.h"
 #include "site.h"
 
 #define SITE_SKIP 1
@@ -27,15 +28,6 @@ extern void cg_model_graphmem(const char *when, CUgraphExec e);
 
 /* Set by the first cuGraphExecUpdate of the process. */
 static _Atomic int updates_seen;
-
-static const char *const node_type_names[] = {
-	"kernel", "memcpy", "memset", "host", "graph", "empty", "wait_event", "event_record",
-	"ext_sem_signal", "ext_sem_wait", "mem_alloc", "mem_free", "batch_mem_op", "conditional"};
-
-static const char *node_type(int t)
-{
-	return t >= 0 && t < (int)(sizeof node_type_names / sizeof *node_type_names) ? node_type_names[t] : "?";
-}
 
 /* ======================================================================= */
 /* graphs and nodes                                                        */
@@ -99,8 +91,7 @@ static int memgraph_composition_check(CUgraph g, const char *api, const char *wh
 	int origin, mem;
 	uint64_t cap;
 	uint32_t gsite;
-	struct cg_rec r;
-	char msg[256];
+	struct cg_verdict v;
 	struct cg_summary *s;
 	if (!model_graph_info(g, &origin, &cap, &gsite, &mem))
 		return 0;
@@ -109,18 +100,10 @@ static int memgraph_composition_check(CUgraph g, const char *api, const char *wh
 		mem = s ? (int)(s->n_alloc + s->n_free) : 0;
 		model_summary_free(s);
 	}
-	if (!mem)
+	struct cg_compose_ev ev = {g, mem, site, gsite, what};
+	if (!rules_instantiate_compose(&ev, &v))
 		return 0;
-	snprintf(msg, sizeof msg,
-		 "graph 0x%llx holds %d memory node(s) and cannot be %s (only a child moved with "
-		 "CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE through cuGraphAddNode, from CUDA 12.9)",
-		 (unsigned long long)(uintptr_t)g, mem, what);
-	if (cg_violation_begin(&r, R_DEVICE_LAUNCH_MEM, api, -1, msg)) {
-		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_site(&r, "site", site);
-		rec_site(&r, "graph_site", gsite);
-		cg_violation_end(&r, R_DEVICE_LAUNCH_MEM);
-	}
+	cg_verdict_write(&v, api, 0, SITE_SKIP + 1);
 	return 1;
 }
 
@@ -283,7 +266,7 @@ static void add_node_post(struct cg_call *c, CUresult rc, CUgraphNode *ph, CUgra
 	}
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_str(&r, "type", p ? node_type(p->type) : "?");
+		rec_str(&r, "type", p ? rules_update_node_type(p->type) : "?");
 		rec_hex(&r, "node", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
 		rec_end(&r);
 	}
@@ -383,10 +366,7 @@ struct inst_pre {
 
 static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const char *api)
 {
-	struct cg_exec_view live;
-	struct cg_rec r;
-	char msg[320];
-	int mem;
+	struct cg_verdict v;
 	cg_policy_collect();
 	p->site = cg_site_here(SITE_SKIP + 1);
 	/* A captured graph unchanged since its capture needs no walk: the
@@ -398,37 +378,16 @@ static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const
 		p->sum = model_graph_summary(g);
 	p->predicted_rc = 0;
 	p->rule = 0;
-	mem = p->sum ? (int)(p->sum->n_alloc + p->sum->n_free) : 0;
-	if (mem && model_graph_live_exec(g, &live)) {
-		snprintf(msg, sizeof msg,
-			 "graph 0x%llx has %d memory node(s) and is already instantiated as exec 0x%llx "
-			 "(launched %lld times); only one executable of such a graph may exist at a time: "
-			 "destroy it first, or update it instead of instantiating again",
-			 (unsigned long long)(uintptr_t)g, mem, (unsigned long long)(uintptr_t)live.h, live.launches);
-		p->predicted_rc = CUDA_ERROR_NOT_SUPPORTED;
-		p->rule = R_SECOND_INSTANTIATE;
-		if (cg_violation_begin(&r, R_SECOND_INSTANTIATE, api, CUDA_ERROR_NOT_SUPPORTED, msg)) {
-			rec_hex(&r, "graph", (uintptr_t)g);
-			rec_hex(&r, "other_exec", (uintptr_t)live.h);
-			rec_site(&r, "site", p->site);
-			rec_site(&r, "exec_site", live.site);
-			cg_violation_end(&r, R_SECOND_INSTANTIATE);
-		}
+	struct cg_instantiate_ev ev = {g, flags, p->sum, p->site};
+	if (rules_instantiate_second(&ev, &cg_model_view_live, &v)) {
+		p->predicted_rc = v.predicted_rc;
+		p->rule = v.rule;
+		cg_verdict_write(&v, api, 0, SITE_SKIP + 1);
 	}
-	if ((flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) &&
-	    ((flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) || mem)) {
-		snprintf(msg, sizeof msg,
-			 "DeviceLaunch cannot be combined with %s",
-			 (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) ? "AutoFreeOnLaunch"
-										  : "memory nodes in the graph");
-		p->predicted_rc = CUDA_ERROR_INVALID_VALUE;
-		p->rule = R_DEVICE_LAUNCH_MEM;
-		if (cg_violation_begin(&r, R_DEVICE_LAUNCH_MEM, api, CUDA_ERROR_INVALID_VALUE, msg)) {
-			rec_hex(&r, "graph", (uintptr_t)g);
-			rec_u64(&r, "flags", flags);
-			rec_site(&r, "site", p->site);
-			cg_violation_end(&r, R_DEVICE_LAUNCH_MEM);
-		}
+	if (rules_instantiate_device_launch(&ev, &v)) {
+		p->predicted_rc = v.predicted_rc;
+		p->rule = v.rule;
+		cg_verdict_write(&v, api, 0, SITE_SKIP + 1);
 	}
 	p->have_free = model_sample_free(&p->free_before);
 }
@@ -461,7 +420,7 @@ static void emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, cons
 			rec_hex(&r, "exec", (uintptr_t)e);
 		}
 		rec_int(&r, "index", i);
-		rec_str(&r, "type", node_type(s->types[i]));
+		rec_str(&r, "type", rules_update_node_type(s->types[i]));
 		if (!g) {
 			rec_int(&r, "ndeps", s->ndeps[i]);
 			goto mem;
@@ -647,8 +606,6 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 /* update                                                                  */
 /* ======================================================================= */
 
-static const char *update_result_name(int res);
-
 struct upd_pred {
 	int rc, result, rule;
 	/* quiet: the new graph is known to have the exec's topology (same
@@ -661,153 +618,56 @@ struct upd_pred {
 	char why[256];
 };
 
-/* The reason a predicted update fails, as text (it goes into the CGS001
- * record and, under reinstantiate, into every rewrite record): built with
- * stpcpy and the record's number formatters, as snprintf costs more than
- * the rest of a rewrite's bookkeeping. Every text fits the 256-byte why[]. */
-static void why_count(char *o, uint32_t exec_nodes, CUgraph g, uint32_t graph_nodes)
-{
-	o = rec_fmt_u64_(stpcpy(o, "node count differs: exec has "), exec_nodes);
-	o = rec_fmt_hex_(stpcpy(o, " nodes, graph "), (uintptr_t)g, 0);
-	*rec_fmt_u64_(stpcpy(o, " has "), graph_nodes) = 0;
-}
-
-static void why_type(char *o, uint32_t i, int exec_type, int graph_type)
-{
-	o = rec_fmt_u64_(stpcpy(o, "node "), i);
-	o = stpcpy(stpcpy(o, " changed type: "), node_type(exec_type));
-	stpcpy(stpcpy(stpcpy(o, " in the exec, "), node_type(graph_type)), " in the graph");
-}
-
-static void why_deps(char *o, uint32_t i, int type, unsigned exec_deps, unsigned graph_deps)
-{
-	o = rec_fmt_u64_(stpcpy(o, "node "), i);
-	o = stpcpy(stpcpy(stpcpy(o, " ("), node_type(type)), ") has ");
-	o = rec_fmt_u64_(o, exec_deps);
-	o = rec_fmt_u64_(stpcpy(o, " dependencies in the exec and "), graph_deps);
-	stpcpy(o, " in the graph");
-}
-
 /* Predict cuGraphExecUpdate from the exec's summary (kept since
- * instantiate) and the new graph's summary. Writes violations CGS001,
- * CGS002, CGS003, CGS012 before the call. */
+ * instantiate) and the new graph's summary: the update rules' verdicts
+ * (rules/update.c), written before the call. CGS001 under reinstantiate
+ * on a handle rewritten before is counted, its reason already written. */
 static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct cg_summary **newsum,
 			   const char *api)
 {
 	struct cg_summary *old, *nu;
-	struct cg_exec_view live, ev;
+	struct cg_verdict v[4];
+	struct cg_update_pred up;
+	const struct cg_model_view *mv = &cg_model_view_live;
 	/* From the first update on, graphs are walked as their capture ends
 	 * (see end_capture_common): an updating program's next update then
 	 * finds its graph's summary ready. */
 	atomic_store_explicit(&updates_seen, 1, memory_order_relaxed);
 	model_update_summaries(e, g, &old, &nu);
-	struct cg_rec r;
-	char msg[400];
-	/* The call site costs a backtrace: taken only when a violation is written. */
+	struct cg_update_ev ev = {e, g, old, nu};
 	memset(p, 0, sizeof *p);
 	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	*newsum = nu;
 
-	if (nu && nu->n_alloc + nu->n_free && model_graph_live_exec(g, &live) && live.h != e) {
-		p->rc = CUDA_ERROR_NOT_SUPPORTED;
-		p->rule = R_UPDATE_INSTANTIATED;
-		snprintf(msg, sizeof msg,
-			 "graph 0x%llx holds memory nodes and is itself instantiated as exec 0x%llx; it cannot "
-			 "be used to update exec 0x%llx (driver: 801, result left Success)",
-			 (unsigned long long)(uintptr_t)g, (unsigned long long)(uintptr_t)live.h,
-			 (unsigned long long)(uintptr_t)e);
-		if (cg_violation_begin(&r, R_UPDATE_INSTANTIATED, api, p->rc, msg)) {
-			rec_hex(&r, "exec", (uintptr_t)e);
-			rec_hex(&r, "graph", (uintptr_t)g);
-			rec_hex(&r, "other_exec", (uintptr_t)live.h);
-			rec_site(&r, "site", cg_site_here(SITE_SKIP + 1));
-			rec_site(&r, "other_exec_site", live.site);
-			cg_violation_end(&r, R_UPDATE_INSTANTIATED);
-		}
+	if (rules_update_instantiated(&ev, mv, &v[0])) {
+		p->rc = v[0].predicted_rc;
+		p->rule = v[0].rule;
+		cg_verdict_write(&v[0], api, 0, SITE_SKIP + 1);
 		goto out;
 	}
 	if (!old || !nu)
 		goto out;
-	if (old == nu) {
-		/* O(1): the exec's own summary (an update from the graph it runs). */
-	} else if (old->topo && old->topo == nu->topo && old->n_nodes == nu->n_nodes) {
-		/* Same topology hash: the node-by-node type and edge loop below
-		 * only runs when they differ, to name the difference. */
-	} else if (old->n_nodes != nu->n_nodes) {
-		p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-		p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
-		why_count(p->why, old->n_nodes, g, nu->n_nodes);
-	} else {
-		for (uint32_t i = 0; i < nu->n_nodes; i++) {
-			if (old->types[i] != nu->types[i]) {
-				p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-				p->result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
-				p->err_index = i;
-				p->err_node = nu->nodes[i];
-				p->from_node = old->nodes[i];
-				why_type(p->why, i, old->types[i], nu->types[i]);
-				break;
-			}
-			if (old->ndeps[i] != nu->ndeps[i]) {
-				p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-				p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
-				p->err_index = i;
-				p->err_node = nu->nodes[i];
-				p->from_node = old->nodes[i];
-				why_deps(p->why, i, nu->types[i], old->ndeps[i], nu->ndeps[i]);
-				break;
-			}
-		}
-	}
-	/* Same shape, other summaries: node details the driver will not take
-	 * (nodes.c); they are not in the topology hash. */
-	if (!p->rc && old != nu && nodes_update_refusal(old, nu, &p->err_index, &p->result, p->why, sizeof p->why)) {
-		p->rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-		p->err_node = nu->nodes[p->err_index];
-		p->from_node = old->nodes[p->err_index];
-	}
-	if (p->rc) {
-		p->rule = R_UPDATE_FAIL;
+	if (rules_update_fail(&ev, mv, &up, &v[0])) {
+		p->rc = v[0].predicted_rc;
+		p->rule = v[0].rule;
+		p->result = up.result;
+		p->err_index = up.err_index;
+		p->err_node = up.err_node;
+		p->from_node = up.from_node;
+		memcpy(p->why, up.why, sizeof p->why);
 		/* Under reinstantiate, a handle already rewritten once had its
 		 * CGS001 written in full then: later ones are counted, and each
 		 * rewrite record carries its reason (why). A thrashing loop
-		 * then costs one record per rewrite, not three. */
-		if (cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE && cg_policy_rewritten_before(e)) {
-			cg_violation_counted(R_UPDATE_FAIL);
-			goto out;
-		}
-		snprintf(msg, sizeof msg, "cuGraphExecUpdate of exec 0x%llx from graph 0x%llx will fail with %s: %s",
-			 (unsigned long long)(uintptr_t)e, (unsigned long long)(uintptr_t)g,
-			 update_result_name(p->result),
-			 p->why);
-		if (cg_violation_begin(&r, R_UPDATE_FAIL, api, p->rc, msg)) {
-			rec_hex(&r, "exec", (uintptr_t)e);
-			rec_hex(&r, "graph", (uintptr_t)g);
-			rec_int(&r, "predicted_result", p->result);
-			rec_int(&r, "exec_nodes", old->n_nodes);
-			rec_int(&r, "graph_nodes", nu->n_nodes);
-			if (p->err_node) {
-				const char *kn = nodes_kernel_name(nu, p->err_index);
-				const char *ko = nodes_kernel_name(old, p->err_index);
-				if (kn)
-					rec_str(&r, "kernel", kn);
-				if (ko && ko != kn)
-					rec_str(&r, "exec_kernel", ko);
-				rec_int(&r, "node_index", p->err_index);
-				rec_hex(&r, "error_node", (uintptr_t)p->err_node);
-				rec_hex(&r, "error_from_node", (uintptr_t)p->from_node);
-			}
-			rec_site(&r, "site", cg_site_here(SITE_SKIP + 1));
-			if (!model_exec_view(e, &ev)) /* only for the record: one lock less per update */
-				memset(&ev, 0, sizeof ev);
-			rec_site(&r, "exec_site", ev.site);
-			/* Under reinstantiate the refusal is averted behind the
-			 * handle: the warning goes out with the thread's batch, in
-			 * order, instead of a write of its own (update_post flushes
-			 * the batch if the call fails after all). */
-			if (cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE)
-				rec_batched(&r);
-			cg_violation_end(&r, R_UPDATE_FAIL);
+		 * then costs one record per rewrite, not three. Otherwise the
+		 * refusal is averted behind the handle: the warning goes out
+		 * with the thread's batch, in order, instead of a write of its
+		 * own (update_post flushes the batch if the call fails after
+		 * all). */
+		if (cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE && cg_policy_rewritten_before(e))
+			cg_verdict_count(&v[0]);
+		else if (cg_verdict_write(&v[0], api,
+					  cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE ? CG_VW_BATCHED : 0,
+					  SITE_SKIP + 1)) {
 			emit_nodes_at(model_summary_graph(old), old, CG_L_INFO, "exec", e);
 			emit_nodes_at(g, nu, CG_L_INFO, "graph", e);
 		}
@@ -818,74 +678,16 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct 
 	 * does to graph allocations. */
 	if (old != nu)
 		nodes_update_diff(e, g, old, nu);
-	p->quiet = old->n_alloc == nu->n_alloc && old->n_free == nu->n_free;
-	for (uint32_t i = 0; p->quiet && old != nu && i < old->n_alloc + old->n_free; i++)
-		if (old->mem[i].dptr != nu->mem[i].dptr || old->mem[i].size != nu->mem[i].size ||
-		    old->mem[i].pool != nu->mem[i].pool || old->mem[i].is_free != nu->mem[i].is_free)
-			p->quiet = 0;
+	p->quiet = rules_update_same_memory(&ev);
 	if (p->quiet)
 		goto out; /* same memory nodes: neither CGS012 nor CGS003 can apply */
-	for (uint32_t i = 0, ia = 0; i < old->n_alloc + old->n_free && ia < nu->n_alloc + nu->n_free; i++, ia++) {
-		const struct cg_mnode *a = &old->mem[i], *b = &nu->mem[ia];
-		if (a->is_free || b->is_free)
-			continue;
-		if (a->pool != b->pool && a->pool && b->pool) {
-			int ipc, def_a = 0, def_b = 0;
-			uint32_t sa = 0, sb = 0;
-			model_pool_info(a->pool, &ipc, &def_a, &sa);
-			model_pool_info(b->pool, &ipc, &def_b, &sb);
-			snprintf(msg, sizeof msg,
-				 "update of exec 0x%llx carries an allocation from pool 0x%llx%s where the exec's came "
-				 "from pool 0x%llx%s; the driver checks neither pool nor size and accepts it",
-				 (unsigned long long)(uintptr_t)e, (unsigned long long)(uintptr_t)b->pool,
-				 def_b ? " (default)" : "", (unsigned long long)(uintptr_t)a->pool,
-				 def_a ? " (default)" : "");
-			if (cg_violation_begin(&r, R_POOL_CHANGED, api, -1, msg)) {
-				rec_hex(&r, "exec", (uintptr_t)e);
-				rec_hex(&r, "pool", (uintptr_t)a->pool);
-				rec_hex(&r, "other_pool", (uintptr_t)b->pool);
-				rec_site(&r, "pool_site", sa);
-				rec_site(&r, "other_pool_site", sb);
-				rec_site(&r, "alloc_site", a->site);
-				rec_site(&r, "other_alloc_site", b->site);
-				cg_violation_end(&r, R_POOL_CHANGED);
-			}
-		}
-		/* Only an allocation that outlives the launch (no free node in
-		 * the exec's graph) can be held by the program: swapping one that
-		 * the graph frees itself is harmless. */
-		int escapes = !model_mnode_has(old->mem, (int)(old->n_alloc + old->n_free), a->dptr, 1);
-		if (escapes && (a->dptr != b->dptr || a->size != b->size)) {
-			snprintf(msg, sizeof msg,
-				 "update of exec 0x%llx will succeed but replaces its graph allocation 0x%llx (%zu bytes) "
-				 "by 0x%llx (%zu bytes): pointers taken from the original capture are dead after the next "
-				 "launch",
-				 (unsigned long long)(uintptr_t)e, (unsigned long long)a->dptr, a->size,
-				 (unsigned long long)b->dptr, b->size);
-			if (cg_violation_begin(&r, R_ALLOC_SWAP, api, -1, msg)) {
-				rec_hex(&r, "exec", (uintptr_t)e);
-				rec_hex(&r, "graph", (uintptr_t)g);
-				rec_hex(&r, "dptr", a->dptr);
-				rec_hex(&r, "new_dptr", b->dptr);
-				rec_u64(&r, "size", a->size);
-				rec_u64(&r, "new_size", b->size);
-				rec_hex(&r, "pool", (uintptr_t)a->pool);
-				rec_hex(&r, "new_pool", (uintptr_t)b->pool);
-				rec_site(&r, "alloc_site", a->site);
-				rec_site(&r, "new_alloc_site", b->site);
-				cg_violation_end(&r, R_ALLOC_SWAP);
-			}
-		}
+	for (uint32_t pos = 0; pos != UINT32_MAX;) {
+		int n = rules_update_memory(&ev, mv, &pos, v, 4);
+		for (int k = 0; k < n; k++)
+			cg_verdict_write(&v[k], api, 0, SITE_SKIP + 1);
 	}
 out:
 	model_summary_free(old);
-}
-
-static const char *update_result_name(int res)
-{
-	static const char *n[] = {"Success", "Error", "TopologyChanged", "NodeTypeChanged", "FunctionChanged",
-				  "ParametersChanged", "NotSupported", "UnsupportedFunctionChange", "AttributesChanged"};
-	return res >= 0 && res < 9 ? n[res] : "?";
 }
 
 /* Shared tail of both update forms. rc/result/err nodes are the driver's
@@ -922,7 +724,7 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 		rec_hex(&r, "graph", (uintptr_t)g);
 		if (result >= 0) { /* -1: the application gave nowhere to put it */
 			rec_int(&r, "result", result);
-			rec_word(&r, "result_name", update_result_name(result));
+			rec_word(&r, "result_name", rules_update_result_name(result));
 		}
 		if (errn)
 			rec_hex(&r, "error_node", (uintptr_t)errn);
@@ -1049,30 +851,12 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 
 static __attribute__((noinline, cold)) void launch_unfreed_violation(CUgraphExec e, const char *api, int unfreed)
 {
-	struct cg_rec r;
+	struct cg_verdict v;
 	struct cg_mnode *mem = NULL;
-	char msg[320];
 	int n = model_exec_mnodes(e, &mem);
-	snprintf(msg, sizeof msg,
-		 "exec 0x%llx is relaunched while %d graph allocation(s) of its previous launch are unfreed and it was "
-		 "not instantiated with AutoFreeOnLaunch: free them (cuMemFreeAsync, a free node) or instantiate "
-		 "with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH",
-		 (unsigned long long)(uintptr_t)e, unfreed);
-	if (cg_violation_begin(&r, R_RELAUNCH_UNFREED, api, CUDA_ERROR_INVALID_VALUE, msg)) {
-		rec_hex(&r, "exec", (uintptr_t)e);
-		rec_open(&r, "dptrs", '[');
-		for (int i = 0; i < n; i++)
-			if (!mem[i].is_free)
-				rec_elem_hex(&r, mem[i].dptr);
-		rec_close(&r, ']');
-		for (int i = 0; i < n; i++)
-			if (!mem[i].is_free) {
-				rec_site(&r, "alloc_site", mem[i].site);
-				break;
-			}
-		rec_site(&r, "site", cg_site_here(2));
-		cg_violation_end(&r, R_RELAUNCH_UNFREED);
-	}
+	struct cg_launch_ev ev = {e, unfreed, 0, mem, n};
+	if (rules_instantiate_relaunch(&ev, &v))
+		cg_verdict_write(&v, api, 0, 2);
 	free(mem);
 }
 
@@ -1449,23 +1233,10 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		return rc;
 	}
 	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0) {
-		char msg[256];
-		snprintf(msg, sizeof msg,
-			 "capture %llu on stream 0x%llx ends with %d forked stream(s) not joined back: make the "
-			 "origin stream wait on an event recorded on each forked stream after its last work",
-			 (unsigned long long)id, (unsigned long long)(uintptr_t)s, n);
-		if (cg_violation_begin(&r, R_UNJOINED, cg_routes[hid].name, CUDA_ERROR_STREAM_CAPTURE_UNJOINED, msg)) {
-			rec_u64(&r, "capture", id);
-			rec_hex(&r, "stream", (uintptr_t)s);
-			rec_open(&r, "unjoined", '[');
-			for (int i = 0; i < n; i++)
-				rec_elem_hex(&r, (uintptr_t)un[i]);
-			rec_close(&r, ']');
-			rec_site(&r, "fork_site", unsite[0]);
-			if (model_capture_find(id, &cv))
-				rec_site(&r, "begin_site", cv.site);
-			cg_violation_end(&r, R_UNJOINED);
-		}
+		struct cg_verdict v;
+		int found = model_capture_find(id, &cv);
+		if (rules_capture_unjoined(id, s, un, unsite, n, found ? &cv : NULL, &v))
+			cg_verdict_write(&v, cg_routes[hid].name, 0, SITE_SKIP + 1);
 		/* the end's 904 links back to the first unjoined fork's site */
 		model_capture_breaker(id, cg_routes[hid].name, cg_rule_id(R_UNJOINED), CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
 				      unsite[0]);
@@ -1780,23 +1551,12 @@ static CUresult alloc_async_common(struct cg_call *c, CUresult (*call)(void *), 
 		site = cg_site_here(SITE_SKIP + 1);
 		if (!pool)
 			pool = model_device_pool(cg_current_device(), NULL);
-		if (pool && model_pool_info(pool, &ipc, &is_default, &pool_site) && ipc) {
-			char msg[300];
-			snprintf(msg, sizeof msg,
-				 "%s of %zu bytes from pool 0x%llx during capture %llu: the pool has export handle types "
-				 "(IPC-capable) and cannot back graph allocations; the call fails with 801 but the "
-				 "capture continues, and later nodes use an unset pointer",
-				 api, size, (unsigned long long)(uintptr_t)pool, (unsigned long long)id);
-			if (cg_violation_begin(&r, R_IPC_POOL_CAPTURE, api, CUDA_ERROR_NOT_SUPPORTED, msg)) {
-				rec_hex(&r, "pool", (uintptr_t)pool);
-				rec_u64(&r, "capture", id);
-				rec_hex(&r, "stream", (uintptr_t)s);
-				rec_u64(&r, "size", size);
-				rec_site(&r, "site", site);
-				rec_site(&r, "pool_site", pool_site);
-				cg_violation_end(&r, R_IPC_POOL_CAPTURE);
-			}
-		}
+		if (pool && !model_pool_info(pool, &ipc, &is_default, &pool_site))
+			ipc = is_default = 0;
+		struct cg_alloc_ev ev = {api, size, pool, ipc, pool_site, s, id, site};
+		struct cg_verdict v;
+		if (rules_memory_ipc_pool(&ev, &v))
+			cg_verdict_write(&v, api, 0, SITE_SKIP + 1);
 	}
 	rc = CG_FWD(call(ctx));
 	int saved = errno;
@@ -1886,10 +1646,8 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 {
 	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
-	uint64_t id = 0, acap = 0;
-	CUgraph g = NULL, ag = NULL;
-	size_t sz = 0;
-	uint32_t asite = 0;
+	uint64_t id = 0;
+	CUgraph g = NULL;
 	int capturing = 0;
 	CUresult rc;
 	struct cg_rec r;
@@ -1900,27 +1658,10 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 	if (!capturing)
 		model_mem_moved(); /* may give memory back to the pool; a captured one is a node */
 	if (capturing) {
-		int known = model_alloc_lookup(p, &acap, &ag, &sz, &asite);
-		if (!known || acap != id) {
-			char msg[300];
-			snprintf(msg, sizeof msg,
-				 "cuMemFreeAsync of 0x%llx during capture %llu: %s; the free becomes a node of this "
-				 "graph and frees the memory at every launch",
-				 (unsigned long long)p, (unsigned long long)id,
-				 known ? "the allocation was made by another capture or graph"
-				       : "the memory was not allocated in this capture");
-			if (cg_violation_begin(&r, R_FREE_FOREIGN, cg_routes[hid].name, -1, msg)) {
-				rec_hex(&r, "dptr", p);
-				rec_u64(&r, "capture", id);
-				rec_hex(&r, "stream", (uintptr_t)s);
-				if (known) {
-					rec_u64(&r, "alloc_capture", acap);
-					rec_site(&r, "alloc_site", asite);
-				}
-				rec_site(&r, "site", cg_site_here(SITE_SKIP + 1));
-				cg_violation_end(&r, R_FREE_FOREIGN);
-			}
-		}
+		struct cg_free_ev ev = {p, s, id};
+		struct cg_verdict v;
+		if (rules_memory_free_foreign(&ev, &cg_model_view_live, &v))
+			cg_verdict_write(&v, cg_routes[hid].name, 0, SITE_SKIP + 1);
 		c.flags |= CG_CALL_LIFE;
 	}
 	rc = CG_FWD(fn(p, s));
