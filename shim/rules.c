@@ -43,7 +43,7 @@ int cg_rule_on(int rule)
 	return 1;
 }
 
-int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicted_rc, const char *msg)
+static int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicted_rc, const char *msg)
 {
 	int sev_err = !strcmp(rule_tab[rule].sev, "error");
 	if (!cg_rule_on(rule)) {
@@ -75,7 +75,7 @@ static void abort_if_asked(int rule)
 	}
 }
 
-void cg_violation_counted(int rule)
+static void cg_violation_counted(int rule)
 {
 	if (!cg_rule_on(rule))
 		return;
@@ -83,7 +83,7 @@ void cg_violation_counted(int rule)
 	abort_if_asked(rule);
 }
 
-void cg_violation_end(struct cg_rec *r, int rule)
+static void cg_violation_end(struct cg_rec *r, int rule)
 {
 	rec_end(r);
 	abort_if_asked(rule);

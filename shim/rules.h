@@ -18,12 +18,6 @@ enum cg_rule {
 };
 
 int cg_rule_on(int rule);
-/* Start a violation record (returns 0 if the rule is off; then write nothing). */
-int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicted_rc, const char *msg);
-void cg_violation_end(struct cg_rec *r, int rule);
-/* A violation counted (summary, CGSHIM_ON_VIOLATION=abort) but not written:
- * for repeats whose record would add nothing to one already written. */
-void cg_violation_counted(int rule);
 const char *cg_rule_id(int rule);
 
 /* Write verdict v (rules/verdict.h) of the call api as a violation record;
@@ -45,7 +39,7 @@ void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when);
 void cg_rules_summary(struct cg_rec *r);
 long long cg_violations_total(void);
 long long cg_failures_total(void);
-/* CGS007 (capture-rules.c): whether a capture-unsafe call by this thread
+/* CGS007 (hooks/capture-rules.c): whether a capture-unsafe call by this thread
  * (what it does, or NULL to say it from api) collides with a live capture
  * under this thread's capture mode. When it does, the violation naming the
  * calling thread, its site (native and Python frames) and the capture the
@@ -54,7 +48,7 @@ int cg_rule_capture_unsafe(const char *api, const char *what);
 void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what);
 /* After the call: a predicted refusal the driver did not make is a mismatch. */
 void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
-/* capture-rules.c: the map's other routes (CGS013-CGS016). Each returns
+/* hooks/capture-rules.c: the map's other routes (CGS013-CGS016). Each returns
  * 1 when the call will break a capture, the violation written. */
 int cg_caprule_event(const char *api, CUevent ev);
 int cg_caprule_is_legacy(CUstream s, int ptsz);

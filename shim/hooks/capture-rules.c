@@ -1,5 +1,5 @@
 /*
- * shim/capture-rules.c -- the hooks' side of the capture rules (the
+ * shim/hooks/capture-rules.c -- the hooks' side of the capture rules (the
  * verdicts themselves: rules/capture.c): each is called by a hook before
  * it forwards, looks the captures up in the model (no driver call, so
  * nothing here can itself break a capture), asks the pure rule, and when
@@ -18,11 +18,11 @@
 #include <stdio.h>
 #include <stdatomic.h>
 
-#include "call.h"
-#include "model.h"
-#include "rules.h"
-#include "rules/verdict.h"
-#include "site.h"
+#include "../call.h"
+#include "../model.h"
+#include "../rules.h"
+#include "../rules/verdict.h"
+#include "../site.h"
 
 #define CAPRULE_SKIP 2 /* this function and the hook */
 
