@@ -13,88 +13,111 @@
 /* update                                                                  */
 /* ======================================================================= */
 
+/* One update's way through the hook (hooks.h: the sequence). */
 struct upd_pred {
+	/* 2. model lookup: the exec's summary and the new graph's (references) */
+	struct cg_summary *old, *nu;
+	/* 3. the rules' verdict before the call (CGS002 or CGS001; CGS003 and
+	 * CGS012 come from the memory rule as their records are written) */
+	struct cg_verdict v;
+	int have_v;
 	int rc, result, rule;
 	/* quiet: the new graph is known to have the exec's topology (same
 	 * summary, or equal topology hashes) and the same memory nodes, and
 	 * nothing was written: a successful update then changes nothing the
 	 * shim models and is counted, not recorded, below debug level. */
 	int quiet;
-	uint32_t err_index, from_index;
+	uint32_t err_index;
 	CUgraphNode err_node, from_node;
 	char why[256];
+	/* 4. the policy's decision: count the verdict instead of writing it,
+	 * write it into the thread's batch, abort before the call */
+	int count_only, batched, abort;
 };
 
-/* Predict cuGraphExecUpdate from the exec's summary (kept since
- * instantiate) and the new graph's summary: the update rules' verdicts
- * (rules/update.c), written before the call. CGS001 under reinstantiate
- * on a handle rewritten before is counted, its reason already written. */
-static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g, struct cg_summary **newsum,
-			   const char *api)
+/* Steps 2 and 3: the model's summaries of exec e and graph g, and the
+ * update rules' verdict (rules/update.c). Writes nothing. */
+static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
 {
-	struct cg_summary *old, *nu;
-	struct cg_verdict v[4];
-	struct cg_update_pred up;
 	const struct cg_model_view *mv = &cg_model_view_live;
+	struct cg_update_pred up;
+	memset(p, 0, sizeof *p);
+	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	/* From the first update on, graphs are walked as their capture ends
 	 * (see end_capture_common): an updating program's next update then
 	 * finds its graph's summary ready. */
 	atomic_store_explicit(&cgh_updates_seen, 1, memory_order_relaxed);
-	model_update_summaries(e, g, &old, &nu);
-	struct cg_update_ev ev = {e, g, old, nu};
-	memset(p, 0, sizeof *p);
-	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
-	*newsum = nu;
-
-	if (rules_update_instantiated(&ev, mv, &v[0])) {
-		p->rc = v[0].predicted_rc;
-		p->rule = v[0].rule;
-		cg_verdict_write(&v[0], api, 0, SITE_SKIP + 1);
-		goto out;
-	}
-	if (!old || !nu)
-		goto out;
-	if (rules_update_fail(&ev, mv, &up, &v[0])) {
-		p->rc = v[0].predicted_rc;
-		p->rule = v[0].rule;
+	model_update_summaries(e, g, &p->old, &p->nu);
+	struct cg_update_ev ev = {e, g, p->old, p->nu};
+	if (rules_update_instantiated(&ev, mv, &p->v)) {
+		p->have_v = 1;
+	} else if (p->old && p->nu && rules_update_fail(&ev, mv, &up, &p->v)) {
+		p->have_v = 1;
 		p->result = up.result;
 		p->err_index = up.err_index;
 		p->err_node = up.err_node;
 		p->from_node = up.from_node;
 		memcpy(p->why, up.why, sizeof p->why);
-		/* Under reinstantiate, a handle already rewritten once had its
-		 * CGS001 written in full then: later ones are counted, and each
-		 * rewrite record carries its reason (why). A thrashing loop
-		 * then costs one record per rewrite, not three. Otherwise the
-		 * refusal is averted behind the handle: the warning goes out
-		 * with the thread's batch, in order, instead of a write of its
-		 * own (update_post flushes the batch if the call fails after
-		 * all). */
-		if (cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE && cg_policy_rewritten_before(e))
-			cg_verdict_count(&v[0]);
-		else if (cg_verdict_write(&v[0], api,
-					  cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE ? CG_VW_BATCHED : 0,
-					  SITE_SKIP + 1)) {
+	} else if (p->old && p->nu) {
+		p->quiet = rules_update_same_memory(&ev);
+	}
+	if (p->have_v) {
+		p->rc = p->v.predicted_rc;
+		p->rule = p->v.rule;
+	}
+}
+
+/* Step 4, the policy before the call. A predicted refusal under
+ * reinstantiate: on a handle already rewritten once, its CGS001 was
+ * written in full then, so this one is counted (each rewrite record
+ * carries its reason, why: a thrashing loop costs one record per rewrite,
+ * not three); otherwise the refusal is averted behind the handle and the
+ * warning goes out with the thread's batch, in order, instead of a write
+ * of its own (update_post flushes the batch if the call fails after all).
+ * Under abort, a predicted refusal stops the program before the call. */
+static void update_policy_pre(struct upd_pred *p, CUgraphExec e)
+{
+	if (p->rule == R_UPDATE_FAIL && cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE) {
+		p->count_only = cg_policy_rewritten_before(e);
+		p->batched = 1;
+	}
+	p->abort = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && cg_cfg.on_update_failure == CG_UPD_ABORT;
+}
+
+/* Step 5, before the call: the verdicts' records, as the policy decided
+ * (rules.c writes them); for an update that will succeed, the nodes it
+ * changes (nodes.c) and what it does to graph allocations (CGS012,
+ * CGS003). Then the policy's abort. Not inlined: the call site is taken
+ * a fixed number of frames up. */
+static __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUgraphExec e, CUgraph g,
+							 const char *api)
+{
+	struct cg_summary *old = p->old, *nu = p->nu;
+	if (p->have_v) {
+		if (p->count_only)
+			cg_verdict_count(&p->v);
+		else if (cg_verdict_write(&p->v, api, p->batched ? CG_VW_BATCHED : 0, SITE_SKIP + 1) &&
+			 p->rule == R_UPDATE_FAIL) {
 			cgh_emit_nodes_at(model_summary_graph(old), old, CG_L_INFO, "exec", e);
 			cgh_emit_nodes_at(g, nu, CG_L_INFO, "graph", e);
 		}
-		goto out;
+	} else if (old && nu) {
+		/* nothing to compare when the exec already holds this summary */
+		if (old != nu)
+			nodes_update_diff(e, g, old, nu);
+		/* same memory nodes (quiet): neither CGS012 nor CGS003 can apply */
+		struct cg_update_ev ev = {e, g, old, nu};
+		struct cg_verdict v[4];
+		for (uint32_t pos = p->quiet ? UINT32_MAX : 0; pos != UINT32_MAX;) {
+			int n = rules_update_memory(&ev, &cg_model_view_live, &pos, v, 4);
+			for (int k = 0; k < n; k++)
+				cg_verdict_write(&v[k], api, 0, SITE_SKIP + 1);
+		}
 	}
-	/* The update will succeed: say which nodes it changes (nodes.c; nothing
-	 * to compare when the exec already holds this summary), then what it
-	 * does to graph allocations. */
-	if (old != nu)
-		nodes_update_diff(e, g, old, nu);
-	p->quiet = rules_update_same_memory(&ev);
-	if (p->quiet)
-		goto out; /* same memory nodes: neither CGS012 nor CGS003 can apply */
-	for (uint32_t pos = 0; pos != UINT32_MAX;) {
-		int n = rules_update_memory(&ev, mv, &pos, v, 4);
-		for (int k = 0; k < n; k++)
-			cg_verdict_write(&v[k], api, 0, SITE_SKIP + 1);
-	}
-out:
 	model_summary_free(old);
+	p->old = NULL;
+	if (p->abort)
+		raise(SIGABRT);
 }
 
 /* Shared tail of both update forms. rc/result/err nodes are the driver's
@@ -147,13 +170,6 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 		cg_log_flush_thread(); /* a program may stop on this error: its records first */
 }
 
-/* Policy before the call: abort on a predicted refusal. */
-static void update_policy_pre(const struct upd_pred *p)
-{
-	if (p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && cg_cfg.on_update_failure == CG_UPD_ABORT)
-		raise(SIGABRT);
-}
-
 /* Policy after the driver's answer: under reinstantiate, a refusal with 910
  * is replaced by a re-instantiation. Only the driver's own refusal counts: a
  * prediction is never acted on unasked, since the driver may answer
@@ -181,8 +197,10 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 	CG_REAL(cuGraphExecUpdate_v2);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate_v2, CG_CALL_LIFE))
 		return CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
-	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate_v2");
-	update_policy_pre(&p);
+	update_predict(&p, app, hGraph);                            /* 2, 3 */
+	update_policy_pre(&p, app);                                 /* 4 */
+	update_records_pre(&p, app, hGraph, "cuGraphExecUpdate_v2"); /* 5 */
+	nu = p.nu;
 	/* The application's pointer as given (TensorRT-LLM passes NULL, which
 	 * the driver accepts): the result is read only from it. */
 	rc = CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
@@ -229,8 +247,10 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 		errno = saved;
 		return rc;
 	}
-	update_predict(&p, app, hGraph, &nu, "cuGraphExecUpdate");
-	update_policy_pre(&p);
+	update_predict(&p, app, hGraph);                         /* 2, 3 */
+	update_policy_pre(&p, app);                              /* 4 */
+	update_records_pre(&p, app, hGraph, "cuGraphExecUpdate"); /* 5 */
+	nu = p.nu;
 	rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
 	saved = errno;
 	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) { /* written by the driver */
