@@ -30,7 +30,7 @@ struct cg_call {
 };
 
 /* Nonzero until the begin-capture hook's first-use work is done
- * (cg_warm_capture, hooks-driver.c): one relaxed load per hooked call. */
+ * (cg_warm_capture, hooks/capture.c): one relaxed load per hooked call. */
 extern _Atomic int cg_warm_pending CG_HIDDEN;
 void cg_warm_capture(int hid) CG_HIDDEN;
 
@@ -107,7 +107,7 @@ int cg_need_real(int hid) CG_HIDDEN;
  * key arguments and calls rec_end(). Returns r->on. */
 int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc) CG_HIDDEN;
 /* Same for a record written later than its call (a begin-capture record is
- * deferred until its capture ends: see hooks-driver.c): via is the runtime
+ * deferred until its capture ends: see hooks/capture.c): via is the runtime
  * name the call came through, end the time the hook finished (the record's
  * stamp and the end of dur_ns/post_ns). Counts nothing, consumes no via. */
 int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end) CG_HIDDEN;

@@ -96,16 +96,6 @@ const char *nodes_copy_kind(int kind);
  * values. Returns the number of differing nodes. Not on the launch path. */
 struct cg_summary;
 int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu);
-/* Changes of node details that the driver refuses in an update (best
- * reading of docs/cuda-facts.md §5; measured by tests/gpu/update_refusals,
- * docs/update-refusals.md): a kernel's function from another module or
- * context (UnsupportedFunctionChange), a cooperative <-> non-cooperative
- * change (AttributesChanged), a memset's element size or extent, a copy's
- * memory types (ParametersChanged). Both summaries have the same node
- * types in the same order. Returns 1 and fills the node index, the
- * predicted result and a reason when one is found. */
-int nodes_update_refusal(const struct cg_summary *old, const struct cg_summary *nu, uint32_t *index, int *result,
-			 char *why, size_t cap);
 /* The kernel name of node i of s, or NULL. */
 const char *nodes_kernel_name(const struct cg_summary *s, uint32_t i);
 

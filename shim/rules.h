@@ -18,35 +18,37 @@ enum cg_rule {
 };
 
 int cg_rule_on(int rule);
-/* Start a violation record (returns 0 if the rule is off; then write nothing). */
-int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicted_rc, const char *msg);
-void cg_violation_end(struct cg_rec *r, int rule);
-/* A violation counted (summary, CGSHIM_ON_VIOLATION=abort) but not written:
- * for repeats whose record would add nothing to one already written. */
-void cg_violation_counted(int rule);
 const char *cg_rule_id(int rule);
+
+/* Write verdict v (rules/verdict.h) of the call api as a violation record;
+ * 0 when its rule is off. skip: the caller's frames to drop when the
+ * verdict names the call site (CG_VF_SITE_HERE), as for cg_site_here.
+ * Then, unless CG_VW_NO_ABORT, CGSHIM_ON_VIOLATION=abort stops here. */
+struct cg_verdict;
+enum { CG_VW_BATCHED = 1, CG_VW_NO_ABORT = 2 }; /* rec_batched; found after the fact */
+int cg_verdict_write(const struct cg_verdict *v, const char *api, unsigned flags, int skip);
+/* A capture-breaking verdict v: notes the call (site) as the breaker of
+ * capture (model_capture_breaker), then writes v with site as its call
+ * site. A repeat verdict is counted only. */
+int cg_verdict_write_capture(const struct cg_verdict *v, const char *api, uint64_t capture, uint32_t site);
+/* A verdict counted, not written: a repeat a record already said. */
+void cg_verdict_count(const struct cg_verdict *v);
 
 void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when);
 /* Per-rule violation counts as a "rules" object field of record r. */
 void cg_rules_summary(struct cg_rec *r);
 long long cg_violations_total(void);
 long long cg_failures_total(void);
-/* CGS007, the verdict: whether a capture-unsafe call by this thread (what
- * it does, or NULL to say it from api) collides with a live capture under
- * this thread's capture mode. When it does, the violation naming the
+/* CGS007 (hooks/capture-rules.c): whether a capture-unsafe call by this thread
+ * (what it does, or NULL to say it from api) collides with a live capture
+ * under this thread's capture mode. When it does, the violation naming the
  * calling thread, its site (native and Python frames) and the capture the
  * call will break is written, before the call, and 1 is returned. */
 int cg_rule_capture_unsafe(const char *api, const char *what);
 void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what);
-/* A violation of rule that breaks capture cv (written before the call):
- * notes the call as the capture's breaker (model_capture_breaker) and
- * writes msg with cg_rule_capture_fields. site: the caller's site. */
-void cg_rule_capture_violation(int rule, const char *api, const struct cg_capture_view *cv, int predicted_rc,
-			       const char *msg, uint32_t site);
-void cg_rule_capture_fields(struct cg_rec *r, const struct cg_capture_view *cv, uint32_t site);
 /* After the call: a predicted refusal the driver did not make is a mismatch. */
 void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
-/* capture-rules.c: the map's other routes (CGS013-CGS016). Each returns
+/* hooks/capture-rules.c: the map's other routes (CGS013-CGS016). Each returns
  * 1 when the call will break a capture, the violation written. */
 int cg_caprule_event(const char *api, CUevent ev);
 int cg_caprule_is_legacy(CUstream s, int ptsz);
@@ -55,7 +57,6 @@ int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev);
 int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s);
 int cg_caprule_device_sync(const char *api);
 void cg_caprule_failed(const char *api, uint64_t capture, int rc);
-int cg_caprule_module_load(const char *api);
 /* After a predicted call: a different answer than predicted_rc is a mismatch. */
 void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc);
 /* Stale pointers (CGS018, CGS019): what the ledger found (ledger.c). */

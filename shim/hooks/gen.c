@@ -1,5 +1,5 @@
 /*
- * shim/hooks-gen.c -- wrappers generated for the GEN and EXEC rows of
+ * shim/hooks/gen.c -- wrappers generated for the GEN and EXEC rows of
  * hooks.def: forward, then record (trace level, or info on failure). EXEC
  * rows first translate the exec handle through the policy module, so after
  * a re-instantiation every per-exec call reaches the executable that now
@@ -8,13 +8,13 @@
  */
 #include <errno.h>
 
-#include "call.h"
-#include "ledger.h"
-#include "model.h"
-#include "nodes.h"
-#include "policy.h"
-#include "rules.h"
-#include "site.h"
+#include "../call.h"
+#include "../ledger.h"
+#include "../model.h"
+#include "../nodes.h"
+#include "../policy.h"
+#include "../rules.h"
+#include "../site.h"
 
 /* Node of the rewritten exec standing for the application's node. With no
  * counterpart the driver gets the original node and answers with its own
@@ -102,5 +102,5 @@ static CUgraphNode exec_node(CUgraphExec app, CUgraphNode node, const char *api)
 		 hGraphExec = cg_policy_exec(hGraphExec))
 #define HOOK_CLS_CUSTOM(name, params, args)
 #define HOOK(name, pfn, params, args, cls) HOOK_CLS_##cls(name, params, args)
-#include "hooks.def"
+#include "../hooks.def"
 #undef HOOK

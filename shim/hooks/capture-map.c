@@ -1,5 +1,5 @@
 /*
- * shim/hooks-capture.c -- the hooks of the capture map's routes that no
+ * shim/hooks/capture-map.c -- the hooks of the capture map's routes that no
  * other module owns (issue 14): event query/synchronize (CGS013), stream
  * query (CGS014 on the legacy stream; a capturing stream's query is CGS007),
  * the kernel launches (CGS014 only) and module/library loads (CGS017).
@@ -13,11 +13,11 @@
 #include <errno.h>
 #include <stdatomic.h>
 
-#include "call.h"
-#include "model.h"
-#include "nodes.h"
-#include "rules.h"
-#include "site.h"
+#include "../call.h"
+#include "../model.h"
+#include "../nodes.h"
+#include "../rules.h"
+#include "../site.h"
 
 static CUresult cgh_event_host(int hid, PFN_cuEventQuery_v2000 fn, CUevent ev, int sync)
 {

@@ -1,5 +1,5 @@
 /*
- * shim/hooks-runtime.c -- exported cuda* wrappers (rt-hooks.def).
+ * shim/hooks/runtime.c -- exported cuda* wrappers (rt-hooks.def).
  *
  * ABI: cudaGraphInstantiate is (exec*, graph, errNode*, log, size) in 11.x
  * and (exec*, graph, flags) from 12.0; cudaGraphExecUpdate is (exec, graph,
@@ -18,13 +18,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "call.h"
-#include "config.h"
+#include "../call.h"
+#include "../config.h"
 
 typedef int rt_err;
 
 #define RTHOOK(name) static void *rt_##name;
-#include "rt-hooks.def"
+#include "../rt-hooks.def"
 #undef RTHOOK
 
 static int rt_major_cached;
@@ -218,7 +218,7 @@ void *cg_rt_export(const char *name)
 		void *fn;
 	} tab[] = {
 #define RTHOOK(n) {#n, (void *)n},
-#include "rt-hooks.def"
+#include "../rt-hooks.def"
 #undef RTHOOK
 	};
 	for (unsigned i = 0; i < sizeof tab / sizeof *tab; i++)

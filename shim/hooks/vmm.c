@@ -1,17 +1,17 @@
 /*
- * shim/hooks-vmm.c -- virtual memory management hooks (issue 15): a
+ * shim/hooks/vmm.c -- virtual memory management hooks (issue 15): a
  * mapping (cuMemMap) is a device range of the allocation ledger; an unmap
  * (cuMemUnmap) or an address free (cuMemAddressFree) of mapped memory a
  * live executable points into is CGS018, as a free is. PyTorch's
  * expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)
  * grow and shrink through these calls. cuMemCreate and cuMemRelease are
- * generated (hooks-gen.c): a handle is not an address.
+ * generated (hooks/gen.c): a handle is not an address.
  */
 #include <errno.h>
 
-#include "call.h"
-#include "ledger.h"
-#include "site.h"
+#include "../call.h"
+#include "../ledger.h"
+#include "../site.h"
 
 CUresult cgh_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
 		      unsigned long long flags)

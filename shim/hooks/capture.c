@@ -1,0 +1,488 @@
+/*
+ * shim/hooks/capture.c -- stream capture: begin, end (CGS008, CGS016), event
+ * record and wait (CGS015), stream and context synchronize (CGS007, CGS014).
+ * Private to shim/hooks/ (hooks.h): every wrapper forwards the caller's
+ * arguments unchanged and returns the driver's result, except where the
+ * user asked for a policy.
+ */
+#define _GNU_SOURCE
+#include "hooks.h"
+
+/* ======================================================================= */
+/* stream capture                                                          */
+/* ======================================================================= */
+
+static const char *mode_str(int m)
+{
+	return m == 0 ? "global" : m == 1 ? "thread_local" : m == 2 ? "relaxed" : "?";
+}
+
+/* Device of the calling context: the current pool of that device is what
+ * cuMemAllocAsync will use during this capture. Learned before the capture
+ * starts, so no query is needed inside it. */
+static void learn_current_pool(void)
+{
+	int dev = cg_current_device();
+	CUmemoryPool p = NULL, d = NULL;
+	if (model_device_pool(dev, NULL))
+		return;
+	if (real_cuDeviceGetDefaultMemPool && real_cuDeviceGetDefaultMemPool(&d, dev) == CUDA_SUCCESS)
+		model_pool_seen(d, dev, 1);
+	if (real_cuDeviceGetMemPool && real_cuDeviceGetMemPool(&p, dev) == CUDA_SUCCESS && p != d)
+		model_device_set_pool(dev, p, 0);
+}
+
+/* First-use work of the begin-capture hook, done ahead of the first
+ * capture (issue 19: the first begin paid ~140 us of it on an H100).
+ * cg_call_begin calls this from any hooked call while cg_warm_pending is
+ * set: stage 1 (site: unwinder, libgcc_s, Python reader) needs no driver;
+ * stage 2 (the current device's pool queries, whose first call may set up
+ * the driver's pool state, and a first cuMemGetInfo, not counted against
+ * the MEMINFO budget) needs a current context. Both run only while no
+ * capture is live, so no driver call lands inside one; a stage that finds
+ * a capture live, or no context, is left for a later call (the begin hook
+ * itself does the same work on its own if none came). Never from
+ * cuGetProcAddress (the runtime's start-up burst: no context yet, and the
+ * shim's own lookups). Claimed with an exchange: one thread does each
+ * stage. */
+_Atomic int cg_warm_pending = 3; /* bit 0: stage 1, bit 1: stage 2 */
+
+void cg_warm_capture(int hid)
+{
+	int saved = errno, st;
+	CUdevice dev = 0;
+	if (hid == HID_cuGetProcAddress || hid == HID_cuGetProcAddress_v2 ||
+	    atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return;
+	st = atomic_load_explicit(&cg_warm_pending, memory_order_relaxed);
+	if ((st & 1) && (atomic_fetch_and(&cg_warm_pending, ~1) & 1))
+		cg_site_warm();
+	if ((st & 2) && drv_cuCtxGetDevice && drv_cuCtxGetDevice(&dev) == CUDA_SUCCESS && /* a context is current */
+	    !atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
+	    (atomic_fetch_and(&cg_warm_pending, ~2) & 2)) {
+		size_t fr, total;
+		learn_current_pool();
+		if (cg_cfg.meminfo != CG_MEMINFO_OFF && drv_cuMemGetInfo_v2)
+			drv_cuMemGetInfo_v2(&fr, &total);
+	}
+	errno = saved;
+}
+
+/* Between the driver's begin and the application's next call a Global
+ * capture is live, and any other thread's capture-unsafe call (a pinned
+ * host allocation, a cudaMalloc) breaks it: the shim keeps that window as
+ * short as the driver's. Everything that costs more than a few
+ * microseconds runs before the real call (site with its backtrace and
+ * Python frames, first-use init, pool lookup, memory sample, exit handler,
+ * the capture's table entry); after it only the capture-safe capture-info
+ * query and one table insert. The begin's call record is deferred to the
+ * end of the capture (model_capture_begin), its post_ns measuring the
+ * window the hook added. */
+static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into,
+			   uint32_t site, int asked)
+{
+	struct cg_rec r;
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	cuuint64_t id = 0;
+	CUgraph g = NULL;
+	int saved = errno;
+	cg_call_mark_out(c);
+	if (rc == CUDA_SUCCESS) {
+		if (ptsz && drv_cuStreamGetCaptureInfo_v3_ptsz)
+			drv_cuStreamGetCaptureInfo_v3_ptsz(s, &st, &id, &g, NULL, NULL, NULL);
+		else if (drv_cuStreamGetCaptureInfo_v3)
+			drv_cuStreamGetCaptureInfo_v3(s, &st, &id, &g, NULL, NULL, NULL);
+		if (cg_tls.via) {
+			cg_tls.via_consumed = 1;
+			cg_tls.via_rc = rc;
+		}
+		model_capture_begin(id, s, mode, ptsz, into, site, c, cg_tls.via, g);
+		errno = saved;
+		return rc;
+	}
+	/* Refused: no capture is live on this stream from this call. */
+	model_capture_begin_refused(s, ptsz, cg_routes[c->hid].name, rc);
+	if (cg_call_rec(&r, c, rc)) {
+		rec_hex(&r, "stream", (uintptr_t)s);
+		rec_word(&r, "mode", mode_str(mode));
+		if (asked != mode)
+			rec_word(&r, "asked_mode", mode_str(asked));
+		rec_u64(&r, "capture", id);
+		rec_hex(&r, "graph", (uintptr_t)into);
+		rec_site(&r, "site", site);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}
+
+/* CGSHIM_CAPTURE_MODE (issue 14 point 5): the mode a begin-capture is
+ * given. Only ever loosened: thread_local turns a global capture
+ * thread-local (another thread's unsafe call, a pinned-allocation thread,
+ * no longer breaks it), relaxed turns global and thread-local captures
+ * relaxed; a mode already as loose as asked is kept. A rewrite is recorded
+ * ("capture_mode") before the call, out of the capture's window. */
+static int capture_mode_use(int asked)
+{
+	int want = cg_cfg.capture_mode == CG_CAPMODE_RELAXED        ? CU_STREAM_CAPTURE_MODE_RELAXED
+		   : cg_cfg.capture_mode == CG_CAPMODE_THREAD_LOCAL ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+								    : asked;
+	/* loosest last: global 0 < thread_local 1 < relaxed 2 */
+	return cg_cfg.capture_mode != CG_CAPMODE_KEEP && asked >= CU_STREAM_CAPTURE_MODE_GLOBAL && want > asked ? want
+														  : asked;
+}
+
+static void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_t site)
+{
+	struct cg_rec r;
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPMODE);
+	rec_word(&r, "api", cg_routes[hid].name);
+	rec_hex(&r, "stream", (uintptr_t)s);
+	rec_word(&r, "asked", mode_str(asked));
+	rec_word(&r, "mode", mode_str(use));
+	rec_str(&r, "why", "CGSHIM_CAPTURE_MODE");
+	rec_site(&r, "site", site);
+	rec_end(&r);
+}
+
+/* Whether s is a blocking stream (the legacy stream joins a capture on it:
+ * CGS014). Asked before the begin, so no capture of this call is live. */
+static int stream_blocking(CUstream s, int ptsz)
+{
+	unsigned flags = 0;
+	PFN_cuStreamGetFlags_v5050 f = ptsz ? drv_cuStreamGetFlags_ptsz : drv_cuStreamGetFlags;
+	if (!f || f(s, &flags) != CUDA_SUCCESS)
+		return 0; /* unknown: no CGS014 prediction for it */
+	return !(flags & CU_STREAM_NON_BLOCKING);
+}
+
+/* The modeless cuStreamBeginCapture (always global) begun with another mode:
+ * through cuStreamBeginCapture_v2 (the same driver entry with a mode);
+ * without it (a driver older than 10.1) the capture is left global. */
+static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
+{
+	PFN_cuStreamBeginCapture_v10010 f = ptsz ? real_cuStreamBeginCapture_v2_ptsz : real_cuStreamBeginCapture_v2;
+	if (!f) {
+		*used = CU_STREAM_CAPTURE_MODE_GLOBAL;
+		return ptsz ? real_cuStreamBeginCapture_ptsz(s) : real_cuStreamBeginCapture(s);
+	}
+	return f(s, (CUstreamCaptureMode)use);
+}
+
+/* rw_call: the call with the mode replaced by `use` (a CGSHIM_CAPTURE_MODE
+ * rewrite; `used` may say the rewrite could not be made). */
+#define BEGIN_CAPTURE(name, ptsz, params, args, mode_expr, into_expr, rw_call)                     \
+	CUresult cgh_##name params                                                                 \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		uint32_t site;                                                                     \
+		CUresult rc;                                                                       \
+		int asked, use, used;                                                              \
+		CG_REAL(name);                                                                     \
+		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
+			return CG_FWD(real_##name args);                                           \
+		site = cg_site_here(SITE_SKIP);                                                    \
+		asked = (int)(mode_expr);                                                          \
+		used = use = capture_mode_use(asked);                                              \
+		cg_policy_collect();                                                               \
+		learn_current_pool();                                                              \
+		model_capture_presample();                                                         \
+		model_capture_prepare_blocking(stream_blocking(hStream, ptsz));                    \
+		cg_exit_register_late();                                                           \
+		if (use != asked)                                                                  \
+			capture_mode_record(HID_##name, hStream, asked, use, site);                \
+		cg_call_mark_in(&c);                                                               \
+		rc = use == asked ? CG_FWD(real_##name args) : CG_FWD(rw_call);                    \
+		return begin_post(&c, rc, hStream, used, ptsz, into_expr, site, asked);            \
+	}
+BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL,
+	      begin_v1_as(0, hStream, use, &used))
+BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, 1, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL,
+	      begin_v1_as(1, hStream, use, &used))
+BEGIN_CAPTURE(cuStreamBeginCapture_v2, 0, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode), mode, NULL,
+	      real_cuStreamBeginCapture_v2(hStream, (CUstreamCaptureMode)use))
+BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, 1, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode), mode,
+	      NULL, real_cuStreamBeginCapture_v2_ptsz(hStream, (CUstreamCaptureMode)use))
+BEGIN_CAPTURE(cuStreamBeginCaptureToGraph, 0,
+	      (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+	       size_t numDependencies, CUstreamCaptureMode mode),
+	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph,
+	      real_cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies,
+					       (CUstreamCaptureMode)use))
+BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, 1,
+	      (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+	       size_t numDependencies, CUstreamCaptureMode mode),
+	      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode), mode, hGraph,
+	      real_cuStreamBeginCaptureToGraph_ptsz(hStream, hGraph, dependencies, dependencyData, numDependencies,
+						    (CUstreamCaptureMode)use))
+
+static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
+{
+	CG_ERRNO_IN; /* entered straight from the wrapper */
+	struct cg_call c;
+	struct cg_rec r;
+	uint64_t id = 0;
+	CUgraph g0 = NULL;
+	CUresult rc;
+	int capturing, n;
+	CUstream un[CG_MAX_JOIN];
+	uint32_t unsite[CG_MAX_JOIN];
+	struct cg_capture_view cv;
+	if (!cg_call_begin(&c, hid, CG_CALL_LIFE))
+		return CG_FWD(fn(s, ph));
+	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
+	if (capturing && cg_caprule_end_thread(cg_routes[hid].name, id, s)) { /* CGS016: 908 */
+		cg_call_mark_in(&c);
+		rc = CG_FWD(fn(s, ph));
+		cg_call_mark_out(&c);
+		int saved = errno;
+		cg_caprule_after(cg_routes[hid].name, R_END_WRONG_THREAD, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, rc);
+		/* Either way the capture is over: success ends it, and the 908
+		 * ends it too (measured on the H100, docs/capture-map.md). */
+		if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+			model_capture_end(id, s, rc == CUDA_SUCCESS && ph ? *ph : NULL, rc);
+		cg_call_end(&c, rc);
+		errno = saved;
+		return rc;
+	}
+	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0) {
+		struct cg_verdict v;
+		int found = model_capture_find(id, &cv);
+		if (rules_capture_unjoined(id, s, un, unsite, n, found ? &cv : NULL, &v))
+			cg_verdict_write(&v, cg_routes[hid].name, 0, SITE_SKIP + 1);
+		/* the end's 904 links back to the first unjoined fork's site */
+		model_capture_breaker(id, cg_routes[hid].name, cg_rule_id(R_UNJOINED), CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+				      unsite[0]);
+	}
+	cg_call_mark_in(&c);
+	rc = CG_FWD(fn(s, ph));
+	cg_call_mark_out(&c);
+	int saved = errno;
+	{
+		CUgraph g = rc == CUDA_SUCCESS && ph ? *ph : NULL;
+		struct cg_summary *sum = NULL;
+		int have_counts = 0;
+		uint32_t n_alloc = 0, n_free = 0;
+		size_t n = 0;
+		if (capturing)
+			model_capture_end(id, s, g, rc);
+		if (g) {
+			model_graph_new(g, 1, id, 0);
+			/* A program that updates executables gets its graphs
+			 * walked here, off the update's path (an update needs the
+			 * new graph's summary). Otherwise no walk: the memory nodes
+			 * are known from the hooks and the node count is one
+			 * query; the full summary is walked on first need (an
+			 * update, a rewrite, node records at debug level). */
+			if (cg_log_on(CG_L_DEBUG) || atomic_load_explicit(&cgh_updates_seen, memory_order_relaxed) ||
+			    !drv_cuGraphGetNodes || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS) {
+				sum = model_graph_summary(g);
+			} else {
+				have_counts = model_graph_captured(g, n, &n_alloc, &n_free);
+			}
+		}
+		if (cg_call_rec(&r, &c, rc)) {
+			rec_hex(&r, "stream", (uintptr_t)s);
+			rec_u64(&r, "capture", id);
+			rec_hex(&r, "graph", (uintptr_t)g);
+			if (sum) {
+				rec_int(&r, "nodes", sum->n_nodes);
+				rec_int(&r, "alloc_nodes", sum->n_alloc);
+				rec_int(&r, "free_nodes", sum->n_free);
+			} else if (have_counts) {
+				rec_int(&r, "nodes", (long long)n);
+				rec_int(&r, "alloc_nodes", n_alloc);
+				rec_int(&r, "free_nodes", n_free);
+			}
+			rec_end(&r);
+		}
+		model_summary_free(sum);
+	}
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+	CG_REAL(cuStreamEndCapture);
+	return end_capture_common(HID_cuStreamEndCapture, real_cuStreamEndCapture, 0, hStream, phGraph);
+}
+
+CUresult cgh_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+{
+	CG_REAL(cuStreamEndCapture_ptsz);
+	return end_capture_common(HID_cuStreamEndCapture_ptsz, real_cuStreamEndCapture_ptsz, 1, hStream, phGraph);
+}
+
+CUresult cgh_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	struct cg_call c;
+	CUresult rc;
+	int want = mode ? (int)*mode : -1;
+	CG_REAL(cuThreadExchangeStreamCaptureMode);
+	if (!cg_call_begin(&c, HID_cuThreadExchangeStreamCaptureMode, 0))
+		return CG_FWD(real_cuThreadExchangeStreamCaptureMode(mode));
+	rc = CG_FWD(real_cuThreadExchangeStreamCaptureMode(mode));
+	int saved = errno;
+	if (rc == CUDA_SUCCESS && want >= 0)
+		model_thread_mode_set(want);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+static CUresult event_record_common(int hid, PFN_cuEventRecord_v2000 fn, int ptsz, CUevent ev, CUstream s)
+{
+	CG_ERRNO_IN; /* entered straight from the wrapper */
+	struct cg_call c;
+	uint64_t id;
+	CUresult rc;
+	if (!cg_call_begin(&c, hid, 0))
+		return CG_FWD(fn(ev, s));
+	rc = CG_FWD(fn(ev, s));
+	int saved = errno;
+	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
+		if (model_stream_capture(s, ptsz, &id, NULL, NULL))
+			model_capture_event_record(id, ev, s);
+		else
+			model_capture_event_forget(ev); /* recorded eagerly: no longer a captured event */
+	}
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+	CG_REAL(cuEventRecord);
+	return event_record_common(HID_cuEventRecord, real_cuEventRecord, 0, hEvent, hStream);
+}
+
+CUresult cgh_cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+{
+	CG_REAL(cuEventRecord_ptsz);
+	return event_record_common(HID_cuEventRecord_ptsz, real_cuEventRecord_ptsz, 1, hEvent, hStream);
+}
+
+static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int ptsz, CUstream s, CUevent ev,
+				  unsigned flags)
+{
+	CG_ERRNO_IN; /* entered straight from the wrapper */
+	struct cg_call c;
+	uint64_t id_before = 0, id;
+	uint32_t site = 0;
+	int was = 0, merge = 0;
+	CUresult rc;
+	if (!cg_call_begin(&c, hid, 0))
+		return CG_FWD(fn(s, ev, flags));
+	/* A wait that forks s into a capture is named by its site: taken
+	 * before the call (the capture is live either way, but the site is
+	 * then only taken for a wait on an event recorded in a capture). */
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
+		was = model_stream_capture(s, ptsz, &id_before, NULL, NULL);
+		if (!was && model_capture_event_known(ev))
+			site = cg_site_here(SITE_SKIP + 1);
+		else if (was)
+			merge = cg_caprule_merge(cg_routes[hid].name, id_before, ev); /* CGS015 */
+	}
+	rc = CG_FWD(fn(s, ev, flags));
+	int saved = errno;
+	if (merge)
+		cg_caprule_after(cg_routes[hid].name, R_CAPTURE_MERGE, CUDA_ERROR_STREAM_CAPTURE_MERGE, rc);
+	else if (was && rc != CUDA_SUCCESS)
+		cg_caprule_failed(cg_routes[hid].name, id_before, rc); /* 905: no rule, still the link */
+	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
+	    model_stream_capture(s, ptsz, &id, NULL, NULL))
+		model_capture_wait_event(id, s, ev, site);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+	CG_REAL(cuStreamWaitEvent);
+	return wait_event_common(HID_cuStreamWaitEvent, real_cuStreamWaitEvent, 0, hStream, hEvent, Flags);
+}
+
+CUresult cgh_cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+	CG_REAL(cuStreamWaitEvent_ptsz);
+	return wait_event_common(HID_cuStreamWaitEvent_ptsz, real_cuStreamWaitEvent_ptsz, 1, hStream, hEvent, Flags);
+}
+
+/* ---- capture-unsafe calls ------------------------------------------------ */
+
+static CUresult stream_sync_common(int hid, PFN_cuStreamSynchronize_v2000 fn, int ptsz, CUstream s)
+{
+	CG_ERRNO_IN; /* entered straight from the wrapper */
+	struct cg_call c;
+	uint64_t id;
+	struct cg_capture_view cv;
+	int predicted = 0;
+	CUresult rc;
+	if (!cg_call_begin(&c, hid, 0))
+		return CG_FWD(fn(s));
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
+		if (cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "synchronizes the legacy default stream")) {
+			predicted = 2; /* CGS014: 906 before any unsafe-class refusal */
+		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL)) {
+			if (model_capture_find(id, &cv)) {
+				cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
+				predicted = 1;
+			}
+		} else {
+			/* another stream: the unsafe class (capture-map.md) */
+			predicted = cg_rule_capture_unsafe(cg_routes[hid].name, "synchronizes another stream");
+		}
+	}
+	rc = CG_FWD(fn(s));
+	int saved = errno;
+	if (predicted == 2)
+		cg_caprule_after(cg_routes[hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
+	else if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		cg_mismatch(cg_routes[hid].name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
+	cg_call_end(&c, rc);
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuStreamSynchronize(CUstream hStream)
+{
+	CG_REAL(cuStreamSynchronize);
+	return stream_sync_common(HID_cuStreamSynchronize, real_cuStreamSynchronize, 0, hStream);
+}
+
+CUresult cgh_cuStreamSynchronize_ptsz(CUstream hStream)
+{
+	CG_REAL(cuStreamSynchronize_ptsz);
+	return stream_sync_common(HID_cuStreamSynchronize_ptsz, real_cuStreamSynchronize_ptsz, 1, hStream);
+}
+
+/* cuCtxSynchronize (2000) and cuCtxSynchronize_v2 (13000, takes the
+ * context; CUDA 13's cudaDeviceSynchronize asks for this one). */
+#define CTX_SYNC_BODY(name, args)                                                                  \
+	struct cg_call c;                                                                          \
+	CUresult rc;                                                                               \
+	int predicted;                                                                             \
+	CG_REAL(name);                                                                             \
+	if (!cg_call_begin(&c, HID_##name, 0))                                                     \
+		return real_##name args;                                                           \
+	predicted = cg_caprule_device_sync(#name); /* every mode, any thread */                   \
+	rc = CG_FWD(real_##name args);                                                             \
+	int saved = errno;                                                                         \
+	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)                             \
+		cg_mismatch(#name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1); \
+	cg_call_end(&c, rc);                                                                       \
+	errno = saved;                                                                             \
+	return rc;
+
+CUresult cgh_cuCtxSynchronize(void)
+{
+	CTX_SYNC_BODY(cuCtxSynchronize, ())
+}
+
+CUresult cgh_cuCtxSynchronize_v2(CUcontext ctx)
+{
+	CTX_SYNC_BODY(cuCtxSynchronize_v2, (ctx))
+}

@@ -1,0 +1,262 @@
+/*
+ * shim/hooks/exec.c -- instantiate (CGS004, CGS010 with DeviceLaunch) and
+ * executable destroy; the node records of a graph for pictures.
+ * Private to shim/hooks/ (hooks.h): every wrapper forwards the caller's
+ * arguments unchanged and returns the driver's result, except where the
+ * user asked for a policy.
+ */
+#define _GNU_SOURCE
+#include "hooks.h"
+
+/* Set by the first cuGraphExecUpdate of the process (hooks.h). */
+_Atomic int cgh_updates_seen;
+
+/* ======================================================================= */
+/* instantiate                                                             */
+/* ======================================================================= */
+
+struct inst_pre {
+	struct cg_summary *sum;
+	uint32_t site;
+	int predicted_rc, rule;
+	int have_free;
+	size_t free_before; /* device memory the instantiation itself takes */
+};
+
+static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const char *api)
+{
+	struct cg_verdict v;
+	cg_policy_collect();
+	p->site = cg_site_here(SITE_SKIP + 1);
+	/* A captured graph unchanged since its capture needs no walk: the
+	 * exec gets a partial summary, completed on first need. */
+	p->sum = model_graph_summary_cached(g);
+	if (!p->sum && !cg_log_on(CG_L_DEBUG))
+		p->sum = model_graph_partial(g);
+	if (!p->sum)
+		p->sum = model_graph_summary(g);
+	p->predicted_rc = 0;
+	p->rule = 0;
+	struct cg_instantiate_ev ev = {g, flags, p->sum, p->site};
+	if (rules_instantiate_second(&ev, &cg_model_view_live, &v)) {
+		p->predicted_rc = v.predicted_rc;
+		p->rule = v.rule;
+		cg_verdict_write(&v, api, 0, SITE_SKIP + 1);
+	}
+	if (rules_instantiate_device_launch(&ev, &v)) {
+		p->predicted_rc = v.predicted_rc;
+		p->rule = v.rule;
+		cg_verdict_write(&v, api, 0, SITE_SKIP + 1);
+	}
+	p->have_free = model_sample_free(&p->free_before);
+}
+
+/* Node records for pictures: type, dependencies by index, memory-node
+ * parameters with the pool and site the shim recorded. At debug level for
+ * every instantiated graph; at info for both sides of an update that
+ * CGS001 predicts to fail (side "exec": the exec's summary, its edges read
+ * from the graph it was taken from while that lives unchanged, else none
+ * (g NULL, "deps" absent); side "graph": the new graph), so `cgshim report --dot update:N` can draw them at the default
+ * level. Edges are matched to the summary's nodes by handle. */
+void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e)
+{
+	struct cg_rec r;
+	CUgraphNode *from = NULL, *to = NULL;
+	size_t ne = 0;
+	if (!s || !s->types || !cg_log_on(level))
+		return;
+	if (g && drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
+		from = calloc(ne, sizeof *from);
+		to = calloc(ne, sizeof *to);
+		if (!from || !to || drv_cuGraphGetEdges(g, from, to, &ne) != CUDA_SUCCESS)
+			ne = 0;
+	}
+	for (uint32_t i = 0, m = 0; i < s->n_nodes; i++) {
+		rec_begin(&r, level, "node");
+		rec_hex(&r, "graph", (uintptr_t)g);
+		if (side) {
+			rec_str(&r, "side", side);
+			rec_hex(&r, "exec", (uintptr_t)e);
+		}
+		rec_int(&r, "index", i);
+		rec_str(&r, "type", rules_update_node_type(s->types[i]));
+		if (!g) {
+			rec_int(&r, "ndeps", s->ndeps[i]);
+			goto mem;
+		}
+		rec_open(&r, "deps", '[');
+		for (size_t e = 0; e < ne; e++)
+			if (to[e] == s->nodes[i])
+				for (uint32_t k = 0; k < s->n_nodes; k++)
+					if (s->nodes[k] == from[e]) {
+						char num[16];
+						snprintf(num, sizeof num, "%u", k);
+						rec_elem_raw(&r, num);
+						break;
+					}
+		rec_close(&r, ']');
+	mem:
+		if (s->types[i] == CU_GRAPH_NODE_TYPE_MEM_ALLOC || s->types[i] == CU_GRAPH_NODE_TYPE_MEM_FREE) {
+			const struct cg_mnode *mn = &s->mem[m++];
+			rec_hex(&r, "dptr", mn->dptr);
+			if (!mn->is_free) {
+				rec_u64(&r, "size", mn->size);
+				if (mn->dev)
+					rec_int(&r, "dev", CG_MNODE_DEV(mn));
+				rec_hex(&r, "pool", (uintptr_t)mn->pool);
+				rec_site(&r, "site", mn->site);
+			}
+		}
+		nodes_rec(&r, nodes_of(s, i));
+		rec_end(&r);
+	}
+	free(from);
+	free(to);
+}
+
+static void emit_nodes(CUgraph g, const struct cg_summary *s)
+{
+	cgh_emit_nodes_at(g, s, CG_L_DEBUG, NULL, NULL);
+}
+
+static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult rc, CUgraphExec *ph, CUgraph g,
+				 uint64_t flags, const char *api)
+{
+	struct cg_rec r;
+	size_t fr = 0;
+	int saved = errno;
+	model_mem_moved(); /* the "after" sample is a real one: the instantiation took memory */
+	if (p->predicted_rc && (int)rc != p->predicted_rc)
+		cg_mismatch(api, p->rule, p->predicted_rc, rc, -1, -1);
+	if (rc == CUDA_SUCCESS && ph) {
+		/* the model first; the ledger needs the node details: the full
+		 * summary (walked now when the instantiation had a partial one).
+		 * Its findings (CGS020) precede the call's record. p->sum stays
+		 * valid: the exec holds it. */
+		model_exec_new(*ph, g, flags, p->site, model_summary_ref(p->sum));
+		struct cg_summary *full = model_exec_summary(*ph);
+		ledger_exec_set(*ph, g, p->site, full, api);
+		model_summary_free(full);
+	}
+	if (cg_call_rec(&r, c, rc)) {
+		rec_hex(&r, "graph", (uintptr_t)g);
+		rec_hex(&r, "exec", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
+		rec_u64(&r, "flags", flags);
+		if (p->sum) {
+			rec_int(&r, "nodes", p->sum->n_nodes);
+			rec_int(&r, "alloc_nodes", p->sum->n_alloc);
+			rec_int(&r, "free_nodes", p->sum->n_free);
+		}
+		if (rc == CUDA_SUCCESS)
+			model_summary_devs_rec(&r, p->sum); /* dev, alloc_devs */
+		if (p->have_free && model_sample_free(&fr)) {
+			int origin = 0, mn = 0;
+			uint64_t cap = 0;
+			uint32_t gs = 0;
+			rec_u64(&r, "free_before", p->free_before);
+			rec_u64(&r, "free_after", fr);
+			rec_int(&r, "delta", (long long)p->free_before - (long long)fr);
+			if (model_graph_info(g, &origin, &cap, &gs, &mn) && cap)
+				rec_u64(&r, "capture", cap);
+		}
+		rec_site(&r, "site", p->site);
+		rec_end(&r);
+	}
+	emit_nodes(g, p->sum);
+	model_summary_free(p->sum);
+	errno = saved;
+	return rc;
+}
+
+#define INSTANTIATE_5(name)                                                                        \
+	CUresult cgh_##name(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,    \
+			    char *logBuffer, size_t bufferSize)                                    \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		struct inst_pre p;                                                                 \
+		CG_REAL(name);                                                                     \
+		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
+			return CG_FWD(real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)); \
+		instantiate_pre(&p, hGraph, 0, #name);                                             \
+		return instantiate_post(&c, &p,                                                    \
+					CG_FWD(real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)), \
+					phGraphExec, hGraph, 0, #name);                            \
+	}
+INSTANTIATE_5(cuGraphInstantiate)
+INSTANTIATE_5(cuGraphInstantiate_v2)
+
+CUresult cgh_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+{
+	struct cg_call c;
+	struct inst_pre p;
+	CG_REAL(cuGraphInstantiateWithFlags);
+	if (!cg_call_begin(&c, HID_cuGraphInstantiateWithFlags, CG_CALL_LIFE))
+		return CG_FWD(real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags));
+	instantiate_pre(&p, hGraph, flags, "cuGraphInstantiateWithFlags");
+	return instantiate_post(&c, &p, CG_FWD(real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags)),
+				phGraphExec, hGraph, flags, "cuGraphInstantiateWithFlags");
+}
+
+#define INSTANTIATE_PARAMS(name)                                                                   \
+	CUresult cgh_##name(CUgraphExec *phGraphExec, CUgraph hGraph,                              \
+			    CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)                      \
+	{                                                                                          \
+		struct cg_call c;                                                                  \
+		struct inst_pre p;                                                                 \
+		uint64_t fl = instantiateParams ? instantiateParams->flags : 0;                    \
+		CG_REAL(name);                                                                     \
+		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
+			return CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams));        \
+		instantiate_pre(&p, hGraph, fl, #name);                                            \
+		return instantiate_post(&c, &p, CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams)), \
+					phGraphExec, hGraph, fl, #name);                           \
+	}
+INSTANTIATE_PARAMS(cuGraphInstantiateWithParams)
+INSTANTIATE_PARAMS(cuGraphInstantiateWithParams_ptsz)
+
+CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+	struct cg_call c;
+	struct cg_rec r;
+	CUresult rc;
+	CUgraphExec real;
+	CG_REAL(cuGraphExecDestroy);
+	real = cg_policy_exec(hGraphExec);
+	if (!cg_call_begin(&c, HID_cuGraphExecDestroy, CG_CALL_LIFE)) {
+		cg_policy_forget(hGraphExec);
+		return CG_FWD(real_cuGraphExecDestroy(hGraphExec));
+	}
+	/* capture-map.md: destroying an executable is in the unsafe class
+	 * (CGS007). A refused destroy leaves the executable alive: the model
+	 * and the policy forget it only once the driver destroyed it. */
+	if (CG_UNLIKELY(cg_rule_capture_unsafe("cuGraphExecDestroy", "destroys an executable graph"))) {
+		rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));
+		int saved = errno;
+		cg_rule_capture_unsafe_after("cuGraphExecDestroy", 1, rc);
+		if (rc == CUDA_SUCCESS) {
+			model_exec_destroy(hGraphExec);
+			cg_policy_forget(hGraphExec);
+		}
+		cg_call_end(&c, rc);
+		errno = saved;
+		return rc;
+	}
+	/* Outstanding graph allocations are reported by the model (CGS011). */
+	model_exec_destroy(hGraphExec);
+	model_mem_moved(); /* the exec's device memory goes back */
+	ledger_exec_gone(hGraphExec);
+	cg_policy_collect();
+	/* Replacements and cached executables go with the handle; the
+	 * application's own executable is the one it names. */
+	cg_policy_forget(hGraphExec);
+	rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));
+	int saved = errno;
+	if (cg_call_rec(&r, &c, rc)) {
+		rec_hex(&r, "exec", (uintptr_t)hGraphExec);
+		if (real != hGraphExec)
+			rec_hex(&r, "real", (uintptr_t)real);
+		rec_end(&r);
+	}
+	errno = saved;
+	return rc;
+}

@@ -1,0 +1,69 @@
+/*
+ * shim/hooks/hooks.h -- private header of the hand-written driver wrappers
+ * (the CUSTOM rows of hooks.def), split by API family: graph.c (graphs and
+ * nodes), exec.c (instantiate, exec destroy), update.c, launch.c (launch,
+ * upload), capture.c (stream capture, events, synchronize), memory.c
+ * (allocation, pools); capture-map.c (the capture map's other routes),
+ * capture-rules.c (the capture rules' lookups), gen.c (generated
+ * wrappers), runtime.c, vmm.c.
+ *
+ * The sequence a hook follows (contract):
+ *   1. translate the arguments (the application's exec handle to the real
+ *      one: cg_policy_exec)
+ *   2. look the model up (summaries, captures, pools), once
+ *   3. ask the rules for verdicts (rules/verdict.h: pure, no writes)
+ *   4. let the policy decide on them (count instead of write, batch,
+ *      abort), from the verdicts and its own state only
+ *   5. hand the verdicts to rules.c, the one writer of violation records
+ *      (they precede the call, so a debugger stops before it), then act on
+ *      the policy's abort
+ *   6. call the driver; the policy may then replace a refusal it was
+ *      asked to avert (reinstantiate), from the driver's answer only
+ *   7. update the model (and the ledger) with the answer
+ *   8. write the call's record
+ * Each step runs once and no step calls back into an earlier one. The
+ * update hook (update.c) follows it step by step, but for one record out
+ * of place: the mismatch (the driver's answer is not the predicted one)
+ * is written before step 7, and the ledger may write CGS020 in step 7. The others still fold
+ * several steps into one helper (a rule's lookups, verdict and write in
+ * one cg_caprule_* call; the call record and model update interleaved):
+ * bringing them to it is issue 13 point 1, not finished.
+ */
+#ifndef CGSHIM_HOOKS_H
+#define CGSHIM_HOOKS_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../call.h"
+#include "cgshim/record.h"
+#include "../config.h"
+#include "../ledger.h"
+#include "../model.h"
+#include "../nodes.h"
+#include "../policy.h"
+#include "../rules.h"
+#include "../rules/verdict.h"
+#include "../site.h"
+
+/* Frames of the shim between a wrapper and cg_site_here's caller: the
+ * wrapper itself. */
+#define SITE_SKIP 1
+
+/* model.c: the graph-memory record (first launch, exec destroy). */
+extern void cg_model_graphmem(const char *when, CUgraphExec e);
+
+/* Set by the first cuGraphExecUpdate of the process (update.c); from then
+ * on graphs are walked as their capture ends (capture.c). */
+extern _Atomic int cgh_updates_seen;
+
+/* Node records of summary s of graph g at level (exec.c): side "exec" or
+ * "graph" (exec e) for both sides of a refused update, NULL at debug
+ * level for every instantiated graph. */
+void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e);
+
+#endif

@@ -1,0 +1,273 @@
+/*
+ * shim/hooks/update.c -- cuGraphExecUpdate (both forms): the update rules
+ * (CGS001, CGS002, CGS003, CGS012) before the call, the policy's
+ * reinstantiate after a refusal, the model and the record after it.
+ * Private to shim/hooks/ (hooks.h): every wrapper forwards the caller's
+ * arguments unchanged and returns the driver's result, except where the
+ * user asked for a policy.
+ */
+#define _GNU_SOURCE
+#include "hooks.h"
+
+/* ======================================================================= */
+/* update                                                                  */
+/* ======================================================================= */
+
+/* One update's way through the hook (hooks.h: the sequence). */
+struct upd_pred {
+	/* 2. model lookup: the exec's summary and the new graph's (references) */
+	struct cg_summary *old, *nu;
+	/* 3. the rules' verdict before the call (CGS002 or CGS001; CGS003 and
+	 * CGS012 come from the memory rule as their records are written) */
+	struct cg_verdict v;
+	int have_v;
+	int rc, result, rule;
+	/* quiet: the new graph is known to have the exec's topology (same
+	 * summary, or equal topology hashes) and the same memory nodes, and
+	 * nothing was written: a successful update then changes nothing the
+	 * shim models and is counted, not recorded, below debug level. */
+	int quiet;
+	uint32_t err_index;
+	CUgraphNode err_node, from_node;
+	char why[256];
+	/* 4. the policy's decision: count the verdict instead of writing it,
+	 * write it into the thread's batch, abort before the call */
+	int count_only, batched, abort;
+};
+
+/* Steps 2 and 3: the model's summaries of exec e and graph g, and the
+ * update rules' verdict (rules/update.c). Writes nothing. */
+static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
+{
+	const struct cg_model_view *mv = &cg_model_view_live;
+	struct cg_update_pred up;
+	memset(p, 0, sizeof *p);
+	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+	/* From the first update on, graphs are walked as their capture ends
+	 * (see end_capture_common): an updating program's next update then
+	 * finds its graph's summary ready. */
+	atomic_store_explicit(&cgh_updates_seen, 1, memory_order_relaxed);
+	model_update_summaries(e, g, &p->old, &p->nu);
+	struct cg_update_ev ev = {e, g, p->old, p->nu};
+	if (rules_update_instantiated(&ev, mv, &p->v)) {
+		p->have_v = 1;
+	} else if (p->old && p->nu && rules_update_fail(&ev, mv, &up, &p->v)) {
+		p->have_v = 1;
+		p->result = up.result;
+		p->err_index = up.err_index;
+		p->err_node = up.err_node;
+		p->from_node = up.from_node;
+		memcpy(p->why, up.why, sizeof p->why);
+	} else if (p->old && p->nu) {
+		p->quiet = rules_update_same_memory(&ev);
+	}
+	if (p->have_v) {
+		p->rc = p->v.predicted_rc;
+		p->rule = p->v.rule;
+	}
+}
+
+/* Step 4, the policy before the call. A predicted refusal under
+ * reinstantiate: on a handle already rewritten once, its CGS001 was
+ * written in full then, so this one is counted (each rewrite record
+ * carries its reason, why: a thrashing loop costs one record per rewrite,
+ * not three); otherwise the refusal is averted behind the handle and the
+ * warning goes out with the thread's batch, in order, instead of a write
+ * of its own (update_post flushes the batch if the call fails after all).
+ * Under abort, a predicted refusal stops the program before the call. */
+static void update_policy_pre(struct upd_pred *p, CUgraphExec e)
+{
+	if (p->rule == R_UPDATE_FAIL && cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE) {
+		p->count_only = cg_policy_rewritten_before(e);
+		p->batched = 1;
+	}
+	p->abort = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && cg_cfg.on_update_failure == CG_UPD_ABORT;
+}
+
+/* Step 5, before the call: the verdicts' records, as the policy decided
+ * (rules.c writes them); for an update that will succeed, the nodes it
+ * changes (nodes.c) and what it does to graph allocations (CGS012,
+ * CGS003). Then the policy's abort. Not inlined: the call site is taken
+ * a fixed number of frames up. */
+static __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUgraphExec e, CUgraph g,
+							 const char *api)
+{
+	struct cg_summary *old = p->old, *nu = p->nu;
+	if (p->have_v) {
+		if (p->count_only)
+			cg_verdict_count(&p->v);
+		else if (cg_verdict_write(&p->v, api, p->batched ? CG_VW_BATCHED : 0, SITE_SKIP + 1) &&
+			 p->rule == R_UPDATE_FAIL) {
+			cgh_emit_nodes_at(model_summary_graph(old), old, CG_L_INFO, "exec", e);
+			cgh_emit_nodes_at(g, nu, CG_L_INFO, "graph", e);
+		}
+	} else if (old && nu) {
+		/* nothing to compare when the exec already holds this summary */
+		if (old != nu)
+			nodes_update_diff(e, g, old, nu);
+		/* same memory nodes (quiet): neither CGS012 nor CGS003 can apply */
+		struct cg_update_ev ev = {e, g, old, nu};
+		struct cg_verdict v[4];
+		for (uint32_t pos = p->quiet ? UINT32_MAX : 0; pos != UINT32_MAX;) {
+			int n = rules_update_memory(&ev, &cg_model_view_live, &pos, v, 4);
+			for (int k = 0; k < n; k++)
+				cg_verdict_write(&v[k], api, 0, SITE_SKIP + 1);
+		}
+	}
+	model_summary_free(old);
+	p->old = NULL;
+	if (p->abort)
+		raise(SIGABRT);
+}
+
+/* Shared tail of both update forms. rc/result/err nodes are the driver's
+ * answer or, after a rewrite, success; result is -1 when the application
+ * passed no place for it (the shim never substitutes its own). */
+static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
+			CUresult rc, int result, CUgraphNode errn, CUgraphNode fromn, int rewritten, const char *api)
+{
+	struct cg_rec r;
+	if (!rewritten && (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 &&
+						 p->result != result)))
+		cg_mismatch(api, p->rule, p->rc, rc, p->result, result);
+	if (rc == CUDA_SUCCESS)
+		ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
+	if (rc == CUDA_SUCCESS && !rewritten)
+		model_exec_updated(app, g, nu);
+	else {
+		if (!rewritten)
+			model_exec_update_failed(app);
+		model_summary_free(nu);
+	}
+	/* Counted like launches (the exit summary's updates): a successful
+	 * update that changes nothing the shim models -- same topology, same
+	 * memory nodes, nothing predicted, not rewritten -- writes no call
+	 * record below debug level (docs/log-format.md). The record is most
+	 * of the shim's cost of an update from an identical graph. */
+	if (p->quiet && rc == CUDA_SUCCESS && !rewritten && !cg_log_on(CG_L_DEBUG)) {
+		if (cg_tls.via)
+			cg_tls.via_consumed = 1; /* the runtime hook writes nothing either */
+		return;
+	}
+	if (cg_call_rec(&r, c, rc)) {
+		rec_hex(&r, "exec", (uintptr_t)app);
+		rec_hex(&r, "graph", (uintptr_t)g);
+		if (result >= 0) { /* -1: the application gave nowhere to put it */
+			rec_int(&r, "result", result);
+			rec_word(&r, "result_name", rules_update_result_name(result));
+		}
+		if (errn)
+			rec_hex(&r, "error_node", (uintptr_t)errn);
+		if (fromn)
+			rec_hex(&r, "error_from_node", (uintptr_t)fromn);
+		if (p->rule)
+			rec_str(&r, "predicted_by", cg_rule_id(p->rule));
+		if (rewritten)
+			rec_bool(&r, "rewritten", 1);
+		rec_end(&r);
+	}
+	if (rc != CUDA_SUCCESS)
+		cg_log_flush_thread(); /* a program may stop on this error: its records first */
+}
+
+/* Policy after the driver's answer: under reinstantiate, a refusal with 910
+ * is replaced by a re-instantiation. Only the driver's own refusal counts: a
+ * prediction is never acted on unasked, since the driver may answer
+ * something else (1 for a bad handle, success where the model is wrong).
+ * The reason is "predicted" when the model saw it coming (why: what
+ * differs), "failed" when it did not. Returns 1 when rewritten. */
+static int update_policy_post(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
+			      CUresult rc)
+{
+	int pred = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+	if (rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
+		return 0;
+	return cg_policy_reinstantiate(app, g, nu, pred ? "predicted" : "failed", rc, pred ? p->why : NULL);
+}
+
+CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
+{
+	struct cg_call c;
+	struct upd_pred p;
+	struct cg_summary *nu;
+	CUresult rc;
+	int rewritten = 0, result = -1, saved;
+	CUgraphNode en = NULL, fn = NULL;
+	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
+	CG_REAL(cuGraphExecUpdate_v2);
+	if (!cg_call_begin(&c, HID_cuGraphExecUpdate_v2, CG_CALL_LIFE))
+		return CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
+	update_predict(&p, app, hGraph);                            /* 2, 3 */
+	update_policy_pre(&p, app);                                 /* 4 */
+	update_records_pre(&p, app, hGraph, "cuGraphExecUpdate_v2"); /* 5 */
+	nu = p.nu;
+	/* The application's pointer as given (TensorRT-LLM passes NULL, which
+	 * the driver accepts): the result is read only from it. */
+	rc = CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
+	saved = errno;
+	if (resultInfo) {
+		result = (int)resultInfo->result;
+		en = resultInfo->errorNode;
+		fn = resultInfo->errorFromNode;
+	}
+	if (update_policy_post(&p, app, hGraph, nu, rc)) {
+		rc = CUDA_SUCCESS;
+		rewritten = 1;
+	}
+	if (rewritten) {
+		result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+		en = fn = NULL;
+		if (resultInfo)
+			memset(resultInfo, 0, sizeof *resultInfo);
+	}
+	update_post(&c, &p, app, hGraph, nu, rc, result, en, fn, rewritten, "cuGraphExecUpdate_v2");
+	errno = saved;
+	return rc;
+}
+
+CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
+			       CUgraphExecUpdateResult *updateResult_out)
+{
+	struct cg_call c;
+	struct upd_pred p;
+	struct cg_summary *nu;
+	CUgraphNode en = NULL;
+	CUresult rc;
+	int rewritten = 0, result = -1, saved;
+	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
+	CG_REAL(cuGraphExecUpdate);
+	if (!cg_call_begin(&c, HID_cuGraphExecUpdate, CG_CALL_LIFE))
+		return CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
+	if (!hErrorNode_out || !updateResult_out) {
+		/* v1 requires both out-pointers: the driver answers
+		 * INVALID_VALUE and updates nothing. Its answer, untouched. */
+		rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
+		saved = errno;
+		cg_call_end(&c, rc);
+		errno = saved;
+		return rc;
+	}
+	update_predict(&p, app, hGraph);                         /* 2, 3 */
+	update_policy_pre(&p, app);                              /* 4 */
+	update_records_pre(&p, app, hGraph, "cuGraphExecUpdate"); /* 5 */
+	nu = p.nu;
+	rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
+	saved = errno;
+	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) { /* written by the driver */
+		en = *hErrorNode_out;
+		result = (int)*updateResult_out;
+	}
+	if (update_policy_post(&p, app, hGraph, nu, rc)) {
+		rc = CUDA_SUCCESS;
+		rewritten = 1;
+	}
+	if (rewritten) {
+		en = NULL;
+		result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+		*hErrorNode_out = NULL;
+		*updateResult_out = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+	}
+	update_post(&c, &p, app, hGraph, nu, rc, result, en, NULL, rewritten, "cuGraphExecUpdate");
+	errno = saved;
+	return rc;
+}

@@ -1,0 +1,169 @@
+/*
+ * shim/rules/capture.c -- the capture rules, pure verdicts (verdict.h), as
+ * measured by the capture map (docs/capture-map.md, issue 14):
+ *
+ *   CGS007  a capture-unsafe call while a capture its thread's mode
+ *           collides with is live: 900, the capture invalidated
+ *   CGS008  a capture ends with forked streams not joined back: 904
+ *   CGS013  cuEventQuery/cuEventSynchronize of an event recorded in a live
+ *           capture: 907, the capture invalidated (every mode, any thread)
+ *   CGS014  the legacy stream (NULL outside _ptsz, CU_STREAM_LEGACY) used
+ *           while a blocking stream captures: 906, invalidated
+ *   CGS015  a stream of one capture waits on an event of another: 902,
+ *           both invalidated
+ *   CGS016  a global or thread-local capture ended from another thread: 908
+ *
+ * Each takes the capture(s) the hook looked up (NULL: none) and the calling
+ * thread's id. Every capture-breaking verdict carries the same fields: the
+ * capture (id, stream, mode, owning thread's id and name, begin site), the
+ * calling thread (CG_VF_CALLER) and the call's site (CG_VF_SITE_HERE: the
+ * writer gets the site the breaker note took). A capture already named
+ * abandoned gives a repeat verdict: counted, not written.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../rules.h"
+#include "verdict.h"
+
+const char *rules_capture_mode(int m)
+{
+	return m == 0 ? "global" : m == 1 ? "thread_local" : m == 2 ? "relaxed" : "?";
+}
+
+/* What a capture-unsafe call does, for the message (by entry point). */
+static const char *capture_unsafe_what(const char *api)
+{
+	if (!strncmp(api, "cuMemHostAlloc", 14) || !strncmp(api, "cuMemAllocHost", 14))
+		return "allocates pinned host memory";
+	if (!strncmp(api, "cuMemHostRegister", 17))
+		return "registers (pins) host memory";
+	if (!strncmp(api, "cuMemFreeHost", 13))
+		return "frees pinned host memory";
+	if (!strncmp(api, "cuMemHostUnregister", 19))
+		return "unregisters host memory";
+	if (!strncmp(api, "cuModuleUnload", 14) || !strncmp(api, "cuLibraryUnload", 15))
+		return "unloads a module or library";
+	return "makes a capture-unsafe call";
+}
+
+static void capture_fields(struct cg_verdict *v, const struct cg_capture_view *cv)
+{
+	cg_vf_u64(v, "capture", cv->id);
+	cg_vf_hex(v, "stream", (uintptr_t)cv->stream);
+	cg_vf_word(v, "mode", rules_capture_mode(cv->mode));
+	cg_vf_int(v, "capture_tid", cv->tid);
+	cg_vf_str(v, "capture_thread", cv->tname);
+	cg_vf_caller(v);
+	cg_vf_site_here(v, "site");
+	cg_vf_site(v, "begin_site", cv->site);
+}
+
+/* The message of CGS013-CGS016: the call, the capture, the effect. */
+static void capture_msg(struct cg_verdict *v, const char *api, const struct cg_capture_view *cv, const char *what,
+			const char *effect)
+{
+	snprintf(v->msg, 480, "%s %s while capture %llu (%s mode, stream 0x%llx, begun by thread %d%s%s%s) is live: %s",
+		 api, what, (unsigned long long)cv->id, rules_capture_mode(cv->mode),
+		 (unsigned long long)(uintptr_t)cv->stream, cv->tid, cv->tname[0] ? " \"" : "", cv->tname,
+		 cv->tname[0] ? "\"" : "", effect);
+}
+
+int rules_capture_unsafe(const char *api, const char *what, const struct cg_capture_view *cv, int me,
+			 struct cg_verdict *v)
+{
+	if (!cv)
+		return 0;
+	cg_verdict_init(v, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	/* A capture named abandoned refuses every such call until the process
+	 * ends (a pinned-allocation loop then fails thousands of times): the
+	 * abandoned record said it once; these are counted. */
+	if (cv->named) {
+		v->repeat = 1;
+		return 1;
+	}
+	snprintf(v->msg, 400,
+		 "%s %s while capture %llu (%s mode, stream 0x%llx, begun by thread %d%s%s%s) is live%s: the call "
+		 "fails with 900 and invalidates that capture (its end returns 901)",
+		 api, what ? what : capture_unsafe_what(api), (unsigned long long)cv->id, rules_capture_mode(cv->mode),
+		 (unsigned long long)(uintptr_t)cv->stream, cv->tid, cv->tname[0] ? " \"" : "", cv->tname,
+		 cv->tname[0] ? "\"" : "", cv->tid == me ? "" : " on another thread");
+	capture_fields(v, cv);
+	return 1;
+}
+
+int rules_capture_event(const char *api, const struct cg_capture_view *cv, struct cg_verdict *v)
+{
+	if (!cv)
+		return 0;
+	cg_verdict_init(v, R_CAPTURED_EVENT, CUDA_ERROR_CAPTURED_EVENT);
+	capture_msg(v, api, cv, "asks the host about an event recorded in the capture",
+		    "the call fails with 907 and invalidates that capture (its end returns 901); wait with "
+		    "cuStreamWaitEvent inside the capture, query after it ends");
+	capture_fields(v, cv);
+	return 1;
+}
+
+int rules_capture_is_legacy(CUstream s, int ptsz)
+{
+	return s == CU_STREAM_LEGACY || (!s && !ptsz);
+}
+
+int rules_capture_legacy(const char *api, CUstream s, int ptsz, const struct cg_capture_view *blocking,
+			 const char *what, struct cg_verdict *v)
+{
+	if (!rules_capture_is_legacy(s, ptsz) || !blocking)
+		return 0;
+	cg_verdict_init(v, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+	capture_msg(v, api, blocking, what,
+		    "the legacy stream synchronises with every blocking stream, the capturing one among them: 906, "
+		    "the capture invalidated (its end returns 901); use a non-blocking stream for the capture or a "
+		    "stream of your own for this work");
+	capture_fields(v, blocking);
+	return 1;
+}
+
+int rules_capture_merge(const char *api, uint64_t capture, const struct cg_capture_view *other,
+			const struct cg_capture_view *mine, struct cg_verdict *v)
+{
+	char what[160];
+	if (!capture || !other || other->id == capture || !mine)
+		return 0;
+	cg_verdict_init(v, R_CAPTURE_MERGE, CUDA_ERROR_STREAM_CAPTURE_MERGE);
+	snprintf(what, sizeof what, "makes a stream of capture %llu wait on an event recorded in capture %llu",
+		 (unsigned long long)capture, (unsigned long long)other->id);
+	capture_msg(v, api, mine, what, "two captures cannot merge: 902, both invalidated (both ends return 901)");
+	capture_fields(v, mine);
+	return 1;
+}
+
+int rules_capture_end_thread(const char *api, uint64_t capture, CUstream s, const struct cg_capture_view *cv, int me,
+			     struct cg_verdict *v)
+{
+	if (!capture || !cv || cv->stream != s || cv->tid == me || cv->mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return 0;
+	cg_verdict_init(v, R_END_WRONG_THREAD, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+	capture_msg(v, api, cv, "ends the capture from another thread than the one that began it",
+		    "a global or thread-local capture must end on its own thread: 908, and the capture stays open");
+	capture_fields(v, cv);
+	return 1;
+}
+
+int rules_capture_unjoined(uint64_t capture, CUstream s, CUstream const *unjoined, const uint32_t *fork_sites, int n,
+			   const struct cg_capture_view *cv, struct cg_verdict *v)
+{
+	if (!capture || n <= 0)
+		return 0;
+	cg_verdict_init(v, R_UNJOINED, CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+	snprintf(v->msg, 256,
+		 "capture %llu on stream 0x%llx ends with %d forked stream(s) not joined back: make the "
+		 "origin stream wait on an event recorded on each forked stream after its last work",
+		 (unsigned long long)capture, (unsigned long long)(uintptr_t)s, n);
+	cg_vf_u64(v, "capture", capture);
+	cg_vf_hex(v, "stream", (uintptr_t)s);
+	cg_vf_handles(v, "unjoined", (void *const *)unjoined, n);
+	cg_vf_site(v, "fork_site", fork_sites[0]);
+	if (cv)
+		cg_vf_site(v, "begin_site", cv->site);
+	return 1;
+}
