@@ -454,7 +454,7 @@ static void emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, cons
 			ne = 0;
 	}
 	for (uint32_t i = 0, m = 0; i < s->n_nodes; i++) {
-		rec_begin(&r, level, "node");
+		rec_begin(&r, level, CGSHIM_EV_NODE);
 		rec_hex(&r, "graph", (uintptr_t)g);
 		if (side) {
 			rec_str(&r, "side", side);
@@ -1099,7 +1099,7 @@ static void launch_record(int hid, CUgraphExec e, CUstream s, CUresult rc, uint6
 static __attribute__((noinline)) void launch_every(CUgraphExec e, long long n)
 {
 	struct cg_rec r;
-	rec_begin(&r, CG_L_INFO, "launches");
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
 	rec_hex(&r, "exec", (uintptr_t)e);
 	rec_int(&r, "count", n);
 	rec_str(&r, "reason", "every");

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""tests/lists_check.py -- every list of the project is kept in one place;
+this checks that what is generated or derived from each still agrees with it.
+
+    lists_check.py [--src DIR] [--write] CHECK...
+
+CHECK: events, rules, config, scenarios, driver-calls, layers, citations
+(or all). Each check prints one line per finding and ends with
+"N passed, N failed"; the exit status is non-zero on any failure.
+
+--write regenerates the committed generated blocks (record.h's event names,
+config-values.h's enums, docs/rules/README.md's index) from their lists
+instead of comparing them; run it after editing a list and commit the
+result. The blocks sit between "BEGIN generated" and "END generated" marker
+lines and are never edited by hand.
+"""
+import argparse
+import glob
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness"))
+import cgtest  # noqa: E402
+
+SRC = None
+WRITE = False
+
+
+def rd(rel):
+    with open(os.path.join(SRC, rel)) as f:
+        return f.read()
+
+
+def files(pattern):
+    return sorted(glob.glob(os.path.join(SRC, pattern), recursive=True))
+
+
+def rel(path):
+    return os.path.relpath(path, SRC)
+
+
+def strip_c_comments(text):
+    return re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+
+
+def block(path, text):
+    """Compare (or, with --write, replace) the generated block of path."""
+    full = os.path.join(SRC, path)
+    s = open(full).read()
+    m = re.search(r"(^[^\n]*BEGIN generated[^\n]*\n)(.*?)(^[^\n]*END generated[^\n]*$)", s, re.S | re.M)
+    if not m:
+        return "%s has no BEGIN/END generated markers" % path
+    if m.group(2) == text:
+        return None
+    if WRITE:
+        open(full, "w").write(s[:m.start(2)] + text + s[m.end(2):])
+        print("wrote the generated block of %s" % path)
+        return None
+    return "%s: the generated block differs from its list (tests/lists_check.py --write)" % path
+
+
+def c_string(s):
+    """The text of a C string literal's body (the lists use \\" and \\\\ only)."""
+    return re.sub(r"\\(.)", r"\1", s)
+
+
+# ---- events -----------------------------------------------------------------
+
+def events_list():
+    rows = re.findall(r'^CGSHIM_EVENT\((\w+),\s*"([^"]*)",\s*"((?:[^"\\]|\\.)*)"\)',
+                      rd("include/cgshim/events.def"), re.M)
+    return [(i, n, c_string(d)) for i, n, d in rows]
+
+
+def check_events(t):
+    ev = events_list()
+    t.check(len(ev) > 0, "events.def lists %d record kinds" % len(ev))
+    ids = {i for i, _, _ in ev}
+    names = {n for _, n, _ in ev}
+    t.check(len(ids) == len(ev) and len(names) == len(ev), "events.def: IDs and names unique")
+    gen = "".join('#define CGSHIM_EV_%s "%s" /* %s */\n' % (i, n, d) for i, n, d in ev)
+    t.check_none(block("include/cgshim/record.h", gen), "record.h's CGSHIM_EV_* names generated from events.def")
+    used = {}
+    for path in files("shim/**/*.[ch]") + files("tools/**/*.[ch]"):
+        for m in re.finditer(r"\bCGSHIM_EV_(\w+)", strip_c_comments(open(path).read())):
+            used.setdefault(m.group(1), set()).add(rel(path))
+    unknown = sorted(set(used) - ids)
+    t.check(not unknown, "every CGSHIM_EV_* used is in events.def%s" % (": not %s" % unknown if unknown else ""))
+    written = {i for i in ids if any(p.startswith("shim/") for p in used.get(i, ()))}
+    unwritten = sorted(ids - written)
+    t.check(not unwritten, "every kind of events.def is written by the shim%s" % (
+        ": never %s" % unwritten if unwritten else ""))
+    lit = []
+    for path in files("shim/**/*.c"):
+        for m in re.finditer(r"\brec_begin(?:_at)?\s*\([^,]*,[^,]*,\s*\"([^\"]*)\"", strip_c_comments(open(path).read())):
+            lit.append("%s: \"%s\"" % (rel(path), m.group(1)))
+    t.check(not lit, "no record kind written as a literal%s" % (": %s" % lit if lit else ""))
+    t.check("#include <cgshim/events.def>" in rd("tools/report-load.c"),
+            "the report's known kinds are expanded from events.def")
+    documented = set(re.findall(r"^### `(\w+)`", rd("docs/log-format.md"), re.M))
+    t.check(documented == names, "docs/log-format.md documents exactly the kinds of events.def%s" % (
+        "" if documented == names else ": missing %s, extra %s" % (sorted(names - documented), sorted(documented - names))))
+
+
+# ---- rules ------------------------------------------------------------------
+
+def rules_list():
+    """(live rows, retired rows) of shim/rules.def; a RULE row whose ID is
+    also RETIRED is not live (the row awaiting deletion)."""
+    text = rd("shim/rules.def")
+    q = r'"((?:[^"\\]|\\.)*)"'
+    rows = [tuple(c_string(x) for x in m.groups()[1:]) for m in re.finditer(
+        r"^RULE\((\w+),\s*" + r",\s*".join([q] * 5) + r"\)", text, re.M)]
+    retired = [tuple(c_string(x) for x in m.groups()) for m in re.finditer(
+        r"^RETIRED\(" + r",\s*".join([q] * 3) + r"\)", text, re.M)]
+    gone = {r[0] for r in retired}
+    return [r for r in rows if r[0] not in gone], retired
+
+
+def rules_index(live, retired):
+    rows = [(i, "| [%s](%s.md) | %s | %s | %s | %s |\n" % (i, i, slug, sev, pred, title))
+            for i, slug, sev, pred, title in live]
+    rows += [(i, "| [%s](%s.md) | %s | retired | – | %s |\n" % (i, i, slug, why)) for i, slug, why in retired]
+    return ("| ID | slug | severity | predicted_rc | title |\n|---|---|---|---|---|\n"
+            + "".join(r for _, r in sorted(rows)))
+
+
+def page_head(path):
+    """(heading, title) of a rule page: its first line and its first bold
+    paragraph, joined, less the closing full stop."""
+    text = open(path).read()
+    head = text.split("\n", 1)[0]
+    m = re.search(r"^\*\*(.*?)\*\*", text, re.M | re.S)
+    title = re.sub(r"\s+", " ", m.group(1)).strip().rstrip(".") if m else ""
+    return head, title
+
+
+def check_rules(t):
+    live, retired = rules_list()
+    t.check(len(live) > 0, "rules.def lists %d live rules, %d retired" % (len(live), len(retired)))
+    ids = [r[0] for r in live] + [r[0] for r in retired]
+    t.check(len(ids) == len(set(ids)), "rules.def: every ID once")
+    slugs = [r[1] for r in live] + [r[1] for r in retired]
+    t.check(len(slugs) == len(set(slugs)), "rules.def: every slug once")
+    bad = [r[0] for r in live if r[2] not in ("error", "warn")]
+    t.check(not bad, "rules.def: severity error or warn%s" % (": not %s" % bad if bad else ""))
+    t.check_none(block("docs/rules/README.md", rules_index(live, retired)),
+                 "docs/rules/README.md's index generated from rules.def")
+    pages = {os.path.basename(p)[:-3] for p in files("docs/rules/CGS*.md")}
+    t.check(pages == set(ids), "one page per ID of rules.def%s" % (
+        "" if pages == set(ids) else ": pages without a row %s, rows without a page %s" % (
+            sorted(pages - set(ids)), sorted(set(ids) - pages))))
+    for i, slug, sev, pred, title in live:
+        path = os.path.join(SRC, "docs/rules/%s.md" % i)
+        if not os.path.exists(path):
+            continue
+        head, ptitle = page_head(path)
+        m = re.match(r"^# (CGS\d+) (\S+) \((\w+)(?:, predicted_rc (\d+))?\)$", head)
+        why = []
+        if not m or m.group(1) != i or m.group(2) != slug or m.group(3) != sev:
+            why.append("heading %r, rules.def says %s %s (%s)" % (head, i, slug, sev))
+        elif m.group(4) and not pred.startswith(m.group(4)):
+            why.append("heading predicts %s, rules.def %s" % (m.group(4), pred))
+        if ptitle[:1].lower() + ptitle[1:] != title[:1].lower() + title[1:]:
+            why.append("title %r, rules.def %r" % (ptitle, title))
+        t.check(not why, "docs/rules/%s.md agrees with rules.def" % i, "; ".join(why))
+    for i, slug, why in retired:
+        path = os.path.join(SRC, "docs/rules/%s.md" % i)
+        head = open(path).read().split("\n", 1)[0] if os.path.exists(path) else ""
+        t.check(head == "# %s %s — retired" % (i, slug), "docs/rules/%s.md is the retired page of %s" % (i, slug),
+                "heading %r" % head)
+    # The report names rules by the records' "rule"/"name" (written from
+    # rules.def): a slug spelt in tools/ must still be one of rules.def's.
+    known = set(slugs)
+    stray = []
+    for path in files("tools/**/*.[ch]"):
+        for m in re.finditer(r'"(CGS\d{3})"', strip_c_comments(open(path).read())):
+            if m.group(1) not in ids:
+                stray.append("%s: %s" % (rel(path), m.group(1)))
+    t.check(not stray and known, "every rule ID the report names is in rules.def%s" % (
+        ": %s" % stray if stray else ""))
+
+
+CHECKS = {"events": check_events, "rules": check_rules}
+
+
+def main():
+    global SRC, WRITE
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--src", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--write", action="store_true")
+    ap.add_argument("checks", nargs="+")
+    a = ap.parse_args()
+    SRC, WRITE = a.src, a.write
+    names = list(CHECKS) if a.checks == ["all"] else a.checks
+    t = cgtest.Tally()
+    for n in names:
+        if n not in CHECKS:
+            sys.exit("unknown check %s (known: %s)" % (n, ", ".join(CHECKS)))
+        CHECKS[n](t)
+    return t.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
