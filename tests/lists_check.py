@@ -182,7 +182,95 @@ def check_rules(t):
         ": %s" % stray if stray else ""))
 
 
-CHECKS = {"events": check_events, "rules": check_rules}
+# ---- config -----------------------------------------------------------------
+
+def config_rows():
+    text = strip_c_comments(rd("shim/config.def"))
+    rows = re.findall(r'^CFG\((\w+),\s*(\w+),\s*(\w+),\s*"([^"]*)",\s*"([^"]*)"', text, re.M)
+    enums = re.findall(r"^CFG_ENUM\((\w+),\s*(\w+),\s*(\w+)\)", text, re.M)
+    return rows, enums
+
+
+def config_enums(rows, enums):
+    choices = {r[0]: r[4] for r in rows if r[2] == "ENUM"}
+    out = []
+    for field, tag, prefix in enums:
+        names = choices.get(field, "").split("|")
+        out.append("enum %s { %s };\n" % (tag, ", ".join("%s_%s" % (prefix, n.upper()) for n in names)))
+        out.append("#define %s_NAMES { %s }\n" % (prefix, ", ".join('"%s"' % n for n in names)))
+    return "".join(out)
+
+
+def check_config(t):
+    rows, enums = config_rows()
+    t.check(len(rows) > 0, "config.def lists %d variables, %d enums" % (len(rows), len(enums)))
+    enum_fields = {r[0] for r in rows if r[2] == "ENUM"}
+    with_enum = {e[0] for e in enums}
+    t.check(enum_fields == with_enum, "every ENUM row of config.def has its CFG_ENUM row and no other%s" % (
+        "" if enum_fields == with_enum else ": ENUM rows %s, CFG_ENUM rows %s" % (sorted(enum_fields), sorted(with_enum))))
+    bad = [r[1] for r in rows if r[2] == "ENUM" and r[3] not in r[4].split("|")]
+    t.check(not bad, "every ENUM default is one of its choices%s" % (": not %s" % bad if bad else ""))
+    t.check_none(block("shim/config.h", config_enums(rows, enums)), "config.h's enums generated from config.def")
+    init = strip_c_comments(rd("shim/init.c"))
+    t.check(not re.search(r'"(auto|off|error|warn|info|debug|trace)"\s*,\s*"', init),
+            "init.c's level names come from config.def (CG_L_NAMES), not a hand list")
+
+
+# ---- scenarios ----------------------------------------------------------------
+
+def check_scenarios(t):
+    sys.path.insert(0, os.path.join(SRC, "scripts"))
+    import scenarios as sc
+    for kind, build in (("rules", "tests/rules/meson.build"), ("policy", "tests/policy/meson.build"),
+                        ("model", "tests/model/meson.build")):
+        found = sc.scenarios(SRC, kind)
+        t.check(len(found) > 0, "kernels/%s: %d scenarios" % (kind, len(found)))
+        mb = rd(build)
+        t.check("scenarios_py" in mb and not re.search(r"^\s*'(%s)',\s*$" % "|".join(map(re.escape, found)), mb, re.M),
+                "%s takes its programs from scripts/scenarios.py, no hand list" % build)
+    gpu_all = rd("tests/gpu/all")
+    t.check("scripts/scenarios.py policy" in gpu_all and "scripts/scenarios.py model" in gpu_all
+            and "three_pools current_pool" not in gpu_all,
+            "tests/gpu/all builds the scenarios found by scripts/scenarios.py")
+    live, retired = rules_list()
+    ids = {r[0] for r in live}
+    repro = {m.group(1).upper() for n in sc.scenarios(SRC, "rules") for m in [re.match(r"(cgs\d{3})_", n)] if m}
+    t.check(repro <= ids, "every kernels/rules/cgsNNN_* reproducer is of a live rule%s" % (
+        "" if repro <= ids else ": %s" % sorted(repro - ids)))
+    t.check(ids <= repro, "every live rule has a reproducer in kernels/rules/%s" % (
+        "" if ids <= repro else ": none for %s" % sorted(ids - repro)))
+    slugs = {r[0]: r[1] for r in live}
+    # one reproducer per rule is named by its slug; others (a second case) may not be
+    named = {n[:6].upper() for n in sc.scenarios(SRC, "rules") if n.startswith("cgs") and n[7:] == slugs.get(n[:6].upper())}
+    t.check(named >= ids, "every live rule has a reproducer named cgsNNN_<slug>%s" % (
+        "" if named >= ids else ": none for %s" % sorted(ids - named)))
+
+
+# ---- driver-calls ---------------------------------------------------------------
+
+def check_driver_calls(t):
+    drv = re.findall(r"^DRV\((\w+),", rd("shim/driver-calls.def"), re.M)
+    hooks = set(re.findall(r"^HOOK\((\w+),", rd("shim/hooks.def"), re.M))
+    t.check(len(drv) == len(set(drv)), "driver-calls.def: every name once")
+    both = sorted(set(drv) & hooks)
+    t.check(not both, "driver-calls.def lists no function of hooks.def%s" % (": %s" % both if both else ""))
+    code = ""
+    for path in files("shim/**/*.[ch]"):
+        if not path.endswith((".def",)):
+            code += strip_c_comments(open(path).read())
+    used = set(re.findall(r"\bdrv_(\w+)", code))
+    dead = sorted(n for n in drv if n not in used)
+    t.check(not dead, "every row of driver-calls.def is called%s" % (": never %s" % dead if dead else ""))
+    aliased = set(re.findall(r"#define drv_(\w+) CG_DRV_HOOKED\((\w+)\)", rd("shim/resolve.h")))
+    bad_alias = sorted(a for a, b in aliased if a != b or a not in hooks)
+    t.check(not bad_alias, "resolve.h's drv_ aliases name hooks of hooks.def%s" % (": %s" % bad_alias if bad_alias else ""))
+    known = set(drv) | {a for a, _ in aliased}
+    unknown = sorted(n for n in used if n not in known)
+    t.check(not unknown, "every drv_ the shim calls is listed or aliased%s" % (": %s" % unknown if unknown else ""))
+
+
+CHECKS = {"events": check_events, "rules": check_rules, "config": check_config,
+          "scenarios": check_scenarios, "driver-calls": check_driver_calls}
 
 
 def main():
