@@ -269,7 +269,117 @@ def check_driver_calls(t):
     t.check(not unknown, "every drv_ the shim calls is listed or aliased%s" % (": %s" % unknown if unknown else ""))
 
 
-CHECKS = {"events": check_events, "rules": check_rules, "config": check_config,
+# ---- layers -------------------------------------------------------------------
+
+def read_layers():
+    layer, group, allowed, level = {}, {}, {}, 0
+    for n, line in enumerate(rd("shim/layers.txt").splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        word, _, rest = line.partition(" ")
+        if word == "layer":
+            for m in rest.split():
+                layer[m] = level
+            level += 1
+        elif word == "group":
+            name, _, stems = rest.partition(":")
+            for st in stems.split():
+                group[st] = name.strip()
+        elif word == "except":
+            a, _, b = rest.partition("->")
+            allowed[(a.strip(), b.strip())] = n
+        else:
+            raise SystemExit("shim/layers.txt:%d: unknown line %r" % (n, line))
+    return layer, group, allowed
+
+
+def module_of(path, group):
+    r = os.path.relpath(path, os.path.join(SRC, "shim"))
+    if os.sep in r:
+        return r.split(os.sep, 1)[0]
+    stem = os.path.splitext(r)[0]
+    return group.get(stem, stem)
+
+
+def include_edges(group):
+    """{(from, to): [file: header, ...]} over the modules of shim/."""
+    shim = os.path.join(SRC, "shim")
+    edges = {}
+    for path in files("shim/**/*.[ch]"):
+        for m in re.finditer(r'^\s*#\s*include\s+"([^"]+)"', open(path).read(), re.M):
+            inc = m.group(1)
+            target = os.path.normpath(os.path.join(os.path.dirname(path), inc))
+            if not os.path.exists(target):
+                target = os.path.join(shim, inc)
+            if not target.endswith(".h") or not os.path.exists(target) or not target.startswith(shim + os.sep):
+                continue  # lists, the record format, system and generated headers
+            a, b = module_of(path, group), module_of(target, group)
+            if a != b:
+                edges.setdefault((a, b), []).append("%s: %s" % (rel(path), inc))
+    return edges
+
+
+def cycles(nodes, edges):
+    """Strongly connected components of more than one module (Tarjan)."""
+    adj = {}
+    for a, b in edges:
+        adj.setdefault(a, []).append(b)
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in adj.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def check_layers(t):
+    layer, group, allowed = read_layers()
+    edges = include_edges(group)
+    mods = {a for a, _ in edges} | {b for _, b in edges} | {module_of(p, group) for p in files("shim/**/*.[ch]")}
+    unknown = sorted(m for m in mods if m not in layer)
+    t.check(not unknown, "every module of shim/ has a layer in shim/layers.txt%s" % (
+        ": not %s" % unknown if unknown else ""))
+    up = sorted((a, b) for a, b in edges if a in layer and b in layer and layer[b] > layer[a])
+    bad = [e for e in up if e not in allowed]
+    for a, b in bad:
+        print("  upward include %s -> %s (layer %d -> %d): %s" % (a, b, layer[a], layer[b], "; ".join(edges[(a, b)])))
+    t.check(not bad, "no upward include outside the exceptions of shim/layers.txt (%d upward, %d excepted)" % (
+        len(up), len(up) - len(bad)))
+    kept = {e: v for e, v in edges.items() if e not in allowed}
+    cyc = cycles(mods, kept)
+    for comp in cyc:
+        for (a, b), where in sorted(kept.items()):
+            if a in comp and b in comp:
+                print("  cycle %s: %s -> %s: %s" % ("/".join(comp), a, b, "; ".join(where)))
+    t.check(not cyc, "no include cycle outside the exceptions%s" % (": %s" % cyc if cyc else ""))
+    stale = sorted("%s -> %s (line %d)" % (a, b, n) for (a, b), n in allowed.items() if (a, b) not in edges)
+    t.check(not stale, "every exception of shim/layers.txt is still needed%s" % (
+        ": remove %s" % stale if stale else ""))
+
+
+CHECKS = {"layers": check_layers, "events": check_events, "rules": check_rules, "config": check_config,
           "scenarios": check_scenarios, "driver-calls": check_driver_calls}
 
 
