@@ -379,7 +379,71 @@ def check_layers(t):
         ": remove %s" % stale if stale else ""))
 
 
-CHECKS = {"layers": check_layers, "events": check_events, "rules": check_rules, "config": check_config,
+# ---- citations ----------------------------------------------------------------
+
+FACTS = "docs/cuda-facts.md"
+CITE = re.compile(r"(?:docs/)?cuda-facts(?:\.md)?\s*§\s*([0-9][0-9a-z.]*)((?:\s*(?:,|and|or)\s*§\s*[0-9][0-9a-z.]*)*)")
+MORE = re.compile(r"§\s*([0-9][0-9a-z.]*)")
+OUTSIDE = re.compile(r"/work/|cuda-graph-facts|shared/docs/")
+CODE_EXT = (".c", ".h", ".cu", ".py", ".S")
+
+
+def tracked_text():
+    import subprocess
+    p = subprocess.run(["git", "-C", SRC, "ls-files"], capture_output=True, text=True)
+    names = p.stdout.split() if p.returncode == 0 else [rel(f) for f in files("**/*")]
+    for n in names:
+        path = os.path.join(SRC, n)
+        if n == "tests/lists_check.py" or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                yield n, f.read()
+        except (UnicodeDecodeError, OSError):
+            continue  # images and other binaries
+
+
+def facts_sections():
+    return set(m.group(1) for m in re.finditer(r"^#{2,3} ([0-9]+[a-z]?(?:\.[0-9]+)?)\.? ", rd(FACTS), re.M))
+
+
+def check_citations(t):
+    secs = facts_sections()
+    t.check(len(secs) > 5, "%s has %d numbered sections" % (FACTS, len(secs)))
+    outside, missing, vague, n = [], [], [], 0
+    for name, text in tracked_text():
+        for ln, line in enumerate(text.splitlines(), 1):
+            where = "%s:%d" % (name, ln)
+            if OUTSIDE.search(line):
+                outside.append("%s: %s" % (where, line.strip()[:100]))
+            if re.search(r"(?<![-\w])facts §", line):
+                vague.append("%s: %s" % (where, line.strip()[:100]))
+            cited = []
+            for m in CITE.finditer(line):
+                cited.append(m.group(1))
+                cited += MORE.findall(m.group(2))
+            # bare §N in code and in the facts page itself cite the facts page
+            if name == FACTS or (name.endswith(CODE_EXT) and "cuda-facts" not in line):
+                cited += [x for x in MORE.findall(line) if not CITE.search(line)]
+            for c in cited:
+                c = c.rstrip(".,)")
+                if c == "N" or not c:
+                    continue
+                n += 1
+                if c not in secs:
+                    missing.append("%s: §%s" % (where, c))
+    for x in outside:
+        print("  outside the repository: " + x)
+    t.check(not outside, "no citation of a path outside the repository (%d)" % len(outside))
+    for x in vague:
+        print("  'facts §N' without the page: " + x)
+    t.check(not vague, "every facts citation names cuda-facts (%d unnamed)" % len(vague))
+    for x in missing:
+        print("  no such section of %s: %s" % (FACTS, x))
+    t.check(not missing, "every cited section exists (%d citations, %d missing)" % (n, len(missing)))
+
+
+CHECKS = {"citations": check_citations, "layers": check_layers, "events": check_events, "rules": check_rules, "config": check_config,
           "scenarios": check_scenarios, "driver-calls": check_driver_calls}
 
 
