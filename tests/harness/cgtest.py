@@ -1,9 +1,12 @@
 """tests/harness/cgtest.py -- the one test harness of the CPU and GPU runners.
 
 What every runner needs: a program run bare or under the shim with an
-environment (its JSONL log read back as records), record filters, one
-"PASS name: detail" / "FAIL name: why" line per case and the closing
-"N passed, N failed" line with the exit status (0 only when none failed).
+environment (its JSONL log read back as records), record filters, one line
+per check ("ok   what" / "FAIL what") or per case ("PASS name: detail" /
+"FAIL name: why") and the closing "N passed, N failed" line with the exit
+status (0 only when none failed). Used by the CPU runners (tests/rules,
+tests/model, tests/policy, tests/integration), tests/lists_check.py and,
+through tests/gpu/gpucase.py, every GPU script.
 
 Runners import it as
 
@@ -31,28 +34,46 @@ def clean_env(base=None):
     return {k: v for k, v in base.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
 
 
-def preload(lib, env=None):
-    """LD_PRELOAD value for lib. Under the tsan setup an uninstrumented host
-    must load the TSan runtime first (meson.build: CGSHIM_TEST_PRELOAD_FIRST)."""
-    first = (env or os.environ).get("CGSHIM_TEST_PRELOAD_FIRST", "")
+def preload(lib):
+    """LD_PRELOAD value for lib in an uninstrumented host (a Python
+    interpreter): under the tsan setup the TSan runtime must come first
+    (meson.build: CGSHIM_TEST_PRELOAD_FIRST). Instrumented programs link
+    the runtime themselves and take lib alone."""
+    first = os.environ.get("CGSHIM_TEST_PRELOAD_FIRST", "")
     return (first + ":" + lib) if first and lib else lib
+
+
+def shim_env(base, lib, log, level="info", extra=None):
+    """base plus what runs a program under the shim at level, its JSONL log
+    to the file log (a %p in it: one per process), then extra on top."""
+    env = dict(base)
+    env.update({"LD_PRELOAD": lib, "CGSHIM_LOG_FORMAT": "jsonl", "CGSHIM_LOG_FILE": log, "CGSHIM_LOG": level})
+    env.update(extra or {})
+    return env
 
 
 def read_log(paths):
     """Records of JSONL files (a path, a glob pattern or a list), in file
-    order; lines that are not JSON (a torn last line) are skipped."""
+    order; lines that are not a JSON object (a torn last line, a text line)
+    are skipped, a missing file reads as empty."""
     if isinstance(paths, str):
         paths = sorted(glob.glob(paths)) if any(c in paths for c in "*?[") else [paths]
     recs = []
     for f in paths:
-        if not os.path.exists(f):
-            continue
-        with open(f, errors="replace") as fh:
-            for line in fh:
-                try:
-                    recs.append(json.loads(line))
-                except ValueError:
-                    pass
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    line = line.strip()
+                    if not line.startswith("{"):
+                        continue
+                    try:
+                        obj = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(obj, dict):
+                        recs.append(obj)
+        except FileNotFoundError:
+            pass
     return recs
 
 
@@ -64,8 +85,7 @@ def run(cmd, lib=None, level="info", extra=None, logdir=None, timeout=400, cwd=N
     tmp = logdir or tempfile.mkdtemp(prefix="cgshim-test-")
     e = clean_env(env)
     if lib:
-        e.update(LD_PRELOAD=preload(lib, env), CGSHIM_LOG=level, CGSHIM_LOG_FORMAT="jsonl",
-                 CGSHIM_LOG_FILE=os.path.join(tmp, "log-%p.jsonl"))
+        e = shim_env(e, lib, os.path.join(tmp, "log-%p.jsonl"), level)
     e.update(extra or {})
     p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     logs = sorted(glob.glob(os.path.join(tmp, "log-*.jsonl")))
@@ -93,7 +113,8 @@ def viol(recs, rule=None):
 # ---- cases and the tally ----------------------------------------------------
 
 class Tally:
-    """One line per case, then "N passed, N failed"."""
+    """One line per check ("ok   what" / "FAIL what") or per case ("PASS
+    name: detail" / "FAIL name: why"), then "N passed, N failed"."""
 
     def __init__(self, quiet_pass=False):
         self.results = []
@@ -109,8 +130,14 @@ class Tally:
         print("FAIL %s%s" % (name, (": " + why) if why else ""), flush=True)
 
     def check(self, cond, what, why=""):
-        """A check with no separate reason: what names it either way."""
-        (self.ok(what) if cond else self.fail(what, why))
+        """One assertion: "ok   what", or "FAIL what[: why]". Returns cond
+        as a bool, so a runner can go on only when it held."""
+        self.results.append(bool(cond))
+        if cond:
+            if not self.quiet_pass:
+                print("ok   " + what, flush=True)
+        else:
+            print("FAIL " + what + ((": " + why) if why else ""), flush=True)
         return bool(cond)
 
     def check_none(self, problem, what):
@@ -148,22 +175,3 @@ class Tally:
         if exit:
             sys.exit(rc)
         return rc
-
-
-_default = Tally()
-only = ""  # run only the cases whose name starts with this (GPU scripts)
-
-
-def case(name, tally=None):
-    """Decorator: run the case now, unless its name does not start with
-    `only`; counted in tally (default: the module's)."""
-    def deco(fn):
-        if name.startswith(only):
-            (tally or _default).case(name, fn)
-        return fn
-    return deco
-
-
-def finish(tally=None):
-    """Closing line of the module's tally (or tally's) and exit with its status."""
-    (tally or _default).finish(exit=True)
