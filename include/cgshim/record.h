@@ -23,6 +23,7 @@
  * relative to the cgshim source tree. */
 #define CGSHIM_RULE_DOC_DIR "docs/rules/"
 
+/* clang-format off */
 /* BEGIN generated from events.def by tests/lists_check.py --write */
 #define CGSHIM_EV_START "start" /* first record of a process */
 #define CGSHIM_EV_CALL "call" /* one intercepted call */
@@ -45,5 +46,6 @@
 #define CGSHIM_EV_MODULE "module" /* a loaded object named by call sites: path, build-id */
 #define CGSHIM_EV_UPDATE_DIFF "update_diff" /* a node an update changes: kernel and fields */
 /* END generated */
+/* clang-format on */
 
 #endif
