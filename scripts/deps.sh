@@ -13,7 +13,7 @@ what=${1:-build}
 case "$what" in
 build) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz) ;;
 test) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz
-            libcmocka-dev binutils groff-base chromium) ;;
+            libcmocka-dev binutils groff-base chromium clang-format-14 valgrind) ;;
 *) echo "usage: scripts/deps.sh [build|test]" >&2; exit 1 ;;
 esac
 

@@ -61,7 +61,7 @@ static void config_warn(const char *name, const char *val, const char *why, cons
 /* The IDs of rules.def (config.c links no rule code: the unit test builds it
  * alone). */
 static const char *const config_rule_ids[] = {
-#define RULE(e, id, slug, sev, title) id,
+#define RULE(e, id, slug, sev, predicted, title) id,
 #include "rules.def"
 #undef RULE
 };

@@ -2,13 +2,25 @@
 #ifndef CGSHIM_CONFIG_H
 #define CGSHIM_CONFIG_H
 
+/* The enums of config.def's ENUM rows (its CFG_ENUM rows); an ENUM field
+ * holds the index of its choice. CG_FMT_AUTO is resolved by cg_config_load
+ * (jsonl to a file, else text). */
+/* clang-format off */
+/* BEGIN generated from config.def by tests/lists_check.py --write */
 enum cg_level { CG_L_AUTO, CG_L_OFF, CG_L_ERROR, CG_L_WARN, CG_L_INFO, CG_L_DEBUG, CG_L_TRACE };
-/* CG_FMT_AUTO is resolved by cg_config_load (jsonl to a file, else text). */
+#define CG_L_NAMES { "auto", "off", "error", "warn", "info", "debug", "trace" }
 enum cg_format { CG_FMT_AUTO, CG_FMT_TEXT, CG_FMT_JSONL };
-enum cg_on_violation { CG_VIOL_LOG, CG_VIOL_ABORT };
-enum cg_on_update { CG_UPD_LOG, CG_UPD_REINSTANTIATE, CG_UPD_ABORT };
+#define CG_FMT_NAMES { "auto", "text", "jsonl" }
 enum cg_meminfo { CG_MEMINFO_AUTO, CG_MEMINFO_ON, CG_MEMINFO_OFF };
+#define CG_MEMINFO_NAMES { "auto", "on", "off" }
+enum cg_on_violation { CG_VIOL_LOG, CG_VIOL_ABORT };
+#define CG_VIOL_NAMES { "log", "abort" }
+enum cg_on_update { CG_UPD_LOG, CG_UPD_REINSTANTIATE, CG_UPD_ABORT };
+#define CG_UPD_NAMES { "log", "reinstantiate", "abort" }
 enum cg_capture_mode { CG_CAPMODE_KEEP, CG_CAPMODE_THREAD_LOCAL, CG_CAPMODE_RELAXED };
+#define CG_CAPMODE_NAMES { "keep", "thread_local", "relaxed" }
+/* END generated */
+/* clang-format on */
 
 struct cg_config {
 #define CFG(field, name, kind, def, choices, doc) CFG_TYPE_##kind field;

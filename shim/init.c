@@ -95,7 +95,7 @@ static void atfork_child(void)
 	cg_model_after_fork_child();
 }
 
-static const char *const level_names[] = {"auto", "off", "error", "warn", "info", "debug", "trace"};
+static const char *const level_names[] = CG_L_NAMES;
 
 static void write_start_record(void)
 {

@@ -118,7 +118,7 @@ static void *policy_cuda(void *handle, const char *name, void *caller)
 	}
 	if (w && cg_log_on(CG_L_DEBUG)) {
 		struct cg_rec r;
-		rec_begin(&r, CG_L_DEBUG, "call");
+		rec_begin(&r, CG_L_DEBUG, CGSHIM_EV_CALL);
 		rec_str(&r, "api", "dlsym");
 		rec_str(&r, "sym", name);
 		rec_bool(&r, "routed", 1);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cgshim/record.h"
 #include "config.h"
 
 #define CG_REC_MAX 4096
@@ -49,6 +50,8 @@ void cg_log_after_fork_child(void);
  * ("rank") when it is set. */
 const char *cg_log_rank(void);
 
+/* ev: one of record.h's CGSHIM_EV_* names (include/cgshim/events.def),
+ * never a literal: tests/lists_check.py checks. */
 void rec_begin(struct cg_rec *r, int level, const char *ev);
 /* Same, stamped ts (CLOCK_MONOTONIC ns) that the caller already read:
  * clock_gettime is ~70 ns in the lent VM, and a call record is stamped at

@@ -32,6 +32,14 @@ enum cg_hook_class { CG_CLS_GEN, CG_CLS_EXEC, CG_CLS_EXECN, CG_CLS_UNSAFE, CG_CL
 #define DRV(name, pfn) extern pfn drv_##name CG_HIDDEN;
 #include "driver-calls.def"
 #undef DRV
+/* ...and those hooks.def lists: the same pointer as the hook's real_<name>
+ * (one resolution, cg_resolve_driver), under the name the shim's own calls
+ * use. */
+#define CG_DRV_HOOKED(name) real_##name
+#define drv_cuStreamGetCaptureInfo_v3 CG_DRV_HOOKED(cuStreamGetCaptureInfo_v3)
+#define drv_cuStreamGetCaptureInfo_v3_ptsz CG_DRV_HOOKED(cuStreamGetCaptureInfo_v3_ptsz)
+#define drv_cuGraphDestroy CG_DRV_HOOKED(cuGraphDestroy)
+#define drv_cuThreadExchangeStreamCaptureMode CG_DRV_HOOKED(cuThreadExchangeStreamCaptureMode)
 
 struct cg_route {
 	const char *name;

@@ -18,7 +18,7 @@ static const struct {
 	const char *id, *slug, *sev, *title, *doc;
 } rule_tab[R_COUNT] = {
 	{"", "", "", "", ""},
-#define RULE(e, id, slug, sev, title) {id, slug, sev, title, CGSHIM_RULE_DOC_DIR id ".md"},
+#define RULE(e, id, slug, sev, predicted, title) {id, slug, sev, title, CGSHIM_RULE_DOC_DIR id ".md"},
 #include "rules.def"
 #undef RULE
 };

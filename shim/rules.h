@@ -11,7 +11,7 @@
 
 enum cg_rule {
 	R_NONE = 0,
-#define RULE(e, id, slug, sev, title) e,
+#define RULE(e, id, slug, sev, predicted, title) e,
 #include "rules.def"
 #undef RULE
 	R_COUNT

@@ -24,11 +24,9 @@ struct rp_fetch {
 #define RP_MAX_LINE_MSGS 10
 
 static const char *const rp_known_ev[] = {
-    CGSHIM_EV_START,    CGSHIM_EV_CALL,      CGSHIM_EV_ALLOC,    CGSHIM_EV_CAPTURE,
-    CGSHIM_EV_LAUNCHES, CGSHIM_EV_VIOLATION, CGSHIM_EV_MISMATCH, CGSHIM_EV_REWRITE,
-    CGSHIM_EV_LEAK,     CGSHIM_EV_POOL,      CGSHIM_EV_GRAPHMEM, CGSHIM_EV_NODE,
-    CGSHIM_EV_SUMMARY,  CGSHIM_EV_WARNING,   CGSHIM_EV_INVALIDATED, CGSHIM_EV_ABANDONED,
-    CGSHIM_EV_MODULE,   CGSHIM_EV_BROKEN,   CGSHIM_EV_CAPMODE, CGSHIM_EV_UPDATE_DIFF,
+#define CGSHIM_EVENT(id, name, what) name,
+#include <cgshim/events.def>
+#undef CGSHIM_EVENT
 };
 
 const char *rp_str(const json_t *j, const char *key)

@@ -23,25 +23,29 @@
  * relative to the cgshim source tree. */
 #define CGSHIM_RULE_DOC_DIR "docs/rules/"
 
-#define CGSHIM_EV_START "start"         /* first record of a process */
-#define CGSHIM_EV_CALL "call"           /* one intercepted call */
-#define CGSHIM_EV_ALLOC "alloc"         /* a captured graph allocation, with provenance */
-#define CGSHIM_EV_CAPTURE "capture"     /* a capture ended: its ledger */
-#define CGSHIM_EV_LAUNCHES "launches"   /* launch count of an exec */
+/* clang-format off */
+/* BEGIN generated from events.def by tests/lists_check.py --write */
+#define CGSHIM_EV_START "start" /* first record of a process */
+#define CGSHIM_EV_CALL "call" /* one intercepted call */
+#define CGSHIM_EV_ALLOC "alloc" /* a captured graph allocation, with provenance */
+#define CGSHIM_EV_CAPTURE "capture" /* a capture ended: its ledger */
+#define CGSHIM_EV_LAUNCHES "launches" /* launch count of an exec */
 #define CGSHIM_EV_VIOLATION "violation" /* a rule fired, written before the driver call */
-#define CGSHIM_EV_MISMATCH "mismatch"   /* prediction vs the driver's real answer */
-#define CGSHIM_EV_REWRITE "rewrite"     /* an update turned into re-instantiation */
-#define CGSHIM_EV_LEAK "leak"           /* graph allocation outstanding at exec destroy/exit */
-#define CGSHIM_EV_POOL "pool"           /* pool usage sample */
-#define CGSHIM_EV_GRAPHMEM "graphmem"   /* device graph-memory sample */
-#define CGSHIM_EV_NODE "node"           /* one node of a graph summary (for --dot) */
-#define CGSHIM_EV_SUMMARY "summary"     /* exit summary */
-#define CGSHIM_EV_WARNING "warning"     /* the shim's own trouble (degraded, malformed env) */
+#define CGSHIM_EV_MISMATCH "mismatch" /* prediction vs the driver's real answer */
+#define CGSHIM_EV_REWRITE "rewrite" /* an update turned into re-instantiation */
+#define CGSHIM_EV_LEAK "leak" /* graph allocation outstanding at exec destroy/exit */
+#define CGSHIM_EV_POOL "pool" /* pool usage sample */
+#define CGSHIM_EV_GRAPHMEM "graphmem" /* device graph-memory sample */
+#define CGSHIM_EV_NODE "node" /* one node of a graph summary (for --dot) */
+#define CGSHIM_EV_SUMMARY "summary" /* exit summary */
+#define CGSHIM_EV_WARNING "warning" /* the shim's own trouble (degraded, malformed env) */
 #define CGSHIM_EV_INVALIDATED "invalidated" /* a live capture found invalidated, and by what */
 #define CGSHIM_EV_ABANDONED "abandoned" /* a capture never ended: named at a later refusal or at exit */
-#define CGSHIM_EV_BROKEN "broken"       /* a failed end of capture linked to the first call that broke it */
+#define CGSHIM_EV_BROKEN "broken" /* a failed end of capture linked to the first call that broke it */
 #define CGSHIM_EV_CAPMODE "capture_mode" /* a begin-capture's mode rewritten (CGSHIM_CAPTURE_MODE) */
-#define CGSHIM_EV_MODULE "module"       /* a loaded object named by call sites: path, build-id */
+#define CGSHIM_EV_MODULE "module" /* a loaded object named by call sites: path, build-id */
 #define CGSHIM_EV_UPDATE_DIFF "update_diff" /* a node an update changes: kernel and fields */
+/* END generated */
+/* clang-format on */
 
 #endif

@@ -4,7 +4,7 @@
  * The executable of a one-kernel graph is updated from a graph with one
  * extra kernel node: cudaGraphExecUpdate returns 910
  * cudaErrorGraphExecUpdateFailure with result 2 TopologyChanged, and the
- * exec stays unchanged and launchable (facts §4, §5 table last row).
+ * exec stays unchanged and launchable (cuda-facts §4, §5 table last row).
  */
 #include "scenario.h"
 

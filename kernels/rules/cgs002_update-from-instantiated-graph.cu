@@ -3,7 +3,7 @@
  *
  * Exec A comes from a graph with memory nodes (alloc, kernel, free). Graph B
  * has the same shape and its own live executable. Updating A from B returns
- * 801 cudaErrorNotSupported and leaves result 0 (facts §4 third row, §5).
+ * 801 cudaErrorNotSupported and leaves result 0 (cuda-facts §4 third row, §5).
  */
 #include "scenario.h"
 

@@ -4,7 +4,7 @@
  * An exec holds a captured, unfreed 1 MiB allocation. Updating it from a
  * graph that captured a 2 MiB allocation succeeds (0, result 0): the exec
  * silently adopts the new graph's allocation, address and size; pointers
- * from the first capture are dead after the next launch (facts §5).
+ * from the first capture are dead after the next launch (cuda-facts §5).
  */
 #include "scenario.h"
 

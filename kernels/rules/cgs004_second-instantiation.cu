@@ -4,7 +4,7 @@
  * A graph that holds a memory node (captured cudaMallocAsync, never freed)
  * is instantiated once; instantiating it a second time while that first
  * executable lives fails with 801 cudaErrorNotSupported
- * (facts §3 last bullet, §4 first row).
+ * (cuda-facts §3 last bullet, §4 first row).
  */
 #include "scenario.h"
 

@@ -4,7 +4,7 @@
  * An alloc-only graph (captured cudaMallocAsync, no free) instantiated
  * without AutoFreeOnLaunch launches once; the relaunch finds the previous
  * launch's allocation unfreed and fails with 1 cudaErrorInvalidValue
- * (facts §3 last bullet, §4 second row).
+ * (cuda-facts §3 last bullet, §4 second row).
  */
 #include "scenario.h"
 
@@ -32,7 +32,7 @@ int main(void)
 	CHECK(cudaGraphLaunch(e, s), cudaErrorInvalidValue);
 	CHECK(cudaGetLastError(), cudaErrorInvalidValue);
 
-	/* free the allocation (facts §3: cudaFree frees a graph allocation) */
+	/* free the allocation (cuda-facts §3: cudaFree frees a graph allocation) */
 	CHECK(cudaFree(buf), cudaSuccess);
 	CHECK(cudaGraphExecDestroy(e), cudaSuccess);
 	CHECK(cudaGraphDestroy(g), cudaSuccess);

@@ -4,7 +4,7 @@
  * A pool created with handleTypes = cudaMemHandleTypePosixFileDescriptor
  * (IPC-capable) cannot back a graph allocation: cudaMallocFromPoolAsync
  * during capture fails with 801 cudaErrorNotSupported, yet the capture is
- * not invalidated and still ends with 0 (facts §4, §6, §7).
+ * not invalidated and still ends with 0 (cuda-facts §4, §6, §7).
  */
 #include "scenario.h"
 

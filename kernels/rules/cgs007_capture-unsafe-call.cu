@@ -4,7 +4,7 @@
  * cudaMalloc while a Global-mode capture is live on this thread fails with
  * 900 cudaErrorStreamCaptureUnsupported and invalidates the capture: ending
  * it returns 901 cudaErrorStreamCaptureInvalidated and no graph
- * (facts §4, §6).
+ * (cuda-facts §4, §6).
  */
 #include "scenario.h"
 

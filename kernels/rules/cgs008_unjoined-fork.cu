@@ -4,7 +4,7 @@
  * A second stream is forked into a capture (event recorded on the origin
  * stream, waited on by the second), work is launched on it, and it is not
  * joined back: ending the capture fails with 904
- * cudaErrorStreamCaptureUnjoined (facts §6 code table).
+ * cudaErrorStreamCaptureUnjoined (cuda-facts §6 code table).
  */
 #include "scenario.h"
 

@@ -5,12 +5,12 @@
  * launched once, so the allocation is live. A second capture, graph B,
  * frees that buffer with cudaFreeAsync. The driver accepts it (0): the free
  * becomes a free node of B and ends the allocation's lifetime whenever B is
- * launched (facts §3 "Lifetime", "Free rules"). Nothing ties B's launches to
+ * launched (cuda-facts §3 "Lifetime", "Free rules"). Nothing ties B's launches to
  * A's: launching B twice, or A again after B, is the hazard.
  *
  * Not used here: freeing in a capture memory that no graph allocated (plain
  * cudaMallocAsync outside capture). NVIDIA documents a free node of an
- * address not from an alloc node as an error (facts §4, "Doc, not tested"),
+ * address not from an alloc node as an error (cuda-facts §4, "Doc, not tested"),
  * and the stand-in returns 1 for it; the shim reports CGS009 in both cases.
  */
 #include "scenario.h"

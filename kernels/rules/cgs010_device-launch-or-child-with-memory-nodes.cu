@@ -5,7 +5,7 @@
  * A graph with memory nodes (alloc, kernel, free) cannot be cloned, and no
  * graph can be instantiated with DeviceLaunch together with AutoFreeOnLaunch
  * (or memory nodes). Both calls fail; NVIDIA documents the rule but not the
- * code, which is printed as it comes (facts §3 "Composition", "Device
+ * code, which is printed as it comes (cuda-facts §3 "Composition", "Device
  * launch"; §4 last row).
  */
 #include "scenario.h"

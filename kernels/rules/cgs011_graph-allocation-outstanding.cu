@@ -3,7 +3,7 @@
  *
  * The exec of an alloc-only graph is launched once and destroyed while its
  * allocation is outstanding. Every call returns 0: destroying a graph or an
- * exec frees none of its allocations (facts §3 "Free rules"), so the memory
+ * exec frees none of its allocations (cuda-facts §3 "Free rules"), so the memory
  * stays reserved until something frees it.
  */
 #include "scenario.h"

@@ -5,7 +5,7 @@
  * instantiated. The device's current pool is then set to a created pool
  * (same properties) and graph 2 captures an allocation of the same size,
  * now from that pool. Updating exec 1 from graph 2 returns 0: the driver
- * never checks pool identity (facts §3 "Pool identity is lost", §5, §7).
+ * never checks pool identity (cuda-facts §3 "Pool identity is lost", §5, §7).
  */
 #include "scenario.h"
 

@@ -2,7 +2,7 @@
  * kernels/rules/valid_alloc-free-relaunch.cu -- must stay silent.
  *
  * A graph that allocates, uses and frees its buffer relaunches freely,
- * without AutoFreeOnLaunch (facts §3 last bullet).
+ * without AutoFreeOnLaunch (cuda-facts §3 last bullet).
  */
 #include "scenario.h"
 

@@ -2,7 +2,7 @@
  * kernels/rules/valid_relaunch-autofree.cu -- must stay silent.
  *
  * An alloc-only graph instantiated with AutoFreeOnLaunch relaunches: each
- * launch frees the previous launch's allocation first (facts §3 last
+ * launch frees the previous launch's allocation first (cuda-facts §3 last
  * bullet). The last allocation is freed with cudaFree before exit.
  */
 #include "scenario.h"

@@ -3,7 +3,7 @@
  *
  * A caching allocator's pattern: during a Global-mode capture the thread
  * switches itself to Relaxed with cudaThreadExchangeStreamCaptureMode,
- * grows with cudaMalloc (allowed in Relaxed mode, facts §6), and restores
+ * grows with cudaMalloc (allowed in Relaxed mode, cuda-facts §6), and restores
  * its mode; the capture ends normally.
  */
 #include "scenario.h"

@@ -2,7 +2,7 @@
  * kernels/rules/valid_update-same-topology.cu -- must stay silent.
  *
  * The exec of a one-kernel graph is updated from a graph with the same
- * single kernel node but a different grid: 0, result 0 (facts §5 table).
+ * single kernel node but a different grid: 0, result 0 (cuda-facts §5 table).
  */
 #include "scenario.h"
 

@@ -72,7 +72,7 @@ void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const c
 			ne = 0;
 	}
 	for (uint32_t i = 0, m = 0; i < s->n_nodes; i++) {
-		rec_begin(&r, level, "node");
+		rec_begin(&r, level, CGSHIM_EV_NODE);
 		rec_hex(&r, "graph", (uintptr_t)g);
 		if (side) {
 			rec_str(&r, "side", side);

@@ -91,7 +91,7 @@ static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 		int level = rc ? CG_L_INFO : CG_L_TRACE;
 		if (cg_log_on(level)) {
 			struct cg_rec r;
-			rec_begin(&r, level, "call");
+			rec_begin(&r, level, CGSHIM_EV_CALL);
 			rec_str(&r, "api", name);
 			rec_int(&r, "rc", rc);
 			if (rc) {

@@ -2,7 +2,7 @@
 """GPU checks of the model's ledgers (issue 3). Usage: model.py BUILD BIN
   BUILD  meson build dir of the shim (BUILD/shim/libcgshim.so)
   BIN    dir with the nvcc-built programs:
-    for p in three_pools current_pool destroy_outstanding exit_outstanding relaxed_malloc deferred_summary; do
+    for p in $(python3 scripts/scenarios.py model --except multi_device); do
       nvcc -O2 -arch=sm_90 -Ikernels -o $BIN/$p kernels/model/$p.cu; done
     nvcc -O2 -arch=sm_90 -Ikernels -x cu -o $BIN/node_memory bench/node_memory.c
 Cases:
@@ -14,7 +14,7 @@ Cases:
   seed001_async  the same script with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
                  (8 batch sizes): every alloc record is attributed to the device's
                  default pool; the instantiate flags are printed.
-  three_pools, current_pool, destroy_outstanding, exit_outstanding, relaxed_malloc, deferred_summary:
+  every kernels/model scenario but multi_device (scripts/scenarios.py):
                  the CPU checks of tests/model/run_model.py against the real driver.
   node_memory    shim heap bytes per tracked node (bar 256).
 One line per case PASS/FAIL, then 'N passed, N failed'."""
@@ -200,7 +200,10 @@ def c_case(name):
     return fn
 
 
-for _n in ("three_pools", "current_pool", "destroy_outstanding", "exit_outstanding", "relaxed_malloc", "deferred_summary"):
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import scenarios  # noqa: E402
+
+for _n in scenarios.scenarios(ROOT, "model", ["multi_device"]):
     c_case(_n)
 
 

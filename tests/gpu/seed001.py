@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seed 001 (/work/shared/seeds/001_09b283e2cc0c7cb8.txt), unchanged in
+"""Seed 001 (the project's seed 001_09b283e2cc0c7cb8), unchanged in
 substance: one CUDA graph captured per batch size, all sharing one memory
 pool, memory reported with torch.cuda.mem_get_info after each capture.
 

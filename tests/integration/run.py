@@ -5,6 +5,9 @@ JSONL records. Usage: run.py CASE (see CASES). Env from meson:
 CGSHIM_LIB, STANDIN_DIR, STANDIN11_DIR, PROG_DIR, INTEG_DIR, SRC_ROOT, SHIM_EXPORTS."""
 import glob, json, os, re, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+import cgtest  # noqa: E402
+
 LIB = os.environ["CGSHIM_LIB"]
 STANDIN = os.environ["STANDIN_DIR"]
 PROG = os.environ["PROG_DIR"]
@@ -14,11 +17,10 @@ ROOT = os.environ["SRC_ROOT"]
 
 def run(exe, shim=True, level="info", extra=None, fmt="jsonl", libdir=None, args=(), timeout=120):
     tmp = tempfile.mkdtemp(prefix="cgshim-it-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+    env = cgtest.clean_env()
     env["LD_LIBRARY_PATH"] = libdir or STANDIN
     if shim:
-        env.update(LD_PRELOAD=LIB, CGSHIM_LOG=level, CGSHIM_LOG_FORMAT=fmt,
-                   CGSHIM_LOG_FILE=os.path.join(tmp, "log-%p.jsonl"))
+        env = cgtest.shim_env(env, LIB, os.path.join(tmp, "log-%p.jsonl"), level, {"CGSHIM_LOG_FORMAT": fmt})
     if extra:
         env.update(extra)
     env = {k: v for k, v in env.items() if v is not None}
@@ -26,14 +28,16 @@ def run(exe, shim=True, level="info", extra=None, fmt="jsonl", libdir=None, args
     recs = []
     for f in sorted(glob.glob(os.path.join(tmp, "log-*.jsonl"))):
         for line in open(f):
-            if line.strip():
+            if line.strip():  # strict: a line that is not JSON fails the case
                 recs.append(json.loads(line) if fmt == "jsonl" else line)
     return p, recs, tmp
 
 
+T = cgtest.Tally()
+
+
 def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
+    if not T.check(cond, msg):
         check.failed += 1
 
 
@@ -41,8 +45,7 @@ check.failed = 0
 
 
 def calls(recs, prefix, **kw):
-    return [r for r in recs if r.get("ev") == "call" and r.get("api", "").startswith(prefix)
-            and all(r.get(k) == v for k, v in kw.items())]
+    return cgtest.calls(recs, prefix, **kw)
 
 
 def same(bare, shim):
@@ -1015,4 +1018,4 @@ def case_nonnull():
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 if __name__ == "__main__":
     CASES[sys.argv[1]]()
-    sys.exit(1 if check.failed else 0)
+    sys.exit(T.finish())

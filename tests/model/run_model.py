@@ -18,18 +18,21 @@ import subprocess
 import sys
 import tempfile
 
-# One reader of the shim's JSONL for every test driver.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules"))
-from run_rule import read_log  # noqa: E402,F401  (tests/gpu/model.py uses it as rm.read_log)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+import cgtest  # noqa: E402
+
+# One reader of the shim's JSONL for every runner (tests/gpu/model.py uses
+# it as rm.read_log).
+read_log = cgtest.read_log
 
 MiB = 1 << 20
-failures = 0
+T = cgtest.Tally()
+failures = 0  # this runner's failed checks (tests/gpu/model.py reads them)
 
 
 def check(ok, what):
     global failures
-    print(("ok    " if ok else "FAIL  ") + what, flush=True)
-    if not ok:
+    if not T.check(ok, what):
         failures += 1
     return ok
 
@@ -39,9 +42,7 @@ def run(cmd, env):
 
 
 def shim_env(base, shim, log):
-    env = dict(base)
-    env.update({"LD_PRELOAD": shim, "CGSHIM_LOG_FORMAT": "jsonl", "CGSHIM_LOG_FILE": log, "CGSHIM_LOG": "info"})
-    return env
+    return cgtest.shim_env(base, shim, log, "info")
 
 
 def pools_from_stderr(text):
@@ -410,10 +411,7 @@ def main():
     ap.add_argument("--cgshim", help="the cgshim tool (multi_rank)")
     a = ap.parse_args()
 
-    base = dict(os.environ)
-    for k in list(base):
-        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
-            del base[k]
+    base = cgtest.clean_env()
     ld = base.get("LD_LIBRARY_PATH")
     base["LD_LIBRARY_PATH"] = a.standin_dir + (":" + ld if ld else "")
     for k in ("RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "STANDIN_DEVICES", "MULTI_DEVICE_LEAK"):
@@ -445,7 +443,7 @@ def main():
             STDOUT = sh.stdout.decode(errors="replace")
             CASES[a.case](recs, pools_from_stderr(STDERR))
     print("%s: %s" % (a.case, "PASS" if not failures else "%d check(s) FAILED" % failures))
-    return 1 if failures else 0
+    return T.finish()
 
 
 if __name__ == "__main__":

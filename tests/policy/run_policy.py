@@ -18,9 +18,10 @@ import subprocess
 import sys
 import tempfile
 
-# One reader of the shim's JSONL for every test driver.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules"))
-from run_rule import read_log  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+import cgtest  # noqa: E402
+
+read_log = cgtest.read_log
 
 # case -> expectations
 #   predicted / failed: rewrite records by reason
@@ -48,14 +49,13 @@ EXPECT = {
                              "unchanged: 11 (want 11)", "per_node: OK"]),
 }
 
+T = cgtest.Tally()
 failures = 0
 
 
 def check(ok, what):
     global failures
-    print(("ok    " if ok else "FAIL  ") + what)
-    sys.stdout.flush()
-    if not ok:
+    if not T.check(ok, what):
         failures += 1
     return ok
 
@@ -72,7 +72,7 @@ def main():
     name = a.case
     cmd = [a.prog] + a.arg
 
-    base = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+    base = cgtest.clean_env()
     ld = base.get("LD_LIBRARY_PATH")
     base["LD_LIBRARY_PATH"] = a.standin_dir + (":" + ld if ld else "")
 
@@ -83,8 +83,7 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="cgs-policy-") as tmp:
         log = os.path.join(tmp, "log.jsonl")
-        env = dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log, CGSHIM_LOG="info",
-                   CGSHIM_ON_UPDATE_FAILURE="reinstantiate")
+        env = cgtest.shim_env(base, a.shim, log, "info", {"CGSHIM_ON_UPDATE_FAILURE": "reinstantiate"})
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         ok = check(p.returncode == 0, "%s shim: exit %d (want 0)" % (name, p.returncode))
         check("UNEXPECTED" not in p.stdout and "MISMATCH" not in p.stdout and "ABORT" not in p.stdout,
@@ -171,7 +170,7 @@ def main():
                   "%s: one failed set-params call record, rc 1 (got %s)" % (name, [r.get("rc") for r in sp]))
 
     print("%s: %s" % (name, "PASS" if not failures else "%d check(s) FAILED" % failures))
-    return 1 if failures else 0
+    return T.finish()
 
 
 if __name__ == "__main__":

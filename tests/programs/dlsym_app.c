@@ -1,7 +1,7 @@
 /*
  * tests/programs/dlsym_app.c -- XLA's way of reaching the driver: dlopen
  * libcuda.so.1 and dlsym each entry point by its exact exported name
- * (facts §1). Builds a graph explicitly, instantiates, launches, updates one
+ * (cuda-facts §1). Builds a graph explicitly, instantiates, launches, updates one
  * node, and captures into an existing graph.
  * Exit status 0 iff every result is the expected one.
  */

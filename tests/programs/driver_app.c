@@ -3,7 +3,7 @@
  * exported names directly (cuda.h's macro renames apply: cuMemAlloc ->
  * cuMemAlloc_v2, cuStreamBeginCapture -> _v2, ...), and calls the per-thread
  * cuGraphLaunch_ptsz explicitly. Exercises the measured graph-memory and
- * capture rules of cuda-graph-facts.md. Exit status 0 iff all results match.
+ * capture rules of docs/cuda-facts.md. Exit status 0 iff all results match.
  */
 #include <cuda.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /*
  * tests/programs/rt_app.c -- a process using the shared runtime
  * (libcudart.so.13), like PyTorch or CuPy: every driver call goes through the
- * runtime's self-looked-up cuGetProcAddress pointer (facts §1).
+ * runtime's self-looked-up cuGetProcAddress pointer (cuda-facts §1).
  * Exit status 0 iff every result is the expected one.
  */
 #include "scenario.h"
@@ -66,9 +66,9 @@ int main(void)
 	printf("checksum after update: %.1f\n", sum(dst));
 	EXPECT(sum(dst) == 5.0 * N);
 
-	/* facts §3/§4: second instantiate of a memory-node graph -> 801 */
+	/* cuda-facts §3/§4: second instantiate of a memory-node graph -> 801 */
 	CHECK(cudaGraphInstantiate(&e2, g1, 0), cudaErrorNotSupported);
-	/* facts §4: update from a graph with its own live exec -> 801, result 0 */
+	/* cuda-facts §4: update from a graph with its own live exec -> 801, result 0 */
 	cudaGraphExec_t e3;
 	CHECK(cudaGraphInstantiate(&e3, g2, 0), cudaSuccess);
 	memset(&info, 0xff, sizeof info);
@@ -78,7 +78,7 @@ int main(void)
 	CHECK(cudaGraphExecDestroy(e3), cudaSuccess);
 	CHECK(cudaGetLastError(), cudaErrorNotSupported); /* sticky last error */
 
-	/* facts §3: alloc-only graph: relaunch without AutoFree -> 1, with -> 0 */
+	/* cuda-facts §3: alloc-only graph: relaunch without AutoFree -> 1, with -> 0 */
 	cudaGraph_t g3 = capture(s, dst, 1.0, 0);
 	cudaGraphExec_t e4;
 	CHECK(cudaGraphInstantiate(&e4, g3, 0), cudaSuccess);
@@ -99,7 +99,7 @@ int main(void)
 	EXPECT(used > 0);
 	CHECK(cudaGraphExecDestroy(e4), cudaSuccess);
 
-	/* facts §6: cudaMalloc during a Global capture -> 900, end -> 901 */
+	/* cuda-facts §6: cudaMalloc during a Global capture -> 900, end -> 901 */
 	void *p = NULL;
 	cudaGraph_t gbad = (cudaGraph_t)&p;
 	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);

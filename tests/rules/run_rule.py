@@ -9,13 +9,15 @@ rule CGSNNN fire (and nothing else), valid_* must stay silent. One line per
 check is printed; the exit status is non-zero when any check failed.
 """
 import argparse
-import json
 import os
 import re
 import signal
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+import cgtest  # noqa: E402
 
 # rule -> (api of the violation and of the call it precedes, predicted_rc or
 # None for warn rules that predict no failure).  The api is the driver entry
@@ -54,14 +56,13 @@ COMPANIONS = {
     "CGS019": {"CGS018"},
 }
 
-failures = 0
+T = cgtest.Tally()
+failures = 0  # this runner's failed checks (run_model, run_policy and tests/gpu/model.py read theirs)
 
 
 def check(ok, what):
     global failures
-    print(("ok    " if ok else "FAIL  ") + what)
-    sys.stdout.flush()
-    if not ok:
+    if not T.check(ok, what):
         failures += 1
     return ok
 
@@ -70,23 +71,9 @@ def base_api(api):
     return re.sub(r"_ptsz$", "", api or "")
 
 
-def read_log(path):
-    recs = []
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict):
-                    recs.append(obj)
-    except FileNotFoundError:
-        pass
-    return recs
+# One reader of the shim's JSONL for every runner (run_model and run_policy
+# import it from here).
+read_log = cgtest.read_log
 
 
 def run(prog, env):
@@ -94,14 +81,7 @@ def run(prog, env):
 
 
 def shim_env(base, shim, log, extra=None):
-    env = dict(base)
-    env.update({
-        "LD_PRELOAD": shim,
-        "CGSHIM_LOG_FORMAT": "jsonl",
-        "CGSHIM_LOG_FILE": log,
-        "CGSHIM_LOG": "info",
-        "CGSHIM_RULES_OFF": "",  # every rule on, whatever the defaults
-    })
+    env = cgtest.shim_env(base, shim, log, "info", {"CGSHIM_RULES_OFF": ""})  # every rule on, whatever the defaults
     env.pop("CGSHIM_ON_VIOLATION", None)
     if extra:
         env.update(extra)
@@ -125,10 +105,7 @@ def main():
         return 1
     rule = m.group(1).upper() if m else None
 
-    base = dict(os.environ)
-    for k in list(base):
-        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
-            del base[k]
+    base = cgtest.clean_env()
     ld = base.get("LD_LIBRARY_PATH")
     base["LD_LIBRARY_PATH"] = a.standin_dir + (":" + ld if ld else "")
 
@@ -200,7 +177,7 @@ def main():
                 check(not failed, "%s abort: the refused %s call never reached the driver" % (name, api))
 
     print("%s: %s" % (name, "PASS" if not failures else "%d check(s) FAILED" % failures))
-    return 1 if failures else 0
+    return T.finish()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
  * 12.0 (cudaGraphInstantiate, cudaGraphExecUpdate, cudaStreamGetCaptureInfo,
  * cudaGetDriverEntryPoint). Never installed.
  *
- * It reaches the driver exactly as the real runtimes do (facts §1): on first
+ * It reaches the driver exactly as the real runtimes do (cuda-facts §1): on first
  * use, dlopen("libcuda.so.1"), ONE dlsym(handle, "cuGetProcAddress_v2"),
  * through it the queries "" , "cuInit"@2000, "cuGetProcAddress"@11030 and
  * @12000, and every other entry point through the pointer the @12000 query

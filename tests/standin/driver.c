@@ -3,7 +3,7 @@
  *
  * Never installed. CI runs the shim against this library because it has no
  * GPU. It reproduces the measured driver behaviour written down in
- * /work/shared/docs/cuda-graph-facts.md (cited as "facts §N"); see
+ * docs/cuda-facts.md (cited as "cuda-facts §N"); see
  * tests/standin/README.md for what is measured and what is inferred.
  *
  * Model: STANDIN_DEVICES devices (default 1, at most STANDIN_MAX_DEV), one
@@ -497,7 +497,7 @@ static CUresult free_any(CUdeviceptr p)
 /* Device-side address check for copies: inside a live allocation, or unknown
  * to the stand-in (treated as host memory for unified copies). A graph
  * address that is not live gives CUDA_ERROR_INVALID_VALUE ("Allocation not
- * found", facts §4/§5). */
+ * found", cuda-facts §4/§5). */
 static CUresult check_dev(CUdeviceptr p, size_t n, int strict)
 {
 	if (n == 0)
@@ -558,7 +558,7 @@ static int blocking_capture_exists(int invalidate)
 }
 
 /* Capture-unsafe call (cuMemAlloc, cuMemFree, syncs, synchronous copies),
- * facts §6: fails with 900 and invalidates the conflicting captures. */
+ * cuda-facts §6: fails with 900 and invalidates the conflicting captures. */
 static CUresult unsafe_call(void)
 {
 	int m = t_mode;
@@ -891,7 +891,7 @@ static struct graph *graph_clone(const struct graph *src)
 	return g;
 }
 
-/* A graph address for a new MEM_ALLOC node (fixed for the node's life, facts §3). */
+/* A graph address for a new MEM_ALLOC node (fixed for the node's life, cuda-facts §3). */
 static CUresult graph_addr_new(struct allocp *al)
 {
 	struct alloc *a = alloc_new(al->size, A_GRAPH);
@@ -927,7 +927,7 @@ static int graph_allocates(const struct graph *g, CUdeviceptr dptr)
 	return 0;
 }
 
-/* Rules for a MEM_FREE node (facts §3/§4): address from an alloc node of this
+/* Rules for a MEM_FREE node (cuda-facts §3/§4): address from an alloc node of this
  * graph or a live graph allocation; not freed twice in one graph. */
 static CUresult check_free_node(struct graph *g, CUdeviceptr dptr)
 {
@@ -1006,7 +1006,7 @@ static CUresult add_node_common(CUgraphNode *ph, CUgraph hg, const CUgraphNode *
 	return CUDA_SUCCESS;
 }
 
-/* Child graph node: clone (no memory nodes: else 801) or move (facts §3). */
+/* Child graph node: clone (no memory nodes: else 801) or move (cuda-facts §3). */
 static CUresult child_params(struct nparams *p, CUgraph hchild, int ownership, struct graph *parent)
 {
 	struct graph *c = reg_find(hchild, K_GRAPH);
@@ -1124,7 +1124,7 @@ static size_t xg_alloc_bytes(const struct xg *x, int dev)
 	return s;
 }
 
-/* Graph memory is reserved in 32 MiB chunks at launch/upload (facts §7),
+/* Graph memory is reserved in 32 MiB chunks at launch/upload (cuda-facts §7),
  * on the device each memory node allocates on (its poolProps.location),
  * whichever context launches the exec (inferred). */
 static void exec_reserve(struct exec *e)
@@ -1556,7 +1556,7 @@ DEF(cuStreamQuery_ptsz, PFN_cuStreamQuery_v7000_ptsz, (CUstream hStream))
 	return stream_query(hStream, 1);
 }
 
-/* Synchronising a capturing stream: 900 and the capture is invalidated (facts §6). */
+/* Synchronising a capturing stream: 900 and the capture is invalidated (cuda-facts §6). */
 static CUresult stream_sync(CUstream h, int ptsz)
 {
 	ENTER_OBJ();
@@ -1665,7 +1665,7 @@ DEF(cuEventRecord_ptsz, PFN_cuEventRecord_v7000_ptsz, (CUevent hEvent, CUstream 
 	return event_record(hEvent, hStream, 1);
 }
 
-/* Querying/synchronising an event last recorded in a capture: 907 (facts §6). */
+/* Querying/synchronising an event last recorded in a capture: 907 (cuda-facts §6). */
 static CUresult event_wait_host(CUevent he, int sync)
 {
 	ENTER_OBJ();
@@ -2741,11 +2741,11 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, struct pool *p, CUst
 	if (!size)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (c) {
-		/* facts §4: IPC-capable pool under capture -> 801, capture stays valid */
+		/* cuda-facts §4: IPC-capable pool under capture -> 801, capture stays valid */
 		if (p->props.handleTypes != CU_MEM_HANDLE_TYPE_NONE)
 			return CUDA_ERROR_NOT_SUPPORTED;
 		struct nparams np = {.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC};
-		np.al.props = p->props; /* pool identity is lost (facts §3) */
+		np.al.props = p->props; /* pool identity is lost (cuda-facts §3) */
 		np.al.size = size;
 		if ((rc = graph_addr_new(&np.al)))
 			return rc;
@@ -3114,7 +3114,7 @@ DEF(cuGraphDestroy, PFN_cuGraphDestroy_v10000, (CUgraph hGraph))
 	return CUDA_SUCCESS;
 }
 
-/* Clone of a graph holding memory nodes: not supported (facts §4, code inferred). */
+/* Clone of a graph holding memory nodes: not supported (cuda-facts §4, code inferred). */
 DEF(cuGraphClone, PFN_cuGraphClone_v10000, (CUgraph * phGraphClone, CUgraph originalGraph))
 {
 	ENTER_OBJ();
@@ -3332,7 +3332,7 @@ DEF(cuGraphNodeSetParams, PFN_cuGraphNodeSetParams_v12020,
 	case CU_GRAPH_NODE_TYPE_EMPTY:
 		return CUDA_SUCCESS;
 	default:
-		/* MEM_ALLOC / MEM_FREE: not supported (facts §3); others not modelled */
+		/* MEM_ALLOC / MEM_FREE: not supported (cuda-facts §3); others not modelled */
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 }
@@ -3713,11 +3713,11 @@ static CUresult instantiate(CUgraphExec *ph, CUgraph hg, unsigned long long flag
 	if (flags & ~(unsigned long long)KNOWN_IFLAGS)
 		return CUDA_ERROR_INVALID_VALUE;
 	int has_mem = graph_has_mem(g);
-	/* inferred from the docs (facts §3), not measured */
+	/* inferred from the docs (cuda-facts §3), not measured */
 	if ((flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) &&
 	    ((flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) || has_mem))
 		return CUDA_ERROR_INVALID_VALUE;
-	/* facts §3/§4: one live exec per graph with memory nodes -> 801 */
+	/* cuda-facts §3/§4: one live exec per graph with memory nodes -> 801 */
 	if (has_mem && g->nexec > 0)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	struct xg *x;
@@ -3807,7 +3807,7 @@ DEF(cuGraphInstantiateWithParams_ptsz, PFN_cuGraphInstantiateWithParams_v12000_p
 	return instantiate_params(phGraphExec, hGraph, instantiateParams, 1);
 }
 
-/* Destroying an exec frees none of its allocations (facts §3). */
+/* Destroying an exec frees none of its allocations (cuda-facts §3). */
 DEF(cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000, (CUgraphExec hGraphExec))
 {
 	ENTER_OBJ();
@@ -3892,7 +3892,7 @@ static CUresult graph_launch(CUgraphExec he, CUstream hs, int ptsz)
 		c->invalid = 1;
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
-	/* facts §3/§4: unfreed allocations from the previous launch */
+	/* cuda-facts §3/§4: unfreed allocations from the previous launch */
 	if (xg_live_allocs(e->x, 0)) {
 		if (!(e->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH))
 			return CUDA_ERROR_INVALID_VALUE;
@@ -3914,7 +3914,7 @@ DEF(cuGraphLaunch_ptsz, PFN_cuGraphLaunch_v10000_ptsz, (CUgraphExec hGraphExec, 
 }
 
 /* ------------------------------------------------------------------------ */
-/* whole-graph update (facts §5)                                             */
+/* whole-graph update (cuda-facts §5)                                             */
 
 static int same_dep_set(const struct xnode *v, const struct node *n, const struct graph *g)
 {
@@ -3982,7 +3982,7 @@ static int update_check(const struct xg *x, const struct graph *g, CUgraphExecUp
 }
 
 /* Adopt g's parameters into x (same shape, checked). Alloc nodes adopt the
- * new graph's address, size and props (facts §5, observed). */
+ * new graph's address, size and props (cuda-facts §5, observed). */
 static void update_apply(struct xg *x, const struct graph *g)
 {
 	for (size_t i = 0; i < g->n; i++) {
@@ -3993,7 +3993,7 @@ static void update_apply(struct xg *x, const struct graph *g)
 			continue;
 		}
 		if (v->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && v->p.al.dptr != n->p.al.dptr) {
-			/* facts §5: after the update the old address reads as
+			/* cuda-facts §5: after the update the old address reads as
 			 * "Allocation not found": drop a live allocation there */
 			struct alloc *a = alloc_find(v->p.al.dptr);
 			if (a && a->kind == A_GRAPH && a->live)
@@ -4013,7 +4013,7 @@ static CUresult exec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResultI
 	struct graph *g = reg_find(hg, K_GRAPH);
 	if (!e || !g || g->owner || g->capturing)
 		return CUDA_ERROR_INVALID_VALUE;
-	/* facts §4/§5: updating graph with memory nodes and its own live exec */
+	/* cuda-facts §4/§5: updating graph with memory nodes and its own live exec */
 	if (graph_has_mem(g) && g->nexec > 0) {
 		info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 		return CUDA_ERROR_NOT_SUPPORTED;
@@ -4173,7 +4173,7 @@ DEF(cuGraphExecNodeSetParams, PFN_cuGraphExecNodeSetParams_v12020,
 	case CU_GRAPH_NODE_TYPE_EMPTY:
 		return CUDA_SUCCESS;
 	default:
-		/* MEM_ALLOC / MEM_FREE are not supported (facts §3) */
+		/* MEM_ALLOC / MEM_FREE are not supported (cuda-facts §3) */
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 }
@@ -4269,7 +4269,7 @@ DEF(cuGraphNodeGetEnabled, PFN_cuGraphNodeGetEnabled_v11060,
 }
 
 /* ------------------------------------------------------------------------ */
-/* cuGetProcAddress (facts §2.1)                                             */
+/* cuGetProcAddress (cuda-facts §2.1)                                             */
 
 struct procent {
 	const char *base;
@@ -4465,7 +4465,7 @@ static CUresult proc_check(const char *sym, void **pfn, int ver, cuuint64_t flag
 	return CUDA_SUCCESS;
 }
 
-/* v1 (11030): unknown or too new -> 500 with *pfn untouched (facts §2.1). */
+/* v1 (11030): unknown or too new -> 500 with *pfn untouched (cuda-facts §2.1). */
 EXPORT CUresult sd_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 				    cuuint64_t flags)
 {

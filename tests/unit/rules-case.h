@@ -75,7 +75,7 @@ static void rule_case_check(const struct rule_case *c)
 /* rules.c is not linked: the rule IDs from the one list. */
 static const char *const rule_case_ids[] = {
 	"",
-#define RULE(e, id, slug, sev, title) id,
+#define RULE(e, id, slug, sev, predicted, title) id,
 #include "rules.def"
 #undef RULE
 };

@@ -1,0 +1,177 @@
+"""tests/harness/cgtest.py -- the one test harness of the CPU and GPU runners.
+
+What every runner needs: a program run bare or under the shim with an
+environment (its JSONL log read back as records), record filters, one line
+per check ("ok   what" / "FAIL what") or per case ("PASS name: detail" /
+"FAIL name: why") and the closing "N passed, N failed" line with the exit
+status (0 only when none failed). Used by the CPU runners (tests/rules,
+tests/model, tests/policy, tests/integration), tests/lists_check.py and,
+through tests/gpu/gpucase.py, every GPU script.
+
+Runners import it as
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
+    import cgtest
+
+Contract: a case fails by raising AssertionError (its message is the
+reason); any other exception is a failure of the harness, counted the same.
+Nothing here asserts on records: the assertions stay in the runners.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+# ---- running a program ------------------------------------------------------
+
+def clean_env(base=None):
+    """base (default os.environ) less LD_PRELOAD and every CGSHIM_*: a case
+    starts from the shim's defaults."""
+    base = os.environ if base is None else base
+    return {k: v for k, v in base.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+
+
+def preload(lib):
+    """LD_PRELOAD value for lib in an uninstrumented host (a Python
+    interpreter): under the tsan setup the TSan runtime must come first
+    (meson.build: CGSHIM_TEST_PRELOAD_FIRST). Instrumented programs link
+    the runtime themselves and take lib alone."""
+    first = os.environ.get("CGSHIM_TEST_PRELOAD_FIRST", "")
+    return (first + ":" + lib) if first and lib else lib
+
+
+def shim_env(base, lib, log, level="info", extra=None):
+    """base plus what runs a program under the shim at level, its JSONL log
+    to the file log (a %p in it: one per process), then extra on top."""
+    env = dict(base)
+    env.update({"LD_PRELOAD": lib, "CGSHIM_LOG_FORMAT": "jsonl", "CGSHIM_LOG_FILE": log, "CGSHIM_LOG": level})
+    env.update(extra or {})
+    return env
+
+
+def read_log(paths):
+    """Records of JSONL files (a path, a glob pattern or a list), in file
+    order; lines that are not a JSON object (a torn last line, a text line)
+    are skipped, a missing file reads as empty."""
+    if isinstance(paths, str):
+        paths = sorted(glob.glob(paths)) if any(c in paths for c in "*?[") else [paths]
+    recs = []
+    for f in paths:
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    line = line.strip()
+                    if not line.startswith("{"):
+                        continue
+                    try:
+                        obj = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(obj, dict):
+                        recs.append(obj)
+        except FileNotFoundError:
+            pass
+    return recs
+
+
+def run(cmd, lib=None, level="info", extra=None, logdir=None, timeout=400, cwd=None, env=None):
+    """Run cmd with env (default: the caller's environment) less LD_PRELOAD
+    and CGSHIM_*; under the shim (lib given) at `level`, JSONL to a fresh
+    folder (or logdir), then extra on top. Returns (CompletedProcess,
+    records, log files)."""
+    tmp = logdir or tempfile.mkdtemp(prefix="cgshim-test-")
+    e = clean_env(env)
+    if lib:
+        e = shim_env(e, lib, os.path.join(tmp, "log-%p.jsonl"), level)
+    e.update(extra or {})
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    logs = sorted(glob.glob(os.path.join(tmp, "log-*.jsonl")))
+    return p, read_log(logs), logs
+
+
+# ---- record filters ---------------------------------------------------------
+
+def ev(recs, kind, **kw):
+    """Records of kind `kind` whose fields equal kw."""
+    return [r for r in recs if r.get("ev") == kind and all(r.get(k) == v for k, v in kw.items())]
+
+
+def calls(recs, prefix=None, **kw):
+    """Call records whose api starts with prefix and whose fields equal kw."""
+    return [r for r in recs if r.get("ev") == "call" and (not prefix or r.get("api", "").startswith(prefix))
+            and all(r.get(k) == v for k, v in kw.items())]
+
+
+def viol(recs, rule=None):
+    """Violation records, of one rule when given."""
+    return [r for r in recs if r.get("ev") == "violation" and (rule is None or r.get("rule") == rule)]
+
+
+# ---- cases and the tally ----------------------------------------------------
+
+class Tally:
+    """One line per check ("ok   what" / "FAIL what") or per case ("PASS
+    name: detail" / "FAIL name: why"), then "N passed, N failed"."""
+
+    def __init__(self, quiet_pass=False):
+        self.results = []
+        self.quiet_pass = quiet_pass
+
+    def ok(self, name, detail=""):
+        self.results.append(True)
+        if not self.quiet_pass:
+            print("PASS %s%s" % (name, (": " + detail) if detail else ""), flush=True)
+
+    def fail(self, name, why=""):
+        self.results.append(False)
+        print("FAIL %s%s" % (name, (": " + why) if why else ""), flush=True)
+
+    def check(self, cond, what, why=""):
+        """One assertion: "ok   what", or "FAIL what[: why]". Returns cond
+        as a bool, so a runner can go on only when it held."""
+        self.results.append(bool(cond))
+        if cond:
+            if not self.quiet_pass:
+                print("ok   " + what, flush=True)
+        else:
+            print("FAIL " + what + ((": " + why) if why else ""), flush=True)
+        return bool(cond)
+
+    def check_none(self, problem, what):
+        """Passes when problem (a message) is None."""
+        return self.check(problem is None, what, problem or "")
+
+    def case(self, name, fn, *args):
+        """Run fn(*args) as case name: its return value is the PASS detail;
+        AssertionError its failure, any other exception too (named)."""
+        try:
+            detail = fn(*args)
+            self.ok(name, "" if detail is None else str(detail))
+            return True
+        except AssertionError as e:
+            self.fail(name, str(e))
+        except Exception as e:  # the harness's own failure counts the same
+            self.fail(name, "%s: %s" % (type(e).__name__, e))
+        return False
+
+    @property
+    def passed(self):
+        return sum(self.results)
+
+    @property
+    def failed(self):
+        return len(self.results) - self.passed
+
+    def summary(self):
+        return "%d passed, %d failed" % (self.passed, self.failed)
+
+    def finish(self, exit=False):
+        """Print the closing line; return the exit status (or exit with it)."""
+        print(self.summary(), flush=True)
+        rc = 0 if self.failed == 0 else 1
+        if exit:
+            sys.exit(rc)
+        return rc
