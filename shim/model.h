@@ -210,7 +210,17 @@ struct cg_summary *model_exec_summary(CUgraphExec e);
 void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu);
 void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum);
 void model_exec_update_failed(CUgraphExec e);
-void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, struct cg_summary *sum);
+/* The policy re-instantiated app from g (the new real exec is set first,
+ * with model_exec_set_real): the exec's graph and summary follow. */
+void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum);
+/* The one map from an application's exec handle to the real exec standing
+ * behind it: the handle itself until the policy rewrites it, and for an
+ * exec the model does not know. Lock-free (the launch index). The policy
+ * writes it (model_exec_set_real, under its own lock) and must forget a
+ * handle before the model drops it (model_exec_destroy). */
+CUgraphExec model_exec_real_of(CUgraphExec app);
+/* real stands behind app from now on. Returns 0 when app is unknown. */
+int model_exec_set_real(CUgraphExec app, CUgraphExec real);
 
 /* Launch path: lock-free. Returns the launch number (1 = first launch) and
  * whether the previous launch left graph allocations unfreed. */

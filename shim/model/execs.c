@@ -56,6 +56,31 @@ CUgraphExec model_exec_real(struct cg_exec *x)
 	return atomic_load_explicit(&x->real, memory_order_acquire);
 }
 
+CUgraphExec model_exec_real_of(CUgraphExec app)
+{
+	struct cg_exec *x = model_exec_fast(app);
+	CUgraphExec r;
+	if (!x)
+		return app;
+	r = atomic_load_explicit(&x->real, memory_order_acquire);
+	/* x may have been destroyed and reused meanwhile: its real is then
+	 * another handle's (the application's own race; answer the handle). */
+	if (X_GET(x, h) != app || !X_GET(x, live))
+		return app;
+	return r ? r : app;
+}
+
+int model_exec_set_real(CUgraphExec app, CUgraphExec real)
+{
+	struct cg_exec *x;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(app);
+	if (x)
+		atomic_store_explicit(&x->real, real, memory_order_release);
+	pthread_mutex_unlock(&model_gx_lock);
+	return x != NULL;
+}
+
 struct cg_exec *model_exec_fast(CUgraphExec e)
 {
 	unsigned h = fast_hash(e);
@@ -342,7 +367,7 @@ void model_exec_update_failed(CUgraphExec e)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, struct cg_summary *sum)
+void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
 {
 	struct cg_exec *x;
 	struct cg_graph *gr;
@@ -354,7 +379,6 @@ void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, stru
 		x->graph = g;
 		sum = NULL;
 		atomic_store(&x->outstanding, 0);
-		atomic_store_explicit(&x->real, real_new, memory_order_release);
 		gr = model_graph_find_locked(g);
 		if (gr)
 			gr->live_exec = app;
