@@ -65,6 +65,9 @@ struct proxy {
 
 static pthread_rwlock_t proxy_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct proxy *proxies;
+/* A failed add leaves the handle unrewritten (the update keeps the
+ * driver's answer). */
+static struct cg_table proxy_table = CG_TABLE_INIT("policy table");
 
 CUgraphExec cg_policy_exec_slow(CUgraphExec app)
 {
@@ -494,8 +497,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 		if (p) {
 			p->app = app;
 			HASH_ADD_PTR(proxies, app, p);
-			if (cg_table_oom) {
-				cg_table_oom = 0;
+			if (cg_table_add_failed(&proxy_table)) {
 				free(p);
 				p = NULL;
 			}

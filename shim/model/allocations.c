@@ -48,7 +48,10 @@ void model_alloc_graph_access(const struct cg_mnode *m_in, CUstream s, uint64_t 
 		if (a) {
 			a->dptr = m->dptr;
 			HASH_ADD(hh, model_allocs, dptr, sizeof a->dptr, a);
-			model_oom_check("allocation table");
+			if (model_table_added(&model_alloc_table)) {
+				free(a);
+				a = NULL;
+			}
 		}
 	}
 	if (a) {
@@ -150,7 +153,10 @@ void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
 			a->size = mem[i].size;
 			a->site = mem[i].site;
 			HASH_ADD(hh, model_allocs, dptr, sizeof a->dptr, a);
-			model_oom_check("allocation table");
+			if (model_table_added(&model_alloc_table)) {
+				free(a);
+				continue;
+			}
 		}
 		a->exec = e;
 	}

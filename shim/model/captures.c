@@ -155,7 +155,11 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 	c->t0 = bc && bc->t_out ? bc->t_out : cg_now_ns();
 	pthread_mutex_lock(&model_cap_lock);
 	HASH_ADD(hh, model_captures, id, sizeof c->id, c);
-	model_oom_check("capture table");
+	if (model_table_added(&model_capture_table)) {
+		pthread_mutex_unlock(&model_cap_lock);
+		free(c);
+		return;
+	}
 	model_tot.captures++;
 	/* The begin hook's end: the deferred record's stamp and post_ns. */
 	c->bend = bc && bc->t0 ? cg_now_ns() : 0;

@@ -215,7 +215,13 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 		memset(&x->graph, 0, sizeof *x - offsetof(struct cg_exec, graph));
 		X_SET(x, h, e);
 		HASH_ADD_PTR(model_execs, h, x);
-		model_oom_check("exec table");
+		if (model_table_added(&model_exec_table)) {
+			x->next_free = exec_free_list; /* never live: back to the free list */
+			exec_free_list = x;
+			pthread_mutex_unlock(&model_gx_lock);
+			model_summary_free(sum);
+			return;
+		}
 		model_tot.execs++;
 	}
 	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */

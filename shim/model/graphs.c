@@ -215,7 +215,11 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site)
 		}
 		x->h = g;
 		HASH_ADD_PTR(model_graphs, h, x);
-		model_oom_check("graph table");
+		if (model_table_added(&model_graph_table)) {
+			pthread_mutex_unlock(&model_gx_lock);
+			free(x);
+			return;
+		}
 		model_tot.graphs++;
 	}
 	x->origin = origin;
@@ -266,8 +270,12 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 		if (x) {
 			x->h = g;
 			HASH_ADD_PTR(model_graphs, h, x);
-			model_oom_check("graph table");
-			model_tot.graphs++;
+			if (model_table_added(&model_graph_table)) {
+				free(x);
+				x = NULL;
+			} else {
+				model_tot.graphs++;
+			}
 		}
 	}
 	if (x) {

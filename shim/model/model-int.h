@@ -47,8 +47,13 @@ struct model_totals {
 };
 extern struct model_totals model_tot;
 
-/* A table operation ran out of memory: degrade (model.c). */
-void model_oom_check(const char *what);
+/* The model's tables, each counting its own allocation failures. */
+extern struct cg_table model_capture_table, model_graph_table, model_exec_table, model_pool_table,
+	model_alloc_table;
+/* Right after an add to t, under t's lock: 0 when it went in; -1 when it
+ * failed (the item is not in the table; counted on t, and the shim
+ * degrades to pass-through with one warning). */
+int model_table_added(struct cg_table *t);
 
 /* ---- captures (captures.c, capture-records.c) -------------------------- */
 static inline const char *mode_name(int m)

@@ -4,7 +4,6 @@
  */
 #include "model-int.h"
 
-int cg_table_oom;
 _Atomic int cg_live_captures;
 pthread_mutex_t model_cap_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t model_gx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -12,12 +11,18 @@ pthread_mutex_t model_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 struct model_totals model_tot;
 
 
-void model_oom_check(const char *what)
+struct cg_table model_capture_table = CG_TABLE_INIT("capture table");
+struct cg_table model_graph_table = CG_TABLE_INIT("graph table");
+struct cg_table model_exec_table = CG_TABLE_INIT("exec table");
+struct cg_table model_pool_table = CG_TABLE_INIT("pool table");
+struct cg_table model_alloc_table = CG_TABLE_INIT("allocation table");
+
+int model_table_added(struct cg_table *t)
 {
-	if (cg_table_oom) {
-		cg_table_oom = 0;
-		cg_degrade(what);
-	}
+	if (CG_LIKELY(!cg_table_add_failed(t)))
+		return 0;
+	cg_degrade(t->name);
+	return -1;
 }
 /* ====================================================================== */
 /* life cycle                                                             */

@@ -41,7 +41,10 @@ struct cg_pool *model_pool_get_locked(CUmemoryPool p)
 		x->h = p;
 		x->dev = -1;
 		HASH_ADD_PTR(model_pools, h, x);
-		model_oom_check("pool table");
+		if (model_table_added(&model_pool_table)) {
+			free(x);
+			return NULL;
+		}
 		model_tot.pools++;
 	}
 	return x;
