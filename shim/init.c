@@ -26,6 +26,7 @@
 #include "policy.h"
 #include "resolve.h"
 #include "state.h"
+#include "summary.h"
 
 _Atomic int cg_state = CG_SETUP;
 CG_TLS struct cg_tls cg_tls;
@@ -130,7 +131,7 @@ static void exit_handler(void)
 	/* A process that made no CUDA call (a compile worker that only
 	 * imported the framework) writes nothing, not even a summary. */
 	if (cg_cfg.summary && cg_door_any_call())
-		cg_model_exit_summary();
+		cg_summary_exit();
 	cg_log_unbuffered(); /* every thread's batch out; later records go straight */
 	cg_tls.in_shim--;
 }

@@ -91,7 +91,21 @@ void cg_model_lock_all(void);
 void cg_model_unlock_all(void);
 void cg_model_lock_reset(void);
 void cg_model_after_fork_child(void);
-void cg_model_exit_summary(void);
+
+/* ---- at exit (summary.c asks; the model writes its own records) ------- */
+/* Totals since start, for the summary record. */
+struct model_totals {
+	long long captures, captures_bad, graphs, execs, updates, update_failures, alloc_nodes, alloc_bytes, pools,
+		leaks, rewrites, launches_destroyed;
+};
+void model_totals_get(struct model_totals *out);
+void model_exec_exit(long long *launches, long long *n_live);
+void model_pool_exit(void);
+#define MODEL_CAPTURE_EXIT_MAX 8
+int model_capture_exit(uint64_t *ids, int max, int *n_named);
+/* Graph memory per device: e's first launch, or (e NULL) at exit. */
+void cg_model_graphmem(const char *when, CUgraphExec e);
+long long model_meminfo_skipped(void);
 
 /* ---- capture ---------------------------------------------------------- */
 /* Capture info of a stream through the family-matched capture-safe query.

@@ -658,3 +658,31 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 		free(c);
 	}
 }
+
+/* At exit: captures still open (begun, never ended: an exception between
+ * begin and end, or a thread that died) are named abandoned, the first max
+ * of them, whose ids go to ids; returns how many are open in all. */
+int model_capture_exit(uint64_t *ids, int max, int *n_named)
+{
+	struct cap_snap open_caps[CAP_NOTE_MAX];
+	struct cg_capture *c, *ctmp;
+	int n_open = 0, n_open_all = 0;
+	if (max > CAP_NOTE_MAX)
+		max = CAP_NOTE_MAX;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, ctmp)
+	{
+		n_open_all++;
+		if (n_open < max) {
+			model_capture_snap_locked(c, &open_caps[n_open++]);
+			c->brec = 0;
+		}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	for (int i = 0; i < n_open; i++) {
+		model_caprec_abandoned(&open_caps[i], "exit", NULL, 0, 0);
+		ids[i] = open_caps[i].id;
+	}
+	*n_named = n_open;
+	return n_open_all;
+}

@@ -443,3 +443,47 @@ void model_exec_destroy(CUgraphExec e)
 	model_alloc_release_exec(e, mem, n, outstanding && launches);
 	model_summary_free(sum);
 }
+
+/* At exit: a "launches" record per live exec, the leaks of those whose last
+ * launch left graph allocations, and the launch count of every exec the
+ * process made (*launches) and how many are still alive (*n_live). */
+void model_exec_exit(long long *launches, long long *n_live)
+{
+	struct cg_exec *x, *tmp;
+	struct cg_rec r;
+	long long total = model_tot.launches_destroyed, live = 0;
+
+	pthread_mutex_lock(&model_gx_lock);
+	HASH_ITER(hh, model_execs, x, tmp)
+	{
+		long long n = atomic_load(&x->launches);
+		total += n;
+		live++;
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
+		rec_hex(&r, "exec", (uintptr_t)x->h);
+		rec_hex(&r, "graph", (uintptr_t)x->graph);
+		rec_int(&r, "count", n);
+		rec_str(&r, "reason", "exit");
+		rec_end(&r);
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	pthread_mutex_lock(&model_gx_lock);
+	HASH_ITER(hh, model_execs, x, tmp)
+	{
+		if (atomic_load(&x->outstanding) > 0 && atomic_load(&x->launches) > 0 && x->n_mem) {
+			struct cg_mnode *mem = malloc((size_t)x->n_mem * sizeof *mem);
+			int n = x->n_mem;
+			CUgraphExec h = x->h;
+			if (!mem)
+				continue;
+			memcpy(mem, x->mem, (size_t)n * sizeof *mem);
+			pthread_mutex_unlock(&model_gx_lock);
+			model_alloc_leaks(h, mem, n, "exit");
+			free(mem);
+			pthread_mutex_lock(&model_gx_lock);
+		}
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	*launches = total;
+	*n_live = live;
+}

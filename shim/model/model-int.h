@@ -40,11 +40,7 @@
 
 extern pthread_mutex_t model_cap_lock, model_gx_lock, model_mem_lock, model_last_lock;
 
-/* Totals for the exit summary (each under the lock of the table it counts). */
-struct model_totals {
-	long long captures, captures_bad, graphs, execs, updates, update_failures, alloc_nodes, alloc_bytes, pools,
-		leaks, rewrites, launches_destroyed;
-};
+/* Each total written under the lock of the table it counts (model.h). */
 extern struct model_totals model_tot;
 
 /* The model's tables, each counting its own allocation failures. */
@@ -255,6 +251,5 @@ void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, const c
 /* ---- devices (devices.c) ----------------------------------------------- */
 void model_dev_seen(int d);
 void model_graphmem_sample(const char *when, CUgraphExec e);
-long long model_meminfo_skipped(void);
 
 #endif

@@ -133,3 +133,49 @@ int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site)
 	pthread_mutex_unlock(&model_mem_lock);
 	return ok;
 }
+
+/* At exit: a "pool" record per pool. The table is copied under the lock,
+ * the driver asked outside it. */
+void model_pool_exit(void)
+{
+	struct cg_pool *p, *ptmp, *copy = NULL;
+	struct cg_rec r;
+	int np = 0, k = 0;
+	pthread_mutex_lock(&model_mem_lock);
+	np = (int)HASH_COUNT(model_pools);
+	copy = np ? malloc((size_t)np * sizeof *copy) : NULL;
+	if (copy)
+		HASH_ITER(hh, model_pools, p, ptmp)
+		copy[k++] = *p;
+	pthread_mutex_unlock(&model_mem_lock);
+	for (int i = 0; i < k; i++) {
+		struct cg_pool *q = &copy[i];
+		cuuint64_t v[4] = {0, 0, 0, 0};
+		int have = 0;
+		if (!q->destroyed && drv_cuMemPoolGetAttribute && !atomic_load(&cg_live_captures)) {
+			have = 1;
+			for (int a = 0; a < 4; a++)
+				if (drv_cuMemPoolGetAttribute(q->h,
+							      (CUmemPool_attribute)(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT + a),
+							      &v[a]) != CUDA_SUCCESS)
+					have = 0;
+		}
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_POOL);
+		rec_hex(&r, "pool", (uintptr_t)q->h);
+		rec_int(&r, "dev", q->dev);
+		rec_bool(&r, "default", q->is_default);
+		rec_bool(&r, "ipc", q->ipc);
+		rec_bool(&r, "destroyed", q->destroyed);
+		if (have) {
+			rec_u64(&r, "reserved", v[0]);
+			rec_u64(&r, "reserved_high", v[1]);
+			rec_u64(&r, "used", v[2]);
+			rec_u64(&r, "used_high", v[3]);
+		}
+		rec_int(&r, "allocs", q->allocs);
+		rec_u64(&r, "alloc_bytes", q->bytes);
+		rec_site(&r, "site", q->site);
+		rec_end(&r);
+	}
+	free(copy);
+}
