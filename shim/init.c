@@ -14,7 +14,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "call.h"
@@ -32,13 +31,6 @@ _Atomic int cg_state = CG_SETUP;
 CG_TLS struct cg_tls cg_tls;
 static pthread_once_t init_once_ctl = PTHREAD_ONCE_INIT;
 static _Atomic int degraded_warned;
-
-int cg_gettid(void)
-{
-	if (CG_UNLIKELY(!cg_tls.tid))
-		cg_tls.tid = (int)syscall(SYS_gettid);
-	return cg_tls.tid;
-}
 
 static const char *env_get(const char *name)
 {
@@ -90,7 +82,7 @@ static void atfork_child(void)
 {
 	cg_model_lock_reset();
 	cg_policy_atfork_child();
-	cg_tls.tid = 0;
+	cg_thread_after_fork_child();
 	cg_door_after_fork_child();
 	cg_log_after_fork_child();
 	cg_model_after_fork_child();

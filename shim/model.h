@@ -19,6 +19,7 @@
 
 #include "cuda-abi.h"
 #include "log.h"
+#include "thread.h"
 
 #define CG_MAX_DEV 16
 #define CG_MAX_JOIN 16
@@ -173,8 +174,12 @@ void model_capture_prepare_blocking(int blocking);
 int model_capture_any(struct cg_capture_view *out);
 /* A live capture begun on a blocking stream (the first found). */
 int model_capture_blocking(struct cg_capture_view *out);
-/* The calling thread's name (pthread_getname_np; "" if none). */
-void model_thread_name(char name[16]);
+/* Moved to thread.h (cg_thread_name); kept for callers outside the model
+ * until the branches are merged. */
+static inline void model_thread_name(char name[16])
+{
+	cg_thread_name(name);
+}
 /* Calling thread's capture interaction mode as last set through the hook. */
 int model_thread_mode(void);
 void model_thread_mode_set(int mode);

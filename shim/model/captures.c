@@ -89,32 +89,13 @@ static CG_TLS int presample_have;
 static CG_TLS size_t presample_free;
 static CG_TLS struct cg_capture *prepared;
 
-/* The calling thread's name, read (one prctl) at most every 50 ms per
- * thread: a begin-capture asks for it every time, and threads are named
- * at start far more often than renamed (a rename shows within 50 ms). */
-void model_thread_name(char name[16])
-{
-	static CG_TLS char cached[16];
-	static CG_TLS int64_t cached_at;
-	struct timespec t;
-	int64_t now = 0;
-	if (!clock_gettime(CLOCK_MONOTONIC_COARSE, &t))
-		now = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-	if (!cached_at || !now || now - cached_at > 50000000) {
-		if (pthread_getname_np(pthread_self(), cached, 16))
-			cached[0] = 0;
-		cached_at = now ? now : 0;
-	}
-	memcpy(name, cached, 16);
-}
-
 void model_capture_presample(void)
 {
 	presample_have = model_sample_free(&presample_free);
 	if (!prepared)
 		prepared = calloc(1, sizeof *prepared);
 	if (prepared) /* the name now: a syscall, kept out of the begin's window */
-		model_thread_name(prepared->tname);
+		cg_thread_name(prepared->tname);
 }
 
 void model_capture_prepare_blocking(int blocking)
@@ -205,7 +186,7 @@ void model_capture_breaker(uint64_t id, const char *api, const char *rule, int r
 {
 	struct cg_capture *c;
 	char tname[16];
-	model_thread_name(tname);
+	cg_thread_name(tname);
 	pthread_mutex_lock(&model_cap_lock);
 	HASH_FIND(hh, model_captures, &id, sizeof id, c);
 	if (c)
@@ -244,7 +225,7 @@ void model_capture_refused(const char *api)
 	site = cg_site_here(2);
 	if (!n_conf) {
 		char tname[16];
-		model_thread_name(tname);
+		cg_thread_name(tname);
 		pthread_mutex_lock(&model_cap_lock);
 		unexplained.api = api;
 		unexplained.tid = me;
