@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cgshim/record.h"
+#include "counters.h"
 #include "doors.h"
 #include "model.h"
 #include "rules.h"

@@ -29,7 +29,6 @@
 
 #include "../call.h"
 #include "cgshim/record.h"
-#include "../doors.h"
 #include "../model.h"
 #include "../nodes.h"
 #include "../resolve.h"
