@@ -11,7 +11,7 @@ void model_caprec_begin(const struct cap_snap *k)
 	if (!k->brec || !cg_call_rec_at(&r, &k->bcall, CUDA_SUCCESS, k->bvia, k->bend))
 		return;
 	rec_hex(&r, "stream", (uintptr_t)k->stream);
-	rec_word(&r, "mode", mode_name(k->mode));
+	rec_word(&r, "mode", model_capture_mode_name(k->mode));
 	rec_u64(&r, "capture", k->id);
 	rec_hex(&r, "graph", (uintptr_t)k->graph);
 	rec_site(&r, "site", k->site);
@@ -24,7 +24,7 @@ static void cap_fields(struct cg_rec *r, const struct cap_snap *k)
 {
 	rec_u64(r, "capture", k->id);
 	rec_hex(r, "stream", (uintptr_t)k->stream);
-	rec_word(r, "mode", mode_name(k->mode));
+	rec_word(r, "mode", model_capture_mode_name(k->mode));
 	rec_int(r, "begin_tid", k->tid);
 	rec_str(r, "begin_thread", k->tname);
 	rec_site(r, "begin_site", k->site);
@@ -100,7 +100,7 @@ void model_caprec_broken(const struct cap_snap *k, int rc)
 	rec_str(&r, "err", cg_result_name(rc));
 	rec_int(&r, "end_tid", cg_gettid());
 	n = snprintf(msg, sizeof msg, "capture %llu (%s mode, stream 0x%llx), begun%s%s on thread %d%s%s%s, ended with %d",
-		     (unsigned long long)k->id, mode_name(k->mode), (unsigned long long)(uintptr_t)k->stream,
+		     (unsigned long long)k->id, model_capture_mode_name(k->mode), (unsigned long long)(uintptr_t)k->stream,
 		     bsite[0] ? " at " : "", bsite, k->tid, k->tname[0] ? " \"" : "", k->tname, k->tname[0] ? "\"" : "", rc);
 	if (k->br.api) {
 		rec_word(&r, "by_api", k->br.api);

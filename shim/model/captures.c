@@ -611,7 +611,7 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPTURE);
 	rec_u64(&r, "capture", c->id);
 	rec_hex(&r, "stream", (uintptr_t)c->stream);
-	rec_word(&r, "mode", mode_name(c->mode));
+	rec_word(&r, "mode", model_capture_mode_name(c->mode));
 	rec_int(&r, "begin_tid", c->tid);
 	rec_hex(&r, "graph", (uintptr_t)graph);
 	rec_int(&r, "rc", rc);

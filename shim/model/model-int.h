@@ -51,14 +51,13 @@ extern struct cg_table model_capture_table, model_graph_table, model_exec_table,
 int model_table_added(struct cg_table *t);
 
 /* ---- captures (captures.c, capture-records.c) -------------------------- */
-static inline const char *mode_name(int m)
+static inline const char *model_capture_mode_name(int m)
 {
 	return m == CU_STREAM_CAPTURE_MODE_GLOBAL         ? "global"
 	       : m == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread_local"
 	       : m == CU_STREAM_CAPTURE_MODE_RELAXED      ? "relaxed"
 							  : "?";
 }
-
 
 /* Cross-stream structure of a capture (event record/wait edges, forked
  * streams): allocated at its first event, most captures have none. */

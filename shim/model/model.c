@@ -24,10 +24,6 @@ int model_table_added(struct cg_table *t)
 	cg_degrade(t->name);
 	return -1;
 }
-/* ====================================================================== */
-/* life cycle                                                             */
-/* ====================================================================== */
-
 int cg_model_init(void)
 {
 	/* Warm up backtrace(): its first call loads libgcc_s; do it here,
