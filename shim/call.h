@@ -115,7 +115,7 @@ int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const
 /* Record a call with no extra arguments. */
 void cg_call_end(struct cg_call *c, CUresult rc) CG_HIDDEN;
 
-/* Counters for the exit summary. */
-void cg_count_failure(int hid, CUresult rc) CG_HIDDEN;
+/* Counters for the exit summary: cg_count_failure. */
+#include "counters.h"
 
 #endif

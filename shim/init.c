@@ -14,7 +14,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "call.h"
@@ -26,18 +25,12 @@
 #include "policy.h"
 #include "resolve.h"
 #include "state.h"
+#include "summary.h"
 
 _Atomic int cg_state = CG_SETUP;
 CG_TLS struct cg_tls cg_tls;
 static pthread_once_t init_once_ctl = PTHREAD_ONCE_INIT;
 static _Atomic int degraded_warned;
-
-int cg_gettid(void)
-{
-	if (CG_UNLIKELY(!cg_tls.tid))
-		cg_tls.tid = (int)syscall(SYS_gettid);
-	return cg_tls.tid;
-}
 
 static const char *env_get(const char *name)
 {
@@ -89,7 +82,7 @@ static void atfork_child(void)
 {
 	cg_model_lock_reset();
 	cg_policy_atfork_child();
-	cg_tls.tid = 0;
+	cg_thread_after_fork_child();
 	cg_door_after_fork_child();
 	cg_log_after_fork_child();
 	cg_model_after_fork_child();
@@ -130,7 +123,7 @@ static void exit_handler(void)
 	/* A process that made no CUDA call (a compile worker that only
 	 * imported the framework) writes nothing, not even a summary. */
 	if (cg_cfg.summary && cg_door_any_call())
-		cg_model_exit_summary();
+		cg_summary_exit();
 	cg_log_unbuffered(); /* every thread's batch out; later records go straight */
 	cg_tls.in_shim--;
 }

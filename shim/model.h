@@ -19,6 +19,7 @@
 
 #include "cuda-abi.h"
 #include "log.h"
+#include "thread.h"
 
 #define CG_MAX_DEV 16
 #define CG_MAX_JOIN 16
@@ -91,7 +92,21 @@ void cg_model_lock_all(void);
 void cg_model_unlock_all(void);
 void cg_model_lock_reset(void);
 void cg_model_after_fork_child(void);
-void cg_model_exit_summary(void);
+
+/* ---- at exit (summary.c asks; the model writes its own records) ------- */
+/* Totals since start, for the summary record. */
+struct model_totals {
+	long long captures, captures_bad, graphs, execs, updates, update_failures, alloc_nodes, alloc_bytes, pools,
+		leaks, rewrites, launches_destroyed;
+};
+void model_totals_get(struct model_totals *out);
+void model_exec_exit(long long *launches, long long *n_live);
+void model_pool_exit(void);
+#define MODEL_CAPTURE_EXIT_MAX 8
+int model_capture_exit(uint64_t *ids, int max, int *n_named);
+/* Graph memory per device: e's first launch, or (e NULL) at exit. */
+void cg_model_graphmem(const char *when, CUgraphExec e);
+long long model_meminfo_skipped(void);
 
 /* ---- capture ---------------------------------------------------------- */
 /* Capture info of a stream through the family-matched capture-safe query.
@@ -159,8 +174,12 @@ void model_capture_prepare_blocking(int blocking);
 int model_capture_any(struct cg_capture_view *out);
 /* A live capture begun on a blocking stream (the first found). */
 int model_capture_blocking(struct cg_capture_view *out);
-/* The calling thread's name (pthread_getname_np; "" if none). */
-void model_thread_name(char name[16]);
+/* Moved to thread.h (cg_thread_name); kept for callers outside the model
+ * until the branches are merged. */
+static inline void model_thread_name(char name[16])
+{
+	cg_thread_name(name);
+}
 /* Calling thread's capture interaction mode as last set through the hook. */
 int model_thread_mode(void);
 void model_thread_mode_set(int mode);
@@ -210,7 +229,17 @@ struct cg_summary *model_exec_summary(CUgraphExec e);
 void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu);
 void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum);
 void model_exec_update_failed(CUgraphExec e);
-void model_exec_rewritten(CUgraphExec app, CUgraphExec real_new, CUgraph g, struct cg_summary *sum);
+/* The policy re-instantiated app from g (the new real exec is set first,
+ * with model_exec_set_real): the exec's graph and summary follow. */
+void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum);
+/* The one map from an application's exec handle to the real exec standing
+ * behind it: the handle itself until the policy rewrites it, and for an
+ * exec the model does not know. Lock-free (the launch index). The policy
+ * writes it (model_exec_set_real, under its own lock) and must forget a
+ * handle before the model drops it (model_exec_destroy). */
+CUgraphExec model_exec_real_of(CUgraphExec app);
+/* real stands behind app from now on. Returns 0 when app is unknown. */
+int model_exec_set_real(CUgraphExec app, CUgraphExec real);
 
 /* Launch path: lock-free. Returns the launch number (1 = first launch) and
  * whether the previous launch left graph allocations unfreed. */

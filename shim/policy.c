@@ -27,7 +27,7 @@ struct repl {
 };
 
 struct proxy {
-	CUgraphExec app, real;
+	CUgraphExec app; /* the real exec behind it: model_exec_real_of (the one map) */
 	CUgraph graph;
 	/* The graph `real` was instantiated from, when it is not cached: the
 	 * shim's clone (held_dead set: destroyed with `real`), or, for a graph
@@ -65,17 +65,13 @@ struct proxy {
 
 static pthread_rwlock_t proxy_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct proxy *proxies;
+/* A failed add leaves the handle unrewritten (the update keeps the
+ * driver's answer). */
+static struct cg_table proxy_table = CG_TABLE_INIT("policy table");
 
 CUgraphExec cg_policy_exec_slow(CUgraphExec app)
 {
-	struct proxy *p;
-	CUgraphExec r = app;
-	pthread_rwlock_rdlock(&proxy_lock);
-	HASH_FIND_PTR(proxies, &app, p);
-	if (p)
-		r = p->real;
-	pthread_rwlock_unlock(&proxy_lock);
-	return r;
+	return model_exec_real_of(app);
 }
 
 /* Builds new_nodes: node i of the graph the application instantiated maps
@@ -88,7 +84,7 @@ static void map_build(struct proxy *p)
 	if (!p->new_nodes)
 		return;
 	for (uint32_t i = 0; i < p->n_nodes; i++) {
-		if (p->real == p->app)
+		if (model_exec_real_of(p->app) == p->app)
 			p->new_nodes[i] = p->orig_nodes[i];
 		else if (to && p->orig_sum && i < to->n_nodes && p->orig_sum->types[i] == to->types[i])
 			p->new_nodes[i] = to->nodes[i];
@@ -251,13 +247,15 @@ void cg_policy_collect(void)
 	cg_tls.in_shim--;
 }
 
-/* The executable p->real stops standing behind the handle: keep it when it
- * is the application's own or a cached one, else it goes (with its source
- * graph if the application destroyed that). Under proxy_lock (write). */
+/* The executable behind the handle (model_exec_real_of) stops standing
+ * behind it: keep it when it is the application's own or a cached one, else
+ * it goes (with its source graph if the application destroyed that). Under
+ * proxy_lock (write). */
 static void retire_current(struct proxy *p, struct doomed *d)
 {
-	if (p->real && p->real != p->app && cache_index(p, p->real) < 0) {
-		d->exec[d->n_exec++] = p->real;
+	CUgraphExec real = model_exec_real_of(p->app);
+	if (real && real != p->app && cache_index(p, real) < 0) {
+		d->exec[d->n_exec++] = real;
 		if (p->held_dead && p->held)
 			d->graph[d->n_graph++] = p->held;
 		p->held = NULL;
@@ -324,12 +322,13 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	pthread_rwlock_rdlock(&proxy_lock);
 	HASH_FIND_PTR(proxies, &app, p);
 	if (p) {
-		if (p->real != app && same_topology(p->orig_sum, nu)) {
+		CUgraphExec real = model_exec_real_of(app);
+		if (real != app && same_topology(p->orig_sum, nu)) {
 			cand = app;
 			idx = -1;
 		} else {
 			for (int i = 0; i < p->n_cache && !cand; i++)
-				if (p->cache[i].exec != p->real && same_topology(p->cache[i].sum, nu)) {
+				if (p->cache[i].exec != real && same_topology(p->cache[i].sum, nu)) {
 					cand = p->cache[i].exec;
 					idx = i;
 				}
@@ -355,9 +354,9 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 		pthread_rwlock_unlock(&proxy_lock);
 		return 0;
 	}
-	prev = p->real;
+	prev = model_exec_real_of(app);
 	retire_current(p, &d);
-	p->real = cand;
+	model_exec_set_real(app, cand);
 	p->graph = g;
 	p->rewrites++;
 	p->reuses++;
@@ -373,7 +372,7 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	pthread_rwlock_unlock(&proxy_lock);
 	model_summary_free(drop);
 	garbage_add(&d);
-	model_exec_rewritten(app, cand, g, nu);
+	model_exec_rewritten(app, g, nu);
 
 	t_end = cg_now_ns(); /* the record's stamp and the end of its dur_ns */
 	rec_begin_at(&r, CG_L_INFO, CGSHIM_EV_REWRITE, t_end);
@@ -498,8 +497,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 		if (p) {
 			p->app = app;
 			HASH_ADD_PTR(proxies, app, p);
-			if (cg_table_oom) {
-				cg_table_oom = 0;
+			if (cg_table_add_failed(&proxy_table)) {
 				free(p);
 				p = NULL;
 			}
@@ -535,7 +533,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	}
 	if (p) {
 		retire_current(p, &doom);
-		p->real = fresh;
+		model_exec_set_real(app, fresh);
 		p->graph = g;
 		rewrites = ++p->rewrites; /* for the record, read under the lock */
 		p->clock++;
@@ -589,7 +587,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	 * application destroyed that). The application's own executable stays
 	 * until it destroys its handle, so the handle value cannot be reused. */
 	garbage_add(&doom);
-	model_exec_rewritten(app, fresh, g, new_sum);
+	model_exec_rewritten(app, g, new_sum);
 	model_summary_free(old_sum);
 
 	t_end = cg_now_ns();
@@ -623,6 +621,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 void cg_policy_forget(CUgraphExec app)
 {
 	struct proxy *p;
+	CUgraphExec real;
 	if (!atomic_load(&cg_policy_active))
 		return;
 	pthread_rwlock_wrlock(&proxy_lock);
@@ -632,8 +631,11 @@ void cg_policy_forget(CUgraphExec app)
 	pthread_rwlock_unlock(&proxy_lock);
 	if (!p)
 		return;
-	if (p->real && p->real != app && cache_index(p, p->real) < 0)
-		real_cuGraphExecDestroy(p->real);
+	/* The model still holds app here (the destroy hook forgets the
+	 * policy's state first), so its real exec is still known. */
+	real = model_exec_real_of(app);
+	if (real && real != app && cache_index(p, real) < 0)
+		real_cuGraphExecDestroy(real);
 	if (p->held_dead && p->held)
 		drv_cuGraphDestroy(p->held);
 	for (int i = 0; i < p->n_cache; i++) {

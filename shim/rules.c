@@ -24,7 +24,6 @@ static const struct {
 };
 
 static _Atomic long long n_viol[R_COUNT];
-static _Atomic long long n_fail;
 
 const char *cg_rule_id(int rule)
 {
@@ -232,18 +231,6 @@ void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when)
 		rec_site(&l, "site", m->site);
 		rec_end(&l);
 	}
-}
-
-void cg_count_failure(int hid, CUresult rc)
-{
-	(void)hid;
-	(void)rc;
-	atomic_fetch_add_explicit(&n_fail, 1, memory_order_relaxed);
-}
-
-long long cg_failures_total(void)
-{
-	return atomic_load(&n_fail);
 }
 
 long long cg_violations_total(void)

@@ -38,7 +38,6 @@ void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when);
 /* Per-rule violation counts as a "rules" object field of record r. */
 void cg_rules_summary(struct cg_rec *r);
 long long cg_violations_total(void);
-long long cg_failures_total(void);
 /* CGS007 (hooks/capture-rules.c): whether a capture-unsafe call by this thread
  * (what it does, or NULL to say it from api) collides with a live capture
  * under this thread's capture mode. When it does, the violation naming the

@@ -42,6 +42,7 @@ void cg_site_lock_reset(void)
 	pthread_mutex_init(&site_lock, NULL);
 }
 static struct site_ent *site_tab;
+static struct cg_table site_table = CG_TABLE_INIT("site table"); /* a failed add: the site is not interned (id 0) */
 static struct site_ent **site_by_id;
 static uint32_t site_n, site_cap;
 
@@ -573,8 +574,7 @@ uint32_t cg_site_here(int skip)
 	e->id = ++site_n;
 	site_by_id[e->id] = e;
 	HASH_ADD_KEYPTR(hh, site_tab, e->kb, e->klen, e);
-	if (cg_table_oom) {
-		cg_table_oom = 0;
+	if (cg_table_add_failed(&site_table)) {
 		site_by_id[e->id] = NULL;
 		site_n--;
 		free(e->kb);

@@ -16,13 +16,14 @@
 #include <stdint.h>
 #include <stdatomic.h>
 
+#include "thread.h" /* cg_gettid, for the modules that had it from here */
+
 enum cg_state_value { CG_SETUP = 0, CG_READY = 1, CG_DEGRADED = 2, CG_FINISHED = 3, CG_OFF = 4 };
 extern _Atomic int cg_state;
 
 #define CG_TLS __thread __attribute__((tls_model("initial-exec")))
 
 struct cg_tls {
-	int tid;           /* cached gettid(); 0 = not yet read */
 	int in_shim;       /* >0 while shim code runs its own driver calls */
 	const char *via;   /* runtime API name when a cuda* hook is on the stack */
 	int via_consumed;  /* a driver hook logged the call on behalf of `via` */
@@ -38,7 +39,6 @@ static inline int cg_ready(void)
 	return atomic_load_explicit(&cg_state, memory_order_acquire) == CG_READY;
 }
 
-int cg_gettid(void);
 void cg_ensure_init(void);
 void cg_exit_register_late(void);
 /* Internal failure: warn once, then pass through for the rest of the process. */

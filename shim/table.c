@@ -4,6 +4,8 @@
 
 #include "table.h"
 
+__thread __attribute__((tls_model("initial-exec"))) int cg_table_oom_here;
+
 #define KEEP 4
 
 static _Atomic(void *) keep_tbl[KEEP], keep_bkt[KEEP];

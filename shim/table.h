@@ -1,8 +1,9 @@
 /*
  * shim/table.h -- uthash configured for a guest process. The only file that
  * includes uthash.h. An allocation failure inside a table operation must
- * never end the host: HASH_NONFATAL_OOM makes uthash report it, and the
- * owner of the table degrades the shim to pass-through.
+ * never end the host: HASH_NONFATAL_OOM makes uthash report it, the table
+ * counts it (struct cg_table), and its owner degrades the shim to
+ * pass-through.
  *
  * A table that empties frees its header and bucket array, and allocates
  * them again with its next item: a capture loop (one capture, graph and
@@ -12,11 +13,38 @@
 #ifndef CGSHIM_TABLE_H
 #define CGSHIM_TABLE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
+/* One table's allocation failures, reported by that table only. uthash
+ * tells a failed add (the item is then not in the table) through
+ * uthash_nonfatal_oom on the adding thread; cg_table_add_failed, called by
+ * that thread right after the add, under the table's own lock, takes that
+ * report and counts it on the table. Nothing is shared between tables or
+ * threads. The owner decides what a failure costs: the shim's contract is
+ * one warning and pass-through from then on (cg_degrade). */
+struct cg_table {
+	const char *name;
+	_Atomic long long failures;
+};
+#define CG_TABLE_INIT(n) { .name = (n) }
+extern __thread __attribute__((tls_model("initial-exec"))) int cg_table_oom_here;
+/* Returns 1 when the add this thread just made to t failed, counted on t. */
+static inline int cg_table_add_failed(struct cg_table *t)
+{
+	if (__builtin_expect(!cg_table_oom_here, 1))
+		return 0;
+	cg_table_oom_here = 0;
+	atomic_fetch_add_explicit(&t->failures, 1, memory_order_relaxed);
+	return 1;
+}
+static inline long long cg_table_failures(struct cg_table *t)
+{
+	return atomic_load_explicit(&t->failures, memory_order_relaxed);
+}
+
 #define HASH_NONFATAL_OOM 1
-extern int cg_table_oom;
-#define uthash_nonfatal_oom(obj) (cg_table_oom = 1)
+#define uthash_nonfatal_oom(obj) (cg_table_oom_here = 1)
 void *cg_table_malloc(size_t sz);
 void cg_table_free(void *p, size_t sz);
 #define uthash_malloc(sz) cg_table_malloc(sz)

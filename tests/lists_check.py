@@ -454,7 +454,7 @@ def main():
     ap.add_argument("--write", action="store_true")
     ap.add_argument("checks", nargs="+")
     a = ap.parse_args()
-    SRC, WRITE = a.src, a.write
+    SRC, WRITE = os.path.abspath(a.src), a.write  # absolute: include paths are normalised against it
     names = list(CHECKS) if a.checks == ["all"] else a.checks
     t = cgtest.Tally()
     for n in names:

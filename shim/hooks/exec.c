@@ -234,21 +234,22 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 		int saved = errno;
 		cg_rule_capture_unsafe_after("cuGraphExecDestroy", 1, rc);
 		if (rc == CUDA_SUCCESS) {
+			cg_policy_forget(hGraphExec); /* before the model drops the exec: model.h */
 			model_exec_destroy(hGraphExec);
-			cg_policy_forget(hGraphExec);
 		}
 		cg_call_end(&c, rc);
 		errno = saved;
 		return rc;
 	}
+	cg_policy_collect();
+	/* Replacements and cached executables go with the handle; the
+	 * application's own executable is the one it names. Before the model
+	 * drops the exec: the policy reads the real exec from it (model.h). */
+	cg_policy_forget(hGraphExec);
 	/* Outstanding graph allocations are reported by the model (CGS011). */
 	model_exec_destroy(hGraphExec);
 	model_mem_moved(); /* the exec's device memory goes back */
 	ledger_exec_gone(hGraphExec);
-	cg_policy_collect();
-	/* Replacements and cached executables go with the handle; the
-	 * application's own executable is the one it names. */
-	cg_policy_forget(hGraphExec);
 	rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));
 	int saved = errno;
 	if (cg_call_rec(&r, &c, rc)) {

@@ -1,5 +1,5 @@
 /*
- * shim/ledger.c -- the allocation ledger and the pointers live executables
+ * shim/model/ledger.c -- the allocation ledger and the pointers live executables
  * hold into it (ledger.h). Findings are handed to the rules (rules.c:
  * cg_rule_stale_free, cg_rule_stale_launch, cg_rule_pageable_copy), which
  * write the records, always after lg_lock is dropped.
@@ -16,13 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ledger.h"
-#include "model.h"
-#include "nodes.h"
-#include "resolve.h"
-#include "rules.h"
-#include "site.h"
-#include "state.h"
+#include "../ledger.h"
+#include "../model.h"
+#include "../nodes.h"
+#include "../resolve.h"
+#include "../rules.h"
+#include "../site.h"
+#include "../state.h"
 
 struct lg_range {
 	uint64_t base, size;

@@ -1,0 +1,18 @@
+/* shim/counters.c -- process-wide counts (counters.h). */
+#include <stdatomic.h>
+
+#include "counters.h"
+
+static _Atomic long long n_fail;
+
+void cg_count_failure(int hid, CUresult rc)
+{
+	(void)hid;
+	(void)rc;
+	atomic_fetch_add_explicit(&n_fail, 1, memory_order_relaxed);
+}
+
+long long cg_failures_total(void)
+{
+	return atomic_load_explicit(&n_fail, memory_order_relaxed);
+}

@@ -1,0 +1,241 @@
+/*
+ * shim/model/allocations.c -- graph allocations (memory nodes): where each one lives and who frees it.
+ * See model.h for the lock contract, model-int.h for what the model's files share.
+ */
+#include "model-int.h"
+
+void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api)
+{
+	model_alloc_graph_access(m, s, capture, g, api, NULL, 0);
+}
+
+/* "D:rw", "D:r" or "D:none" per access descriptor (a location that is not
+ * a device: "?"); at most 16. */
+static void access_rec(struct cg_rec *r, const CUmemAccessDesc *acc, size_t n)
+{
+	rec_open(r, "access", '[');
+	for (size_t i = 0; i < n && i < 16; i++) {
+		char t[32], *o = t;
+		if (acc[i].location.type == CU_MEM_LOCATION_TYPE_DEVICE)
+			o = rec_fmt_i64_(o, acc[i].location.id);
+		else
+			*o++ = '?';
+		*o++ = ':';
+		o = stpcpy(o, acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? "rw"
+			      : acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READ    ? "r"
+										 : "none");
+		rec_elem_str(r, t);
+	}
+	rec_close(r, ']');
+}
+
+void model_alloc_graph_access(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
+			      const CUmemAccessDesc *acc, size_t nacc)
+{
+	struct cg_alloc *a;
+	struct cg_pool *p;
+	struct cg_rec r;
+	struct cg_mnode mm = *m_in, *m = &mm;
+	int is_default = 0, ipc = m->ipc, dev;
+	uint32_t pool_site = 0;
+	if (!mm.dev)
+		mm.dev = model_pool_mnode_dev(&mm);
+	dev = CG_MNODE_DEV(m);
+	pthread_mutex_lock(&model_mem_lock);
+	HASH_FIND(hh, model_allocs, &m->dptr, sizeof m->dptr, a);
+	if (!a) {
+		a = calloc(1, sizeof *a);
+		if (a) {
+			a->dptr = m->dptr;
+			HASH_ADD(hh, model_allocs, dptr, sizeof a->dptr, a);
+			if (model_table_added(&model_alloc_table)) {
+				free(a);
+				a = NULL;
+			}
+		}
+	}
+	if (a) {
+		a->size = m->size;
+		a->capture = capture;
+		a->graph = g;
+		a->site = m->site;
+		a->exec = NULL;
+	}
+	p = m->pool ? model_pool_get_locked(m->pool) : NULL;
+	if (p) {
+		p->allocs++;
+		p->bytes += m->size;
+		is_default = p->is_default;
+		ipc = ipc || p->ipc;
+		pool_site = p->site;
+	}
+	model_tot.alloc_nodes++;
+	model_tot.alloc_bytes += m->size;
+	if (dev >= 0 && dev < CG_MAX_DEV) {
+		model_dev_alloc[dev].nodes++;
+		model_dev_alloc[dev].bytes += m->size;
+	}
+	pthread_mutex_unlock(&model_mem_lock);
+	if (capture)
+		model_capture_count_alloc(capture, m->size);
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_ALLOC);
+	rec_word(&r, "api", api);
+	rec_hex(&r, "dptr", m->dptr);
+	rec_u64(&r, "size", m->size);
+	rec_hex(&r, "pool", (uintptr_t)m->pool);
+	rec_bool(&r, "pool_default", is_default);
+	rec_bool(&r, "ipc", ipc);
+	rec_int(&r, "dev", dev);
+	if (acc && nacc)
+		access_rec(&r, acc, nacc);
+	rec_hex(&r, "stream", (uintptr_t)s);
+	rec_u64(&r, "capture", capture);
+	rec_hex(&r, "graph", (uintptr_t)g);
+	rec_site(&r, "site", m->site);
+	rec_site(&r, "pool_site", pool_site);
+	rec_end(&r);
+}
+
+void model_summary_devs_rec(struct cg_rec *r, const struct cg_summary *s)
+{
+	unsigned long long by[CG_MAX_DEV] = {0};
+	int any = 0;
+	if (!r->on)
+		return;
+	rec_int(r, "dev", cg_current_device());
+	for (uint32_t i = 0; s && s->mem && i < s->n_alloc + s->n_free; i++)
+		if (!s->mem[i].is_free && s->mem[i].dev) {
+			by[CG_MNODE_DEV(&s->mem[i])] += s->mem[i].size;
+			any = 1;
+		}
+	if (!any)
+		return;
+	rec_open(r, "alloc_devs", '{');
+	for (int d = 0; d < CG_MAX_DEV; d++)
+		if (by[d]) {
+			char k[4] = {(char)('0' + d / 10), (char)('0' + d % 10), 0};
+			rec_u64(r, d < 10 ? k + 1 : k, by[d]);
+		}
+	rec_close(r, '}');
+}
+
+int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, size_t *size, uint32_t *site)
+{
+	struct cg_alloc *a;
+	int ok = 0;
+	pthread_mutex_lock(&model_mem_lock);
+	HASH_FIND(hh, model_allocs, &p, sizeof p, a);
+	if (a) {
+		*capture = a->capture;
+		*graph = a->graph;
+		*size = a->size;
+		*site = a->site;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&model_mem_lock);
+	return ok;
+}
+
+/* Executables whose launches make these allocations. */
+void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
+{
+	pthread_mutex_lock(&model_mem_lock);
+	for (int i = 0; i < n; i++) {
+		struct cg_alloc *a;
+		if (mem[i].is_free)
+			continue;
+		HASH_FIND(hh, model_allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		if (!a) {
+			a = calloc(1, sizeof *a);
+			if (!a)
+				continue;
+			a->dptr = mem[i].dptr;
+			a->size = mem[i].size;
+			a->site = mem[i].site;
+			HASH_ADD(hh, model_allocs, dptr, sizeof a->dptr, a);
+			if (model_table_added(&model_alloc_table)) {
+				free(a);
+				continue;
+			}
+		}
+		a->exec = e;
+	}
+	pthread_mutex_unlock(&model_mem_lock);
+}
+
+/* Executable e no longer makes these allocations (destroyed, or updated to
+ * other ones): entries nothing refers to go; with allocations outstanding
+ * from its launches they stay, as orphans, until freed. */
+void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, int outstanding)
+{
+	pthread_mutex_lock(&model_mem_lock);
+	for (int i = 0; i < n; i++) {
+		struct cg_alloc *a;
+		if (mem[i].is_free)
+			continue;
+		HASH_FIND(hh, model_allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		if (!a || a->exec != e)
+			continue;
+		a->exec = NULL;
+		if (outstanding)
+			a->orphan = 1;
+		else if (!a->graph && !a->orphan) {
+			HASH_DEL(model_allocs, a);
+			free(a);
+		}
+	}
+	pthread_mutex_unlock(&model_mem_lock);
+}
+
+/* Graph g is destroyed: its allocation nodes no longer name the entries. */
+void model_alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n)
+{
+	pthread_mutex_lock(&model_mem_lock);
+	for (int i = 0; i < n; i++) {
+		struct cg_alloc *a;
+		if (mem[i].is_free)
+			continue;
+		HASH_FIND(hh, model_allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		if (!a || a->graph != g)
+			continue;
+		a->graph = NULL;
+		if (!a->exec && !a->orphan) {
+			HASH_DEL(model_allocs, a);
+			free(a);
+		}
+	}
+	pthread_mutex_unlock(&model_mem_lock);
+}
+
+void model_alloc_freed(CUdeviceptr p)
+{
+	struct cg_alloc *a;
+	CUgraphExec e = NULL;
+	pthread_mutex_lock(&model_mem_lock);
+	HASH_FIND(hh, model_allocs, &p, sizeof p, a);
+	if (a) {
+		e = a->exec;
+		if (!a->exec && !a->graph) { /* an orphan, or nothing refers to it: done */
+			HASH_DEL(model_allocs, a);
+			free(a);
+		}
+	}
+	pthread_mutex_unlock(&model_mem_lock);
+	if (e) {
+		struct cg_exec *x = model_exec_fast(e);
+		if (x && atomic_load(&x->outstanding) > 0)
+			atomic_fetch_sub(&x->outstanding, 1);
+	}
+}
+
+void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, const char *when)
+{
+	for (int i = 0; i < n; i++) {
+		if (mem[i].is_free || model_mnode_has(mem, n, mem[i].dptr, 1))
+			continue;
+		cg_rule_leak(e, &mem[i], when);
+		pthread_mutex_lock(&model_mem_lock);
+		model_tot.leaks++;
+		pthread_mutex_unlock(&model_mem_lock);
+	}
+}

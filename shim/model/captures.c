@@ -1,0 +1,669 @@
+/*
+ * shim/model/captures.c -- stream captures: begin, end, invalidation, cross-stream links.
+ * See model.h for the lock contract, model-int.h for what the model's files share.
+ */
+#include "model-int.h"
+
+void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o)
+{
+	o->id = c->id;
+	o->t0 = c->t0;
+	o->stream = c->stream;
+	o->mode = c->mode;
+	o->tid = c->tid;
+	memcpy(o->tname, c->tname, sizeof o->tname);
+	o->br = c->br;
+	o->invalid = c->invalid;
+	o->site = c->site;
+	o->brec = c->brec;
+	o->bcall = c->bcall;
+	o->bvia = c->bvia;
+	o->bend = c->bend;
+	o->graph = c->into ? c->into : c->bgraph;
+}
+
+struct cg_capture *model_captures;
+static CG_TLS int thread_mode_set;
+static CG_TLS int thread_mode;
+
+int model_thread_mode(void)
+{
+	return thread_mode_set ? thread_mode : CU_STREAM_CAPTURE_MODE_GLOBAL;
+}
+
+void model_thread_mode_set(int mode)
+{
+	thread_mode_set = 1;
+	thread_mode = mode;
+}
+
+int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int *status)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	cuuint64_t cid = 0;
+	CUgraph g = NULL;
+	CUresult rc;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	if (ptsz && drv_cuStreamGetCaptureInfo_v3_ptsz)
+		rc = drv_cuStreamGetCaptureInfo_v3_ptsz(s, &st, &cid, &g, NULL, NULL, NULL);
+	else if (drv_cuStreamGetCaptureInfo_v3)
+		rc = drv_cuStreamGetCaptureInfo_v3(s, &st, &cid, &g, NULL, NULL, NULL);
+	else
+		return 0;
+	if (rc != CUDA_SUCCESS || st == CU_STREAM_CAPTURE_STATUS_INVALIDATED) {
+		/* An invalidated capture may answer without its id (or with an
+		 * error): find it by its origin stream. */
+		struct cg_capture *c, *tmp;
+		int found = 0, me = cg_gettid();
+		pthread_mutex_lock(&model_cap_lock);
+		HASH_ITER(hh, model_captures, c, tmp)
+		{
+			if (c->stream == s && (s || !c->ptsz || c->tid == me)) {
+				cid = c->id;
+				found = 1;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&model_cap_lock);
+		if (!found && rc != CUDA_SUCCESS)
+			return 0;
+		/* Only the driver's own Invalidated answer (an error such as
+		 * 906 on the legacy stream invalidates nothing). */
+		if (rc == CUDA_SUCCESS)
+			model_capture_seen_invalid(s, ptsz, cid, NULL);
+		st = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+	}
+	if (st == CU_STREAM_CAPTURE_STATUS_NONE)
+		return 0;
+	if (id)
+		*id = cid;
+	if (graph)
+		*graph = g;
+	if (status)
+		*status = st;
+	return 1;
+}
+
+static CG_TLS int presample_have;
+static CG_TLS size_t presample_free;
+static CG_TLS struct cg_capture *prepared;
+
+void model_capture_presample(void)
+{
+	presample_have = model_sample_free(&presample_free);
+	if (!prepared)
+		prepared = calloc(1, sizeof *prepared);
+	if (prepared) /* the name now: a syscall, kept out of the begin's window */
+		cg_thread_name(prepared->tname);
+}
+
+void model_capture_prepare_blocking(int blocking)
+{
+	if (prepared)
+		prepared->blocking = blocking;
+}
+
+void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
+			 const struct cg_call *bc, const char *via, CUgraph graph)
+{
+	struct cg_capture *c = prepared;
+	size_t fr = presample_free;
+	int have = presample_have;
+	presample_have = 0;
+	prepared = NULL;
+	if (!c)
+		c = calloc(1, sizeof *c);
+	if (!c) {
+		cg_degrade("capture table");
+		return;
+	}
+	c->id = id;
+	c->stream = s;
+	c->mode = mode;
+	c->tid = cg_gettid();
+	memset(&c->br, 0, sizeof c->br);
+	c->ptsz = ptsz;
+	c->site = site;
+	c->into = into;
+	c->have_before = have;
+	c->free_before = have ? fr : 0;
+	c->brec = bc != NULL;
+	if (bc)
+		c->bcall = *bc;
+	c->bvia = via;
+	c->bgraph = graph;
+	c->t0 = bc && bc->t_out ? bc->t_out : cg_now_ns();
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ADD(hh, model_captures, id, sizeof c->id, c);
+	if (model_table_added(&model_capture_table)) {
+		pthread_mutex_unlock(&model_cap_lock);
+		free(c);
+		return;
+	}
+	model_tot.captures++;
+	/* The begin hook's end: the deferred record's stamp and post_ns. */
+	c->bend = bc && bc->t0 ? cg_now_ns() : 0;
+	pthread_mutex_unlock(&model_cap_lock);
+	atomic_fetch_add(&cg_live_captures, 1);
+}
+
+static int conflicts_locked(const struct cg_capture *c, int me, int mode)
+{
+	if (mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return 0;
+	return (c->tid == me && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED) ||
+	       (mode == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+/* The last 900 that no capture in the model explained: a call racing a
+ * begin (its check ran before the capture was in the model, the driver
+ * refused it after). An invalidation found later by a capture-info query
+ * is attributed to it when it came after that capture's begin. Under
+ * cap_lock. */
+static struct {
+	const char *api;
+	int tid;
+	char tname[16];
+	uint32_t site;
+	uint64_t ts;
+} unexplained;
+
+static void breaker_set_locked(struct cg_capture *c, const char *api, const char *rule, int rc, int tid,
+			       const char *tname, uint32_t site)
+{
+	if (c->br.api)
+		return; /* the first one is the culprit; later ones are its echoes */
+	c->br.api = api;
+	c->br.rule = rule;
+	c->br.rc = rc;
+	c->br.tid = tid;
+	c->br.site = site;
+	snprintf(c->br.tname, sizeof c->br.tname, "%s", tname ? tname : "");
+}
+
+void model_capture_breaker(uint64_t id, const char *api, const char *rule, int rc, uint32_t site)
+{
+	struct cg_capture *c;
+	char tname[16];
+	cg_thread_name(tname);
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_FIND(hh, model_captures, &id, sizeof id, c);
+	if (c)
+		breaker_set_locked(c, api, rule, rc, cg_gettid(), tname, site);
+	pthread_mutex_unlock(&model_cap_lock);
+}
+
+void model_capture_refused(const char *api)
+{
+	struct cg_capture *c, *tmp;
+	struct cap_snap inv[CAP_NOTE_MAX], ab[CAP_NOTE_MAX];
+	int n_inv = 0, n_ab = 0, n_conf = 0, me = cg_gettid(), mode = model_thread_mode();
+	uint32_t site;
+	if (!atomic_load(&cg_live_captures))
+		return;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		if (!conflicts_locked(c, me, mode))
+			continue;
+		n_conf++;
+		if (!c->invalid && n_inv < CAP_NOTE_MAX) {
+			c->invalid = 1;
+			model_tot.captures_bad++;
+			model_capture_snap_locked(c, &inv[n_inv++]);
+		} else if (c->invalid && !c->named && n_ab < CAP_NOTE_MAX) {
+			c->named = 1;
+			model_capture_snap_locked(c, &ab[n_ab++]);
+			c->brec = 0; /* written with the abandoned record */
+		}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	if (n_conf && !n_inv && !n_ab)
+		return; /* refused by captures already named */
+	/* The capture is dead already: the site costs nothing it could widen. */
+	site = cg_site_here(2);
+	if (!n_conf) {
+		char tname[16];
+		cg_thread_name(tname);
+		pthread_mutex_lock(&model_cap_lock);
+		unexplained.api = api;
+		unexplained.tid = me;
+		memcpy(unexplained.tname, tname, sizeof tname);
+		unexplained.site = site;
+		unexplained.ts = cg_now_ns();
+		pthread_mutex_unlock(&model_cap_lock);
+		return;
+	}
+	/* A refusal no rule predicted is still the first breaking call seen. */
+	for (int i = 0; i < n_inv; i++)
+		model_capture_breaker(inv[i].id, api, NULL, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, site);
+	for (int i = 0; i < n_inv; i++)
+		model_caprec_invalidated(&inv[i], "call", api, site, NULL, 0, 0);
+	for (int i = 0; i < n_ab; i++)
+		model_caprec_abandoned(&ab[i], "refused", api, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, site);
+}
+
+static int on_stream_locked(const struct cg_capture *c, CUstream s, int ptsz, int me)
+{
+	return c->stream == s && (s || !c->ptsz || !ptsz || c->tid == me);
+}
+
+void model_capture_begin_refused(CUstream s, int ptsz, const char *api, int rc)
+{
+	struct cg_capture *c, *tmp;
+	struct cap_snap k;
+	int found = 0, me = cg_gettid();
+	if (!atomic_load(&cg_live_captures))
+		return;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		if (on_stream_locked(c, s, ptsz, me) && !c->named) {
+			c->named = 1;
+			model_capture_snap_locked(c, &k);
+			c->brec = 0;
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	if (found)
+		model_caprec_abandoned(&k, "begin_failed", api, rc, cg_site_here(2));
+}
+
+/* Mark the capture (by id, else by origin stream) invalidated; fills k and
+ * returns 1 when this is news. Under cap_lock. */
+static int seen_invalid_locked(CUstream s, int ptsz, uint64_t id, struct cap_snap *k, const char **by_api,
+			       int *by_tid, uint32_t *by_site)
+{
+	struct cg_capture *c = NULL, *tmp;
+	int me = cg_gettid();
+	if (id)
+		HASH_FIND(hh, model_captures, &id, sizeof id, c);
+	if (!c)
+		HASH_ITER(hh, model_captures, c, tmp)
+		if (on_stream_locked(c, s, ptsz, me))
+			break;
+	if (!c || c->invalid)
+		return 0;
+	c->invalid = 1;
+	model_tot.captures_bad++;
+	model_capture_snap_locked(c, k);
+	if (unexplained.api && unexplained.ts >= (c->bcall.t_in ? c->bcall.t_in : c->t0)) {
+		*by_api = unexplained.api;
+		*by_tid = unexplained.tid;
+		*by_site = unexplained.site;
+		breaker_set_locked(c, unexplained.api, NULL, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, unexplained.tid,
+				   unexplained.tname, unexplained.site);
+		unexplained.api = NULL;
+	}
+	return 1;
+}
+
+void model_capture_seen_invalid(CUstream s, int ptsz, uint64_t id, const char *api)
+{
+	struct cap_snap k;
+	const char *by_api = NULL;
+	int news, by_tid = 0;
+	uint32_t by_site = 0;
+	if (!atomic_load(&cg_live_captures))
+		return;
+	pthread_mutex_lock(&model_cap_lock);
+	news = seen_invalid_locked(s, ptsz, id, &k, &by_api, &by_tid, &by_site);
+	pthread_mutex_unlock(&model_cap_lock);
+	if (news)
+		model_caprec_invalidated(&k, api ? "capture_info" : "shim_query", api, 0, by_api, by_tid, by_site);
+}
+
+static struct cg_capture *cap_find_locked(uint64_t id)
+{
+	struct cg_capture *c;
+	HASH_FIND(hh, model_captures, &id, sizeof id, c);
+	return c;
+}
+
+int model_capture_find(uint64_t id, struct cg_capture_view *out)
+{
+	struct cg_capture *c;
+	int ok = 0;
+	pthread_mutex_lock(&model_cap_lock);
+	c = cap_find_locked(id);
+	if (c) {
+		out->id = c->id;
+		out->stream = c->stream;
+		out->mode = c->mode;
+		out->tid = c->tid;
+		out->site = c->site;
+		out->named = c->named;
+		memcpy(out->tname, c->tname, sizeof out->tname);
+		ok = 1;
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	return ok;
+}
+
+int model_capture_conflict(int thread_mode_now, struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int me = cg_gettid(), found = 0;
+	if (!atomic_load(&cg_live_captures) || thread_mode_now == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return 0;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		int hit = 0;
+		if (c->tid == me && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+			hit = 1; /* this thread's own non-relaxed capture */
+		else if (thread_mode_now == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL)
+			hit = 1; /* any thread's global capture */
+		if (hit) {
+			out->id = c->id;
+			out->stream = c->stream;
+			out->mode = c->mode;
+			out->tid = c->tid;
+			out->site = c->site;
+			out->named = c->named;
+			memcpy(out->tname, c->tname, sizeof out->tname);
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	return found;
+}
+
+static struct cap_links *links_locked(struct cg_capture *c)
+{
+	if (!c->l)
+		c->l = calloc(1, sizeof *c->l); /* NULL: the capture's links go untracked */
+	return c->l;
+}
+
+void model_capture_event_record(uint64_t id, CUevent ev, CUstream s)
+{
+	struct cg_capture *c;
+	struct cap_links *l;
+	pthread_mutex_lock(&model_cap_lock);
+	c = cap_find_locked(id);
+	if (c && (l = links_locked(c))) {
+		int i;
+		for (i = 0; i < l->n_ev; i++)
+			if (l->evs[i].ev == ev)
+				break;
+		if (i == l->n_ev && l->n_ev < 64)
+			l->n_ev++;
+		if (i < 64) {
+			l->evs[i].ev = ev;
+			l->evs[i].s = s;
+		}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+}
+
+int model_capture_event_known(CUevent ev)
+{
+	struct cg_capture *c, *tmp;
+	int known = 0;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		for (int i = 0; c->l && i < c->l->n_ev && !known; i++)
+			known = c->l->evs[i].ev == ev;
+		if (known)
+			break;
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	return known;
+}
+
+static void view_locked(const struct cg_capture *c, struct cg_capture_view *out)
+{
+	out->id = c->id;
+	out->stream = c->stream;
+	out->mode = c->mode;
+	out->tid = c->tid;
+	out->site = c->site;
+	out->named = c->named;
+	memcpy(out->tname, c->tname, sizeof out->tname);
+}
+
+int model_capture_of_event(CUevent ev, struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int known = 0;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		for (int i = 0; c->l && i < c->l->n_ev && !known; i++)
+			known = c->l->evs[i].ev == ev;
+		if (known) {
+			view_locked(c, out);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	return known;
+}
+
+void model_capture_event_forget(CUevent ev)
+{
+	struct cg_capture *c, *tmp;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		for (int i = 0; c->l && i < c->l->n_ev; i++)
+			if (c->l->evs[i].ev == ev)
+				c->l->evs[i].ev = NULL; /* slot kept: edges name streams, not events */
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+}
+
+int model_capture_any(struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int found = 0;
+	if (model_capture_conflict(model_thread_mode(), out))
+		return 1; /* the one this thread's mode collides with first */
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		view_locked(c, out);
+		found = 1;
+		break;
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	return found;
+}
+
+int model_capture_blocking(struct cg_capture_view *out)
+{
+	struct cg_capture *c, *tmp;
+	int found = 0;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		if (c->blocking) {
+			view_locked(c, out);
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	return found;
+}
+
+void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site)
+{
+	struct cg_capture *c;
+	struct cap_links *l;
+	pthread_mutex_lock(&model_cap_lock);
+	c = cap_find_locked(id);
+	if (c && (l = links_locked(c))) {
+		CUstream from = NULL;
+		int known = s == c->stream;
+		for (int i = 0; i < l->n_ev; i++)
+			if (l->evs[i].ev == ev)
+				from = l->evs[i].s;
+		for (int i = 0; i < l->n_fork && !known; i++)
+			if (l->fork[i].s == s)
+				known = 1;
+		if (!known && l->n_fork < CG_MAX_JOIN) {
+			/* s joins the capture: a fork */
+			l->fork[l->n_fork].s = s;
+			l->fork[l->n_fork].site = site;
+			l->fork[l->n_fork].joined = 0;
+			l->n_fork++;
+		} else if (from && from != s && l->n_edge < 64) {
+			l->edge[l->n_edge].from = from;
+			l->edge[l->n_edge].to = s;
+			l->n_edge++;
+		}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+}
+
+/* A forked stream is joined if a chain of event waits leads from it back to
+ * the origin stream. */
+static int joined_locked(struct cg_capture *c, CUstream s, int depth)
+{
+	if (s == c->stream)
+		return 1;
+	if (depth > CG_MAX_JOIN)
+		return 0;
+	for (int i = 0; i < c->l->n_edge; i++)
+		if (c->l->edge[i].from == s && joined_locked(c, c->l->edge[i].to, depth + 1))
+			return 1;
+	return 0;
+}
+
+int model_capture_unjoined(uint64_t id, CUstream *streams, uint32_t *sites, int max)
+{
+	struct cg_capture *c;
+	int n = 0;
+	pthread_mutex_lock(&model_cap_lock);
+	c = cap_find_locked(id);
+	if (c && c->l)
+		for (int i = 0; i < c->l->n_fork && n < max; i++)
+			if (!joined_locked(c, c->l->fork[i].s, 0)) {
+				streams[n] = c->l->fork[i].s;
+				sites[n] = c->l->fork[i].site;
+				n++;
+			}
+	pthread_mutex_unlock(&model_cap_lock);
+	return n;
+}
+
+void model_capture_plain_alloc(size_t size)
+{
+	struct cg_capture *c, *tmp;
+	int me = cg_gettid();
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		if (c->tid == me) {
+			c->malloc_bytes += size;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+}
+
+void model_capture_count_alloc(uint64_t id, size_t size)
+{
+	struct cg_capture *c;
+	pthread_mutex_lock(&model_cap_lock);
+	c = cap_find_locked(id);
+	if (c) {
+		c->n_alloc++;
+		c->alloc_bytes += size;
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+}
+
+void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
+{
+	struct cg_capture *c;
+	struct cg_rec r;
+	size_t fr = 0;
+	int have_after;
+	struct cap_snap k;
+	pthread_mutex_lock(&model_cap_lock);
+	c = cap_find_locked(id);
+	if (c) {
+		HASH_DEL(model_captures, c);
+		if (rc != CUDA_SUCCESS && !c->invalid)
+			model_tot.captures_bad++;
+		model_capture_snap_locked(c, &k);
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	if (!c)
+		return;
+	atomic_fetch_sub(&cg_live_captures, 1);
+	model_caprec_begin(&k);
+	have_after = model_sample_free(&fr);
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPTURE);
+	rec_u64(&r, "capture", c->id);
+	rec_hex(&r, "stream", (uintptr_t)c->stream);
+	rec_word(&r, "mode", model_capture_mode_name(c->mode));
+	rec_int(&r, "begin_tid", c->tid);
+	rec_hex(&r, "graph", (uintptr_t)graph);
+	rec_int(&r, "rc", rc);
+	rec_u64(&r, "dur_ns", cg_now_ns() - c->t0);
+	rec_int(&r, "alloc_nodes", c->n_alloc);
+	rec_u64(&r, "alloc_bytes", c->alloc_bytes);
+	rec_u64(&r, "malloc_bytes", c->malloc_bytes);
+	if (c->have_before && have_after) {
+		long long delta = (long long)c->free_before - (long long)fr;
+		rec_u64(&r, "free_before", c->free_before);
+		rec_u64(&r, "free_after", fr);
+		rec_int(&r, "delta", delta);
+		rec_int(&r, "unattributed", delta - (long long)c->malloc_bytes);
+	}
+	rec_site(&r, "site", c->site);
+	rec_end(&r);
+	if (rc != CUDA_SUCCESS)
+		model_caprec_broken(&k, rc);
+	(void)s;
+	free(c->l);
+	if (!prepared) { /* the ending thread's next begin takes it: no calloc per capture */
+		memset(c, 0, sizeof *c);
+		prepared = c;
+	} else {
+		free(c);
+	}
+}
+
+/* At exit: captures still open (begun, never ended: an exception between
+ * begin and end, or a thread that died) are named abandoned, the first max
+ * of them, whose ids go to ids; returns how many are open in all. */
+int model_capture_exit(uint64_t *ids, int max, int *n_named)
+{
+	struct cap_snap open_caps[CAP_NOTE_MAX];
+	struct cg_capture *c, *ctmp;
+	int n_open = 0, n_open_all = 0;
+	if (max > CAP_NOTE_MAX)
+		max = CAP_NOTE_MAX;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, ctmp)
+	{
+		n_open_all++;
+		if (n_open < max) {
+			model_capture_snap_locked(c, &open_caps[n_open++]);
+			c->brec = 0;
+		}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	for (int i = 0; i < n_open; i++) {
+		model_caprec_abandoned(&open_caps[i], "exit", NULL, 0, 0);
+		ids[i] = open_caps[i].id;
+	}
+	*n_named = n_open;
+	return n_open_all;
+}

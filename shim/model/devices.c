@@ -1,0 +1,228 @@
+/*
+ * shim/model/devices.c -- devices: which ones the process uses, free-memory sampling, graph-memory records.
+ * See model.h for the lock contract, model-int.h for what the model's files share.
+ */
+#include "model-int.h"
+
+/* Devices the process was seen using (bit d): graph memory is sampled on
+ * each of them at exit. Set where the shim learns a device (a context's,
+ * a pool's, a memory node's), never on the launch path. */
+static _Atomic unsigned devs_seen;
+
+void model_dev_seen(int d)
+{
+	if (d >= 0 && d < CG_MAX_DEV)
+		atomic_fetch_or_explicit(&devs_seen, 1u << d, memory_order_relaxed);
+}
+
+int cg_current_device(void)
+{
+	CUdevice d = 0;
+	if (drv_cuCtxGetDevice && drv_cuCtxGetDevice(&d) == CUDA_SUCCESS && d >= 0 && d < CG_MAX_DEV) {
+		model_dev_seen(d);
+		return d;
+	}
+	return 0;
+}
+
+/* Budget of CGSHIM_MEMINFO=auto: cuMemGetInfo costs ~7 us on an H100, a
+ * capture + instantiate has four boundaries (begin, end, instantiate
+ * before and after). Under auto a boundary first tries the last sample of
+ * its device (reuse below); real samples go on while they have cost under
+ * 0.5% of the time since the first one, plus a start-up allowance (about 35
+ * samples): a tight capture loop is slowed by at most ~0.5%. A 1% share was
+ * tried and measured worse on the H100 (docs/design.md): in a PyTorch
+ * process PyTorch's capture_begin then paid ~100 us more per capture.
+ * CGSHIM_MEMINFO=on samples every boundary for real. */
+#define MEMINFO_SHARE 200
+#define MEMINFO_ALLOWANCE_NS 250000ull
+/* Reuse: a boundary takes the device's previous sample instead of a new
+ * one when nothing the shim sees has moved device memory since (mem_epoch:
+ * bumped by model_mem_moved from the hooks that allocate, free, trim,
+ * instantiate, destroy an exec, upload or first-launch an exec)
+ * and the sample is younger than MEMINFO_REUSE_NS. The age bound limits
+ * what the shim cannot see (VMM cuMemCreate, managed memory, lazy module
+ * loads, other processes) to what happens in that window. Typical wins: an
+ * instantiate right after its end-capture reuses the end's sample; a
+ * capture with no allocation inside reuses its begin's sample at its end. */
+#define MEMINFO_REUSE_NS 1000000ull
+static _Atomic uint64_t meminfo_t0, meminfo_spent;
+static _Atomic long long meminfo_skipped, meminfo_reused;
+static _Atomic int meminfo_hold; /* calls to skip before the budget is looked at again */
+static _Atomic uint64_t mem_epoch;
+pthread_mutex_t model_last_lock = PTHREAD_MUTEX_INITIALIZER; /* sampling boundaries only */
+static struct {
+	int have;
+	size_t free;
+	uint64_t epoch, ns;
+} last_sample[CG_MAX_DEV];
+
+void model_mem_moved(void)
+{
+	atomic_fetch_add_explicit(&mem_epoch, 1, memory_order_relaxed);
+}
+
+/* Free device memory now, or 0 when a capture is live (cuMemGetInfo is
+ * sampled only outside captures), sampling is off, or over its budget. */
+static int sample_free(size_t *free_out)
+{
+	size_t fr = 0, total = 0;
+	uint64_t t0, t1, first, ep;
+	int dev;
+	if (cg_cfg.meminfo == CG_MEMINFO_OFF || atomic_load(&cg_live_captures) || !drv_cuMemGetInfo_v2)
+		return 0;
+	dev = cg_current_device();
+	ep = atomic_load_explicit(&mem_epoch, memory_order_relaxed);
+	t0 = cg_now_ns();
+	if (cg_cfg.meminfo == CG_MEMINFO_AUTO) {
+		int hit = 0;
+		pthread_mutex_lock(&model_last_lock);
+		if (last_sample[dev].have && last_sample[dev].epoch == ep && t0 - last_sample[dev].ns < MEMINFO_REUSE_NS) {
+			*free_out = last_sample[dev].free;
+			hit = 1;
+		}
+		pthread_mutex_unlock(&model_last_lock);
+		if (hit) {
+			atomic_fetch_add_explicit(&meminfo_reused, 1, memory_order_relaxed);
+			return 1;
+		}
+	}
+	/* Over budget, the next calls skip without even reading the clock. */
+	if (cg_cfg.meminfo == CG_MEMINFO_AUTO && atomic_load_explicit(&meminfo_hold, memory_order_relaxed) > 0) {
+		atomic_fetch_sub_explicit(&meminfo_hold, 1, memory_order_relaxed);
+		atomic_fetch_add(&meminfo_skipped, 1);
+		return 0;
+	}
+	first = atomic_load(&meminfo_t0);
+	if (!first) {
+		uint64_t zero = 0;
+		atomic_compare_exchange_strong(&meminfo_t0, &zero, t0);
+		first = atomic_load(&meminfo_t0);
+	}
+	if (cg_cfg.meminfo == CG_MEMINFO_AUTO &&
+	    atomic_load(&meminfo_spent) > (t0 - first) / MEMINFO_SHARE + MEMINFO_ALLOWANCE_NS) {
+		atomic_store_explicit(&meminfo_hold, 15, memory_order_relaxed);
+		atomic_fetch_add(&meminfo_skipped, 1);
+		return 0;
+	}
+	if (drv_cuMemGetInfo_v2(&fr, &total) != CUDA_SUCCESS)
+		return 0;
+	t1 = cg_now_ns();
+	atomic_fetch_add(&meminfo_spent, t1 - t0);
+	pthread_mutex_lock(&model_last_lock);
+	last_sample[dev].have = 1;
+	last_sample[dev].free = fr;
+	last_sample[dev].epoch = ep; /* read before the query: a move during it invalidates */
+	last_sample[dev].ns = t1;
+	pthread_mutex_unlock(&model_last_lock);
+	*free_out = fr;
+	return 1;
+}
+
+long long model_meminfo_reused(void)
+{
+	return atomic_load(&meminfo_reused);
+}
+
+long long model_meminfo_skipped(void)
+{
+	return atomic_load(&meminfo_skipped);
+}
+
+int model_sample_free(size_t *free_out)
+{
+	return sample_free(free_out);
+}
+
+/* One graphmem record for device dev (four driver queries, made only when
+ * the info-level record is written and no capture is live). Returns 0
+ * when the attributes could not be read. */
+static int graphmem_dev(int dev, const char *when, CUgraphExec e, int exec_dev, int launch_dev,
+			unsigned long long exec_bytes)
+{
+	cuuint64_t v[4] = {0, 0, 0, 0};
+	struct cg_rec r;
+	for (int i = 0; i < 4; i++)
+		if (real_cuDeviceGetGraphMemAttribute(dev, (CUgraphMem_attribute)i, &v[i]) != CUDA_SUCCESS)
+			return 0;
+	rec_begin(&r, CG_L_INFO, CGSHIM_EV_GRAPHMEM);
+	rec_int(&r, "dev", dev);
+	rec_u64(&r, "used", v[0]);
+	rec_u64(&r, "used_high", v[1]);
+	rec_u64(&r, "reserved", v[2]);
+	rec_u64(&r, "reserved_high", v[3]);
+	rec_str(&r, "when", when);
+	if (e) {
+		rec_hex(&r, "exec", (uintptr_t)e);
+		rec_int(&r, "exec_dev", exec_dev);
+		rec_u64(&r, "exec_bytes", exec_bytes);
+		if (launch_dev != exec_dev)
+			rec_int(&r, "launch_dev", launch_dev);
+	} else {
+		/* exit: what the model holds for the device */
+		CUmemoryPool def = NULL, cur;
+		struct cg_pool *p, *ptmp;
+		long long nodes;
+		unsigned long long bytes;
+		pthread_mutex_lock(&model_mem_lock);
+		HASH_ITER(hh, model_pools, p, ptmp)
+		if (p->is_default && p->dev == dev) {
+			def = p->h;
+			break;
+		}
+		cur = model_cur_pool[dev].pool;
+		nodes = model_dev_alloc[dev].nodes;
+		bytes = model_dev_alloc[dev].bytes;
+		pthread_mutex_unlock(&model_mem_lock);
+		if (def)
+			rec_hex(&r, "default_pool", (uintptr_t)def);
+		if (cur)
+			rec_hex(&r, "current_pool", (uintptr_t)cur);
+		rec_int(&r, "alloc_nodes", nodes);
+		rec_u64(&r, "alloc_bytes", bytes);
+	}
+	rec_end(&r);
+	return 1;
+}
+
+/* Graph memory per device. e: the exec whose first launch took the sample
+ * (the app's handle): one record per device its allocation nodes allocate
+ * on (the instantiating context's device when it has none), whatever
+ * context launched it (launch_dev names that one when it differs). NULL
+ * (exit): one record per device the process was seen using. */
+void model_graphmem_sample(const char *when, CUgraphExec e)
+{
+	unsigned mask = 0;
+	int exec_dev = 0, launch_dev = 0;
+	unsigned long long by[CG_MAX_DEV] = {0};
+	if (!cg_log_on(CG_L_INFO) || atomic_load(&cg_live_captures) || !real_cuDeviceGetGraphMemAttribute)
+		return;
+	launch_dev = cg_current_device();
+	if (e) {
+		struct cg_exec *x;
+		pthread_mutex_lock(&model_gx_lock);
+		x = model_exec_find_locked(e);
+		if (x) {
+			exec_dev = x->inst_dev;
+			mask = x->devmask;
+			for (int i = 0; i < x->n_mem; i++)
+				if (!x->mem[i].is_free && x->mem[i].dev)
+					by[CG_MNODE_DEV(&x->mem[i])] += x->mem[i].size;
+		} else {
+			exec_dev = launch_dev;
+		}
+		pthread_mutex_unlock(&model_gx_lock);
+		if (!mask)
+			mask = 1u << exec_dev;
+	} else {
+		mask = atomic_load_explicit(&devs_seen, memory_order_relaxed) | 1u << launch_dev;
+	}
+	for (int d = 0; d < CG_MAX_DEV; d++)
+		if (mask & 1u << d)
+			(void)graphmem_dev(d, when, e, exec_dev, launch_dev, by[d]);
+}
+
+void cg_model_graphmem(const char *when, CUgraphExec e)
+{
+	model_graphmem_sample(when, e);
+}

@@ -1,0 +1,489 @@
+/*
+ * shim/model/execs.c -- executables: the lock-free launch index, instantiate, update, destroy.
+ * See model.h for the lock contract, model-int.h for what the model's files share.
+ */
+#include "model-int.h"
+
+struct cg_exec *model_execs;
+static struct cg_exec *exec_free_list;
+#define FAST_SLOTS 8192
+#define FAST_TOMB ((struct cg_exec *)1)
+static _Atomic(struct cg_exec *) fast_idx[FAST_SLOTS];
+/* Set when an exec did not fit its neighbourhood of the index: only then
+ * does a miss need the locked table (else a miss is an untracked exec). */
+static _Atomic int fast_overflow;
+
+static unsigned fast_hash(CUgraphExec e)
+{
+	uintptr_t x = (uintptr_t)e;
+	x ^= x >> 17;
+	x *= 0x9E3779B97F4A7C15ull;
+	return (unsigned)(x >> 40) & (FAST_SLOTS - 1);
+}
+
+static void fast_insert(struct cg_exec *x)
+{
+	unsigned h = fast_hash(x->h);
+	for (int i = 0; i < 64; i++) {
+		unsigned k = (h + (unsigned)i) & (FAST_SLOTS - 1);
+		struct cg_exec *cur = atomic_load_explicit(&fast_idx[k], memory_order_relaxed);
+		if (!cur || cur == FAST_TOMB) {
+			atomic_store_explicit(&fast_idx[k], x, memory_order_release);
+			return;
+		}
+	}
+	/* Full neighbourhood: the exec is still found through the locked table. */
+	atomic_store(&fast_overflow, 1);
+}
+
+static void fast_remove(struct cg_exec *x)
+{
+	unsigned h = fast_hash(x->h);
+	for (int i = 0; i < 64; i++) {
+		unsigned k = (h + (unsigned)i) & (FAST_SLOTS - 1);
+		struct cg_exec *cur = atomic_load_explicit(&fast_idx[k], memory_order_relaxed);
+		if (!cur)
+			return;
+		if (cur == x) {
+			atomic_store_explicit(&fast_idx[k], FAST_TOMB, memory_order_release);
+			return;
+		}
+	}
+}
+
+CUgraphExec model_exec_real(struct cg_exec *x)
+{
+	return atomic_load_explicit(&x->real, memory_order_acquire);
+}
+
+CUgraphExec model_exec_real_of(CUgraphExec app)
+{
+	struct cg_exec *x = model_exec_fast(app);
+	CUgraphExec r;
+	if (!x)
+		return app;
+	r = atomic_load_explicit(&x->real, memory_order_acquire);
+	/* x may have been destroyed and reused meanwhile: its real is then
+	 * another handle's (the application's own race; answer the handle). */
+	if (X_GET(x, h) != app || !X_GET(x, live))
+		return app;
+	return r ? r : app;
+}
+
+int model_exec_set_real(CUgraphExec app, CUgraphExec real)
+{
+	struct cg_exec *x;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(app);
+	if (x)
+		atomic_store_explicit(&x->real, real, memory_order_release);
+	pthread_mutex_unlock(&model_gx_lock);
+	return x != NULL;
+}
+
+struct cg_exec *model_exec_fast(CUgraphExec e)
+{
+	unsigned h = fast_hash(e);
+	struct cg_exec *x;
+	for (int i = 0; i < 64; i++) {
+		x = atomic_load_explicit(&fast_idx[(h + (unsigned)i) & (FAST_SLOTS - 1)], memory_order_acquire);
+		if (!x)
+			break;
+		if (x != FAST_TOMB && X_GET(x, h) == e && X_GET(x, live))
+			return x;
+	}
+	if (!atomic_load_explicit(&fast_overflow, memory_order_relaxed))
+		return NULL;
+	pthread_mutex_lock(&model_gx_lock);
+	HASH_FIND_PTR(model_execs, &e, x);
+	pthread_mutex_unlock(&model_gx_lock);
+	return x;
+}
+
+/* A launch of x runs free nodes of allocations other graphs made: those
+ * allocations are freed (their executables' outstanding counts drop). */
+static void exec_foreign_frees(struct cg_exec *x)
+{
+	CUdeviceptr d[16];
+	int n = 0;
+	pthread_mutex_lock(&model_gx_lock);
+	for (int i = 0; i < x->n_mem && n < 16; i++)
+		if (x->mem[i].is_free && !model_mnode_has(x->mem, x->n_mem, x->mem[i].dptr, 0))
+			d[n++] = x->mem[i].dptr;
+	pthread_mutex_unlock(&model_gx_lock);
+	for (int i = 0; i < n; i++)
+		model_alloc_freed(d[i]);
+}
+
+long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autofree)
+{
+	long long n = atomic_fetch_add_explicit(&x->launches, 1, memory_order_relaxed) + 1;
+	int unfreed_nodes = X_GET(x, unfreed_nodes);
+	*autofree = (X_GET(x, flags) & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0;
+	*unfreed_before = n > 1 ? atomic_load_explicit(&x->outstanding, memory_order_relaxed) : 0;
+	if (unfreed_nodes)
+		atomic_store_explicit(&x->outstanding, unfreed_nodes, memory_order_relaxed);
+	if (CG_UNLIKELY(X_GET(x, foreign_frees)))
+		exec_foreign_frees(x);
+	return n;
+}
+
+void model_exec_launch_failed(struct cg_exec *x)
+{
+	atomic_fetch_sub_explicit(&x->launches, 1, memory_order_relaxed);
+}
+
+struct cg_exec *model_exec_find_locked(CUgraphExec e)
+{
+	struct cg_exec *x;
+	HASH_FIND_PTR(model_execs, &e, x);
+	return x;
+}
+
+void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out)
+{
+	out->h = x->h;
+	out->graph = x->graph;
+	out->flags = x->flags;
+	out->site = x->site;
+	out->launches = atomic_load(&x->launches);
+	out->mem_nodes = x->n_mem;
+	out->unfreed_nodes = x->unfreed_nodes;
+	out->live = x->live;
+}
+
+/* x stops waiting for the full summary of x->graph (its partial view is
+ * replaced, or x goes): the graph's count of such execs drops. */
+static void exec_release_claim_locked(struct cg_exec *x)
+{
+	if (x->sum && x->sum->partial && x->sum_gen) {
+		struct cg_graph *gr = model_graph_find_locked(x->graph);
+		if (gr && gr->pending)
+			gr->pending--;
+	}
+	x->sum_gen = 0;
+}
+
+void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
+{
+	if (sum != x->sum)
+		exec_release_claim_locked(x); /* a partial view replaced (update, rewrite) */
+	/* x->mem borrows the summary's memory nodes: summaries are immutable
+	 * and shared by reference, so an exec costs no copy of its nodes. */
+	model_summary_free(x->sum);
+	x->sum = sum;
+	x->mem = sum ? sum->mem : NULL;
+	x->n_mem = sum && sum->mem ? (int)(sum->n_alloc + sum->n_free) : 0;
+	int unfreed = 0, foreign = 0;
+	x->devmask = 0;
+	for (int i = 0; i < x->n_mem; i++) {
+		if (!x->mem[i].is_free && x->mem[i].dev)
+			x->devmask |= 1u << CG_MNODE_DEV(&x->mem[i]);
+		/* a free node of an allocation made elsewhere / an allocation
+		 * with no free node in this graph */
+		int other = model_mnode_has(x->mem, x->n_mem, x->mem[i].dptr, !x->mem[i].is_free);
+		if (x->mem[i].is_free)
+			foreign += !other;
+		else
+			unfreed += !other;
+	}
+	X_SET(x, unfreed_nodes, unfreed);
+	X_SET(x, foreign_frees, foreign);
+}
+
+
+void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum)
+{
+	struct cg_exec *x;
+	struct cg_graph *gr;
+	int dev = cg_current_device(); /* the exec belongs to the instantiating context */
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(e);
+	if (!x) {
+		x = exec_free_list;
+		if (x)
+			exec_free_list = x->next_free;
+		else
+			x = calloc(1, sizeof *x);
+		if (!x) {
+			pthread_mutex_unlock(&model_gx_lock);
+			model_summary_free(sum);
+			cg_degrade("exec table");
+			return;
+		}
+		/* a launch may still read the lock-free fields of a reused struct */
+		memset(&x->graph, 0, sizeof *x - offsetof(struct cg_exec, graph));
+		X_SET(x, h, e);
+		HASH_ADD_PTR(model_execs, h, x);
+		if (model_table_added(&model_exec_table)) {
+			x->next_free = exec_free_list; /* never live: back to the free list */
+			exec_free_list = x;
+			pthread_mutex_unlock(&model_gx_lock);
+			model_summary_free(sum);
+			return;
+		}
+		model_tot.execs++;
+	}
+	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */
+	x->graph = g;
+	x->inst_dev = dev;
+	X_SET(x, flags, flags);
+	x->site = site;
+	atomic_store(&x->real, e);
+	atomic_store(&x->launches, 0);
+	atomic_store(&x->outstanding, 0);
+	model_exec_set_summary(x, sum);
+	X_SET(x, live, 1);
+	x->sum_gen = 0;
+	gr = model_graph_find_locked(g);
+	if (gr) {
+		gr->live_exec = e;
+		if (sum && sum->partial) {
+			x->sum_gen = gr->gen;
+			gr->pending++;
+		}
+	}
+	fast_insert(x);
+	pthread_mutex_unlock(&model_gx_lock);
+	if (x->n_mem)
+		model_alloc_set_exec(e, x->mem, x->n_mem);
+}
+
+int model_exec_view(CUgraphExec e, struct cg_exec_view *out)
+{
+	struct cg_exec *x;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(e);
+	if (x)
+		model_exec_view_fill(x, out);
+	pthread_mutex_unlock(&model_gx_lock);
+	return x != NULL;
+}
+
+int model_exec_mnodes(CUgraphExec e, struct cg_mnode **out)
+{
+	struct cg_exec *x;
+	int n = 0;
+	*out = NULL;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(e);
+	if (x && x->n_mem) {
+		*out = malloc((size_t)x->n_mem * sizeof **out);
+		if (*out) {
+			memcpy(*out, x->mem, (size_t)x->n_mem * sizeof **out);
+			n = x->n_mem;
+		}
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	return n;
+}
+
+struct cg_summary *model_exec_summary(CUgraphExec e)
+{
+	struct cg_exec *x;
+	struct cg_summary *s = NULL;
+	CUgraph g = NULL;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(e);
+	if (x && x->sum && x->sum->partial)
+		g = x->graph;
+	else if (x)
+		s = model_summary_ref(x->sum);
+	pthread_mutex_unlock(&model_gx_lock);
+	if (!g)
+		return s;
+	/* First need of the full summary: its graph is still as instantiated
+	 * (changes and destruction through hooks settle it first). */
+	model_graph_settle(g);
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(e);
+	if (x && x->sum && !x->sum->partial)
+		s = model_summary_ref(x->sum);
+	pthread_mutex_unlock(&model_gx_lock);
+	return s;
+}
+
+void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu)
+{
+	struct cg_exec *x;
+	struct cg_graph *gr;
+	int have_old = 0, have_nu = 0;
+	*old = *nu = NULL;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(e);
+	if (!x || !x->sum || !x->sum->partial) {
+		*old = x ? model_summary_ref(x->sum) : NULL;
+		have_old = 1;
+	}
+	gr = model_graph_find_locked(g);
+	if (gr && gr->sum && gr->sum_gen == gr->gen) {
+		*nu = model_summary_ref(gr->sum);
+		have_nu = 1;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	/* Otherwise as the two calls would (the exec's first, which may settle
+	 * and walk the graph it was instantiated from). */
+	if (!have_old)
+		*old = model_exec_summary(e);
+	if (!have_nu)
+		*nu = model_graph_summary(g);
+}
+
+void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum)
+{
+	struct cg_exec *x;
+	struct cg_summary *old = NULL; /* keeps the old memory nodes alive for the release */
+	struct cg_mnode *old_mem = NULL;
+	int old_n = 0;
+	pthread_mutex_lock(&model_gx_lock);
+	model_tot.updates++;
+	x = model_exec_find_locked(e);
+	if (x) {
+		x->updates++;
+		if (x->n_mem && x->sum) {
+			old = model_summary_ref(x->sum);
+			old_mem = x->mem;
+			old_n = x->n_mem;
+		}
+		/* The exec now runs the new graph's parameters, memory nodes
+		 * included (measured: it adopts the new allocations). */
+		model_exec_set_summary(x, sum);
+		sum = NULL;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	model_summary_free(sum);
+	if (old) {
+		model_alloc_release_exec(e, old_mem, old_n, 0);
+		model_summary_free(old);
+	}
+	if (x && x->n_mem)
+		model_alloc_set_exec(e, x->mem, x->n_mem);
+	(void)g;
+}
+
+void model_exec_update_failed(CUgraphExec e)
+{
+	struct cg_exec *x;
+	pthread_mutex_lock(&model_gx_lock);
+	model_tot.updates++;
+	model_tot.update_failures++;
+	x = model_exec_find_locked(e);
+	if (x)
+		x->update_failures++;
+	pthread_mutex_unlock(&model_gx_lock);
+}
+
+void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
+{
+	struct cg_exec *x;
+	struct cg_graph *gr;
+	pthread_mutex_lock(&model_gx_lock);
+	model_tot.rewrites++;
+	x = model_exec_find_locked(app);
+	if (x) {
+		model_exec_set_summary(x, sum); /* before x->graph changes: releases a claim on the old one */
+		x->graph = g;
+		sum = NULL;
+		atomic_store(&x->outstanding, 0);
+		gr = model_graph_find_locked(g);
+		if (gr)
+			gr->live_exec = app;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	model_summary_free(sum);
+}
+
+
+void model_exec_destroy(CUgraphExec e)
+{
+	struct cg_exec *x;
+	struct cg_graph *gr;
+	struct cg_mnode *mem = NULL;
+	struct cg_summary *sum = NULL;
+	int n = 0, outstanding = 0;
+	long long launches = 0;
+	CUgraph g = NULL;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(e);
+	if (x) {
+		HASH_DEL(model_execs, x);
+		fast_remove(x);
+		X_SET(x, live, 0);
+		launches = atomic_load(&x->launches);
+		outstanding = atomic_load(&x->outstanding);
+		g = x->graph;
+		gr = model_graph_find_locked(x->graph);
+		if (gr && gr->live_exec == e)
+			gr->live_exec = NULL;
+		exec_release_claim_locked(x);
+		sum = x->sum; /* keeps mem alive until the leak records are out */
+		mem = x->mem;
+		n = x->n_mem;
+		x->mem = NULL;
+		x->n_mem = 0;
+		x->sum = NULL;
+		model_tot.launches_destroyed += launches;
+		x->next_free = exec_free_list;
+		exec_free_list = x;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	if (!x)
+		return;
+	if (launches) { /* an exec never launched has no count to report */
+		struct cg_rec r;
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
+		rec_hex(&r, "exec", (uintptr_t)e);
+		rec_hex(&r, "graph", (uintptr_t)g);
+		rec_int(&r, "count", launches);
+		rec_str(&r, "reason", "destroy");
+		rec_end(&r);
+	}
+	if (outstanding && launches)
+		model_alloc_leaks(e, mem, n, "exec_destroy");
+	model_alloc_release_exec(e, mem, n, outstanding && launches);
+	model_summary_free(sum);
+}
+
+/* At exit: a "launches" record per live exec, the leaks of those whose last
+ * launch left graph allocations, and the launch count of every exec the
+ * process made (*launches) and how many are still alive (*n_live). */
+void model_exec_exit(long long *launches, long long *n_live)
+{
+	struct cg_exec *x, *tmp;
+	struct cg_rec r;
+	long long total = model_tot.launches_destroyed, live = 0;
+
+	pthread_mutex_lock(&model_gx_lock);
+	HASH_ITER(hh, model_execs, x, tmp)
+	{
+		long long n = atomic_load(&x->launches);
+		total += n;
+		live++;
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
+		rec_hex(&r, "exec", (uintptr_t)x->h);
+		rec_hex(&r, "graph", (uintptr_t)x->graph);
+		rec_int(&r, "count", n);
+		rec_str(&r, "reason", "exit");
+		rec_end(&r);
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	pthread_mutex_lock(&model_gx_lock);
+	HASH_ITER(hh, model_execs, x, tmp)
+	{
+		if (atomic_load(&x->outstanding) > 0 && atomic_load(&x->launches) > 0 && x->n_mem) {
+			struct cg_mnode *mem = malloc((size_t)x->n_mem * sizeof *mem);
+			int n = x->n_mem;
+			CUgraphExec h = x->h;
+			if (!mem)
+				continue;
+			memcpy(mem, x->mem, (size_t)n * sizeof *mem);
+			pthread_mutex_unlock(&model_gx_lock);
+			model_alloc_leaks(h, mem, n, "exit");
+			free(mem);
+			pthread_mutex_lock(&model_gx_lock);
+		}
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	*launches = total;
+	*n_live = live;
+}

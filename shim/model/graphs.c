@@ -1,0 +1,474 @@
+/*
+ * shim/model/graphs.c -- graphs and their node summaries.
+ * See model.h for the lock contract, model-int.h for what the model's files share.
+ */
+#include "model-int.h"
+
+struct cg_graph *model_graphs;
+struct cg_graph *model_graph_find_locked(CUgraph g)
+{
+	struct cg_graph *x;
+	HASH_FIND_PTR(model_graphs, &g, x);
+	return x;
+}
+
+void model_summary_free(struct cg_summary *s)
+{
+	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	free(s->mem);
+	if (s->det) {
+		nodes_release(s->det, s->n_det);
+		free(s->det);
+	}
+	free(s); /* nodes, ndeps and types live in the same block */
+}
+
+struct cg_summary *model_summary_ref(struct cg_summary *s)
+{
+	if (s)
+		atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+	return s;
+}
+
+struct node_ix {
+	CUgraphNode node;
+	uint32_t index;
+};
+
+
+/* Walk a graph through capture-safe driver queries: node list, types,
+ * edges, memory-node parameters. No lock held. Done once per graph
+ * generation (at end of capture or first use) and cached, so an update
+ * compares cached summaries instead of walking two graphs. */
+static struct cg_summary *summary_walk(CUgraph g)
+{
+	size_t n = 0, ne = 0, nm = 0;
+	struct cg_summary *s;
+	struct cg_mnode mem_small[16], *mem = mem_small;
+	size_t mem_cap = 16;
+	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
+		return NULL;
+	/* One block: header, node handles, dependency counts, types. */
+	s = malloc(sizeof *s + (n + 1) * (sizeof *s->nodes + sizeof *s->ndeps + 1));
+	if (!s)
+		return NULL;
+	memset(s, 0, sizeof *s);
+	atomic_init(&s->refs, 1);
+	s->nodes = (CUgraphNode *)(s + 1);
+	s->ndeps = (uint16_t *)(s->nodes + n + 1);
+	s->types = (uint8_t *)(s->ndeps + n + 1);
+	memset(s->ndeps, 0, (n + 1) * sizeof *s->ndeps);
+	if (n && drv_cuGraphGetNodes(g, s->nodes, &n) != CUDA_SUCCESS)
+		goto fail;
+	s->n_nodes = (uint32_t)n;
+	/* node details (nodes.c): best effort, the summary stands without */
+	s->det = n ? malloc(n * sizeof *s->det) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		CUgraphNodeType t = 0;
+		drv_cuGraphNodeGetType(s->nodes[i], &t);
+		s->types[i] = (uint8_t)t;
+		if (s->det && nodes_described(t))
+			nodes_describe(s->nodes[i], t, (uint32_t)i, &s->det[s->n_det++]);
+		if (t != CU_GRAPH_NODE_TYPE_MEM_ALLOC && t != CU_GRAPH_NODE_TYPE_MEM_FREE)
+			continue;
+		if (nm == mem_cap) {
+			struct cg_mnode *grown = malloc(2 * mem_cap * sizeof *grown);
+			if (!grown)
+				goto fail;
+			memcpy(grown, mem, nm * sizeof *mem);
+			if (mem != mem_small)
+				free(mem);
+			mem = grown;
+			mem_cap *= 2;
+		}
+		struct cg_mnode *m = &mem[nm];
+		memset(m, 0, sizeof *m);
+		if (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
+			CUDA_MEM_ALLOC_NODE_PARAMS p;
+			memset(&p, 0, sizeof p);
+			if (drv_cuGraphMemAllocNodeGetParams &&
+			    drv_cuGraphMemAllocNodeGetParams(s->nodes[i], &p) == CUDA_SUCCESS) {
+				m->dptr = p.dptr;
+				m->size = p.bytesize;
+				m->ipc = p.poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE;
+				if (p.poolProps.location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+				    p.poolProps.location.id >= 0 && p.poolProps.location.id < CG_MAX_DEV)
+					m->dev = (uint8_t)(p.poolProps.location.id + 1);
+			}
+			s->n_alloc++;
+		} else {
+			if (drv_cuGraphMemFreeNodeGetParams)
+				drv_cuGraphMemFreeNodeGetParams(s->nodes[i], &m->dptr);
+			m->is_free = 1;
+			s->n_free++;
+		}
+		nm++;
+	}
+	if (drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
+		/* dependency counts in O(N + E): node -> index, open addressing;
+		 * scratch on the stack for graphs of a few hundred nodes */
+		size_t cap = 16;
+		while (cap < 2 * n)
+			cap *= 2;
+		size_t bytes = cap * sizeof(struct node_ix) + 2 * ne * sizeof(CUgraphNode);
+		_Alignas(16) unsigned char scratch_small[8192];
+		unsigned char *scratch = bytes <= sizeof scratch_small ? scratch_small : malloc(bytes);
+		if (scratch) {
+			struct node_ix *ix = (struct node_ix *)scratch;
+			CUgraphNode *from = (CUgraphNode *)(ix + cap), *to = from + ne;
+			memset(ix, 0, cap * sizeof *ix);
+			if (drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
+				for (size_t i = 0; i < n; i++) {
+					size_t h = ((uintptr_t)s->nodes[i] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
+					while (ix[h].node)
+						h = (h + 1) & (cap - 1);
+					ix[h].node = s->nodes[i];
+					ix[h].index = (uint32_t)i;
+				}
+				s->n_edges = (uint32_t)ne;
+				for (size_t e = 0; e < ne; e++) {
+					size_t h = ((uintptr_t)to[e] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
+					while (ix[h].node && ix[h].node != to[e])
+						h = (h + 1) & (cap - 1);
+					if (ix[h].node)
+						s->ndeps[ix[h].index]++;
+				}
+			}
+			if (scratch != scratch_small)
+				free(scratch);
+		}
+	}
+	{
+		/* The topology hash (see struct cg_summary): per node one
+		 * multiply-xorshift step, so a 1,000-node walk pays ~1 us once
+		 * and every later update of this generation compares 8 bytes. */
+		uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)s->n_nodes << 32 | s->n_edges);
+		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			h ^= (uint64_t)s->types[i] << 16 | s->ndeps[i];
+			h *= 0xff51afd7ed558ccdull;
+			h ^= h >> 33;
+		}
+		s->topo = h | 1;
+	}
+	/* Details, exactly as many as described (none: no array) */
+	if (s->det && !s->n_det) {
+		free(s->det);
+		s->det = NULL;
+	} else if (s->det && s->n_det < n) {
+		struct cg_ndet *d = realloc(s->det, s->n_det * sizeof *d);
+		if (d)
+			s->det = d;
+	}
+	/* Memory nodes, exactly as many as found (one slot kept for callers
+	 * that index mem[0] of an empty list). */
+	s->mem = malloc((nm + 1) * sizeof *s->mem);
+	if (!s->mem)
+		goto fail;
+	memcpy(s->mem, mem, nm * sizeof *mem);
+	memset(&s->mem[nm], 0, sizeof *s->mem);
+	if (mem != mem_small)
+		free(mem);
+	return s;
+fail:
+	if (mem != mem_small)
+		free(mem);
+	model_summary_free(s);
+	return NULL;
+}
+
+/* Pools of memory nodes: the walk only sees properties; the pool comes
+ * from what the shim recorded when the allocation was made. */
+static void summary_fill_pools(struct cg_summary *s, const struct cg_graph *gr)
+{
+	if (!s || !gr)
+		return;
+	for (uint32_t i = 0; i < s->n_alloc + s->n_free; i++) {
+		struct cg_mnode *m = &s->mem[i];
+		if (m->is_free)
+			continue;
+		for (int k = 0; k < gr->n_mem; k++)
+			if (!gr->mem[k].is_free && gr->mem[k].dptr == m->dptr) {
+				m->pool = gr->mem[k].pool;
+				m->site = gr->mem[k].site;
+				m->pool_default = gr->mem[k].pool_default;
+				if (!m->dev)
+					m->dev = gr->mem[k].dev;
+				break;
+			}
+	}
+}
+
+void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site)
+{
+	struct cg_graph *x;
+	if (!g)
+		return;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_graph_find_locked(g);
+	if (!x) {
+		x = calloc(1, sizeof *x);
+		if (!x) {
+			pthread_mutex_unlock(&model_gx_lock);
+			cg_degrade("graph table");
+			return;
+		}
+		x->h = g;
+		HASH_ADD_PTR(model_graphs, h, x);
+		if (model_table_added(&model_graph_table)) {
+			pthread_mutex_unlock(&model_gx_lock);
+			free(x);
+			return;
+		}
+		model_tot.graphs++;
+	}
+	x->origin = origin;
+	x->capture = capture;
+	x->site = site;
+	x->gen++;
+	pthread_mutex_unlock(&model_gx_lock);
+}
+
+
+void model_graph_destroy(CUgraph g)
+{
+	struct cg_graph *x;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_graph_find_locked(g);
+	if (x)
+		HASH_DEL(model_graphs, x);
+	pthread_mutex_unlock(&model_gx_lock);
+	if (x) {
+		model_alloc_release_graph(g, x->mem, x->n_mem);
+		model_summary_free(x->sum);
+		free(x->mem);
+		free(x);
+	}
+}
+
+void model_graph_mutated(CUgraph g)
+{
+	struct cg_graph *x;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_graph_find_locked(g);
+	if (x)
+		x->gen++;
+	pthread_mutex_unlock(&model_gx_lock);
+}
+
+
+void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
+{
+	struct cg_graph *x;
+	struct cg_mnode mm = *m_in, *m = &mm;
+	if (!mm.is_free && !mm.dev)
+		mm.dev = model_pool_mnode_dev(&mm); /* before gx_lock: it may take mem_lock */
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_graph_find_locked(g);
+	if (!x) {
+		x = calloc(1, sizeof *x);
+		if (x) {
+			x->h = g;
+			HASH_ADD_PTR(model_graphs, h, x);
+			if (model_table_added(&model_graph_table)) {
+				free(x);
+				x = NULL;
+			} else {
+				model_tot.graphs++;
+			}
+		}
+	}
+	if (x) {
+		if (x->n_mem == x->cap_mem) {
+			int nc = x->cap_mem ? x->cap_mem * 2 : 4;
+			struct cg_mnode *nm = realloc(x->mem, (size_t)nc * sizeof *nm);
+			if (nm) {
+				x->mem = nm;
+				x->cap_mem = nc;
+			}
+		}
+		if (x->n_mem < x->cap_mem)
+			x->mem[x->n_mem++] = *m;
+		x->gen++;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+}
+
+/* The graph's cached summary if current (a reference), else NULL; *gen
+ * gets the graph's generation (0 when the graph is unknown). */
+static struct cg_summary *summary_cached(CUgraph g, uint32_t *gen)
+{
+	struct cg_graph *x;
+	struct cg_summary *s = NULL;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_graph_find_locked(g);
+	if (x && x->sum && x->sum_gen == x->gen)
+		s = model_summary_ref(x->sum);
+	*gen = x ? x->gen : 0;
+	pthread_mutex_unlock(&model_gx_lock);
+	return s;
+}
+
+struct cg_summary *model_graph_summary(CUgraph g)
+{
+	struct cg_graph *x;
+	uint32_t gen;
+	struct cg_summary *s = summary_cached(g, &gen);
+	if (s)
+		return s;
+	s = summary_walk(g);
+	if (!s)
+		return NULL;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_graph_find_locked(g);
+	if (x) {
+		summary_fill_pools(s, x);
+		if (x->gen == gen) {
+			model_summary_free(x->sum);
+			x->sum = model_summary_ref(s);
+			x->sum_gen = gen;
+		}
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	return s;
+}
+
+CUgraph model_summary_graph(const struct cg_summary *s)
+{
+	struct cg_graph *x, *tmp;
+	CUgraph g = NULL;
+	pthread_mutex_lock(&model_gx_lock);
+	HASH_ITER(hh, model_graphs, x, tmp)
+	if (x->sum == s && x->sum_gen == x->gen) {
+		g = x->h;
+		break;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	return g;
+}
+
+struct cg_summary *model_graph_summary_cached(CUgraph g)
+{
+	uint32_t gen;
+	return summary_cached(g, &gen);
+}
+
+/* Alloc and free nodes among n memory nodes. */
+static void mnode_counts(const struct cg_mnode *m, int n, uint32_t *n_alloc, uint32_t *n_free)
+{
+	*n_alloc = *n_free = 0;
+	for (int i = 0; i < n; i++) {
+		if (m[i].is_free)
+			(*n_free)++;
+		else
+			(*n_alloc)++;
+	}
+}
+
+int model_graph_captured(CUgraph g, size_t n_nodes, uint32_t *n_alloc, uint32_t *n_free)
+{
+	struct cg_graph *x;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_graph_find_locked(g);
+	*n_alloc = *n_free = 0;
+	if (x) {
+		x->cap_gen = x->gen;
+		x->n_nodes_cap = (uint32_t)n_nodes;
+		mnode_counts(x->mem, x->n_mem, n_alloc, n_free);
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	return x != NULL;
+}
+
+struct cg_summary *model_graph_partial(CUgraph g)
+{
+	struct cg_graph *x;
+	struct cg_summary *s = NULL;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_graph_find_locked(g);
+	if (x && x->origin == 1 && x->cap_gen && x->cap_gen == x->gen) {
+		s = calloc(1, sizeof *s);
+		if (s)
+			s->mem = malloc(((size_t)x->n_mem + 1) * sizeof *s->mem);
+		if (s && s->mem) {
+			atomic_init(&s->refs, 1);
+			s->partial = 1;
+			s->n_nodes = x->n_nodes_cap;
+			if (x->n_mem) /* x->mem is NULL for a graph without memory nodes */
+				memcpy(s->mem, x->mem, (size_t)x->n_mem * sizeof *s->mem);
+			memset(&s->mem[x->n_mem], 0, sizeof *s->mem);
+			mnode_counts(x->mem, x->n_mem, &s->n_alloc, &s->n_free);
+		} else if (s) {
+			free(s);
+			s = NULL;
+		}
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	return s;
+}
+
+
+void model_graph_settle(CUgraph g)
+{
+	struct cg_graph *gr;
+	struct cg_summary *full;
+	int pending;
+	pthread_mutex_lock(&model_gx_lock);
+	gr = model_graph_find_locked(g);
+	pending = gr ? gr->pending : 0;
+	pthread_mutex_unlock(&model_gx_lock);
+	if (!pending)
+		return;
+	full = model_graph_summary(g); /* walks now, g still as instantiated */
+	pthread_mutex_lock(&model_gx_lock);
+	gr = model_graph_find_locked(g);
+	if (gr) {
+		struct cg_exec *x, *tmp;
+		HASH_ITER(hh, model_execs, x, tmp)
+		{
+			if (x->graph != g || !x->sum || !x->sum->partial || !x->sum_gen)
+				continue;
+			if (full && x->sum_gen == gr->gen)
+				model_exec_set_summary(x, model_summary_ref(full)); /* releases the claim */
+			else
+				x->sum_gen = 0; /* changed unseen: the exec keeps its partial view */
+		}
+		gr->pending = 0;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	model_summary_free(full);
+}
+
+int model_graph_live_exec(CUgraph g, struct cg_exec_view *out)
+{
+	struct cg_graph *gr;
+	struct cg_exec *x = NULL;
+	pthread_mutex_lock(&model_gx_lock);
+	gr = model_graph_find_locked(g);
+	if (gr && gr->live_exec)
+		x = model_exec_find_locked(gr->live_exec);
+	if (x && x->live && x->graph == g)
+		model_exec_view_fill(x, out);
+	else
+		x = NULL;
+	pthread_mutex_unlock(&model_gx_lock);
+	return x != NULL;
+}
+
+int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, int *mem_nodes)
+{
+	struct cg_graph *gr;
+	int ok = 0;
+	pthread_mutex_lock(&model_gx_lock);
+	gr = model_graph_find_locked(g);
+	if (gr) {
+		*origin = gr->origin;
+		*capture = gr->capture;
+		*site = gr->site;
+		*mem_nodes = gr->n_mem;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	return ok;
+}
+

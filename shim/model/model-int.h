@@ -1,0 +1,253 @@
+/*
+ * shim/model/model-int.h -- what the files of the model share, and nothing
+ * outside shim/model/ includes. The public API is shim/model.h.
+ *
+ * Files and their prefixes: model.c (locks, fork, totals: model_*,
+ * cg_model_*), devices.c (model_dev_*, sampling), captures.c
+ * (model_capture_*), capture-records.c (model_caprec_*), graphs.c
+ * (model_graph_*, model_summary_*), execs.c (model_exec_*), pools.c
+ * (model_pool_*, model_device_*), allocations.c (model_alloc_*), ledger.c
+ * (ledger_*).
+ *
+ * Locks (model.h): model_cap_lock guards model_captures; model_gx_lock
+ * guards model_graphs and model_execs; model_mem_lock guards model_pools,
+ * model_allocs, model_cur_pool and model_dev_alloc; model_last_lock guards
+ * the last free-memory samples (devices.c). Each total in model_tot is
+ * written under the lock of the table it counts. A *_locked function runs
+ * with the lock of its table held.
+ */
+#ifndef CGSHIM_MODEL_INT_H
+#define CGSHIM_MODEL_INT_H
+
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../call.h"
+#include "cgshim/record.h"
+#include "../model.h"
+#include "../nodes.h"
+#include "../resolve.h"
+#include "../rules.h"
+#include "../site.h"
+#include "../state.h"
+#include "../table.h"
+
+extern pthread_mutex_t model_cap_lock, model_gx_lock, model_mem_lock, model_last_lock;
+
+/* Each total written under the lock of the table it counts (model.h). */
+extern struct model_totals model_tot;
+
+/* The model's tables, each counting its own allocation failures. */
+extern struct cg_table model_capture_table, model_graph_table, model_exec_table, model_pool_table,
+	model_alloc_table;
+/* Right after an add to t, under t's lock: 0 when it went in; -1 when it
+ * failed (the item is not in the table; counted on t, and the shim
+ * degrades to pass-through with one warning). */
+int model_table_added(struct cg_table *t);
+
+/* ---- captures (captures.c, capture-records.c) -------------------------- */
+static inline const char *model_capture_mode_name(int m)
+{
+	return m == CU_STREAM_CAPTURE_MODE_GLOBAL         ? "global"
+	       : m == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread_local"
+	       : m == CU_STREAM_CAPTURE_MODE_RELAXED      ? "relaxed"
+							  : "?";
+}
+
+/* Cross-stream structure of a capture (event record/wait edges, forked
+ * streams): allocated at its first event, most captures have none. */
+struct cap_links {
+	int n_fork;
+	struct {
+		CUstream s;
+		uint32_t site;
+		int joined;
+	} fork[CG_MAX_JOIN];
+	int n_ev;
+	struct {
+		CUevent ev;
+		CUstream s;
+	} evs[64];
+	int n_edge;
+	struct {
+		CUstream from, to;
+	} edge[64];
+};
+
+/* The first call seen to break a capture (issue 14, the link at the end):
+ * a predicted violation (rule set) or a refusal the shim did not predict.
+ * api and rule point at static strings. */
+struct cap_breaker {
+	const char *api, *rule;
+	int tid, rc;
+	char tname[16];
+	uint32_t site;
+};
+
+struct cg_capture {
+	uint64_t id;
+	CUstream stream;
+	int mode, tid, ptsz;
+	char tname[16]; /* the begin thread's name (pthread_getname_np) */
+	struct cap_breaker br;
+	int blocking; /* begun on a blocking stream: the legacy stream joins it (906) */
+	uint32_t site;
+	uint64_t t0;
+	CUgraph into;
+	struct cap_links *l;
+	int n_alloc;
+	unsigned long long alloc_bytes, malloc_bytes;
+	int have_before;
+	size_t free_before;
+	/* invalid: the shim knows the capture is invalidated (counted once in
+	 * captures_invalidated); named: its "abandoned" record is written. */
+	int invalid, named;
+	/* The begin call, whose record is written later (brec) */
+	int brec;
+	struct cg_call bcall;
+	const char *bvia;
+	uint64_t bend;
+	CUgraph bgraph;
+	UT_hash_handle hh;
+};
+
+/* What a record about a capture needs, copied out under cap_lock. */
+struct cap_snap {
+	uint64_t id, t0;
+	CUstream stream;
+	int mode, tid, invalid;
+	char tname[16];
+	struct cap_breaker br;
+	uint32_t site;
+	int brec;
+	struct cg_call bcall;
+	const char *bvia;
+	uint64_t bend;
+	CUgraph graph;
+};
+
+
+#define CAP_NOTE_MAX 8
+extern struct cg_capture *model_captures;
+void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o);
+void model_capture_count_alloc(uint64_t id, size_t size);
+void model_caprec_begin(const struct cap_snap *k);
+void model_caprec_invalidated(const struct cap_snap *k, const char *found_by, const char *api, uint32_t call_site,
+			      const char *by_api, int by_tid, uint32_t by_site);
+void model_caprec_abandoned(const struct cap_snap *k, const char *reason, const char *api, int rc, uint32_t call_site);
+void model_caprec_broken(const struct cap_snap *k, int rc);
+
+/* ---- graphs and executables (graphs.c, execs.c) ------------------------ */
+struct cg_graph {
+	CUgraph h;
+	int origin; /* 0 built, 1 captured, 2 cloned */
+	uint64_t capture;
+	uint32_t site;
+	uint32_t gen;
+	int n_mem, cap_mem;
+	struct cg_mnode *mem;
+	struct cg_summary *sum;
+	uint32_t sum_gen;
+	uint32_t cap_gen; /* gen at the end of its capture (0: not captured) */
+	uint32_t n_nodes_cap;
+	int pending;      /* execs holding a partial summary of this graph */
+	CUgraphExec live_exec; /* latest live exec instantiated from it */
+	UT_hash_handle hh;
+};
+
+struct cg_exec {
+	/* Read by launches without gx_lock (model_exec_fast,
+	 * model_exec_launched), possibly while another thread updates or
+	 * destroys the exec, or reuses the struct for a new one: written
+	 * (under gx_lock) with atomic stores, read with relaxed loads (plain
+	 * movs on x86), and never cleared by the memset of a reused struct. */
+	CUgraphExec h;
+	int live;
+	int unfreed_nodes; /* alloc nodes without a free node in the same graph */
+	int foreign_frees; /* free nodes of allocations made by another graph */
+	uint64_t flags;
+	_Atomic long long launches;
+	_Atomic(CUgraphExec) real; /* the exec behind h: h, or a re-instantiation */
+	_Atomic int outstanding; /* graph allocations of the last launch not yet freed */
+	/* Under gx_lock only. */
+	CUgraph graph;
+	uint32_t site;
+	int n_mem;
+	struct cg_mnode *mem;
+	struct cg_summary *sum;
+	uint32_t sum_gen; /* gen of graph the (partial) summary describes */
+	int inst_dev;     /* device of the context it was instantiated in */
+	unsigned devmask; /* devices its allocation nodes allocate on (bit d) */
+	long long updates, update_failures;
+	struct cg_exec *next_free;
+	UT_hash_handle hh;
+};
+#define X_SET(x, f, v) __atomic_store_n(&(x)->f, (v), __ATOMIC_RELAXED)
+#define X_GET(x, f) __atomic_load_n(&(x)->f, __ATOMIC_RELAXED)
+extern struct cg_graph *model_graphs;
+extern struct cg_exec *model_execs;
+struct cg_graph *model_graph_find_locked(CUgraph g);
+struct cg_exec *model_exec_find_locked(CUgraphExec e);
+void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out);
+void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum);
+
+/* ---- pools and graph allocations (pools.c, allocations.c) -------------- */
+struct cg_pool {
+	CUmemoryPool h;
+	int dev, is_default, ipc, destroyed;
+	uint32_t site;
+	long long allocs;
+	unsigned long long bytes;
+	UT_hash_handle hh;
+};
+
+/* 104 bytes with the hash handle (a 112-byte heap chunk): the pool, stream
+ * and thread of an allocation are in its "alloc" record and the graph's
+ * memory nodes, not repeated here. */
+/* An entry lives while something refers to its address: the graph that
+ * holds the allocation node (graph), the executable whose launches make it
+ * (exec), or, once both are gone, an allocation that executable left
+ * outstanding (orphan) until it is freed. The table stays as large as the
+ * live graphs and executables, however many addresses a process cycles
+ * through. */
+struct cg_alloc {
+	CUdeviceptr dptr;
+	size_t size;
+	uint64_t capture;
+	CUgraph graph;    /* graph holding the allocation node; NULL once destroyed */
+	CUgraphExec exec; /* exec whose launches make this allocation */
+	uint32_t site;
+	uint32_t orphan; /* its exec went with allocations outstanding: kept until freed */
+	UT_hash_handle hh;
+};
+
+struct model_pool_cur {
+	CUmemoryPool pool;
+	uint32_t site;
+};
+/* Graph allocations the shim attributed to each device (under model_mem_lock). */
+struct model_dev_allocs {
+	long long nodes;
+	unsigned long long bytes;
+};
+extern struct cg_pool *model_pools;
+extern struct cg_alloc *model_allocs;
+extern struct model_pool_cur model_cur_pool[CG_MAX_DEV];
+extern struct model_dev_allocs model_dev_alloc[CG_MAX_DEV];
+uint8_t model_pool_mnode_dev(const struct cg_mnode *m);
+struct cg_pool *model_pool_get_locked(CUmemoryPool p);
+void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n);
+void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, int outstanding);
+void model_alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n);
+void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, const char *when);
+
+/* ---- devices (devices.c) ----------------------------------------------- */
+void model_dev_seen(int d);
+void model_graphmem_sample(const char *when, CUgraphExec e);
+
+#endif

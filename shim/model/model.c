@@ -1,0 +1,85 @@
+/*
+ * shim/model/model.c -- life cycle of the model: its locks, fork handling, the shared totals.
+ * See model.h for the lock contract, model-int.h for what the model's files share.
+ */
+#include "model-int.h"
+
+_Atomic int cg_live_captures;
+pthread_mutex_t model_cap_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t model_gx_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t model_mem_lock = PTHREAD_MUTEX_INITIALIZER;
+struct model_totals model_tot;
+
+
+struct cg_table model_capture_table = CG_TABLE_INIT("capture table");
+struct cg_table model_graph_table = CG_TABLE_INIT("graph table");
+struct cg_table model_exec_table = CG_TABLE_INIT("exec table");
+struct cg_table model_pool_table = CG_TABLE_INIT("pool table");
+struct cg_table model_alloc_table = CG_TABLE_INIT("allocation table");
+
+int model_table_added(struct cg_table *t)
+{
+	if (CG_LIKELY(!cg_table_add_failed(t)))
+		return 0;
+	cg_degrade(t->name);
+	return -1;
+}
+int cg_model_init(void)
+{
+	/* Warm up backtrace(): its first call loads libgcc_s; do it here,
+	 * outside any hook that may run inside a capture or a malloc. */
+	(void)cg_site_here(0);
+	return 0;
+}
+
+void cg_model_lock_all(void)
+{
+	cg_site_lock();
+	pthread_mutex_lock(&model_cap_lock);
+	pthread_mutex_lock(&model_gx_lock);
+	pthread_mutex_lock(&model_mem_lock);
+	pthread_mutex_lock(&model_last_lock);
+}
+
+void cg_model_unlock_all(void)
+{
+	pthread_mutex_unlock(&model_last_lock);
+	pthread_mutex_unlock(&model_mem_lock);
+	pthread_mutex_unlock(&model_gx_lock);
+	pthread_mutex_unlock(&model_cap_lock);
+	cg_site_unlock();
+}
+
+/* In the child the locks taken by cg_model_lock_all are initialised again
+ * rather than unlocked: they belong to the parent's thread (see
+ * cg_policy_atfork_child), and the child's only thread is the one here. */
+void cg_model_lock_reset(void)
+{
+	pthread_mutex_init(&model_last_lock, NULL);
+	pthread_mutex_init(&model_mem_lock, NULL);
+	pthread_mutex_init(&model_gx_lock, NULL);
+	pthread_mutex_init(&model_cap_lock, NULL);
+	cg_site_lock_reset();
+}
+
+void cg_model_after_fork_child(void)
+{
+	/* The child has one thread; captures of the parent's other threads
+	 * do not exist here. The CUDA context is not usable in a forked
+	 * child anyway; keep the tables for the exit summary. */
+	struct cg_capture *c, *tmp;
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		HASH_DEL(model_captures, c);
+		free(c->l);
+		free(c);
+	}
+	atomic_store(&cg_live_captures, 0);
+}
+
+void model_totals_get(struct model_totals *out)
+{
+	/* Read without the tables' locks, as the exit summary always did:
+	 * totals only grow, one racing the exit is off by the calls in flight. */
+	*out = model_tot;
+}

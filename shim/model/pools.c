@@ -1,0 +1,181 @@
+/*
+ * shim/model/pools.c -- memory pools and each device's current pool.
+ * See model.h for the lock contract, model-int.h for what the model's files share.
+ */
+#include "model-int.h"
+
+struct cg_pool *model_pools;
+struct cg_alloc *model_allocs;
+struct model_pool_cur model_cur_pool[CG_MAX_DEV];
+struct model_dev_allocs model_dev_alloc[CG_MAX_DEV];
+
+/* Device (plus one) of a graph allocation node whose device is not known
+ * yet: its pool's, else the calling context's (a capture-safe query). */
+uint8_t model_pool_mnode_dev(const struct cg_mnode *m)
+{
+	int d = -1;
+	if (m->dev)
+		return m->dev;
+	if (m->pool) {
+		struct cg_pool *x;
+		pthread_mutex_lock(&model_mem_lock);
+		HASH_FIND_PTR(model_pools, &m->pool, x);
+		if (x)
+			d = x->dev;
+		pthread_mutex_unlock(&model_mem_lock);
+	}
+	if (d < 0 || d >= CG_MAX_DEV)
+		d = cg_current_device();
+	model_dev_seen(d);
+	return (uint8_t)(d + 1);
+}
+
+struct cg_pool *model_pool_get_locked(CUmemoryPool p)
+{
+	struct cg_pool *x;
+	HASH_FIND_PTR(model_pools, &p, x);
+	if (!x && p) {
+		x = calloc(1, sizeof *x);
+		if (!x)
+			return NULL;
+		x->h = p;
+		x->dev = -1;
+		HASH_ADD_PTR(model_pools, h, x);
+		if (model_table_added(&model_pool_table)) {
+			free(x);
+			return NULL;
+		}
+		model_tot.pools++;
+	}
+	return x;
+}
+
+void model_pool_new(CUmemoryPool p, const CUmemPoolProps *props, uint32_t site)
+{
+	struct cg_pool *x;
+	pthread_mutex_lock(&model_mem_lock);
+	x = model_pool_get_locked(p);
+	if (x) {
+		x->site = site;
+		x->destroyed = 0;
+		if (props) {
+			x->ipc = props->handleTypes != CU_MEM_HANDLE_TYPE_NONE;
+			x->dev = props->location.id;
+		}
+	}
+	pthread_mutex_unlock(&model_mem_lock);
+}
+
+void model_pool_destroy(CUmemoryPool p)
+{
+	struct cg_pool *x;
+	pthread_mutex_lock(&model_mem_lock);
+	HASH_FIND_PTR(model_pools, &p, x);
+	if (x)
+		x->destroyed = 1;
+	pthread_mutex_unlock(&model_mem_lock);
+}
+
+void model_pool_seen(CUmemoryPool p, int dev, int is_default)
+{
+	struct cg_pool *x;
+	pthread_mutex_lock(&model_mem_lock);
+	x = model_pool_get_locked(p);
+	if (x) {
+		if (dev >= 0)
+			x->dev = dev;
+		if (is_default)
+			x->is_default = 1;
+	}
+	if (dev >= 0 && dev < CG_MAX_DEV && !model_cur_pool[dev].pool && is_default)
+		model_cur_pool[dev].pool = p;
+	pthread_mutex_unlock(&model_mem_lock);
+	model_dev_seen(dev);
+}
+
+void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site)
+{
+	if (dev < 0 || dev >= CG_MAX_DEV)
+		return;
+	pthread_mutex_lock(&model_mem_lock);
+	model_cur_pool[dev].pool = p;
+	model_cur_pool[dev].site = site;
+	model_pool_get_locked(p);
+	pthread_mutex_unlock(&model_mem_lock);
+	model_dev_seen(dev);
+}
+
+CUmemoryPool model_device_pool(int dev, uint32_t *site)
+{
+	CUmemoryPool p = NULL;
+	if (dev < 0 || dev >= CG_MAX_DEV)
+		return NULL;
+	pthread_mutex_lock(&model_mem_lock);
+	p = model_cur_pool[dev].pool;
+	if (site)
+		*site = model_cur_pool[dev].site;
+	pthread_mutex_unlock(&model_mem_lock);
+	return p;
+}
+
+int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site)
+{
+	struct cg_pool *x;
+	int ok = 0;
+	pthread_mutex_lock(&model_mem_lock);
+	HASH_FIND_PTR(model_pools, &p, x);
+	if (x) {
+		*ipc = x->ipc;
+		*is_default = x->is_default;
+		*site = x->site;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&model_mem_lock);
+	return ok;
+}
+
+/* At exit: a "pool" record per pool. The table is copied under the lock,
+ * the driver asked outside it. */
+void model_pool_exit(void)
+{
+	struct cg_pool *p, *ptmp, *copy = NULL;
+	struct cg_rec r;
+	int np = 0, k = 0;
+	pthread_mutex_lock(&model_mem_lock);
+	np = (int)HASH_COUNT(model_pools);
+	copy = np ? malloc((size_t)np * sizeof *copy) : NULL;
+	if (copy)
+		HASH_ITER(hh, model_pools, p, ptmp)
+		copy[k++] = *p;
+	pthread_mutex_unlock(&model_mem_lock);
+	for (int i = 0; i < k; i++) {
+		struct cg_pool *q = &copy[i];
+		cuuint64_t v[4] = {0, 0, 0, 0};
+		int have = 0;
+		if (!q->destroyed && drv_cuMemPoolGetAttribute && !atomic_load(&cg_live_captures)) {
+			have = 1;
+			for (int a = 0; a < 4; a++)
+				if (drv_cuMemPoolGetAttribute(q->h,
+							      (CUmemPool_attribute)(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT + a),
+							      &v[a]) != CUDA_SUCCESS)
+					have = 0;
+		}
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_POOL);
+		rec_hex(&r, "pool", (uintptr_t)q->h);
+		rec_int(&r, "dev", q->dev);
+		rec_bool(&r, "default", q->is_default);
+		rec_bool(&r, "ipc", q->ipc);
+		rec_bool(&r, "destroyed", q->destroyed);
+		if (have) {
+			rec_u64(&r, "reserved", v[0]);
+			rec_u64(&r, "reserved_high", v[1]);
+			rec_u64(&r, "used", v[2]);
+			rec_u64(&r, "used_high", v[3]);
+		}
+		rec_int(&r, "allocs", q->allocs);
+		rec_u64(&r, "alloc_bytes", q->bytes);
+		rec_site(&r, "site", q->site);
+		rec_end(&r);
+	}
+	free(copy);
+}

@@ -1,0 +1,86 @@
+/*
+ * tests/unit/model-stubs.c -- what the model calls outside shim/model/,
+ * stood in for its unit tests: no driver (every real_ and drv_ pointer is
+ * NULL), no rules, no sites, no node details. cg_degrade is recorded, and
+ * the tables' allocator (table.h) fails on demand.
+ */
+#include <stdlib.h>
+
+#include "call.h"
+#include "nodes.h"
+#include "resolve.h"
+#include "rules.h"
+#include "site.h"
+#include "state.h"
+#include "table.h"
+#include "model-stubs.h"
+
+#define HOOK(name, pfn, params, args, cls) pfn real_##name;
+#include "hooks.def"
+#undef HOOK
+#define DRV(name, pfn) pfn drv_##name;
+#include "driver-calls.def"
+#undef DRV
+void *(*cg_real_dlsym)(void *, const char *);
+
+int stub_degraded;
+const char *stub_degrade_why;
+int stub_table_fail; /* table allocations to fail from now on */
+
+void cg_degrade(const char *why)
+{
+	stub_degraded++;
+	stub_degrade_why = why;
+}
+
+__thread __attribute__((tls_model("initial-exec"))) int cg_table_oom_here;
+
+void *cg_table_malloc(size_t sz)
+{
+	if (stub_table_fail)
+		return NULL;
+	return malloc(sz);
+}
+
+void cg_table_free(void *p, size_t sz)
+{
+	(void)sz;
+	free(p);
+}
+
+int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
+{
+	return 0;
+}
+
+void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when) {}
+void cg_rule_stale_free(const struct cg_stale *s, const char *api) {}
+void cg_rule_stale_launch(const struct cg_stale *s, const char *api, int first) {}
+void cg_rule_pageable_copy(const char *api, CUgraphExec e, CUgraph g, uint32_t node, int what, uint64_t host,
+			   uint64_t bytes, uint32_t exec_site, uint32_t capture_site)
+{
+}
+
+uint32_t cg_site_here(int skip)
+{
+	return 0;
+}
+void cg_site_first(uint32_t site, char *out, unsigned cap)
+{
+	if (cap)
+		out[0] = 0;
+}
+void cg_site_lock(void) {}
+void cg_site_unlock(void) {}
+void cg_site_lock_reset(void) {}
+
+int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d)
+{
+	return 0;
+}
+int nodes_described(int t)
+{
+	return 0;
+}
+void nodes_release(struct cg_ndet *d, uint32_t n) {}
+void rec_site(struct cg_rec *r, const char *key, uint32_t site) {}

@@ -1,0 +1,121 @@
+/*
+ * tests/unit/test-model.c -- the model linked alone (model-stubs.c stands
+ * in for the rest of the shim): the one map from an application's exec
+ * handle to the real exec, and a table's allocation failure.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "model/model-int.h"
+#include "model-stubs.h"
+
+#define H(x) ((CUgraphExec)(uintptr_t)(x))
+#define G(x) ((CUgraph)(uintptr_t)(x))
+
+static int setup(void **state)
+{
+	stub_degraded = 0;
+	stub_degrade_why = NULL;
+	stub_table_fail = 0;
+	return 0;
+}
+
+static void exec_map_unknown_handle_is_itself(void **state)
+{
+	assert_ptr_equal(model_exec_real_of(H(0x1000)), H(0x1000));
+	assert_int_equal(model_exec_set_real(H(0x1000), H(0x2000)), 0);
+	assert_ptr_equal(model_exec_real_of(H(0x1000)), H(0x1000));
+}
+
+static void exec_map_new_exec_stands_for_itself(void **state)
+{
+	model_exec_new(H(0x1100), G(0x9100), 0, 0, NULL);
+	assert_ptr_equal(model_exec_real_of(H(0x1100)), H(0x1100));
+	model_exec_destroy(H(0x1100));
+}
+
+static void exec_map_set_real_is_seen_by_every_reader(void **state)
+{
+	struct cg_exec *x;
+	model_exec_new(H(0x1200), G(0x9200), 0, 0, NULL);
+	assert_int_equal(model_exec_set_real(H(0x1200), H(0x2200)), 1);
+	assert_ptr_equal(model_exec_real_of(H(0x1200)), H(0x2200));
+	/* the launch path reads the same map */
+	x = model_exec_fast(H(0x1200));
+	assert_non_null(x);
+	assert_ptr_equal(model_exec_real(x), H(0x2200));
+	/* a rewrite's bookkeeping keeps the real exec the policy set */
+	model_exec_rewritten(H(0x1200), G(0x9201), NULL);
+	assert_ptr_equal(model_exec_real_of(H(0x1200)), H(0x2200));
+	/* another exec is not affected */
+	model_exec_new(H(0x1300), G(0x9300), 0, 0, NULL);
+	assert_ptr_equal(model_exec_real_of(H(0x1300)), H(0x1300));
+	model_exec_destroy(H(0x1300));
+	model_exec_destroy(H(0x1200));
+}
+
+static void exec_map_forgets_a_destroyed_exec(void **state)
+{
+	model_exec_new(H(0x1400), G(0x9400), 0, 0, NULL);
+	assert_int_equal(model_exec_set_real(H(0x1400), H(0x2400)), 1);
+	model_exec_destroy(H(0x1400));
+	assert_ptr_equal(model_exec_real_of(H(0x1400)), H(0x1400));
+	assert_int_equal(model_exec_set_real(H(0x1400), H(0x2401)), 0);
+	/* the handle value reused by the driver: a fresh exec, standing for itself */
+	model_exec_new(H(0x1400), G(0x9401), 0, 0, NULL);
+	assert_ptr_equal(model_exec_real_of(H(0x1400)), H(0x1400));
+	model_exec_destroy(H(0x1400));
+}
+
+/* Run first, on an empty exec table: its first add allocates the table. */
+static void exec_table_failure_is_its_own(void **state)
+{
+	long long graphs_before = cg_table_failures(&model_graph_table);
+	stub_table_fail = 1;
+	model_exec_new(H(0x1500), G(0x9500), 0, 0, NULL);
+	stub_table_fail = 0;
+	assert_int_equal(cg_table_failures(&model_exec_table), 1);
+	assert_int_equal(cg_table_failures(&model_graph_table), graphs_before);
+	assert_int_equal(cg_table_failures(&model_pool_table), 0);
+	assert_int_equal(stub_degraded, 1);
+	assert_string_equal(stub_degrade_why, "exec table");
+	/* the exec did not go in: nothing half registered */
+	assert_int_equal(model_exec_view(H(0x1500), &(struct cg_exec_view){0}), 0);
+	assert_null(model_exec_fast(H(0x1500)));
+	assert_ptr_equal(model_exec_real_of(H(0x1500)), H(0x1500));
+	/* the report was taken: the next add does not see it again */
+	model_exec_new(H(0x1600), G(0x9600), 0, 0, NULL);
+	assert_int_equal(cg_table_failures(&model_exec_table), 1);
+	assert_int_equal(stub_degraded, 1);
+	assert_int_equal(model_exec_view(H(0x1600), &(struct cg_exec_view){0}), 1);
+	model_exec_destroy(H(0x1600));
+}
+
+static void pool_table_failure_is_its_own(void **state)
+{
+	int ipc, def;
+	uint32_t site;
+	stub_table_fail = 1;
+	model_pool_seen((CUmemoryPool)(uintptr_t)0x7000, 0, 1);
+	stub_table_fail = 0;
+	assert_int_equal(cg_table_failures(&model_pool_table), 1);
+	assert_int_equal(cg_table_failures(&model_exec_table), 1); /* the test before's, unchanged */
+	assert_string_equal(stub_degrade_why, "pool table");
+	assert_int_equal(model_pool_info((CUmemoryPool)(uintptr_t)0x7000, &ipc, &def, &site), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(exec_table_failure_is_its_own, setup),
+		cmocka_unit_test_setup(pool_table_failure_is_its_own, setup),
+		cmocka_unit_test_setup(exec_map_unknown_handle_is_itself, setup),
+		cmocka_unit_test_setup(exec_map_new_exec_stands_for_itself, setup),
+		cmocka_unit_test_setup(exec_map_set_real_is_seen_by_every_reader, setup),
+		cmocka_unit_test_setup(exec_map_forgets_a_destroyed_exec, setup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
