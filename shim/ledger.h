@@ -28,35 +28,80 @@
 
 enum { LG_DEVICE = 1, LG_ASYNC, LG_VMM, LG_PINNED, LG_REGISTERED };
 
+/* What the ledger finds: an executable holding a pointer into a range that
+ * went (CGS018, CGS019). The ledger only finds; the hooks hand the findings
+ * to the rules' writer (rules.c), so the model never calls up into rules. */
+enum { CG_REF_PARAM, CG_REF_DST, CG_REF_SRC };
+struct cg_stale {
+	CUgraphExec e;
+	CUgraph g;
+	uint64_t capture;
+	uint32_t node;
+	const char *kernel;      /* mangled name, NULL for a copy or memset */
+	int param;               /* kernel parameter index, -1 for an operand */
+	int what, embedded;      /* CG_REF_*; the pointer sits inside a struct parameter */
+	uint64_t val;            /* the pointer the node holds */
+	uint64_t base, size;     /* the freed range */
+	int kind;                /* LG_* */
+	int nrefs;               /* the exec's pointers into the range */
+	uint32_t alloc_site, exec_site, capture_site, free_site;
+};
+
+#define LEDGER_FOUND 16
+/* The executables one free or unmap made stale: the first LEDGER_FOUND in
+ * full, the rest counted. n is 0 while Python finalizes (its globals go in
+ * no order: no warning; the execs are still marked stale). */
+struct ledger_freed {
+	uint64_t base, size;
+	int n, more;
+	struct cg_stale s[LEDGER_FOUND];
+};
+
 /* A range the driver handed out or took (after the call succeeded). */
 void ledger_add(uint64_t base, uint64_t size, int kind, uint32_t site);
-/* base was freed (kind_host: a host range) or [base, base+size) unmapped
- * (size 0: the range starting at base). Checks every live executable for
- * pointers into it (CGS018). api names the call. */
-int ledger_free(uint64_t base, uint64_t size, int host, const char *api);
-/* (returns the number of executables it made stale: the hook then logs the
- * call at info, so the CGS018 record has its call beside it) */
+/* base was freed (host: a host range) or [base, base+size) unmapped (size
+ * 0: the range starting at base). Checks every live executable for pointers
+ * into it and marks those stale; what it found goes to *out. Returns the
+ * number of executables it made stale (the hook then logs the call at info,
+ * so the CGS018 record has its call beside it). */
+int ledger_free(uint64_t base, uint64_t size, int host, struct ledger_freed *out);
+/* The free's site, once known, for the launch check's record (CGS019). */
+void ledger_free_site(const struct ledger_freed *f, uint32_t site);
 /* Whether v points into a range of the ledger (node walks). */
 int ledger_tracked(uint64_t v);
 /* Base of the range holding v, 0 if none. */
 uint64_t ledger_base(uint64_t v);
 
 struct cg_summary;
+/* Copies of an executable whose host operand is pageable (CGS020). */
+struct ledger_pageable {
+	CUgraphExec e;
+	CUgraph g;
+	uint32_t exec_site, capture_site;
+	int n;
+	struct {
+		uint32_t node;
+		int what; /* CG_REF_SRC or CG_REF_DST */
+		uint64_t host, bytes;
+	} c[8];
+};
 /* A new executable e of graph g (instantiate) or one whose nodes changed
  * (update, re-instantiation): its references, from a full summary of its
- * nodes; pageable host operands of its copies are flagged (CGS020). */
-void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum, const char *api);
+ * nodes; the pageable host operands of its copies go to *out. */
+void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum,
+		     struct ledger_pageable *out);
 /* (exec_site 0: an update; the exec keeps its instantiation's graph and sites) */
 void ledger_exec_gone(CUgraphExec e);
 
 extern _Atomic int ledger_stale_n;
-int ledger_launch_slow(CUgraphExec e, const char *api);
+int ledger_launch_slow(CUgraphExec e, struct cg_stale *why, int *first);
 /* Launch/upload path: a relaxed load unless an executable is stale. Returns
- * 1 when e is stale (CGS019 was said or counted, before the call). */
-static inline int ledger_launch(CUgraphExec e, const char *api)
+ * 1 when e is stale, with why it is and whether this is its first launch
+ * since (CGS019, written by the hook before the call). */
+static inline int ledger_launch(CUgraphExec e, struct cg_stale *why, int *first)
 {
 	if (__builtin_expect(atomic_load_explicit(&ledger_stale_n, memory_order_relaxed) != 0, 0))
-		return ledger_launch_slow(e, api);
+		return ledger_launch_slow(e, why, first);
 	return 0;
 }
 

@@ -100,7 +100,15 @@ struct model_totals {
 		leaks, rewrites, launches_destroyed;
 };
 void model_totals_get(struct model_totals *out);
-void model_exec_exit(long long *launches, long long *n_live);
+/* A graph allocation an executable's last launch left outstanding when the
+ * exec went (destroy) or at exit: the model finds them, the hook or the
+ * summary hands them to the rules' writer (CGS011). */
+struct model_leak {
+	CUgraphExec e;
+	struct cg_mnode m;
+};
+/* Returns the number of leaks, *leaks malloc'd (the caller frees). */
+int model_exec_exit(long long *launches, long long *n_live, struct model_leak **leaks);
 void model_pool_exit(void);
 #define MODEL_CAPTURE_EXIT_MAX 8
 int model_capture_exit(uint64_t *ids, int max, int *n_named);
@@ -218,7 +226,8 @@ int model_graph_live_exec(CUgraph g, struct cg_exec_view *out);
 int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, int *mem_nodes);
 
 void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum);
-void model_exec_destroy(CUgraphExec e);
+/* Returns the exec's leaks, *leaks malloc'd (the caller frees; NULL when none). */
+int model_exec_destroy(CUgraphExec e, struct model_leak **leaks);
 int model_exec_view(CUgraphExec e, struct cg_exec_view *out);
 /* Copy of the exec's memory nodes (caller frees). */
 int model_exec_mnodes(CUgraphExec e, struct cg_mnode **out);

@@ -291,10 +291,27 @@ void cg_rule_stale_launch(const struct cg_stale *s, const char *api, int first)
 		cg_verdict_write(&v, api, 0, 3);
 }
 
-void cg_rule_pageable_copy(const char *api, CUgraphExec e, CUgraph g, uint32_t node, int what, uint64_t host, uint64_t bytes,
-			   uint32_t exec_site, uint32_t capture_site)
+void cg_rule_pageable_copies(const struct ledger_pageable *p, const char *api)
 {
 	struct cg_verdict v;
-	if (rules_memory_pageable_copy(e, g, node, what, host, bytes, exec_site, capture_site, &v))
-		cg_verdict_write(&v, api, 0, 1);
+	for (int k = 0; k < p->n; k++)
+		if (rules_memory_pageable_copy(p->e, p->g, p->c[k].node, p->c[k].what, p->c[k].host, p->c[k].bytes,
+					       p->exec_site, p->capture_site, &v))
+			cg_verdict_write(&v, api, 0, 1);
+}
+
+/* Not inlined: the free's site is counted from here (the hook's frame and
+ * the application's above it). */
+__attribute__((noinline)) void cg_rule_stale_frees(const struct ledger_freed *f, const char *api)
+{
+	uint32_t fsite = cg_site_here(2);
+	for (int k = 0; k < f->n; k++) {
+		struct cg_stale s = f->s[k];
+		s.free_site = fsite;
+		cg_rule_stale_free(&s, api);
+	}
+	if (f->more)
+		cg_warn("%s: %d more executables hold pointers into the freed range 0x%llx", api, f->more,
+			(unsigned long long)f->base);
+	ledger_free_site(f, fsite); /* the launch check reports the free site too */
 }

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "model.h"
+#include "ledger.h"
 
 enum cg_rule {
 	R_NONE = 0,
@@ -58,31 +59,18 @@ int cg_caprule_device_sync(const char *api);
 void cg_caprule_failed(const char *api, uint64_t capture, int rc);
 /* After a predicted call: a different answer than predicted_rc is a mismatch. */
 void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc);
-/* Stale pointers (CGS018, CGS019): what the ledger found (ledger.c). */
-enum { CG_REF_PARAM, CG_REF_DST, CG_REF_SRC };
-struct cg_stale {
-	CUgraphExec e;
-	CUgraph g;
-	uint64_t capture;
-	uint32_t node;
-	const char *kernel;      /* mangled name, NULL for a copy or memset */
-	int param;               /* kernel parameter index, -1 for an operand */
-	int what, embedded;      /* CG_REF_*; the pointer sits inside a struct parameter */
-	uint64_t val;            /* the pointer the node holds */
-	uint64_t base, size;     /* the freed range */
-	int kind;                /* LG_* (ledger.h) */
-	int nrefs;               /* the exec's pointers into the range */
-	uint32_t alloc_site, exec_site, capture_site, free_site;
-};
 /* CGS018: a free or unmap made e stale (written after the call). */
 void cg_rule_stale_free(const struct cg_stale *s, const char *api);
 /* CGS019: the launch or upload of a stale exec, before the call. The first
  * one is written in full, later ones counted. */
 void cg_rule_stale_launch(const struct cg_stale *s, const char *api, int first);
-/* CGS020: a copy node of exec e whose host operand (what: CG_REF_SRC or
- * CG_REF_DST) is pageable (in no pinned or registered range). */
-void cg_rule_pageable_copy(const char *api, CUgraphExec e, CUgraph g, uint32_t node, int what, uint64_t host, uint64_t bytes,
-			   uint32_t exec_site, uint32_t capture_site);
+/* CGS018 for every executable one free made stale (f from ledger_free),
+ * with the free's site; after the call. */
+void cg_rule_stale_frees(const struct ledger_freed *f, const char *api);
+/* CGS020: the copy nodes of an executable whose host operand (what:
+ * CG_REF_SRC or CG_REF_DST) is pageable (in no pinned or registered range),
+ * from ledger_exec_set. */
+void cg_rule_pageable_copies(const struct ledger_pageable *p, const char *api);
 
 /* A prediction checked against the driver's answer. */
 void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 
 #include "cgshim/record.h"
+#include <stdlib.h>
+
 #include "counters.h"
 #include "doors.h"
 #include "model.h"
@@ -21,7 +23,13 @@ void cg_summary_exit(void)
 
 	/* Executables still alive: their launch counts and outstanding graph
 	 * allocations. */
-	model_exec_exit(&launches, &n_exec_live);
+	{
+		struct model_leak *leaks;
+		int n = model_exec_exit(&launches, &n_exec_live, &leaks);
+		for (int i = 0; i < n; i++)
+			cg_rule_leak(leaks[i].e, &leaks[i].m, "exit");
+		free(leaks);
+	}
 	cg_model_graphmem("exit", NULL);
 	model_pool_exit();
 	/* Captures still open: named, and listed below. */

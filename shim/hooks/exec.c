@@ -135,7 +135,7 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 		 * valid: the exec holds it. */
 		model_exec_new(*ph, g, flags, p->site, model_summary_ref(p->sum));
 		struct cg_summary *full = model_exec_summary(*ph);
-		ledger_exec_set(*ph, g, p->site, full, api);
+		cgh_ledger_exec_set(*ph, g, p->site, full, api);
 		model_summary_free(full);
 	}
 	if (cg_call_rec(&r, c, rc)) {
@@ -216,6 +216,17 @@ CUresult cgh_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGrap
 INSTANTIATE_PARAMS(cuGraphInstantiateWithParams)
 INSTANTIATE_PARAMS(cuGraphInstantiateWithParams_ptsz)
 
+/* The model drops e; the graph allocations its last launch left are
+ * CGS011 violations (the rules' writer). */
+static void cgh_exec_destroyed(CUgraphExec e)
+{
+	struct model_leak *leaks;
+	int n = model_exec_destroy(e, &leaks);
+	for (int i = 0; i < n; i++)
+		cg_rule_leak(leaks[i].e, &leaks[i].m, "exec_destroy");
+	free(leaks);
+}
+
 CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
 	struct cg_call c;
@@ -237,7 +248,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 		cg_rule_capture_unsafe_after("cuGraphExecDestroy", 1, rc);
 		if (rc == CUDA_SUCCESS) {
 			cg_policy_forget(hGraphExec); /* before the model drops the exec: model.h */
-			model_exec_destroy(hGraphExec);
+			cgh_exec_destroyed(hGraphExec);
 		}
 		cg_call_end(&c, rc);
 		errno = saved;
@@ -248,8 +259,8 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	 * application's own executable is the one it names. Before the model
 	 * drops the exec: the policy reads the real exec from it (model.h). */
 	cg_policy_forget(hGraphExec);
-	/* Outstanding graph allocations are reported by the model (CGS011). */
-	model_exec_destroy(hGraphExec);
+	/* Outstanding graph allocations: found by the model, written as CGS011. */
+	cgh_exec_destroyed(hGraphExec);
 	model_mem_moved(); /* the exec's device memory goes back */
 	ledger_exec_gone(hGraphExec);
 	rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));

@@ -9,6 +9,7 @@
 #include <errno.h>
 
 #include "../call.h"
+#include "hooks.h"
 #include "../ledger.h"
 #include "../model.h"
 #include "../nodes.h"
@@ -85,10 +86,10 @@ static CUgraphNode exec_node(CUgraphExec app, CUgraphNode node, const char *api)
 #define LEDGER_POST_cuMemHostRegister_v2 LEDGER_POST_cuMemHostRegister
 #define LEDGER_POST_cuMemFreeHost                                                                  \
 	if (rc == CUDA_SUCCESS)                                                                    \
-	c.flags |= ledger_free((uintptr_t)p, 0, 1, "cuMemFreeHost") ? CG_CALL_LIFE : 0
+	c.flags |= cgh_ledger_free((uintptr_t)p, 0, 1, "cuMemFreeHost") ? CG_CALL_LIFE : 0
 #define LEDGER_POST_cuMemHostUnregister                                                            \
 	if (rc == CUDA_SUCCESS)                                                                    \
-	c.flags |= ledger_free((uintptr_t)p, 0, 1, "cuMemHostUnregister") ? CG_CALL_LIFE : 0
+	c.flags |= cgh_ledger_free((uintptr_t)p, 0, 1, "cuMemHostUnregister") ? CG_CALL_LIFE : 0
 
 #define HOOK_CLS_GEN(name, params, args) HOOK_GEN(name, params, args, (void)0)
 #define HOOK_CLS_UNSAFE(name, params, args)                                                        \

@@ -66,4 +66,38 @@ extern _Atomic int cgh_updates_seen;
  * level for every instantiated graph. */
 void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e);
 
+/* The ledger (model) finds, the rules' writer writes: the model never
+ * calls up into the rules (shim/layers.txt). */
+/* base freed or [base, base+size) unmapped: CGS018 for each executable it
+ * made stale, after the call. Returns how many it made stale. */
+static inline int cgh_ledger_free(uint64_t base, uint64_t size, int host, const char *api)
+{
+	struct ledger_freed f;
+	int n = ledger_free(base, size, host, &f);
+	if (f.n || f.more)
+		cg_rule_stale_frees(&f, api);
+	return n;
+}
+/* An executable's references from its full summary; CGS020 for its copies
+ * from pageable host memory. */
+static inline void cgh_ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum,
+				       const char *api)
+{
+	struct ledger_pageable p;
+	ledger_exec_set(e, g, exec_site, sum, &p);
+	if (p.n)
+		cg_rule_pageable_copies(&p, api);
+}
+/* Launch/upload path: one relaxed load unless an executable is stale; then
+ * CGS019 before the call. Returns 1 when e is stale. */
+static inline int cgh_ledger_launch(CUgraphExec e, const char *api)
+{
+	struct cg_stale why;
+	int first = 0;
+	if (__builtin_expect(!ledger_launch(e, &why, &first), 1))
+		return 0;
+	cg_rule_stale_launch(&why, api, first);
+	return 1;
+}
+
 #endif

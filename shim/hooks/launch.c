@@ -88,7 +88,7 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		if (CG_UNLIKELY(unfreed && !autofree))
 			launch_unfreed_violation(e, cg_routes[hid].name, unfreed);
 	}
-	int stale = ledger_launch(e, cg_routes[hid].name); /* CGS019: one relaxed load unless an exec is stale */
+	int stale = cgh_ledger_launch(e, cg_routes[hid].name); /* CGS019: one relaxed load unless an exec is stale */
 	rc = CG_FWD(fn(real, s));
 	if (CG_UNLIKELY(stale) && rc == CUDA_SUCCESS && !trace) {
 		int saved = errno; /* the launch a CGS019 announced: logged at info beside it */
@@ -137,7 +137,7 @@ static CUresult upload_common(int hid, PFN_cuGraphUpload_v11010 fn, CUgraphExec 
 	if (!cg_call_begin(&c, hid, 0))
 		return CG_FWD(fn(real, s));
 	model_mem_moved(); /* uploads map the graph's memory */
-	int stale = ledger_launch(e, cg_routes[hid].name);
+	int stale = cgh_ledger_launch(e, cg_routes[hid].name);
 	rc = CG_FWD(fn(real, s));
 	int saved = errno;
 	launch_record_as(hid, e, s, rc, c.t0, 0, stale ? CG_CALL_LIFE : 0);

@@ -54,7 +54,7 @@ CUresult cgh_cuMemFree_v2(CUdeviceptr dptr)
 		cg_mismatch("cuMemFree_v2", R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
 	if (rc == CUDA_SUCCESS) {
 		model_alloc_freed(dptr);
-		if (ledger_free(dptr, 0, 0, "cuMemFree_v2"))
+		if (cgh_ledger_free(dptr, 0, 0, "cuMemFree_v2"))
 			c.flags |= CG_CALL_LIFE;
 	}
 	cg_call_end(&c, rc);
@@ -209,7 +209,7 @@ static CUresult free_async_common(int hid, PFN_cuMemFreeAsync_v11020 fn, int pts
 			model_graph_add_mnode(g, &m);
 		} else {
 			model_alloc_freed(p);
-			if (ledger_free(p, 0, 0, cg_routes[hid].name))
+			if (cgh_ledger_free(p, 0, 0, cg_routes[hid].name))
 				c.flags |= CG_CALL_LIFE;
 		}
 	}

@@ -131,7 +131,7 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 						 p->result != result)))
 		cg_mismatch(api, p->rule, p->rc, rc, p->result, result);
 	if (rc == CUDA_SUCCESS)
-		ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
+		cgh_ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
 	if (rc == CUDA_SUCCESS && !rewritten)
 		model_exec_updated(app, g, nu);
 	else {

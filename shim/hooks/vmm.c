@@ -10,6 +10,7 @@
 #include <errno.h>
 
 #include "../call.h"
+#include "hooks.h"
 #include "../ledger.h"
 #include "../site.h"
 
@@ -41,7 +42,7 @@ CUresult cgh_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericA
 			return CG_FWD(real_##name(ptr, size));                                     \
 		rc = CG_FWD(real_##name(ptr, size));                                               \
 		int saved = errno;                                                                 \
-		if (rc == CUDA_SUCCESS && ledger_free(ptr, size, 0, #name))                        \
+		if (rc == CUDA_SUCCESS && cgh_ledger_free(ptr, size, 0, #name))                        \
 			c.flags |= CG_CALL_LIFE;                                                   \
 		cg_call_end(&c, rc);                                                               \
 		errno = saved;                                                                     \

@@ -228,12 +228,18 @@ void model_alloc_freed(CUdeviceptr p)
 	}
 }
 
-void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, const char *when)
+void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, struct model_leak **out, int *n_out)
 {
 	for (int i = 0; i < n; i++) {
 		if (mem[i].is_free || model_mnode_has(mem, n, mem[i].dptr, 1))
 			continue;
-		cg_rule_leak(e, &mem[i], when);
+		struct model_leak *grown = realloc(*out, (size_t)(*n_out + 1) * sizeof **out);
+		if (grown) { /* else this one is counted, not named */
+			*out = grown;
+			grown[*n_out].e = e;
+			grown[*n_out].m = mem[i];
+			(*n_out)++;
+		}
 		pthread_mutex_lock(&model_mem_lock);
 		model_tot.leaks++;
 		pthread_mutex_unlock(&model_mem_lock);

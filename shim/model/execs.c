@@ -394,8 +394,9 @@ void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
 }
 
 
-void model_exec_destroy(CUgraphExec e)
+int model_exec_destroy(CUgraphExec e, struct model_leak **leaks)
 {
+	int n_leaks = 0;
 	struct cg_exec *x;
 	struct cg_graph *gr;
 	struct cg_mnode *mem = NULL;
@@ -427,8 +428,9 @@ void model_exec_destroy(CUgraphExec e)
 		exec_free_list = x;
 	}
 	pthread_mutex_unlock(&model_gx_lock);
+	*leaks = NULL;
 	if (!x)
-		return;
+		return 0;
 	if (launches) { /* an exec never launched has no count to report */
 		struct cg_rec r;
 		rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
@@ -439,16 +441,19 @@ void model_exec_destroy(CUgraphExec e)
 		rec_end(&r);
 	}
 	if (outstanding && launches)
-		model_alloc_leaks(e, mem, n, "exec_destroy");
+		model_alloc_leaks(e, mem, n, leaks, &n_leaks);
 	model_alloc_release_exec(e, mem, n, outstanding && launches);
 	model_summary_free(sum);
+	return n_leaks;
 }
 
 /* At exit: a "launches" record per live exec, the leaks of those whose last
  * launch left graph allocations, and the launch count of every exec the
  * process made (*launches) and how many are still alive (*n_live). */
-void model_exec_exit(long long *launches, long long *n_live)
+int model_exec_exit(long long *launches, long long *n_live, struct model_leak **leaks)
 {
+	int n_leaks = 0;
+	*leaks = NULL;
 	struct cg_exec *x, *tmp;
 	struct cg_rec r;
 	long long total = model_tot.launches_destroyed, live = 0;
@@ -478,7 +483,7 @@ void model_exec_exit(long long *launches, long long *n_live)
 				continue;
 			memcpy(mem, x->mem, (size_t)n * sizeof *mem);
 			pthread_mutex_unlock(&model_gx_lock);
-			model_alloc_leaks(h, mem, n, "exit");
+			model_alloc_leaks(h, mem, n, leaks, &n_leaks);
 			free(mem);
 			pthread_mutex_lock(&model_gx_lock);
 		}
@@ -486,4 +491,5 @@ void model_exec_exit(long long *launches, long long *n_live)
 	pthread_mutex_unlock(&model_gx_lock);
 	*launches = total;
 	*n_live = live;
+	return n_leaks;
 }

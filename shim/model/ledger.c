@@ -1,8 +1,8 @@
 /*
  * shim/model/ledger.c -- the allocation ledger and the pointers live executables
- * hold into it (ledger.h). Findings are handed to the rules (rules.c:
- * cg_rule_stale_free, cg_rule_stale_launch, cg_rule_pageable_copy), which
- * write the records, always after lg_lock is dropped.
+ * hold into it (ledger.h). It only finds: what it found (struct
+ * ledger_freed, ledger_pageable, the why of a stale launch) goes back to
+ * the hook, which hands it to the rules' writer (rules.c).
  *
  * Ranges: one array sorted by base, binary search (O(log n) lookup, O(n)
  * memmove on add/free: a few microseconds at 10^4 live ranges; allocation
@@ -20,7 +20,6 @@
 #include "../model.h"
 #include "../nodes.h"
 #include "../resolve.h"
-#include "../rules.h"
 #include "../site.h"
 #include "../state.h"
 
@@ -220,7 +219,6 @@ static void ledger_fill(struct cg_stale *s, const struct lg_exec *x, const struc
 	s->nrefs = nrefs;
 }
 
-#define FINDINGS 16
 
 /* Whether a Python interpreter in this process is finalizing: its module
  * globals (tensors, graphs) then go in no particular order, and a tensor
@@ -258,17 +256,18 @@ static void ledger_scan_locked(const struct lg_range *gone, struct cg_stale *fou
 			continue;
 		ledger_fill(&x->why, x, ref, gone, n);
 		ledger_stale_mark_locked(x);
-		if (*nf < FINDINGS)
+		if (*nf < LEDGER_FOUND)
 			ledger_fill(&found[(*nf)++], x, ref, gone, n);
 		else
 			(*more)++;
 	}
 }
 
-int ledger_free(uint64_t base, uint64_t size, int host, const char *api)
+int ledger_free(uint64_t base, uint64_t size, int host, struct ledger_freed *out)
 {
-	struct cg_stale found[FINDINGS];
+	struct cg_stale *found = out->s;
 	int nf = 0, more = 0;
+	out->base = base, out->size = size, out->n = out->more = 0;
 	pthread_mutex_lock(&lg_lock);
 	lg_epoch++;
 	if (!size) {
@@ -314,21 +313,18 @@ int ledger_free(uint64_t base, uint64_t size, int host, const char *api)
 	pthread_mutex_unlock(&lg_lock);
 	if (!nf || ledger_py_finalizing())
 		return 0;
-	uint32_t fsite = cg_site_here(2);
-	for (int k = 0; k < nf; k++) {
-		found[k].free_site = fsite;
-		cg_rule_stale_free(&found[k], api);
-	}
-	if (more)
-		cg_warn("%s: %d more executables hold pointers into the freed range 0x%llx", api, more,
-			(unsigned long long)base);
-	/* the launch check reports the free site too */
+	out->n = nf, out->more = more;
+	return nf + more;
+}
+
+void ledger_free_site(const struct ledger_freed *f, uint32_t site)
+{
 	pthread_mutex_lock(&lg_lock);
 	for (struct lg_exec *x = execs; x; x = x->next)
-		if (x->stale && !x->why.free_site && x->why.base >= base && x->why.base - base < (size ? size : 1))
-			x->why.free_site = fsite;
+		if (x->stale && !x->why.free_site && x->why.base >= f->base &&
+		    x->why.base - f->base < (f->size ? f->size : 1))
+			x->why.free_site = site;
 	pthread_mutex_unlock(&lg_lock);
-	return nf + more;
 }
 
 static int ledger_ref_cmp(const void *a, const void *b)
@@ -355,16 +351,13 @@ static int ledger_pageable_locked(uint64_t p)
 	return i < 0 || !ledger_kind_host(rg[i].kind);
 }
 
-void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum, const char *api)
+void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum,
+		     struct ledger_pageable *out)
 {
 	struct lg_ref *refs = NULL;
 	size_t n = 0, cap = 0;
-	struct pageable {
-		uint32_t node;
-		int what;
-		uint64_t host, bytes;
-	} pg[8];
 	int npg = 0;
+	out->n = 0;
 	int origin = 0, mn = 0;
 	uint64_t capture = 0;
 	uint32_t csite = 0;
@@ -399,9 +392,9 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 			cand[nc++] = (struct lg_ref){d->dst, NULL, i, -1, CG_REF_DST, 0};
 			cand[nc++] = (struct lg_ref){d->src, NULL, i, -1, CG_REF_SRC, 0};
 			if ((kind == CG_CPY_H2D || kind == CG_CPY_H2H) && ledger_pageable_locked(d->src) && npg < 8)
-				pg[npg++] = (struct pageable){i, CG_REF_SRC, d->src, d->bytes};
+				out->c[npg].node = i, out->c[npg].what = CG_REF_SRC, out->c[npg].host = d->src, out->c[npg++].bytes = d->bytes;
 			if ((kind == CG_CPY_D2H || kind == CG_CPY_H2H) && ledger_pageable_locked(d->dst) && npg < 8)
-				pg[npg++] = (struct pageable){i, CG_REF_DST, d->dst, d->bytes};
+				out->c[npg].node = i, out->c[npg].what = CG_REF_DST, out->c[npg].host = d->dst, out->c[npg++].bytes = d->bytes;
 		} else if (d->type == CU_GRAPH_NODE_TYPE_MEMSET) {
 			cand[nc++] = (struct lg_ref){d->dst, NULL, i, -1, CG_REF_DST, 0};
 		}
@@ -459,8 +452,7 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 	pthread_mutex_unlock(&lg_lock);
 	model_summary_free(old_sum);
 	free(refs);
-	for (int k = 0; k < npg; k++)
-		cg_rule_pageable_copy(api, e, g, pg[k].node, pg[k].what, pg[k].host, pg[k].bytes, exec_site, csite);
+	out->e = e, out->g = g, out->exec_site = exec_site, out->capture_site = csite, out->n = npg;
 }
 
 void ledger_exec_gone(CUgraphExec e)
@@ -480,10 +472,9 @@ void ledger_exec_gone(CUgraphExec e)
 	}
 }
 
-int ledger_launch_slow(CUgraphExec e, const char *api)
+int ledger_launch_slow(CUgraphExec e, struct cg_stale *why, int *first)
 {
-	int hit = 0, first = 0;
-	struct cg_stale why;
+	int hit = 0;
 	for (int i = 0; i < STALE_MAX && !hit; i++)
 		hit = atomic_load_explicit(&stale_tab[i], memory_order_relaxed) == (uintptr_t)e;
 	if (!hit && atomic_load_explicit(&ledger_stale_n, memory_order_relaxed) <= STALE_MAX)
@@ -492,14 +483,12 @@ int ledger_launch_slow(CUgraphExec e, const char *api)
 	struct lg_exec *x = ledger_exec_find_locked(e, NULL);
 	if (x && x->stale) {
 		hit = 1;
-		first = !x->launch_said;
+		*first = !x->launch_said;
 		x->launch_said = 1;
-		why = x->why;
+		*why = x->why;
 	} else {
 		hit = 0;
 	}
 	pthread_mutex_unlock(&lg_lock);
-	if (hit)
-		cg_rule_stale_launch(&why, api, first);
 	return hit;
 }

@@ -32,7 +32,6 @@
 #include "../model.h"
 #include "../nodes.h"
 #include "../resolve.h"
-#include "../rules.h"
 #include "../site.h"
 #include "../state.h"
 #include "../table.h"
@@ -244,7 +243,9 @@ struct cg_pool *model_pool_get_locked(CUmemoryPool p);
 void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n);
 void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, int outstanding);
 void model_alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n);
-void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, const char *when);
+/* Appends e's leaked memory nodes to *out (*n_out of them, grown with
+ * realloc) and counts them. */
+void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, struct model_leak **out, int *n_out);
 
 /* ---- devices (devices.c) ----------------------------------------------- */
 void model_dev_seen(int d);

@@ -53,14 +53,6 @@ int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const
 	return 0;
 }
 
-void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when) {}
-void cg_rule_stale_free(const struct cg_stale *s, const char *api) {}
-void cg_rule_stale_launch(const struct cg_stale *s, const char *api, int first) {}
-void cg_rule_pageable_copy(const char *api, CUgraphExec e, CUgraph g, uint32_t node, int what, uint64_t host,
-			   uint64_t bytes, uint32_t exec_site, uint32_t capture_site)
-{
-}
-
 uint32_t cg_site_here(int skip)
 {
 	return 0;
