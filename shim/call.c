@@ -1,11 +1,12 @@
-/* shim/call.c -- shared parts of every hook: real-pointer guard, call records. */
+/* shim/call.c -- shared parts of every hook: the real-pointer guard and the
+ * call record's fields (cg_call_rec_at); a hook's own record step, which
+ * also tells the model of a refused call, is hooks/call.c. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>
 
 #include "call.h"
 #include "cgshim/record.h"
-#include "model.h"
 
 int cg_need_real(int hid)
 {
@@ -48,28 +49,9 @@ static void call_fields(struct cg_rec *r, const struct cg_call *c, CUresult rc, 
 		rec_u64(r, "post_ns", now - c->t_out);
 }
 
-int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
+int cg_call_on(const struct cg_call *c, CUresult rc)
 {
-	int level = call_level(c, rc);
-	if (cg_tls.via) {
-		cg_tls.via_consumed = 1;
-		cg_tls.via_rc = rc;
-	}
-	if (rc != CUDA_SUCCESS) {
-		cg_count_failure(c->hid, rc);
-		/* 900: the call collided with a live capture; the model names
-		 * the capture it invalidated, or one abandoned long before. */
-		if (rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-			model_capture_refused(cg_routes[c->hid].name);
-	}
-	if (!cg_log_on(level)) {
-		r->on = 0;
-		return 0;
-	}
-	uint64_t now = c->t0 ? cg_now_ns() : 0; /* one clock read: the record's stamp and the end of dur_ns */
-	rec_begin_at(r, level, CGSHIM_EV_CALL, now);
-	call_fields(r, c, rc, cg_tls.via, now);
-	return 1;
+	return cg_log_on(call_level(c, rc));
 }
 
 int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
@@ -83,9 +65,3 @@ int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const
 	return 1;
 }
 
-void cg_call_end(struct cg_call *c, CUresult rc)
-{
-	struct cg_rec r;
-	if (cg_call_rec(&r, c, rc))
-		rec_end(&r);
-}

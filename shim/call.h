@@ -4,7 +4,7 @@
  * cg_call_begin() decides in a few loads whether the shim acts on this call:
  * not when the shim is not READY, not for the shim's own driver calls
  * (cg_tls.in_shim). When it returns 0 the hook must forward untouched.
- * cg_call_end() writes the "call" record: every call at trace level,
+ * cg_call_end() (hooks/hooks.h) writes the "call" record: every call at trace level,
  * lifecycle calls (CG_CALL_LIFE) at info, and any failing call at info.
  */
 #ifndef CGSHIM_CALL_H
@@ -103,17 +103,14 @@ int cg_need_real(int hid) CG_HIDDEN;
 			return CUDA_ERROR_NOT_FOUND;                                               \
 	}
 
-/* Begin the "call" record for c if its level passes; the caller adds its
- * key arguments and calls rec_end(). Returns r->on. */
-int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc) CG_HIDDEN;
+/* Whether the call record of c with result rc passes the log level. */
+int cg_call_on(const struct cg_call *c, CUresult rc) CG_HIDDEN;
 /* Same for a record written later than its call (a begin-capture record is
  * deferred until its capture ends: see hooks/capture.c): via is the runtime
  * name the call came through, end the time the hook finished (the record's
  * stamp and the end of dur_ns/post_ns). Counts nothing, consumes no via. */
 int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end) CG_HIDDEN;
 
-/* Record a call with no extra arguments. */
-void cg_call_end(struct cg_call *c, CUresult rc) CG_HIDDEN;
 
 /* Counters for the exit summary: cg_count_failure. */
 #include "counters.h"

@@ -13,6 +13,7 @@
 #include <errno.h>
 
 #include "call.h"
+#include "hooks/hooks.h"
 
 static void getproc_record(struct cg_call *c, CUresult rc, const char *symbol, int ver, cuuint64_t flags,
 			   int status, int routed)

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 
+#include "hooks.h"
 #include "../call.h"
 #include "../model.h"
 #include "../nodes.h"

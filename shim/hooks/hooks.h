@@ -50,6 +50,13 @@
 #include "../rules/verdict.h"
 #include "../site.h"
 
+/* A hook's record step (hooks/call.c). cg_call_rec begins the "call"
+ * record for c if its level passes (the caller adds its key arguments and
+ * calls rec_end(); returns r->on); cg_call_end records a call with no extra
+ * arguments. Both count a failure and tell the model of a 900. */
+int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc) CG_HIDDEN;
+void cg_call_end(struct cg_call *c, CUresult rc) CG_HIDDEN;
+
 /* Frames of the shim between a wrapper and cg_site_here's caller: the
  * wrapper itself. */
 #define SITE_SKIP 1
