@@ -295,7 +295,7 @@ static inline int model_mnode_has(const struct cg_mnode *mem, int n, CUdeviceptr
 	return 0;
 }
 /* Device free bytes now (cuMemGetInfo, or under auto the device's last
- * sample when nothing moved since, model.c); 0 when a capture is live. */
+ * sample when nothing moved since, model/devices.c); 0 when a capture is live. */
 int model_sample_free(size_t *free_out);
 /* Device memory may have moved (an allocation, free, trim, instantiate,
  * exec destroy, upload, first launch): the next sample is real. */

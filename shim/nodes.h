@@ -4,7 +4,7 @@
  * parameter layout and values; for memcpy and memset nodes the operands,
  * sizes and kinds.
  *
- * Learned only where a graph is walked (model.c summary_walk: end of
+ * Learned only where a graph is walked (model/graphs.c summary_walk: end of
  * capture once updates are seen, first need, debug-level instantiate),
  * never on the launch path, and only with capture-safe queries (no stream
  * work, no synchronisation; driver-calls.def).

@@ -72,7 +72,7 @@ int cg_hid_by_real(void *real) CG_HIDDEN;
 const char *cg_hooked_base(const char *name) CG_HIDDEN;
 
 /* The shim's own exported runtime wrapper of an exact rt-hooks.def name, or
- * NULL (hooks-runtime.c). */
+ * NULL (hooks/runtime.c). */
 void *cg_rt_export(const char *name) CG_HIDDEN;
 
 /* Real dlsym bootstrap, without ever calling the public dlsym. */

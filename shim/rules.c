@@ -275,7 +275,7 @@ void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc)
 		cg_mismatch(api, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
 }
 
-/* ---- stale pointers and pageable copies (issue 15; ledger.c finds) ---- */
+/* ---- stale pointers and pageable copies (issue 15; model/ledger.c finds) ---- */
 
 void cg_rule_stale_free(const struct cg_stale *s, const char *api)
 {

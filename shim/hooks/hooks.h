@@ -61,7 +61,7 @@ void cg_call_end(struct cg_call *c, CUresult rc) CG_HIDDEN;
  * wrapper itself. */
 #define SITE_SKIP 1
 
-/* model.c: the graph-memory record (first launch, exec destroy). */
+/* model/devices.c: the graph-memory record (first launch, exec destroy). */
 extern void cg_model_graphmem(const char *when, CUgraphExec e);
 
 /* Set by the first cuGraphExecUpdate of the process (update.c); from then

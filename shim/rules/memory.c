@@ -11,7 +11,7 @@
  *   CGS019  launch or upload of an exec whose nodes point into freed memory
  *   CGS020  a graph's copy reads or writes pageable host memory
  *
- * CGS018-CGS020 judge what the ledger found (ledger.c: which exec points
+ * CGS018-CGS020 judge what the ledger found (model/ledger.c: which exec points
  * where, which host ranges are pinned).
  * Nothing here writes, locks or calls the driver.
  */
