@@ -300,9 +300,6 @@ int model_sample_free(size_t *free_out);
 /* Device memory may have moved (an allocation, free, trim, instantiate,
  * exec destroy, upload, first launch): the next sample is real. */
 void model_mem_moved(void);
-/* CGSHIM_MEMINFO=auto: the sampling budget grows by a share of inst_ns, the
- * time an instantiation took (devices.c). */
-void model_meminfo_credit(uint64_t inst_ns);
 long long model_meminfo_reused(void);
 
 #endif

@@ -149,8 +149,6 @@ static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult
 		}
 		if (rc == CUDA_SUCCESS)
 			model_summary_devs_rec(&r, p->sum); /* dev, alloc_devs */
-		if (c->t0 && rc == CUDA_SUCCESS)
-			model_meminfo_credit(cg_now_ns() - c->t0); /* the sampling budget grows with instantiate time */
 		if (p->have_free && model_sample_free(&fr)) {
 			int origin = 0, mn = 0;
 			uint64_t cap = 0;

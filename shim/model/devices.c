@@ -33,16 +33,9 @@ int cg_current_device(void)
  * samples): a tight capture loop is slowed by at most ~0.5%. A 1% share was
  * tried and measured worse on the H100 (docs/design.md): in a PyTorch
  * process PyTorch's capture_begin then paid ~100 us more per capture.
- * CGSHIM_MEMINFO=on samples every boundary for real. The budget also
- * grows by 3% of the time the driver spent instantiating
- * (model_meminfo_credit): a program whose instantiations take milliseconds
- * (seed 001's PyTorch captures) gets every boundary of every capture, which
- * the 0.5% share alone left out after the first ~35 samples (issue 17: the
- * per-capture table incomplete by default), while a loop of 64-node graphs
- * instantiated in ~100 us gains ~3 us of sampling per cycle. */
+ * CGSHIM_MEMINFO=on samples every boundary for real. */
 #define MEMINFO_SHARE 200
 #define MEMINFO_ALLOWANCE_NS 250000ull
-#define MEMINFO_INST_SHARE 33
 /* Reuse: a boundary takes the device's previous sample instead of a new
  * one when nothing the shim sees has moved device memory since (mem_epoch:
  * bumped by model_mem_moved from the hooks that allocate, free, trim,
@@ -53,7 +46,7 @@ int cg_current_device(void)
  * instantiate right after its end-capture reuses the end's sample; a
  * capture with no allocation inside reuses its begin's sample at its end. */
 #define MEMINFO_REUSE_NS 1000000ull
-static _Atomic uint64_t meminfo_t0, meminfo_spent, meminfo_credit;
+static _Atomic uint64_t meminfo_t0, meminfo_spent;
 static _Atomic long long meminfo_skipped, meminfo_reused;
 static _Atomic int meminfo_hold; /* calls to skip before the budget is looked at again */
 static _Atomic uint64_t mem_epoch;
@@ -63,12 +56,6 @@ static struct {
 	size_t free;
 	uint64_t epoch, ns;
 } last_sample[CG_MAX_DEV];
-
-void model_meminfo_credit(uint64_t inst_ns)
-{
-	atomic_fetch_add_explicit(&meminfo_credit, inst_ns / MEMINFO_INST_SHARE, memory_order_relaxed);
-	atomic_store_explicit(&meminfo_hold, 0, memory_order_relaxed); /* look at the budget again */
-}
 
 void model_mem_moved(void)
 {
@@ -113,8 +100,7 @@ static int sample_free(size_t *free_out)
 		first = atomic_load(&meminfo_t0);
 	}
 	if (cg_cfg.meminfo == CG_MEMINFO_AUTO &&
-	    atomic_load(&meminfo_spent) >
-		(t0 - first) / MEMINFO_SHARE + MEMINFO_ALLOWANCE_NS + atomic_load_explicit(&meminfo_credit, memory_order_relaxed)) {
+	    atomic_load(&meminfo_spent) > (t0 - first) / MEMINFO_SHARE + MEMINFO_ALLOWANCE_NS) {
 		atomic_store_explicit(&meminfo_hold, 15, memory_order_relaxed);
 		atomic_fetch_add(&meminfo_skipped, 1);
 		return 0;
