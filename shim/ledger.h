@@ -57,6 +57,11 @@ struct ledger_freed {
 	struct cg_stale s[LEDGER_FOUND];
 };
 
+/* Whether v can be an address at all (x86-64 and CUDA's unified address
+ * space are 48-bit; the first page is never mapped): a cheap test before a
+ * ledger lookup for kernel arguments that are doubles, sizes or flags. */
+#define CG_PTRISH(v) ((uint64_t)(v) >= 4096 && (uint64_t)(v) < (1ull << 48))
+
 /* A range the driver handed out or took (after the call succeeded). */
 void ledger_add(uint64_t base, uint64_t size, int kind, uint32_t site);
 /* base was freed (host: a host range) or [base, base+size) unmapped (size

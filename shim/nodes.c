@@ -621,10 +621,12 @@ int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, co
 		uint64_t ba = 0, bb = 0;
 		/* The parameter reported: the first changed one that moved between
 		 * allocations, else the first changed one. Only 8-byte values can
-		 * be device pointers: a changed float or int costs no ledger
-		 * lookup (a fresh update of 64 kernels made 128 locked lookups). */
+		 * be device pointers, and only values inside the 48-bit address
+		 * space: a changed float, int or double costs no ledger lookup (a
+		 * fresh update of 64 kernels made 128 locked lookups). */
 		for (uint32_t q = k >= 0 ? (uint32_t)k : a->np; q < a->np && q < b->np; q++) {
-			if (a->p[q].val == b->p[q].val || (a->p[q].size != 8 && !a->p[q].embedded))
+			if (a->p[q].val == b->p[q].val || (a->p[q].size != 8 && !a->p[q].embedded) ||
+			    (!CG_PTRISH(a->p[q].val) && !CG_PTRISH(b->p[q].val)))
 				continue;
 			ba = ledger_base(a->p[q].val), bb = ledger_base(b->p[q].val);
 			if (ba != bb) {

@@ -351,6 +351,32 @@ static int ledger_pageable_locked(uint64_t p)
 	return i < 0 || !ledger_kind_host(rg[i].kind);
 }
 
+/* Whether summary b's nodes hold the same possible pointers as a's, node
+ * for node (kernel parameters that can be addresses, copy and memset
+ * operands): then the references worked out from a hold for b (a serving
+ * loop's fresh capture with new scalar arguments). */
+static int ledger_same_ptrs(const struct cg_summary *a, const struct cg_summary *b)
+{
+	if (!a->det || !b->det || a->n_det != b->n_det)
+		return 0;
+	for (uint32_t j = 0; j < a->n_det; j++) {
+		const struct cg_ndet *x = &a->det[j], *y = &b->det[j];
+		if (x->type != y->type || x->node != y->node || x->name != y->name)
+			return 0;
+		if (x->type == CU_GRAPH_NODE_TYPE_KERNEL) {
+			if (x->np != y->np)
+				return 0;
+			for (uint32_t k = 0; k < x->np; k++)
+				if (x->p[k].idx != y->p[k].idx || x->p[k].embedded != y->p[k].embedded ||
+				    ((CG_PTRISH(x->p[k].val) || CG_PTRISH(y->p[k].val)) && x->p[k].val != y->p[k].val))
+					return 0;
+		} else if (x->dst != y->dst || (x->type == CU_GRAPH_NODE_TYPE_MEMCPY && x->src != y->src)) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
 void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum,
 		     struct ledger_pageable *out)
 {
@@ -371,10 +397,17 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 		int same;
 		pthread_mutex_lock(&lg_lock);
 		struct lg_exec *x0 = ledger_exec_find_locked(e, NULL);
-		same = x0 && x0->sum == sum && x0->epoch == lg_epoch && !x0->stale;
+		same = x0 && x0->epoch == lg_epoch && !x0->stale &&
+		       (x0->sum == sum || (x0->sum && ledger_same_ptrs(x0->sum, sum)));
+		if (same && x0->sum != sum) { /* the new summary, the refs it gives are the old ones */
+			old_sum = x0->sum;
+			x0->sum = model_summary_ref((struct cg_summary *)sum);
+		}
 		pthread_mutex_unlock(&lg_lock);
-		if (same)
+		if (same) {
+			model_summary_free(old_sum);
 			return;
+		}
 	}
 	model_graph_info(g, &origin, &capture, &csite, &mn);
 	pthread_mutex_lock(&lg_lock);
@@ -399,7 +432,7 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 			cand[nc++] = (struct lg_ref){d->dst, NULL, i, -1, CG_REF_DST, 0};
 		}
 		for (int k = 0; k < nc; k++) {
-			if (ledger_find_locked(cand[k].val) < 0)
+			if (!CG_PTRISH(cand[k].val) || ledger_find_locked(cand[k].val) < 0)
 				continue;
 			if (n == cap) {
 				size_t c2 = cap ? 2 * cap : 16;
