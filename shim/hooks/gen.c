@@ -101,6 +101,8 @@ static CUgraphNode exec_node(CUgraphExec app, CUgraphNode node, const char *api)
 	HOOK_GEN(name, params, args, hNode = exec_node(hGraphExec, hNode, #name);                  \
 		 hGraphExec = cg_policy_exec(hGraphExec))
 #define HOOK_CLS_CUSTOM(name, params, args)
+#define HOOK_CLS_ENV(name, params, args) /* gen-hooks.py */
+#define HOOK_CLS_LIFE(name, params, args)
 #define HOOK(name, pfn, params, args, cls) HOOK_CLS_##cls(name, params, args)
 #include "../hooks.def"
 #undef HOOK

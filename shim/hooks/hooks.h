@@ -51,8 +51,18 @@
 #include "../site.h"
 
 /* Frames of the shim between a wrapper and cg_site_here's caller: the
- * wrapper itself. */
+ * wrapper itself. SITE_SKIP_PART: from a hook's pre/post/rec part, called
+ * by the generated wrapper. */
 #define SITE_SKIP 1
+#define SITE_SKIP_PART (SITE_SKIP + 1)
+
+/* What a hook's pre part hands its post and rec parts, in the generated
+ * envelope of the ENV and LIFE rows of hooks.def (gen-hooks.py): zeroed on
+ * entry, on the wrapper's stack. */
+struct cgh_frame {
+	uint32_t site;
+	int verdict;
+};
 
 /* model.c: the graph-memory record (first launch, exec destroy). */
 extern void cg_model_graphmem(const char *when, CUgraphExec e);
