@@ -61,7 +61,12 @@
  * entry, on the wrapper's stack. */
 struct cgh_frame {
 	uint32_t site;
-	int verdict;
+	int verdict;      /* a rule's prediction, checked after the call */
+	int capturing;    /* the stream is capturing (capture id, graph) */
+	int ipc, is_default; /* the pool's kind (stream-ordered allocation) */
+	uint64_t id;
+	CUgraph g;
+	CUmemoryPool pool;
 };
 
 /* model.c: the graph-memory record (first launch, exec destroy). */
