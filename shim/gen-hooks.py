@@ -19,7 +19,7 @@ start of a line):
       after it: the model update (may set c->flags)
   void cgh_<name>_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, <params>)
       the call record's own fields, when its level is on
-Each is optional; an ENV/LIFE row with none of them is a GEN row. LIFE rows
+Each is optional, but an ENV row with none of them is a GEN row. LIFE rows
 record at info (CG_CALL_LIFE). A CUSTOM row has a hand-written cgh_<name>;
 any other row gets none (hooks/gen.c writes GEN, EXEC, EXECN, UNSAFE and
 CAPINFO). --check fails on a row without its wrapper, or with two.
@@ -71,7 +71,7 @@ def check(hooks, have):
             errors.append('%s: CUSTOM row with no hand-written cgh_%s' % (name, name))
         if cls != 'CUSTOM' and hand:
             errors.append('%s: %s row (generated wrapper) has a hand-written cgh_%s' % (name, cls, name))
-        if cls in ENVELOPE and not any('cgh_%s_%s' % (name, s) in have for s in ('pre', 'post', 'rec')):
+        if cls == 'ENV' and not any('cgh_%s_%s' % (name, s) in have for s in ('pre', 'post', 'rec')):
             errors.append('%s: %s row with no cgh_%s_pre/_post/_rec (make it GEN)' % (name, cls, name))
         if cls not in ENVELOPE + MACRO_GEN + ('CUSTOM',):
             errors.append('%s: unknown class %s' % (name, cls))

@@ -223,46 +223,33 @@ ASYNC_HOOK(cuMemsetD8Async_ptsz, 1, SET8_P, SET8_A, SET_WHAT)
 ASYNC_HOOK(cuMemsetD32Async, 0, SET32_P, SET32_A, SET_WHAT)
 ASYNC_HOOK(cuMemsetD32Async_ptsz, 1, SET32_P, SET32_A, SET_WHAT)
 
-/* Module and library loads: a record at info (rare calls). A load inside a
- * capture leaves it alone (capture-map.md; CGS017 was retired when the map
- * was measured again: the unload, not the load, breaks a capture). */
-static int cgh_load_check(int hid, struct cg_call *c)
+/* Module and library loads (LIFE rows: a record at info, rare calls). A
+ * load inside a capture leaves it alone (capture-map.md; CGS017 was
+ * retired when the map was measured again: the unload, not the load,
+ * breaks a capture). The module's functions are learnt after a load. */
+void cgh_cuModuleLoad_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module, const char *fname)
 {
-	return cg_call_begin(c, hid, CG_CALL_LIFE);
+	if (rc == CUDA_SUCCESS)
+		nodes_module_loaded(*module);
 }
 
-#define LOAD_HOOK(name, params, args, post)                                                            \
-	CUresult cgh_##name params                                                                 \
-	{                                                                                          \
-		struct cg_call c;                                                                  \
-		CUresult rc;                                                                       \
-		CG_REAL(name);                                                                     \
-		if (!cgh_load_check(HID_##name, &c))                                               \
-			return CG_FWD(real_##name args);                                           \
-		rc = CG_FWD(real_##name args);                                                     \
-		int saved = errno;                                                                 \
-		if (rc == CUDA_SUCCESS)                                                            \
-			post;                                                                      \
-		cg_call_end(&c, rc);                                                               \
-		errno = saved;                                                                     \
-		return rc;                                                                         \
-	}
+void cgh_cuModuleLoadData_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module,
+			       const void *image)
+{
+	if (rc == CUDA_SUCCESS)
+		nodes_module_loaded(*module);
+}
 
-LOAD_HOOK(cuModuleLoad, (CUmodule *module, const char *fname), (module, fname), nodes_module_loaded(*module))
-LOAD_HOOK(cuModuleLoadData, (CUmodule *module, const void *image), (module, image), nodes_module_loaded(*module))
-LOAD_HOOK(cuModuleLoadDataEx,
-	  (CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues),
-	  (module, image, numOptions, options, optionValues), nodes_module_loaded(*module))
-LOAD_HOOK(cuModuleLoadFatBinary, (CUmodule *module, const void *fatCubin), (module, fatCubin), nodes_module_loaded(*module))
-LOAD_HOOK(cuLibraryLoadData,
-	  (CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
-	   unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
-	   unsigned int numLibraryOptions),
-	  (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-	   numLibraryOptions), (void)0)
-LOAD_HOOK(cuLibraryLoadFromFile,
-	  (CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues,
-	   unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
-	   unsigned int numLibraryOptions),
-	  (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-	   numLibraryOptions), (void)0)
+void cgh_cuModuleLoadDataEx_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module,
+				 const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
+{
+	if (rc == CUDA_SUCCESS)
+		nodes_module_loaded(*module);
+}
+
+void cgh_cuModuleLoadFatBinary_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module,
+				    const void *fatCubin)
+{
+	if (rc == CUDA_SUCCESS)
+		nodes_module_loaded(*module);
+}
