@@ -64,7 +64,7 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 
 /* Rule CGS010 for clone/child: a graph with memory nodes. skip: the
  * shim's frames above the caller (cg_verdict_write). */
-static int memgraph_composition_check(CUgraph g, const char *api, const char *what, uint32_t site, int skip)
+static CGH_FRAMED int memgraph_composition_check(CUgraph g, const char *api, const char *what, uint32_t site, int skip)
 {
 	int origin, mem;
 	uint64_t cap;
@@ -89,6 +89,7 @@ void cgh_cuGraphClone_pre(struct cg_call *c, struct cgh_frame *f, CUgraph *phGra
 {
 	f->site = cg_site_here(SITE_SKIP_PART);
 	memgraph_composition_check(originalGraph, "cuGraphClone", "cloned", f->site, SITE_SKIP_PART);
+	CGH_FRAME_END();
 }
 
 void cgh_cuGraphClone_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraph *phGraphClone,
@@ -207,7 +208,7 @@ void cgh_cuGraphAddChildGraphNode_rec(struct cg_rec *r, struct cgh_frame *f, CUr
 }
 
 /* cuGraphAddNode and _v2 share everything but the edge data. */
-static void add_node_pre(CUgraph g, const CUgraphNodeParams *p, const char *api)
+static CGH_FRAMED void add_node_pre(CUgraph g, const CUgraphNodeParams *p, const char *api)
 {
 	if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH &&
 	    p->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
@@ -216,7 +217,7 @@ static void add_node_pre(CUgraph g, const CUgraphNodeParams *p, const char *api)
 	model_graph_settle(g);
 }
 
-static void add_node_post(CUresult rc, CUgraph g, const CUgraphNodeParams *p, const char *api)
+static CGH_FRAMED void add_node_post(CUresult rc, CUgraph g, const CUgraphNodeParams *p, const char *api)
 {
 	if (rc == CUDA_SUCCESS && p) {
 		if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
@@ -240,10 +241,12 @@ static void add_node_rec(struct cg_rec *r, CUresult rc, CUgraphNode *ph, CUgraph
 	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                  \
 	{                                                                                          \
 		add_node_pre(hGraph, nodeParams, #name);                                           \
+		CGH_FRAME_END();                                                                   \
 	}                                                                                          \
 	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)    \
 	{                                                                                          \
 		add_node_post(rc, hGraph, nodeParams, #name);                                      \
+		CGH_FRAME_END();                                                                   \
 	}                                                                                          \
 	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, UNPAREN params)      \
 	{                                                                                          \

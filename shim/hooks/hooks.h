@@ -56,6 +56,14 @@
 #define SITE_SKIP 1
 #define SITE_SKIP_PART (SITE_SKIP + 1)
 
+/* A part's helper that counts frames (cg_site_here, cg_verdict_write's
+ * skip) keeps a frame of its own (CGH_FRAMED) and is not tail-called
+ * (CGH_FRAME_END() after the call), so the count holds. Counting short is
+ * harmless (the shim's frames are skipped anyway); counting long drops the
+ * application's frame. */
+#define CGH_FRAMED __attribute__((noinline))
+#define CGH_FRAME_END() __asm__ __volatile__("" ::: "memory")
+
 /* What a hook's pre part hands its post and rec parts, in the generated
  * envelope of the ENV and LIFE rows of hooks.def (gen-hooks.py): zeroed on
  * entry, on the wrapper's stack. */

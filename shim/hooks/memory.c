@@ -55,7 +55,7 @@ void cgh_cuMemFree_v2_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, 
 
 /* Stream-ordered allocation: in a capture, a graph node (CGS006 for an
  * IPC pool); outside, a range of the ledger. */
-static void alloc_async_pre(struct cgh_frame *f, size_t size, CUmemoryPool explicit_pool, CUstream s, int ptsz,
+static CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, CUmemoryPool explicit_pool, CUstream s, int ptsz,
 			    const char *api)
 {
 	uint32_t pool_site = 0;
@@ -119,6 +119,7 @@ static void alloc_async_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, 
 			      CUstream hStream)                                                    \
 	{                                                                                          \
 		alloc_async_pre(f, bytesize, NULL, hStream, ptsz, #name);                          \
+		CGH_FRAME_END();                                                                   \
 	}                                                                                          \
 	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, \
 			       size_t bytesize, CUstream hStream)                                   \
@@ -138,6 +139,7 @@ ALLOC_ASYNC(cuMemAllocAsync_ptsz, 1)
 			      CUmemoryPool pool, CUstream hStream)                                 \
 	{                                                                                          \
 		alloc_async_pre(f, bytesize, pool, hStream, ptsz, #name);                          \
+		CGH_FRAME_END();                                                                   \
 	}                                                                                          \
 	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, \
 			       size_t bytesize, CUmemoryPool pool, CUstream hStream)                \
@@ -154,7 +156,7 @@ ALLOC_POOL(cuMemAllocFromPoolAsync_ptsz, 1)
 
 /* A stream-ordered free: in a capture, a free node (CGS009 for memory the
  * capture did not allocate); outside, the ledger's range goes. */
-static void free_async_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUdeviceptr p, CUstream s)
+static CGH_FRAMED void free_async_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUdeviceptr p, CUstream s)
 {
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		f->capturing = model_stream_capture(s, ptsz, &f->id, &f->g, NULL);
@@ -198,6 +200,7 @@ static void free_async_rec(struct cg_rec *r, struct cgh_frame *f, CUdeviceptr p,
 	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr dptr, CUstream hStream) \
 	{                                                                                          \
 		free_async_pre(c, f, ptsz, dptr, hStream);                                         \
+		CGH_FRAME_END();                                                                   \
 	}                                                                                          \
 	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr dptr, \
 			       CUstream hStream)                                                    \
@@ -293,7 +296,7 @@ void cgh_cuMemGetMemPool_post(struct cg_call *c, struct cgh_frame *f, CUresult r
 }
 
 /* A device's current pool set (LIFE). */
-static void set_pool_post(struct cgh_frame *f, CUresult rc, int dev, CUmemoryPool pool)
+static CGH_FRAMED void set_pool_post(struct cgh_frame *f, CUresult rc, int dev, CUmemoryPool pool)
 {
 	f->site = cg_site_here(SITE_SKIP_PART + 1);
 	if (rc == CUDA_SUCCESS)
@@ -310,6 +313,7 @@ static void set_pool_rec(struct cg_rec *r, struct cgh_frame *f, int dev, CUmemor
 void cgh_cuDeviceSetMemPool_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdevice dev, CUmemoryPool pool)
 {
 	set_pool_post(f, rc, dev, pool);
+	CGH_FRAME_END();
 }
 
 void cgh_cuDeviceSetMemPool_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdevice dev, CUmemoryPool pool)
@@ -321,6 +325,7 @@ void cgh_cuMemSetMemPool_post(struct cg_call *c, struct cgh_frame *f, CUresult r
 			      CUmemAllocationType type, CUmemoryPool pool)
 {
 	set_pool_post(f, rc, location_dev(location), pool);
+	CGH_FRAME_END();
 }
 
 void cgh_cuMemSetMemPool_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUmemLocation *location,
