@@ -19,6 +19,8 @@ start of a line):
       after it: the model update (may set c->flags)
   void cgh_<name>_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, <params>)
       the call record's own fields, when its level is on
+  void cgh_<name>_done(struct cg_call *c, struct cgh_frame *f, CUresult rc, <params>)
+      after the call record: records that follow it, releases
 Each is optional, but an ENV row with none of them is a GEN row. LIFE rows
 record at info (CG_CALL_LIFE). A CUSTOM row has a hand-written cgh_<name>;
 any other row gets none (hooks/gen.c writes GEN, EXEC, EXECN, UNSAFE and
@@ -71,7 +73,7 @@ def check(hooks, have):
             errors.append('%s: CUSTOM row with no hand-written cgh_%s' % (name, name))
         if cls != 'CUSTOM' and hand:
             errors.append('%s: %s row (generated wrapper) has a hand-written cgh_%s' % (name, cls, name))
-        if cls == 'ENV' and not any('cgh_%s_%s' % (name, s) in have for s in ('pre', 'post', 'rec')):
+        if cls == 'ENV' and not any('cgh_%s_%s' % (name, s) in have for s in ('pre', 'post', 'rec', 'done')):
             errors.append('%s: %s row with no cgh_%s_pre/_post/_rec (make it GEN)' % (name, cls, name))
         if cls not in ENVELOPE + MACRO_GEN + ('CUSTOM',):
             errors.append('%s: unknown class %s' % (name, cls))
@@ -81,7 +83,7 @@ def check(hooks, have):
 def envelope(name, params, args, cls, have):
     call_args = args
     extra = (', ' + args) if args else ''
-    parts = {s: 'cgh_%s_%s' % (name, s) in have for s in ('pre', 'post', 'rec')}
+    parts = {s: 'cgh_%s_%s' % (name, s) in have for s in ('pre', 'post', 'rec', 'done')}
     flags = 'CG_CALL_LIFE' if cls == 'LIFE' else '0'
     out = ['CUresult cgh_%s(%s)' % (name, params or 'void'), '{',
            '\tstruct cg_call c;', '\tstruct cgh_frame f = {0};', '\tCUresult rc;',
@@ -99,6 +101,8 @@ def envelope(name, params, args, cls, have):
                 '\t\tcgh_%s_rec(&r, &f, rc%s);' % (name, extra), '\t\trec_end(&r);', '\t}']
     else:
         out.append('\tcg_call_end(&c, rc);')
+    if parts['done']:
+        out.append('\tcgh_%s_done(&c, &f, rc%s);' % (name, extra))
     out += ['\t(void)f;', '\terrno = cg_errno_out;', '\treturn rc;', '}', '']
     return out
 
@@ -112,6 +116,8 @@ def prototypes(name, params, have):
         out.append('void cgh_%s_post(struct cg_call *c, struct cgh_frame *f, CUresult rc%s);' % (name, p))
     if 'cgh_%s_rec' % name in have:
         out.append('void cgh_%s_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc%s);' % (name, p))
+    if 'cgh_%s_done' % name in have:
+        out.append('void cgh_%s_done(struct cg_call *c, struct cgh_frame *f, CUresult rc%s);' % (name, p))
     return out
 
 

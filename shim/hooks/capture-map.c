@@ -18,6 +18,7 @@
 #include "../nodes.h"
 #include "../rules.h"
 #include "../site.h"
+#include "hooks.h"
 
 static CUresult cgh_event_host(int hid, PFN_cuEventQuery_v2000 fn, CUevent ev, int sync)
 {

@@ -75,6 +75,10 @@ struct cgh_frame {
 	uint64_t id;
 	CUgraph g;
 	CUmemoryPool pool;
+	int predicted_rc, rule;   /* the verdict's prediction (instantiate) */
+	int have_free;
+	size_t free_before;       /* device memory before the call */
+	struct cg_summary *sum;   /* the graph's summary, owned until _done */
 };
 
 /* model.c: the graph-memory record (first launch, exec destroy). */
