@@ -76,6 +76,7 @@ struct cgh_frame {
 	CUgraph g;
 	CUmemoryPool pool;
 	int predicted_rc, rule;   /* the verdict's prediction (instantiate) */
+	int want;                 /* an in/out argument's value on entry */
 	int have_free;
 	size_t free_before;       /* device memory before the call */
 	struct cg_summary *sum;   /* the graph's summary, owned until _done */
