@@ -20,82 +20,91 @@
 #include "../site.h"
 #include "hooks.h"
 
-static CUresult cgh_event_host(int hid, PFN_cuEventQuery_v2000 fn, CUevent ev, int sync)
+/* cuEventQuery/cuEventSynchronize of an event recorded in a live capture:
+ * CGS013 (907). */
+static void event_host_pre(struct cg_call *c, struct cgh_frame *f, CUevent ev)
 {
-	CG_ERRNO_IN; /* entered straight from the wrapper */
-	struct cg_call c;
-	int predicted = 0;
-	CUresult rc;
-	if (!cg_call_begin(&c, hid, 0))
-		return CG_FWD(fn(ev));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
-		predicted = cg_caprule_event(cg_routes[hid].name, ev);
-	rc = CG_FWD(fn(ev));
-	int saved = errno;
-	if (predicted)
-		cg_caprule_after(cg_routes[hid].name, R_CAPTURED_EVENT, CUDA_ERROR_CAPTURED_EVENT, rc);
+		f->verdict = cg_caprule_event(cg_routes[c->hid].name, ev);
+}
+
+static void event_host_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, int sync)
+{
+	if (f->verdict)
+		cg_caprule_after(cg_routes[c->hid].name, R_CAPTURED_EVENT, CUDA_ERROR_CAPTURED_EVENT, rc);
 	else if (sync && rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-		model_capture_refused(cg_routes[hid].name); /* a synchronize the unsafe class refused */
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
+		model_capture_refused(cg_routes[c->hid].name); /* a synchronize the unsafe class refused */
 }
 
-CUresult cgh_cuEventQuery(CUevent hEvent)
+void cgh_cuEventQuery_pre(struct cg_call *c, struct cgh_frame *f, CUevent hEvent)
 {
-	CG_REAL(cuEventQuery);
-	return cgh_event_host(HID_cuEventQuery, real_cuEventQuery, hEvent, 0);
+	event_host_pre(c, f, hEvent);
+	CGH_FRAME_END();
 }
 
-CUresult cgh_cuEventSynchronize(CUevent hEvent)
+void cgh_cuEventQuery_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUevent hEvent)
 {
-	CG_REAL(cuEventSynchronize);
-	return cgh_event_host(HID_cuEventSynchronize, real_cuEventSynchronize, hEvent, 1);
+	event_host_post(c, f, rc, 0);
+}
+
+void cgh_cuEventSynchronize_pre(struct cg_call *c, struct cgh_frame *f, CUevent hEvent)
+{
+	event_host_pre(c, f, hEvent);
+	CGH_FRAME_END();
+}
+
+void cgh_cuEventSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUevent hEvent)
+{
+	event_host_post(c, f, rc, 1);
 }
 
 /* cuStreamQuery: of a capturing stream, CGS007 (900, invalidated in every
- * mode); of the legacy stream under a blocking capture, CGS014 (906). */
-static CUresult cgh_stream_query(int hid, PFN_cuStreamQuery_v2000 fn, int ptsz, CUstream s)
+ * mode); of the legacy stream under a blocking capture, CGS014 (906). The
+ * verdict's rule and predicted result go to the post part. */
+static void stream_query_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUstream s)
 {
-	CG_ERRNO_IN; /* entered straight from the wrapper */
-	struct cg_call c;
 	struct cg_capture_view cv;
 	uint64_t id;
-	int predicted = 0, rule = 0, want = 0;
-	CUresult rc;
-	if (!cg_call_begin(&c, hid, 0))
-		return CG_FWD(fn(s));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
-		if (cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "queries the legacy default stream")) {
-			predicted = 1;
-			rule = R_LEGACY_STREAM;
-			want = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+		if (cg_caprule_legacy(cg_routes[c->hid].name, s, ptsz, "queries the legacy default stream")) {
+			f->verdict = 1;
+			f->rule = R_LEGACY_STREAM;
+			f->predicted_rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
-			cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "queries a capturing stream");
-			predicted = 1;
-			rule = R_CAPTURE_UNSAFE;
-			want = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+			cg_rule_unsafe_violation(cg_routes[c->hid].name, &cv, "queries a capturing stream");
+			f->verdict = 1;
+			f->rule = R_CAPTURE_UNSAFE;
+			f->predicted_rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 		}
 	}
-	rc = CG_FWD(fn(s));
-	int saved = errno;
-	if (predicted)
-		cg_caprule_after(cg_routes[hid].name, rule, want, rc);
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
 }
 
-CUresult cgh_cuStreamQuery(CUstream hStream)
+static void stream_query_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
 {
-	CG_REAL(cuStreamQuery);
-	return cgh_stream_query(HID_cuStreamQuery, real_cuStreamQuery, 0, hStream);
+	if (f->verdict)
+		cg_caprule_after(cg_routes[c->hid].name, f->rule, f->predicted_rc, rc);
 }
 
-CUresult cgh_cuStreamQuery_ptsz(CUstream hStream)
+void cgh_cuStreamQuery_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
-	CG_REAL(cuStreamQuery_ptsz);
-	return cgh_stream_query(HID_cuStreamQuery_ptsz, real_cuStreamQuery_ptsz, 1, hStream);
+	stream_query_pre(c, f, 0, hStream);
+	CGH_FRAME_END();
+}
+
+void cgh_cuStreamQuery_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUstream hStream)
+{
+	stream_query_post(c, f, rc);
+}
+
+void cgh_cuStreamQuery_ptsz_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
+{
+	stream_query_pre(c, f, 1, hStream);
+	CGH_FRAME_END();
+}
+
+void cgh_cuStreamQuery_ptsz_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUstream hStream)
+{
+	stream_query_post(c, f, rc);
 }
 
 /* A launch while a capture is live: on the legacy stream under a blocking
