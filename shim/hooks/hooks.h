@@ -1,11 +1,21 @@
 /*
- * shim/hooks/hooks.h -- private header of the hand-written driver wrappers
- * (the CUSTOM rows of hooks.def), split by API family: graph.c (graphs and
- * nodes), exec.c (instantiate, exec destroy), update.c, launch.c (launch,
- * upload), capture.c (stream capture, events, synchronize), memory.c
- * (allocation, pools); capture-map.c (the capture map's other routes),
- * capture-rules.c (the capture rules' lookups), gen.c (generated
- * wrappers), runtime.c, vmm.c.
+ * shim/hooks/hooks.h -- private header of the driver hooks, split by API
+ * family: graph.c (graphs and nodes), exec.c (instantiate, exec destroy),
+ * update.c, launch.c (launch, upload), capture.c (stream capture, events,
+ * synchronize), memory.c (allocation, pools); capture-map.c (the capture
+ * map's other routes), capture-rules.c (the capture rules' lookups), gen.c
+ * (the GEN/EXEC/EXECN/UNSAFE/CAPINFO wrappers), runtime.c, vmm.c.
+ *
+ * The envelope (ENV and LIFE rows of hooks.def) is generated once by
+ * gen-hooks.py: readiness and pass-through (cg_call_begin), the
+ * application's errno to the real call and the call's errno back (call.h),
+ * the call record. A hook writes only its parts, named by convention and
+ * called in this order, each once:
+ *   cgh_<name>_pre   before the driver
+ *   cgh_<name>_post  after it: the model update
+ *   cgh_<name>_rec   the call record's own fields
+ *   cgh_<name>_done  after the call record (records that follow it)
+ * The CUSTOM rows (hooks.def lists them and why) write the whole wrapper.
  *
  * The sequence a hook follows (contract):
  *   1. translate the arguments (the application's exec handle to the real
@@ -21,13 +31,22 @@
  *      asked to avert (reinstantiate), from the driver's answer only
  *   7. update the model (and the ledger) with the answer
  *   8. write the call's record
- * Each step runs once and no step calls back into an earlier one. The
- * update hook (update.c) follows it step by step, but for one record out
- * of place: the mismatch (the driver's answer is not the predicted one)
- * is written before step 7, and the ledger may write CGS020 in step 7. The others still fold
- * several steps into one helper (a rule's lookups, verdict and write in
- * one cg_caprule_* call; the call record and model update interleaved):
- * bringing them to it is issue 13 point 1, not finished.
+ * Steps 1-5 are a pre part, 6 the envelope, 7 the post part, 8 the rec
+ * (and done) parts. Each step runs once and no step calls back into an
+ * earlier one. Out of line still:
+ *   - update.c follows it step by step, but for one record out of place:
+ *     the mismatch (the driver's answer is not the predicted one) is
+ *     written before step 7, and the ledger may write CGS020 in step 7;
+ *     the same holds for the mismatch records of the capture-unsafe calls
+ *     (post parts of memory.c, capture.c, capture-map.c, gen.c UNSAFE) and
+ *     for instantiate (exec.c: CGS020 from the ledger in step 7);
+ *   - the capture rules (capture-rules.c, rules.c's cg_rule_capture_unsafe
+ *     and cg_rule_unsafe_violation) still fold lookup, verdict and write
+ *     into one call: steps 2-5 in one helper, not yet split into a pure
+ *     verdict and its write;
+ *   - the CUSTOM hooks: the launch fast path (launch.c, capture-map.c's
+ *     LIVE_CAPTURE_HOOK) does no step at all while no capture is live, and
+ *     begin/end capture, exec destroy and update keep their own order.
  */
 #ifndef CGSHIM_HOOKS_H
 #define CGSHIM_HOOKS_H
