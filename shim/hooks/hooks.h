@@ -113,4 +113,11 @@ extern _Atomic int cgh_updates_seen;
  * level for every instantiated graph. */
 void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e);
 
+/* The parts' prototypes, generated from hooks.def (gen-hooks.py): where
+ * the build has them on its include path, a part defined with another
+ * signature than its row's is a compile error. */
+#if __has_include("hooks-parts.h")
+#include "hooks-parts.h"
+#endif
+
 #endif
