@@ -23,16 +23,16 @@ start of a line):
       after the call record: records that follow it, releases
 Each is optional, but an ENV row with none of them is a GEN row. LIFE rows
 record at info (CG_CALL_LIFE). A CUSTOM row has a hand-written cgh_<name>;
-any other row gets none (hooks/gen.c writes GEN, EXEC, EXECN, UNSAFE and
-CAPINFO). --check fails on a row without its wrapper, or with two.
+any other row gets none: the GEN, EXEC, EXECN, UNSAFE and CAPINFO rows get
+the same envelope with their class's fixed steps (hooks/gen.c has their
+helpers and parts). --check fails on a row without its wrapper, or with two.
 """
 import os
 import re
 import sys
 
 ROW = re.compile(r'^HOOK\((\w+),\s*(\w+),\s*\((.*?)\),\s*\((.*?)\),\s*(\w+)\)', re.M | re.S)
-ENVELOPE = ('ENV', 'LIFE')
-MACRO_GEN = ('GEN', 'EXEC', 'EXECN', 'UNSAFE', 'CAPINFO')
+ENVELOPE = ('ENV', 'LIFE', 'GEN', 'EXEC', 'EXECN', 'UNSAFE', 'CAPINFO')
 
 
 def rows(path):
@@ -75,25 +75,41 @@ def check(hooks, have):
             errors.append('%s: %s row (generated wrapper) has a hand-written cgh_%s' % (name, cls, name))
         if cls == 'ENV' and not any('cgh_%s_%s' % (name, s) in have for s in ('pre', 'post', 'rec', 'done')):
             errors.append('%s: %s row with no cgh_%s_pre/_post/_rec (make it GEN)' % (name, cls, name))
-        if cls not in ENVELOPE + MACRO_GEN + ('CUSTOM',):
+        if cls not in ENVELOPE + ('CUSTOM',):
             errors.append('%s: unknown class %s' % (name, cls))
     return errors
 
 
 def envelope(name, params, args, cls, have):
+    """The wrapper of one generated row. The classes of hooks/gen.c add
+    their fixed steps: EXEC/EXECN translate the exec handle (and node)
+    before the readiness test, UNSAFE asks for CGS007 before the call and
+    checks the answer after it, CAPINFO tells the model of an Invalidated
+    status."""
     call_args = args
     extra = (', ' + args) if args else ''
     parts = {s: 'cgh_%s_%s' % (name, s) in have for s in ('pre', 'post', 'rec', 'done')}
     flags = 'CG_CALL_LIFE' if cls == 'LIFE' else '0'
+    ptsz = '1' if name.endswith('_ptsz') else '0'
     out = ['CUresult cgh_%s(%s)' % (name, params or 'void'), '{',
            '\tstruct cg_call c;', '\tstruct cgh_frame f = {0};', '\tCUresult rc;',
-           '\tCG_REAL(%s);' % name,
-           '\tif (!cg_call_begin(&c, HID_%s, %s))' % (name, flags),
-           '\t\treturn CG_FWD(real_%s(%s));' % (name, call_args)]
+           '\tCG_REAL(%s);' % name]
+    if cls == 'EXECN':
+        out.append('\thNode = cgh_exec_node(hGraphExec, hNode, "%s");' % name)
+    if cls in ('EXEC', 'EXECN'):
+        out.append('\thGraphExec = cg_policy_exec(hGraphExec);')
+    out += ['\tif (!cg_call_begin(&c, HID_%s, %s))' % (name, flags),
+            '\t\treturn CG_FWD(real_%s(%s));' % (name, call_args)]
+    if cls == 'UNSAFE':
+        out.append('\tf.verdict = cg_rule_capture_unsafe("%s", NULL);' % name)
     if parts['pre']:
         out.append('\tcgh_%s_pre(&c, &f%s);' % (name, extra))
     out += ['\trc = CG_FWD(real_%s(%s));' % (name, call_args),
             '\tconst int cg_errno_out = errno;']
+    if cls == 'UNSAFE':
+        out.append('\tcg_rule_capture_unsafe_after("%s", f.verdict, rc);' % name)
+    if cls == 'CAPINFO':
+        out.append('\tcgh_capinfo_seen(rc, hStream, captureStatus_out, id_out, %s, "%s");' % (ptsz, name))
     if parts['post']:
         out.append('\tcgh_%s_post(&c, &f, rc%s);' % (name, extra))
     if parts['rec']:

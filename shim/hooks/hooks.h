@@ -4,9 +4,9 @@
  * update.c, launch.c (launch, upload), capture.c (stream capture, events,
  * synchronize), memory.c (allocation, pools); capture-map.c (the capture
  * map's other routes), capture-rules.c (the capture rules' lookups), gen.c
- * (the GEN/EXEC/EXECN/UNSAFE/CAPINFO wrappers), runtime.c, vmm.c.
+ * (the GEN/EXEC/EXECN/UNSAFE/CAPINFO rows' helpers and parts), runtime.c, vmm.c.
  *
- * The envelope (ENV and LIFE rows of hooks.def) is generated once by
+ * The envelope (every row of hooks.def but the CUSTOM ones) is generated once by
  * gen-hooks.py: readiness and pass-through (cg_call_begin), the
  * application's errno to the real call and the call's errno back (call.h),
  * the call record. A hook writes only its parts, named by convention and
@@ -107,6 +107,11 @@ extern void cg_model_graphmem(const char *when, CUgraphExec e);
 /* Set by the first cuGraphExecUpdate of the process (update.c); from then
  * on graphs are walked as their capture ends (capture.c). */
 extern _Atomic int cgh_updates_seen;
+
+/* gen.c: the fixed steps of the generated EXECN and CAPINFO rows. */
+CUgraphNode cgh_exec_node(CUgraphExec app, CUgraphNode node, const char *api);
+void cgh_capinfo_seen(CUresult rc, CUstream s, const CUstreamCaptureStatus *st, const cuuint64_t *id, int ptsz,
+		      const char *api);
 
 /* Node records of summary s of graph g at level (exec.c): side "exec" or
  * "graph" (exec e) for both sides of a refused update, NULL at debug
