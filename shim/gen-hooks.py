@@ -91,9 +91,12 @@ def envelope(name, params, args, cls, have):
     parts = {s: 'cgh_%s_%s' % (name, s) in have for s in ('pre', 'post', 'rec', 'done')}
     flags = 'CG_CALL_LIFE' if cls == 'LIFE' else '0'
     ptsz = '1' if name.endswith('_ptsz') else '0'
+    # the frame only where a part or the class uses it (a GEN row such as
+    # cuStreamIsCapturing, called per operation by frameworks, zeroes none)
+    framed = any(parts.values()) or cls == 'UNSAFE'
     out = ['CUresult cgh_%s(%s)' % (name, params or 'void'), '{',
-           '\tstruct cg_call c;', '\tstruct cgh_frame f = {0};', '\tCUresult rc;',
-           '\tCG_REAL(%s);' % name]
+           '\tstruct cg_call c;'] + (['\tstruct cgh_frame f = {0};'] if framed else []) + [
+           '\tCUresult rc;', '\tCG_REAL(%s);' % name]
     if cls == 'EXECN':
         out.append('\thNode = cgh_exec_node(hGraphExec, hNode, "%s");' % name)
     if cls in ('EXEC', 'EXECN'):
@@ -119,7 +122,7 @@ def envelope(name, params, args, cls, have):
         out.append('\tcg_call_end(&c, rc);')
     if parts['done']:
         out.append('\tcgh_%s_done(&c, &f, rc%s);' % (name, extra))
-    out += ['\t(void)f;', '\terrno = cg_errno_out;', '\treturn rc;', '}', '']
+    out += ['\terrno = cg_errno_out;', '\treturn rc;', '}', '']
     return out
 
 
