@@ -15,7 +15,7 @@ enum cg_hook_id {
 	HID_COUNT
 };
 
-enum cg_hook_class { CG_CLS_GEN, CG_CLS_EXEC, CG_CLS_EXECN, CG_CLS_UNSAFE, CG_CLS_CAPINFO, CG_CLS_CUSTOM };
+enum cg_hook_class { CG_CLS_GEN, CG_CLS_EXEC, CG_CLS_EXECN, CG_CLS_UNSAFE, CG_CLS_CAPINFO, CG_CLS_ENV, CG_CLS_LIFE, CG_CLS_CUSTOM };
 
 /* real_<name>: the driver's own function, NULL until resolved or if this
  * driver lacks the name. Written once under the resolve lock, before the

@@ -19,83 +19,93 @@
 #include "../nodes.h"
 #include "../rules.h"
 #include "../site.h"
+#include "hooks.h"
 
-static CUresult cgh_event_host(int hid, PFN_cuEventQuery_v2000 fn, CUevent ev, int sync)
+/* cuEventQuery/cuEventSynchronize of an event recorded in a live capture:
+ * CGS013 (907). */
+static void event_host_pre(struct cg_call *c, struct cgh_frame *f, CUevent ev)
 {
-	CG_ERRNO_IN; /* entered straight from the wrapper */
-	struct cg_call c;
-	int predicted = 0;
-	CUresult rc;
-	if (!cg_call_begin(&c, hid, 0))
-		return CG_FWD(fn(ev));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
-		predicted = cg_caprule_event(cg_routes[hid].name, ev);
-	rc = CG_FWD(fn(ev));
-	int saved = errno;
-	if (predicted)
-		cg_caprule_after(cg_routes[hid].name, R_CAPTURED_EVENT, CUDA_ERROR_CAPTURED_EVENT, rc);
+		f->verdict = cg_caprule_event(cg_routes[c->hid].name, ev);
+}
+
+static void event_host_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, int sync)
+{
+	if (f->verdict)
+		cg_caprule_after(cg_routes[c->hid].name, R_CAPTURED_EVENT, CUDA_ERROR_CAPTURED_EVENT, rc);
 	else if (sync && rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-		model_capture_refused(cg_routes[hid].name); /* a synchronize the unsafe class refused */
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
+		model_capture_refused(cg_routes[c->hid].name); /* a synchronize the unsafe class refused */
 }
 
-CUresult cgh_cuEventQuery(CUevent hEvent)
+void cgh_cuEventQuery_pre(struct cg_call *c, struct cgh_frame *f, CUevent hEvent)
 {
-	CG_REAL(cuEventQuery);
-	return cgh_event_host(HID_cuEventQuery, real_cuEventQuery, hEvent, 0);
+	event_host_pre(c, f, hEvent);
+	CGH_FRAME_END();
 }
 
-CUresult cgh_cuEventSynchronize(CUevent hEvent)
+void cgh_cuEventQuery_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUevent hEvent)
 {
-	CG_REAL(cuEventSynchronize);
-	return cgh_event_host(HID_cuEventSynchronize, real_cuEventSynchronize, hEvent, 1);
+	event_host_post(c, f, rc, 0);
+}
+
+void cgh_cuEventSynchronize_pre(struct cg_call *c, struct cgh_frame *f, CUevent hEvent)
+{
+	event_host_pre(c, f, hEvent);
+	CGH_FRAME_END();
+}
+
+void cgh_cuEventSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUevent hEvent)
+{
+	event_host_post(c, f, rc, 1);
 }
 
 /* cuStreamQuery: of a capturing stream, CGS007 (900, invalidated in every
- * mode); of the legacy stream under a blocking capture, CGS014 (906). */
-static CUresult cgh_stream_query(int hid, PFN_cuStreamQuery_v2000 fn, int ptsz, CUstream s)
+ * mode); of the legacy stream under a blocking capture, CGS014 (906). The
+ * verdict's rule and predicted result go to the post part. */
+static void stream_query_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUstream s)
 {
-	CG_ERRNO_IN; /* entered straight from the wrapper */
-	struct cg_call c;
 	struct cg_capture_view cv;
 	uint64_t id;
-	int predicted = 0, rule = 0, want = 0;
-	CUresult rc;
-	if (!cg_call_begin(&c, hid, 0))
-		return CG_FWD(fn(s));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
-		if (cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "queries the legacy default stream")) {
-			predicted = 1;
-			rule = R_LEGACY_STREAM;
-			want = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+		if (cg_caprule_legacy(cg_routes[c->hid].name, s, ptsz, "queries the legacy default stream")) {
+			f->verdict = 1;
+			f->rule = R_LEGACY_STREAM;
+			f->predicted_rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
-			cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "queries a capturing stream");
-			predicted = 1;
-			rule = R_CAPTURE_UNSAFE;
-			want = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+			cg_rule_unsafe_violation(cg_routes[c->hid].name, &cv, "queries a capturing stream");
+			f->verdict = 1;
+			f->rule = R_CAPTURE_UNSAFE;
+			f->predicted_rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 		}
 	}
-	rc = CG_FWD(fn(s));
-	int saved = errno;
-	if (predicted)
-		cg_caprule_after(cg_routes[hid].name, rule, want, rc);
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
 }
 
-CUresult cgh_cuStreamQuery(CUstream hStream)
+static void stream_query_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
 {
-	CG_REAL(cuStreamQuery);
-	return cgh_stream_query(HID_cuStreamQuery, real_cuStreamQuery, 0, hStream);
+	if (f->verdict)
+		cg_caprule_after(cg_routes[c->hid].name, f->rule, f->predicted_rc, rc);
 }
 
-CUresult cgh_cuStreamQuery_ptsz(CUstream hStream)
+void cgh_cuStreamQuery_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
-	CG_REAL(cuStreamQuery_ptsz);
-	return cgh_stream_query(HID_cuStreamQuery_ptsz, real_cuStreamQuery_ptsz, 1, hStream);
+	stream_query_pre(c, f, 0, hStream);
+	CGH_FRAME_END();
+}
+
+void cgh_cuStreamQuery_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUstream hStream)
+{
+	stream_query_post(c, f, rc);
+}
+
+void cgh_cuStreamQuery_ptsz_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
+{
+	stream_query_pre(c, f, 1, hStream);
+	CGH_FRAME_END();
+}
+
+void cgh_cuStreamQuery_ptsz_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUstream hStream)
+{
+	stream_query_post(c, f, rc);
 }
 
 /* A launch while a capture is live: on the legacy stream under a blocking
@@ -224,46 +234,33 @@ ASYNC_HOOK(cuMemsetD8Async_ptsz, 1, SET8_P, SET8_A, SET_WHAT)
 ASYNC_HOOK(cuMemsetD32Async, 0, SET32_P, SET32_A, SET_WHAT)
 ASYNC_HOOK(cuMemsetD32Async_ptsz, 1, SET32_P, SET32_A, SET_WHAT)
 
-/* Module and library loads: a record at info (rare calls). A load inside a
- * capture leaves it alone (capture-map.md; CGS017 was retired when the map
- * was measured again: the unload, not the load, breaks a capture). */
-static int cgh_load_check(int hid, struct cg_call *c)
+/* Module and library loads (LIFE rows: a record at info, rare calls). A
+ * load inside a capture leaves it alone (capture-map.md; CGS017 was
+ * retired when the map was measured again: the unload, not the load,
+ * breaks a capture). The module's functions are learnt after a load. */
+void cgh_cuModuleLoad_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module, const char *fname)
 {
-	return cg_call_begin(c, hid, CG_CALL_LIFE);
+	if (rc == CUDA_SUCCESS)
+		nodes_module_loaded(*module);
 }
 
-#define LOAD_HOOK(name, params, args, post)                                                            \
-	CUresult cgh_##name params                                                                 \
-	{                                                                                          \
-		struct cg_call c;                                                                  \
-		CUresult rc;                                                                       \
-		CG_REAL(name);                                                                     \
-		if (!cgh_load_check(HID_##name, &c))                                               \
-			return CG_FWD(real_##name args);                                           \
-		rc = CG_FWD(real_##name args);                                                     \
-		int saved = errno;                                                                 \
-		if (rc == CUDA_SUCCESS)                                                            \
-			post;                                                                      \
-		cg_call_end(&c, rc);                                                               \
-		errno = saved;                                                                     \
-		return rc;                                                                         \
-	}
+void cgh_cuModuleLoadData_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module,
+			       const void *image)
+{
+	if (rc == CUDA_SUCCESS)
+		nodes_module_loaded(*module);
+}
 
-LOAD_HOOK(cuModuleLoad, (CUmodule *module, const char *fname), (module, fname), nodes_module_loaded(*module))
-LOAD_HOOK(cuModuleLoadData, (CUmodule *module, const void *image), (module, image), nodes_module_loaded(*module))
-LOAD_HOOK(cuModuleLoadDataEx,
-	  (CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues),
-	  (module, image, numOptions, options, optionValues), nodes_module_loaded(*module))
-LOAD_HOOK(cuModuleLoadFatBinary, (CUmodule *module, const void *fatCubin), (module, fatCubin), nodes_module_loaded(*module))
-LOAD_HOOK(cuLibraryLoadData,
-	  (CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
-	   unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
-	   unsigned int numLibraryOptions),
-	  (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-	   numLibraryOptions), (void)0)
-LOAD_HOOK(cuLibraryLoadFromFile,
-	  (CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues,
-	   unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
-	   unsigned int numLibraryOptions),
-	  (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-	   numLibraryOptions), (void)0)
+void cgh_cuModuleLoadDataEx_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module,
+				 const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
+{
+	if (rc == CUDA_SUCCESS)
+		nodes_module_loaded(*module);
+}
+
+void cgh_cuModuleLoadFatBinary_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module,
+				    const void *fatCubin)
+{
+	if (rc == CUDA_SUCCESS)
+		nodes_module_loaded(*module);
+}

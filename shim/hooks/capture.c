@@ -314,175 +314,155 @@ CUresult cgh_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
 	return end_capture_common(HID_cuStreamEndCapture_ptsz, real_cuStreamEndCapture_ptsz, 1, hStream, phGraph);
 }
 
-CUresult cgh_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+/* The mode asked for is read before the call overwrites it. */
+void cgh_cuThreadExchangeStreamCaptureMode_pre(struct cg_call *c, struct cgh_frame *f, CUstreamCaptureMode *mode)
 {
-	struct cg_call c;
-	CUresult rc;
-	int want = mode ? (int)*mode : -1;
-	CG_REAL(cuThreadExchangeStreamCaptureMode);
-	if (!cg_call_begin(&c, HID_cuThreadExchangeStreamCaptureMode, 0))
-		return CG_FWD(real_cuThreadExchangeStreamCaptureMode(mode));
-	rc = CG_FWD(real_cuThreadExchangeStreamCaptureMode(mode));
-	int saved = errno;
-	if (rc == CUDA_SUCCESS && want >= 0)
-		model_thread_mode_set(want);
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
+	f->want = mode ? (int)*mode : -1;
 }
 
-static CUresult event_record_common(int hid, PFN_cuEventRecord_v2000 fn, int ptsz, CUevent ev, CUstream s)
+void cgh_cuThreadExchangeStreamCaptureMode_post(struct cg_call *c, struct cgh_frame *f, CUresult rc,
+						CUstreamCaptureMode *mode)
 {
-	CG_ERRNO_IN; /* entered straight from the wrapper */
-	struct cg_call c;
+	if (rc == CUDA_SUCCESS && f->want >= 0)
+		model_thread_mode_set(f->want);
+}
+
+static void event_record_post(CUresult rc, int ptsz, CUevent ev, CUstream s)
+{
 	uint64_t id;
-	CUresult rc;
-	if (!cg_call_begin(&c, hid, 0))
-		return CG_FWD(fn(ev, s));
-	rc = CG_FWD(fn(ev, s));
-	int saved = errno;
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
 		if (model_stream_capture(s, ptsz, &id, NULL, NULL))
 			model_capture_event_record(id, ev, s);
 		else
 			model_capture_event_forget(ev); /* recorded eagerly: no longer a captured event */
 	}
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
 }
 
-CUresult cgh_cuEventRecord(CUevent hEvent, CUstream hStream)
+void cgh_cuEventRecord_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUevent hEvent, CUstream hStream)
 {
-	CG_REAL(cuEventRecord);
-	return event_record_common(HID_cuEventRecord, real_cuEventRecord, 0, hEvent, hStream);
+	event_record_post(rc, 0, hEvent, hStream);
 }
 
-CUresult cgh_cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+void cgh_cuEventRecord_ptsz_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUevent hEvent,
+				 CUstream hStream)
 {
-	CG_REAL(cuEventRecord_ptsz);
-	return event_record_common(HID_cuEventRecord_ptsz, real_cuEventRecord_ptsz, 1, hEvent, hStream);
+	event_record_post(rc, 1, hEvent, hStream);
 }
 
-static CUresult wait_event_common(int hid, PFN_cuStreamWaitEvent_v3020 fn, int ptsz, CUstream s, CUevent ev,
-				  unsigned flags)
+/* A wait that forks s into a capture is named by its site: taken before
+ * the call (the capture is live either way, but the site is then only
+ * taken for a wait on an event recorded in a capture). A wait of a
+ * capturing stream on another capture's event: CGS015. */
+static CGH_FRAMED void wait_event_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUstream s, CUevent ev)
 {
-	CG_ERRNO_IN; /* entered straight from the wrapper */
-	struct cg_call c;
-	uint64_t id_before = 0, id;
-	uint32_t site = 0;
-	int was = 0, merge = 0;
-	CUresult rc;
-	if (!cg_call_begin(&c, hid, 0))
-		return CG_FWD(fn(s, ev, flags));
-	/* A wait that forks s into a capture is named by its site: taken
-	 * before the call (the capture is live either way, but the site is
-	 * then only taken for a wait on an event recorded in a capture). */
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
-		was = model_stream_capture(s, ptsz, &id_before, NULL, NULL);
-		if (!was && model_capture_event_known(ev))
-			site = cg_site_here(SITE_SKIP + 1);
-		else if (was)
-			merge = cg_caprule_merge(cg_routes[hid].name, id_before, ev); /* CGS015 */
+		f->capturing = model_stream_capture(s, ptsz, &f->id, NULL, NULL);
+		if (!f->capturing && model_capture_event_known(ev))
+			f->site = cg_site_here(SITE_SKIP_PART + 1);
+		else if (f->capturing)
+			f->verdict = cg_caprule_merge(cg_routes[c->hid].name, f->id, ev); /* CGS015 */
 	}
-	rc = CG_FWD(fn(s, ev, flags));
-	int saved = errno;
-	if (merge)
-		cg_caprule_after(cg_routes[hid].name, R_CAPTURE_MERGE, CUDA_ERROR_STREAM_CAPTURE_MERGE, rc);
-	else if (was && rc != CUDA_SUCCESS)
-		cg_caprule_failed(cg_routes[hid].name, id_before, rc); /* 905: no rule, still the link */
+}
+
+static void wait_event_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, int ptsz, CUstream s, CUevent ev)
+{
+	uint64_t id;
+	if (f->verdict)
+		cg_caprule_after(cg_routes[c->hid].name, R_CAPTURE_MERGE, CUDA_ERROR_STREAM_CAPTURE_MERGE, rc);
+	else if (f->capturing && rc != CUDA_SUCCESS)
+		cg_caprule_failed(cg_routes[c->hid].name, f->id, rc); /* 905: no rule, still the link */
 	if (rc == CUDA_SUCCESS && atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    model_stream_capture(s, ptsz, &id, NULL, NULL))
-		model_capture_wait_event(id, s, ev, site);
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
+		model_capture_wait_event(id, s, ev, f->site);
 }
 
-CUresult cgh_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
-{
-	CG_REAL(cuStreamWaitEvent);
-	return wait_event_common(HID_cuStreamWaitEvent, real_cuStreamWaitEvent, 0, hStream, hEvent, Flags);
-}
-
-CUresult cgh_cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
-{
-	CG_REAL(cuStreamWaitEvent_ptsz);
-	return wait_event_common(HID_cuStreamWaitEvent_ptsz, real_cuStreamWaitEvent_ptsz, 1, hStream, hEvent, Flags);
-}
+#define WAIT_EVENT_PARTS(name, ptsz)                                                               \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream, CUevent hEvent, \
+			      unsigned int Flags)                                                  \
+	{                                                                                          \
+		wait_event_pre(c, f, ptsz, hStream, hEvent);                                       \
+		CGH_FRAME_END();                                                                   \
+	}                                                                                          \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUstream hStream, \
+			       CUevent hEvent, unsigned int Flags)                                  \
+	{                                                                                          \
+		wait_event_post(c, f, rc, ptsz, hStream, hEvent);                                  \
+	}
+WAIT_EVENT_PARTS(cuStreamWaitEvent, 0)
+WAIT_EVENT_PARTS(cuStreamWaitEvent_ptsz, 1)
 
 /* ---- capture-unsafe calls ------------------------------------------------ */
 
-static CUresult stream_sync_common(int hid, PFN_cuStreamSynchronize_v2000 fn, int ptsz, CUstream s)
+static void stream_sync_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUstream s)
 {
-	CG_ERRNO_IN; /* entered straight from the wrapper */
-	struct cg_call c;
 	uint64_t id;
 	struct cg_capture_view cv;
-	int predicted = 0;
-	CUresult rc;
-	if (!cg_call_begin(&c, hid, 0))
-		return CG_FWD(fn(s));
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
-		if (cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "synchronizes the legacy default stream")) {
-			predicted = 2; /* CGS014: 906 before any unsafe-class refusal */
+		if (cg_caprule_legacy(cg_routes[c->hid].name, s, ptsz, "synchronizes the legacy default stream")) {
+			f->verdict = 2; /* CGS014: 906 before any unsafe-class refusal */
 		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL)) {
 			if (model_capture_find(id, &cv)) {
-				cg_rule_unsafe_violation(cg_routes[hid].name, &cv, "synchronizes a capturing stream");
-				predicted = 1;
+				cg_rule_unsafe_violation(cg_routes[c->hid].name, &cv, "synchronizes a capturing stream");
+				f->verdict = 1;
 			}
 		} else {
 			/* another stream: the unsafe class (capture-map.md) */
-			predicted = cg_rule_capture_unsafe(cg_routes[hid].name, "synchronizes another stream");
+			f->verdict = cg_rule_capture_unsafe(cg_routes[c->hid].name, "synchronizes another stream");
 		}
 	}
-	rc = CG_FWD(fn(s));
-	int saved = errno;
-	if (predicted == 2)
-		cg_caprule_after(cg_routes[hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
-	else if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-		cg_mismatch(cg_routes[hid].name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1);
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
 }
 
-CUresult cgh_cuStreamSynchronize(CUstream hStream)
+/* The answer checked against the prediction (cuStreamSynchronize, cuCtxSynchronize). */
+static void sync_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
 {
-	CG_REAL(cuStreamSynchronize);
-	return stream_sync_common(HID_cuStreamSynchronize, real_cuStreamSynchronize, 0, hStream);
+	if (f->verdict == 2)
+		cg_caprule_after(cg_routes[c->hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
+	else if (f->verdict && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		cg_mismatch(cg_routes[c->hid].name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1,
+			    -1);
 }
 
-CUresult cgh_cuStreamSynchronize_ptsz(CUstream hStream)
+void cgh_cuStreamSynchronize_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
-	CG_REAL(cuStreamSynchronize_ptsz);
-	return stream_sync_common(HID_cuStreamSynchronize_ptsz, real_cuStreamSynchronize_ptsz, 1, hStream);
+	stream_sync_pre(c, f, 0, hStream);
+	CGH_FRAME_END();
+}
+
+void cgh_cuStreamSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUstream hStream)
+{
+	sync_post(c, f, rc);
+}
+
+void cgh_cuStreamSynchronize_ptsz_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
+{
+	stream_sync_pre(c, f, 1, hStream);
+	CGH_FRAME_END();
+}
+
+void cgh_cuStreamSynchronize_ptsz_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUstream hStream)
+{
+	sync_post(c, f, rc);
 }
 
 /* cuCtxSynchronize (2000) and cuCtxSynchronize_v2 (13000, takes the
- * context; CUDA 13's cudaDeviceSynchronize asks for this one). */
-#define CTX_SYNC_BODY(name, args)                                                                  \
-	struct cg_call c;                                                                          \
-	CUresult rc;                                                                               \
-	int predicted;                                                                             \
-	CG_REAL(name);                                                                             \
-	if (!cg_call_begin(&c, HID_##name, 0))                                                     \
-		return real_##name args;                                                           \
-	predicted = cg_caprule_device_sync(#name); /* every mode, any thread */                   \
-	rc = CG_FWD(real_##name args);                                                             \
-	int saved = errno;                                                                         \
-	if (predicted && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)                             \
-		cg_mismatch(#name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1, -1); \
-	cg_call_end(&c, rc);                                                                       \
-	errno = saved;                                                                             \
-	return rc;
-
-CUresult cgh_cuCtxSynchronize(void)
+ * context; CUDA 13's cudaDeviceSynchronize asks for this one): every mode,
+ * any thread. */
+void cgh_cuCtxSynchronize_pre(struct cg_call *c, struct cgh_frame *f)
 {
-	CTX_SYNC_BODY(cuCtxSynchronize, ())
+	f->verdict = cg_caprule_device_sync("cuCtxSynchronize");
 }
 
-CUresult cgh_cuCtxSynchronize_v2(CUcontext ctx)
+void cgh_cuCtxSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
 {
-	CTX_SYNC_BODY(cuCtxSynchronize_v2, (ctx))
+	sync_post(c, f, rc);
+}
+
+void cgh_cuCtxSynchronize_v2_pre(struct cg_call *c, struct cgh_frame *f, CUcontext ctx)
+{
+	f->verdict = cg_caprule_device_sync("cuCtxSynchronize_v2");
+}
+
+void cgh_cuCtxSynchronize_v2_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUcontext ctx)
+{
+	sync_post(c, f, rc);
 }

@@ -15,40 +15,35 @@ _Atomic int cgh_updates_seen;
 /* instantiate                                                             */
 /* ======================================================================= */
 
-struct inst_pre {
-	struct cg_summary *sum;
-	uint32_t site;
-	int predicted_rc, rule;
-	int have_free;
-	size_t free_before; /* device memory the instantiation itself takes */
-};
-
-static void instantiate_pre(struct inst_pre *p, CUgraph g, uint64_t flags, const char *api)
+/* Instantiate (LIFE rows): the summary, the rules' verdicts (CGS004,
+ * CGS010) and the memory sample before the call; the exec into the model
+ * and the ledger after it; the node records after the call's record. */
+static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api)
 {
 	struct cg_verdict v;
 	cg_policy_collect();
-	p->site = cg_site_here(SITE_SKIP + 1);
+	f->site = cg_site_here(SITE_SKIP_PART + 1);
 	/* A captured graph unchanged since its capture needs no walk: the
 	 * exec gets a partial summary, completed on first need. */
-	p->sum = model_graph_summary_cached(g);
-	if (!p->sum && !cg_log_on(CG_L_DEBUG))
-		p->sum = model_graph_partial(g);
-	if (!p->sum)
-		p->sum = model_graph_summary(g);
-	p->predicted_rc = 0;
-	p->rule = 0;
-	struct cg_instantiate_ev ev = {g, flags, p->sum, p->site};
+	f->sum = model_graph_summary_cached(g);
+	if (!f->sum && !cg_log_on(CG_L_DEBUG))
+		f->sum = model_graph_partial(g);
+	if (!f->sum)
+		f->sum = model_graph_summary(g);
+	f->predicted_rc = 0;
+	f->rule = 0;
+	struct cg_instantiate_ev ev = {g, flags, f->sum, f->site};
 	if (rules_instantiate_second(&ev, &cg_model_view_live, &v)) {
-		p->predicted_rc = v.predicted_rc;
-		p->rule = v.rule;
-		cg_verdict_write(&v, api, 0, SITE_SKIP + 1);
+		f->predicted_rc = v.predicted_rc;
+		f->rule = v.rule;
+		cg_verdict_write(&v, api, 0, SITE_SKIP_PART + 1);
 	}
 	if (rules_instantiate_device_launch(&ev, &v)) {
-		p->predicted_rc = v.predicted_rc;
-		p->rule = v.rule;
-		cg_verdict_write(&v, api, 0, SITE_SKIP + 1);
+		f->predicted_rc = v.predicted_rc;
+		f->rule = v.rule;
+		cg_verdict_write(&v, api, 0, SITE_SKIP_PART + 1);
 	}
-	p->have_free = model_sample_free(&p->free_before);
+	f->have_free = model_sample_free(&f->free_before);
 }
 
 /* Node records for pictures: type, dependencies by index, memory-node
@@ -119,100 +114,86 @@ static void emit_nodes(CUgraph g, const struct cg_summary *s)
 	cgh_emit_nodes_at(g, s, CG_L_DEBUG, NULL, NULL);
 }
 
-static CUresult instantiate_post(struct cg_call *c, struct inst_pre *p, CUresult rc, CUgraphExec *ph, CUgraph g,
-				 uint64_t flags, const char *api)
+static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g, uint64_t flags,
+			     const char *api)
 {
-	struct cg_rec r;
-	size_t fr = 0;
-	int saved = errno;
 	model_mem_moved(); /* the "after" sample is a real one: the instantiation took memory */
-	if (p->predicted_rc && (int)rc != p->predicted_rc)
-		cg_mismatch(api, p->rule, p->predicted_rc, rc, -1, -1);
+	if (f->predicted_rc && (int)rc != f->predicted_rc)
+		cg_mismatch(api, f->rule, f->predicted_rc, rc, -1, -1);
 	if (rc == CUDA_SUCCESS && ph) {
 		/* the model first; the ledger needs the node details: the full
 		 * summary (walked now when the instantiation had a partial one).
-		 * Its findings (CGS020) precede the call's record. p->sum stays
+		 * Its findings (CGS020) precede the call's record. f->sum stays
 		 * valid: the exec holds it. */
-		model_exec_new(*ph, g, flags, p->site, model_summary_ref(p->sum));
+		model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum));
 		struct cg_summary *full = model_exec_summary(*ph);
-		cgh_ledger_exec_set(*ph, g, p->site, full, api);
+		cgh_ledger_exec_set(*ph, g, f->site, full, api);
 		model_summary_free(full);
 	}
-	if (cg_call_rec(&r, c, rc)) {
-		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_hex(&r, "exec", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
-		rec_u64(&r, "flags", flags);
-		if (p->sum) {
-			rec_int(&r, "nodes", p->sum->n_nodes);
-			rec_int(&r, "alloc_nodes", p->sum->n_alloc);
-			rec_int(&r, "free_nodes", p->sum->n_free);
-		}
-		if (rc == CUDA_SUCCESS)
-			model_summary_devs_rec(&r, p->sum); /* dev, alloc_devs */
-		if (p->have_free && model_sample_free(&fr)) {
-			int origin = 0, mn = 0;
-			uint64_t cap = 0;
-			uint32_t gs = 0;
-			rec_u64(&r, "free_before", p->free_before);
-			rec_u64(&r, "free_after", fr);
-			rec_int(&r, "delta", (long long)p->free_before - (long long)fr);
-			if (model_graph_info(g, &origin, &cap, &gs, &mn) && cap)
-				rec_u64(&r, "capture", cap);
-		}
-		rec_site(&r, "site", p->site);
-		rec_end(&r);
-	}
-	emit_nodes(g, p->sum);
-	model_summary_free(p->sum);
-	errno = saved;
-	return rc;
 }
 
-#define INSTANTIATE_5(name)                                                                        \
-	CUresult cgh_##name(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,    \
-			    char *logBuffer, size_t bufferSize)                                    \
-	{                                                                                          \
-		struct cg_call c;                                                                  \
-		struct inst_pre p;                                                                 \
-		CG_REAL(name);                                                                     \
-		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return CG_FWD(real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)); \
-		instantiate_pre(&p, hGraph, 0, #name);                                             \
-		return instantiate_post(&c, &p,                                                    \
-					CG_FWD(real_##name(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)), \
-					phGraphExec, hGraph, 0, #name);                            \
-	}
-INSTANTIATE_5(cuGraphInstantiate)
-INSTANTIATE_5(cuGraphInstantiate_v2)
-
-CUresult cgh_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+static void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g,
+			    uint64_t flags)
 {
-	struct cg_call c;
-	struct inst_pre p;
-	CG_REAL(cuGraphInstantiateWithFlags);
-	if (!cg_call_begin(&c, HID_cuGraphInstantiateWithFlags, CG_CALL_LIFE))
-		return CG_FWD(real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags));
-	instantiate_pre(&p, hGraph, flags, "cuGraphInstantiateWithFlags");
-	return instantiate_post(&c, &p, CG_FWD(real_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags)),
-				phGraphExec, hGraph, flags, "cuGraphInstantiateWithFlags");
+	size_t fr = 0;
+	rec_hex(r, "graph", (uintptr_t)g);
+	rec_hex(r, "exec", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
+	rec_u64(r, "flags", flags);
+	if (f->sum) {
+		rec_int(r, "nodes", f->sum->n_nodes);
+		rec_int(r, "alloc_nodes", f->sum->n_alloc);
+		rec_int(r, "free_nodes", f->sum->n_free);
+	}
+	if (rc == CUDA_SUCCESS)
+		model_summary_devs_rec(r, f->sum); /* dev, alloc_devs */
+	if (f->have_free && model_sample_free(&fr)) {
+		int origin = 0, mn = 0;
+		uint64_t cap = 0;
+		uint32_t gs = 0;
+		rec_u64(r, "free_before", f->free_before);
+		rec_u64(r, "free_after", fr);
+		rec_int(r, "delta", (long long)f->free_before - (long long)fr);
+		if (model_graph_info(g, &origin, &cap, &gs, &mn) && cap)
+			rec_u64(r, "capture", cap);
+	}
+	rec_site(r, "site", f->site);
 }
 
-#define INSTANTIATE_PARAMS(name)                                                                   \
-	CUresult cgh_##name(CUgraphExec *phGraphExec, CUgraph hGraph,                              \
-			    CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)                      \
+static void instantiate_done(struct cgh_frame *f, CUgraph g)
+{
+	emit_nodes(g, f->sum);
+	model_summary_free(f->sum);
+}
+
+/* The parts of one instantiate row; flags: the instantiation flags. */
+#define INSTANTIATE_PARTS(name, params, flags)                                                     \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                  \
 	{                                                                                          \
-		struct cg_call c;                                                                  \
-		struct inst_pre p;                                                                 \
-		uint64_t fl = instantiateParams ? instantiateParams->flags : 0;                    \
-		CG_REAL(name);                                                                     \
-		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams));        \
-		instantiate_pre(&p, hGraph, fl, #name);                                            \
-		return instantiate_post(&c, &p, CG_FWD(real_##name(phGraphExec, hGraph, instantiateParams)), \
-					phGraphExec, hGraph, fl, #name);                           \
+		instantiate_pre(f, hGraph, flags, #name);                                          \
+		CGH_FRAME_END();                                                                   \
+	}                                                                                          \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)    \
+	{                                                                                          \
+		instantiate_post(f, rc, phGraphExec, hGraph, flags, #name);                        \
+	}                                                                                          \
+	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, UNPAREN params)      \
+	{                                                                                          \
+		instantiate_rec(r, f, rc, phGraphExec, hGraph, flags);                             \
+	}                                                                                          \
+	void cgh_##name##_done(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)    \
+	{                                                                                          \
+		instantiate_done(f, hGraph);                                                       \
 	}
-INSTANTIATE_PARAMS(cuGraphInstantiateWithParams)
-INSTANTIATE_PARAMS(cuGraphInstantiateWithParams_ptsz)
+#define UNPAREN(...) __VA_ARGS__
+#define INST5_P (CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
+#define INSTP_P (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+#define INSTP_FLAGS (instantiateParams ? instantiateParams->flags : 0)
+INSTANTIATE_PARTS(cuGraphInstantiate, INST5_P, 0)
+INSTANTIATE_PARTS(cuGraphInstantiate_v2, INST5_P, 0)
+INSTANTIATE_PARTS(cuGraphInstantiateWithFlags,
+		  (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags), flags)
+INSTANTIATE_PARTS(cuGraphInstantiateWithParams, INSTP_P, INSTP_FLAGS)
+INSTANTIATE_PARTS(cuGraphInstantiateWithParams_ptsz, INSTP_P, INSTP_FLAGS)
 
 /* The model drops e; the graph allocations its last launch left are
  * CGS011 violations (the rules' writer). */
@@ -225,6 +206,9 @@ static void cgh_exec_destroyed(CUgraphExec e)
 	free(leaks);
 }
 
+/* CUSTOM: the application's handle is translated before the readiness
+ * test (the policy forgets it even when the shim passes the call through),
+ * and a destroy refused in a capture leaves model and policy alone. */
 CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
 	struct cg_call c;

@@ -13,30 +13,27 @@
 /* graphs and nodes                                                        */
 /* ======================================================================= */
 
-CUresult cgh_cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+/* cuGraphCreate (LIFE): the policy collects retired executables first. */
+void cgh_cuGraphCreate_pre(struct cg_call *c, struct cgh_frame *f, CUgraph *phGraph, unsigned int flags)
 {
-	struct cg_call c;
-	struct cg_rec r;
-	CUresult rc;
-	uint32_t site;
-	CG_REAL(cuGraphCreate);
-	if (!cg_call_begin(&c, HID_cuGraphCreate, CG_CALL_LIFE))
-		return CG_FWD(real_cuGraphCreate(phGraph, flags));
 	cg_policy_collect();
-	rc = CG_FWD(real_cuGraphCreate(phGraph, flags));
-	int saved = errno;
-	site = cg_site_here(SITE_SKIP);
-	if (rc == CUDA_SUCCESS && phGraph)
-		model_graph_new(*phGraph, 0, 0, site);
-	if (cg_call_rec(&r, &c, rc)) {
-		rec_hex(&r, "graph", rc == CUDA_SUCCESS && phGraph ? (uintptr_t)*phGraph : 0);
-		rec_site(&r, "site", site);
-		rec_end(&r);
-	}
-	errno = saved;
-	return rc;
 }
 
+void cgh_cuGraphCreate_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraph *phGraph, unsigned int flags)
+{
+	f->site = cg_site_here(SITE_SKIP_PART);
+	if (rc == CUDA_SUCCESS && phGraph)
+		model_graph_new(*phGraph, 0, 0, f->site);
+}
+
+void cgh_cuGraphCreate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraph *phGraph, unsigned int flags)
+{
+	rec_hex(r, "graph", rc == CUDA_SUCCESS && phGraph ? (uintptr_t)*phGraph : 0);
+	rec_site(r, "site", f->site);
+}
+
+/* CUSTOM: the policy may defer the destroy (a replacement exec runs the
+ * graph): the driver is then not called at all. */
 CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 {
 	struct cg_call c;
@@ -65,8 +62,9 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 	return rc;
 }
 
-/* Rule CGS010 for clone/child: a graph with memory nodes. */
-static int memgraph_composition_check(CUgraph g, const char *api, const char *what, uint32_t site)
+/* Rule CGS010 for clone/child: a graph with memory nodes. skip: the
+ * shim's frames above the caller (cg_verdict_write). */
+static CGH_FRAMED int memgraph_composition_check(CUgraph g, const char *api, const char *what, uint32_t site, int skip)
 {
 	int origin, mem;
 	uint64_t cap;
@@ -83,33 +81,30 @@ static int memgraph_composition_check(CUgraph g, const char *api, const char *wh
 	struct cg_compose_ev ev = {g, mem, site, gsite, what};
 	if (!rules_instantiate_compose(&ev, &v))
 		return 0;
-	cg_verdict_write(&v, api, 0, SITE_SKIP + 1);
+	cg_verdict_write(&v, api, 0, skip + 1);
 	return 1;
 }
 
-CUresult cgh_cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
+void cgh_cuGraphClone_pre(struct cg_call *c, struct cgh_frame *f, CUgraph *phGraphClone, CUgraph originalGraph)
 {
-	struct cg_call c;
-	struct cg_rec r;
-	CUresult rc;
-	uint32_t site;
-	CG_REAL(cuGraphClone);
-	if (!cg_call_begin(&c, HID_cuGraphClone, CG_CALL_LIFE))
-		return CG_FWD(real_cuGraphClone(phGraphClone, originalGraph));
-	site = cg_site_here(SITE_SKIP);
-	memgraph_composition_check(originalGraph, "cuGraphClone", "cloned", site);
-	rc = CG_FWD(real_cuGraphClone(phGraphClone, originalGraph));
-	int saved = errno;
+	f->site = cg_site_here(SITE_SKIP_PART);
+	memgraph_composition_check(originalGraph, "cuGraphClone", "cloned", f->site, SITE_SKIP_PART);
+	CGH_FRAME_END();
+}
+
+void cgh_cuGraphClone_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraph *phGraphClone,
+			   CUgraph originalGraph)
+{
 	if (rc == CUDA_SUCCESS && phGraphClone)
-		model_graph_new(*phGraphClone, 2, 0, site);
-	if (cg_call_rec(&r, &c, rc)) {
-		rec_hex(&r, "graph", (uintptr_t)originalGraph);
-		rec_hex(&r, "clone", rc == CUDA_SUCCESS && phGraphClone ? (uintptr_t)*phGraphClone : 0);
-		rec_site(&r, "site", site);
-		rec_end(&r);
-	}
-	errno = saved;
-	return rc;
+		model_graph_new(*phGraphClone, 2, 0, f->site);
+}
+
+void cgh_cuGraphClone_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraph *phGraphClone,
+			  CUgraph originalGraph)
+{
+	rec_hex(r, "graph", (uintptr_t)originalGraph);
+	rec_hex(r, "clone", rc == CUDA_SUCCESS && phGraphClone ? (uintptr_t)*phGraphClone : 0);
+	rec_site(r, "site", f->site);
 }
 
 /* An explicit memory node. pp, acc, nacc: an allocation node's pool
@@ -136,198 +131,148 @@ static void explicit_mnode(CUgraph g, CUdeviceptr dptr, size_t size, int is_free
 		model_alloc_graph_access(&m, NULL, 0, g, api, acc, nacc);
 }
 
-CUresult cgh_cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-				    size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+void cgh_cuGraphAddMemAllocNode_pre(struct cg_call *c, struct cgh_frame *f, CUgraphNode *phGraphNode, CUgraph hGraph,
+				    const CUgraphNode *dependencies, size_t numDependencies,
+				    CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
 {
-	struct cg_call c;
-	CUresult rc;
-	CG_REAL(cuGraphAddMemAllocNode);
-	if (!cg_call_begin(&c, HID_cuGraphAddMemAllocNode, CG_CALL_LIFE))
-		return CG_FWD(real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies,
-							  nodeParams));
 	model_graph_settle(hGraph);
-	rc = CG_FWD(real_cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
-	int saved = errno;
+}
+
+void cgh_cuGraphAddMemAllocNode_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraphNode *phGraphNode,
+				     CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+				     CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
 	if (rc == CUDA_SUCCESS && nodeParams)
-		explicit_mnode(hGraph, nodeParams->dptr, nodeParams->bytesize, 0, cg_site_here(SITE_SKIP),
+		explicit_mnode(hGraph, nodeParams->dptr, nodeParams->bytesize, 0, cg_site_here(SITE_SKIP_PART),
 			       &nodeParams->poolProps, nodeParams->accessDescs, nodeParams->accessDescCount,
 			       "cuGraphAddMemAllocNode");
-	{
-		struct cg_rec r;
-		if (cg_call_rec(&r, &c, rc)) {
-			rec_hex(&r, "graph", (uintptr_t)hGraph);
-			rec_hex(&r, "node", rc == CUDA_SUCCESS && phGraphNode ? (uintptr_t)*phGraphNode : 0);
-			if (nodeParams) {
-				rec_hex(&r, "dptr", rc == CUDA_SUCCESS ? nodeParams->dptr : 0);
-				rec_u64(&r, "size", nodeParams->bytesize);
-			}
-			rec_end(&r);
-		}
-	}
-	errno = saved;
-	return rc;
 }
 
-CUresult cgh_cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-				   size_t numDependencies, CUdeviceptr dptr)
+void cgh_cuGraphAddMemAllocNode_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraphNode *phGraphNode,
+				    CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+				    CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
 {
-	struct cg_call c;
-	CUresult rc;
-	CG_REAL(cuGraphAddMemFreeNode);
-	if (!cg_call_begin(&c, HID_cuGraphAddMemFreeNode, CG_CALL_LIFE))
-		return CG_FWD(real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr));
+	rec_hex(r, "graph", (uintptr_t)hGraph);
+	rec_hex(r, "node", rc == CUDA_SUCCESS && phGraphNode ? (uintptr_t)*phGraphNode : 0);
+	if (nodeParams) {
+		rec_hex(r, "dptr", rc == CUDA_SUCCESS ? nodeParams->dptr : 0);
+		rec_u64(r, "size", nodeParams->bytesize);
+	}
+}
+
+void cgh_cuGraphAddMemFreeNode_pre(struct cg_call *c, struct cgh_frame *f, CUgraphNode *phGraphNode, CUgraph hGraph,
+				   const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr)
+{
 	model_graph_settle(hGraph);
-	rc = CG_FWD(real_cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr));
-	int saved = errno;
+}
+
+void cgh_cuGraphAddMemFreeNode_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraphNode *phGraphNode,
+				    CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+				    CUdeviceptr dptr)
+{
 	if (rc == CUDA_SUCCESS)
 		explicit_mnode(hGraph, dptr, 0, 1, 0, NULL, NULL, 0, "cuGraphAddMemFreeNode");
-	{
-		struct cg_rec r;
-		if (cg_call_rec(&r, &c, rc)) {
-			rec_hex(&r, "graph", (uintptr_t)hGraph);
-			rec_hex(&r, "dptr", dptr);
-			rec_end(&r);
-		}
-	}
-	errno = saved;
-	return rc;
 }
 
-CUresult cgh_cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-				      size_t numDependencies, CUgraph childGraph)
+void cgh_cuGraphAddMemFreeNode_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraphNode *phGraphNode,
+				   CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+				   CUdeviceptr dptr)
 {
-	struct cg_call c;
-	CUresult rc;
-	CG_REAL(cuGraphAddChildGraphNode);
-	if (!cg_call_begin(&c, HID_cuGraphAddChildGraphNode, CG_CALL_LIFE))
-		return CG_FWD(real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies,
-							    childGraph));
+	rec_hex(r, "graph", (uintptr_t)hGraph);
+	rec_hex(r, "dptr", dptr);
+}
+
+void cgh_cuGraphAddChildGraphNode_pre(struct cg_call *c, struct cgh_frame *f, CUgraphNode *phGraphNode,
+				      CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+				      CUgraph childGraph)
+{
 	memgraph_composition_check(childGraph, "cuGraphAddChildGraphNode", "used as a child graph (cloned)",
-				   cg_site_here(SITE_SKIP));
+				   cg_site_here(SITE_SKIP_PART), SITE_SKIP_PART);
 	model_graph_settle(hGraph);
-	rc = CG_FWD(real_cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph));
-	int saved = errno;
+}
+
+void cgh_cuGraphAddChildGraphNode_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraphNode *phGraphNode,
+				       CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+				       CUgraph childGraph)
+{
 	if (rc == CUDA_SUCCESS)
 		model_graph_mutated(hGraph);
-	{
-		struct cg_rec r;
-		if (cg_call_rec(&r, &c, rc)) {
-			rec_hex(&r, "graph", (uintptr_t)hGraph);
-			rec_hex(&r, "child", (uintptr_t)childGraph);
-			rec_end(&r);
-		}
-	}
-	errno = saved;
-	return rc;
+}
+
+void cgh_cuGraphAddChildGraphNode_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraphNode *phGraphNode,
+				      CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+				      CUgraph childGraph)
+{
+	rec_hex(r, "graph", (uintptr_t)hGraph);
+	rec_hex(r, "child", (uintptr_t)childGraph);
 }
 
 /* cuGraphAddNode and _v2 share everything but the edge data. */
-static void add_node_pre(CUgraph g, const CUgraphNodeParams *p, const char *api)
+static CGH_FRAMED void add_node_pre(CUgraph g, const CUgraphNodeParams *p, const char *api)
 {
 	if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH &&
 	    p->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
 		memgraph_composition_check(p->graph.graph, api, "used as a child graph without ownership move",
-					   cg_site_here(SITE_SKIP + 1));
-	(void)g;
+					   cg_site_here(SITE_SKIP_PART + 1), SITE_SKIP_PART + 1);
+	model_graph_settle(g);
 }
 
-static void add_node_post(struct cg_call *c, CUresult rc, CUgraphNode *ph, CUgraph g, const CUgraphNodeParams *p,
-			  const char *api)
+static CGH_FRAMED void add_node_post(CUresult rc, CUgraph g, const CUgraphNodeParams *p, const char *api)
 {
-	struct cg_rec r;
 	if (rc == CUDA_SUCCESS && p) {
 		if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
-			explicit_mnode(g, p->alloc.dptr, p->alloc.bytesize, 0, cg_site_here(SITE_SKIP + 1),
+			explicit_mnode(g, p->alloc.dptr, p->alloc.bytesize, 0, cg_site_here(SITE_SKIP_PART + 1),
 				       &p->alloc.poolProps, p->alloc.accessDescs, p->alloc.accessDescCount, api);
 		else if (p->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
 			explicit_mnode(g, p->free.dptr, 0, 1, 0, NULL, NULL, 0, api);
 		else
 			model_graph_mutated(g);
 	}
-	if (cg_call_rec(&r, c, rc)) {
-		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_str(&r, "type", p ? rules_update_node_type(p->type) : "?");
-		rec_hex(&r, "node", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
-		rec_end(&r);
+}
+
+static void add_node_rec(struct cg_rec *r, CUresult rc, CUgraphNode *ph, CUgraph g, const CUgraphNodeParams *p)
+{
+	rec_hex(r, "graph", (uintptr_t)g);
+	rec_str(r, "type", p ? rules_update_node_type(p->type) : "?");
+	rec_hex(r, "node", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
+}
+
+#define ADD_NODE_PARTS(name, params)                                                               \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                  \
+	{                                                                                          \
+		add_node_pre(hGraph, nodeParams, #name);                                           \
+		CGH_FRAME_END();                                                                   \
+	}                                                                                          \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)    \
+	{                                                                                          \
+		add_node_post(rc, hGraph, nodeParams, #name);                                      \
+		CGH_FRAME_END();                                                                   \
+	}                                                                                          \
+	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, UNPAREN params)      \
+	{                                                                                          \
+		add_node_rec(r, rc, phGraphNode, hGraph, nodeParams);                              \
 	}
-}
-
-CUresult cgh_cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-			    size_t numDependencies, CUgraphNodeParams *nodeParams)
-{
-	struct cg_call c;
-	CUresult rc;
-	CG_REAL(cuGraphAddNode);
-	if (!cg_call_begin(&c, HID_cuGraphAddNode, 0))
-		return CG_FWD(real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
-	add_node_pre(hGraph, nodeParams, "cuGraphAddNode");
-	model_graph_settle(hGraph);
-	rc = CG_FWD(real_cuGraphAddNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));
-	int saved = errno;
-	add_node_post(&c, rc, phGraphNode, hGraph, nodeParams, "cuGraphAddNode");
-	errno = saved;
-	return rc;
-}
-
-CUresult cgh_cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-			       const CUgraphEdgeData *dependencyData, size_t numDependencies,
-			       CUgraphNodeParams *nodeParams)
-{
-	struct cg_call c;
-	CUresult rc;
-	CG_REAL(cuGraphAddNode_v2);
-	if (!cg_call_begin(&c, HID_cuGraphAddNode_v2, 0))
-		return CG_FWD(real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
-					      nodeParams));
-	add_node_pre(hGraph, nodeParams, "cuGraphAddNode_v2");
-	model_graph_settle(hGraph);
-	rc = CG_FWD(real_cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, dependencyData, numDependencies,
-					   nodeParams));
-	int saved = errno;
-	add_node_post(&c, rc, phGraphNode, hGraph, nodeParams, "cuGraphAddNode_v2");
-	errno = saved;
-	return rc;
-}
+#define UNPAREN(...) __VA_ARGS__
+ADD_NODE_PARTS(cuGraphAddNode, (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+				size_t numDependencies, CUgraphNodeParams *nodeParams))
+ADD_NODE_PARTS(cuGraphAddNode_v2, (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+				   const CUgraphEdgeData *dependencyData, size_t numDependencies,
+				   CUgraphNodeParams *nodeParams))
 
 /* Both kernel-node ABIs (v1 params before 12.0, v2 after): the model only
  * needs to know that the graph changed. */
-#define ADD_KERNEL_NODE_BODY(name)                                                                 \
-	struct cg_call c;                                                                          \
-	CUresult rc;                                                                               \
-	CG_REAL(name);                                                                             \
-	if (!cg_call_begin(&c, HID_##name, 0))                                                     \
-		return CG_FWD(real_##name(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)); \
-	model_graph_settle(hGraph);                                                                \
-	rc = CG_FWD(real_##name(phGraphNode, hGraph, dependencies, numDependencies, nodeParams));  \
-	int saved = errno;                                                                         \
-	if (rc == CUDA_SUCCESS)                                                                    \
-		model_graph_mutated(hGraph);                                                       \
-	cg_call_end(&c, rc);                                                                       \
-	errno = saved;                                                                             \
-	return rc;
-
-CUresult cgh_cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-				  size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
-{
-	ADD_KERNEL_NODE_BODY(cuGraphAddKernelNode)
-}
-
-CUresult cgh_cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-				     size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams)
-{
-	ADD_KERNEL_NODE_BODY(cuGraphAddKernelNode_v2)
-}
-
-CUresult cgh_cuGraphDestroyNode(CUgraphNode hNode)
-{
-	struct cg_call c;
-	CUresult rc;
-	CG_REAL(cuGraphDestroyNode);
-	if (!cg_call_begin(&c, HID_cuGraphDestroyNode, 0))
-		return CG_FWD(real_cuGraphDestroyNode(hNode));
-	rc = CG_FWD(real_cuGraphDestroyNode(hNode));
-	int saved = errno;
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
-}
+#define ADD_KERNEL_NODE_PARTS(name, params_t)                                                      \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUgraphNode *phGraphNode, CUgraph hGraph, \
+			      const CUgraphNode *dependencies, size_t numDependencies, const params_t *nodeParams) \
+	{                                                                                          \
+		model_graph_settle(hGraph);                                                        \
+	}                                                                                          \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraphNode *phGraphNode, \
+			       CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,     \
+			       const params_t *nodeParams)                                          \
+	{                                                                                          \
+		if (rc == CUDA_SUCCESS)                                                            \
+			model_graph_mutated(hGraph);                                               \
+	}
+ADD_KERNEL_NODE_PARTS(cuGraphAddKernelNode, CUDA_KERNEL_NODE_PARAMS_v1)
+ADD_KERNEL_NODE_PARTS(cuGraphAddKernelNode_v2, CUDA_KERNEL_NODE_PARAMS)

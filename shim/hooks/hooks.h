@@ -1,11 +1,21 @@
 /*
- * shim/hooks/hooks.h -- private header of the hand-written driver wrappers
- * (the CUSTOM rows of hooks.def), split by API family: graph.c (graphs and
- * nodes), exec.c (instantiate, exec destroy), update.c, launch.c (launch,
- * upload), capture.c (stream capture, events, synchronize), memory.c
- * (allocation, pools); capture-map.c (the capture map's other routes),
- * capture-rules.c (the capture rules' lookups), gen.c (generated
- * wrappers), runtime.c, vmm.c.
+ * shim/hooks/hooks.h -- private header of the driver hooks, split by API
+ * family: graph.c (graphs and nodes), exec.c (instantiate, exec destroy),
+ * update.c, launch.c (launch, upload), capture.c (stream capture, events,
+ * synchronize), memory.c (allocation, pools); capture-map.c (the capture
+ * map's other routes), capture-rules.c (the capture rules' lookups), gen.c
+ * (the GEN/EXEC/EXECN/UNSAFE/CAPINFO rows' helpers and parts), runtime.c, vmm.c.
+ *
+ * The envelope (every row of hooks.def but the CUSTOM ones) is generated once by
+ * gen-hooks.py: readiness and pass-through (cg_call_begin), the
+ * application's errno to the real call and the call's errno back (call.h),
+ * the call record. A hook writes only its parts, named by convention and
+ * called in this order, each once:
+ *   cgh_<name>_pre   before the driver
+ *   cgh_<name>_post  after it: the model update
+ *   cgh_<name>_rec   the call record's own fields
+ *   cgh_<name>_done  after the call record (records that follow it)
+ * The CUSTOM rows (hooks.def lists them and why) write the whole wrapper.
  *
  * The sequence a hook follows (contract):
  *   1. translate the arguments (the application's exec handle to the real
@@ -21,13 +31,22 @@
  *      asked to avert (reinstantiate), from the driver's answer only
  *   7. update the model (and the ledger) with the answer
  *   8. write the call's record
- * Each step runs once and no step calls back into an earlier one. The
- * update hook (update.c) follows it step by step, but for one record out
- * of place: the mismatch (the driver's answer is not the predicted one)
- * is written before step 7, and the ledger may write CGS020 in step 7. The others still fold
- * several steps into one helper (a rule's lookups, verdict and write in
- * one cg_caprule_* call; the call record and model update interleaved):
- * bringing them to it is issue 13 point 1, not finished.
+ * Steps 1-5 are a pre part, 6 the envelope, 7 the post part, 8 the rec
+ * (and done) parts. Each step runs once and no step calls back into an
+ * earlier one. Out of line still:
+ *   - update.c follows it step by step, but for one record out of place:
+ *     the mismatch (the driver's answer is not the predicted one) is
+ *     written before step 7, and the ledger may write CGS020 in step 7;
+ *     the same holds for the mismatch records of the capture-unsafe calls
+ *     (post parts of memory.c, capture.c, capture-map.c, gen.c UNSAFE) and
+ *     for instantiate (exec.c: CGS020 from the ledger in step 7);
+ *   - the capture rules (capture-rules.c, rules.c's cg_rule_capture_unsafe
+ *     and cg_rule_unsafe_violation) still fold lookup, verdict and write
+ *     into one call: steps 2-5 in one helper, not yet split into a pure
+ *     verdict and its write;
+ *   - the CUSTOM hooks: the launch fast path (launch.c, capture-map.c's
+ *     LIVE_CAPTURE_HOOK) does no step at all while no capture is live, and
+ *     begin/end capture, exec destroy and update keep their own order.
  */
 #ifndef CGSHIM_HOOKS_H
 #define CGSHIM_HOOKS_H
@@ -58,8 +77,36 @@ int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc) CG_HIDDEN;
 void cg_call_end(struct cg_call *c, CUresult rc) CG_HIDDEN;
 
 /* Frames of the shim between a wrapper and cg_site_here's caller: the
- * wrapper itself. */
+ * wrapper itself. SITE_SKIP_PART: from a hook's pre/post/rec part, called
+ * by the generated wrapper. */
 #define SITE_SKIP 1
+#define SITE_SKIP_PART (SITE_SKIP + 1)
+
+/* A part's helper that counts frames (cg_site_here, cg_verdict_write's
+ * skip) keeps a frame of its own (CGH_FRAMED) and is not tail-called
+ * (CGH_FRAME_END() after the call), so the count holds. Counting short is
+ * harmless (the shim's frames are skipped anyway); counting long drops the
+ * application's frame. */
+#define CGH_FRAMED __attribute__((noinline))
+#define CGH_FRAME_END() __asm__ __volatile__("" ::: "memory")
+
+/* What a hook's pre part hands its post and rec parts, in the generated
+ * envelope of the ENV and LIFE rows of hooks.def (gen-hooks.py): zeroed on
+ * entry, on the wrapper's stack. */
+struct cgh_frame {
+	uint32_t site;
+	int verdict;      /* a rule's prediction, checked after the call */
+	int capturing;    /* the stream is capturing (capture id, graph) */
+	int ipc, is_default; /* the pool's kind (stream-ordered allocation) */
+	uint64_t id;
+	CUgraph g;
+	CUmemoryPool pool;
+	int predicted_rc, rule;   /* the verdict's prediction (instantiate) */
+	int want;                 /* an in/out argument's value on entry */
+	int have_free;
+	size_t free_before;       /* device memory before the call */
+	struct cg_summary *sum;   /* the graph's summary, owned until _done */
+};
 
 /* model/devices.c: the graph-memory record (first launch, exec destroy). */
 extern void cg_model_graphmem(const char *when, CUgraphExec e);
@@ -67,6 +114,11 @@ extern void cg_model_graphmem(const char *when, CUgraphExec e);
 /* Set by the first cuGraphExecUpdate of the process (update.c); from then
  * on graphs are walked as their capture ends (capture.c). */
 extern _Atomic int cgh_updates_seen;
+
+/* gen.c: the fixed steps of the generated EXECN and CAPINFO rows. */
+CUgraphNode cgh_exec_node(CUgraphExec app, CUgraphNode node, const char *api);
+void cgh_capinfo_seen(CUresult rc, CUstream s, const CUstreamCaptureStatus *st, const cuuint64_t *id, int ptsz,
+		      const char *api);
 
 /* Node records of summary s of graph g at level (exec.c): side "exec" or
  * "graph" (exec e) for both sides of a refused update, NULL at debug
@@ -106,5 +158,12 @@ static inline int cgh_ledger_launch(CUgraphExec e, const char *api)
 	cg_rule_stale_launch(&why, api, first);
 	return 1;
 }
+
+/* The parts' prototypes, generated from hooks.def (gen-hooks.py): where
+ * the build has them on its include path, a part defined with another
+ * signature than its row's is a compile error. */
+#if __has_include("hooks-parts.h")
+#include "hooks-parts.h"
+#endif
 
 #endif

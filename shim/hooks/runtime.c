@@ -23,7 +23,7 @@
 
 typedef int rt_err;
 
-#define RTHOOK(name) static void *rt_##name;
+#define RTHOOK(name, cls, params, args, abi) static void *rt_##name;
 #include "../rt-hooks.def"
 #undef RTHOOK
 
@@ -135,6 +135,7 @@ static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 	rc = call;                                                                                 \
 	return rt_leave(&f, #name, rc);
 
+/* CUSTOM rows: the form forwarded depends on the runtime's major. */
 RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *a3, size_t a4)
 {
 	typedef rt_err (*f5)(void **, void *, void *, void *, size_t);
@@ -144,18 +145,6 @@ RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *
 	} else {
 		RT_BODY(cudaGraphInstantiate, f3, fn(exec, graph, (unsigned long long)(uintptr_t)a2))
 	}
-}
-
-RT_EXPORT rt_err cudaGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags)
-{
-	typedef rt_err (*ft)(void **, void *, unsigned long long);
-	RT_BODY(cudaGraphInstantiateWithFlags, ft, fn(exec, graph, flags))
-}
-
-RT_EXPORT rt_err cudaGraphInstantiateWithParams(void **exec, void *graph, void *params)
-{
-	typedef rt_err (*ft)(void **, void *, void *);
-	RT_BODY(cudaGraphInstantiateWithParams, ft, fn(exec, graph, params))
 }
 
 RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3)
@@ -169,47 +158,17 @@ RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3
 	}
 }
 
-RT_EXPORT rt_err cudaGraphLaunch(void *exec, void *stream)
-{
-	typedef rt_err (*ft)(void *, void *);
-	RT_BODY(cudaGraphLaunch, ft, fn(exec, stream))
-}
-
-RT_EXPORT rt_err cudaGraphUpload(void *exec, void *stream)
-{
-	typedef rt_err (*ft)(void *, void *);
-	RT_BODY(cudaGraphUpload, ft, fn(exec, stream))
-}
-
-RT_EXPORT rt_err cudaMallocAsync(void **p, size_t size, void *stream)
-{
-	typedef rt_err (*ft)(void **, size_t, void *);
-	RT_BODY(cudaMallocAsync, ft, fn(p, size, stream))
-}
-
-RT_EXPORT rt_err cudaMallocFromPoolAsync(void **p, size_t size, void *pool, void *stream)
-{
-	typedef rt_err (*ft)(void **, size_t, void *, void *);
-	RT_BODY(cudaMallocFromPoolAsync, ft, fn(p, size, pool, stream))
-}
-
-RT_EXPORT rt_err cudaFreeAsync(void *p, void *stream)
-{
-	typedef rt_err (*ft)(void *, void *);
-	RT_BODY(cudaFreeAsync, ft, fn(p, stream))
-}
-
-RT_EXPORT rt_err cudaStreamBeginCapture(void *stream, int mode)
-{
-	typedef rt_err (*ft)(void *, int);
-	RT_BODY(cudaStreamBeginCapture, ft, fn(stream, mode))
-}
-
-RT_EXPORT rt_err cudaStreamEndCapture(void *stream, void **graph)
-{
-	typedef rt_err (*ft)(void *, void **);
-	RT_BODY(cudaStreamEndCapture, ft, fn(stream, graph))
-}
+/* The GEN rows of rt-hooks.def: forward the row's arguments as they came. */
+#define RTHOOK_GEN(name, params, args)                                                             \
+	RT_EXPORT rt_err name params                                                               \
+	{                                                                                          \
+		typedef rt_err(*ft) params;                                                        \
+		RT_BODY(name, ft, fn args)                                                         \
+	}
+#define RTHOOK_CUSTOM(name, params, args)
+#define RTHOOK(name, cls, params, args, abi) RTHOOK_##cls(name, params, args)
+#include "../rt-hooks.def"
+#undef RTHOOK
 
 void *cg_rt_export(const char *name)
 {
@@ -217,7 +176,7 @@ void *cg_rt_export(const char *name)
 		const char *name;
 		void *fn;
 	} tab[] = {
-#define RTHOOK(n) {#n, (void *)n},
+#define RTHOOK(n, cls, params, args, abi) {#n, (void *)n},
 #include "../rt-hooks.def"
 #undef RTHOOK
 	};

@@ -5,48 +5,28 @@
  * live executable points into is CGS018, as a free is. PyTorch's
  * expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)
  * grow and shrink through these calls. cuMemCreate and cuMemRelease are
- * generated (hooks/gen.c): a handle is not an address.
+ * generated (hooks/gen.c): a handle is not an address. The others are
+ * ENV rows: their wrappers are generated (gen-hooks.py), these are their
+ * post parts.
  */
-#include <errno.h>
-
-#include "../call.h"
 #include "hooks.h"
-#include "../ledger.h"
-#include "../site.h"
 
-CUresult cgh_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-		      unsigned long long flags)
+void cgh_cuMemMap_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr ptr, size_t size, size_t offset,
+		       CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
-	struct cg_call c;
-	CUresult rc;
-	CG_REAL(cuMemMap);
-	if (!cg_call_begin(&c, HID_cuMemMap, 0))
-		return CG_FWD(real_cuMemMap(ptr, size, offset, handle, flags));
-	rc = CG_FWD(real_cuMemMap(ptr, size, offset, handle, flags));
-	int saved = errno;
 	if (rc == CUDA_SUCCESS)
-		ledger_add(ptr, size, LG_VMM, cg_site_here(1));
-	cg_call_end(&c, rc);
-	errno = saved;
-	return rc;
+		ledger_add(ptr, size, LG_VMM, cg_site_here(SITE_SKIP_PART));
 }
 
 /* Unmapping or freeing the addresses: every ledger range inside goes. */
-#define VMM_DROP(name)                                                                             \
-	CUresult cgh_##name(CUdeviceptr ptr, size_t size)                                          \
-	{                                                                                          \
-		struct cg_call c;                                                                  \
-		CUresult rc;                                                                       \
-		CG_REAL(name);                                                                     \
-		if (!cg_call_begin(&c, HID_##name, 0))                                             \
-			return CG_FWD(real_##name(ptr, size));                                     \
-		rc = CG_FWD(real_##name(ptr, size));                                               \
-		int saved = errno;                                                                 \
-		if (rc == CUDA_SUCCESS && cgh_ledger_free(ptr, size, 0, #name))                        \
-			c.flags |= CG_CALL_LIFE;                                                   \
-		cg_call_end(&c, rc);                                                               \
-		errno = saved;                                                                     \
-		return rc;                                                                         \
-	}
-VMM_DROP(cuMemUnmap)
-VMM_DROP(cuMemAddressFree)
+void cgh_cuMemUnmap_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr ptr, size_t size)
+{
+	if (rc == CUDA_SUCCESS && cgh_ledger_free(ptr, size, 0, "cuMemUnmap"))
+		c->flags |= CG_CALL_LIFE;
+}
+
+void cgh_cuMemAddressFree_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr ptr, size_t size)
+{
+	if (rc == CUDA_SUCCESS && cgh_ledger_free(ptr, size, 0, "cuMemAddressFree"))
+		c->flags |= CG_CALL_LIFE;
+}
