@@ -49,12 +49,12 @@ static inline int scenario_check(const char *call, int rc, int expected)
 }
 
 #define CHECK(call, expected) scenario_check(#call, (int)(call), (int)(expected))
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			printf("EXPECT failed: %s (line %d)\n", #cond, __LINE__);                  \
-			scenario_failures++;                                                       \
-		}                                                                                  \
+#define EXPECT(cond)                                                                                                   \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			printf("EXPECT failed: %s (line %d)\n", #cond, __LINE__);                                      \
+			scenario_failures++;                                                                           \
+		}                                                                                                      \
 	} while (0)
 #define SCENARIO_EXIT() (scenario_failures ? 1 : 0)
 
@@ -149,29 +149,29 @@ static inline void sc_launch(standin_kernel_fn fn, cudaStream_t s, long n, void 
 	(void)cudaLaunchKernel((const void *)fn, g, b, args, 0, s);
 }
 
-#define SC_LAUNCH3(fn, s, a0, a1, a2, n)                                                           \
-	do {                                                                                       \
-		void *sc_args_[] = {(void *)&(a0), (void *)&(a1), (void *)&(a2), NULL};            \
-		sc_launch(fn, (s), (long)(n), sc_args_);                                           \
+#define SC_LAUNCH3(fn, s, a0, a1, a2, n)                                                                               \
+	do {                                                                                                           \
+		void *sc_args_[] = {(void *)&(a0), (void *)&(a1), (void *)&(a2), NULL};                                \
+		sc_launch(fn, (s), (long)(n), sc_args_);                                                               \
 	} while (0)
 
-#define SC_PVD(fn, s, p, n, v)                                                                     \
-	do {                                                                                       \
-		float *sc_p_ = (p);                                                                \
-		long sc_n_ = (long)(n);                                                            \
-		double sc_v_ = (double)(v);                                                        \
-		SC_LAUNCH3(fn, s, sc_p_, sc_n_, sc_v_, sc_n_);                                     \
+#define SC_PVD(fn, s, p, n, v)                                                                                         \
+	do {                                                                                                           \
+		float *sc_p_ = (p);                                                                                    \
+		long sc_n_ = (long)(n);                                                                                \
+		double sc_v_ = (double)(v);                                                                            \
+		SC_LAUNCH3(fn, s, sc_p_, sc_n_, sc_v_, sc_n_);                                                         \
 	} while (0)
 
 #define LAUNCH_ADD(s, p, n, v) SC_PVD(k_add, s, p, n, v)
 #define LAUNCH_FILL(s, p, n, v) SC_PVD(k_fill, s, p, n, v)
 #define LAUNCH_SCALE(s, p, n, v) SC_PVD(k_scale, s, p, n, v)
-#define LAUNCH_COPY(s, d, src, n)                                                                  \
-	do {                                                                                       \
-		float *sc_d_ = (d);                                                                \
-		const float *sc_s_ = (src);                                                        \
-		long sc_n_ = (long)(n);                                                            \
-		SC_LAUNCH3(k_copy, s, sc_d_, sc_s_, sc_n_, sc_n_);                                 \
+#define LAUNCH_COPY(s, d, src, n)                                                                                      \
+	do {                                                                                                           \
+		float *sc_d_ = (d);                                                                                    \
+		const float *sc_s_ = (src);                                                                            \
+		long sc_n_ = (long)(n);                                                                                \
+		SC_LAUNCH3(k_copy, s, sc_d_, sc_s_, sc_n_, sc_n_);                                                     \
 	} while (0)
 
 #endif /* __CUDACC__ */

@@ -64,4 +64,3 @@ int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const
 	call_fields(r, c, rc, via, end);
 	return 1;
 }
-

@@ -93,14 +93,13 @@ int cg_need_real(int hid) CG_HIDDEN;
  */
 #define CG_ERRNO_IN const int cg_errno_in = errno
 #define CG_FWD(call) (errno = cg_errno_in, (call))
-#define CG_REAL(name)                                                                              \
-	CG_ERRNO_IN;                                                                               \
-	if (CG_UNLIKELY(!atomic_load_explicit(&cg_driver_resolved, memory_order_acquire) ||        \
-			!real_##name)) {                                                           \
-		int cg_missing_ = cg_need_real(HID_##name) < 0;                                    \
-		errno = cg_errno_in;                                                               \
-		if (cg_missing_)                                                                   \
-			return CUDA_ERROR_NOT_FOUND;                                               \
+#define CG_REAL(name)                                                                                                  \
+	CG_ERRNO_IN;                                                                                                   \
+	if (CG_UNLIKELY(!atomic_load_explicit(&cg_driver_resolved, memory_order_acquire) || !real_##name)) {           \
+		int cg_missing_ = cg_need_real(HID_##name) < 0;                                                        \
+		errno = cg_errno_in;                                                                                   \
+		if (cg_missing_)                                                                                       \
+			return CUDA_ERROR_NOT_FOUND;                                                                   \
 	}
 
 /* Whether the call record of c with result rc passes the log level. */
@@ -110,7 +109,6 @@ int cg_call_on(const struct cg_call *c, CUresult rc) CG_HIDDEN;
  * name the call came through, end the time the hook finished (the record's
  * stamp and the end of dur_ns/post_ns). Counts nothing, consumes no via. */
 int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end) CG_HIDDEN;
-
 
 /* Counters for the exit summary: cg_count_failure. */
 #include "counters.h"

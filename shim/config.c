@@ -52,8 +52,7 @@ static void config_warn(const char *name, const char *val, const char *why, cons
 	char buf[512], q[300];
 	int n;
 	config_quote(val, q, sizeof q);
-	n = snprintf(buf, sizeof buf, "cgshim: warning: %s=\"%s\" %s; using the default \"%s\"\n", name, q, why,
-		     def);
+	n = snprintf(buf, sizeof buf, "cgshim: warning: %s=\"%s\" %s; using the default \"%s\"\n", name, q, why, def);
 	if (n > 0)
 		(void)!write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
@@ -130,17 +129,17 @@ int cg_config_load(const char *(*getenv_fn)(const char *))
 {
 	int bad = 0;
 	const char *val;
-#define CFG(field, name, kind, def, choices, doc)                                                  \
-	set_field(KIND_##kind, &cg_cfg.field, def, choices);                                       \
-	val = getenv_fn(#name);                                                                    \
-	if (val && set_field(KIND_##kind, &cg_cfg.field, val, choices) < 0) {                     \
-		bad++;                                                                             \
-		config_warn(#name, val,                                                            \
-			    KIND_##kind == KIND_ENUM   ? "is not one of " choices                      \
-			    : KIND_##kind == KIND_INT  ? "is not an integer in " choices               \
-						       : "is not a boolean (0/1/yes/no/true/false/on/off)", \
-			    def);                                                                  \
-		set_field(KIND_##kind, &cg_cfg.field, def, choices);                               \
+#define CFG(field, name, kind, def, choices, doc)                                                                      \
+	set_field(KIND_##kind, &cg_cfg.field, def, choices);                                                           \
+	val = getenv_fn(#name);                                                                                        \
+	if (val && set_field(KIND_##kind, &cg_cfg.field, val, choices) < 0) {                                          \
+		bad++;                                                                                                 \
+		config_warn(#name, val,                                                                                \
+			    KIND_##kind == KIND_ENUM  ? "is not one of " choices                                       \
+			    : KIND_##kind == KIND_INT ? "is not an integer in " choices                                \
+						      : "is not a boolean (0/1/yes/no/true/false/on/off)",             \
+			    def);                                                                                      \
+		set_field(KIND_##kind, &cg_cfg.field, def, choices);                                                   \
 	}
 #include "config.def"
 #undef CFG
@@ -151,9 +150,9 @@ int cg_config_load(const char *(*getenv_fn)(const char *))
 	 * writes text only when asked to. "stderr"/"stdout" are not files
 	 * (log.c's cg_log_open). */
 	if (cg_cfg.log_format == CG_FMT_AUTO)
-		cg_cfg.log_format = cg_cfg.log_file && *cg_cfg.log_file &&
-					    strcmp(cg_cfg.log_file, "stderr") && strcmp(cg_cfg.log_file, "stdout")
-				    ? CG_FMT_JSONL
-				    : CG_FMT_TEXT;
+		cg_cfg.log_format = cg_cfg.log_file && *cg_cfg.log_file && strcmp(cg_cfg.log_file, "stderr") &&
+					    strcmp(cg_cfg.log_file, "stdout")
+					? CG_FMT_JSONL
+					: CG_FMT_TEXT;
 	return bad;
 }

@@ -104,7 +104,8 @@ static void warn_early(void)
 	unsigned long n = atomic_load(&early_calls);
 	if (n && !atomic_exchange(&early_warned, 1))
 		cg_warn("%lu CUDA call(s) reached the shim while it was being set up and were passed through "
-			"unrecorded", n);
+			"unrecorded",
+			n);
 }
 
 int cg_door_any_call(void)

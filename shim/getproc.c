@@ -15,8 +15,8 @@
 #include "call.h"
 #include "hooks/hooks.h"
 
-static void getproc_record(struct cg_call *c, CUresult rc, const char *symbol, int ver, cuuint64_t flags,
-			   int status, int routed)
+static void getproc_record(struct cg_call *c, CUresult rc, const char *symbol, int ver, cuuint64_t flags, int status,
+			   int routed)
 {
 	struct cg_rec r;
 	if (!cg_call_rec(&r, c, rc))

@@ -108,8 +108,8 @@ static void write_start_record(void)
 	rec_str(&r, "log_format", cg_cfg.log_format == CG_FMT_JSONL ? "jsonl" : "text");
 	rec_str(&r, "on_update_failure",
 		cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE ? "reinstantiate"
-		: cg_cfg.on_update_failure == CG_UPD_ABORT      ? "abort"
-								: "log");
+		: cg_cfg.on_update_failure == CG_UPD_ABORT	 ? "abort"
+								 : "log");
 	rec_str(&r, "on_violation", cg_cfg.on_violation == CG_VIOL_ABORT ? "abort" : "log");
 	rec_end(&r);
 }

@@ -37,13 +37,13 @@ struct cg_stale {
 	CUgraph g;
 	uint64_t capture;
 	uint32_t node;
-	const char *kernel;      /* mangled name, NULL for a copy or memset */
-	int param;               /* kernel parameter index, -1 for an operand */
-	int what, embedded;      /* CG_REF_*; the pointer sits inside a struct parameter */
-	uint64_t val;            /* the pointer the node holds */
-	uint64_t base, size;     /* the freed range */
-	int kind;                /* LG_* */
-	int nrefs;               /* the exec's pointers into the range */
+	const char *kernel;  /* mangled name, NULL for a copy or memset */
+	int param;	     /* kernel parameter index, -1 for an operand */
+	int what, embedded;  /* CG_REF_*; the pointer sits inside a struct parameter */
+	uint64_t val;	     /* the pointer the node holds */
+	uint64_t base, size; /* the freed range */
+	int kind;	     /* LG_* */
+	int nrefs;	     /* the exec's pointers into the range */
 	uint32_t alloc_site, exec_site, capture_site, free_site;
 };
 

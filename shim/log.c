@@ -33,7 +33,7 @@ static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static int log_bound;
 static dev_t log_dev;
 static ino_t log_ino;
-static int log_pipe;         /* FIFO or socket: a write can raise SIGPIPE */
+static int log_pipe;	     /* FIFO or socket: a write can raise SIGPIPE */
 static _Atomic int log_dead; /* not ours any more, or no reader: records are dropped */
 static _Atomic unsigned long long log_seq;
 static int log_pid;
@@ -507,8 +507,7 @@ static void put_escaped(struct cg_rec *r, const char *s)
 		return;
 	for (;;) {
 		const char *run = s;
-		while ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x80 && *s != '"' &&
-		       *s != '\\')
+		while ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x80 && *s != '"' && *s != '\\')
 			s++;
 		if (s > run)
 			put(r, run, (size_t)(s - run));
@@ -598,8 +597,8 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 	unsigned long long seq = atomic_fetch_add_explicit(&log_seq, 1, memory_order_relaxed) + 1;
 	if (r->json) {
 		/* {"v":1,"ev":"...","seq":N,"ts":N,"pid":N,"tid":N */
-		static const char a[] = "{\"v\":", b[] = ",\"ev\":\"", c[] = "\",\"seq\":", d[] = ",\"ts\":",
-				  e[] = ",\"pid\":", f[] = ",\"tid\":";
+		static const char a[] = "{\"v\":", b[] = ",\"ev\":\"",
+				  c[] = "\",\"seq\":", d[] = ",\"ts\":", e[] = ",\"pid\":", f[] = ",\"tid\":";
 		size_t k = 0, evl = strlen(ev);
 		if (evl > 40)
 			evl = 40;
@@ -810,8 +809,8 @@ void cg_warn(const char *fmt, ...)
 const char *cg_result_name(int rc)
 {
 	switch (rc) {
-#define R(v, n)                                                                                    \
-	case v:                                                                                    \
+#define R(v, n)                                                                                                        \
+	case v:                                                                                                        \
 		return n;
 		R(0, "CUDA_SUCCESS")
 		R(1, "CUDA_ERROR_INVALID_VALUE")

@@ -19,7 +19,7 @@
 #define CG_REC_MAX 4096
 
 struct cg_rec {
-	int on;      /* 0: the level filtered it out, every rec_* call is a no-op */
+	int on; /* 0: the level filtered it out, every rec_* call is a no-op */
 	int level;
 	int json;
 	int nfields;

@@ -62,8 +62,8 @@ struct cg_summary {
 	 * hashes answer "same topology" in O(1); different ones fall through
 	 * to the node-by-node comparison that names the difference. */
 	uint64_t topo;
-	uint8_t *types;   /* n_nodes node types, creation order */
-	uint16_t *ndeps;  /* n_nodes dependency counts */
+	uint8_t *types;	 /* n_nodes node types, creation order */
+	uint16_t *ndeps; /* n_nodes dependency counts */
 	CUgraphNode *nodes;
 	struct cg_mnode *mem; /* n_alloc + n_free memory nodes, read back from the driver */
 	/* node details (nodes.h) of the kernel, memcpy and memset nodes only,
@@ -97,7 +97,7 @@ void cg_model_after_fork_child(void);
 /* Totals since start, for the summary record. */
 struct model_totals {
 	long long captures, captures_bad, graphs, execs, updates, update_failures, alloc_nodes, alloc_bytes, pools,
-		leaks, rewrites, launches_destroyed;
+	    leaks, rewrites, launches_destroyed;
 };
 void model_totals_get(struct model_totals *out);
 /* A graph allocation an executable's last launch left outstanding when the
@@ -161,7 +161,7 @@ struct cg_capture_view {
 	CUstream stream;
 	int mode, tid;
 	uint32_t site;
-	int named; /* already named abandoned: every later refusal is only counted */
+	int named;	/* already named abandoned: every later refusal is only counted */
 	char tname[16]; /* the begin thread's name */
 };
 int model_capture_conflict(int thread_mode, struct cg_capture_view *out);

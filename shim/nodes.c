@@ -138,9 +138,9 @@ struct fn_ent {
 	uint64_t func;
 	const char *name;
 	uint64_t module;
-	uint64_t mctx;  /* the module's context when a hooked load saw it, else 0 */
-	int np;         /* -1: layout unknown */
-	uint32_t *lay;  /* np (offset, size) pairs */
+	uint64_t mctx; /* the module's context when a hooked load saw it, else 0 */
+	int np;	       /* -1: layout unknown */
+	uint32_t *lay; /* np (offset, size) pairs */
 };
 static struct fn_ent *fn_tab[FN_SLOTS];
 
@@ -294,8 +294,8 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 		if (v)
 			h = nodes_fnv(h, v, size);
 		if (size <= 8 && nk < CG_NODE_MAXP) {
-			keep[nk] = (struct cg_kparam){.off = (uint32_t)off, .size = (uint16_t)size,
-						      .idx = (uint8_t)(i < 255 ? i : 255)};
+			keep[nk] = (struct cg_kparam){
+			    .off = (uint32_t)off, .size = (uint16_t)size, .idx = (uint8_t)(i < 255 ? i : 255)};
 			if (v)
 				memcpy(&keep[nk].val, v, size);
 			nk++;
@@ -357,9 +357,9 @@ const char *nodes_copy_kind(int kind)
 static uint64_t nodes_operand(CUmemorytype t, const void *host, CUdeviceptr dev, CUarray arr, size_t x, size_t y,
 			      size_t z, size_t pitch, size_t height)
 {
-	uint64_t base = t == CU_MEMORYTYPE_HOST ? (uint64_t)(uintptr_t)host
+	uint64_t base = t == CU_MEMORYTYPE_HOST	   ? (uint64_t)(uintptr_t)host
 			: t == CU_MEMORYTYPE_ARRAY ? (uint64_t)(uintptr_t)arr
-			: (uint64_t)dev; /* device and unified both use the device field */
+						   : (uint64_t)dev; /* device and unified both use the device field */
 	if (t == CU_MEMORYTYPE_ARRAY)
 		return base;
 	return base + x + y * pitch + z * height * pitch;
@@ -572,7 +572,7 @@ unsigned nodes_diff(const struct cg_ndet *a, const struct cg_ndet *b)
 void nodes_diff_text(unsigned mask, char *buf, size_t cap)
 {
 	static const char *const f[] = {"function", "grid", "block", "shared memory", "parameters",
-					"operands", "size", "kind", "element size"};
+					"operands", "size", "kind",  "element size"};
 	size_t n = 0;
 	if (!cap)
 		return;
@@ -642,9 +642,10 @@ int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, co
 		rec_hex(&r, "exec", (uintptr_t)e);
 		rec_hex(&r, "graph", (uintptr_t)g);
 		rec_int(&r, "index", i);
-		rec_str(&r, "type", b->type == CU_GRAPH_NODE_TYPE_KERNEL ? "kernel"
-				    : b->type == CU_GRAPH_NODE_TYPE_MEMCPY ? "memcpy"
-									    : "memset");
+		rec_str(&r, "type",
+			b->type == CU_GRAPH_NODE_TYPE_KERNEL   ? "kernel"
+			: b->type == CU_GRAPH_NODE_TYPE_MEMCPY ? "memcpy"
+							       : "memset");
 		if (b->name)
 			rec_str(&r, "kernel", b->name);
 		if (a->name && a->name != b->name)

@@ -34,32 +34,32 @@
  * an 8-byte word inside a larger parameter (a struct) that pointed into a
  * range of the allocation ledger when the node was walked (embedded 1). */
 struct cg_kparam {
-	uint32_t off;     /* byte offset in the parameter buffer (cuFuncGetParamInfo) */
-	uint16_t size;    /* the parameter's size (clipped to 65535) */
-	uint8_t idx;      /* parameter index (clipped to 255) */
+	uint32_t off;  /* byte offset in the parameter buffer (cuFuncGetParamInfo) */
+	uint16_t size; /* the parameter's size (clipped to 65535) */
+	uint8_t idx;   /* parameter index (clipped to 255) */
 	uint8_t embedded;
-	uint64_t val;     /* first min(size, 8) bytes, little-endian; or the word */
+	uint64_t val; /* first min(size, 8) bytes, little-endian; or the word */
 };
 
 /* Copy kinds (from the two memory types of a CUDA_MEMCPY3D). */
 enum { CG_CPY_UNKNOWN, CG_CPY_H2D, CG_CPY_D2H, CG_CPY_D2D, CG_CPY_H2H, CG_CPY_UNIFIED, CG_CPY_ARRAY };
 
 struct cg_ndet {
-	uint32_t node;    /* index in the summary's nodes */
-	uint8_t type;     /* CUgraphNodeType */
-	uint8_t np;       /* kernel: parameters kept in p[] */
-	uint16_t np_all;  /* kernel: parameters of the function (0xffff: layout unknown) */
-	uint32_t shmem;   /* kernel: dynamic shared memory; memset: element size */
-	uint8_t coop;     /* kernel: cooperative launch attribute */
-	const char *name; /* kernel: interned mangled name (never freed), NULL unknown */
-	uint64_t func;    /* kernel: CUfunction */
-	uint64_t module;  /* kernel: its module (cuFuncGetModule), 0 unknown */
-	uint64_t mctx;    /* kernel: the module's context (nodes_module_loaded), 0 unknown */
-	uint64_t dst, src;    /* memcpy: operands; memset: dst, src = value */
-	uint64_t bytes;       /* memcpy/memset: bytes written */
+	uint32_t node;		    /* index in the summary's nodes */
+	uint8_t type;		    /* CUgraphNodeType */
+	uint8_t np;		    /* kernel: parameters kept in p[] */
+	uint16_t np_all;	    /* kernel: parameters of the function (0xffff: layout unknown) */
+	uint32_t shmem;		    /* kernel: dynamic shared memory; memset: element size */
+	uint8_t coop;		    /* kernel: cooperative launch attribute */
+	const char *name;	    /* kernel: interned mangled name (never freed), NULL unknown */
+	uint64_t func;		    /* kernel: CUfunction */
+	uint64_t module;	    /* kernel: its module (cuFuncGetModule), 0 unknown */
+	uint64_t mctx;		    /* kernel: the module's context (nodes_module_loaded), 0 unknown */
+	uint64_t dst, src;	    /* memcpy: operands; memset: dst, src = value */
+	uint64_t bytes;		    /* memcpy/memset: bytes written */
 	uint32_t grid[3], block[3]; /* kernel; memcpy: grid[0] = kind (CG_CPY_*) */
-	uint64_t phash;       /* kernel: FNV-1a of every parameter byte read */
-	struct cg_kparam *p;  /* kernel: np entries (malloc'd), NULL when np is 0 */
+	uint64_t phash;		    /* kernel: FNV-1a of every parameter byte read */
+	struct cg_kparam *p;	    /* kernel: np entries (malloc'd), NULL when np is 0 */
 };
 
 /* Fill d for node n of type t through capture-safe queries. 0 on success;
@@ -79,8 +79,15 @@ void nodes_rec(struct cg_rec *r, const struct cg_ndet *d);
 /* Fields that differ between two descriptions of the same node position,
  * as a bitmask of CG_ND_* (0: same as far as known). */
 enum {
-	CG_ND_FUNC = 1, CG_ND_GRID = 2, CG_ND_BLOCK = 4, CG_ND_SHMEM = 8, CG_ND_PARAMS = 16,
-	CG_ND_OPERANDS = 32, CG_ND_SIZE = 64, CG_ND_KIND = 128, CG_ND_ELEM = 256
+	CG_ND_FUNC = 1,
+	CG_ND_GRID = 2,
+	CG_ND_BLOCK = 4,
+	CG_ND_SHMEM = 8,
+	CG_ND_PARAMS = 16,
+	CG_ND_OPERANDS = 32,
+	CG_ND_SIZE = 64,
+	CG_ND_KIND = 128,
+	CG_ND_ELEM = 256
 };
 unsigned nodes_diff(const struct cg_ndet *a, const struct cg_ndet *b);
 /* Comma-separated field names of a CG_ND_* mask into buf (cap bytes). */

@@ -20,8 +20,8 @@ _Atomic int cg_policy_pending; /* proxies with allocations to free at their next
 #define CG_REPL_MAX 4
 struct repl {
 	CUgraphExec exec;
-	CUgraph src;          /* the shim's clone it was instantiated from: its nodes map per-node calls */
-	int src_dead;         /* the shim destroys src with exec (always so for its clones) */
+	CUgraph src;		/* the shim's clone it was instantiated from: its nodes map per-node calls */
+	int src_dead;		/* the shim destroys src with exec (always so for its clones) */
 	struct cg_summary *sum; /* topology of src (reference) */
 	long long last_use;
 };
@@ -466,10 +466,11 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 		drv_cuThreadExchangeStreamCaptureMode(&mode);
 	cg_tls.in_shim--;
 	if (rc == CUDA_SUCCESS && !src && !atomic_exchange(&warned_uncloned, 1))
-		cg_warn("exec 0x%llx re-instantiated from graph 0x%llx itself (a graph with memory nodes cannot be "
-			"cloned): while the shim holds that executable, the application's own instantiation of the "
-			"graph fails with 801 and its destroy of the graph is deferred (docs/design.md, re-instantiation)",
-			(unsigned long long)(uintptr_t)app, (unsigned long long)(uintptr_t)g);
+		cg_warn(
+		    "exec 0x%llx re-instantiated from graph 0x%llx itself (a graph with memory nodes cannot be "
+		    "cloned): while the shim holds that executable, the application's own instantiation of the "
+		    "graph fails with 801 and its destroy of the graph is deferred (docs/design.md, re-instantiation)",
+		    (unsigned long long)(uintptr_t)app, (unsigned long long)(uintptr_t)g);
 	/* per-node calls map to the nodes of the graph the exec runs from */
 	map_sum = src ? model_graph_summary(src) : model_summary_ref(new_sum);
 	if (rc != CUDA_SUCCESS) {
@@ -605,8 +606,9 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	if (n_carried) {
 		/* AutoFreeOnLaunch: freed before the next launch; otherwise they
 		 * stay the application's to free, as after an update. */
-		rec_open(&r, (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) ? "free_at_next_launch"
-											: "outstanding",
+		rec_open(&r,
+			 (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) ? "free_at_next_launch"
+										   : "outstanding",
 			 '[');
 		for (int i = 0; i < n_carried; i++)
 			rec_elem_hex(&r, carried[i]);

@@ -13,7 +13,7 @@
 #include "cuda-abi.h"
 #include "model.h"
 
-extern _Atomic int cg_policy_active; /* set once the first rewrite happened */
+extern _Atomic int cg_policy_active;  /* set once the first rewrite happened */
 extern _Atomic int cg_policy_pending; /* handles with graph allocations to free at their next launch */
 
 /* Real exec behind an application handle (the handle itself when none). */

@@ -15,16 +15,24 @@ enum cg_hook_id {
 	HID_COUNT
 };
 
-enum cg_hook_class { CG_CLS_GEN, CG_CLS_EXEC, CG_CLS_EXECN, CG_CLS_UNSAFE, CG_CLS_CAPINFO, CG_CLS_ENV, CG_CLS_LIFE, CG_CLS_CUSTOM };
+enum cg_hook_class {
+	CG_CLS_GEN,
+	CG_CLS_EXEC,
+	CG_CLS_EXECN,
+	CG_CLS_UNSAFE,
+	CG_CLS_CAPINFO,
+	CG_CLS_ENV,
+	CG_CLS_LIFE,
+	CG_CLS_CUSTOM
+};
 
 /* real_<name>: the driver's own function, NULL until resolved or if this
  * driver lacks the name. Written once under the resolve lock, before the
  * release store that publishes cg_driver_resolved. */
-#define HOOK(name, pfn, params, args, cls)                                                         \
-	extern pfn real_##name CG_HIDDEN;                                                          \
-	CUresult cgh_##name params __asm__(#name) __attribute__((visibility("default")));         \
-	_Static_assert(__builtin_types_compatible_p(__typeof__(&cgh_##name), pfn),                 \
-		       "hooks.def: wrong ABI for " #name);
+#define HOOK(name, pfn, params, args, cls)                                                                             \
+	extern pfn real_##name CG_HIDDEN;                                                                              \
+	CUresult cgh_##name params __asm__(#name) __attribute__((visibility("default")));                              \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&cgh_##name), pfn), "hooks.def: wrong ABI for " #name);
 #include "hooks.def"
 #undef HOOK
 
@@ -49,7 +57,7 @@ struct cg_route {
 };
 extern const struct cg_route cg_routes[HID_COUNT] CG_HIDDEN;
 
-extern void *(*cg_real_dlsym)(void *, const char *) CG_HIDDEN;
+extern void *(*cg_real_dlsym)(void *, const char *)CG_HIDDEN;
 extern void *cg_libcuda CG_HIDDEN;
 
 /* Resolve real_* from libcuda.so.1 once it is loaded. Returns 0 when the
@@ -59,8 +67,7 @@ extern _Atomic int cg_driver_resolved CG_HIDDEN;
 
 static inline int cg_driver_ok(void)
 {
-	return CG_LIKELY(atomic_load_explicit(&cg_driver_resolved, memory_order_acquire)) ||
-	       cg_resolve_driver() == 0;
+	return CG_LIKELY(atomic_load_explicit(&cg_driver_resolved, memory_order_acquire)) || cg_resolve_driver() == 0;
 }
 
 /* Hook id of an exact exported name, or -1. */

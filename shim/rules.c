@@ -17,7 +17,7 @@
 static const struct {
 	const char *id, *slug, *sev, *title, *doc;
 } rule_tab[R_COUNT] = {
-	{"", "", "", "", ""},
+    {"", "", "", "", ""},
 #define RULE(e, id, slug, sev, predicted, title) {id, slug, sev, title, CGSHIM_RULE_DOC_DIR id ".md"},
 #include "rules.def"
 #undef RULE
@@ -106,10 +106,10 @@ static int rules_alloc_lookup(CUdeviceptr p, uint64_t *capture, uint32_t *site)
 }
 
 const struct cg_model_view cg_model_view_live = {
-	.graph_live_exec = model_graph_live_exec,
-	.pool_info = model_pool_info,
-	.current_ctx = rules_current_ctx,
-	.alloc_lookup = rules_alloc_lookup,
+    .graph_live_exec = model_graph_live_exec,
+    .pool_info = model_pool_info,
+    .current_ctx = rules_current_ctx,
+    .alloc_lookup = rules_alloc_lookup,
 };
 
 static int verdict_needs_site(const struct cg_verdict *v)
@@ -129,14 +129,30 @@ static int verdict_emit(const struct cg_verdict *v, const char *api, unsigned fl
 	for (int i = 0; i < v->nf; i++) {
 		const struct cg_vfield *f = &v->f[i];
 		switch (f->kind) {
-		case CG_VF_HEX: rec_hex(&r, f->key, f->val); break;
-		case CG_VF_U64: rec_u64(&r, f->key, f->val); break;
-		case CG_VF_INT: rec_int(&r, f->key, (long long)(int64_t)f->val); break;
-		case CG_VF_BOOL: rec_bool(&r, f->key, (int)f->val); break;
-		case CG_VF_STR: rec_str(&r, f->key, f->str); break;
-		case CG_VF_WORD: rec_word(&r, f->key, f->str); break;
-		case CG_VF_SITE: rec_site(&r, f->key, (uint32_t)f->val); break;
-		case CG_VF_SITE_HERE: rec_site(&r, f->key, here); break;
+		case CG_VF_HEX:
+			rec_hex(&r, f->key, f->val);
+			break;
+		case CG_VF_U64:
+			rec_u64(&r, f->key, f->val);
+			break;
+		case CG_VF_INT:
+			rec_int(&r, f->key, (long long)(int64_t)f->val);
+			break;
+		case CG_VF_BOOL:
+			rec_bool(&r, f->key, (int)f->val);
+			break;
+		case CG_VF_STR:
+			rec_str(&r, f->key, f->str);
+			break;
+		case CG_VF_WORD:
+			rec_word(&r, f->key, f->str);
+			break;
+		case CG_VF_SITE:
+			rec_site(&r, f->key, (uint32_t)f->val);
+			break;
+		case CG_VF_SITE_HERE:
+			rec_site(&r, f->key, here);
+			break;
 		case CG_VF_EXEC_SITE: {
 			struct cg_exec_view ev;
 			if (!model_exec_view((CUgraphExec)(uintptr_t)f->val, &ev))

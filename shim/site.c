@@ -29,7 +29,7 @@ struct site_ent {
 	unsigned char *kb; /* compact lookup key: used pcs, then the Python text */
 	size_t klen;
 	uint32_t id;
-	char *text; /* native frames rendered once ("a\nb\n"), on first use */
+	char *text;    /* native frames rendered once ("a\nb\n"), on first use */
 	char *frag[2]; /* the site as a list body: [0] text, [1] JSON, on first use */
 	size_t frag_len[2];
 	UT_hash_handle hh;
@@ -103,8 +103,8 @@ static void py_resolve_locked(void)
 	PYSYM(utf8, "PyUnicode_AsUTF8");
 	PYSYM(decref, "Py_DecRef");
 #undef PYSYM
-	py_g.ok = py_g.gil_check && py_g.get_frame && py_g.lineno && py_g.get_code && py_g.get_back &&
-		  py_g.getattr && py_g.utf8 && py_g.decref;
+	py_g.ok = py_g.gil_check && py_g.get_frame && py_g.lineno && py_g.get_code && py_g.get_back && py_g.getattr &&
+		  py_g.utf8 && py_g.decref;
 	if (py_g.ok)
 		atomic_store_explicit(&py_done, 1, memory_order_release);
 }
@@ -436,8 +436,7 @@ static void py_frames(char *out, size_t cap, int max)
 		const char *func = code ? py_str_attr(&py, code, "co_name", &h2) : NULL;
 		int line = py.lineno(f);
 		int w = snprintf(out + n, cap - n, "%s%s:%s:%d:%s", n ? ";" : "", file ? py_kind(file) : "py",
-				 file ? py_short(file) : "?", line,
-				 func ? func : "?");
+				 file ? py_short(file) : "?", line, func ? func : "?");
 		if (h1)
 			py.decref(h1);
 		if (h2)

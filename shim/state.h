@@ -24,12 +24,12 @@ extern _Atomic int cg_state;
 #define CG_TLS __thread __attribute__((tls_model("initial-exec")))
 
 struct cg_tls {
-	int in_shim;       /* >0 while shim code runs its own driver calls */
-	const char *via;   /* runtime API name when a cuda* hook is on the stack */
-	int via_consumed;  /* a driver hook logged the call on behalf of `via` */
-	int via_rc;        /* driver result seen under `via` */
-	int in_init;       /* this thread runs init_once */
-	int door_reg;      /* door_calls is in doors.c's list */
+	int in_shim;			     /* >0 while shim code runs its own driver calls */
+	const char *via;		     /* runtime API name when a cuda* hook is on the stack */
+	int via_consumed;		     /* a driver hook logged the call on behalf of `via` */
+	int via_rc;			     /* driver result seen under `via` */
+	int in_init;			     /* this thread runs init_once */
+	int door_reg;			     /* door_calls is in doors.c's list */
 	_Atomic unsigned long door_calls[4]; /* calls per door (doors.h) */
 };
 extern CG_TLS struct cg_tls cg_tls;

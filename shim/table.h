@@ -27,7 +27,10 @@ struct cg_table {
 	const char *name;
 	_Atomic long long failures;
 };
-#define CG_TABLE_INIT(n) { .name = (n) }
+#define CG_TABLE_INIT(n)                                                                                               \
+	{                                                                                                              \
+		.name = (n)                                                                                            \
+	}
 extern __thread __attribute__((tls_model("initial-exec"))) int cg_table_oom_here;
 /* Returns 1 when the add this thread just made to t failed, counted on t. */
 static inline int cg_table_add_failed(struct cg_table *t)

@@ -118,24 +118,51 @@ static uintptr_t enc_ptr(struct rd *r, uint8_t enc, int apply, uintptr_t dbase)
 	if (enc == 0xff) /* DW_EH_PE_omit */
 		return 0;
 	switch (enc & 0x0f) {
-	case 0x00: v = (uintptr_t)fixed(r, 8); break;
-	case 0x01: v = (uintptr_t)uleb(r); break;
-	case 0x02: v = (uintptr_t)fixed(r, 2); break;
-	case 0x03: v = (uintptr_t)fixed(r, 4); break;
-	case 0x04: v = (uintptr_t)fixed(r, 8); break;
-	case 0x09: v = (uintptr_t)sleb(r); break;
-	case 0x0a: v = (uintptr_t)(int64_t)(int16_t)fixed(r, 2); break;
-	case 0x0b: v = (uintptr_t)(int64_t)(int32_t)fixed(r, 4); break;
-	case 0x0c: v = (uintptr_t)fixed(r, 8); break;
-	default: r->bad = 1; return 0;
+	case 0x00:
+		v = (uintptr_t)fixed(r, 8);
+		break;
+	case 0x01:
+		v = (uintptr_t)uleb(r);
+		break;
+	case 0x02:
+		v = (uintptr_t)fixed(r, 2);
+		break;
+	case 0x03:
+		v = (uintptr_t)fixed(r, 4);
+		break;
+	case 0x04:
+		v = (uintptr_t)fixed(r, 8);
+		break;
+	case 0x09:
+		v = (uintptr_t)sleb(r);
+		break;
+	case 0x0a:
+		v = (uintptr_t)(int64_t)(int16_t)fixed(r, 2);
+		break;
+	case 0x0b:
+		v = (uintptr_t)(int64_t)(int32_t)fixed(r, 4);
+		break;
+	case 0x0c:
+		v = (uintptr_t)fixed(r, 8);
+		break;
+	default:
+		r->bad = 1;
+		return 0;
 	}
 	if (!apply)
 		return v;
 	switch (enc & 0x70) {
-	case 0x00: break;
-	case 0x10: v += at; break;
-	case 0x30: v += dbase; break;
-	default: r->bad = 1; return 0;
+	case 0x00:
+		break;
+	case 0x10:
+		v += at;
+		break;
+	case 0x30:
+		v += dbase;
+		break;
+	default:
+		r->bad = 1;
+		return 0;
 	}
 	if (enc & 0x80) /* indirect: never used for code addresses */
 		r->bad = 1;
@@ -212,7 +239,8 @@ static int run_cfa(struct rd *r, const struct cie *c, struct row *s, const struc
 		}
 		if (!adv) {
 			switch (op) {
-			case 0x00: break;
+			case 0x00:
+				break;
 			case 0x01: {
 				uintptr_t nl = enc_ptr(r, c->fde_enc, 1, 0);
 				if (target && nl > target)
@@ -220,16 +248,31 @@ static int run_cfa(struct rd *r, const struct cie *c, struct row *s, const struc
 				loc = nl;
 				break;
 			}
-			case 0x02: delta = fixed(r, 1); adv = 1; break;
-			case 0x03: delta = fixed(r, 2); adv = 1; break;
-			case 0x04: delta = fixed(r, 4); adv = 1; break;
+			case 0x02:
+				delta = fixed(r, 1);
+				adv = 1;
+				break;
+			case 0x03:
+				delta = fixed(r, 2);
+				adv = 1;
+				break;
+			case 0x04:
+				delta = fixed(r, 4);
+				adv = 1;
+				break;
 			case 0x05:
 				reg = uleb(r);
 				set_reg(s, reg, c->ra_reg, K_OFFSET, (int64_t)uleb(r) * c->data_align);
 				break;
-			case 0x06: restore_reg(s, init, uleb(r), c->ra_reg); break;
-			case 0x07: set_reg(s, uleb(r), c->ra_reg, K_UNDEF, 0); break;
-			case 0x08: set_reg(s, uleb(r), c->ra_reg, K_SAME, 0); break;
+			case 0x06:
+				restore_reg(s, init, uleb(r), c->ra_reg);
+				break;
+			case 0x07:
+				set_reg(s, uleb(r), c->ra_reg, K_UNDEF, 0);
+				break;
+			case 0x08:
+				set_reg(s, uleb(r), c->ra_reg, K_SAME, 0);
+				break;
 			case 0x09:
 				reg = uleb(r);
 				(void)uleb(r);
@@ -254,7 +297,9 @@ static int run_cfa(struct rd *r, const struct cie *c, struct row *s, const struc
 				s->cfa_reg = (int)uleb(r);
 				s->cfa_expr = 0;
 				break;
-			case 0x0e: s->cfa_off = (int64_t)uleb(r); break;
+			case 0x0e:
+				s->cfa_off = (int64_t)uleb(r);
+				break;
 			case 0x0f: {
 				uint64_t len = uleb(r);
 				if ((uint64_t)(r->end - r->p) < len)
@@ -283,7 +328,9 @@ static int run_cfa(struct rd *r, const struct cie *c, struct row *s, const struc
 				s->cfa_off = sleb(r) * c->data_align;
 				s->cfa_expr = 0;
 				break;
-			case 0x13: s->cfa_off = sleb(r) * c->data_align; break;
+			case 0x13:
+				s->cfa_off = sleb(r) * c->data_align;
+				break;
 			case 0x14:
 				reg = uleb(r);
 				(void)uleb(r);
@@ -294,12 +341,15 @@ static int run_cfa(struct rd *r, const struct cie *c, struct row *s, const struc
 				(void)sleb(r);
 				set_reg(s, reg, c->ra_reg, K_OTHER, 0);
 				break;
-			case 0x2e: (void)uleb(r); break; /* GNU_args_size */
+			case 0x2e:
+				(void)uleb(r);
+				break; /* GNU_args_size */
 			case 0x2f:
 				reg = uleb(r);
 				set_reg(s, reg, c->ra_reg, K_OFFSET, -(int64_t)uleb(r) * c->data_align);
 				break;
-			default: return -1;
+			default:
+				return -1;
 			}
 		}
 		if (adv) {
@@ -346,17 +396,25 @@ static int parse_cie(const uint8_t *p, struct cie *c)
 		c->z = 1;
 		for (const char *a = aug + 1; *a && !r.bad; a++) {
 			switch (*a) {
-			case 'R': c->fde_enc = (uint8_t)fixed(&r, 1); break;
-			case 'L': (void)fixed(&r, 1); break;
+			case 'R':
+				c->fde_enc = (uint8_t)fixed(&r, 1);
+				break;
+			case 'L':
+				(void)fixed(&r, 1);
+				break;
 			case 'P': {
 				uint8_t penc = (uint8_t)fixed(&r, 1);
 				(void)enc_ptr(&r, penc & 0x0f, 0, 0);
 				break;
 			}
-			case 'S': c->signal = 1; break;
+			case 'S':
+				c->signal = 1;
+				break;
 			case 'B':
-			case 'G': break;
-			default: return -1;
+			case 'G':
+				break;
+			default:
+				return -1;
 			}
 		}
 		if (aend > r.end)

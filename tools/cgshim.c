@@ -79,11 +79,9 @@ static void list_logs(const char *tmpl, const struct timespec *since)
 			if (stat(g.gl_pathv[i], &st) < 0 || !S_ISREG(st.st_mode))
 				continue;
 			if (st.st_mtim.tv_sec < since->tv_sec ||
-			    (st.st_mtim.tv_sec == since->tv_sec &&
-			     st.st_mtim.tv_nsec < since->tv_nsec))
+			    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec < since->tv_nsec))
 				continue;
-			fprintf(stderr, "%s%s", found ? ", " : "cgshim: log written to ",
-			        g.gl_pathv[i]);
+			fprintf(stderr, "%s%s", found ? ", " : "cgshim: log written to ", g.gl_pathv[i]);
 			found = 1;
 		}
 		globfree(&g);
@@ -125,8 +123,8 @@ static int launch_status;
  * argument is never "--": `cgshim --log -- cmd` is a missing value, not
  * the level "--".
  */
-static int parse_options(int argc, char **argv, int *first, int *use_stderr, int *log_opt,
-                         int *fmt_opt, const char **log_tmpl)
+static int parse_options(int argc, char **argv, int *first, int *use_stderr, int *log_opt, int *fmt_opt,
+			 const char **log_tmpl)
 {
 	static char names[OPT_MAX_ROWS][64];
 	static struct option longs[OPT_MAX_ROWS + 5] = {
@@ -141,8 +139,7 @@ static int parse_options(int argc, char **argv, int *first, int *use_stderr, int
 	for (r = 0; r < opt_nrows && r < OPT_MAX_ROWS; r++, n++) {
 		opt_name(&opt_rows[r], names[r], sizeof names[r]);
 		longs[n].name = names[r];
-		longs[n].has_arg =
-		    !strcmp(opt_rows[r].kind, "BOOL") ? optional_argument : required_argument;
+		longs[n].has_arg = !strcmp(opt_rows[r].kind, "BOOL") ? optional_argument : required_argument;
 		longs[n].flag = NULL;
 		longs[n].val = OPT_ROW + (int)r;
 	}
@@ -174,15 +171,13 @@ static int parse_options(int argc, char **argv, int *first, int *use_stderr, int
 			fprintf(stderr, "cgshim: option %s needs a value\n", argv[optind - 1]);
 			return 0;
 		case '?':
-			fprintf(stderr, "cgshim: unknown or ambiguous option %s (cgshim --help)\n",
-			        argv[optind - 1]);
+			fprintf(stderr, "cgshim: unknown or ambiguous option %s (cgshim --help)\n", argv[optind - 1]);
 			return 0;
 		}
 		row = &opt_rows[c - OPT_ROW];
 		val = optarg ? optarg : "1"; /* a BOOL alone */
 		if (optarg && optarg == argv[optind - 1] && !strcmp(optarg, "--")) {
-			fprintf(stderr, "cgshim: option %s needs a value before \"--\"\n",
-			        argv[optind - 2]);
+			fprintf(stderr, "cgshim: option %s needs a value before \"--\"\n", argv[optind - 2]);
 			return 0;
 		}
 		if (set_option(row, val) < 0)
@@ -252,7 +247,7 @@ int main(int argc, char **argv)
 	lib = launch_find_lib();
 	if (!lib || access(lib, R_OK) < 0) {
 		fprintf(stderr, "cgshim: cannot read %s (set CGSHIM_LIB to libcgshim.so)\n",
-		        lib ? lib : "libcgshim.so");
+			lib ? lib : "libcgshim.so");
 		free(lib);
 		return 1;
 	}

@@ -13,9 +13,8 @@
 
 #include "report.h"
 
-static const char *const dot_palette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
-                                          "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
-                                          "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+static const char *const dot_palette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+					  "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
 #define DOT_NCOLOURS (sizeof dot_palette / sizeof dot_palette[0])
 
 /* A DOT string literal body: quotes and backslashes escaped, newlines as \n. */
@@ -32,7 +31,7 @@ static void dot_esc(FILE *f, const char *s)
 }
 
 struct dot_pool {
-	char *pool;       /* a copy: records are not kept (rp_j) */
+	char *pool;	  /* a copy: records are not kept (rp_j) */
 	const char *site; /* in an alloc record held by dot_ctx.allocs */
 	int is_default, ipc;
 };
@@ -110,11 +109,11 @@ static void dot_legend(FILE *f, const struct dot_ctx *c)
 	fputs("  subgraph cluster_legend {\n    label=\"pools\";\n    fontsize=10;\n", f);
 	for (i = 0; i < c->npools; i++) {
 		fprintf(f, "    pool%u [shape=box, style=filled, fillcolor=\"%s\", label=\"", i,
-		        dot_palette[i % DOT_NCOLOURS]);
+			dot_palette[i % DOT_NCOLOURS]);
 		dot_esc(f, c->pools[i].pool);
 		fputs(c->pools[i].is_default == 1   ? "\\ndefault pool"
 		      : c->pools[i].is_default == 0 ? "\\nexplicit pool"
-		                                    : "",
+						    : "",
 		      f);
 		if (c->pools[i].ipc)
 			fputs("\\nipc", f);
@@ -151,12 +150,12 @@ static void dot_node_detail(FILE *f, const json_t *nd)
 		}
 		if (json_array_size(g) == 3 && json_array_size(bl) == 3)
 			fprintf(f, "\\n<<<(%lld,%lld,%lld),(%lld,%lld,%lld)>>>",
-			        (long long)json_integer_value(json_array_get(g, 0)),
-			        (long long)json_integer_value(json_array_get(g, 1)),
-			        (long long)json_integer_value(json_array_get(g, 2)),
-			        (long long)json_integer_value(json_array_get(bl, 0)),
-			        (long long)json_integer_value(json_array_get(bl, 1)),
-			        (long long)json_integer_value(json_array_get(bl, 2)));
+				(long long)json_integer_value(json_array_get(g, 0)),
+				(long long)json_integer_value(json_array_get(g, 1)),
+				(long long)json_integer_value(json_array_get(g, 2)),
+				(long long)json_integer_value(json_array_get(bl, 0)),
+				(long long)json_integer_value(json_array_get(bl, 1)),
+				(long long)json_integer_value(json_array_get(bl, 2)));
 	} else if (!strcmp(type, "memcpy") && rp_has_int(nd, "bytes")) {
 		fputs("\\n", f);
 		dot_esc(f, rp_str(nd, "kind") ? rp_str(nd, "kind") : "?");
@@ -203,7 +202,7 @@ static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
 	fputs("  label=\"graph ", f);
 	dot_esc(f, c->graph);
 	fprintf(f, " (pid %lld)%s\";\n  labelloc=t;\n", c->pid,
-	        have_nodes ? "" : "\\nallocations only: no node records");
+		have_nodes ? "" : "\\nallocations only: no node records");
 	for (i = 0; i < c->log->n; i++) {
 		const struct rp_rec *r = &c->log->recs[i];
 		const json_t *j, *alloc;
@@ -225,16 +224,14 @@ static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
 			if (dot_is_mem(type)) {
 				alloc = dot_alloc(c, rp_str(j, "dptr"));
 				dot_mem_label(f, type, j, alloc);
-				fprintf(
-				    f, "\", style=filled, fillcolor=\"%s\"%s];\n",
-				    dot_palette[dot_pool_idx(c,
-				                             rp_str(j, "pool") ? rp_str(j, "pool")
-				                             : alloc ? rp_str(alloc, "pool")
-				                                     : NULL,
-				                             alloc) %
-				                DOT_NCOLOURS],
-				    !strcmp(type, "mem_free") ? ", shape=invhouse"
-				                              : ", shape=house");
+				fprintf(f, "\", style=filled, fillcolor=\"%s\"%s];\n",
+					dot_palette[dot_pool_idx(c,
+								 rp_str(j, "pool") ? rp_str(j, "pool")
+								 : alloc	   ? rp_str(alloc, "pool")
+										   : NULL,
+								 alloc) %
+						    DOT_NCOLOURS],
+					!strcmp(type, "mem_free") ? ", shape=invhouse" : ", shape=house");
 			} else {
 				int red = 0;
 				for (int s = 0; s < nstale; s++)
@@ -242,17 +239,16 @@ static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
 				dot_esc(f, type ? type : "?");
 				dot_node_detail(f, j);
 				fprintf(f, "%s\"%s];\n", red ? "\\nstale pointer (freed memory)" : "",
-				        red ? ", style=filled, fillcolor=\"#fb8072\", color=red" : "");
+					red ? ", style=filled, fillcolor=\"#fb8072\", color=red" : "");
 			}
 			deps = json_object_get(j, "deps");
 			json_array_foreach(deps, k, d) if (json_is_integer(d))
-			    fprintf(f, "  n%" JSON_INTEGER_FORMAT " -> n%lld;\n",
-			            json_integer_value(d), idx);
+			    fprintf(f, "  n%" JSON_INTEGER_FORMAT " -> n%lld;\n", json_integer_value(d), idx);
 		} else if (!have_nodes && !strcmp(r->ev, CGSHIM_EV_ALLOC)) {
 			fprintf(f, "  a%u [label=\"", n++);
 			dot_mem_label(f, "mem_alloc", j, j);
 			fprintf(f, "\", style=filled, shape=house, fillcolor=\"%s\"];\n",
-			        dot_palette[dot_pool_idx(c, rp_str(j, "pool"), j) % DOT_NCOLOURS]);
+				dot_palette[dot_pool_idx(c, rp_str(j, "pool"), j) % DOT_NCOLOURS]);
 		}
 	}
 	dot_legend(f, c);
@@ -282,7 +278,6 @@ static int dot_render(const char *src, const char *out, const char *fmt)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-
 /* The output type of -o FILE, from its extension: "" for DOT text (.dot,
  * .gv), else a `dot -T` format. NULL when the extension is not one of them. */
 static const char *dot_type(const char *out)
@@ -306,9 +301,9 @@ int rp_dot_check_output(const char *out)
 	if (!out || dot_type(out))
 		return 0;
 	fprintf(stderr,
-	        "cgshim report: -o %s: unknown output type (the extension decides: .dot or .gv for "
-	        "DOT text; .svg, .png, .pdf, .ps, .eps, .jpg, .jpeg, .gif rendered by dot -T<ext>)\n",
-	        out);
+		"cgshim report: -o %s: unknown output type (the extension decides: .dot or .gv for "
+		"DOT text; .svg, .png, .pdf, .ps, .eps, .jpg, .jpeg, .gif rendered by dot -T<ext>)\n",
+		out);
 	return -1;
 }
 
@@ -328,9 +323,9 @@ static int dot_output(const char *out, void (*write)(FILE *, void *), void *arg)
 			render = 1;
 		else
 			fprintf(stderr,
-			        "cgshim report: dot is not on PATH (Debian: graphviz); writing DOT "
-			        "source to %s.dot\n",
-			        out);
+				"cgshim report: dot is not on PATH (Debian: graphviz); writing DOT "
+				"source to %s.dot\n",
+				out);
 	}
 	if (render) {
 		int fd = mkstemp(tmp);
@@ -368,7 +363,7 @@ static int dot_output(const char *out, void (*write)(FILE *, void *), void *arg)
 #define DOT_UPD_MAX 4096
 
 struct dot_upd {
-	const json_t *viol;              /* the CGS001 violation record */
+	const json_t *viol;		    /* the CGS001 violation record */
 	const json_t *side[2][DOT_UPD_MAX]; /* [0] the exec's nodes, [1] the new graph's */
 	long long n[2];
 	long long err_index;
@@ -445,16 +440,15 @@ static void dot_write_update(FILE *f, void *arg)
 			dot_esc(f, type ? type : "?");
 			dot_node_detail(f, nd);
 			if (!dot_upd_deps(u, k, i) && rp_has_int(nd, "ndeps"))
-				fprintf(f, "\\n%lld deps (edges unknown: the graph is gone)",
-				        rp_int(nd, "ndeps", 0));
+				fprintf(f, "\\n%lld deps (edges unknown: the graph is gone)", rp_int(nd, "ndeps", 0));
 			if (dot_is_mem(type) && rp_has_int(nd, "size")) {
 				char b[32];
 				fputs("\\n", f);
 				dot_esc(f, rp_bytes(rp_int(nd, "size", 0), b, sizeof b));
 			}
 			fprintf(f, "\"%s%s%s];\n", dot_is_mem(type) ? ", shape=house" : "",
-			        diff ? ", style=filled, fillcolor=\"#fb8072\", color=red" : "",
-			        i == u->err_index ? ", penwidth=3" : "");
+				diff ? ", style=filled, fillcolor=\"#fb8072\", color=red" : "",
+				i == u->err_index ? ", penwidth=3" : "");
 			deps = dot_upd_deps(u, k, i);
 			{
 				size_t e;
@@ -465,7 +459,7 @@ static void dot_write_update(FILE *f, void *arg)
 					int other = dot_upd_deps(u, !k, i) != NULL || i >= u->n[!k];
 					int ediff = other && !dot_upd_has_edge(u, !k, from, i);
 					fprintf(f, "    %s%lld -> %s%lld%s;\n", id, from, id, i,
-					        ediff ? " [color=red, penwidth=2.5]" : "");
+						ediff ? " [color=red, penwidth=2.5]" : "");
 				}
 			}
 		}
@@ -497,8 +491,7 @@ static int rp_dot_update(const struct rp_log *log, const char *which, const char
 
 	want = strcmp(which, "last") ? strtoll(which, &end, 10) : -1;
 	if (want == 0 || (want > 0 && *end) || (want < 0 && strcmp(which, "last"))) {
-		fprintf(stderr, "cgshim report: --dot update:%s: want update:N (N from 1) or update:last\n",
-		        which);
+		fprintf(stderr, "cgshim report: --dot update:%s: want update:N (N from 1) or update:last\n", which);
 		return 1;
 	}
 	u = calloc(1, sizeof *u);
@@ -522,9 +515,9 @@ static int rp_dot_update(const struct rp_log *log, const char *which, const char
 	}
 	if (!u->viol) {
 		fprintf(stderr,
-		        "cgshim report: --dot update:%s: the log has %lld failing update%s "
-		        "(CGS001 violations)\n",
-		        which, seen, seen == 1 ? "" : "s");
+			"cgshim report: --dot update:%s: the log has %lld failing update%s "
+			"(CGS001 violations)\n",
+			which, seen, seen == 1 ? "" : "s");
 		free(u);
 		return 2;
 	}
@@ -556,10 +549,10 @@ static int rp_dot_update(const struct rp_log *log, const char *which, const char
 	}
 	if (!u->n[0] && !u->n[1]) {
 		fprintf(stderr,
-		        "cgshim report: --dot update:%s: no node records with that violation (a shim "
-		        "older than the update pictures, or a CGS001 only counted under "
-		        "CGSHIM_ON_UPDATE_FAILURE=reinstantiate)\n",
-		        which);
+			"cgshim report: --dot update:%s: no node records with that violation (a shim "
+			"older than the update pictures, or a CGS001 only counted under "
+			"CGSHIM_ON_UPDATE_FAILURE=reinstantiate)\n",
+			which);
 		dot_upd_free(u);
 		return 2;
 	}
@@ -602,8 +595,7 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 			g = rp_str(rp_j(log, i), "graph");
 			if (!g || rp_str(rp_j(log, i), "side"))
 				continue;
-			if (!strcmp(graph, "first") || !strcmp(graph, "last") ||
-			    !strcmp(graph, g)) {
+			if (!strcmp(graph, "first") || !strcmp(graph, "last") || !strcmp(graph, g)) {
 				/* a copy: the record goes at the next rp_j */
 				free(graph_copy);
 				graph_copy = strdup(g);
@@ -628,21 +620,19 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 		j = rp_j(log, i);
 		g = rp_str(j, "graph");
 		dptr = rp_str(j, "dptr");
-		if (r->pid == c.pid && g && dptr && !strcmp(g, c.graph) &&
-		    !strcmp(r->ev, CGSHIM_EV_ALLOC) && !json_object_get(c.allocs, dptr))
+		if (r->pid == c.pid && g && dptr && !strcmp(g, c.graph) && !strcmp(r->ev, CGSHIM_EV_ALLOC) &&
+		    !json_object_get(c.allocs, dptr))
 			json_object_set(c.allocs, dptr, (json_t *)j);
 	}
 	for (i = 0; i < log->n && !have_nodes; i++)
-		have_nodes = log->recs[i].pid == c.pid &&
-		             !strcmp(log->recs[i].ev, CGSHIM_EV_NODE) &&
-		             !rp_str(rp_j(log, i), "side") && rp_str(rp_j(log, i), "graph") &&
-		             !strcmp(rp_str(rp_j(log, i), "graph"), c.graph);
+		have_nodes = log->recs[i].pid == c.pid && !strcmp(log->recs[i].ev, CGSHIM_EV_NODE) &&
+			     !rp_str(rp_j(log, i), "side") && rp_str(rp_j(log, i), "graph") &&
+			     !strcmp(rp_str(rp_j(log, i), "graph"), c.graph);
 	if (!have_nodes)
-		fprintf(
-		    stderr,
-		    "cgshim report: no node records for graph %s (log at CGSHIM_LOG=debug to get "
-		    "them); drawing its allocations only\n",
-		    c.graph);
+		fprintf(stderr,
+			"cgshim report: no node records for graph %s (log at CGSHIM_LOG=debug to get "
+			"them); drawing its allocations only\n",
+			c.graph);
 
 	one.c = &c;
 	one.have_nodes = have_nodes;

@@ -21,11 +21,20 @@ static void html_esc(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(*s, f);
 		}
 	}
 }
@@ -52,8 +61,8 @@ static void html_cell(FILE *f, const json_t *o, const char *k, int bytes)
 }
 
 /* A table of rows (objects) with the given columns; bytes marks size columns. */
-static void html_table(FILE *f, const json_t *rows, const char *const *cols, const char *const *heads,
-                       const int *bytes, unsigned ncols)
+static void html_table(FILE *f, const json_t *rows, const char *const *cols, const char *const *heads, const int *bytes,
+		       unsigned ncols)
 {
 	size_t i;
 	json_t *row;
@@ -124,12 +133,13 @@ static void html_capture_chart(FILE *f, const json_t *caps)
 			maxv = d;
 	}
 	bw = (W - left - 10) / (double)(n ? n : 1);
-	fprintf(f, "<svg class=\"chart\" width=\"%.0f\" height=\"%.0f\" role=\"img\" "
-	           "aria-label=\"memory per capture\">\n", W, H);
-	fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#333\"/>\n", left,
-	        H - bottom, W - 10, H - bottom);
-	fprintf(f, "<text x=\"2\" y=\"14\" font-size=\"11\">%s</text>\n",
-	        rp_bytes(maxv, b, sizeof b));
+	fprintf(f,
+		"<svg class=\"chart\" width=\"%.0f\" height=\"%.0f\" role=\"img\" "
+		"aria-label=\"memory per capture\">\n",
+		W, H);
+	fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#333\"/>\n", left, H - bottom,
+		W - 10, H - bottom);
+	fprintf(f, "<text x=\"2\" y=\"14\" font-size=\"11\">%s</text>\n", rp_bytes(maxv, b, sizeof b));
 	fprintf(f, "<text x=\"2\" y=\"%.0f\" font-size=\"11\">0 B</text>\n", H - bottom);
 	json_array_foreach(caps, i, row)
 	{
@@ -137,22 +147,24 @@ static void html_capture_chart(FILE *f, const json_t *caps)
 		long long d = rp_int(row, "instantiate_delta", 0);
 		double x = left + (double)i * bw, hv = (H - bottom - 20) * (double)v / (double)maxv,
 		       hd = (H - bottom - 20) * (double)(d > 0 ? d : 0) / (double)maxv;
-		fprintf(f, "<rect class=\"cap\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-		           "fill=\"%s\"><title>capture %s: %s in the capture",
-		        x + 1, H - bottom - hv, bw / 2 - 1, hv,
-		        rp_int(row, "rc", 0) ? "#fb8072" : "#80b1d3",
-		        json_is_string(json_object_get(row, "capture"))
-		            ? json_string_value(json_object_get(row, "capture"))
-		            : "?",
-		        rp_bytes(v, b, sizeof b));
-		fprintf(f, "</title></rect>\n<rect class=\"inst\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-		           "height=\"%.1f\" fill=\"#fdb462\"><title>instantiation took %s</title></rect>\n",
-		        x + bw / 2, H - bottom - hd, bw / 2 - 1, hd, rp_bytes(d, b, sizeof b));
+		fprintf(f,
+			"<rect class=\"cap\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"fill=\"%s\"><title>capture %s: %s in the capture",
+			x + 1, H - bottom - hv, bw / 2 - 1, hv, rp_int(row, "rc", 0) ? "#fb8072" : "#80b1d3",
+			json_is_string(json_object_get(row, "capture"))
+			    ? json_string_value(json_object_get(row, "capture"))
+			    : "?",
+			rp_bytes(v, b, sizeof b));
+		fprintf(f,
+			"</title></rect>\n<rect class=\"inst\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+			"height=\"%.1f\" fill=\"#fdb462\"><title>instantiation took %s</title></rect>\n",
+			x + bw / 2, H - bottom - hd, bw / 2 - 1, hd, rp_bytes(d, b, sizeof b));
 	}
-	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\">captures in time order "
-	           "(blue: allocated in the capture, red: invalidated, orange: taken at "
-	           "instantiation)</text>\n</svg>\n",
-	        left, H - 8);
+	fprintf(f,
+		"<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\">captures in time order "
+		"(blue: allocated in the capture, red: invalidated, orange: taken at "
+		"instantiation)</text>\n</svg>\n",
+		left, H - 8);
 }
 
 int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
@@ -166,9 +178,8 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 	int dot_ok = system("command -v dot >/dev/null 2>&1") == 0;
 
 	snprintf(perf, sizeof perf, "%.*s.perfetto.json",
-	         (int)(strlen(out) > 5 && !strcmp(out + strlen(out) - 5, ".html") ? strlen(out) - 5
-	                                                                           : strlen(out)),
-	         out);
+		 (int)(strlen(out) > 5 && !strcmp(out + strlen(out) - 5, ".html") ? strlen(out) - 5 : strlen(out)),
+		 out);
 	if (rp_perfetto(log, perf) != 0)
 		return 1;
 	if (!(f = fopen(out, "w"))) {
@@ -185,8 +196,7 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 	      "padding-left:.6em;margin:1em 0}\nfigure{margin:1em 0}figcaption{font-weight:bold}\n"
 	      "</style></head><body>\n<h1>cgshim report</h1>\n<p>",
 	      f);
-	fprintf(f, "%" JSON_INTEGER_FORMAT " records from",
-	        json_integer_value(json_object_get(sum, "records")));
+	fprintf(f, "%" JSON_INTEGER_FORMAT " records from", json_integer_value(json_object_get(sum, "records")));
 	json_array_foreach(json_object_get(doc, "files"), i, v)
 	{
 		fputs(" <code>", f);
@@ -204,15 +214,13 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 	{
 		if (!json_is_integer(v))
 			continue;
-		fprintf(f, "<tr><th>%s</th><td class=\"n\" data-key=\"%s\">%" JSON_INTEGER_FORMAT
-		           "</td></tr>\n",
-		        k, k, json_integer_value(v));
+		fprintf(f, "<tr><th>%s</th><td class=\"n\" data-key=\"%s\">%" JSON_INTEGER_FORMAT "</td></tr>\n", k, k,
+			json_integer_value(v));
 	}
 	fputs("</table></section>\n", f);
 
 	a = json_object_get(doc, "violations");
-	fprintf(f, "<section id=\"violations\"><h2>Violations (%zu rule/site pairs)</h2>\n",
-	        json_array_size(a));
+	fprintf(f, "<section id=\"violations\"><h2>Violations (%zu rule/site pairs)</h2>\n", json_array_size(a));
 	json_array_foreach(a, i, row)
 	{
 		const json_t *first = json_object_get(row, "first");
@@ -253,15 +261,13 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 	fputs("</section>\n", f);
 
 	a = json_object_get(doc, "captures");
-	fprintf(f, "<section id=\"captures\"><h2>Memory per capture (%zu)</h2>\n",
-	        json_array_size(a));
+	fprintf(f, "<section id=\"captures\"><h2>Memory per capture (%zu)</h2>\n", json_array_size(a));
 	if (json_array_size(a)) {
-		static const char *const cols[] = {"pid",   "capture",      "rc",
-		                                   "alloc_nodes", "alloc_bytes", "malloc_bytes",
-		                                   "delta", "instantiate_delta", "graph", "site"};
-		static const char *const heads[] = {"pid",    "capture", "rc",  "alloc nodes",
-		                                    "alloc",  "malloc",  "delta", "inst-delta",
-		                                    "graph",  "site"};
+		static const char *const cols[] = {"pid",	  "capture",	  "rc",	   "alloc_nodes",
+						   "alloc_bytes", "malloc_bytes", "delta", "instantiate_delta",
+						   "graph",	  "site"};
+		static const char *const heads[] = {"pid",    "capture", "rc",	       "alloc nodes", "alloc",
+						    "malloc", "delta",	 "inst-delta", "graph",	      "site"};
 		static const int bytes[] = {0, 0, 0, 0, 1, 1, 1, 1, 0, 0};
 		html_capture_chart(f, a);
 		html_table(f, a, cols, heads, bytes, 10);
@@ -271,10 +277,10 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 	a = json_object_get(doc, "pools");
 	fprintf(f, "<section id=\"pools\"><h2>Memory per pool (%zu)</h2>\n", json_array_size(a));
 	if (json_array_size(a)) {
-		static const char *const cols[] = {"pid", "pool", "default", "ipc", "allocs",
-		                                   "alloc_bytes", "used_high", "reserved_high", "site"};
-		static const char *const heads[] = {"pid", "pool", "default", "ipc", "allocs",
-		                                    "bytes", "used-high", "resv-high", "site"};
+		static const char *const cols[] = {"pid",	  "pool",      "default",	"ipc", "allocs",
+						   "alloc_bytes", "used_high", "reserved_high", "site"};
+		static const char *const heads[] = {"pid",   "pool",	  "default",   "ipc", "allocs",
+						    "bytes", "used-high", "resv-high", "site"};
 		static const int bytes[] = {0, 0, 0, 0, 0, 1, 1, 1, 0};
 		html_table(f, a, cols, heads, bytes, 9);
 	}
@@ -282,8 +288,7 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 
 	a = json_object_get(doc, "rewrites");
 	if (json_array_size(a)) {
-		static const char *const cols[] = {"t_ms", "pid", "exec", "graph", "reason", "reused",
-		                                   "why"};
+		static const char *const cols[] = {"t_ms", "pid", "exec", "graph", "reason", "reused", "why"};
 		static const int bytes[] = {0, 0, 0, 0, 0, 0, 0};
 		fprintf(f, "<section id=\"rewrites\"><h2>Rewrites (%zu)</h2>\n", json_array_size(a));
 		html_table(f, a, cols, cols, bytes, 7);
@@ -322,8 +327,7 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 			if (strcmp(log->recs[i].ev, CGSHIM_EV_NODE))
 				continue;
 			j = rp_j(log, i);
-			if (!rp_str(j, "graph") || rp_str(j, "side") ||
-			    json_object_get(drawn, rp_str(j, "graph")))
+			if (!rp_str(j, "graph") || rp_str(j, "side") || json_object_get(drawn, rp_str(j, "graph")))
 				continue;
 			/* a copy: drawing reads other records (rp_j) */
 			snprintf(g, sizeof g, "%s", rp_str(j, "graph"));
@@ -342,7 +346,7 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 		fprintf(stderr, "cgshim report: %s: %s\n", out, strerror(errno));
 		return 1;
 	}
-	fprintf(stderr, "cgshim report: wrote %s (%zu update and %zu graph pictures) and %s\n", out,
-	        nupd, ngraphs, perf);
+	fprintf(stderr, "cgshim report: wrote %s (%zu update and %zu graph pictures) and %s\n", out, nupd, ngraphs,
+		perf);
 	return 0;
 }

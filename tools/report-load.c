@@ -11,13 +11,13 @@
 
 /* rp_j's state. */
 struct rp_fetch {
-	int *fds;          /* one per file, opened by rp_load */
-	json_t *cur;       /* the record last parsed */
+	int *fds;    /* one per file, opened by rp_load */
+	json_t *cur; /* the record last parsed */
 	size_t cur_i;
 	char *buf;
 	size_t cap;
-	void *sym;         /* report-symbols.c's context, or NULL */
-	json_t *stale;     /* owned here, filled by report-symbols.c */
+	void *sym;     /* report-symbols.c's context, or NULL */
+	json_t *stale; /* owned here, filled by report-symbols.c */
 };
 
 /* Per-file cap on line-level messages; the rest are only counted. */
@@ -149,8 +149,7 @@ static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
 	v = json_object_get(j, "v");
 	if (!json_is_integer(v))
 		return "no integer \"v\" (format version)";
-	if (json_integer_value(v) > CGSHIM_RECORD_VERSION ||
-	    json_integer_value(v) < CGSHIM_RECORD_VERSION_MIN)
+	if (json_integer_value(v) > CGSHIM_RECORD_VERSION || json_integer_value(v) < CGSHIM_RECORD_VERSION_MIN)
 		return "newer";
 	r->ev = rp_str(j, "ev");
 	if (!r->ev)
@@ -211,56 +210,52 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 			/* Said once, and the file left: every other line would be
 			 * another "not JSON". */
 			fprintf(stderr,
-			        "cgshim report: %s:%u: this is the shim's text format, which the "
-			        "report does not read; run the program again with "
-			        "CGSHIM_LOG_FORMAT=jsonl (the default for a CGSHIM_LOG_FILE "
-			        "unless CGSHIM_LOG_FORMAT=text was set; the launcher's default "
-			        "log is JSONL)\n",
-			        path, lineno);
+				"cgshim report: %s:%u: this is the shim's text format, which the "
+				"report does not read; run the program again with "
+				"CGSHIM_LOG_FORMAT=jsonl (the default for a CGSHIM_LOG_FILE "
+				"unless CGSHIM_LOG_FORMAT=text was set; the launcher's default "
+				"log is JSONL)\n",
+				path, lineno);
 			usable = 1; /* no "no usable record" line on top of this */
 			break;
 		}
 		if (!j) {
 			bad++;
 			if (msgs++ < RP_MAX_LINE_MSGS)
-				fprintf(stderr, "cgshim report: %s:%u: %s (skipped): %s\n", path,
-				        lineno, complete ? "not JSON" : "truncated last line",
-				        err.text);
+				fprintf(stderr, "cgshim report: %s:%u: %s (skipped): %s\n", path, lineno,
+					complete ? "not JSON" : "truncated last line", err.text);
 			continue;
 		}
 		why = rp_check(log, j, &r);
 		if (why && !strcmp(why, "newer")) {
 			if (log->newer++ == 0)
 				fprintf(stderr,
-				        "cgshim report: %s:%u: record format v%lld is not "
-				        "supported (this "
-				        "reader knows v%d..v%d); such records are skipped\n",
-				        path, lineno, rp_int(j, "v", 0), CGSHIM_RECORD_VERSION_MIN,
-				        CGSHIM_RECORD_VERSION);
+					"cgshim report: %s:%u: record format v%lld is not "
+					"supported (this "
+					"reader knows v%d..v%d); such records are skipped\n",
+					path, lineno, rp_int(j, "v", 0), CGSHIM_RECORD_VERSION_MIN,
+					CGSHIM_RECORD_VERSION);
 			json_decref(j);
 			continue;
 		}
 		if (why && !strcmp(why, "unknown")) {
 			if (log->unknown_ev == 1)
-				fprintf(
-				    stderr,
-				    "cgshim report: %s:%u: unknown record kind \"%s\" (ignored; "
-				    "further ones silently)\n",
-				    path, lineno, r.ev);
+				fprintf(stderr,
+					"cgshim report: %s:%u: unknown record kind \"%s\" (ignored; "
+					"further ones silently)\n",
+					path, lineno, r.ev);
 			json_decref(j);
 			continue;
 		}
 		if (why) {
 			bad++;
 			if (msgs++ < RP_MAX_LINE_MSGS)
-				fprintf(stderr, "cgshim report: %s:%u: %s (skipped)\n", path,
-				        lineno, why);
+				fprintf(stderr, "cgshim report: %s:%u: %s (skipped)\n", path, lineno, why);
 			json_decref(j);
 			continue;
 		}
 		if (rp_push(log, &r) < 0) {
-			fprintf(stderr, "cgshim report: %s:%u: out of memory; stopping here\n",
-			        path, lineno);
+			fprintf(stderr, "cgshim report: %s:%u: out of memory; stopping here\n", path, lineno);
 			json_decref(j);
 			break;
 		}
@@ -270,8 +265,7 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 	if (ferror(f))
 		fprintf(stderr, "cgshim report: %s: read error: %s\n", path, strerror(errno));
 	if (msgs > RP_MAX_LINE_MSGS)
-		fprintf(stderr, "cgshim report: %s: %u more bad lines not shown\n", path,
-		        msgs - RP_MAX_LINE_MSGS);
+		fprintf(stderr, "cgshim report: %s: %u more bad lines not shown\n", path, msgs - RP_MAX_LINE_MSGS);
 	if (lineno == 0 && !ferror(f))
 		fprintf(stderr, "cgshim report: %s: empty file\n", path);
 	else if (usable == 0)

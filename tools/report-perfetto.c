@@ -52,8 +52,7 @@ static json_t *pf_args(const json_t *j)
 	return a;
 }
 
-static json_t *pf_event(const char *ph, const char *name, const char *cat, double ts_us,
-                        long long pid, long long tid)
+static json_t *pf_event(const char *ph, const char *name, const char *cat, double ts_us, long long pid, long long tid)
 {
 	json_t *e = json_object();
 	json_object_set_new(e, "name", json_string(name));
@@ -65,8 +64,7 @@ static json_t *pf_event(const char *ph, const char *name, const char *cat, doubl
 	return e;
 }
 
-static void pf_meta(json_t *evs, json_t *seen, const char *what, long long pid, long long tid,
-                    const char *label)
+static void pf_meta(json_t *evs, json_t *seen, const char *what, long long pid, long long tid, const char *label)
 {
 	char key[64];
 	json_t *e;
@@ -82,8 +80,7 @@ static void pf_meta(json_t *evs, json_t *seen, const char *what, long long pid, 
 
 int rp_perfetto(const struct rp_log *log, const char *out)
 {
-	json_t *doc = json_object(), *evs = json_array(), *seen = json_object(),
-	       *exe = json_object();
+	json_t *doc = json_object(), *evs = json_array(), *seen = json_object(), *exe = json_object();
 	long long t0 = 0;
 	int have_t0 = 0, rc = 0;
 	char label[512], name[256];
@@ -111,8 +108,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 		pe = rp_str(exe, name);
 		if (pe) {
 			const char *base = strrchr(pe, '/');
-			snprintf(label, sizeof label, "%s (pid %lld)", base ? base + 1 : pe,
-			         r->pid);
+			snprintf(label, sizeof label, "%s (pid %lld)", base ? base + 1 : pe, r->pid);
 		} else {
 			snprintf(label, sizeof label, "pid %lld", r->pid);
 		}
@@ -120,19 +116,17 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 
 		if (!strcmp(r->ev, CGSHIM_EV_CALL)) {
 			const char *api = rp_str(j, "api");
-			int launch =
-			    pf_prefix(api, "cuGraphLaunch") || pf_prefix(api, "cudaGraphLaunch");
+			int launch = pf_prefix(api, "cuGraphLaunch") || pf_prefix(api, "cudaGraphLaunch");
 			if (rp_has_int(j, "dur_ns") || launch) {
 				e = pf_event("X", api ? api : "call", launch ? "launch" : "call",
-				             pf_us(pf_start(log, i), t0), r->pid, tid);
-				json_object_set_new(
-				    e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
+					     pf_us(pf_start(log, i), t0), r->pid, tid);
+				json_object_set_new(e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
 				json_object_set_new(e, "args", pf_args(j));
 				json_array_append_new(evs, e);
 			}
 			if (rp_int(j, "rc", 0) != 0) {
 				snprintf(label, sizeof label, "%s failed: %s", api ? api : "call",
-				         rp_str(j, "err") ? rp_str(j, "err") : "error");
+					 rp_str(j, "err") ? rp_str(j, "err") : "error");
 				e = pf_event("i", label, "failure", ts, r->pid, tid);
 				json_object_set_new(e, "s", json_string("t"));
 				json_object_set_new(e, "args", pf_args(j));
@@ -142,21 +136,18 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			tid = rp_int(j, "begin_tid", r->tid);
 			/* capture ids are integers in the log */
 			snprintf(label, sizeof label, "capture %lld%s", rp_int(j, "capture", 0),
-			         rp_int(j, "rc", 0) ? " (invalidated)" : "");
-			e = pf_event("X", label, "capture", pf_us(pf_start(log, i), t0),
-			             r->pid, tid);
-			json_object_set_new(e, "dur",
-			                    json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
+				 rp_int(j, "rc", 0) ? " (invalidated)" : "");
+			e = pf_event("X", label, "capture", pf_us(pf_start(log, i), t0), r->pid, tid);
+			json_object_set_new(e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
 			json_object_set_new(e, "args", pf_args(j));
 			json_array_append_new(evs, e);
-		} else if (!strcmp(r->ev, CGSHIM_EV_VIOLATION) ||
-		           !strcmp(r->ev, CGSHIM_EV_MISMATCH) || !strcmp(r->ev, CGSHIM_EV_LEAK) ||
-		           !strcmp(r->ev, CGSHIM_EV_REWRITE) || !strcmp(r->ev, CGSHIM_EV_WARNING) ||
-		           !strcmp(r->ev, CGSHIM_EV_INVALIDATED) || !strcmp(r->ev, CGSHIM_EV_ABANDONED)) {
+		} else if (!strcmp(r->ev, CGSHIM_EV_VIOLATION) || !strcmp(r->ev, CGSHIM_EV_MISMATCH) ||
+			   !strcmp(r->ev, CGSHIM_EV_LEAK) || !strcmp(r->ev, CGSHIM_EV_REWRITE) ||
+			   !strcmp(r->ev, CGSHIM_EV_WARNING) || !strcmp(r->ev, CGSHIM_EV_INVALIDATED) ||
+			   !strcmp(r->ev, CGSHIM_EV_ABANDONED)) {
 			if (!strcmp(r->ev, CGSHIM_EV_VIOLATION))
-				snprintf(label, sizeof label, "%s %s",
-				         rp_str(j, "rule") ? rp_str(j, "rule") : "?",
-				         rp_str(j, "name") ? rp_str(j, "name") : "violation");
+				snprintf(label, sizeof label, "%s %s", rp_str(j, "rule") ? rp_str(j, "rule") : "?",
+					 rp_str(j, "name") ? rp_str(j, "name") : "violation");
 			else
 				snprintf(label, sizeof label, "%s", r->ev);
 			e = pf_event("i", label, r->ev, ts, r->pid, tid);
@@ -167,9 +158,8 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			snprintf(label, sizeof label, "graph memory dev %lld", rp_int(j, "dev", 0));
 			e = pf_event("C", label, "graphmem", ts, r->pid, 0);
 			json_object_set_new(e, "args",
-			                    json_pack("{s:I,s:I}", "used",
-			                              (json_int_t)rp_int(j, "used", 0), "reserved",
-			                              (json_int_t)rp_int(j, "reserved", 0)));
+					    json_pack("{s:I,s:I}", "used", (json_int_t)rp_int(j, "used", 0), "reserved",
+						      (json_int_t)rp_int(j, "reserved", 0)));
 			json_array_append_new(evs, e);
 		}
 		if (e) {

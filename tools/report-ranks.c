@@ -105,7 +105,8 @@ json_t *rp_ranks(const struct rp_log *log)
 		if (rk_is(ev, CGSHIM_EV_CALL)) {
 			const char *api = rp_str(j, "api");
 			/* only instantiations are counted from call records */
-			if (!api || (strncmp(api, "cuGraphInstantiate", 18) && strncmp(api, "cudaGraphInstantiate", 20)) ||
+			if (!api ||
+			    (strncmp(api, "cuGraphInstantiate", 18) && strncmp(api, "cudaGraphInstantiate", 20)) ||
 			    rp_int(j, "rc", 0))
 				continue;
 		}
@@ -164,7 +165,8 @@ json_t *rp_ranks(const struct rp_log *log)
 				json_object_set_new(g, "reserved", json_integer(rp_int(j, "reserved", 0)));
 				json_object_set_new(g, "from", json_string(when ? when : "?"));
 				if (rp_has_int(j, "alloc_bytes"))
-					json_object_set_new(g, "alloc_bytes", json_integer(rp_int(j, "alloc_bytes", 0)));
+					json_object_set_new(g, "alloc_bytes",
+							    json_integer(rp_int(j, "alloc_bytes", 0)));
 			}
 			if (rp_int(j, "used_high", 0) > rp_int(g, "used_high", 0))
 				json_object_set_new(g, "used_high", json_integer(rp_int(j, "used_high", 0)));
@@ -206,7 +208,8 @@ json_t *rp_ranks(const struct rp_log *log)
 		{
 			const char *k;
 			json_t *v;
-			json_object_foreach(json_object_get(row, "rules"), k, v) json_object_set_new(all_rules, k, json_true());
+			json_object_foreach(json_object_get(row, "rules"), k, v)
+			    json_object_set_new(all_rules, k, json_true());
 		}
 		json_object_foreach(all_rules, rule, unused)
 		{
@@ -227,8 +230,9 @@ json_t *rp_ranks(const struct rp_log *log)
 			d = json_object();
 			json_object_set_new(d, "what", json_string("violation"));
 			json_object_set_new(d, "rule", json_string(rule));
-			json_object_set(d, "name", json_object_get(rule_names, rule) ? json_object_get(rule_names, rule)
-										   : json_null());
+			json_object_set(d, "name",
+					json_object_get(rule_names, rule) ? json_object_get(rule_names, rule)
+									  : json_null());
 			json_object_set_new(d, "ranks_with", with);
 			json_object_set_new(d, "ranks_without", without);
 			json_object_set_new(d, "count_by_rank", counts);
@@ -316,12 +320,11 @@ void rp_print_ranks(FILE *f, const json_t *ranks)
 	fputs("\n== Cross-rank\n", f);
 	fprintf(f, "  %-8s %-9s %-11s %-11s %-10s %-12s %-12s\n", "rank", "captures", "invalidated", "executables",
 		"violations", "capture_mem", "inst_mem");
-	json_array_foreach(rows, i, row)
-	    fprintf(f, "  %-8s %-9lld %-11lld %-11lld %-10lld %-12s %-12s\n",
-		    json_string_value(json_object_get(row, "rank")), rp_int(row, "captures", 0),
-		    rp_int(row, "captures_invalidated", 0), rp_int(row, "execs", 0), rp_int(row, "violations", 0),
-		    rp_bytes(rp_int(row, "capture_delta", 0), b1, sizeof b1),
-		    rp_bytes(rp_int(row, "instantiate_delta", 0), b2, sizeof b2));
+	json_array_foreach(rows, i, row) fprintf(
+	    f, "  %-8s %-9lld %-11lld %-11lld %-10lld %-12s %-12s\n", json_string_value(json_object_get(row, "rank")),
+	    rp_int(row, "captures", 0), rp_int(row, "captures_invalidated", 0), rp_int(row, "execs", 0),
+	    rp_int(row, "violations", 0), rp_bytes(rp_int(row, "capture_delta", 0), b1, sizeof b1),
+	    rp_bytes(rp_int(row, "instantiate_delta", 0), b2, sizeof b2));
 	if (json_array_size(json_object_get(ranks, "graphmem"))) {
 		fputs("\n  graph memory per rank and device\n", f);
 		fprintf(f, "  %-8s %-4s %-12s %-12s %-12s %-12s\n", "rank", "dev", "used", "used_high", "reserved",
@@ -340,8 +343,9 @@ void rp_print_ranks(FILE *f, const json_t *ranks)
 			fputs("\n== Divergence across ranks\n", f);
 		if (!strcmp(what, "violation")) {
 			fprintf(f, "  DIVERGENCE %s %s: on rank ", json_string_value(json_object_get(g, "rule")),
-				json_is_string(json_object_get(g, "name")) ? json_string_value(json_object_get(g, "name"))
-									    : "");
+				json_is_string(json_object_get(g, "name"))
+				    ? json_string_value(json_object_get(g, "name"))
+				    : "");
 			rk_list(f, json_object_get(g, "ranks_with"));
 			fputs(" only, not on rank ", f);
 			rk_list(f, json_object_get(g, "ranks_without"));

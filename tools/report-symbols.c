@@ -28,7 +28,7 @@ struct rp_sym_mod {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	GElf_Addr bias, load_vaddr; /* load_vaddr: first PT_LOAD, page-aligned */
-	int state;                  /* 0 not opened, 1 usable, -1 not usable */
+	int state;		    /* 0 not opened, 1 usable, -1 not usable */
 };
 
 static const Dwfl_Callbacks rp_sym_callbacks = {
@@ -54,8 +54,8 @@ static void rp_sym_open(struct rp_sym_mod *m, json_t *stale)
 	m->mod = dwfl_report_elf(m->dwfl, m->path, m->path, -1, 0, false);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod || !(elf = dwfl_module_getelf(m->mod, &m->bias))) {
-		fprintf(stderr, "cgshim report: %s: cannot read it (%s); its frames stay as offsets\n",
-		        m->path, dwfl_errmsg(-1));
+		fprintf(stderr, "cgshim report: %s: cannot read it (%s); its frames stay as offsets\n", m->path,
+			dwfl_errmsg(-1));
 		return;
 	}
 	n = (size_t)dwfl_module_build_id(m->mod, &bits, &vaddr);
@@ -63,11 +63,11 @@ static void rp_sym_open(struct rp_sym_mod *m, json_t *stale)
 		sprintf(disk + 2 * i, "%02x", bits[i]);
 	if (m->build_id && strcmp(m->build_id, disk)) {
 		fprintf(stderr,
-		        "cgshim report: %s changed since the run (build-id %s in the log, %s on disk): "
-		        "its frames stay as offsets; rebuild or point at the binary that ran\n",
-		        m->path, m->build_id, *disk ? disk : "none");
-		json_array_append_new(stale, json_pack("{s:s,s:s,s:s}", "path", m->path, "logged",
-		                                       m->build_id, "on_disk", disk));
+			"cgshim report: %s changed since the run (build-id %s in the log, %s on disk): "
+			"its frames stay as offsets; rebuild or point at the binary that ran\n",
+			m->path, m->build_id, *disk ? disk : "none");
+		json_array_append_new(
+		    stale, json_pack("{s:s,s:s,s:s}", "path", m->path, "logged", m->build_id, "on_disk", disk));
 		return;
 	}
 	{
@@ -120,8 +120,7 @@ static GElf_Addr rp_sym_lookup(struct rp_sym_mod *m, const char *sym, size_t len
 }
 
 /* "function (file:line)" for one frame of module m, or NULL. */
-static char *rp_sym_frame(struct rp_sym_mod *m, const char *sym, size_t symlen,
-                          unsigned long long off)
+static char *rp_sym_frame(struct rp_sym_mod *m, const char *sym, size_t symlen, unsigned long long off)
 {
 	GElf_Addr addr, base;
 	const char *fn, *file;
@@ -151,12 +150,11 @@ struct rp_sym_ctx {
 	struct rp_sym_mod *mods;
 	size_t nmods;
 	json_t *by_name; /* "pid\x1fname" -> index into mods */
-	json_t *cache;   /* "pid\x1fframe" -> result string or null */
+	json_t *cache;	 /* "pid\x1fframe" -> result string or null */
 	json_t *stale;
 };
 
-static struct rp_sym_mod *rp_sym_mod_of(struct rp_sym_ctx *c, long long pid, const char *name,
-                                        size_t len)
+static struct rp_sym_mod *rp_sym_mod_of(struct rp_sym_ctx *c, long long pid, const char *name, size_t len)
 {
 	char key[512];
 	json_t *ix;
@@ -253,8 +251,7 @@ json_t *rp_symbolise(struct rp_log *log)
 		const char *name, *path;
 		char key[512];
 		struct rp_sym_mod *m;
-		if (log->recs[i].ev != (const char *)CGSHIM_EV_MODULE &&
-		    strcmp(log->recs[i].ev, CGSHIM_EV_MODULE))
+		if (log->recs[i].ev != (const char *)CGSHIM_EV_MODULE && strcmp(log->recs[i].ev, CGSHIM_EV_MODULE))
 			continue;
 		j = rp_j(log, i);
 		name = rp_str(j, "name");

@@ -108,10 +108,14 @@ static json_t *rp_pool_row(json_t *index, json_t *rows, long long pid, const cha
 
 /* The counts the shim's exit summary also gives: report key, summary key. */
 static const char *const rp_exact[][2] = {
-    {"graphs", "graphs"},       {"execs", "execs"},
-    {"launches", "launches"},   {"updates", "updates"},
-    {"updates_failed", "update_failures"}, {"violations", "violations"},
-    {"captures", "captures"},   {"captures_invalidated", "captures_invalidated"},
+    {"graphs", "graphs"},
+    {"execs", "execs"},
+    {"launches", "launches"},
+    {"updates", "updates"},
+    {"updates_failed", "update_failures"},
+    {"violations", "violations"},
+    {"captures", "captures"},
+    {"captures_invalidated", "captures_invalidated"},
     {"rewrites", "rewrites"},
 };
 #define RP_NEXACT (sizeof rp_exact / sizeof rp_exact[0])
@@ -156,9 +160,8 @@ json_t *rp_analyse(const struct rp_log *log)
 	unsigned fi;
 	size_t i;
 
-	static const char *const cap_cols[] = {"alloc_nodes", "alloc_bytes", "malloc_bytes",
-	                                       "free_before", "free_after",  "delta",
-	                                       "unattributed"};
+	static const char *const cap_cols[] = {"alloc_nodes", "alloc_bytes", "malloc_bytes", "free_before",
+					       "free_after",  "delta",	     "unattributed"};
 
 	for (fi = 0; fi < log->nfiles; fi++)
 		json_array_append_new(files, json_string(log->files[fi]));
@@ -197,8 +200,7 @@ json_t *rp_analyse(const struct rp_log *log)
 
 		if (!strcmp(ev, CGSHIM_EV_START)) {
 			json_t *p = json_object_get(pids, pidkey);
-			static const char *const keep[] = {"exe",     "ppid", "rank",
-			                                   "version", "lib",  "log_level"};
+			static const char *const keep[] = {"exe", "ppid", "rank", "version", "lib", "log_level"};
 			unsigned k;
 			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
 				rp_copy(p, j, keep[k]);
@@ -220,7 +222,7 @@ json_t *rp_analyse(const struct rp_log *log)
 					if (rp_geti(crow, "pid") == r->pid &&
 					    rp_geti(crow, "capture") == rp_int(j, "capture", 0)) {
 						json_object_set_new(crow, "instantiate_delta",
-						                    json_integer(rp_int(j, "delta", 0)));
+								    json_integer(rp_int(j, "delta", 0)));
 						rp_count(cap_tot, "instantiate_delta", rp_int(j, "delta", 0));
 						break;
 					}
@@ -270,8 +272,8 @@ json_t *rp_analyse(const struct rp_log *log)
 			rp_pcount(derived, r->pid, "captures", 1);
 			rp_pcount(derived, r->pid, "captures_invalidated", rp_int(j, "rc", 0) != 0);
 			json_object_set_new(row, "pid", json_integer(r->pid));
-			static const char *const keep[] = {"capture", "stream", "mode",     "graph",
-			                                   "rc",      "dur_ns", "begin_tid"};
+			static const char *const keep[] = {"capture", "stream", "mode",	    "graph",
+							   "rc",      "dur_ns", "begin_tid"};
 			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
 				rp_copy_or_null(row, j, keep[k]);
 			for (k = 0; k < sizeof cap_cols / sizeof cap_cols[0]; k++) {
@@ -313,15 +315,13 @@ json_t *rp_analyse(const struct rp_log *log)
 				rp_set_str(row, "site", s0);
 				/* the rule's page, also for logs older than the
 				 * violation record's "doc" field */
-				json_object_set_new(row, "doc",
-				                    json_sprintf("%s%s.md", CGSHIM_RULE_DOC_DIR,
-				                                 rule ? rule : "README"));
+				json_object_set_new(
+				    row, "doc", json_sprintf("%s%s.md", CGSHIM_RULE_DOC_DIR, rule ? rule : "README"));
 				json_object_set_new(row, "count", json_integer(0));
 				first = json_object();
 				json_object_foreach((json_t *)j, k, v) if (!rp_std_field(k))
 				    json_object_set(first, k, v);
-				json_object_set_new(first, "t_ms",
-				                    json_real(rp_ms(r->ts, t0)));
+				json_object_set_new(first, "t_ms", json_real(rp_ms(r->ts, t0)));
 				json_object_set_new(row, "first", first);
 				json_array_append_new(viol, row);
 				json_object_set(viol_idx, key, row);
@@ -330,8 +330,8 @@ json_t *rp_analyse(const struct rp_log *log)
 		} else if (!strcmp(ev, CGSHIM_EV_REWRITE)) {
 			json_t *row = json_object();
 			unsigned k;
-			static const char *const keep[] = {"exec",      "graph", "reason", "why",
-			                                   "rc_update", "reused", "dur_ns"};
+			static const char *const keep[] = {"exec",	"graph",  "reason", "why",
+							   "rc_update", "reused", "dur_ns"};
 			rewrites++;
 			rp_pcount(derived, r->pid, "rewrites", 1);
 			json_object_set_new(row, "t_ms", json_real((double)(r->ts - t0) / 1e6));
@@ -342,8 +342,7 @@ json_t *rp_analyse(const struct rp_log *log)
 		} else if (!strcmp(ev, CGSHIM_EV_LEAK)) {
 			json_t *row = json_object();
 			unsigned k;
-			static const char *const keep[] = {"dptr", "size",  "pool",
-			                                   "exec", "graph", "when"};
+			static const char *const keep[] = {"dptr", "size", "pool", "exec", "graph", "when"};
 			nleaks++;
 			leak_bytes += rp_int(j, "size", 0);
 			json_object_set_new(row, "pid", json_integer(r->pid));
@@ -355,16 +354,14 @@ json_t *rp_analyse(const struct rp_log *log)
 			json_t *row = rp_pool_row(pool_idx, pools, r->pid, rp_str(j, "pool"));
 			rp_count(row, "allocs", 1);
 			rp_count(row, "alloc_bytes", rp_int(j, "size", 0));
-			json_object_set_new(row, "default",
-			                    json_boolean(rp_bool(j, "pool_default")));
+			json_object_set_new(row, "default", json_boolean(rp_bool(j, "pool_default")));
 			json_object_set_new(row, "ipc", json_boolean(rp_bool(j, "ipc")));
 			if (json_is_null(json_object_get(row, "site")) && rp_site0(j, "pool_site"))
 				rp_set_str(row, "site", rp_site0(j, "pool_site"));
 		} else if (!strcmp(ev, CGSHIM_EV_POOL)) {
 			json_t *row = rp_pool_row(pool_idx, pools, r->pid, rp_str(j, "pool"));
 			unsigned k;
-			static const char *const keep[] = {"dev", "reserved", "reserved_high",
-			                                   "used", "used_high"};
+			static const char *const keep[] = {"dev", "reserved", "reserved_high", "used", "used_high"};
 			rp_key(key, sizeof key, r->pid, rp_str(j, "pool"), NULL);
 			json_object_set_new(pool_seen, key, json_true());
 			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
@@ -374,19 +371,16 @@ json_t *rp_analyse(const struct rp_log *log)
 			/* Without alloc records (log level below info in some
 			 * process) the pool's own tally is all there is. */
 			if (json_integer_value(json_object_get(row, "allocs")) == 0) {
-				json_object_set_new(row, "allocs",
-				                    json_integer(rp_int(j, "allocs", 0)));
-				json_object_set_new(row, "alloc_bytes",
-				                    json_integer(rp_int(j, "alloc_bytes", 0)));
+				json_object_set_new(row, "allocs", json_integer(rp_int(j, "allocs", 0)));
+				json_object_set_new(row, "alloc_bytes", json_integer(rp_int(j, "alloc_bytes", 0)));
 			}
 			if (rp_site0(j, "site"))
 				rp_set_str(row, "site", rp_site0(j, "site"));
 		} else if (!strcmp(ev, CGSHIM_EV_GRAPHMEM)) {
 			json_t *row = json_object();
 			unsigned k;
-			static const char *const keep[] = {"dev",          "when",      "exec",
-			                                   "used",         "used_high", "reserved",
-			                                   "reserved_high"};
+			static const char *const keep[] = {"dev",	"when",	    "exec",	    "used",
+							   "used_high", "reserved", "reserved_high"};
 			json_object_set_new(row, "t_ms", json_real(rp_ms(r->ts, t0)));
 			json_object_set_new(row, "pid", json_integer(r->pid));
 			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
@@ -402,8 +396,8 @@ json_t *rp_analyse(const struct rp_log *log)
 			 * it made fail. */
 			json_t *row = json_object();
 			unsigned k;
-			static const char *const keep[] = {"capture", "mode",     "begin_tid", "found_by", "reason",
-			                                   "api",     "rc",       "call_tid",  "age_ns"};
+			static const char *const keep[] = {"capture", "mode", "begin_tid", "found_by", "reason",
+							   "api",     "rc",   "call_tid",  "age_ns"};
 			rp_set_str(row, "what", ev);
 			json_object_set_new(row, "pid", json_integer(r->pid));
 			json_object_set_new(row, "t_ms", json_real((double)(r->ts - t0) / 1e6));
@@ -428,9 +422,9 @@ json_t *rp_analyse(const struct rp_log *log)
 			 * thread, name, site) and the end's result. */
 			json_t *row = json_object();
 			unsigned k;
-			static const char *const keep[] = {"capture", "stream",  "mode",   "begin_tid", "begin_thread",
-			                                   "rc",      "err",     "end_tid", "by_api",   "by_rule",
-			                                   "by_rc",   "by_tid",  "by_thread", "msg"};
+			static const char *const keep[] = {
+			    "capture", "stream", "mode",    "begin_tid", "begin_thread", "rc",	      "err",
+			    "end_tid", "by_api", "by_rule", "by_rc",	 "by_tid",	 "by_thread", "msg"};
 			json_object_set_new(row, "pid", json_integer(r->pid));
 			for (k = 0; k < sizeof keep / sizeof keep[0]; k++)
 				rp_copy(row, j, keep[k]);
@@ -444,8 +438,7 @@ json_t *rp_analyse(const struct rp_log *log)
 			json_object_set(shim_by_pid, pidkey, (json_t *)j);
 			json_object_foreach((json_t *)j, k, v)
 			{
-				if (!rp_std_field(k) && strcmp(k, "pid") && strcmp(k, "tid") &&
-				    json_is_integer(v))
+				if (!rp_std_field(k) && strcmp(k, "pid") && strcmp(k, "tid") && json_is_integer(v))
 					rp_count(shim_sum, k, json_integer_value(v));
 			}
 		}
@@ -464,9 +457,8 @@ json_t *rp_analyse(const struct rp_log *log)
 			char key[256];
 			rp_key(key, sizeof key, rp_geti(row, "pid"), ex, NULL);
 			json_object_set(row, "graph",
-			                ex && *ex && json_object_get(exec_graph, key)
-			                    ? json_object_get(exec_graph, key)
-			                    : json_null());
+					ex && *ex && json_object_get(exec_graph, key) ? json_object_get(exec_graph, key)
+										      : json_null());
 		}
 	}
 
@@ -479,12 +471,11 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(sum, "captures_abandoned", json_integer(nabandoned));
 	json_object_set_new(sum, "graphs", json_integer((json_int_t)json_object_size(graphs)));
 	json_object_set_new(sum, "execs", json_integer(execs));
-	json_object_set_new(sum, "launches",
-	                    json_integer(have_launch_recs ? launches_rec : launches_trace));
+	json_object_set_new(sum, "launches", json_integer(have_launch_recs ? launches_rec : launches_trace));
 	json_object_set_new(sum, "launches_from",
-	                    json_string(have_launch_recs ? "launches"
-	                                : launches_trace ? "trace"
-	                                                 : "none"));
+			    json_string(have_launch_recs ? "launches"
+					: launches_trace ? "trace"
+							 : "none"));
 	json_object_set_new(sum, "updates", json_integer(upd_ok + upd_fail));
 	json_object_set_new(sum, "updates_ok", json_integer(upd_ok));
 	json_object_set_new(sum, "updates_failed", json_integer(upd_fail));
@@ -516,16 +507,15 @@ json_t *rp_analyse(const struct rp_log *log)
 					continue;
 				if (!strcmp(mine, "launches"))
 					had = d ? (have_launch_recs ? rp_int(d, "launches_rec", 0)
-					                            : rp_int(d, "launches_trace", 0))
-					        : 0;
+								    : rp_int(d, "launches_trace", 0))
+						: 0;
 				rp_count(sum, mine, rp_int(sr, rp_exact[i][1], 0) - had);
 			}
 		}
 		json_object_set_new(sum, "captures_ok",
-		                    json_integer(rp_geti(sum, "captures") -
-		                                 rp_geti(sum, "captures_invalidated")));
-		json_object_set_new(sum, "updates_ok", json_integer(rp_geti(sum, "updates") -
-		                                                    rp_geti(sum, "updates_failed")));
+				    json_integer(rp_geti(sum, "captures") - rp_geti(sum, "captures_invalidated")));
+		json_object_set_new(sum, "updates_ok",
+				    json_integer(rp_geti(sum, "updates") - rp_geti(sum, "updates_failed")));
 		if (exact_procs)
 			json_object_set_new(sum, "launches_from", json_string("summary"));
 		json_object_set_new(sum, "counts_from_summary", json_integer(exact_procs));
@@ -536,9 +526,8 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "format_version", json_integer(CGSHIM_RECORD_VERSION));
 	json_object_set_new(doc, "files", files);
 	json_object_set_new(doc, "skipped",
-	                    json_pack("{s:I,s:I,s:I}", "malformed", (json_int_t)log->malformed,
-	                              "newer_version", (json_int_t)log->newer, "unknown_ev",
-	                              (json_int_t)log->unknown_ev));
+			    json_pack("{s:I,s:I,s:I}", "malformed", (json_int_t)log->malformed, "newer_version",
+				      (json_int_t)log->newer, "unknown_ev", (json_int_t)log->unknown_ev));
 	json_object_set_new(doc, "summary", sum);
 	json_object_set_new(doc, "shim_summary", nshim_sum ? shim_sum : json_null());
 	if (!nshim_sum)
@@ -571,7 +560,6 @@ json_t *rp_analyse(const struct rp_log *log)
 }
 
 /* ---- text rendering ---- */
-
 
 static const char *rp_cell(const json_t *o, const char *k, char *buf, size_t len)
 {
@@ -629,61 +617,58 @@ static void rp_print_value(FILE *f, const char *k, const json_t *v)
 
 void rp_print_text(FILE *f, const json_t *doc)
 {
-	const json_t *sum = json_object_get(doc, "summary"),
-	             *shim = json_object_get(doc, "shim_summary");
+	const json_t *sum = json_object_get(doc, "summary"), *shim = json_object_get(doc, "shim_summary");
 	json_t *a, *row, *v;
 	char b1[32];
 	const char *k;
 	size_t i;
 
 	fprintf(f, "== cgshim report: %lld records from", rp_geti(sum, "records"));
-	json_array_foreach(json_object_get(doc, "files"), i, v)
-	    fprintf(f, " %s", json_string_value(v));
+	json_array_foreach(json_object_get(doc, "files"), i, v) fprintf(f, " %s", json_string_value(v));
 	fputs("\n\n== Summary\n", f);
 	fprintf(f, "  processes    %lld\n", rp_geti(sum, "processes"));
 	fprintf(f, "  captures     %lld (%lld ok, %lld invalidated)\n", rp_geti(sum, "captures"),
-	        rp_geti(sum, "captures_ok"), rp_geti(sum, "captures_invalidated"));
+		rp_geti(sum, "captures_ok"), rp_geti(sum, "captures_invalidated"));
 	if (rp_geti(sum, "invalidations") || rp_geti(sum, "captures_abandoned"))
 		fprintf(f, "  broken       %lld invalidation(s) seen, %lld capture(s) never ended\n",
-		        rp_geti(sum, "invalidations"), rp_geti(sum, "captures_abandoned"));
+			rp_geti(sum, "invalidations"), rp_geti(sum, "captures_abandoned"));
 	fprintf(f, "  graphs       %lld\n", rp_geti(sum, "graphs"));
 	fprintf(f, "  executables  %lld\n", rp_geti(sum, "execs"));
 	fprintf(f, "  launches     %lld%s\n", rp_geti(sum, "launches"),
-	        !strcmp(rp_str(sum, "launches_from"), "trace")  ? " (from trace-level call records)"
-	        : !strcmp(rp_str(sum, "launches_from"), "none") ? " (no launch records in the log)"
-	                                                        : "");
-	fprintf(f, "  updates      %lld (%lld ok, %lld failed)\n", rp_geti(sum, "updates"),
-	        rp_geti(sum, "updates_ok"), rp_geti(sum, "updates_failed"));
+		!strcmp(rp_str(sum, "launches_from"), "trace")	? " (from trace-level call records)"
+		: !strcmp(rp_str(sum, "launches_from"), "none") ? " (no launch records in the log)"
+								: "");
+	fprintf(f, "  updates      %lld (%lld ok, %lld failed)\n", rp_geti(sum, "updates"), rp_geti(sum, "updates_ok"),
+		rp_geti(sum, "updates_failed"));
 	fprintf(f, "  failures     %lld", rp_geti(sum, "failures"));
 	i = 0;
 	json_object_foreach(json_object_get(sum, "failures_by_error"), k, v)
 	    fprintf(f, "%s%s x%" JSON_INTEGER_FORMAT, i++ ? ", " : " (", k, json_integer_value(v));
 	fputs(i ? ")\n" : "\n", f);
 	fprintf(f, "  rewrites     %lld%s\n", rp_geti(sum, "rewrites"),
-	        rp_geti(sum, "rewrites") ? " (see Rewrites)" : "");
+		rp_geti(sum, "rewrites") ? " (see Rewrites)" : "");
 	fprintf(f, "  leaks        %lld (%s)\n", rp_geti(sum, "leaks"),
-	        rp_bytes(rp_geti(sum, "leak_bytes"), b1, sizeof b1));
+		rp_bytes(rp_geti(sum, "leak_bytes"), b1, sizeof b1));
 	fprintf(f, "  violations   %lld", rp_geti(sum, "violations"));
 	i = 0;
-	json_object_foreach(json_object_get(sum, "violations_by_severity"), k, v) fprintf(
-	    f, "%s%" JSON_INTEGER_FORMAT " %s", i++ ? ", " : " (", json_integer_value(v), k);
+	json_object_foreach(json_object_get(sum, "violations_by_severity"), k, v)
+	    fprintf(f, "%s%" JSON_INTEGER_FORMAT " %s", i++ ? ", " : " (", json_integer_value(v), k);
 	fputs(i ? ")\n" : "\n", f);
 	if (rp_geti(sum, "mismatches"))
-		fprintf(f,
-		        "  mismatches   %lld (the shim's prediction disagreed with the driver)\n",
-		        rp_geti(sum, "mismatches"));
+		fprintf(f, "  mismatches   %lld (the shim's prediction disagreed with the driver)\n",
+			rp_geti(sum, "mismatches"));
 	if (rp_geti(sum, "shim_warnings"))
 		fprintf(f, "  shim warnings %lld\n", rp_geti(sum, "shim_warnings"));
 	json_array_foreach(json_object_get(doc, "stale_modules"), i, v)
-	    fprintf(f, "  STALE BINARY %s: changed since the run (build-id %s logged, %s on disk); "
-	               "its frames are offsets\n",
-	            rp_str(v, "path"), rp_str(v, "logged"), rp_str(v, "on_disk"));
+	    fprintf(f,
+		    "  STALE BINARY %s: changed since the run (build-id %s logged, %s on disk); "
+		    "its frames are offsets\n",
+		    rp_str(v, "path"), rp_str(v, "logged"), rp_str(v, "on_disk"));
 	if (rp_geti(sum, "counts_from_summary"))
 		fprintf(f,
-		        "  (graphs, executables, launches, updates, captures, rewrites and violations "
-		        "of %lld process%s are its shim's exit summary)\n",
-		        rp_geti(sum, "counts_from_summary"),
-		        rp_geti(sum, "counts_from_summary") == 1 ? "" : "es");
+			"  (graphs, executables, launches, updates, captures, rewrites and violations "
+			"of %lld process%s are its shim's exit summary)\n",
+			rp_geti(sum, "counts_from_summary"), rp_geti(sum, "counts_from_summary") == 1 ? "" : "es");
 	if (json_is_object(shim)) {
 		fputs("  shim exit summary:", f);
 		json_object_foreach((json_t *)shim, k, v)
@@ -695,9 +680,9 @@ void rp_print_text(FILE *f, const json_t *doc)
 	if (json_array_size(a)) {
 		fputs("\n== Processes\n", f);
 		fprintf(f, "  %-8s %-8s %-6s %-8s %s\n", "pid", "ppid", "rank", "records", "exe");
-		json_array_foreach(a, i, row) fprintf(
-		    f, "  %-8s %-8s %-6s %-8s %s\n", RP_CELL(row, "pid"), RP_CELL(row, "ppid"),
-		    RP_CELL(row, "rank"), RP_CELL(row, "records"), RP_CELL(row, "exe"));
+		json_array_foreach(a, i, row)
+		    fprintf(f, "  %-8s %-8s %-6s %-8s %s\n", RP_CELL(row, "pid"), RP_CELL(row, "ppid"),
+			    RP_CELL(row, "rank"), RP_CELL(row, "records"), RP_CELL(row, "exe"));
 	}
 	rp_print_ranks(f, json_object_get(doc, "ranks"));
 
@@ -707,9 +692,9 @@ void rp_print_text(FILE *f, const json_t *doc)
 		json_array_foreach(a, i, row)
 		{
 			json_t *first = json_object_get(row, "first");
-			fprintf(f, "\n  %s %s [%s] x%lld at %s  (%s)\n", RP_CELL(row, "rule"),
-			        RP_CELL(row, "name"), RP_CELL(row, "severity"),
-			        rp_geti(row, "count"), RP_CELL(row, "site"), RP_CELL(row, "doc"));
+			fprintf(f, "\n  %s %s [%s] x%lld at %s  (%s)\n", RP_CELL(row, "rule"), RP_CELL(row, "name"),
+				RP_CELL(row, "severity"), rp_geti(row, "count"), RP_CELL(row, "site"),
+				RP_CELL(row, "doc"));
 			if (rp_str(first, "msg"))
 				fprintf(f, "    %s\n", rp_str(first, "msg"));
 			json_object_foreach(first, k, v)
@@ -718,49 +703,43 @@ void rp_print_text(FILE *f, const json_t *doc)
 				    strcmp(k, "severity") && strcmp(k, "doc") && !json_is_array(v))
 					rp_print_value(f, k, v);
 			}
-			json_object_foreach(first, k, v) if (json_is_array(v))
-			    rp_print_value(f, k, v);
+			json_object_foreach(first, k, v) if (json_is_array(v)) rp_print_value(f, k, v);
 		}
 	}
 
 	a = json_object_get(doc, "captures");
 	if (json_array_size(a)) {
 		const json_t *t = json_object_get(doc, "capture_totals");
-		fputs("\n== Memory per capture (one row per captured graph, e.g. per batch size)\n",
-		      f);
-		fprintf(f,
-		        "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %10s %12s  %s\n",
-		        "pid", "capture", "rc", "stream", "mode", "anode", "alloc", "malloc",
-		        "free-before", "free-after", "delta", "unattrib", "inst-delta", "graph", "site");
-		json_array_foreach(a, i, row) fprintf(
-		    f, "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %10s %12s  %s\n",
-		    RP_CELL(row, "pid"), RP_CELL(row, "capture"),
-		    rp_geti(row, "rc") ? "INVALID" : "ok", RP_CELL(row, "stream"),
-		    RP_CELL(row, "mode"), RP_CELL(row, "alloc_nodes"), RP_BCELL(row, "alloc_bytes"),
-		    RP_BCELL(row, "malloc_bytes"), RP_BCELL(row, "free_before"),
-		    RP_BCELL(row, "free_after"), RP_BCELL(row, "delta"),
-		    RP_BCELL(row, "unattributed"), RP_BCELL(row, "instantiate_delta"),
-		    RP_CELL(row, "graph"), RP_CELL(row, "site"));
-		fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5lld %10s %10s %10s %10s %10s %10s %10s\n",
-		        "total", "", "", "", "", rp_geti(t, "alloc_nodes"),
-		        RP_BCELL(t, "alloc_bytes"), RP_BCELL(t, "malloc_bytes"), "", "",
-		        RP_BCELL(t, "delta"), RP_BCELL(t, "unattributed"), RP_BCELL(t, "instantiate_delta"));
+		fputs("\n== Memory per capture (one row per captured graph, e.g. per batch size)\n", f);
+		fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %10s %12s  %s\n", "pid",
+			"capture", "rc", "stream", "mode", "anode", "alloc", "malloc", "free-before", "free-after",
+			"delta", "unattrib", "inst-delta", "graph", "site");
+		json_array_foreach(a, i, row)
+		    fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5s %10s %10s %10s %10s %10s %10s %10s %12s  %s\n",
+			    RP_CELL(row, "pid"), RP_CELL(row, "capture"), rp_geti(row, "rc") ? "INVALID" : "ok",
+			    RP_CELL(row, "stream"), RP_CELL(row, "mode"), RP_CELL(row, "alloc_nodes"),
+			    RP_BCELL(row, "alloc_bytes"), RP_BCELL(row, "malloc_bytes"), RP_BCELL(row, "free_before"),
+			    RP_BCELL(row, "free_after"), RP_BCELL(row, "delta"), RP_BCELL(row, "unattributed"),
+			    RP_BCELL(row, "instantiate_delta"), RP_CELL(row, "graph"), RP_CELL(row, "site"));
+		fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5lld %10s %10s %10s %10s %10s %10s %10s\n", "total", "", "",
+			"", "", rp_geti(t, "alloc_nodes"), RP_BCELL(t, "alloc_bytes"), RP_BCELL(t, "malloc_bytes"), "",
+			"", RP_BCELL(t, "delta"), RP_BCELL(t, "unattributed"), RP_BCELL(t, "instantiate_delta"));
 	}
 
 	a = json_object_get(doc, "broken_captures");
 	if (json_array_size(a)) {
 		fputs("\n== Broken captures (invalidated; abandoned = never ended)\n", f);
 		fprintf(f, "  %-11s %-7s %-8s %-9s %-7s %-12s %-22s %-8s %s\n", "what", "pid", "capture", "begin-tid",
-		        "mode", "how", "call", "call-tid", "call site / begin site");
+			"mode", "how", "call", "call-tid", "call site / begin site");
 		json_array_foreach(a, i, row)
 		{
 			const char *how = rp_str(row, "found_by") ? rp_str(row, "found_by") : rp_str(row, "reason");
 			fprintf(f, "  %-11s %-7s %-8s %-9s %-7s %-12s %-22s %-8s %s\n", RP_CELL(row, "what"),
-			        RP_CELL(row, "pid"), RP_CELL(row, "capture"), RP_CELL(row, "begin_tid"),
-			        RP_CELL(row, "mode"), how ? how : "-", RP_CELL(row, "api"), RP_CELL(row, "call_tid"),
-			        RP_CELL(row, "site"));
+				RP_CELL(row, "pid"), RP_CELL(row, "capture"), RP_CELL(row, "begin_tid"),
+				RP_CELL(row, "mode"), how ? how : "-", RP_CELL(row, "api"), RP_CELL(row, "call_tid"),
+				RP_CELL(row, "site"));
 			fprintf(f, "  %-11s %-7s %-8s %-9s %-7s %-12s %-22s %-8s %s\n", "", "", "", "", "", "", "", "",
-			        RP_CELL(row, "begin_site"));
+				RP_CELL(row, "begin_site"));
 		}
 	}
 
@@ -770,18 +749,19 @@ void rp_print_text(FILE *f, const json_t *doc)
 		json_array_foreach(a, i, row)
 		{
 			const char *bt = rp_str(row, "begin_thread"), *ct = rp_str(row, "by_thread");
-			fprintf(f, "  capture %s (pid %s, %s mode, stream %s) ended with %s %s\n", RP_CELL(row, "capture"),
-			        RP_CELL(row, "pid"), RP_CELL(row, "mode"), RP_CELL(row, "stream"), RP_CELL(row, "rc"),
-			        RP_CELL(row, "err"));
-			fprintf(f, "    begun    on thread %s%s%s%s at %s\n", RP_CELL(row, "begin_tid"), bt && *bt ? " \"" : "",
-			        bt && *bt ? bt : "", bt && *bt ? "\"" : "",
-			        rp_str(row, "begin_site") ? rp_str(row, "begin_site") : "-");
+			fprintf(f, "  capture %s (pid %s, %s mode, stream %s) ended with %s %s\n",
+				RP_CELL(row, "capture"), RP_CELL(row, "pid"), RP_CELL(row, "mode"),
+				RP_CELL(row, "stream"), RP_CELL(row, "rc"), RP_CELL(row, "err"));
+			fprintf(f, "    begun    on thread %s%s%s%s at %s\n", RP_CELL(row, "begin_tid"),
+				bt && *bt ? " \"" : "", bt && *bt ? bt : "", bt && *bt ? "\"" : "",
+				rp_str(row, "begin_site") ? rp_str(row, "begin_site") : "-");
 			if (rp_str(row, "by_api"))
-				fprintf(f, "    broken   by %s (%s, rc %s) on thread %s%s%s%s at %s\n", rp_str(row, "by_api"),
-				        rp_str(row, "by_rule") ? rp_str(row, "by_rule") : "not predicted",
-				        RP_CELL(row, "by_rc"), RP_CELL(row, "by_tid"), ct && *ct ? " \"" : "",
-				        ct && *ct ? ct : "", ct && *ct ? "\"" : "",
-				        rp_str(row, "by_site") ? rp_str(row, "by_site") : "-");
+				fprintf(f, "    broken   by %s (%s, rc %s) on thread %s%s%s%s at %s\n",
+					rp_str(row, "by_api"),
+					rp_str(row, "by_rule") ? rp_str(row, "by_rule") : "not predicted",
+					RP_CELL(row, "by_rc"), RP_CELL(row, "by_tid"), ct && *ct ? " \"" : "",
+					ct && *ct ? ct : "", ct && *ct ? "\"" : "",
+					rp_str(row, "by_site") ? rp_str(row, "by_site") : "-");
 			else
 				fputs("    broken   by no call the shim saw (unhooked call or lazy module load)\n", f);
 		}
@@ -790,42 +770,38 @@ void rp_print_text(FILE *f, const json_t *doc)
 	a = json_object_get(doc, "pools");
 	if (json_array_size(a)) {
 		fputs("\n== Memory per pool\n", f);
-		fprintf(f, "  %-7s %-16s %-8s %-4s %7s %10s %10s %10s  %s\n", "pid", "pool", "kind",
-		        "ipc", "allocs", "bytes", "used-high", "resv-high", "site");
-		json_array_foreach(a, i, row)
-		    fprintf(f, "  %-7s %-16s %-8s %-4s %7s %10s %10s %10s  %s\n",
-		            RP_CELL(row, "pid"), RP_CELL(row, "pool"),
-		            json_is_true(json_object_get(row, "default")) ? "default" : "explicit",
-		            json_is_true(json_object_get(row, "ipc")) ? "yes" : "no",
-		            RP_CELL(row, "allocs"), RP_BCELL(row, "alloc_bytes"),
-		            RP_BCELL(row, "used_high"), RP_BCELL(row, "reserved_high"),
-		            RP_CELL(row, "site"));
+		fprintf(f, "  %-7s %-16s %-8s %-4s %7s %10s %10s %10s  %s\n", "pid", "pool", "kind", "ipc", "allocs",
+			"bytes", "used-high", "resv-high", "site");
+		json_array_foreach(a, i, row) fprintf(
+		    f, "  %-7s %-16s %-8s %-4s %7s %10s %10s %10s  %s\n", RP_CELL(row, "pid"), RP_CELL(row, "pool"),
+		    json_is_true(json_object_get(row, "default")) ? "default" : "explicit",
+		    json_is_true(json_object_get(row, "ipc")) ? "yes" : "no", RP_CELL(row, "allocs"),
+		    RP_BCELL(row, "alloc_bytes"), RP_BCELL(row, "used_high"), RP_BCELL(row, "reserved_high"),
+		    RP_CELL(row, "site"));
 	}
 
 	a = json_object_get(doc, "graphmem");
 	if (json_array_size(a)) {
 		fputs("\n== Graph memory over time (device graph-memory samples)\n", f);
-		fprintf(f, "  %10s %-7s %-3s %-13s %-14s %-14s %10s %10s %10s %10s\n", "t (ms)",
-		        "pid", "dev", "when", "exec", "graph", "used", "used-high", "reserved",
-		        "resv-high");
-		json_array_foreach(a, i, row)
-		    fprintf(f, "  %10.3f %-7s %-3s %-13s %-14s %-14s %10s %10s %10s %10s\n",
-		            json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"),
-		            RP_CELL(row, "dev"), RP_CELL(row, "when"),
-		            rp_str(row, "exec") && *rp_str(row, "exec") ? rp_str(row, "exec") : "-",
-		            RP_CELL(row, "graph"), RP_BCELL(row, "used"), RP_BCELL(row, "used_high"),
-		            RP_BCELL(row, "reserved"), RP_BCELL(row, "reserved_high"));
+		fprintf(f, "  %10s %-7s %-3s %-13s %-14s %-14s %10s %10s %10s %10s\n", "t (ms)", "pid", "dev", "when",
+			"exec", "graph", "used", "used-high", "reserved", "resv-high");
+		json_array_foreach(a, i, row) fprintf(
+		    f, "  %10.3f %-7s %-3s %-13s %-14s %-14s %10s %10s %10s %10s\n",
+		    json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"), RP_CELL(row, "dev"),
+		    RP_CELL(row, "when"), rp_str(row, "exec") && *rp_str(row, "exec") ? rp_str(row, "exec") : "-",
+		    RP_CELL(row, "graph"), RP_BCELL(row, "used"), RP_BCELL(row, "used_high"), RP_BCELL(row, "reserved"),
+		    RP_BCELL(row, "reserved_high"));
 	}
 
 	a = json_object_get(doc, "leaks");
 	if (json_array_size(a)) {
 		fputs("\n== Graph allocations outstanding (leaks)\n", f);
-		fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", "pid", "dptr", "size",
-		        "pool", "exec", "when", "site");
+		fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", "pid", "dptr", "size", "pool", "exec", "when",
+			"site");
 		json_array_foreach(a, i, row)
-		    fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", RP_CELL(row, "pid"),
-		            RP_CELL(row, "dptr"), RP_BCELL(row, "size"), RP_CELL(row, "pool"),
-		            RP_CELL(row, "exec"), RP_CELL(row, "when"), RP_CELL(row, "site"));
+		    fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", RP_CELL(row, "pid"), RP_CELL(row, "dptr"),
+			    RP_BCELL(row, "size"), RP_CELL(row, "pool"), RP_CELL(row, "exec"), RP_CELL(row, "when"),
+			    RP_CELL(row, "site"));
 	}
 
 	a = json_object_get(doc, "rewrites");
@@ -833,17 +809,17 @@ void rp_print_text(FILE *f, const json_t *doc)
 		fputs("\n== Rewrites (failing updates turned into re-instantiation, "
 		      "CGSHIM_ON_UPDATE_FAILURE=reinstantiate)\n",
 		      f);
-		fprintf(f, "  %10s %-7s %-16s %-16s %-10s %-6s %9s  %s\n", "t (ms)", "pid", "exec",
-		        "graph", "reason", "reused", "dur (us)", "why");
+		fprintf(f, "  %10s %-7s %-16s %-16s %-10s %-6s %9s  %s\n", "t (ms)", "pid", "exec", "graph", "reason",
+			"reused", "dur (us)", "why");
 		json_array_foreach(a, i, row)
 		{
 			char dur[32] = "-";
 			if (rp_has_int(row, "dur_ns"))
 				snprintf(dur, sizeof dur, "%.1f", (double)rp_geti(row, "dur_ns") / 1e3);
 			fprintf(f, "  %10.3f %-7s %-16s %-16s %-10s %-6s %9s  %s\n",
-			        json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"),
-			        RP_CELL(row, "exec"), RP_CELL(row, "graph"), RP_CELL(row, "reason"),
-			        RP_CELL(row, "reused"), dur, RP_CELL(row, "why"));
+				json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"),
+				RP_CELL(row, "exec"), RP_CELL(row, "graph"), RP_CELL(row, "reason"),
+				RP_CELL(row, "reused"), dur, RP_CELL(row, "why"));
 		}
 	}
 
@@ -851,37 +827,35 @@ void rp_print_text(FILE *f, const json_t *doc)
 	if (json_array_size(a)) {
 		fputs("\n== Failing calls\n", f);
 		fprintf(f, "  %-32s %-44s %6s  %s\n", "api", "error", "count", "first site");
-		json_array_foreach(a, i, row)
-		    fprintf(f, "  %-32s %-44s %6lld  %s\n", RP_CELL(row, "api"),
-		            RP_CELL(row, "err"), rp_geti(row, "count"), RP_CELL(row, "site"));
+		json_array_foreach(a, i, row) fprintf(f, "  %-32s %-44s %6lld  %s\n", RP_CELL(row, "api"),
+						      RP_CELL(row, "err"), rp_geti(row, "count"), RP_CELL(row, "site"));
 	}
 }
 
 static void report_usage(FILE *f)
 {
-	fputs(
-	    "usage: cgshim report [--json] LOG...\n"
-	    "       cgshim report --dot GRAPH|update:N [-o FILE.dot|.svg|.png|.pdf|...] LOG...\n"
-	    "       cgshim report --perfetto OUT.json LOG...\n"
-	    "       cgshim report --html OUT.html LOG...\n"
-	    "\n"
-	    "Reads JSONL logs written with CGSHIM_LOG_FORMAT=jsonl (several files, processes\n"
-	    "and ranks are merged and ordered by time).\n"
-	    "  (default)          text: summary, violations, memory tables, failing calls\n"
-	    "  --json             the same content as one JSON document (exact integers)\n"
-	    "  --dot GRAPH        Graphviz DOT of one graph: its handle as logged, or first/last;\n"
-	    "                     needs CGSHIM_LOG=debug for the nodes, else only its allocations\n"
-	    "  --dot update:N     the Nth failing update (CGS001; or update:last): the exec's\n"
-	    "                     graph and the new one side by side, differences in red,\n"
-	    "                     the reason on the picture (node records at the default level)\n"
-	    "  -o FILE            output file for --dot; its extension picks the type: .dot/.gv\n"
-	    "                     DOT text, .svg .png .pdf .ps .eps .jpg .jpeg .gif by dot -T<ext>\n"
-	    "  --perfetto OUT     Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n"
-	    "  --html OUT.html    one self-contained page: summary, violations with rule pages,\n"
-	    "                     memory per capture (chart), pools, graphs and failing updates\n"
-	    "                     drawn by dot, and OUT.perfetto.json beside it\n"
-	    "Exit status: 0 if a record was read, 2 if no usable record, 1 on usage errors.\n",
-	    f);
+	fputs("usage: cgshim report [--json] LOG...\n"
+	      "       cgshim report --dot GRAPH|update:N [-o FILE.dot|.svg|.png|.pdf|...] LOG...\n"
+	      "       cgshim report --perfetto OUT.json LOG...\n"
+	      "       cgshim report --html OUT.html LOG...\n"
+	      "\n"
+	      "Reads JSONL logs written with CGSHIM_LOG_FORMAT=jsonl (several files, processes\n"
+	      "and ranks are merged and ordered by time).\n"
+	      "  (default)          text: summary, violations, memory tables, failing calls\n"
+	      "  --json             the same content as one JSON document (exact integers)\n"
+	      "  --dot GRAPH        Graphviz DOT of one graph: its handle as logged, or first/last;\n"
+	      "                     needs CGSHIM_LOG=debug for the nodes, else only its allocations\n"
+	      "  --dot update:N     the Nth failing update (CGS001; or update:last): the exec's\n"
+	      "                     graph and the new one side by side, differences in red,\n"
+	      "                     the reason on the picture (node records at the default level)\n"
+	      "  -o FILE            output file for --dot; its extension picks the type: .dot/.gv\n"
+	      "                     DOT text, .svg .png .pdf .ps .eps .jpg .jpeg .gif by dot -T<ext>\n"
+	      "  --perfetto OUT     Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n"
+	      "  --html OUT.html    one self-contained page: summary, violations with rule pages,\n"
+	      "                     memory per capture (chart), pools, graphs and failing updates\n"
+	      "                     drawn by dot, and OUT.perfetto.json beside it\n"
+	      "Exit status: 0 if a record was read, 2 if no usable record, 1 on usage errors.\n",
+	      f);
 }
 
 int report_main(int argc, char **argv)
@@ -894,9 +868,12 @@ int report_main(int argc, char **argv)
 
 	/* Options anywhere (GNU permutation): `report LOG --json` is --json. */
 	static const struct option longs[] = {
-	    {"help", no_argument, NULL, 'h'},         {"json", no_argument, NULL, 'j'},
-	    {"dot", required_argument, NULL, 'd'},    {"output", required_argument, NULL, 'o'},
-	    {"perfetto", required_argument, NULL, 'p'}, {"html", required_argument, NULL, 'H'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"dot", required_argument, NULL, 'd'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"perfetto", required_argument, NULL, 'p'},
+	    {"html", required_argument, NULL, 'H'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -928,8 +905,7 @@ int report_main(int argc, char **argv)
 			report_usage(stderr);
 			return 1;
 		default:
-			fprintf(stderr, "cgshim report: unknown or ambiguous option %s\n",
-			        argv[optind - 1]);
+			fprintf(stderr, "cgshim report: unknown or ambiguous option %s\n", argv[optind - 1]);
 			report_usage(stderr);
 			return 1;
 		}
@@ -943,8 +919,7 @@ int report_main(int argc, char **argv)
 		return 1;
 	}
 	if ((dot != NULL) + (perfetto != NULL) + (html != NULL) + json > 1) {
-		fprintf(stderr,
-		        "cgshim report: --json, --dot, --perfetto and --html exclude each other\n");
+		fprintf(stderr, "cgshim report: --json, --dot, --perfetto and --html exclude each other\n");
 		return 1;
 	}
 	if (out && !dot) {
@@ -956,8 +931,7 @@ int report_main(int argc, char **argv)
 
 	rp_load(&log, files, nfiles);
 	if (log.n == 0) {
-		fprintf(stderr, "cgshim report: no usable record in %d file%s\n", nfiles,
-		        nfiles == 1 ? "" : "s");
+		fprintf(stderr, "cgshim report: no usable record in %d file%s\n", nfiles, nfiles == 1 ? "" : "s");
 		rp_free(&log);
 		return 2;
 	}

@@ -99,10 +99,12 @@ int main(void)
 	printf("device 0 can access device 1: %d\n", can);
 	CHECK(cudaSetDevice(0), cudaSuccess);
 	rc = cudaDeviceEnablePeerAccess(1, 0);
-	printf("enable peer 0->1: %s\n", rc == cudaSuccess || rc == cudaErrorPeerAccessAlreadyEnabled ? "ok" : "failed");
+	printf("enable peer 0->1: %s\n",
+	       rc == cudaSuccess || rc == cudaErrorPeerAccessAlreadyEnabled ? "ok" : "failed");
 	CHECK(cudaSetDevice(1), cudaSuccess);
 	rc = cudaDeviceEnablePeerAccess(0, 0);
-	printf("enable peer 1->0: %s\n", rc == cudaSuccess || rc == cudaErrorPeerAccessAlreadyEnabled ? "ok" : "failed");
+	printf("enable peer 1->0: %s\n",
+	       rc == cudaSuccess || rc == cudaErrorPeerAccessAlreadyEnabled ? "ok" : "failed");
 	(void)cudaGetLastError();
 
 	/* 1. memory nodes on both devices, instantiated on device 0 */

@@ -25,12 +25,12 @@
 
 #define N (1L << 16)
 
-#define MUST(call)                                                                                 \
-	do {                                                                                       \
-		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                     \
-			printf("ABORT: unexpected return code (line %d)\n", __LINE__);             \
-			exit(1);                                                                   \
-		}                                                                                  \
+#define MUST(call)                                                                                                     \
+	do {                                                                                                           \
+		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                                         \
+			printf("ABORT: unexpected return code (line %d)\n", __LINE__);                                 \
+			exit(1);                                                                                       \
+		}                                                                                                      \
 	} while (0)
 #define KERNEL_OK() MUST(cudaGetLastError())
 
@@ -112,7 +112,8 @@ static void part(cudaStream_t s, float *out, unsigned long long flags)
 			printf("ABORT: exec flags %llu (want %llu)\n", got, flags);
 			exit(1);
 		}
-		snprintf(what, sizeof what, "  step %d%s", k, k && scale_at[k] != scale_at[k - 1] ? " (topology changed)" : "");
+		snprintf(what, sizeof what, "  step %d%s", k,
+			 k && scale_at[k] != scale_at[k - 1] ? " (topology changed)" : "");
 		/* alloc-only graph: the allocation of the last launch is the result */
 		check_buf(what, autofree ? buf : out, want);
 	}

@@ -22,12 +22,12 @@
 
 #define N 4096L
 
-#define MUST(call)                                                                                 \
-	do {                                                                                       \
-		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                     \
-			printf("ABORT: unexpected return code (line %d)\n", __LINE__);             \
-			exit(1);                                                                   \
-		}                                                                                  \
+#define MUST(call)                                                                                                     \
+	do {                                                                                                           \
+		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                                         \
+			printf("ABORT: unexpected return code (line %d)\n", __LINE__);                                 \
+			exit(1);                                                                                       \
+		}                                                                                                      \
 	} while (0)
 #define KERNEL_OK() MUST(cudaGetLastError())
 

@@ -22,22 +22,22 @@
 #define N 8192L
 #define ITERS 60
 
-#define MUST(call)                                                                                 \
-	do {                                                                                       \
-		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                     \
-			printf("ABORT: unexpected return code (line %d)\n", __LINE__);             \
-			exit(1);                                                                   \
-		}                                                                                  \
+#define MUST(call)                                                                                                     \
+	do {                                                                                                           \
+		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                                         \
+			printf("ABORT: unexpected return code (line %d)\n", __LINE__);                                 \
+			exit(1);                                                                                       \
+		}                                                                                                      \
 	} while (0)
 /* quiet in the loop: print only what goes wrong */
-#define QUIET(call)                                                                                \
-	do {                                                                                       \
-		int rc_ = (int)(call);                                                             \
-		if (rc_ != cudaSuccess) {                                                          \
-			printf("%s: rc=%d (%s) UNEXPECTED\nABORT (line %d)\n", #call, rc_,         \
-			       cudaGetErrorName((cudaError_t)rc_), __LINE__);                      \
-			exit(1);                                                                   \
-		}                                                                                  \
+#define QUIET(call)                                                                                                    \
+	do {                                                                                                           \
+		int rc_ = (int)(call);                                                                                 \
+		if (rc_ != cudaSuccess) {                                                                              \
+			printf("%s: rc=%d (%s) UNEXPECTED\nABORT (line %d)\n", #call, rc_,                             \
+			       cudaGetErrorName((cudaError_t)rc_), __LINE__);                                          \
+			exit(1);                                                                                       \
+		}                                                                                                      \
 	} while (0)
 
 int main(int argc, char **argv)

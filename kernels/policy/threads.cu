@@ -21,12 +21,12 @@
 #define THREADS 4
 #define LAUNCHES 200
 
-#define MUST(call)                                                                                 \
-	do {                                                                                       \
-		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                     \
-			printf("ABORT: unexpected return code (line %d)\n", __LINE__);             \
-			exit(1);                                                                   \
-		}                                                                                  \
+#define MUST(call)                                                                                                     \
+	do {                                                                                                           \
+		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                                         \
+			printf("ABORT: unexpected return code (line %d)\n", __LINE__);                                 \
+			exit(1);                                                                                       \
+		}                                                                                                      \
 	} while (0)
 #define KERNEL_OK() MUST(cudaGetLastError())
 

@@ -22,12 +22,12 @@
 
 #define N 4096L
 
-#define MUST(call)                                                                                 \
-	do {                                                                                       \
-		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                     \
-			printf("ABORT: unexpected return code (line %d)\n", __LINE__);             \
-			exit(1);                                                                   \
-		}                                                                                  \
+#define MUST(call)                                                                                                     \
+	do {                                                                                                           \
+		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                                         \
+			printf("ABORT: unexpected return code (line %d)\n", __LINE__);                                 \
+			exit(1);                                                                                       \
+		}                                                                                                      \
 	} while (0)
 #define KERNEL_OK() MUST(cudaGetLastError())
 
@@ -75,8 +75,7 @@ static float capture_chain(cudaStream_t s, cudaGraph_t *g, int k, int scale, int
 /* fill(a,5) -> fill(b,7) -> add(a,1) as a chain, or fill(a,5) forking into
  * fill(b,7) (second stream) and add(a,1): same node count, same types, same
  * dependency counts, different edges and exit nodes. */
-static void capture_fork(cudaStream_t s, cudaStream_t s2, cudaEvent_t e1, cudaEvent_t e2, cudaGraph_t *g,
-			 int fork)
+static void capture_fork(cudaStream_t s, cudaStream_t s2, cudaEvent_t e1, cudaEvent_t e2, cudaGraph_t *g, int fork)
 {
 	MUST(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
 	LAUNCH_FILL(s, a, N, 5.0);

@@ -27,7 +27,7 @@ int main(void)
 	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
 	LAUNCH_FILL(s, a, N, 1.0);
 	CHECK(cudaGetLastError(), cudaSuccess);
-	CHECK(cudaEventRecord(fork, s), cudaSuccess);       /* fork ... */
+	CHECK(cudaEventRecord(fork, s), cudaSuccess);	      /* fork ... */
 	CHECK(cudaStreamWaitEvent(s2, fork, 0), cudaSuccess); /* ... s2 joins the capture */
 	LAUNCH_FILL(s2, b, N, 2.0);
 	CHECK(cudaGetLastError(), cudaSuccess);

@@ -31,17 +31,15 @@ int main(void)
 
 	/* CGS010: clone of a graph with memory nodes */
 	rc = (int)cudaGraphClone(&clone, g);
-	printf("cudaGraphClone: failed=%s rc=%d (%s)\n", rc ? "yes" : "no", rc,
-	       cudaGetErrorName((cudaError_t)rc));
+	printf("cudaGraphClone: failed=%s rc=%d (%s)\n", rc ? "yes" : "no", rc, cudaGetErrorName((cudaError_t)rc));
 	EXPECT(rc != 0);
 	if (rc == 0)
 		CHECK(cudaGraphDestroy(clone), cudaSuccess);
 	(void)cudaGetLastError();
 
 	/* CGS010: DeviceLaunch combined with AutoFreeOnLaunch */
-	rc = (int)cudaGraphInstantiateWithFlags(&e, g,
-						cudaGraphInstantiateFlagDeviceLaunch |
-							cudaGraphInstantiateFlagAutoFreeOnLaunch);
+	rc = (int)cudaGraphInstantiateWithFlags(
+	    &e, g, cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagAutoFreeOnLaunch);
 	printf("cudaGraphInstantiateWithFlags(DeviceLaunch|AutoFreeOnLaunch): failed=%s rc=%d (%s)\n",
 	       rc ? "yes" : "no", rc, cudaGetErrorName((cudaError_t)rc));
 	EXPECT(rc != 0);

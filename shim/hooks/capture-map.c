@@ -151,51 +151,51 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
 	errno = saved;
 }
 
-#define CGH_CAPTURE_ERR(rc) ((rc) >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (rc) <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+#define CGH_CAPTURE_ERR(rc)                                                                                            \
+	((rc) >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (rc) <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
 
 /* The envelope of every hook of this file that sees launches and async
  * work: one relaxed load while no capture is live; else `check` (nonzero:
  * a violation was named before the call, then checked after it), and a
  * capture error of an unpredicted call is still linked to its capture. */
-#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check)                           \
-	CUresult cgh_##name params                                                                 \
-	{                                                                                          \
-		CUresult rc;                                                                       \
-		CG_REAL(name);                                                                     \
-		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)))     \
-			return CG_FWD(real_##name args);                                           \
-		if (!(check)) {                                                                    \
-			rc = CG_FWD(real_##name args);                                             \
-			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                      \
-				cgh_failed(HID_##name, (stream_expr), ptsz, rc);                   \
-			return rc;                                                                 \
-		}                                                                                  \
-		rc = CG_FWD(real_##name args);                                                     \
-		cgh_launch_after(HID_##name, rc);                                                  \
-		return rc;                                                                         \
+#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check)                                                \
+	CUresult cgh_##name params                                                                                     \
+	{                                                                                                              \
+		CUresult rc;                                                                                           \
+		CG_REAL(name);                                                                                         \
+		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)))                         \
+			return CG_FWD(real_##name args);                                                               \
+		if (!(check)) {                                                                                        \
+			rc = CG_FWD(real_##name args);                                                                 \
+			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                          \
+				cgh_failed(HID_##name, (stream_expr), ptsz, rc);                                       \
+			return rc;                                                                                     \
+		}                                                                                                      \
+		rc = CG_FWD(real_##name args);                                                                         \
+		cgh_launch_after(HID_##name, rc);                                                                      \
+		return rc;                                                                                             \
 	}
 
-#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                         \
+#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                                             \
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, cgh_launch_check(HID_##name, (stream_expr), ptsz))
 
-#define LAUNCH_PARAMS                                                                              \
-	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, \
-	 unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,     \
+#define LAUNCH_PARAMS                                                                                                  \
+	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,    \
+	 unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,                \
 	 void **kernelParams, void **extra)
-#define LAUNCH_ARGS                                                                                \
+#define LAUNCH_ARGS                                                                                                    \
 	(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
 
 LAUNCH_HOOK(cuLaunchKernel, 0, LAUNCH_PARAMS, LAUNCH_ARGS, hStream)
 LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, LAUNCH_PARAMS, LAUNCH_ARGS, hStream)
 LAUNCH_HOOK(cuLaunchKernelEx, 0, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
 	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM)
-LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1,
-	    (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
+LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
 	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM)
 
 /* Async copies and memsets: the launch contract (one relaxed load while no
  * capture is live), looked at only on the legacy stream (CGS014). */
-#define ASYNC_HOOK(name, ptsz, params, args, what)                                                 \
+#define ASYNC_HOOK(name, ptsz, params, args, what)                                                                     \
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, hStream, cgh_async_check(HID_##name, hStream, ptsz, what))
 
 static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)
@@ -244,8 +244,7 @@ void cgh_cuModuleLoad_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, 
 		nodes_module_loaded(*module);
 }
 
-void cgh_cuModuleLoadData_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module,
-			       const void *image)
+void cgh_cuModuleLoadData_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module, const void *image)
 {
 	if (rc == CUDA_SUCCESS)
 		nodes_module_loaded(*module);

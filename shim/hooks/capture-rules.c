@@ -94,7 +94,7 @@ int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s)
  * full (these paths name every refusal, even of a capture named
  * abandoned). The site is taken here, two frames below the hook. */
 __attribute__((noinline)) void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv,
-						   const char *what)
+							const char *what)
 {
 	struct cg_verdict v;
 	struct cg_capture_view c = *cv;

@@ -78,8 +78,8 @@ void cg_warm_capture(int hid)
  * query and one table insert. The begin's call record is deferred to the
  * end of the capture (model_capture_begin), its post_ns measuring the
  * window the hook added. */
-static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into,
-			   uint32_t site, int asked)
+static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
+			   int asked)
 {
 	struct cg_rec r;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -124,12 +124,12 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
  * ("capture_mode") before the call, out of the capture's window. */
 static int capture_mode_use(int asked)
 {
-	int want = cg_cfg.capture_mode == CG_CAPMODE_RELAXED        ? CU_STREAM_CAPTURE_MODE_RELAXED
+	int want = cg_cfg.capture_mode == CG_CAPMODE_RELAXED	    ? CU_STREAM_CAPTURE_MODE_RELAXED
 		   : cg_cfg.capture_mode == CG_CAPMODE_THREAD_LOCAL ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 								    : asked;
 	/* loosest last: global 0 < thread_local 1 < relaxed 2 */
 	return cg_cfg.capture_mode != CG_CAPMODE_KEEP && asked >= CU_STREAM_CAPTURE_MODE_GLOBAL && want > asked ? want
-														  : asked;
+														: asked;
 }
 
 static void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_t site)
@@ -171,29 +171,29 @@ static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 
 /* rw_call: the call with the mode replaced by `use` (a CGSHIM_CAPTURE_MODE
  * rewrite; `used` may say the rewrite could not be made). */
-#define BEGIN_CAPTURE(name, ptsz, params, args, mode_expr, into_expr, rw_call)                     \
-	CUresult cgh_##name params                                                                 \
-	{                                                                                          \
-		struct cg_call c;                                                                  \
-		uint32_t site;                                                                     \
-		CUresult rc;                                                                       \
-		int asked, use, used;                                                              \
-		CG_REAL(name);                                                                     \
-		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                  \
-			return CG_FWD(real_##name args);                                           \
-		site = cg_site_here(SITE_SKIP);                                                    \
-		asked = (int)(mode_expr);                                                          \
-		used = use = capture_mode_use(asked);                                              \
-		cg_policy_collect();                                                               \
-		learn_current_pool();                                                              \
-		model_capture_presample();                                                         \
-		model_capture_prepare_blocking(stream_blocking(hStream, ptsz));                    \
-		cg_exit_register_late();                                                           \
-		if (use != asked)                                                                  \
-			capture_mode_record(HID_##name, hStream, asked, use, site);                \
-		cg_call_mark_in(&c);                                                               \
-		rc = use == asked ? CG_FWD(real_##name args) : CG_FWD(rw_call);                    \
-		return begin_post(&c, rc, hStream, used, ptsz, into_expr, site, asked);            \
+#define BEGIN_CAPTURE(name, ptsz, params, args, mode_expr, into_expr, rw_call)                                         \
+	CUresult cgh_##name params                                                                                     \
+	{                                                                                                              \
+		struct cg_call c;                                                                                      \
+		uint32_t site;                                                                                         \
+		CUresult rc;                                                                                           \
+		int asked, use, used;                                                                                  \
+		CG_REAL(name);                                                                                         \
+		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                                      \
+			return CG_FWD(real_##name args);                                                               \
+		site = cg_site_here(SITE_SKIP);                                                                        \
+		asked = (int)(mode_expr);                                                                              \
+		used = use = capture_mode_use(asked);                                                                  \
+		cg_policy_collect();                                                                                   \
+		learn_current_pool();                                                                                  \
+		model_capture_presample();                                                                             \
+		model_capture_prepare_blocking(stream_blocking(hStream, ptsz));                                        \
+		cg_exit_register_late();                                                                               \
+		if (use != asked)                                                                                      \
+			capture_mode_record(HID_##name, hStream, asked, use, site);                                    \
+		cg_call_mark_in(&c);                                                                                   \
+		rc = use == asked ? CG_FWD(real_##name args) : CG_FWD(rw_call);                                        \
+		return begin_post(&c, rc, hStream, used, ptsz, into_expr, site, asked);                                \
 	}
 BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL,
 	      begin_v1_as(0, hStream, use, &used))
@@ -251,8 +251,8 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		if (rules_capture_unjoined(id, s, un, unsite, n, found ? &cv : NULL, &v))
 			cg_verdict_write(&v, cg_routes[hid].name, 0, SITE_SKIP + 1);
 		/* the end's 904 links back to the first unjoined fork's site */
-		model_capture_breaker(id, cg_routes[hid].name, cg_rule_id(R_UNJOINED), CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
-				      unsite[0]);
+		model_capture_breaker(id, cg_routes[hid].name, cg_rule_id(R_UNJOINED),
+				      CUDA_ERROR_STREAM_CAPTURE_UNJOINED, unsite[0]);
 	}
 	cg_call_mark_in(&c);
 	rc = CG_FWD(fn(s, ph));
@@ -343,8 +343,7 @@ void cgh_cuEventRecord_post(struct cg_call *c, struct cgh_frame *f, CUresult rc,
 	event_record_post(rc, 0, hEvent, hStream);
 }
 
-void cgh_cuEventRecord_ptsz_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUevent hEvent,
-				 CUstream hStream)
+void cgh_cuEventRecord_ptsz_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUevent hEvent, CUstream hStream)
 {
 	event_record_post(rc, 1, hEvent, hStream);
 }
@@ -376,17 +375,17 @@ static void wait_event_post(struct cg_call *c, struct cgh_frame *f, CUresult rc,
 		model_capture_wait_event(id, s, ev, f->site);
 }
 
-#define WAIT_EVENT_PARTS(name, ptsz)                                                               \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream, CUevent hEvent, \
-			      unsigned int Flags)                                                  \
-	{                                                                                          \
-		wait_event_pre(c, f, ptsz, hStream, hEvent);                                       \
-		CGH_FRAME_END();                                                                   \
-	}                                                                                          \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUstream hStream, \
-			       CUevent hEvent, unsigned int Flags)                                  \
-	{                                                                                          \
-		wait_event_post(c, f, rc, ptsz, hStream, hEvent);                                  \
+#define WAIT_EVENT_PARTS(name, ptsz)                                                                                   \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream, CUevent hEvent,                \
+			      unsigned int Flags)                                                                      \
+	{                                                                                                              \
+		wait_event_pre(c, f, ptsz, hStream, hEvent);                                                           \
+		CGH_FRAME_END();                                                                                       \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUstream hStream, CUevent hEvent,  \
+			       unsigned int Flags)                                                                     \
+	{                                                                                                              \
+		wait_event_post(c, f, rc, ptsz, hStream, hEvent);                                                      \
 	}
 WAIT_EVENT_PARTS(cuStreamWaitEvent, 0)
 WAIT_EVENT_PARTS(cuStreamWaitEvent_ptsz, 1)
@@ -402,7 +401,8 @@ static void stream_sync_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CU
 			f->verdict = 2; /* CGS014: 906 before any unsafe-class refusal */
 		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL)) {
 			if (model_capture_find(id, &cv)) {
-				cg_rule_unsafe_violation(cg_routes[c->hid].name, &cv, "synchronizes a capturing stream");
+				cg_rule_unsafe_violation(cg_routes[c->hid].name, &cv,
+							 "synchronizes a capturing stream");
 				f->verdict = 1;
 			}
 		} else {

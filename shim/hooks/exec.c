@@ -166,32 +166,33 @@ static void instantiate_done(struct cgh_frame *f, CUgraph g)
 }
 
 /* The parts of one instantiate row; flags: the instantiation flags. */
-#define INSTANTIATE_PARTS(name, params, flags)                                                     \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                  \
-	{                                                                                          \
-		instantiate_pre(f, hGraph, flags, #name);                                          \
-		CGH_FRAME_END();                                                                   \
-	}                                                                                          \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)    \
-	{                                                                                          \
-		instantiate_post(f, rc, phGraphExec, hGraph, flags, #name);                        \
-	}                                                                                          \
-	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, UNPAREN params)      \
-	{                                                                                          \
-		instantiate_rec(r, f, rc, phGraphExec, hGraph, flags);                             \
-	}                                                                                          \
-	void cgh_##name##_done(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)    \
-	{                                                                                          \
-		instantiate_done(f, hGraph);                                                       \
+#define INSTANTIATE_PARTS(name, params, flags)                                                                         \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                                  \
+	{                                                                                                              \
+		instantiate_pre(f, hGraph, flags, #name);                                                              \
+		CGH_FRAME_END();                                                                                       \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)                    \
+	{                                                                                                              \
+		instantiate_post(f, rc, phGraphExec, hGraph, flags, #name);                                            \
+	}                                                                                                              \
+	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, UNPAREN params)                      \
+	{                                                                                                              \
+		instantiate_rec(r, f, rc, phGraphExec, hGraph, flags);                                                 \
+	}                                                                                                              \
+	void cgh_##name##_done(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)                    \
+	{                                                                                                              \
+		instantiate_done(f, hGraph);                                                                           \
 	}
 #define UNPAREN(...) __VA_ARGS__
-#define INST5_P (CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
-#define INSTP_P (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+#define INST5_P                                                                                                        \
+	(CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode * phErrorNode, char *logBuffer, size_t bufferSize)
+#define INSTP_P (CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS * instantiateParams)
 #define INSTP_FLAGS (instantiateParams ? instantiateParams->flags : 0)
 INSTANTIATE_PARTS(cuGraphInstantiate, INST5_P, 0)
 INSTANTIATE_PARTS(cuGraphInstantiate_v2, INST5_P, 0)
-INSTANTIATE_PARTS(cuGraphInstantiateWithFlags,
-		  (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags), flags)
+INSTANTIATE_PARTS(cuGraphInstantiateWithFlags, (CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags),
+		  flags)
 INSTANTIATE_PARTS(cuGraphInstantiateWithParams, INSTP_P, INSTP_FLAGS)
 INSTANTIATE_PARTS(cuGraphInstantiateWithParams_ptsz, INSTP_P, INSTP_FLAGS)
 

@@ -182,9 +182,8 @@ void cgh_cuGraphAddMemFreeNode_rec(struct cg_rec *r, struct cgh_frame *f, CUresu
 	rec_hex(r, "dptr", dptr);
 }
 
-void cgh_cuGraphAddChildGraphNode_pre(struct cg_call *c, struct cgh_frame *f, CUgraphNode *phGraphNode,
-				      CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
-				      CUgraph childGraph)
+void cgh_cuGraphAddChildGraphNode_pre(struct cg_call *c, struct cgh_frame *f, CUgraphNode *phGraphNode, CUgraph hGraph,
+				      const CUgraphNode *dependencies, size_t numDependencies, CUgraph childGraph)
 {
 	memgraph_composition_check(childGraph, "cuGraphAddChildGraphNode", "used as a child graph (cloned)",
 				   cg_site_here(SITE_SKIP_PART), SITE_SKIP_PART);
@@ -210,8 +209,7 @@ void cgh_cuGraphAddChildGraphNode_rec(struct cg_rec *r, struct cgh_frame *f, CUr
 /* cuGraphAddNode and _v2 share everything but the edge data. */
 static CGH_FRAMED void add_node_pre(CUgraph g, const CUgraphNodeParams *p, const char *api)
 {
-	if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH &&
-	    p->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
+	if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH && p->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
 		memgraph_composition_check(p->graph.graph, api, "used as a child graph without ownership move",
 					   cg_site_here(SITE_SKIP_PART + 1), SITE_SKIP_PART + 1);
 	model_graph_settle(g);
@@ -237,42 +235,42 @@ static void add_node_rec(struct cg_rec *r, CUresult rc, CUgraphNode *ph, CUgraph
 	rec_hex(r, "node", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
 }
 
-#define ADD_NODE_PARTS(name, params)                                                               \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                  \
-	{                                                                                          \
-		add_node_pre(hGraph, nodeParams, #name);                                           \
-		CGH_FRAME_END();                                                                   \
-	}                                                                                          \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)    \
-	{                                                                                          \
-		add_node_post(rc, hGraph, nodeParams, #name);                                      \
-		CGH_FRAME_END();                                                                   \
-	}                                                                                          \
-	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, UNPAREN params)      \
-	{                                                                                          \
-		add_node_rec(r, rc, phGraphNode, hGraph, nodeParams);                              \
+#define ADD_NODE_PARTS(name, params)                                                                                   \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                                  \
+	{                                                                                                              \
+		add_node_pre(hGraph, nodeParams, #name);                                                               \
+		CGH_FRAME_END();                                                                                       \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)                    \
+	{                                                                                                              \
+		add_node_post(rc, hGraph, nodeParams, #name);                                                          \
+		CGH_FRAME_END();                                                                                       \
+	}                                                                                                              \
+	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, UNPAREN params)                      \
+	{                                                                                                              \
+		add_node_rec(r, rc, phGraphNode, hGraph, nodeParams);                                                  \
 	}
 #define UNPAREN(...) __VA_ARGS__
-ADD_NODE_PARTS(cuGraphAddNode, (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+ADD_NODE_PARTS(cuGraphAddNode, (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
 				size_t numDependencies, CUgraphNodeParams *nodeParams))
-ADD_NODE_PARTS(cuGraphAddNode_v2, (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-				   const CUgraphEdgeData *dependencyData, size_t numDependencies,
-				   CUgraphNodeParams *nodeParams))
+ADD_NODE_PARTS(cuGraphAddNode_v2,
+	       (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+		const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams))
 
 /* Both kernel-node ABIs (v1 params before 12.0, v2 after): the model only
  * needs to know that the graph changed. */
-#define ADD_KERNEL_NODE_PARTS(name, params_t)                                                      \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUgraphNode *phGraphNode, CUgraph hGraph, \
-			      const CUgraphNode *dependencies, size_t numDependencies, const params_t *nodeParams) \
-	{                                                                                          \
-		model_graph_settle(hGraph);                                                        \
-	}                                                                                          \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraphNode *phGraphNode, \
-			       CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,     \
-			       const params_t *nodeParams)                                          \
-	{                                                                                          \
-		if (rc == CUDA_SUCCESS)                                                            \
-			model_graph_mutated(hGraph);                                               \
+#define ADD_KERNEL_NODE_PARTS(name, params_t)                                                                          \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUgraphNode *phGraphNode, CUgraph hGraph,        \
+			      const CUgraphNode *dependencies, size_t numDependencies, const params_t *nodeParams)     \
+	{                                                                                                              \
+		model_graph_settle(hGraph);                                                                            \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraphNode *phGraphNode,          \
+			       CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,                \
+			       const params_t *nodeParams)                                                             \
+	{                                                                                                              \
+		if (rc == CUDA_SUCCESS)                                                                                \
+			model_graph_mutated(hGraph);                                                                   \
 	}
 ADD_KERNEL_NODE_PARTS(cuGraphAddKernelNode, CUDA_KERNEL_NODE_PARAMS_v1)
 ADD_KERNEL_NODE_PARTS(cuGraphAddKernelNode_v2, CUDA_KERNEL_NODE_PARAMS)

@@ -95,17 +95,17 @@ void cg_call_end(struct cg_call *c, CUresult rc) CG_HIDDEN;
  * entry, on the wrapper's stack. */
 struct cgh_frame {
 	uint32_t site;
-	int verdict;      /* a rule's prediction, checked after the call */
-	int capturing;    /* the stream is capturing (capture id, graph) */
+	int verdict;	     /* a rule's prediction, checked after the call */
+	int capturing;	     /* the stream is capturing (capture id, graph) */
 	int ipc, is_default; /* the pool's kind (stream-ordered allocation) */
 	uint64_t id;
 	CUgraph g;
 	CUmemoryPool pool;
-	int predicted_rc, rule;   /* the verdict's prediction (instantiate) */
-	int want;                 /* an in/out argument's value on entry */
+	int predicted_rc, rule; /* the verdict's prediction (instantiate) */
+	int want;		/* an in/out argument's value on entry */
 	int have_free;
-	size_t free_before;       /* device memory before the call */
-	struct cg_summary *sum;   /* the graph's summary, owned until _done */
+	size_t free_before;	/* device memory before the call */
+	struct cg_summary *sum; /* the graph's summary, owned until _done */
 };
 
 /* model/devices.c: the graph-memory record (first launch, exec destroy). */

@@ -22,8 +22,8 @@ static __attribute__((noinline, cold)) void launch_unfreed_violation(CUgraphExec
 	free(mem);
 }
 
-static __attribute__((noinline)) void launch_record_as(int hid, CUgraphExec e, CUstream s, CUresult rc,
-						       uint64_t t0, long long n, int flags)
+static __attribute__((noinline)) void launch_record_as(int hid, CUgraphExec e, CUstream s, CUresult rc, uint64_t t0,
+						       long long n, int flags)
 {
 	struct cg_call c = {hid, flags, t0};
 	struct cg_rec r;

@@ -55,8 +55,8 @@ void cgh_cuMemFree_v2_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, 
 
 /* Stream-ordered allocation: in a capture, a graph node (CGS006 for an
  * IPC pool); outside, a range of the ledger. */
-static CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, CUmemoryPool explicit_pool, CUstream s, int ptsz,
-			    const char *api)
+static CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, CUmemoryPool explicit_pool, CUstream s,
+				       int ptsz, const char *api)
 {
 	uint32_t pool_site = 0;
 	f->pool = explicit_pool;
@@ -114,42 +114,42 @@ static void alloc_async_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, 
 		rec_u64(r, "capture", f->id);
 }
 
-#define ALLOC_ASYNC(name, ptsz)                                                                    \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr *dptr, size_t bytesize, \
-			      CUstream hStream)                                                    \
-	{                                                                                          \
-		alloc_async_pre(f, bytesize, NULL, hStream, ptsz, #name);                          \
-		CGH_FRAME_END();                                                                   \
-	}                                                                                          \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, \
-			       size_t bytesize, CUstream hStream)                                   \
-	{                                                                                          \
-		alloc_async_post(c, f, rc, dptr, bytesize, hStream, #name);                        \
-	}                                                                                          \
-	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, \
-			      size_t bytesize, CUstream hStream)                                   \
-	{                                                                                          \
-		alloc_async_rec(r, f, rc, dptr, bytesize, hStream);                                \
+#define ALLOC_ASYNC(name, ptsz)                                                                                        \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr *dptr, size_t bytesize,              \
+			      CUstream hStream)                                                                        \
+	{                                                                                                              \
+		alloc_async_pre(f, bytesize, NULL, hStream, ptsz, #name);                                              \
+		CGH_FRAME_END();                                                                                       \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr,                 \
+			       size_t bytesize, CUstream hStream)                                                      \
+	{                                                                                                              \
+		alloc_async_post(c, f, rc, dptr, bytesize, hStream, #name);                                            \
+	}                                                                                                              \
+	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, size_t bytesize,  \
+			      CUstream hStream)                                                                        \
+	{                                                                                                              \
+		alloc_async_rec(r, f, rc, dptr, bytesize, hStream);                                                    \
 	}
 ALLOC_ASYNC(cuMemAllocAsync, 0)
 ALLOC_ASYNC(cuMemAllocAsync_ptsz, 1)
 
-#define ALLOC_POOL(name, ptsz)                                                                     \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr *dptr, size_t bytesize, \
-			      CUmemoryPool pool, CUstream hStream)                                 \
-	{                                                                                          \
-		alloc_async_pre(f, bytesize, pool, hStream, ptsz, #name);                          \
-		CGH_FRAME_END();                                                                   \
-	}                                                                                          \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, \
-			       size_t bytesize, CUmemoryPool pool, CUstream hStream)                \
-	{                                                                                          \
-		alloc_async_post(c, f, rc, dptr, bytesize, hStream, #name);                        \
-	}                                                                                          \
-	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, \
-			      size_t bytesize, CUmemoryPool pool, CUstream hStream)                \
-	{                                                                                          \
-		alloc_async_rec(r, f, rc, dptr, bytesize, hStream);                                \
+#define ALLOC_POOL(name, ptsz)                                                                                         \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr *dptr, size_t bytesize,              \
+			      CUmemoryPool pool, CUstream hStream)                                                     \
+	{                                                                                                              \
+		alloc_async_pre(f, bytesize, pool, hStream, ptsz, #name);                                              \
+		CGH_FRAME_END();                                                                                       \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr,                 \
+			       size_t bytesize, CUmemoryPool pool, CUstream hStream)                                   \
+	{                                                                                                              \
+		alloc_async_post(c, f, rc, dptr, bytesize, hStream, #name);                                            \
+	}                                                                                                              \
+	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, size_t bytesize,  \
+			      CUmemoryPool pool, CUstream hStream)                                                     \
+	{                                                                                                              \
+		alloc_async_rec(r, f, rc, dptr, bytesize, hStream);                                                    \
 	}
 ALLOC_POOL(cuMemAllocFromPoolAsync, 0)
 ALLOC_POOL(cuMemAllocFromPoolAsync_ptsz, 1)
@@ -196,21 +196,20 @@ static void free_async_rec(struct cg_rec *r, struct cgh_frame *f, CUdeviceptr p,
 		rec_u64(r, "capture", f->id);
 }
 
-#define FREE_ASYNC(name, ptsz)                                                                     \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr dptr, CUstream hStream) \
-	{                                                                                          \
-		free_async_pre(c, f, ptsz, dptr, hStream);                                         \
-		CGH_FRAME_END();                                                                   \
-	}                                                                                          \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr dptr, \
-			       CUstream hStream)                                                    \
-	{                                                                                          \
-		free_async_post(c, f, rc, dptr);                                                   \
-	}                                                                                          \
-	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdeviceptr dptr, \
-			      CUstream hStream)                                                    \
-	{                                                                                          \
-		free_async_rec(r, f, dptr, hStream);                                               \
+#define FREE_ASYNC(name, ptsz)                                                                                         \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr dptr, CUstream hStream)              \
+	{                                                                                                              \
+		free_async_pre(c, f, ptsz, dptr, hStream);                                                             \
+		CGH_FRAME_END();                                                                                       \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr dptr,                  \
+			       CUstream hStream)                                                                       \
+	{                                                                                                              \
+		free_async_post(c, f, rc, dptr);                                                                       \
+	}                                                                                                              \
+	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdeviceptr dptr, CUstream hStream)  \
+	{                                                                                                              \
+		free_async_rec(r, f, dptr, hStream);                                                                   \
 	}
 FREE_ASYNC(cuMemFreeAsync, 0)
 FREE_ASYNC(cuMemFreeAsync_ptsz, 1)

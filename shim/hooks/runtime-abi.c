@@ -11,8 +11,8 @@
  */
 #include <cuda_runtime_api.h>
 
-#define RT_SIG(name, ...)                                                                          \
-	_Static_assert(__builtin_types_compatible_p(__typeof__(&name), cudaError_t (*)(__VA_ARGS__)), \
+#define RT_SIG(name, ...)                                                                                              \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&name), cudaError_t (*)(__VA_ARGS__)),                  \
 		       #name ": the runtime's signature is not the form hooks/runtime.c forwards");
 #define RT_PTR(t) _Static_assert(sizeof(t) == sizeof(void *), #t " is not pointer-sized");
 #define RT_INT(t) _Static_assert(sizeof(t) == sizeof(int), #t " is not int-sized");

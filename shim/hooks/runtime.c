@@ -47,7 +47,8 @@ static int rt_major(void)
 		return rt_major_cached;
 	e = errno; /* read before the wrapper takes the application's errno */
 	cg_resolve_dlsym();
-	rt_err (*ver)(int *) = cg_real_dlsym ? (rt_err(*)(int *))cg_real_dlsym(RTLD_NEXT, "cudaRuntimeGetVersion") : NULL;
+	rt_err (*ver)(int *) =
+	    cg_real_dlsym ? (rt_err(*)(int *))cg_real_dlsym(RTLD_NEXT, "cudaRuntimeGetVersion") : NULL;
 	if (ver && ver(&v) == 0 && v > 0)
 		rt_major_cached = v / 1000;
 	else
@@ -117,22 +118,22 @@ static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 /* Generic body: forward `call` with the real pointer `fn`. errno: the
  * runtime gets the application's value (the lookup and start-up may have
  * set it) and rt_leave restores what the runtime left. */
-#define RT_BODY(name, type, call)                                                                  \
-	int e0 = errno;                                                                            \
-	type fn = RT_REAL(name, type);                                                             \
-	struct rt_frame f;                                                                         \
-	rt_err rc;                                                                                 \
-	if (!fn) {                                                                                 \
-		errno = e0;                                                                        \
-		return 35; /* cudaErrorInsufficientDriver: no libcudart behind us */               \
-	}                                                                                          \
-	if (!rt_active()) {                                                                        \
-		errno = e0;                                                                        \
-		return call;                                                                       \
-	}                                                                                          \
-	rt_enter(&f, #name);                                                                       \
-	errno = e0;                                                                                \
-	rc = call;                                                                                 \
+#define RT_BODY(name, type, call)                                                                                      \
+	int e0 = errno;                                                                                                \
+	type fn = RT_REAL(name, type);                                                                                 \
+	struct rt_frame f;                                                                                             \
+	rt_err rc;                                                                                                     \
+	if (!fn) {                                                                                                     \
+		errno = e0;                                                                                            \
+		return 35; /* cudaErrorInsufficientDriver: no libcudart behind us */                                   \
+	}                                                                                                              \
+	if (!rt_active()) {                                                                                            \
+		errno = e0;                                                                                            \
+		return call;                                                                                           \
+	}                                                                                                              \
+	rt_enter(&f, #name);                                                                                           \
+	errno = e0;                                                                                                    \
+	rc = call;                                                                                                     \
 	return rt_leave(&f, #name, rc);
 
 /* CUSTOM rows: the form forwarded depends on the runtime's major. */
@@ -159,11 +160,11 @@ RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3
 }
 
 /* The GEN rows of rt-hooks.def: forward the row's arguments as they came. */
-#define RTHOOK_GEN(name, params, args)                                                             \
-	RT_EXPORT rt_err name params                                                               \
-	{                                                                                          \
-		typedef rt_err(*ft) params;                                                        \
-		RT_BODY(name, ft, fn args)                                                         \
+#define RTHOOK_GEN(name, params, args)                                                                                 \
+	RT_EXPORT rt_err name params                                                                                   \
+	{                                                                                                              \
+		typedef rt_err(*ft) params;                                                                            \
+		RT_BODY(name, ft, fn args)                                                                             \
 	}
 #define RTHOOK_CUSTOM(name, params, args)
 #define RTHOOK(name, cls, params, args, abi) RTHOOK_##cls(name, params, args)

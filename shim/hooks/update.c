@@ -89,8 +89,7 @@ static void update_policy_pre(struct upd_pred *p, CUgraphExec e)
  * changes (nodes.c) and what it does to graph allocations (CGS012,
  * CGS003). Then the policy's abort. Not inlined: the call site is taken
  * a fixed number of frames up. */
-static __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUgraphExec e, CUgraph g,
-							 const char *api)
+static __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUgraphExec e, CUgraph g, const char *api)
 {
 	struct cg_summary *old = p->old, *nu = p->nu;
 	if (p->have_v) {
@@ -127,8 +126,8 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 			CUresult rc, int result, CUgraphNode errn, CUgraphNode fromn, int rewritten, const char *api)
 {
 	struct cg_rec r;
-	if (!rewritten && (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 &&
-						 p->result != result)))
+	if (!rewritten &&
+	    (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 && p->result != result)))
 		cg_mismatch(api, p->rule, p->rc, rc, p->result, result);
 	if (rc == CUDA_SUCCESS)
 		cgh_ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
@@ -176,8 +175,7 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
  * something else (1 for a bad handle, success where the model is wrong).
  * The reason is "predicted" when the model saw it coming (why: what
  * differs), "failed" when it did not. Returns 1 when rewritten. */
-static int update_policy_post(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
-			      CUresult rc)
+static int update_policy_post(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu, CUresult rc)
 {
 	int pred = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
 	if (rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
@@ -197,8 +195,8 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 	CG_REAL(cuGraphExecUpdate_v2);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate_v2, CG_CALL_LIFE))
 		return CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
-	update_predict(&p, app, hGraph);                            /* 2, 3 */
-	update_policy_pre(&p, app);                                 /* 4 */
+	update_predict(&p, app, hGraph);			     /* 2, 3 */
+	update_policy_pre(&p, app);				     /* 4 */
 	update_records_pre(&p, app, hGraph, "cuGraphExecUpdate_v2"); /* 5 */
 	nu = p.nu;
 	/* The application's pointer as given (TensorRT-LLM passes NULL, which
@@ -247,8 +245,8 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 		errno = saved;
 		return rc;
 	}
-	update_predict(&p, app, hGraph);                         /* 2, 3 */
-	update_policy_pre(&p, app);                              /* 4 */
+	update_predict(&p, app, hGraph);			  /* 2, 3 */
+	update_policy_pre(&p, app);				  /* 4 */
 	update_records_pre(&p, app, hGraph, "cuGraphExecUpdate"); /* 5 */
 	nu = p.nu;
 	rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));

@@ -22,7 +22,7 @@ static void access_rec(struct cg_rec *r, const CUmemAccessDesc *acc, size_t n)
 			*o++ = '?';
 		*o++ = ':';
 		o = stpcpy(o, acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? "rw"
-			      : acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READ    ? "r"
+			      : acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READ	 ? "r"
 										 : "none");
 		rec_elem_str(r, t);
 	}

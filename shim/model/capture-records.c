@@ -35,7 +35,7 @@ static void cap_fields(struct cg_rec *r, const struct cap_snap *k)
  * "shim_query", the shim's own capture-safe query). A capture whose end
  * fails without any of these is counted in captures_invalidated only. */
 void model_caprec_invalidated(const struct cap_snap *k, const char *found_by, const char *api, uint32_t call_site,
-			       const char *by_api, int by_tid, uint32_t by_site)
+			      const char *by_api, int by_tid, uint32_t by_site)
 {
 	struct cg_rec r;
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_INVALIDATED);
@@ -58,8 +58,7 @@ void model_caprec_invalidated(const struct cap_snap *k, const char *found_by, co
 /* "abandoned": a capture never ended, named at the first call it makes
  * fail after it was invalidated (reason "refused"), at a failed begin on
  * its stream ("begin_failed"), or at exit ("exit"). */
-void model_caprec_abandoned(const struct cap_snap *k, const char *reason, const char *api, int rc,
-			     uint32_t call_site)
+void model_caprec_abandoned(const struct cap_snap *k, const char *reason, const char *api, int rc, uint32_t call_site)
 {
 	struct cg_rec r;
 	model_caprec_begin(k);
@@ -76,9 +75,9 @@ void model_caprec_abandoned(const struct cap_snap *k, const char *reason, const 
 	}
 	rec_str(&r, "msg",
 		!strcmp(reason, "exit")
-			? "capture still open at exit: it was begun and never ended"
-			: "capture begun long ago was never ended and still blocks this call: end it (or use "
-			  "thread_local capture mode) after a failure inside the capture");
+		    ? "capture still open at exit: it was begun and never ended"
+		    : "capture begun long ago was never ended and still blocks this call: end it (or use "
+		      "thread_local capture mode) after a failure inside the capture");
 	rec_end(&r);
 }
 
@@ -99,9 +98,10 @@ void model_caprec_broken(const struct cap_snap *k, int rc)
 	rec_int(&r, "rc", rc);
 	rec_str(&r, "err", cg_result_name(rc));
 	rec_int(&r, "end_tid", cg_gettid());
-	n = snprintf(msg, sizeof msg, "capture %llu (%s mode, stream 0x%llx), begun%s%s on thread %d%s%s%s, ended with %d",
-		     (unsigned long long)k->id, model_capture_mode_name(k->mode), (unsigned long long)(uintptr_t)k->stream,
-		     bsite[0] ? " at " : "", bsite, k->tid, k->tname[0] ? " \"" : "", k->tname, k->tname[0] ? "\"" : "", rc);
+	n = snprintf(
+	    msg, sizeof msg, "capture %llu (%s mode, stream 0x%llx), begun%s%s on thread %d%s%s%s, ended with %d",
+	    (unsigned long long)k->id, model_capture_mode_name(k->mode), (unsigned long long)(uintptr_t)k->stream,
+	    bsite[0] ? " at " : "", bsite, k->tid, k->tname[0] ? " \"" : "", k->tname, k->tname[0] ? "\"" : "", rc);
 	if (k->br.api) {
 		rec_word(&r, "by_api", k->br.api);
 		if (k->br.rule)
@@ -112,9 +112,9 @@ void model_caprec_broken(const struct cap_snap *k, int rc)
 		rec_bool(&r, "by_other_thread", k->br.tid != k->tid);
 		rec_site(&r, "by_site", k->br.site);
 		if (n > 0 && (size_t)n < sizeof msg)
-			snprintf(msg + n, sizeof msg - n, ": it was broken by %s on thread %d%s%s%s%s%s (%s%s%s)", k->br.api,
-				 k->br.tid, k->br.tname[0] ? " \"" : "", k->br.tname, k->br.tname[0] ? "\"" : "",
-				 csite[0] ? " at " : "", csite,
+			snprintf(msg + n, sizeof msg - n, ": it was broken by %s on thread %d%s%s%s%s%s (%s%s%s)",
+				 k->br.api, k->br.tid, k->br.tname[0] ? " \"" : "", k->br.tname,
+				 k->br.tname[0] ? "\"" : "", csite[0] ? " at " : "", csite,
 				 k->br.rule ? k->br.rule : "not predicted", k->br.rule ? ", named before the call" : "",
 				 k->br.rc ? "" : "; the call itself succeeded");
 	} else if (n > 0 && (size_t)n < sizeof msg) {

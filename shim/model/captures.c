@@ -274,8 +274,8 @@ void model_capture_begin_refused(CUstream s, int ptsz, const char *api, int rc)
 
 /* Mark the capture (by id, else by origin stream) invalidated; fills k and
  * returns 1 when this is news. Under cap_lock. */
-static int seen_invalid_locked(CUstream s, int ptsz, uint64_t id, struct cap_snap *k, const char **by_api,
-			       int *by_tid, uint32_t *by_site)
+static int seen_invalid_locked(CUstream s, int ptsz, uint64_t id, struct cap_snap *k, const char **by_api, int *by_tid,
+			       uint32_t *by_site)
 {
 	struct cg_capture *c = NULL, *tmp;
 	int me = cg_gettid();
@@ -283,8 +283,8 @@ static int seen_invalid_locked(CUstream s, int ptsz, uint64_t id, struct cap_sna
 		HASH_FIND(hh, model_captures, &id, sizeof id, c);
 	if (!c)
 		HASH_ITER(hh, model_captures, c, tmp)
-		if (on_stream_locked(c, s, ptsz, me))
-			break;
+	if (on_stream_locked(c, s, ptsz, me))
+		break;
 	if (!c || c->invalid)
 		return 0;
 	c->invalid = 1;

@@ -77,7 +77,8 @@ static int sample_free(size_t *free_out)
 	if (cg_cfg.meminfo == CG_MEMINFO_AUTO) {
 		int hit = 0;
 		pthread_mutex_lock(&model_last_lock);
-		if (last_sample[dev].have && last_sample[dev].epoch == ep && t0 - last_sample[dev].ns < MEMINFO_REUSE_NS) {
+		if (last_sample[dev].have && last_sample[dev].epoch == ep &&
+		    t0 - last_sample[dev].ns < MEMINFO_REUSE_NS) {
 			*free_out = last_sample[dev].free;
 			hit = 1;
 		}

@@ -191,7 +191,6 @@ void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 	X_SET(x, foreign_frees, foreign);
 }
 
-
 void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum)
 {
 	struct cg_exec *x;
@@ -392,7 +391,6 @@ void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
 	pthread_mutex_unlock(&model_gx_lock);
 	model_summary_free(sum);
 }
-
 
 int model_exec_destroy(CUgraphExec e, struct model_leak **leaks)
 {

@@ -36,7 +36,6 @@ struct node_ix {
 	uint32_t index;
 };
 
-
 /* Walk a graph through capture-safe driver queries: node list, types,
  * edges, memory-node parameters. No lock held. Done once per graph
  * generation (at end of capture or first use) and cached, so an update
@@ -120,7 +119,8 @@ static struct cg_summary *summary_walk(CUgraph g)
 			memset(ix, 0, cap * sizeof *ix);
 			if (drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
 				for (size_t i = 0; i < n; i++) {
-					size_t h = ((uintptr_t)s->nodes[i] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
+					size_t h =
+					    ((uintptr_t)s->nodes[i] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
 					while (ix[h].node)
 						h = (h + 1) & (cap - 1);
 					ix[h].node = s->nodes[i];
@@ -229,7 +229,6 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-
 void model_graph_destroy(CUgraph g)
 {
 	struct cg_graph *x;
@@ -255,7 +254,6 @@ void model_graph_mutated(CUgraph g)
 		x->gen++;
 	pthread_mutex_unlock(&model_gx_lock);
 }
-
 
 void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 {
@@ -407,7 +405,6 @@ struct cg_summary *model_graph_partial(CUgraph g)
 	return s;
 }
 
-
 void model_graph_settle(CUgraph g)
 {
 	struct cg_graph *gr;
@@ -471,4 +468,3 @@ int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, 
 	pthread_mutex_unlock(&model_gx_lock);
 	return ok;
 }
-

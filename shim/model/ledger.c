@@ -33,8 +33,8 @@ struct lg_ref {
 	uint64_t val;
 	const char *kernel; /* interned (nodes.c), NULL for copies */
 	uint32_t node;
-	int16_t param;      /* kernel parameter index, -1 for an operand */
-	uint8_t what;       /* CG_REF_* */
+	int16_t param; /* kernel parameter index, -1 for an operand */
+	uint8_t what;  /* CG_REF_* */
 	uint8_t embedded;
 };
 
@@ -46,9 +46,9 @@ struct lg_exec {
 	struct lg_ref *refs;
 	uint32_t nrefs;
 	int stale, launch_said;
-	struct cg_stale why; /* the first free that made it stale */
+	struct cg_stale why;	/* the first free that made it stale */
 	struct cg_summary *sum; /* a reference on the summary refs came from */
-	uint64_t epoch;         /* lg_epoch when refs were worked out */
+	uint64_t epoch;		/* lg_epoch when refs were worked out */
 	struct lg_exec *next;
 };
 
@@ -218,7 +218,6 @@ static void ledger_fill(struct cg_stale *s, const struct lg_exec *x, const struc
 	s->alloc_site = r->site;
 	s->nrefs = nrefs;
 }
-
 
 /* Whether a Python interpreter in this process is finalizing: its module
  * globals (tensors, graphs) then go in no particular order, and a tensor
@@ -418,16 +417,18 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 		int nc = 0;
 		if (d->type == CU_GRAPH_NODE_TYPE_KERNEL) {
 			for (uint32_t k = 0; k < d->np; k++)
-				cand[nc++] = (struct lg_ref){d->p[k].val, d->name, i, d->p[k].idx, CG_REF_PARAM,
-							     d->p[k].embedded};
+				cand[nc++] = (struct lg_ref){d->p[k].val, d->name,	i,
+							     d->p[k].idx, CG_REF_PARAM, d->p[k].embedded};
 		} else if (d->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
 			int kind = (int)d->grid[0];
 			cand[nc++] = (struct lg_ref){d->dst, NULL, i, -1, CG_REF_DST, 0};
 			cand[nc++] = (struct lg_ref){d->src, NULL, i, -1, CG_REF_SRC, 0};
 			if ((kind == CG_CPY_H2D || kind == CG_CPY_H2H) && ledger_pageable_locked(d->src) && npg < 8)
-				out->c[npg].node = i, out->c[npg].what = CG_REF_SRC, out->c[npg].host = d->src, out->c[npg++].bytes = d->bytes;
+				out->c[npg].node = i, out->c[npg].what = CG_REF_SRC, out->c[npg].host = d->src,
+				out->c[npg++].bytes = d->bytes;
 			if ((kind == CG_CPY_D2H || kind == CG_CPY_H2H) && ledger_pageable_locked(d->dst) && npg < 8)
-				out->c[npg].node = i, out->c[npg].what = CG_REF_DST, out->c[npg].host = d->dst, out->c[npg++].bytes = d->bytes;
+				out->c[npg].node = i, out->c[npg].what = CG_REF_DST, out->c[npg].host = d->dst,
+				out->c[npg++].bytes = d->bytes;
 		} else if (d->type == CU_GRAPH_NODE_TYPE_MEMSET) {
 			cand[nc++] = (struct lg_ref){d->dst, NULL, i, -1, CG_REF_DST, 0};
 		}

@@ -42,8 +42,7 @@ extern pthread_mutex_t model_cap_lock, model_gx_lock, model_mem_lock, model_last
 extern struct model_totals model_tot;
 
 /* The model's tables, each counting its own allocation failures. */
-extern struct cg_table model_capture_table, model_graph_table, model_exec_table, model_pool_table,
-	model_alloc_table;
+extern struct cg_table model_capture_table, model_graph_table, model_exec_table, model_pool_table, model_alloc_table;
 /* Right after an add to t, under t's lock: 0 when it went in; -1 when it
  * failed (the item is not in the table; counted on t, and the shim
  * degrades to pass-through with one warning). */
@@ -52,9 +51,9 @@ int model_table_added(struct cg_table *t);
 /* ---- captures (captures.c, capture-records.c) -------------------------- */
 static inline const char *model_capture_mode_name(int m)
 {
-	return m == CU_STREAM_CAPTURE_MODE_GLOBAL         ? "global"
+	return m == CU_STREAM_CAPTURE_MODE_GLOBAL	  ? "global"
 	       : m == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread_local"
-	       : m == CU_STREAM_CAPTURE_MODE_RELAXED      ? "relaxed"
+	       : m == CU_STREAM_CAPTURE_MODE_RELAXED	  ? "relaxed"
 							  : "?";
 }
 
@@ -130,7 +129,6 @@ struct cap_snap {
 	CUgraph graph;
 };
 
-
 #define CAP_NOTE_MAX 8
 extern struct cg_capture *model_captures;
 void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o);
@@ -154,7 +152,7 @@ struct cg_graph {
 	uint32_t sum_gen;
 	uint32_t cap_gen; /* gen at the end of its capture (0: not captured) */
 	uint32_t n_nodes_cap;
-	int pending;      /* execs holding a partial summary of this graph */
+	int pending;	       /* execs holding a partial summary of this graph */
 	CUgraphExec live_exec; /* latest live exec instantiated from it */
 	UT_hash_handle hh;
 };
@@ -172,7 +170,7 @@ struct cg_exec {
 	uint64_t flags;
 	_Atomic long long launches;
 	_Atomic(CUgraphExec) real; /* the exec behind h: h, or a re-instantiation */
-	_Atomic int outstanding; /* graph allocations of the last launch not yet freed */
+	_Atomic int outstanding;   /* graph allocations of the last launch not yet freed */
 	/* Under gx_lock only. */
 	CUgraph graph;
 	uint32_t site;
@@ -180,7 +178,7 @@ struct cg_exec {
 	struct cg_mnode *mem;
 	struct cg_summary *sum;
 	uint32_t sum_gen; /* gen of graph the (partial) summary describes */
-	int inst_dev;     /* device of the context it was instantiated in */
+	int inst_dev;	  /* device of the context it was instantiated in */
 	unsigned devmask; /* devices its allocation nodes allocate on (bit d) */
 	long long updates, update_failures;
 	struct cg_exec *next_free;
@@ -218,7 +216,7 @@ struct cg_alloc {
 	CUdeviceptr dptr;
 	size_t size;
 	uint64_t capture;
-	CUgraph graph;    /* graph holding the allocation node; NULL once destroyed */
+	CUgraph graph;	  /* graph holding the allocation node; NULL once destroyed */
 	CUgraphExec exec; /* exec whose launches make this allocation */
 	uint32_t site;
 	uint32_t orphan; /* its exec went with allocations outstanding: kept until freed */

@@ -10,7 +10,6 @@ pthread_mutex_t model_gx_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t model_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 struct model_totals model_tot;
 
-
 struct cg_table model_capture_table = CG_TABLE_INIT("capture table");
 struct cg_table model_graph_table = CG_TABLE_INIT("graph table");
 struct cg_table model_exec_table = CG_TABLE_INIT("exec table");

@@ -146,7 +146,7 @@ void model_pool_exit(void)
 	copy = np ? malloc((size_t)np * sizeof *copy) : NULL;
 	if (copy)
 		HASH_ITER(hh, model_pools, p, ptmp)
-		copy[k++] = *p;
+	copy[k++] = *p;
 	pthread_mutex_unlock(&model_mem_lock);
 	for (int i = 0; i < k; i++) {
 		struct cg_pool *q = &copy[i];
@@ -155,9 +155,9 @@ void model_pool_exit(void)
 		if (!q->destroyed && drv_cuMemPoolGetAttribute && !atomic_load(&cg_live_captures)) {
 			have = 1;
 			for (int a = 0; a < 4; a++)
-				if (drv_cuMemPoolGetAttribute(q->h,
-							      (CUmemPool_attribute)(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT + a),
-							      &v[a]) != CUDA_SUCCESS)
+				if (drv_cuMemPoolGetAttribute(
+					q->h, (CUmemPool_attribute)(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT + a), &v[a]) !=
+				    CUDA_SUCCESS)
 					have = 0;
 		}
 		rec_begin(&r, CG_L_INFO, CGSHIM_EV_POOL);

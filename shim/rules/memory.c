@@ -68,18 +68,18 @@ int rules_memory_free_foreign(const struct cg_free_ev *ev, const struct cg_model
 	return 1;
 }
 
-int rules_memory_leak(CUgraphExec e, const struct cg_mnode *mem, int n, int i, const char *when,
-		      struct cg_verdict *v)
+int rules_memory_leak(CUgraphExec e, const struct cg_mnode *mem, int n, int i, const char *when, struct cg_verdict *v)
 {
 	const struct cg_mnode *m = &mem[i];
 	int at_exit = !strcmp(when, "exit");
 	if (m->is_free || model_mnode_has(mem, n, m->dptr, 1))
 		return 0;
 	cg_verdict_init(v, R_LEAK, -1);
-	snprintf(v->msg, 256,
-		 "graph allocation 0x%llx (%zu bytes) is still outstanding at %s; destroying an executable frees none of "
-		 "its allocations",
-		 (unsigned long long)m->dptr, m->size, at_exit ? "exit" : "cuGraphExecDestroy");
+	snprintf(
+	    v->msg, 256,
+	    "graph allocation 0x%llx (%zu bytes) is still outstanding at %s; destroying an executable frees none of "
+	    "its allocations",
+	    (unsigned long long)m->dptr, m->size, at_exit ? "exit" : "cuGraphExecDestroy");
 	cg_vf_hex(v, "exec", (uintptr_t)e);
 	cg_vf_hex(v, "dptr", m->dptr);
 	cg_vf_u64(v, "size", m->size);
@@ -92,12 +92,18 @@ int rules_memory_leak(CUgraphExec e, const struct cg_mnode *mem, int n, int i, c
 static const char *memory_kind_name(int kind)
 {
 	switch (kind) {
-	case 1: return "cuMemAlloc";
-	case 2: return "stream-ordered";
-	case 3: return "VMM mapping";
-	case 4: return "pinned host";
-	case 5: return "registered host";
-	default: return "unknown";
+	case 1:
+		return "cuMemAlloc";
+	case 2:
+		return "stream-ordered";
+	case 3:
+		return "VMM mapping";
+	case 4:
+		return "pinned host";
+	case 5:
+		return "registered host";
+	default:
+		return "unknown";
 	}
 }
 

@@ -22,20 +22,21 @@
 #define UPD_MSG 400 /* the records' message cap, as it always was */
 
 static const char *const update_node_type_names[] = {
-	"kernel", "memcpy", "memset", "host", "graph", "empty", "wait_event", "event_record",
-	"ext_sem_signal", "ext_sem_wait", "mem_alloc", "mem_free", "batch_mem_op", "conditional"};
+    "kernel",	    "memcpy",	      "memset",	      "host",	   "graph",    "empty",	       "wait_event",
+    "event_record", "ext_sem_signal", "ext_sem_wait", "mem_alloc", "mem_free", "batch_mem_op", "conditional"};
 
 const char *rules_update_node_type(int t)
 {
 	return t >= 0 && t < (int)(sizeof update_node_type_names / sizeof *update_node_type_names)
-		       ? update_node_type_names[t]
-		       : "?";
+		   ? update_node_type_names[t]
+		   : "?";
 }
 
 const char *rules_update_result_name(int res)
 {
-	static const char *n[] = {"Success", "Error", "TopologyChanged", "NodeTypeChanged", "FunctionChanged",
-				  "ParametersChanged", "NotSupported", "UnsupportedFunctionChange", "AttributesChanged"};
+	static const char *n[] = {
+	    "Success",		 "Error",	 "TopologyChanged",	      "NodeTypeChanged",  "FunctionChanged",
+	    "ParametersChanged", "NotSupported", "UnsupportedFunctionChange", "AttributesChanged"};
 	return res >= 0 && res < 9 ? n[res] : "?";
 }
 
@@ -123,9 +124,10 @@ int rules_update_refusal(const struct cg_summary *old, const struct cg_summary *
 			 * docs/update-refusals.md); the extent may not (cuda-facts §5). */
 			if (a->bytes != b->bytes) {
 				*result = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
-				snprintf(why, cap, "node %u (memset): %llu -> %llu bytes; only the address, value and "
-					 "element size may change", b->node,
-					 (unsigned long long)a->bytes, (unsigned long long)b->bytes);
+				snprintf(why, cap,
+					 "node %u (memset): %llu -> %llu bytes; only the address, value and "
+					 "element size may change",
+					 b->node, (unsigned long long)a->bytes, (unsigned long long)b->bytes);
 				return 1;
 			}
 		} else if (a->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
@@ -262,12 +264,13 @@ int rules_update_memory(const struct cg_update_ev *ev, const struct cg_model_vie
 		if (escapes && (a->dptr != b->dptr || a->size != b->size)) {
 			struct cg_verdict *v = &out[n++];
 			cg_verdict_init(v, R_ALLOC_SWAP, -1);
-			snprintf(v->msg, UPD_MSG,
-				 "update of exec 0x%llx will succeed but replaces its graph allocation 0x%llx (%zu bytes) "
-				 "by 0x%llx (%zu bytes): pointers taken from the original capture are dead after the next "
-				 "launch",
-				 (unsigned long long)(uintptr_t)ev->e, (unsigned long long)a->dptr, a->size,
-				 (unsigned long long)b->dptr, b->size);
+			snprintf(
+			    v->msg, UPD_MSG,
+			    "update of exec 0x%llx will succeed but replaces its graph allocation 0x%llx (%zu bytes) "
+			    "by 0x%llx (%zu bytes): pointers taken from the original capture are dead after the next "
+			    "launch",
+			    (unsigned long long)(uintptr_t)ev->e, (unsigned long long)a->dptr, a->size,
+			    (unsigned long long)b->dptr, b->size);
 			cg_vf_hex(v, "exec", (uintptr_t)ev->e);
 			cg_vf_hex(v, "graph", (uintptr_t)ev->g);
 			cg_vf_hex(v, "dptr", a->dptr);

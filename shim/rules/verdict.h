@@ -23,8 +23,18 @@
  * the record is written (a backtrace costs microseconds); EXEC_SITE: the
  * site of exec val, looked up by the writer only when written. */
 enum {
-	CG_VF_HEX, CG_VF_U64, CG_VF_INT, CG_VF_BOOL, CG_VF_STR, CG_VF_WORD, CG_VF_SITE, CG_VF_SITE_HERE, CG_VF_EXEC_SITE,
-	CG_VF_DPTRS, CG_VF_HANDLES, CG_VF_CALLER
+	CG_VF_HEX,
+	CG_VF_U64,
+	CG_VF_INT,
+	CG_VF_BOOL,
+	CG_VF_STR,
+	CG_VF_WORD,
+	CG_VF_SITE,
+	CG_VF_SITE_HERE,
+	CG_VF_EXEC_SITE,
+	CG_VF_DPTRS,
+	CG_VF_HANDLES,
+	CG_VF_CALLER
 };
 /* WORD: a string needing no escaping (rec_word). HANDLES: a JSON array of
  * the val handles at ptr. CALLER: the calling thread, as the fields
@@ -36,17 +46,17 @@ enum {
 #define CG_VERDICT_MSG 512
 
 struct cg_vfield {
-	const char *key;   /* a string literal */
-	int kind;          /* CG_VF_* */
-	uint64_t val;      /* HEX, U64, INT (as int64), SITE, EXEC_SITE */
-	const char *str;   /* STR: a string that outlives the verdict (interned or static) */
-	const void *ptr;   /* DPTRS: the nodes, alive until the verdict is written */
+	const char *key; /* a string literal */
+	int kind;	 /* CG_VF_* */
+	uint64_t val;	 /* HEX, U64, INT (as int64), SITE, EXEC_SITE */
+	const char *str; /* STR: a string that outlives the verdict (interned or static) */
+	const void *ptr; /* DPTRS: the nodes, alive until the verdict is written */
 };
 
 struct cg_verdict {
-	int rule;             /* R_* (rules.h) */
-	int predicted_rc;     /* CUresult the driver will answer, -1 when it accepts */
-	int repeat;           /* a repeat of a record already written: counted, not written */
+	int rule;	  /* R_* (rules.h) */
+	int predicted_rc; /* CUresult the driver will answer, -1 when it accepts */
+	int repeat;	  /* a repeat of a record already written: counted, not written */
 	int nf;
 	struct cg_vfield f[CG_VERDICT_FIELDS];
 	char msg[CG_VERDICT_MSG];
@@ -69,7 +79,7 @@ static inline void cg_vf_(struct cg_verdict *v, const char *key, int kind, uint6
 #define cg_vf_hex(v, k, x) cg_vf_((v), (k), CG_VF_HEX, (uint64_t)(x), 0)
 #define cg_vf_u64(v, k, x) cg_vf_((v), (k), CG_VF_U64, (uint64_t)(x), 0)
 #define cg_vf_int(v, k, x) cg_vf_((v), (k), CG_VF_INT, (uint64_t)(int64_t)(x), 0)
-#define cg_vf_bool(v, k, x) cg_vf_((v), (k), CG_VF_BOOL, (uint64_t)!!(x), 0)
+#define cg_vf_bool(v, k, x) cg_vf_((v), (k), CG_VF_BOOL, (uint64_t) !!(x), 0)
 #define cg_vf_str(v, k, s) cg_vf_((v), (k), CG_VF_STR, 0, (s))
 #define cg_vf_word(v, k, s) cg_vf_((v), (k), CG_VF_WORD, 0, (s))
 #define cg_vf_caller(v) cg_vf_((v), "call_tid", CG_VF_CALLER, 0, 0)
@@ -128,7 +138,7 @@ struct cg_update_ev {
  * it names (index and both handles, 0 when the node count differs) and
  * the reason as text (also the policy's rewrite reason). */
 struct cg_update_pred {
-	int result;           /* CUgraphExecUpdateResult */
+	int result; /* CUgraphExecUpdateResult */
 	uint32_t err_index;
 	CUgraphNode err_node, from_node;
 	char why[256];
@@ -251,8 +261,7 @@ int rules_memory_free_foreign(const struct cg_free_ev *ev, const struct cg_model
 /* CGS011: allocation node i of exec e's mem[0..n) outstanding at when
  * ("exit" or "destroy"): not a free node, and no free node of the same
  * graph frees it. */
-int rules_memory_leak(CUgraphExec e, const struct cg_mnode *mem, int n, int i, const char *when,
-		      struct cg_verdict *v);
+int rules_memory_leak(CUgraphExec e, const struct cg_mnode *mem, int n, int i, const char *when, struct cg_verdict *v);
 /* CGS018: a free or unmap (api) of the range s names made exec s->e
  * stale: silent unless the node's pointer lies in the freed range. */
 struct cg_stale;

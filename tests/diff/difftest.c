@@ -38,11 +38,14 @@
 
 /* Exact exported names whose cuda.h spelling is a macro for another ABI,
  * or which cuda.h declares only in per-thread mode. */
-CUresult dt_cuGraphAddNode(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraphNodeParams *) __asm__("cuGraphAddNode");
-CUresult dt_cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t) __asm__("cuGraphInstantiate_v2");
+CUresult dt_cuGraphAddNode(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+			   CUgraphNodeParams *) __asm__("cuGraphAddNode");
+CUresult dt_cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *,
+				  size_t) __asm__("cuGraphInstantiate_v2");
 CUresult dt_cuGraphLaunch_ptsz(CUgraphExec, CUstream) __asm__("cuGraphLaunch_ptsz");
 CUresult dt_cuGraphUpload_ptsz(CUgraphExec, CUstream) __asm__("cuGraphUpload_ptsz");
-CUresult dt_cuGraphExecUpdate(CUgraphExec, CUgraph, CUgraphNode *, CUgraphExecUpdateResult *) __asm__("cuGraphExecUpdate");
+CUresult dt_cuGraphExecUpdate(CUgraphExec, CUgraph, CUgraphNode *,
+			      CUgraphExecUpdateResult *) __asm__("cuGraphExecUpdate");
 CUresult dt_cuStreamGetCaptureInfo(CUstream, CUstreamCaptureStatus *, cuuint64_t *) __asm__("cuStreamGetCaptureInfo");
 
 #define NG 6
@@ -83,7 +86,7 @@ struct gslot {
 struct eslot {
 	CUgraphExec h;
 	int live;
-	int src; /* graph slot it was instantiated from */
+	int src;    /* graph slot it was instantiated from */
 	int frozen; /* "rewrite" mode: not used again until the teardown */
 };
 static struct gslot G[NG];
@@ -123,11 +126,11 @@ static void end(int rc, int err)
 	fprintf(out, "%s rc=%d errno=%d\n", line, rc, err == ERRNO_SENTINEL ? 0 : err);
 }
 /* One call: CALL(op, expr) evaluates expr with errno at the sentinel. */
-#define CALL(rcv, expr)                                                                            \
-	do {                                                                                       \
-		errno = ERRNO_SENTINEL;                                                            \
-		rcv = (int)(expr);                                                                 \
-		err = errno;                                                                       \
+#define CALL(rcv, expr)                                                                                                \
+	do {                                                                                                           \
+		errno = ERRNO_SENTINEL;                                                                                \
+		rcv = (int)(expr);                                                                                     \
+		err = errno;                                                                                           \
 	} while (0)
 
 static const char *hname(const void *h)
@@ -785,8 +788,8 @@ static void op_misc(void)
 		int nul = chance(20);
 		begin("cuGetProcAddress_v2");
 		add(" %s", nm);
-		CALL(rc, cuGetProcAddress_v2(nm, nul ? NULL : &pfn, 12000 + 10 * pick(100), 0,
-					     chance(30) ? NULL : &st));
+		CALL(rc,
+		     cuGetProcAddress_v2(nm, nul ? NULL : &pfn, 12000 + 10 * pick(100), 0, chance(30) ? NULL : &st));
 		add(" out=%s st=%d", pfn ? "set" : "null", (int)st);
 		break;
 	}
@@ -821,7 +824,6 @@ static void op_misc(void)
 	end(rc, err);
 }
 
-
 /* Every other hooked entry point, by its exact exported name (the global
  * scope gives the shim's wrapper under the preload, the driver's bare), with
  * a NULL out-pointer, NULL parameters or a garbage handle. */
@@ -848,21 +850,22 @@ static void op_sweep(void)
 	cuuint64_t id = 0, v64 = 0;
 	void *pfn = NULL;
 	const char *name = "?";
-#define SW(nm, T, args)                                                                            \
-	do {                                                                                       \
-		T f_ = SYM(T, nm);                                                                 \
-		name = nm;                                                                         \
-		begin(nm);                                                                         \
-		if (!f_) {                                                                         \
-			add(" absent");                                                            \
-			end(-1, ERRNO_SENTINEL);                                                   \
-			return;                                                                    \
-		}                                                                                  \
-		CALL(rc, f_ args);                                                                 \
+#define SW(nm, T, args)                                                                                                \
+	do {                                                                                                           \
+		T f_ = SYM(T, nm);                                                                                     \
+		name = nm;                                                                                             \
+		begin(nm);                                                                                             \
+		if (!f_) {                                                                                             \
+			add(" absent");                                                                                \
+			end(-1, ERRNO_SENTINEL);                                                                       \
+			return;                                                                                        \
+		}                                                                                                      \
+		CALL(rc, f_ args);                                                                                     \
 	} while (0)
 	switch (k) {
 	case 0:
-		SW("cuGetProcAddress", PFN_cuGetProcAddress_v11030, ("cuGraphLaunch", chance(50) ? NULL : &pfn, 12000, 0));
+		SW("cuGetProcAddress", PFN_cuGetProcAddress_v11030,
+		   ("cuGraphLaunch", chance(50) ? NULL : &pfn, 12000, 0));
 		add(" out=%s", pfn ? "set" : "null");
 		break;
 	case 1:
@@ -932,7 +935,8 @@ static void op_sweep(void)
 		SW("cuDeviceSetMemPool", PFN_cuDeviceSetMemPool_v11020, (0, chance(50) ? NULL : (CUmemoryPool)GARBAGE));
 		break;
 	case 13:
-		SW("cuMemSetMemPool", PFN_cuMemSetMemPool_v13000, (NULL, CU_MEM_ALLOCATION_TYPE_PINNED, (CUmemoryPool)GARBAGE));
+		SW("cuMemSetMemPool", PFN_cuMemSetMemPool_v13000,
+		   (NULL, CU_MEM_ALLOCATION_TYPE_PINNED, (CUmemoryPool)GARBAGE));
 		break;
 	case 14:
 		SW("cuDeviceSetGraphMemAttribute", PFN_cuDeviceSetGraphMemAttribute_v11040,
@@ -940,7 +944,8 @@ static void op_sweep(void)
 		break;
 	case 15:
 		SW("cuMemPoolSetAttribute", PFN_cuMemPoolSetAttribute_v11020,
-		   (chance(50) ? NULL : (CUmemoryPool)GARBAGE, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, chance(50) ? NULL : &v64));
+		   (chance(50) ? NULL : (CUmemoryPool)GARBAGE, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+		    chance(50) ? NULL : &v64));
 		break;
 	case 16:
 		SW("cuMemPoolTrimTo", PFN_cuMemPoolTrimTo_v11020, (chance(50) ? NULL : (CUmemoryPool)GARBAGE, 0));
@@ -949,7 +954,8 @@ static void op_sweep(void)
 		SW("cuEventRecord_ptsz", PFN_cuEventRecord_v7000_ptsz, (chance(50) ? NULL : (CUevent)GARBAGE, S));
 		break;
 	case 18:
-		SW("cuStreamWaitEvent_ptsz", PFN_cuStreamWaitEvent_v7000_ptsz, (S, chance(50) ? NULL : (CUevent)GARBAGE, 0));
+		SW("cuStreamWaitEvent_ptsz", PFN_cuStreamWaitEvent_v7000_ptsz,
+		   (S, chance(50) ? NULL : (CUevent)GARBAGE, 0));
 		break;
 	case 19:
 		SW("cuStreamUpdateCaptureDependencies", PFN_cuStreamUpdateCaptureDependencies_v11030, (S, NULL, 0, 0));
@@ -958,7 +964,8 @@ static void op_sweep(void)
 		SW("cuCtxSynchronize", PFN_cuCtxSynchronize_v2000, ());
 		break;
 	case 21:
-		SW("cuStreamSynchronize_ptsz", PFN_cuStreamSynchronize_v7000_ptsz, (chance(50) ? S : (CUstream)GARBAGE));
+		SW("cuStreamSynchronize_ptsz", PFN_cuStreamSynchronize_v7000_ptsz,
+		   (chance(50) ? S : (CUstream)GARBAGE));
 		break;
 	case 22:
 		SW("cuGraphExecChildGraphNodeSetParams", PFN_cuGraphExecChildGraphNodeSetParams_v11010,

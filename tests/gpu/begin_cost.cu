@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-__global__ void k(float *p) { p[threadIdx.x] += 1.0f; }
+__global__ void k(float *p)
+{
+	p[threadIdx.x] += 1.0f;
+}
 
 static long long now_ns(void)
 {
@@ -30,7 +33,8 @@ int main(int argc, char **argv)
 	float *p;
 	cudaStream_t s;
 	long long *t = (long long *)calloc(n, sizeof *t);
-	if (n < 2 || !t || cudaMalloc(&p, 256 * sizeof(float)) || cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) {
+	if (n < 2 || !t || cudaMalloc(&p, 256 * sizeof(float)) ||
+	    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) {
 		printf("setup failed\n");
 		return 1;
 	}

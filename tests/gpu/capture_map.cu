@@ -20,12 +20,15 @@
 #include <thread>
 #include <vector>
 
-__global__ void k(float *p) { p[threadIdx.x] += 1.0f; }
+__global__ void k(float *p)
+{
+	p[threadIdx.x] += 1.0f;
+}
 
 static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry e() { ret; }\n";
 
 struct Ctx {
-	cudaStream_t s;       /* capturing stream (blocking or not, per route) */
+	cudaStream_t s;	      /* capturing stream (blocking or not, per route) */
 	cudaStream_t other;   /* a non-blocking stream, not capturing */
 	cudaEvent_t ev_cap;   /* recorded inside the capture */
 	cudaEvent_t ev_plain; /* recorded outside any capture */
@@ -33,7 +36,7 @@ struct Ctx {
 	void *h, *pageable;
 	cudaGraph_t pre_g;
 	cudaGraphExec_t pre_x;
-	CUmodule mod, mod_new = nullptr; /* *_new: loaded by a load route inside the */
+	CUmodule mod, mod_new = nullptr;  /* *_new: loaded by a load route inside the */
 	CUlibrary lib, lib_new = nullptr; /* capture, unloaded by teardown after its end */
 };
 
@@ -45,20 +48,26 @@ struct Route {
 
 static const char *status_name(cudaStreamCaptureStatus st)
 {
-	return st == cudaStreamCaptureStatusActive ? "active"
-	       : st == cudaStreamCaptureStatusInvalidated ? "INVALIDATED" : "none";
+	return st == cudaStreamCaptureStatusActive	  ? "active"
+	       : st == cudaStreamCaptureStatusInvalidated ? "INVALIDATED"
+							  : "none";
 }
 
 static const char *mode_name(int m)
 {
-	return m == cudaStreamCaptureModeGlobal ? "global" : m == cudaStreamCaptureModeThreadLocal ? "thread_local" : "relaxed";
+	return m == cudaStreamCaptureModeGlobal	       ? "global"
+	       : m == cudaStreamCaptureModeThreadLocal ? "thread_local"
+						       : "relaxed";
 }
 
 static std::vector<Route> routes()
 {
 	std::vector<Route> r;
 	auto add = [&](const char *n, bool b, std::function<int(Ctx &)> f) { r.push_back({n, b, f}); };
-	add("control: cudaGetDevice (no driver work)", false, [](Ctx &) { int d; return (int)cudaGetDevice(&d); });
+	add("control: cudaGetDevice (no driver work)", false, [](Ctx &) {
+		int d;
+		return (int)cudaGetDevice(&d);
+	});
 	add("control: cudaFree(NULL)", false, [](Ctx &) { return (int)cudaFree(nullptr); });
 	add("cudaStreamSynchronize(capturing)", false, [](Ctx &c) { return (int)cudaStreamSynchronize(c.s); });
 	add("cudaStreamQuery(capturing)", false, [](Ctx &c) { return (int)cudaStreamQuery(c.s); });
@@ -67,32 +76,114 @@ static std::vector<Route> routes()
 	add("cudaDeviceSynchronize (cuCtxSynchronize_v2)", false, [](Ctx &) { return (int)cudaDeviceSynchronize(); });
 	add("cuCtxSynchronize (2000 form)", false, [](Ctx &) { return (int)cuCtxSynchronize(); });
 	add("cudaStreamSynchronize(other stream)", false, [](Ctx &c) { return (int)cudaStreamSynchronize(c.other); });
-	add("cudaMemcpy D2H (sync)", false, [](Ctx &c) { return (int)cudaMemcpy(c.h, c.d, 256, cudaMemcpyDeviceToHost); });
-	add("cudaMemcpy H2D pageable (sync)", false, [](Ctx &c) { return (int)cudaMemcpy(c.d, c.pageable, 256, cudaMemcpyHostToDevice); });
+	add("cudaMemcpy D2H (sync)", false,
+	    [](Ctx &c) { return (int)cudaMemcpy(c.h, c.d, 256, cudaMemcpyDeviceToHost); });
+	add("cudaMemcpy H2D pageable (sync)", false,
+	    [](Ctx &c) { return (int)cudaMemcpy(c.d, c.pageable, 256, cudaMemcpyHostToDevice); });
 	add("cudaMemset (sync)", false, [](Ctx &c) { return (int)cudaMemset(c.d, 0, 256); });
-	add("cudaMalloc (cuMemAlloc_v2)", false, [](Ctx &) { void *p = nullptr; int rc = (int)cudaMalloc(&p, 1 << 20); if (!rc) cudaFree(p); return rc; });
-	add("cudaFree (cuMemFree_v2)", false, [](Ctx &c) { int rc = (int)cudaFree(c.d2); if (!rc) c.d2 = nullptr; return rc; });
-	add("cuMemHostAlloc", false, [](Ctx &) { void *p = nullptr; int rc = (int)cuMemHostAlloc(&p, 1 << 20, 0); if (!rc) cuMemFreeHost(p); return rc; });
-	add("cudaHostAlloc", false, [](Ctx &) { void *p = nullptr; int rc = (int)cudaHostAlloc(&p, 1 << 20, 0); if (!rc) cudaFreeHost(p); return rc; });
-	add("cuMemAllocHost", false, [](Ctx &) { void *p = nullptr; int rc = (int)cuMemAllocHost(&p, 1 << 20); if (!rc) cuMemFreeHost(p); return rc; });
-	add("cuMemHostRegister", false, [](Ctx &c) { int rc = (int)cuMemHostRegister(c.pageable, 4096, 0); if (!rc) cuMemHostUnregister(c.pageable); return rc; });
-	add("cuMemFreeHost", false, [](Ctx &c) { int rc = (int)cuMemFreeHost(c.h); if (!rc) c.h = nullptr; return rc; });
-	add("cudaMallocManaged", false, [](Ctx &) { void *p = nullptr; int rc = (int)cudaMallocManaged(&p, 1 << 20); if (!rc) cudaFree(p); return rc; });
+	add("cudaMalloc (cuMemAlloc_v2)", false, [](Ctx &) {
+		void *p = nullptr;
+		int rc = (int)cudaMalloc(&p, 1 << 20);
+		if (!rc)
+			cudaFree(p);
+		return rc;
+	});
+	add("cudaFree (cuMemFree_v2)", false, [](Ctx &c) {
+		int rc = (int)cudaFree(c.d2);
+		if (!rc)
+			c.d2 = nullptr;
+		return rc;
+	});
+	add("cuMemHostAlloc", false, [](Ctx &) {
+		void *p = nullptr;
+		int rc = (int)cuMemHostAlloc(&p, 1 << 20, 0);
+		if (!rc)
+			cuMemFreeHost(p);
+		return rc;
+	});
+	add("cudaHostAlloc", false, [](Ctx &) {
+		void *p = nullptr;
+		int rc = (int)cudaHostAlloc(&p, 1 << 20, 0);
+		if (!rc)
+			cudaFreeHost(p);
+		return rc;
+	});
+	add("cuMemAllocHost", false, [](Ctx &) {
+		void *p = nullptr;
+		int rc = (int)cuMemAllocHost(&p, 1 << 20);
+		if (!rc)
+			cuMemFreeHost(p);
+		return rc;
+	});
+	add("cuMemHostRegister", false, [](Ctx &c) {
+		int rc = (int)cuMemHostRegister(c.pageable, 4096, 0);
+		if (!rc)
+			cuMemHostUnregister(c.pageable);
+		return rc;
+	});
+	add("cuMemFreeHost", false, [](Ctx &c) {
+		int rc = (int)cuMemFreeHost(c.h);
+		if (!rc)
+			c.h = nullptr;
+		return rc;
+	});
+	add("cudaMallocManaged", false, [](Ctx &) {
+		void *p = nullptr;
+		int rc = (int)cudaMallocManaged(&p, 1 << 20);
+		if (!rc)
+			cudaFree(p);
+		return rc;
+	});
 	add("cuModuleLoadData", false, [](Ctx &c) { return (int)cuModuleLoadData(&c.mod_new, ptx); });
-	add("cuModuleUnload", false, [](Ctx &c) { int rc = (int)cuModuleUnload(c.mod); if (!rc) c.mod = nullptr; return rc; });
-	add("cuLibraryLoadData", false, [](Ctx &c) { return (int)cuLibraryLoadData(&c.lib_new, ptx, 0, 0, 0, 0, 0, 0); });
-	add("cuLibraryUnload", false, [](Ctx &c) { int rc = (int)cuLibraryUnload(c.lib); if (!rc) c.lib = nullptr; return rc; });
-	add("kernel on legacy stream (blocking capture)", true, [](Ctx &c) { k<<<1, 32, 0, 0>>>(c.d2 ? c.d2 : c.d); return (int)cudaGetLastError(); });
+	add("cuModuleUnload", false, [](Ctx &c) {
+		int rc = (int)cuModuleUnload(c.mod);
+		if (!rc)
+			c.mod = nullptr;
+		return rc;
+	});
+	add("cuLibraryLoadData", false,
+	    [](Ctx &c) { return (int)cuLibraryLoadData(&c.lib_new, ptx, 0, 0, 0, 0, 0, 0); });
+	add("cuLibraryUnload", false, [](Ctx &c) {
+		int rc = (int)cuLibraryUnload(c.lib);
+		if (!rc)
+			c.lib = nullptr;
+		return rc;
+	});
+	add("kernel on legacy stream (blocking capture)", true, [](Ctx &c) {
+		k<<<1, 32, 0, 0>>>(c.d2 ? c.d2 : c.d);
+		return (int)cudaGetLastError();
+	});
 	add("cudaStreamQuery(legacy) (blocking capture)", true, [](Ctx &) { return (int)cudaStreamQuery(0); });
-	add("cudaStreamSynchronize(legacy) (blocking capture)", true, [](Ctx &) { return (int)cudaStreamSynchronize(0); });
-	add("cudaMemcpyAsync on legacy (blocking capture)", true, [](Ctx &c) { return (int)cudaMemcpyAsync(c.h, c.d, 256, cudaMemcpyDeviceToHost, 0); });
-	add("cudaStreamWaitEvent(uncaptured event)", false, [](Ctx &c) { return (int)cudaStreamWaitEvent(c.s, c.ev_plain, 0); });
-	add("cudaGraphExecDestroy (unrelated exec)", false, [](Ctx &c) { int rc = (int)cudaGraphExecDestroy(c.pre_x); if (!rc) c.pre_x = nullptr; return rc; });
-	add("cudaGraphDestroy (unrelated graph)", false, [](Ctx &c) { int rc = (int)cudaGraphDestroy(c.pre_g); if (!rc) c.pre_g = nullptr; return rc; });
-	add("cudaGraphLaunch (unrelated exec, other stream)", false, [](Ctx &c) { return (int)cudaGraphLaunch(c.pre_x, c.other); });
-	add("cudaStreamAttachMemAsync", false, [](Ctx &c) { return (int)cudaStreamAttachMemAsync(c.s, c.d, 0, cudaMemAttachSingle); });
-	add("cudaEventRecord(other stream) + query", false, [](Ctx &c) { cudaEventRecord(c.ev_plain, c.other); return (int)cudaEventQuery(c.ev_plain); });
-	add("cudaStreamIsCapturing(legacy) (blocking capture)", true, [](Ctx &) { cudaStreamCaptureStatus st; return (int)cudaStreamIsCapturing(0, &st); });
+	add("cudaStreamSynchronize(legacy) (blocking capture)", true,
+	    [](Ctx &) { return (int)cudaStreamSynchronize(0); });
+	add("cudaMemcpyAsync on legacy (blocking capture)", true,
+	    [](Ctx &c) { return (int)cudaMemcpyAsync(c.h, c.d, 256, cudaMemcpyDeviceToHost, 0); });
+	add("cudaStreamWaitEvent(uncaptured event)", false,
+	    [](Ctx &c) { return (int)cudaStreamWaitEvent(c.s, c.ev_plain, 0); });
+	add("cudaGraphExecDestroy (unrelated exec)", false, [](Ctx &c) {
+		int rc = (int)cudaGraphExecDestroy(c.pre_x);
+		if (!rc)
+			c.pre_x = nullptr;
+		return rc;
+	});
+	add("cudaGraphDestroy (unrelated graph)", false, [](Ctx &c) {
+		int rc = (int)cudaGraphDestroy(c.pre_g);
+		if (!rc)
+			c.pre_g = nullptr;
+		return rc;
+	});
+	add("cudaGraphLaunch (unrelated exec, other stream)", false,
+	    [](Ctx &c) { return (int)cudaGraphLaunch(c.pre_x, c.other); });
+	add("cudaStreamAttachMemAsync", false,
+	    [](Ctx &c) { return (int)cudaStreamAttachMemAsync(c.s, c.d, 0, cudaMemAttachSingle); });
+	add("cudaEventRecord(other stream) + query", false, [](Ctx &c) {
+		cudaEventRecord(c.ev_plain, c.other);
+		return (int)cudaEventQuery(c.ev_plain);
+	});
+	add("cudaStreamIsCapturing(legacy) (blocking capture)", true, [](Ctx &) {
+		cudaStreamCaptureStatus st;
+		return (int)cudaStreamIsCapturing(0, &st);
+	});
 	return r;
 }
 
@@ -129,15 +220,24 @@ static void teardown(Ctx &c)
 	cudaGetLastError();
 	cudaDeviceSynchronize();
 	cudaGetLastError();
-	if (c.pre_x) cudaGraphExecDestroy(c.pre_x);
-	if (c.pre_g) cudaGraphDestroy(c.pre_g);
-	if (c.mod) cuModuleUnload(c.mod);
-	if (c.lib) cuLibraryUnload(c.lib);
-	if (c.mod_new) cuModuleUnload(c.mod_new);
-	if (c.lib_new) cuLibraryUnload(c.lib_new);
-	if (c.d) cudaFree(c.d);
-	if (c.d2) cudaFree(c.d2);
-	if (c.h) cudaFreeHost(c.h);
+	if (c.pre_x)
+		cudaGraphExecDestroy(c.pre_x);
+	if (c.pre_g)
+		cudaGraphDestroy(c.pre_g);
+	if (c.mod)
+		cuModuleUnload(c.mod);
+	if (c.lib)
+		cuLibraryUnload(c.lib);
+	if (c.mod_new)
+		cuModuleUnload(c.mod_new);
+	if (c.lib_new)
+		cuLibraryUnload(c.lib_new);
+	if (c.d)
+		cudaFree(c.d);
+	if (c.d2)
+		cudaFree(c.d2);
+	if (c.h)
+		cudaFreeHost(c.h);
 	free(c.pageable);
 	cudaEventDestroy(c.ev_cap);
 	cudaEventDestroy(c.ev_plain);
@@ -172,8 +272,8 @@ static void one(const Route &r, int mode, bool other_thread)
 	end_rc = (int)cudaStreamEndCapture(c.s, &g);
 	if (g)
 		cudaGraphDestroy(g);
-	printf("%-48s | %-12s | %-6s | %4d | %-11s | %d\n", r.name, mode_name(mode), other_thread ? "other" : "same", rc,
-	       status_name(st), end_rc);
+	printf("%-48s | %-12s | %-6s | %4d | %-11s | %d\n", r.name, mode_name(mode), other_thread ? "other" : "same",
+	       rc, status_name(st), end_rc);
 	fflush(stdout);
 	teardown(c);
 }
@@ -198,8 +298,10 @@ static void machinery(int mode)
 	k<<<1, 32, 0, c.other>>>(c.d2);
 	cudaStreamIsCapturing(c.s, &st);
 	rc = (int)cudaStreamEndCapture(c.s, &g);
-	printf("%-48s | %-12s | %-6s | %4d | %-11s | %d\n", "end capture, forked stream not joined", m, "same", 0, status_name(st), rc);
-	if (g) cudaGraphDestroy(g);
+	printf("%-48s | %-12s | %-6s | %4d | %-11s | %d\n", "end capture, forked stream not joined", m, "same", 0,
+	       status_name(st), rc);
+	if (g)
+		cudaGraphDestroy(g);
 	g = nullptr;
 	teardown(c);
 
@@ -208,8 +310,10 @@ static void machinery(int mode)
 	std::thread t([&] { rc = (int)cudaStreamEndCapture(c.s, &g); });
 	t.join();
 	cudaStreamIsCapturing(c.s, &st);
-	printf("%-48s | %-12s | %-6s | %4d | %-11s | -\n", "end capture from another thread", m, "other", rc, status_name(st));
-	if (g) cudaGraphDestroy(g);
+	printf("%-48s | %-12s | %-6s | %4d | %-11s | -\n", "end capture from another thread", m, "other", rc,
+	       status_name(st));
+	if (g)
+		cudaGraphDestroy(g);
 	g = nullptr;
 	teardown(c);
 
@@ -228,10 +332,12 @@ static void machinery(int mode)
 		cudaStreamIsCapturing(c.s, &st);
 		int e1 = (int)cudaStreamEndCapture(c.s, &g);
 		int e2rc = (int)cudaStreamEndCapture(s2, &g2);
-		printf("%-48s | %-12s | %-6s | %4d | %-11s | %d (other capture's end %d)\n", "wait on an event of another capture", m, "same",
-		       rc, status_name(st), e1, e2rc);
-		if (g) cudaGraphDestroy(g);
-		if (g2) cudaGraphDestroy(g2);
+		printf("%-48s | %-12s | %-6s | %4d | %-11s | %d (other capture's end %d)\n",
+		       "wait on an event of another capture", m, "same", rc, status_name(st), e1, e2rc);
+		if (g)
+			cudaGraphDestroy(g);
+		if (g2)
+			cudaGraphDestroy(g2);
 		g = nullptr;
 		cudaEventDestroy(e2);
 		cudaStreamDestroy(s2);
@@ -249,7 +355,8 @@ int main()
 	printf("%-48s | %-12s | %-6s | %4s | %-11s | %s\n", "route", "mode", "thread", "rc", "after", "end rc");
 	auto rs = routes();
 	for (auto &r : rs)
-		for (int mode : {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed})
+		for (int mode :
+		     {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed})
 			for (bool ot : {false, true})
 				one(r, mode, ot);
 	for (int mode : {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed})

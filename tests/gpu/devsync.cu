@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
-__global__ void k(float *p) { p[threadIdx.x] += 1.0f; }
+__global__ void k(float *p)
+{
+	p[threadIdx.x] += 1.0f;
+}
 
 int main()
 {

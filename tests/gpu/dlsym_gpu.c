@@ -12,14 +12,14 @@
 #include <cuda.h>
 
 #define SYM(name) name##_t p_##name = (name##_t)dlsym(h, #name)
-#define CK(x)                                                                                      \
-	do {                                                                                       \
-		CUresult rc_ = (x);                                                                \
-		printf("%s: rc=%d\n", #x, (int)rc_);                                               \
-		if (rc_) {                                                                         \
-			printf("FAILED\n");                                                        \
-			return 1;                                                                  \
-		}                                                                                  \
+#define CK(x)                                                                                                          \
+	do {                                                                                                           \
+		CUresult rc_ = (x);                                                                                    \
+		printf("%s: rc=%d\n", #x, (int)rc_);                                                                   \
+		if (rc_) {                                                                                             \
+			printf("FAILED\n");                                                                            \
+			return 1;                                                                                      \
+		}                                                                                                      \
 	} while (0)
 
 typedef CUresult (*cuInit_t)(unsigned);
@@ -30,10 +30,10 @@ typedef CUresult (*cuStreamCreate_t)(CUstream *, unsigned);
 typedef CUresult (*cuStreamSynchronize_t)(CUstream);
 typedef CUresult (*cuGraphCreate_t)(CUgraph *, unsigned);
 typedef CUresult (*cuGraphAddMemAllocNode_t)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
-					      CUDA_MEM_ALLOC_NODE_PARAMS *);
+					     CUDA_MEM_ALLOC_NODE_PARAMS *);
 typedef CUresult (*cuGraphAddMemFreeNode_t)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr);
 typedef CUresult (*cuGraphAddNode_v2_t)(CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t,
-					 CUgraphNodeParams *);
+					CUgraphNodeParams *);
 typedef CUresult (*cuGraphInstantiateWithFlags_t)(CUgraphExec *, CUgraph, unsigned long long);
 typedef CUresult (*cuGraphLaunch_t)(CUgraphExec, CUstream);
 typedef CUresult (*cuGraphExecDestroy_t)(CUgraphExec);

@@ -16,8 +16,8 @@
 #include <string.h>
 
 enum { C_HOSTALLOC, C_ALLOCHOST, C_ALLOCHOST_V1, C_REGISTER, C_FREEHOST, C_UNREGISTER, C_N };
-static const char *call_name[C_N] = {"cuMemHostAlloc",      "cuMemAllocHost_v2", "cuMemAllocHost (v1)",
-				     "cuMemHostRegister_v2", "cuMemFreeHost",     "cuMemHostUnregister"};
+static const char *call_name[C_N] = {"cuMemHostAlloc",	     "cuMemAllocHost_v2", "cuMemAllocHost (v1)",
+				     "cuMemHostRegister_v2", "cuMemFreeHost",	  "cuMemHostUnregister"};
 static const char *mode_name[3] = {"global", "thread_local", "relaxed"};
 static const char *caller_name[3] = {"capturing thread", "other thread (global)", "other thread (relaxed)"};
 
@@ -36,12 +36,25 @@ static void do_call(struct job *j)
 {
 	static char reg_buf[1 << 16] __attribute__((aligned(4096)));
 	switch (j->call) {
-	case C_HOSTALLOC: j->rc = cuMemHostAlloc(&j->out, 1 << 20, 0); break;
-	case C_ALLOCHOST: j->rc = cuMemAllocHost(&j->out, 1 << 20); break;
-	case C_ALLOCHOST_V1: j->rc = allochost_v1 ? allochost_v1(&j->out, 1 << 20) : CUDA_ERROR_NOT_FOUND; break;
-	case C_REGISTER: j->rc = cuMemHostRegister(reg_buf, sizeof reg_buf, 0); j->out = j->rc ? NULL : reg_buf; break;
-	case C_FREEHOST: j->rc = cuMemFreeHost(j->arg); break;
-	case C_UNREGISTER: j->rc = cuMemHostUnregister(j->arg); break;
+	case C_HOSTALLOC:
+		j->rc = cuMemHostAlloc(&j->out, 1 << 20, 0);
+		break;
+	case C_ALLOCHOST:
+		j->rc = cuMemAllocHost(&j->out, 1 << 20);
+		break;
+	case C_ALLOCHOST_V1:
+		j->rc = allochost_v1 ? allochost_v1(&j->out, 1 << 20) : CUDA_ERROR_NOT_FOUND;
+		break;
+	case C_REGISTER:
+		j->rc = cuMemHostRegister(reg_buf, sizeof reg_buf, 0);
+		j->out = j->rc ? NULL : reg_buf;
+		break;
+	case C_FREEHOST:
+		j->rc = cuMemFreeHost(j->arg);
+		break;
+	case C_UNREGISTER:
+		j->rc = cuMemHostUnregister(j->arg);
+		break;
 	}
 }
 
@@ -116,8 +129,8 @@ int main(void)
 						j.arg = NULL;
 				}
 				if (cuStreamBeginCapture(s, (CUstreamCaptureMode)mode)) {
-					printf("| %s | %s | %s | begin failed | | |\n", call_name[call], mode_name[mode],
-					       caller_name[caller]);
+					printf("| %s | %s | %s | begin failed | | |\n", call_name[call],
+					       mode_name[mode], caller_name[caller]);
 					continue;
 				}
 				if (caller == 0) {
@@ -137,7 +150,7 @@ int main(void)
 				inval += st == CU_STREAM_CAPTURE_STATUS_INVALIDATED;
 				printf("| %s | %s | %s | %d | %s | %d |\n", call_name[call], mode_name[mode],
 				       caller_name[caller], (int)j.rc,
-				       st == CU_STREAM_CAPTURE_STATUS_ACTIVE        ? "active"
+				       st == CU_STREAM_CAPTURE_STATUS_ACTIVE	    ? "active"
 				       : st == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? "invalidated"
 										    : "none",
 				       (int)erc);

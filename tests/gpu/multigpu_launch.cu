@@ -24,13 +24,13 @@ __global__ void k_empty(int *p)
 		*p = 0;
 }
 
-#define CK(x)                                                                                      \
-	do {                                                                                       \
-		cudaError_t e_ = (x);                                                              \
-		if (e_ != cudaSuccess) {                                                           \
-			fprintf(stderr, "%s: %s\n", #x, cudaGetErrorName(e_));                     \
-			return 1;                                                                  \
-		}                                                                                  \
+#define CK(x)                                                                                                          \
+	do {                                                                                                           \
+		cudaError_t e_ = (x);                                                                                  \
+		if (e_ != cudaSuccess) {                                                                               \
+			fprintf(stderr, "%s: %s\n", #x, cudaGetErrorName(e_));                                         \
+			return 1;                                                                                      \
+		}                                                                                                      \
 	} while (0)
 
 static int one_device(int d, int iters)

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <time.h>
 
-__global__ void k(float *p) { p[threadIdx.x] += 1.0f; }
+__global__ void k(float *p)
+{
+	p[threadIdx.x] += 1.0f;
+}
 
 static double now_ns(void)
 {
@@ -20,13 +23,13 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-#define TIME(name, reps, stmt)                                                                     \
-	do {                                                                                       \
-		double t0 = now_ns();                                                              \
-		for (int i_ = 0; i_ < reps; i_++) {                                                \
-			stmt;                                                                      \
-		}                                                                                  \
-		printf("%-32s %.0f ns\n", name, (now_ns() - t0) / reps);                           \
+#define TIME(name, reps, stmt)                                                                                         \
+	do {                                                                                                           \
+		double t0 = now_ns();                                                                                  \
+		for (int i_ = 0; i_ < reps; i_++) {                                                                    \
+			stmt;                                                                                          \
+		}                                                                                                      \
+		printf("%-32s %.0f ns\n", name, (now_ns() - t0) / reps);                                               \
 	} while (0)
 
 int main(void)
@@ -51,13 +54,15 @@ int main(void)
 	TIME("clock_gettime(MONOTONIC)", 100000, clock_gettime(CLOCK_MONOTONIC, &tsp));
 	TIME("clock_gettime(MONOTONIC_COARSE)", 100000, clock_gettime(CLOCK_MONOTONIC_COARSE, &tsp));
 	TIME("cuMemGetInfo", 1000, cuMemGetInfo(&fr, &tot));
-	TIME("cuStreamGetCaptureInfo(idle)", 1000, cuStreamGetCaptureInfo((CUstream)s, &st, &id, NULL, NULL, NULL, NULL));
+	TIME("cuStreamGetCaptureInfo(idle)", 1000,
+	     cuStreamGetCaptureInfo((CUstream)s, &st, &id, NULL, NULL, NULL, NULL));
 	TIME("cuGraphGetNodes(64)", 1000, cuGraphGetNodes((CUgraph)g, nodes, &n));
 	TIME("cuGraphNodeGetType", 1000, cuGraphNodeGetType(nodes[5], &t));
 	TIME("backtrace(32)", 1000, backtrace(pcs, 32));
 	TIME("dladdr", 1000, dladdr((void *)&main, &di));
 	cuuint64_t v;
-	TIME("cuDeviceGetGraphMemAttribute", 1000, cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v));
+	TIME("cuDeviceGetGraphMemAttribute", 1000,
+	     cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v));
 
 	/* after invalidation */
 	void *p;

@@ -21,13 +21,13 @@
 #include <string.h>
 
 #define N (1 << 20)
-#define CK(x)                                                                                      \
-	do {                                                                                       \
-		int r_ = (int)(x);                                                                 \
-		if (r_) {                                                                          \
-			fprintf(stderr, "%s:%d %s = %d\n", __FILE__, __LINE__, #x, r_);              \
-			return 1;                                                                  \
-		}                                                                                  \
+#define CK(x)                                                                                                          \
+	do {                                                                                                           \
+		int r_ = (int)(x);                                                                                     \
+		if (r_) {                                                                                              \
+			fprintf(stderr, "%s:%d %s = %d\n", __FILE__, __LINE__, #x, r_);                                \
+			return 1;                                                                                      \
+		}                                                                                                      \
 	} while (0)
 
 __global__ void k_fill(float *p, int n, float v)

@@ -16,25 +16,40 @@
 #include <stdio.h>
 #include <string.h>
 
-__global__ void k_one(float *p) { if (p) p[threadIdx.x] += 1.0f; }
-__global__ void k_two(float *p) { if (p) p[threadIdx.x] *= 2.0f; }
-__global__ void k_coop(float *p) { if (p) p[threadIdx.x] -= 1.0f; }
+__global__ void k_one(float *p)
+{
+	if (p)
+		p[threadIdx.x] += 1.0f;
+}
+__global__ void k_two(float *p)
+{
+	if (p)
+		p[threadIdx.x] *= 2.0f;
+}
+__global__ void k_coop(float *p)
+{
+	if (p)
+		p[threadIdx.x] -= 1.0f;
+}
 
 /* the same kernel body in a module of its own (JIT from PTX) */
-static const char *ptx =
-	".version 7.0\n.target sm_50\n.address_size 64\n"
-	".visible .entry k_other(.param .u64 p)\n{\n\tret;\n}\n";
+static const char *ptx = ".version 7.0\n.target sm_50\n.address_size 64\n"
+			 ".visible .entry k_other(.param .u64 p)\n{\n\tret;\n}\n";
 
-static void host_a(void *) {}
-static void host_b(void *) {}
+static void host_a(void *)
+{
+}
+static void host_b(void *)
+{
+}
 
-#define CK(x)                                                                                      \
-	do {                                                                                       \
-		CUresult r_ = (x);                                                                 \
-		if (r_) {                                                                          \
-			fprintf(stderr, "%s:%d %s = %d\n", __FILE__, __LINE__, #x, (int)r_);         \
-			return -1000 - (int)r_;                                                    \
-		}                                                                                  \
+#define CK(x)                                                                                                          \
+	do {                                                                                                           \
+		CUresult r_ = (x);                                                                                     \
+		if (r_) {                                                                                              \
+			fprintf(stderr, "%s:%d %s = %d\n", __FILE__, __LINE__, #x, (int)r_);                           \
+			return -1000 - (int)r_;                                                                        \
+		}                                                                                                      \
 	} while (0)
 
 static CUdeviceptr buf, buf2;
@@ -50,9 +65,9 @@ struct spec {
 	unsigned grid, block, shmem;
 	int coop;
 	CUdeviceptr p;
-	unsigned elem;      /* memset */
-	unsigned value;     /* memset */
-	int cpykind;        /* 0 DtoD, 1 HtoD */
+	unsigned elem;	    /* memset */
+	unsigned value;	    /* memset */
+	int cpykind;	    /* 0 DtoD, 1 HtoD */
 	void (*fn)(void *); /* host */
 };
 
@@ -108,8 +123,9 @@ static int add(CUgraph g, const struct spec *s, CUgraphNode *n)
 
 static const char *rname(int r)
 {
-	static const char *n[] = {"Success", "Error", "TopologyChanged", "NodeTypeChanged", "FunctionChanged",
-				  "ParametersChanged", "NotSupported", "UnsupportedFunctionChange", "AttributesChanged"};
+	static const char *n[] = {
+	    "Success",		 "Error",	 "TopologyChanged",	      "NodeTypeChanged",  "FunctionChanged",
+	    "ParametersChanged", "NotSupported", "UnsupportedFunctionChange", "AttributesChanged"};
 	return r >= 0 && r < 9 ? n[r] : "?";
 }
 
@@ -138,7 +154,11 @@ static void row(const char *name, const char *change, struct spec a, struct spec
 	{
 		CUresult rc = cuGraphExecUpdate(e, gb, &info);
 		printf("| %s | %s | %d | %d %s | %s | %s |\n", name, change, (int)rc, (int)info.result,
-		       rname(info.result), info.errorNode == nb ? "yes" : info.errorNode ? "other" : "NULL", predicted);
+		       rname(info.result),
+		       info.errorNode == nb ? "yes"
+		       : info.errorNode	    ? "other"
+					    : "NULL",
+		       predicted);
 	}
 out:
 	if (e)

@@ -66,7 +66,7 @@ struct ctxs {
 	void *h, *pageable;
 	CUgraph pre_g;
 	CUgraphExec pre_x;
-	CUmodule mod, mod_new; /* mod_new/lib_new: loaded by a load route inside */
+	CUmodule mod, mod_new;	/* mod_new/lib_new: loaded by a load route inside */
 	CUlibrary lib, lib_new; /* the capture, unloaded by teardown after its end */
 };
 
@@ -76,13 +76,38 @@ struct route {
 	CUresult (*fn)(struct ctxs *c);
 };
 
-static CUresult r_ctxdev(struct ctxs *c) { CUdevice d; (void)c; return cuCtxGetDevice(&d); }
-static CUresult r_free0(struct ctxs *c) { (void)c; return cuMemFree(0); }
-static CUresult r_sync_cap(struct ctxs *c) { return cuStreamSynchronize(c->s); }
-static CUresult r_query_cap(struct ctxs *c) { return cuStreamQuery(c->s); }
-static CUresult r_evsync(struct ctxs *c) { return cuEventSynchronize(c->ev_cap); }
-static CUresult r_evquery(struct ctxs *c) { return cuEventQuery(c->ev_cap); }
-static CUresult r_devsync(struct ctxs *c) { (void)c; return cuCtxSynchronize_v2(NULL); }
+static CUresult r_ctxdev(struct ctxs *c)
+{
+	CUdevice d;
+	(void)c;
+	return cuCtxGetDevice(&d);
+}
+static CUresult r_free0(struct ctxs *c)
+{
+	(void)c;
+	return cuMemFree(0);
+}
+static CUresult r_sync_cap(struct ctxs *c)
+{
+	return cuStreamSynchronize(c->s);
+}
+static CUresult r_query_cap(struct ctxs *c)
+{
+	return cuStreamQuery(c->s);
+}
+static CUresult r_evsync(struct ctxs *c)
+{
+	return cuEventSynchronize(c->ev_cap);
+}
+static CUresult r_evquery(struct ctxs *c)
+{
+	return cuEventQuery(c->ev_cap);
+}
+static CUresult r_devsync(struct ctxs *c)
+{
+	(void)c;
+	return cuCtxSynchronize_v2(NULL);
+}
 static CUresult r_ctxsync(struct ctxs *c)
 {
 	typedef CUresult (*f_t)(void);
@@ -90,7 +115,10 @@ static CUresult r_ctxsync(struct ctxs *c)
 	(void)c;
 	return f ? f() : CUDA_ERROR_NOT_FOUND;
 }
-static CUresult r_sync_other(struct ctxs *c) { return cuStreamSynchronize(c->other); }
+static CUresult r_sync_other(struct ctxs *c)
+{
+	return cuStreamSynchronize(c->other);
+}
 static CUresult r_malloc(struct ctxs *c)
 {
 	CUdeviceptr p = 0;
@@ -161,11 +189,28 @@ static CUresult r_libunload(struct ctxs *c)
 		c->lib = NULL;
 	return rc;
 }
-static CUresult r_legacy_kernel(struct ctxs *c) { return launch(NULL, c->d2 ? c->d2 : c->d); }
-static CUresult r_legacy_query(struct ctxs *c) { (void)c; return cuStreamQuery(NULL); }
-static CUresult r_legacy_sync(struct ctxs *c) { (void)c; return cuStreamSynchronize(NULL); }
-static CUresult r_legacy_copy(struct ctxs *c) { return cuMemcpyDtoHAsync(c->h, c->d, 256, NULL); }
-static CUresult r_wait_plain(struct ctxs *c) { return cuStreamWaitEvent(c->s, c->ev_plain, 0); }
+static CUresult r_legacy_kernel(struct ctxs *c)
+{
+	return launch(NULL, c->d2 ? c->d2 : c->d);
+}
+static CUresult r_legacy_query(struct ctxs *c)
+{
+	(void)c;
+	return cuStreamQuery(NULL);
+}
+static CUresult r_legacy_sync(struct ctxs *c)
+{
+	(void)c;
+	return cuStreamSynchronize(NULL);
+}
+static CUresult r_legacy_copy(struct ctxs *c)
+{
+	return cuMemcpyDtoHAsync(c->h, c->d, 256, NULL);
+}
+static CUresult r_wait_plain(struct ctxs *c)
+{
+	return cuStreamWaitEvent(c->s, c->ev_plain, 0);
+}
 static CUresult r_execdestroy(struct ctxs *c)
 {
 	CUresult rc = cuGraphExecDestroy(c->pre_x);
@@ -180,7 +225,10 @@ static CUresult r_graphdestroy(struct ctxs *c)
 		c->pre_g = NULL;
 	return rc;
 }
-static CUresult r_graphlaunch(struct ctxs *c) { return cuGraphLaunch(c->pre_x, c->other); }
+static CUresult r_graphlaunch(struct ctxs *c)
+{
+	return cuGraphLaunch(c->pre_x, c->other);
+}
 static CUresult r_legacy_iscap(struct ctxs *c)
 {
 	CUstreamCaptureStatus st;
@@ -190,45 +238,46 @@ static CUresult r_legacy_iscap(struct ctxs *c)
 
 /* The map's route names: the rows compare with docs/capture-map.md as they are. */
 static const struct route routes[] = {
-	{"control: cudaGetDevice (no driver work)", 0, r_ctxdev},
-	{"control: cudaFree(NULL)", 0, r_free0},
-	{"cudaStreamSynchronize(capturing)", 0, r_sync_cap},
-	{"cudaStreamQuery(capturing)", 0, r_query_cap},
-	{"cudaEventSynchronize(captured event)", 0, r_evsync},
-	{"cudaEventQuery(captured event)", 0, r_evquery},
-	{"cudaDeviceSynchronize (cuCtxSynchronize_v2)", 0, r_devsync},
-	{"cuCtxSynchronize (2000 form)", 0, r_ctxsync},
-	{"cudaStreamSynchronize(other stream)", 0, r_sync_other},
-	{"cudaMalloc (cuMemAlloc_v2)", 0, r_malloc},
-	{"cudaFree (cuMemFree_v2)", 0, r_free},
-	{"cuMemHostAlloc", 0, r_hostalloc},
-	{"cuMemAllocHost", 0, r_allochost},
-	{"cuMemHostRegister", 0, r_register},
-	{"cuMemFreeHost", 0, r_freehost},
-	{"cuModuleLoadData", 0, r_modload},
-	{"cuModuleUnload", 0, r_modunload},
-	{"cuLibraryLoadData", 0, r_libload},
-	{"cuLibraryUnload", 0, r_libunload},
-	{"kernel on legacy stream (blocking capture)", 1, r_legacy_kernel},
-	{"cudaStreamQuery(legacy) (blocking capture)", 1, r_legacy_query},
-	{"cudaStreamSynchronize(legacy) (blocking capture)", 1, r_legacy_sync},
-	{"cudaMemcpyAsync on legacy (blocking capture)", 1, r_legacy_copy},
-	{"cudaStreamWaitEvent(uncaptured event)", 0, r_wait_plain},
-	{"cudaGraphExecDestroy (unrelated exec)", 0, r_execdestroy},
-	{"cudaGraphDestroy (unrelated graph)", 0, r_graphdestroy},
-	{"cudaGraphLaunch (unrelated exec, other stream)", 0, r_graphlaunch},
-	{"cudaStreamIsCapturing(legacy) (blocking capture)", 1, r_legacy_iscap},
+    {"control: cudaGetDevice (no driver work)", 0, r_ctxdev},
+    {"control: cudaFree(NULL)", 0, r_free0},
+    {"cudaStreamSynchronize(capturing)", 0, r_sync_cap},
+    {"cudaStreamQuery(capturing)", 0, r_query_cap},
+    {"cudaEventSynchronize(captured event)", 0, r_evsync},
+    {"cudaEventQuery(captured event)", 0, r_evquery},
+    {"cudaDeviceSynchronize (cuCtxSynchronize_v2)", 0, r_devsync},
+    {"cuCtxSynchronize (2000 form)", 0, r_ctxsync},
+    {"cudaStreamSynchronize(other stream)", 0, r_sync_other},
+    {"cudaMalloc (cuMemAlloc_v2)", 0, r_malloc},
+    {"cudaFree (cuMemFree_v2)", 0, r_free},
+    {"cuMemHostAlloc", 0, r_hostalloc},
+    {"cuMemAllocHost", 0, r_allochost},
+    {"cuMemHostRegister", 0, r_register},
+    {"cuMemFreeHost", 0, r_freehost},
+    {"cuModuleLoadData", 0, r_modload},
+    {"cuModuleUnload", 0, r_modunload},
+    {"cuLibraryLoadData", 0, r_libload},
+    {"cuLibraryUnload", 0, r_libunload},
+    {"kernel on legacy stream (blocking capture)", 1, r_legacy_kernel},
+    {"cudaStreamQuery(legacy) (blocking capture)", 1, r_legacy_query},
+    {"cudaStreamSynchronize(legacy) (blocking capture)", 1, r_legacy_sync},
+    {"cudaMemcpyAsync on legacy (blocking capture)", 1, r_legacy_copy},
+    {"cudaStreamWaitEvent(uncaptured event)", 0, r_wait_plain},
+    {"cudaGraphExecDestroy (unrelated exec)", 0, r_execdestroy},
+    {"cudaGraphDestroy (unrelated graph)", 0, r_graphdestroy},
+    {"cudaGraphLaunch (unrelated exec, other stream)", 0, r_graphlaunch},
+    {"cudaStreamIsCapturing(legacy) (blocking capture)", 1, r_legacy_iscap},
 };
 
 static const char *mode_name(int m)
 {
-	return m == CU_STREAM_CAPTURE_MODE_GLOBAL ? "global" : m == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread_local"
-												  : "relaxed";
+	return m == CU_STREAM_CAPTURE_MODE_GLOBAL	  ? "global"
+	       : m == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread_local"
+							  : "relaxed";
 }
 
 static const char *status_name(CUstreamCaptureStatus st)
 {
-	return st == CU_STREAM_CAPTURE_STATUS_ACTIVE ? "active"
+	return st == CU_STREAM_CAPTURE_STATUS_ACTIVE	    ? "active"
 	       : st == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? "INVALIDATED"
 							    : "none";
 }
@@ -386,7 +435,8 @@ static void machinery(int mode)
 		pthread_t t;
 		pthread_create(&t, NULL, end_other, &j);
 		pthread_join(t, NULL);
-		printf("| %s | %s | %s | %d | %s | - |\n", "end capture from another thread", m, "other", (int)j.rc, "none");
+		printf("| %s | %s | %s | %d | %s | - |\n", "end capture from another thread", m, "other", (int)j.rc,
+		       "none");
 	}
 	teardown(&c);
 
@@ -406,8 +456,8 @@ static void machinery(int mode)
 		cuStreamIsCapturing(c.s, &st);
 		e1 = cuStreamEndCapture(c.s, &g);
 		e2rc = cuStreamEndCapture(s2, &g2);
-		printf("| %s | %s | %s | %d | %s | %d (other capture's end %d) |\n", "wait on an event of another capture",
-		       m, "same", (int)rc, status_name(st), (int)e1, (int)e2rc);
+		printf("| %s | %s | %s | %d | %s | %d (other capture's end %d) |\n",
+		       "wait on an event of another capture", m, "same", (int)rc, status_name(st), (int)e1, (int)e2rc);
 		if (g)
 			cuGraphDestroy(g);
 		if (g2)

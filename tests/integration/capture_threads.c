@@ -76,10 +76,12 @@ int main(int argc, char **argv)
 	expect("cuMemFreeHost outside capture", cuMemFreeHost(p), CUDA_SUCCESS);
 	expect("cuMemAlloc outside capture", cuMemAlloc(&buf_dev, 4096), CUDA_SUCCESS);
 
-	expect("main cuStreamBeginCapture global", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+	expect("main cuStreamBeginCapture global", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	       CUDA_SUCCESS);
 	pthread_create(&t, NULL, other_thread, NULL);
 	pthread_join(t, NULL);
-	expect("main cuStreamGetCaptureInfo", cuStreamGetCaptureInfo(s, &st, &id, NULL, NULL, NULL, NULL), CUDA_SUCCESS);
+	expect("main cuStreamGetCaptureInfo", cuStreamGetCaptureInfo(s, &st, &id, NULL, NULL, NULL, NULL),
+	       CUDA_SUCCESS);
 	printf("capture status: %d%s\n", (int)st, st == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? "" : " (unexpected)");
 	if (st != CU_STREAM_CAPTURE_STATUS_INVALIDATED)
 		bad = 1;

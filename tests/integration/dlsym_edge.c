@@ -29,7 +29,10 @@ static const char *who(void *p)
 		return "?";
 	const char *base = strrchr(di.dli_fname, '/');
 	base = base ? base + 1 : di.dli_fname;
-	snprintf(b, 256, "%s:%s", strstr(base, "cgshim") ? "shim" : strstr(base, "libcuda") ? "driver" : base,
+	snprintf(b, 256, "%s:%s",
+		 strstr(base, "cgshim")	   ? "shim"
+		 : strstr(base, "libcuda") ? "driver"
+					   : base,
 		 di.dli_sname ? di.dli_sname : "?");
 	return b;
 }
@@ -70,7 +73,8 @@ int main(void)
 	void *libm = dlopen("libm.so.6", RTLD_NOW);
 	printf("dlsym(libm,cuGraphLaunch): %s\n", who(libm ? dlsym(libm, "cuGraphLaunch") : NULL));
 	printf("dlsym(libm,cos): %s\n", libm && dlsym(libm, "cos") ? "found" : "null");
-	printf("dlsym(RTLD_DEFAULT,printf): %s\n", dlsym(RTLD_DEFAULT, "printf") == (void *)printf ? "same" : "differs");
+	printf("dlsym(RTLD_DEFAULT,printf): %s\n",
+	       dlsym(RTLD_DEFAULT, "printf") == (void *)printf ? "same" : "differs");
 
 	gpa2_t gpa2 = (gpa2_t)dlsym(h, "cuGetProcAddress_v2");
 	gpa1_t gpa1 = (gpa1_t)dlsym(h, "cuGetProcAddress");
@@ -84,10 +88,18 @@ int main(void)
 		int ver;
 		unsigned flags;
 	} q[] = {
-		{"cuGetProcAddress", 12000, 0}, {"cuGetProcAddress", 11030, 0}, {"cuGraphLaunch", 13000, 0},
-		{"cuGraphLaunch", 13000, 2},    {"cuGraphInstantiate", 13000, 0}, {"cuGraphInstantiate", 10000, 0},
-		{"cuGraphExecUpdate", 11000, 0}, {"cuGraphExecUpdate", 12000, 0}, {"cuStreamBeginCapture", 13000, 2},
-		{"cuMemAllocAsync", 13000, 0},  {"cuInit", 13000, 0},            {"cuGetExportTable", 13000, 0},
+	    {"cuGetProcAddress", 12000, 0},
+	    {"cuGetProcAddress", 11030, 0},
+	    {"cuGraphLaunch", 13000, 0},
+	    {"cuGraphLaunch", 13000, 2},
+	    {"cuGraphInstantiate", 13000, 0},
+	    {"cuGraphInstantiate", 10000, 0},
+	    {"cuGraphExecUpdate", 11000, 0},
+	    {"cuGraphExecUpdate", 12000, 0},
+	    {"cuStreamBeginCapture", 13000, 2},
+	    {"cuMemAllocAsync", 13000, 0},
+	    {"cuInit", 13000, 0},
+	    {"cuGetExportTable", 13000, 0},
 	};
 	for (unsigned i = 0; i < sizeof q / sizeof q[0]; i++) {
 		p = NULL;

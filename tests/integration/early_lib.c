@@ -19,12 +19,12 @@
 
 struct early_api early_api;
 
-#define GPA(field, name, ver)                                                                      \
-	do {                                                                                       \
-		void *p_ = NULL;                                                                   \
-		CUdriverProcAddressQueryResult st_;                                                \
-		if (gpa(name, &p_, ver, 0, &st_) == CUDA_SUCCESS && p_)                            \
-			early_api.field = p_;                                                      \
+#define GPA(field, name, ver)                                                                                          \
+	do {                                                                                                           \
+		void *p_ = NULL;                                                                                       \
+		CUdriverProcAddressQueryResult st_;                                                                    \
+		if (gpa(name, &p_, ver, 0, &st_) == CUDA_SUCCESS && p_)                                                \
+			early_api.field = p_;                                                                          \
 	} while (0)
 
 static void *ctor_thread(void *arg)

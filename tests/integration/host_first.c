@@ -39,7 +39,7 @@
 
 /* The 4-argument update under its exported name (cuda.h renames it to _v2). */
 CUresult update_v1(CUgraphExec e, CUgraph g, CUgraphNode *en,
-                   CUgraphExecUpdateResult *res) __asm__("cuGraphExecUpdate");
+		   CUgraphExecUpdateResult *res) __asm__("cuGraphExecUpdate");
 
 static CUstream s;
 
@@ -201,23 +201,20 @@ static int mode_nullout(void)
 	printf("v1(same topology): rc=%d result=%d\n", (int)update_v1(e, a2, &en, &res), (int)res);
 	printf("v2(same topology, NULL): rc=%d\n", (int)cuGraphExecUpdate(e, a2, NULL));
 	memset(&ri, 0, sizeof ri);
-	printf("v2(same topology): rc=%d result=%d\n", (int)cuGraphExecUpdate(e, a2, &ri),
-	       (int)ri.result);
+	printf("v2(same topology): rc=%d result=%d\n", (int)cuGraphExecUpdate(e, a2, &ri), (int)ri.result);
 	/* NULL out-pointers of other hooked calls: the driver's answer */
 	printf("cuGraphCreate(NULL): rc=%d\n", (int)cuGraphCreate(NULL, 0));
 	printf("cuGraphInstantiate(NULL): rc=%d\n", (int)cuGraphInstantiate(NULL, a2, 0));
 	printf("cuGraphAddEmptyNode(NULL): rc=%d\n", (int)cuGraphAddEmptyNode(NULL, a2, NULL, 0));
 	printf("cuGraphExecGetFlags(NULL): rc=%d\n", (int)cuGraphExecGetFlags(e, NULL));
-	printf("cuThreadExchangeStreamCaptureMode(NULL): rc=%d\n",
-	       (int)cuThreadExchangeStreamCaptureMode(NULL));
+	printf("cuThreadExchangeStreamCaptureMode(NULL): rc=%d\n", (int)cuThreadExchangeStreamCaptureMode(NULL));
 	cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
 	printf("cuMemAllocAsync(NULL) in capture: rc=%d\n", (int)cuMemAllocAsync(NULL, 4096, s));
 	printf("cuStreamEndCapture(NULL): rc=%d\n", (int)cuStreamEndCapture(s, NULL));
 	{
 		CUgraph g = NULL;
 		CUstreamCaptureStatus st;
-		printf("capture still open: %d\n",
-		       cuStreamIsCapturing(s, &st) == CUDA_SUCCESS && st != 0);
+		printf("capture still open: %d\n", cuStreamIsCapturing(s, &st) == CUDA_SUCCESS && st != 0);
 		printf("cuStreamEndCapture: rc=%d\n", (int)cuStreamEndCapture(s, &g));
 	}
 	printf("cuMemAllocAsync(NULL): rc=%d\n", (int)cuMemAllocAsync(NULL, 4096, s));
@@ -228,12 +225,12 @@ static int mode_nullout(void)
 /* ---- errno ---------------------------------------------------------------- */
 
 #define ERRNO_MARK 4242
-#define E(label, call)                                                                             \
-	do {                                                                                       \
-		int rc_;                                                                           \
-		errno = ERRNO_MARK;                                                                \
-		rc_ = (int)(call);                                                                 \
-		printf("%s: rc=%d errno=%d\n", label, rc_, errno);                                 \
+#define E(label, call)                                                                                                 \
+	do {                                                                                                           \
+		int rc_;                                                                                               \
+		errno = ERRNO_MARK;                                                                                    \
+		rc_ = (int)(call);                                                                                     \
+		printf("%s: rc=%d errno=%d\n", label, rc_, errno);                                                     \
 	} while (0)
 
 static int mode_errno(void)
@@ -321,18 +318,15 @@ static int mode_absent(void)
 	}
 	printf("dlsym(RTLD_DEFAULT,printf): %s\n",
 	       dlsym(RTLD_DEFAULT, "printf") == (void *)printf ? "same" : "differs");
-	printf("driver name via dlsym(RTLD_DEFAULT,cuGraphLaunch): %s\n",
-	       where(dlsym(RTLD_DEFAULT, "cuGraphLaunch")));
+	printf("driver name via dlsym(RTLD_DEFAULT,cuGraphLaunch): %s\n", where(dlsym(RTLD_DEFAULT, "cuGraphLaunch")));
 	rt = dlopen("libcudart.so.13", RTLD_NOW | RTLD_GLOBAL);
 	printf("libcudart loaded: %s\n", rt ? "yes" : "no");
 	for (int i = 0; i < 3; i++) {
 		void *p = dlsym(RTLD_DEFAULT, names[i]);
-		printf("with libcudart: dlsym(RTLD_DEFAULT,%s): %s\n", names[i],
-		       p ? "found" : "null");
+		printf("with libcudart: dlsym(RTLD_DEFAULT,%s): %s\n", names[i], p ? "found" : "null");
 		if (p && i == 0) {
 			int (*launch)(void *, void *) = (int (*)(void *, void *))p;
-			printf("with libcudart: %s(NULL,NULL) rc=%d\n", names[i],
-			       launch(NULL, NULL));
+			printf("with libcudart: %s(NULL,NULL) rc=%d\n", names[i], launch(NULL, NULL));
 		}
 	}
 	return 0;
@@ -368,8 +362,7 @@ static int mode_cycles(long n)
 	m1 = mallinfo2();
 	/* The stand-in keeps a record per graph allocation it ever made, so
 	 * run.py compares this with the bare run's figure. */
-	printf("heap growth over %ld cycles: %ld bytes\n", n,
-	       (long)m1.uordblks - (long)m0.uordblks);
+	printf("heap growth over %ld cycles: %ld bytes\n", n, (long)m1.uordblks - (long)m0.uordblks);
 	return 0;
 }
 

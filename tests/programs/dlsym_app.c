@@ -34,11 +34,11 @@ static void k_add(void **a, unsigned long nt)
 		p[i] += (float)v;
 }
 
-#define SYM(var, pfn, name)                                                                        \
-	pfn var = (pfn)dlsym(h, name);                                                             \
-	if (!var) {                                                                                \
-		printf("missing %s\n", name);                                                      \
-		return 1;                                                                          \
+#define SYM(var, pfn, name)                                                                                            \
+	pfn var = (pfn)dlsym(h, name);                                                                                 \
+	if (!var) {                                                                                                    \
+		printf("missing %s\n", name);                                                                          \
+		return 1;                                                                                              \
 	}
 
 static CUDA_KERNEL_NODE_PARAMS kparams(standin_kernel_fn fn, void **args)
@@ -120,11 +120,9 @@ int main(void)
 	np.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
 	np.free.dptr = gbuf;
 	DCHECK("cuGraphAddNode_v2(free)", addNode(&nfree, g, &nadd, NULL, 1, &np), CUDA_SUCCESS);
-	DCHECK("cuGraphAddNode_v2(free twice)", addNode(&nfree, g, &nadd, NULL, 1, &np),
-	       CUDA_ERROR_INVALID_VALUE);
+	DCHECK("cuGraphAddNode_v2(free twice)", addNode(&nfree, g, &nadd, NULL, 1, &np), CUDA_ERROR_INVALID_VALUE);
 	np.free.dptr = dst; /* not a graph allocation */
-	DCHECK("cuGraphAddNode_v2(free plain)", addNode(&nfree, g, &nadd, NULL, 1, &np),
-	       CUDA_ERROR_INVALID_VALUE);
+	DCHECK("cuGraphAddNode_v2(free plain)", addNode(&nfree, g, &nadd, NULL, 1, &np), CUDA_ERROR_INVALID_VALUE);
 
 	CUgraphExec e;
 	DCHECK("cuGraphInstantiateWithFlags", instantiate(&e, g, 0), CUDA_SUCCESS);
@@ -156,15 +154,14 @@ int main(void)
 	memset(&np, 0, sizeof np);
 	np.type = CU_GRAPH_NODE_TYPE_EMPTY;
 	DCHECK("cuGraphAddNode_v2(empty)", addNode(&root, g2, NULL, NULL, 0, &np), CUDA_SUCCESS);
-	DCHECK("cuStreamBeginCaptureToGraph",
-	       beginToGraph(s, g2, &root, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+	DCHECK("cuStreamBeginCaptureToGraph", beginToGraph(s, g2, &root, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	       CUDA_SUCCESS);
 	CUdeviceptr cbuf;
 	DCHECK("cuMemAllocAsync", allocAsync(&cbuf, 4096, s), CUDA_SUCCESS);
 	float *pc = (float *)(uintptr_t)cbuf;
 	void *afill2[] = {&pc, &n, &v1, NULL};
 	n = 1024;
-	DCHECK("cuLaunchKernel", launchKernel((CUfunction)(void *)k_fill, 4, 1, 1, 256, 1, 1, 0, s,
-					      afill2, NULL),
+	DCHECK("cuLaunchKernel", launchKernel((CUfunction)(void *)k_fill, 4, 1, 1, 256, 1, 1, 0, s, afill2, NULL),
 	       CUDA_SUCCESS);
 	DCHECK("cuMemFreeAsync", freeAsync(cbuf, s), CUDA_SUCCESS);
 	CUgraph got = NULL;

@@ -39,8 +39,7 @@ static CUgraph cap(CUstream s, size_t size, int kernel, int with_free)
 {
 	CUgraph g = NULL;
 	CUdeviceptr p = 0;
-	DCHECK("cuStreamBeginCapture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
-	       CUDA_SUCCESS);
+	DCHECK("cuStreamBeginCapture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
 	DCHECK("cuMemAllocAsync", cuMemAllocAsync(&p, size, s), CUDA_SUCCESS);
 	if (kernel)
 		DCHECK("cuLaunchKernel", launch_add(s, p, 1.0), CUDA_SUCCESS);
@@ -55,8 +54,7 @@ static void *end_from_other_thread(void *arg)
 {
 	CUgraph g;
 	(void)arg;
-	DCHECK("cuStreamEndCapture(other thread)", cuStreamEndCapture(g_s, &g),
-	       CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+	DCHECK("cuStreamEndCapture(other thread)", cuStreamEndCapture(g_s, &g), CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
 	return NULL;
 }
 
@@ -81,7 +79,8 @@ int main(void)
 	CUgraph clone;
 	DCHECK("cuGraphClone(memory nodes)", cuGraphClone(&clone, g), CUDA_ERROR_NOT_SUPPORTED);
 	cuuint64_t v = 0;
-	DCHECK("cuDeviceGetGraphMemAttribute", cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &v), CUDA_SUCCESS);
+	DCHECK("cuDeviceGetGraphMemAttribute",
+	       cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &v), CUDA_SUCCESS);
 	printf("graph reserved: %llu MiB\n", (unsigned long long)(v / MiB));
 	DEXPECT(v == 32 * MiB);
 	/* free the outstanding allocation, then relaunch works */
@@ -98,19 +97,23 @@ int main(void)
 	DCHECK("cuMemFreeAsync(after exec destroy)", cuMemFreeAsync(ap.dptr, s), CUDA_SUCCESS);
 	DCHECK("cuMemFreeAsync(twice)", cuMemFreeAsync(ap.dptr, s), CUDA_ERROR_INVALID_VALUE);
 	DCHECK("cuDeviceGraphMemTrim", cuDeviceGraphMemTrim(0), CUDA_SUCCESS);
-	DCHECK("cuDeviceGetGraphMemAttribute", cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &v), CUDA_SUCCESS);
+	DCHECK("cuDeviceGetGraphMemAttribute",
+	       cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &v), CUDA_SUCCESS);
 	printf("graph reserved after trim: %llu MiB\n", (unsigned long long)(v / MiB));
 	DEXPECT(v == 0);
 	v = 1;
-	DCHECK("cuDeviceSetGraphMemAttribute(high=1)", cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &v), CUDA_ERROR_INVALID_VALUE);
+	DCHECK("cuDeviceSetGraphMemAttribute(high=1)",
+	       cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &v), CUDA_ERROR_INVALID_VALUE);
 
 	/* §5: AutoFree exec; update alloc-only -> alloc+free: 910 / 2 */
-	DCHECK("cuGraphInstantiate(AutoFree)", cuGraphInstantiate(&e, g, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH), CUDA_SUCCESS);
+	DCHECK("cuGraphInstantiate(AutoFree)",
+	       cuGraphInstantiate(&e, g, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH), CUDA_SUCCESS);
 	DCHECK("cuGraphLaunch", cuGraphLaunch(e, s), CUDA_SUCCESS);
 	DCHECK("cuGraphLaunch", cuGraphLaunch(e, s), CUDA_SUCCESS);
 	CUgraph g2 = cap(s, MiB, 1, 1);
 	CUgraphExecUpdateResultInfo ri;
-	DCHECK("cuGraphExecUpdate(extra free node)", cuGraphExecUpdate(e, g2, &ri), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+	DCHECK("cuGraphExecUpdate(extra free node)", cuGraphExecUpdate(e, g2, &ri),
+	       CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
 	printf("update result: %d\n", (int)ri.result);
 	DEXPECT(ri.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED && ri.errorNode == NULL);
 	/* §5: alloc 64 MiB adopts the new graph's allocation */
@@ -179,7 +182,8 @@ int main(void)
 	DCHECK("cuMemPoolCreate(ipc)", cuMemPoolCreate(&ipc, &pp), CUDA_SUCCESS);
 	CUdeviceptr untouched = 7;
 	DCHECK("cuStreamBeginCapture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-	DCHECK("cuMemAllocFromPoolAsync(ipc)", cuMemAllocFromPoolAsync(&untouched, 4096, ipc, s), CUDA_ERROR_NOT_SUPPORTED);
+	DCHECK("cuMemAllocFromPoolAsync(ipc)", cuMemAllocFromPoolAsync(&untouched, 4096, ipc, s),
+	       CUDA_ERROR_NOT_SUPPORTED);
 	DEXPECT(untouched == 7);
 	CUstreamCaptureStatus st;
 	DCHECK("cuStreamIsCapturing", cuStreamIsCapturing(s, &st), CUDA_SUCCESS);
@@ -225,13 +229,15 @@ int main(void)
 	pthread_join(t, NULL);
 	/* the 908 ended the capture (docs/capture-map.md): nothing left to end */
 	DCHECK("cuStreamEndCapture(not capturing)", cuStreamEndCapture(s, &gu), CUDA_ERROR_ILLEGAL_STATE);
-	DCHECK("cuStreamBeginCapture(legacy)", cuStreamBeginCapture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	DCHECK("cuStreamBeginCapture(legacy)", cuStreamBeginCapture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 
 	/* child graph with memory nodes -> 801 */
 	CUgraph parent;
 	CUgraphNode cn;
 	DCHECK("cuGraphCreate", cuGraphCreate(&parent, 0), CUDA_SUCCESS);
-	DCHECK("cuGraphAddChildGraphNode(memory nodes)", cuGraphAddChildGraphNode(&cn, parent, NULL, 0, g2), CUDA_ERROR_NOT_SUPPORTED);
+	DCHECK("cuGraphAddChildGraphNode(memory nodes)", cuGraphAddChildGraphNode(&cn, parent, NULL, 0, g2),
+	       CUDA_ERROR_NOT_SUPPORTED);
 	DCHECK("cuGraphAddChildGraphNode", cuGraphAddChildGraphNode(&cn, parent, NULL, 0, gk), CUDA_SUCCESS);
 	DCHECK("cuGraphDestroy(garbage)", cuGraphDestroy((CUgraph)&m), CUDA_ERROR_INVALID_VALUE);
 	DCHECK("cuGraphLaunch(garbage)", cuGraphLaunch((CUgraphExec)&m, s), CUDA_ERROR_INVALID_VALUE);

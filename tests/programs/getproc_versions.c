@@ -128,8 +128,8 @@ int main(int argc, char **argv)
 			       mod, sym);
 			if (!check || rc != CUDA_SUCCESS || !p)
 				continue;
-			const struct row *twin = (flags_list[f] & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
-							 ? twin_of(r) : NULL;
+			const struct row *twin =
+			    (flags_list[f] & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? twin_of(r) : NULL;
 			offered++;
 			checked++;
 			if (*r->hook && (!twin || *twin->hook)) {
@@ -137,8 +137,8 @@ int main(int argc, char **argv)
 					 (!strcmp(sym, r->hook) || (twin && !strcmp(sym, twin->hook)));
 				if (!ok) {
 					misses++;
-					printf("MISS %s@%d flags %u: got %s:%s, want shim:%s%s%s (%s)\n", r->base, r->ver,
-					       flags_list[f], mod, sym, r->hook, twin ? " or shim:" : "",
+					printf("MISS %s@%d flags %u: got %s:%s, want shim:%s%s%s (%s)\n", r->base,
+					       r->ver, flags_list[f], mod, sym, r->hook, twin ? " or shim:" : "",
 					       twin ? twin->hook : "", r->pfn);
 				}
 			} else {
@@ -156,7 +156,8 @@ int main(int argc, char **argv)
 		checked += rt_unversioned(&misses);
 #endif
 	if (check)
-		printf("%lu checked (%lu rows, %lu offered by the driver, %lu deliberately unrouted), %lu routing misses\n",
-		       checked, (unsigned long)NROWS, offered, unrouted, misses);
+		printf(
+		    "%lu checked (%lu rows, %lu offered by the driver, %lu deliberately unrouted), %lu routing misses\n",
+		    checked, (unsigned long)NROWS, offered, unrouted, misses);
 	return check && misses ? 1 : 0;
 }

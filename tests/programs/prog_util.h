@@ -17,12 +17,12 @@ static inline int prog_check(const char *what, int rc, int want)
 
 /* DCHECK("label", call, expected) */
 #define DCHECK(what, call, want) prog_check(what, (int)(call), (int)(want))
-#define DEXPECT(cond)                                                                              \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			printf("EXPECT failed: %s (line %d)\n", #cond, __LINE__);                  \
-			prog_failures++;                                                           \
-		}                                                                                  \
+#define DEXPECT(cond)                                                                                                  \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			printf("EXPECT failed: %s (line %d)\n", #cond, __LINE__);                                      \
+			prog_failures++;                                                                               \
+		}                                                                                                      \
 	} while (0)
 
 #endif

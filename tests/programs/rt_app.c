@@ -86,16 +86,14 @@ int main(void)
 	CHECK(cudaGraphLaunch(e4, s), cudaErrorInvalidValue);
 	CHECK(cudaGetLastError(), cudaErrorInvalidValue);
 	CHECK(cudaGraphExecDestroy(e4), cudaSuccess);
-	CHECK(cudaGraphInstantiateWithFlags(&e4, g3, cudaGraphInstantiateFlagAutoFreeOnLaunch),
-	      cudaSuccess);
+	CHECK(cudaGraphInstantiateWithFlags(&e4, g3, cudaGraphInstantiateFlagAutoFreeOnLaunch), cudaSuccess);
 	unsigned long long fl = 0;
 	CHECK(cudaGraphExecGetFlags(e4, &fl), cudaSuccess);
 	printf("exec flags: %llu\n", fl);
 	CHECK(cudaGraphLaunch(e4, s), cudaSuccess);
 	CHECK(cudaGraphLaunch(e4, s), cudaSuccess);
 	unsigned long long used = 0;
-	CHECK(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemCurrent, &used),
-	      cudaSuccess);
+	CHECK(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemCurrent, &used), cudaSuccess);
 	EXPECT(used > 0);
 	CHECK(cudaGraphExecDestroy(e4), cudaSuccess);
 

@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 		CHECK(release(h), CUDA_SUCCESS);
 		CHECK(create(&h, sz, &prop, 0), CUDA_SUCCESS);
 		CHECK(map(va + sz, sz, 0, h, 0), CUDA_SUCCESS); /* mapped again: the exec stays stale */
-		CHECK(cudaGraphLaunch(e, s), cudaSuccess); /* CGS019 */
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess);	/* CGS019 */
 		CHECK(cudaStreamSynchronize(s), cudaSuccess);
 		CHECK(unmap(va + sz, sz), CUDA_SUCCESS);
 		CHECK(release(h), CUDA_SUCCESS);

@@ -48,105 +48,95 @@
 /* Driver entry points: field, base name requested, PFN of the variant the
  * driver returns at RT_VERSION. */
 #if RT12
-#define DRV_VERSIONED(X)                                                                           \
-	X(streamBeginCapture, "cuStreamBeginCapture", PFN_cuStreamBeginCapture_v10010)             \
-	X(streamGetCaptureInfo, "cuStreamGetCaptureInfo", PFN_cuStreamGetCaptureInfo_v12030)       \
-	X(graphInstantiate, "cuGraphInstantiateWithFlags", PFN_cuGraphInstantiateWithFlags_v11040) \
-	X(graphInstantiateWithParams, "cuGraphInstantiateWithParams",                              \
-	  PFN_cuGraphInstantiateWithParams_v12000)                                                 \
-	X(graphExecGetFlags, "cuGraphExecGetFlags", PFN_cuGraphExecGetFlags_v12000)                \
-	X(graphExecUpdate, "cuGraphExecUpdate", PFN_cuGraphExecUpdate_v12000)                      \
-	X(graphAddKernelNode, "cuGraphAddKernelNode", PFN_cuGraphAddKernelNode_v12000)             \
-	X(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams",                                  \
-	  PFN_cuGraphKernelNodeGetParams_v12000)                                                   \
-	X(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams",                          \
-	  PFN_cuGraphExecKernelNodeSetParams_v12000)
+#define DRV_VERSIONED(X)                                                                                               \
+	X(streamBeginCapture, "cuStreamBeginCapture", PFN_cuStreamBeginCapture_v10010)                                 \
+	X(streamGetCaptureInfo, "cuStreamGetCaptureInfo", PFN_cuStreamGetCaptureInfo_v12030)                           \
+	X(graphInstantiate, "cuGraphInstantiateWithFlags", PFN_cuGraphInstantiateWithFlags_v11040)                     \
+	X(graphInstantiateWithParams, "cuGraphInstantiateWithParams", PFN_cuGraphInstantiateWithParams_v12000)         \
+	X(graphExecGetFlags, "cuGraphExecGetFlags", PFN_cuGraphExecGetFlags_v12000)                                    \
+	X(graphExecUpdate, "cuGraphExecUpdate", PFN_cuGraphExecUpdate_v12000)                                          \
+	X(graphAddKernelNode, "cuGraphAddKernelNode", PFN_cuGraphAddKernelNode_v12000)                                 \
+	X(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams", PFN_cuGraphKernelNodeGetParams_v12000)               \
+	X(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", PFN_cuGraphExecKernelNodeSetParams_v12000)
 #else
-#define DRV_VERSIONED(X)                                                                           \
-	X(streamBeginCapture, "cuStreamBeginCapture", PFN_cuStreamBeginCapture_v10010)             \
-	X(streamGetCaptureInfo, "cuStreamGetCaptureInfo", PFN_cuStreamGetCaptureInfo_v11030)       \
-	X(graphInstantiate, "cuGraphInstantiate", PFN_cuGraphInstantiate_v11000)                   \
-	X(graphExecUpdate, "cuGraphExecUpdate", PFN_cuGraphExecUpdate_v10020)                      \
-	X(graphAddKernelNode, "cuGraphAddKernelNode", PFN_cuGraphAddKernelNode_v10000)             \
-	X(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams",                                  \
-	  PFN_cuGraphKernelNodeGetParams_v10000)                                                   \
-	X(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams",                          \
-	  PFN_cuGraphExecKernelNodeSetParams_v10010)
+#define DRV_VERSIONED(X)                                                                                               \
+	X(streamBeginCapture, "cuStreamBeginCapture", PFN_cuStreamBeginCapture_v10010)                                 \
+	X(streamGetCaptureInfo, "cuStreamGetCaptureInfo", PFN_cuStreamGetCaptureInfo_v11030)                           \
+	X(graphInstantiate, "cuGraphInstantiate", PFN_cuGraphInstantiate_v11000)                                       \
+	X(graphExecUpdate, "cuGraphExecUpdate", PFN_cuGraphExecUpdate_v10020)                                          \
+	X(graphAddKernelNode, "cuGraphAddKernelNode", PFN_cuGraphAddKernelNode_v10000)                                 \
+	X(graphKernelNodeGetParams, "cuGraphKernelNodeGetParams", PFN_cuGraphKernelNodeGetParams_v10000)               \
+	X(graphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", PFN_cuGraphExecKernelNodeSetParams_v10010)
 #endif
 
-#define DRV_LIST(X)                                                                                \
-	X(driverGetVersion, "cuDriverGetVersion", PFN_cuDriverGetVersion_v2020)                    \
-	X(deviceGetCount, "cuDeviceGetCount", PFN_cuDeviceGetCount_v2000)                          \
-	X(deviceGet, "cuDeviceGet", PFN_cuDeviceGet_v2000)                                         \
-	X(primaryCtxRetain, "cuDevicePrimaryCtxRetain", PFN_cuDevicePrimaryCtxRetain_v7000)        \
-	X(ctxSetCurrent, "cuCtxSetCurrent", PFN_cuCtxSetCurrent_v4000)                             \
-	X(ctxSynchronize, "cuCtxSynchronize", PFN_cuCtxSynchronize_vRT)                          \
-	X(getErrorName, "cuGetErrorName", PFN_cuGetErrorName_v6000)                                \
-	X(getErrorString, "cuGetErrorString", PFN_cuGetErrorString_v6000)                          \
-	X(streamCreate, "cuStreamCreate", PFN_cuStreamCreate_v2000)                                \
-	X(streamDestroy, "cuStreamDestroy", PFN_cuStreamDestroy_v4000)                             \
-	X(streamSynchronize, "cuStreamSynchronize", PFN_cuStreamSynchronize_v2000)                 \
-	X(streamWaitEvent, "cuStreamWaitEvent", PFN_cuStreamWaitEvent_v3020)                       \
-	X(streamEndCapture, "cuStreamEndCapture", PFN_cuStreamEndCapture_v10000)                   \
-	X(streamIsCapturing, "cuStreamIsCapturing", PFN_cuStreamIsCapturing_v10000)                \
-	X(threadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",                    \
-	  PFN_cuThreadExchangeStreamCaptureMode_v10010)                                            \
-	X(eventCreate, "cuEventCreate", PFN_cuEventCreate_v2000)                                   \
-	X(eventDestroy, "cuEventDestroy", PFN_cuEventDestroy_v4000)                                \
-	X(eventRecord, "cuEventRecord", PFN_cuEventRecord_v2000)                                   \
-	X(eventSynchronize, "cuEventSynchronize", PFN_cuEventSynchronize_v2000)                    \
-	X(eventQuery, "cuEventQuery", PFN_cuEventQuery_v2000)                                      \
-	X(libraryLoadData, "cuLibraryLoadData", PFN_cuLibraryLoadData_v12000)                      \
-	X(libraryUnload, "cuLibraryUnload", PFN_cuLibraryUnload_v12000)                            \
-	X(streamQuery, "cuStreamQuery", PFN_cuStreamQuery_v2000)                                   \
-	X(memAlloc, "cuMemAlloc", PFN_cuMemAlloc_v3020)                                            \
-	X(memFree, "cuMemFree", PFN_cuMemFree_v3020)                                               \
-	X(memHostAlloc, "cuMemHostAlloc", PFN_cuMemHostAlloc_v2020)                                \
-	X(memFreeHost, "cuMemFreeHost", PFN_cuMemFreeHost_v2000)                                   \
-	X(memGetInfo, "cuMemGetInfo", PFN_cuMemGetInfo_v3020)                                      \
-	X(memcpy, "cuMemcpy", PFN_cuMemcpy_v4000)                                                  \
-	X(memcpyHtoD, "cuMemcpyHtoD", PFN_cuMemcpyHtoD_v3020)                                      \
-	X(memcpyDtoH, "cuMemcpyDtoH", PFN_cuMemcpyDtoH_v3020)                                      \
-	X(memcpyDtoD, "cuMemcpyDtoD", PFN_cuMemcpyDtoD_v3020)                                      \
-	X(memcpyAsync, "cuMemcpyAsync", PFN_cuMemcpyAsync_v4000)                                   \
-	X(memcpyHtoDAsync, "cuMemcpyHtoDAsync", PFN_cuMemcpyHtoDAsync_v3020)                       \
-	X(memcpyDtoHAsync, "cuMemcpyDtoHAsync", PFN_cuMemcpyDtoHAsync_v3020)                       \
-	X(memcpyDtoDAsync, "cuMemcpyDtoDAsync", PFN_cuMemcpyDtoDAsync_v3020)                       \
-	X(memsetD8, "cuMemsetD8", PFN_cuMemsetD8_v3020)                                            \
-	X(memsetD8Async, "cuMemsetD8Async", PFN_cuMemsetD8Async_v3020)                             \
-	X(memAllocAsync, "cuMemAllocAsync", PFN_cuMemAllocAsync_v11020)                            \
-	X(memAllocFromPoolAsync, "cuMemAllocFromPoolAsync", PFN_cuMemAllocFromPoolAsync_v11020)    \
-	X(memFreeAsync, "cuMemFreeAsync", PFN_cuMemFreeAsync_v11020)                               \
-	X(memPoolCreate, "cuMemPoolCreate", PFN_cuMemPoolCreate_v11020)                            \
-	X(memPoolDestroy, "cuMemPoolDestroy", PFN_cuMemPoolDestroy_v11020)                         \
-	X(memPoolSetAttribute, "cuMemPoolSetAttribute", PFN_cuMemPoolSetAttribute_v11020)          \
-	X(memPoolGetAttribute, "cuMemPoolGetAttribute", PFN_cuMemPoolGetAttribute_v11020)          \
-	X(deviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool",                                    \
-	  PFN_cuDeviceGetDefaultMemPool_v11020)                                                    \
-	X(deviceGetMemPool, "cuDeviceGetMemPool", PFN_cuDeviceGetMemPool_v11020)                   \
-	X(deviceSetMemPool, "cuDeviceSetMemPool", PFN_cuDeviceSetMemPool_v11020)                   \
-	X(deviceGetGraphMemAttribute, "cuDeviceGetGraphMemAttribute",                              \
-	  PFN_cuDeviceGetGraphMemAttribute_v11040)                                                 \
-	X(deviceSetGraphMemAttribute, "cuDeviceSetGraphMemAttribute",                              \
-	  PFN_cuDeviceSetGraphMemAttribute_v11040)                                                 \
-	X(deviceGraphMemTrim, "cuDeviceGraphMemTrim", PFN_cuDeviceGraphMemTrim_v11040)             \
-	X(launchKernel, "cuLaunchKernel", PFN_cuLaunchKernel_v4000)                                \
-	X(graphCreate, "cuGraphCreate", PFN_cuGraphCreate_v10000)                                  \
-	X(graphDestroy, "cuGraphDestroy", PFN_cuGraphDestroy_v10000)                               \
-	X(graphClone, "cuGraphClone", PFN_cuGraphClone_v10000)                                     \
-	X(graphInstantiateWithFlags, "cuGraphInstantiateWithFlags",                                \
-	  PFN_cuGraphInstantiateWithFlags_v11040)                                                  \
-	X(graphLaunch, "cuGraphLaunch", PFN_cuGraphLaunch_v10000)                                  \
-	X(graphUpload, "cuGraphUpload", PFN_cuGraphUpload_v11010)                                  \
-	X(graphExecDestroy, "cuGraphExecDestroy", PFN_cuGraphExecDestroy_v10000)                   \
-	X(graphGetNodes, "cuGraphGetNodes", PFN_cuGraphGetNodes_v10000)                            \
-	X(graphNodeGetType, "cuGraphNodeGetType", PFN_cuGraphNodeGetType_v10000)                   \
-	X(graphAddMemAllocNode, "cuGraphAddMemAllocNode", PFN_cuGraphAddMemAllocNode_v11040)       \
-	X(graphAddMemFreeNode, "cuGraphAddMemFreeNode", PFN_cuGraphAddMemFreeNode_v11040)          \
-	X(graphMemAllocNodeGetParams, "cuGraphMemAllocNodeGetParams",                              \
-	  PFN_cuGraphMemAllocNodeGetParams_v11040)                                                 \
-	X(graphAddEmptyNode, "cuGraphAddEmptyNode", PFN_cuGraphAddEmptyNode_v10000)                \
-	X(graphAddChildGraphNode, "cuGraphAddChildGraphNode", PFN_cuGraphAddChildGraphNode_v10000) \
+#define DRV_LIST(X)                                                                                                    \
+	X(driverGetVersion, "cuDriverGetVersion", PFN_cuDriverGetVersion_v2020)                                        \
+	X(deviceGetCount, "cuDeviceGetCount", PFN_cuDeviceGetCount_v2000)                                              \
+	X(deviceGet, "cuDeviceGet", PFN_cuDeviceGet_v2000)                                                             \
+	X(primaryCtxRetain, "cuDevicePrimaryCtxRetain", PFN_cuDevicePrimaryCtxRetain_v7000)                            \
+	X(ctxSetCurrent, "cuCtxSetCurrent", PFN_cuCtxSetCurrent_v4000)                                                 \
+	X(ctxSynchronize, "cuCtxSynchronize", PFN_cuCtxSynchronize_vRT)                                                \
+	X(getErrorName, "cuGetErrorName", PFN_cuGetErrorName_v6000)                                                    \
+	X(getErrorString, "cuGetErrorString", PFN_cuGetErrorString_v6000)                                              \
+	X(streamCreate, "cuStreamCreate", PFN_cuStreamCreate_v2000)                                                    \
+	X(streamDestroy, "cuStreamDestroy", PFN_cuStreamDestroy_v4000)                                                 \
+	X(streamSynchronize, "cuStreamSynchronize", PFN_cuStreamSynchronize_v2000)                                     \
+	X(streamWaitEvent, "cuStreamWaitEvent", PFN_cuStreamWaitEvent_v3020)                                           \
+	X(streamEndCapture, "cuStreamEndCapture", PFN_cuStreamEndCapture_v10000)                                       \
+	X(streamIsCapturing, "cuStreamIsCapturing", PFN_cuStreamIsCapturing_v10000)                                    \
+	X(threadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",                                        \
+	  PFN_cuThreadExchangeStreamCaptureMode_v10010)                                                                \
+	X(eventCreate, "cuEventCreate", PFN_cuEventCreate_v2000)                                                       \
+	X(eventDestroy, "cuEventDestroy", PFN_cuEventDestroy_v4000)                                                    \
+	X(eventRecord, "cuEventRecord", PFN_cuEventRecord_v2000)                                                       \
+	X(eventSynchronize, "cuEventSynchronize", PFN_cuEventSynchronize_v2000)                                        \
+	X(eventQuery, "cuEventQuery", PFN_cuEventQuery_v2000)                                                          \
+	X(libraryLoadData, "cuLibraryLoadData", PFN_cuLibraryLoadData_v12000)                                          \
+	X(libraryUnload, "cuLibraryUnload", PFN_cuLibraryUnload_v12000)                                                \
+	X(streamQuery, "cuStreamQuery", PFN_cuStreamQuery_v2000)                                                       \
+	X(memAlloc, "cuMemAlloc", PFN_cuMemAlloc_v3020)                                                                \
+	X(memFree, "cuMemFree", PFN_cuMemFree_v3020)                                                                   \
+	X(memHostAlloc, "cuMemHostAlloc", PFN_cuMemHostAlloc_v2020)                                                    \
+	X(memFreeHost, "cuMemFreeHost", PFN_cuMemFreeHost_v2000)                                                       \
+	X(memGetInfo, "cuMemGetInfo", PFN_cuMemGetInfo_v3020)                                                          \
+	X(memcpy, "cuMemcpy", PFN_cuMemcpy_v4000)                                                                      \
+	X(memcpyHtoD, "cuMemcpyHtoD", PFN_cuMemcpyHtoD_v3020)                                                          \
+	X(memcpyDtoH, "cuMemcpyDtoH", PFN_cuMemcpyDtoH_v3020)                                                          \
+	X(memcpyDtoD, "cuMemcpyDtoD", PFN_cuMemcpyDtoD_v3020)                                                          \
+	X(memcpyAsync, "cuMemcpyAsync", PFN_cuMemcpyAsync_v4000)                                                       \
+	X(memcpyHtoDAsync, "cuMemcpyHtoDAsync", PFN_cuMemcpyHtoDAsync_v3020)                                           \
+	X(memcpyDtoHAsync, "cuMemcpyDtoHAsync", PFN_cuMemcpyDtoHAsync_v3020)                                           \
+	X(memcpyDtoDAsync, "cuMemcpyDtoDAsync", PFN_cuMemcpyDtoDAsync_v3020)                                           \
+	X(memsetD8, "cuMemsetD8", PFN_cuMemsetD8_v3020)                                                                \
+	X(memsetD8Async, "cuMemsetD8Async", PFN_cuMemsetD8Async_v3020)                                                 \
+	X(memAllocAsync, "cuMemAllocAsync", PFN_cuMemAllocAsync_v11020)                                                \
+	X(memAllocFromPoolAsync, "cuMemAllocFromPoolAsync", PFN_cuMemAllocFromPoolAsync_v11020)                        \
+	X(memFreeAsync, "cuMemFreeAsync", PFN_cuMemFreeAsync_v11020)                                                   \
+	X(memPoolCreate, "cuMemPoolCreate", PFN_cuMemPoolCreate_v11020)                                                \
+	X(memPoolDestroy, "cuMemPoolDestroy", PFN_cuMemPoolDestroy_v11020)                                             \
+	X(memPoolSetAttribute, "cuMemPoolSetAttribute", PFN_cuMemPoolSetAttribute_v11020)                              \
+	X(memPoolGetAttribute, "cuMemPoolGetAttribute", PFN_cuMemPoolGetAttribute_v11020)                              \
+	X(deviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", PFN_cuDeviceGetDefaultMemPool_v11020)                  \
+	X(deviceGetMemPool, "cuDeviceGetMemPool", PFN_cuDeviceGetMemPool_v11020)                                       \
+	X(deviceSetMemPool, "cuDeviceSetMemPool", PFN_cuDeviceSetMemPool_v11020)                                       \
+	X(deviceGetGraphMemAttribute, "cuDeviceGetGraphMemAttribute", PFN_cuDeviceGetGraphMemAttribute_v11040)         \
+	X(deviceSetGraphMemAttribute, "cuDeviceSetGraphMemAttribute", PFN_cuDeviceSetGraphMemAttribute_v11040)         \
+	X(deviceGraphMemTrim, "cuDeviceGraphMemTrim", PFN_cuDeviceGraphMemTrim_v11040)                                 \
+	X(launchKernel, "cuLaunchKernel", PFN_cuLaunchKernel_v4000)                                                    \
+	X(graphCreate, "cuGraphCreate", PFN_cuGraphCreate_v10000)                                                      \
+	X(graphDestroy, "cuGraphDestroy", PFN_cuGraphDestroy_v10000)                                                   \
+	X(graphClone, "cuGraphClone", PFN_cuGraphClone_v10000)                                                         \
+	X(graphInstantiateWithFlags, "cuGraphInstantiateWithFlags", PFN_cuGraphInstantiateWithFlags_v11040)            \
+	X(graphLaunch, "cuGraphLaunch", PFN_cuGraphLaunch_v10000)                                                      \
+	X(graphUpload, "cuGraphUpload", PFN_cuGraphUpload_v11010)                                                      \
+	X(graphExecDestroy, "cuGraphExecDestroy", PFN_cuGraphExecDestroy_v10000)                                       \
+	X(graphGetNodes, "cuGraphGetNodes", PFN_cuGraphGetNodes_v10000)                                                \
+	X(graphNodeGetType, "cuGraphNodeGetType", PFN_cuGraphNodeGetType_v10000)                                       \
+	X(graphAddMemAllocNode, "cuGraphAddMemAllocNode", PFN_cuGraphAddMemAllocNode_v11040)                           \
+	X(graphAddMemFreeNode, "cuGraphAddMemFreeNode", PFN_cuGraphAddMemFreeNode_v11040)                              \
+	X(graphMemAllocNodeGetParams, "cuGraphMemAllocNodeGetParams", PFN_cuGraphMemAllocNodeGetParams_v11040)         \
+	X(graphAddEmptyNode, "cuGraphAddEmptyNode", PFN_cuGraphAddEmptyNode_v10000)                                    \
+	X(graphAddChildGraphNode, "cuGraphAddChildGraphNode", PFN_cuGraphAddChildGraphNode_v10000)                     \
 	DRV_VERSIONED(X)
 
 static struct {
@@ -193,9 +183,9 @@ static void init_once(void)
 		g_init_err = cudaErrorInsufficientDriver;
 		return;
 	}
-#define X(field, name, pfn)                                                                        \
-	p = NULL;                                                                                  \
-	d.getProcAddress(name, &p, RT_VERSION, 0, NULL);                                           \
+#define X(field, name, pfn)                                                                                            \
+	p = NULL;                                                                                                      \
+	d.getProcAddress(name, &p, RT_VERSION, 0, NULL);                                                               \
 	d.field = (pfn)p;
 	DRV_LIST(X)
 #undef X
@@ -227,11 +217,11 @@ static cudaError_t rt_init(void)
 	return cudaSuccess;
 }
 
-#define INIT()                                                                                     \
-	do {                                                                                       \
-		cudaError_t e_ = rt_init();                                                        \
-		if (e_)                                                                            \
-			return ret((CUresult)e_);                                                  \
+#define INIT()                                                                                                         \
+	do {                                                                                                           \
+		cudaError_t e_ = rt_init();                                                                            \
+		if (e_)                                                                                                \
+			return ret((CUresult)e_);                                                                      \
 	} while (0)
 
 /* Call driver entry point `field`; CUDA_ERROR_NOT_FOUND if the driver lacked it. */
@@ -261,30 +251,30 @@ struct rtname {
 };
 
 static const struct rtname g_rtnames[] = {
-	{0, "cudaSuccess"},
-	{1, "cudaErrorInvalidValue"},
-	{2, "cudaErrorMemoryAllocation"},
-	{3, "cudaErrorInitializationError"},
-	{35, "cudaErrorInsufficientDriver"},
-	{100, "cudaErrorNoDevice"},
-	{101, "cudaErrorInvalidDevice"},
-	{201, "cudaErrorDeviceUninitialized"},
-	{400, "cudaErrorInvalidResourceHandle"},
-	{401, "cudaErrorIllegalState"},
-	{500, "cudaErrorSymbolNotFound"},
-	{600, "cudaErrorNotReady"},
-	{801, "cudaErrorNotSupported"},
-	{900, "cudaErrorStreamCaptureUnsupported"},
-	{901, "cudaErrorStreamCaptureInvalidated"},
-	{902, "cudaErrorStreamCaptureMerge"},
-	{903, "cudaErrorStreamCaptureUnmatched"},
-	{904, "cudaErrorStreamCaptureUnjoined"},
-	{905, "cudaErrorStreamCaptureIsolation"},
-	{906, "cudaErrorStreamCaptureImplicit"},
-	{907, "cudaErrorCapturedEvent"},
-	{908, "cudaErrorStreamCaptureWrongThread"},
-	{910, "cudaErrorGraphExecUpdateFailure"},
-	{999, "cudaErrorUnknown"},
+    {0, "cudaSuccess"},
+    {1, "cudaErrorInvalidValue"},
+    {2, "cudaErrorMemoryAllocation"},
+    {3, "cudaErrorInitializationError"},
+    {35, "cudaErrorInsufficientDriver"},
+    {100, "cudaErrorNoDevice"},
+    {101, "cudaErrorInvalidDevice"},
+    {201, "cudaErrorDeviceUninitialized"},
+    {400, "cudaErrorInvalidResourceHandle"},
+    {401, "cudaErrorIllegalState"},
+    {500, "cudaErrorSymbolNotFound"},
+    {600, "cudaErrorNotReady"},
+    {801, "cudaErrorNotSupported"},
+    {900, "cudaErrorStreamCaptureUnsupported"},
+    {901, "cudaErrorStreamCaptureInvalidated"},
+    {902, "cudaErrorStreamCaptureMerge"},
+    {903, "cudaErrorStreamCaptureUnmatched"},
+    {904, "cudaErrorStreamCaptureUnjoined"},
+    {905, "cudaErrorStreamCaptureIsolation"},
+    {906, "cudaErrorStreamCaptureImplicit"},
+    {907, "cudaErrorCapturedEvent"},
+    {908, "cudaErrorStreamCaptureWrongThread"},
+    {910, "cudaErrorGraphExecUpdateFailure"},
+    {999, "cudaErrorUnknown"},
 };
 
 EXPORT const char *cudaGetErrorName(cudaError_t error)
@@ -298,8 +288,7 @@ EXPORT const char *cudaGetErrorName(cudaError_t error)
 EXPORT const char *cudaGetErrorString(cudaError_t error)
 {
 	const char *s = NULL;
-	if (rt_init() == cudaSuccess && d.getErrorString &&
-	    d.getErrorString((CUresult)error, &s) == CUDA_SUCCESS && s)
+	if (rt_init() == cudaSuccess && d.getErrorString && d.getErrorString((CUresult)error, &s) == CUDA_SUCCESS && s)
 		return s;
 	return "unrecognized error code";
 }
@@ -496,39 +485,32 @@ EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph
 	return DRV(streamEndCapture, CUS(stream), (CUgraph *)pGraph);
 }
 
-EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
-					 enum cudaStreamCaptureStatus *pCaptureStatus)
+EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
 {
 	INIT();
 	return DRV(streamIsCapturing, CUS(stream), (CUstreamCaptureStatus *)pCaptureStatus);
 }
 
 #if RT12
-EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
-					    enum cudaStreamCaptureStatus *captureStatus_out,
+EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
 					    unsigned long long *id_out, cudaGraph_t *graph_out,
 					    const cudaGraphNode_t **dependencies_out,
-					    const cudaGraphEdgeData **edgeData_out,
-					    size_t *numDependencies_out)
+					    const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)
 {
 	INIT();
-	return DRV(streamGetCaptureInfo, CUS(stream), (CUstreamCaptureStatus *)captureStatus_out,
-		   (cuuint64_t *)id_out, (CUgraph *)graph_out,
-		   (const CUgraphNode **)dependencies_out, (const CUgraphEdgeData **)edgeData_out,
+	return DRV(streamGetCaptureInfo, CUS(stream), (CUstreamCaptureStatus *)captureStatus_out, (cuuint64_t *)id_out,
+		   (CUgraph *)graph_out, (const CUgraphNode **)dependencies_out, (const CUgraphEdgeData **)edgeData_out,
 		   numDependencies_out);
 }
 #else
-EXPORT cudaError_t rt11_cudaStreamGetCaptureInfo(cudaStream_t stream,
-						 enum cudaStreamCaptureStatus *pCaptureStatus,
-						 unsigned long long *pId)
-	__asm__("cudaStreamGetCaptureInfo");
-EXPORT cudaError_t rt11_cudaStreamGetCaptureInfo(cudaStream_t stream,
-						 enum cudaStreamCaptureStatus *pCaptureStatus,
+EXPORT cudaError_t rt11_cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus,
+						 unsigned long long *pId) __asm__("cudaStreamGetCaptureInfo");
+EXPORT cudaError_t rt11_cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus,
 						 unsigned long long *pId)
 {
 	INIT();
-	return DRV(streamGetCaptureInfo, CUS(stream), (CUstreamCaptureStatus *)pCaptureStatus,
-		   (cuuint64_t *)pId, NULL, NULL, NULL);
+	return DRV(streamGetCaptureInfo, CUS(stream), (CUstreamCaptureStatus *)pCaptureStatus, (cuuint64_t *)pId, NULL,
+		   NULL, NULL);
 }
 #endif
 
@@ -589,26 +571,35 @@ EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cud
 		if (count)
 			memmove(dst, src, count);
 		return cudaSuccess;
-	case cudaMemcpyHostToDevice: return DRV(memcpyHtoD, DP(dst), src, count);
-	case cudaMemcpyDeviceToHost: return DRV(memcpyDtoH, dst, DP(src), count);
-	case cudaMemcpyDeviceToDevice: return DRV(memcpyDtoD, DP(dst), DP(src), count);
-	case cudaMemcpyDefault: return DRV(memcpy, DP(dst), DP(src), count);
-	default: return ret((CUresult)cudaErrorInvalidMemcpyDirection);
+	case cudaMemcpyHostToDevice:
+		return DRV(memcpyHtoD, DP(dst), src, count);
+	case cudaMemcpyDeviceToHost:
+		return DRV(memcpyDtoH, dst, DP(src), count);
+	case cudaMemcpyDeviceToDevice:
+		return DRV(memcpyDtoD, DP(dst), DP(src), count);
+	case cudaMemcpyDefault:
+		return DRV(memcpy, DP(dst), DP(src), count);
+	default:
+		return ret((CUresult)cudaErrorInvalidMemcpyDirection);
 	}
 }
 
-EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
-				   enum cudaMemcpyKind kind, cudaStream_t stream)
+EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+				   cudaStream_t stream)
 {
 	INIT();
 	switch (kind) {
-	case cudaMemcpyHostToDevice: return DRV(memcpyHtoDAsync, DP(dst), src, count, CUS(stream));
-	case cudaMemcpyDeviceToHost: return DRV(memcpyDtoHAsync, dst, DP(src), count, CUS(stream));
+	case cudaMemcpyHostToDevice:
+		return DRV(memcpyHtoDAsync, DP(dst), src, count, CUS(stream));
+	case cudaMemcpyDeviceToHost:
+		return DRV(memcpyDtoHAsync, dst, DP(src), count, CUS(stream));
 	case cudaMemcpyDeviceToDevice:
 		return DRV(memcpyDtoDAsync, DP(dst), DP(src), count, CUS(stream));
 	case cudaMemcpyHostToHost:
-	case cudaMemcpyDefault: return DRV(memcpyAsync, DP(dst), DP(src), count, CUS(stream));
-	default: return ret((CUresult)cudaErrorInvalidMemcpyDirection);
+	case cudaMemcpyDefault:
+		return DRV(memcpyAsync, DP(dst), DP(src), count, CUS(stream));
+	default:
+		return ret((CUresult)cudaErrorInvalidMemcpyDirection);
 	}
 }
 
@@ -636,12 +627,10 @@ EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 	return DRV(memFreeAsync, DP(devPtr), CUS(hStream));
 }
 
-EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
-					   cudaStream_t stream)
+EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
 {
 	INIT();
-	return DRV(memAllocFromPoolAsync, (CUdeviceptr *)ptr, size, (CUmemoryPool)memPool,
-		   CUS(stream));
+	return DRV(memAllocFromPoolAsync, (CUdeviceptr *)ptr, size, (CUmemoryPool)memPool, CUS(stream));
 }
 
 _Static_assert(sizeof(struct cudaMemPoolProps) == sizeof(CUmemPoolProps), "pool props layout");
@@ -658,15 +647,13 @@ EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
 	return DRV(memPoolDestroy, (CUmemoryPool)memPool);
 }
 
-EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
-					   void *value)
+EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
 {
 	INIT();
 	return DRV(memPoolSetAttribute, (CUmemoryPool)memPool, (CUmemPool_attribute)attr, value);
 }
 
-EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
-					   void *value)
+EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
 {
 	INIT();
 	return DRV(memPoolGetAttribute, (CUmemoryPool)memPool, (CUmemPool_attribute)attr, value);
@@ -690,15 +677,13 @@ EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
 	return DRV(deviceGetMemPool, (CUmemoryPool *)memPool, device);
 }
 
-EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr,
-						  void *value)
+EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
 {
 	INIT();
 	return DRV(deviceGetGraphMemAttribute, device, (CUgraphMem_attribute)attr, value);
 }
 
-EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr,
-						  void *value)
+EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
 {
 	INIT();
 	return DRV(deviceSetGraphMemAttribute, device, (CUgraphMem_attribute)attr, value);
@@ -714,13 +699,12 @@ EXPORT cudaError_t cudaDeviceGraphMemTrim(int device)
 /* kernels                                                                   */
 
 /* func is a standin_kernel_fn; args must be NULL-terminated (standin.h). */
-EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-				    size_t sharedMem, cudaStream_t stream)
+EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+				    cudaStream_t stream)
 {
 	INIT();
-	return DRV(launchKernel, (CUfunction)(uintptr_t)func, gridDim.x, gridDim.y, gridDim.z,
-		   blockDim.x, blockDim.y, blockDim.z, (unsigned)sharedMem, CUS(stream), args,
-		   NULL);
+	return DRV(launchKernel, (CUfunction)(uintptr_t)func, gridDim.x, gridDim.y, gridDim.z, blockDim.x, blockDim.y,
+		   blockDim.z, (unsigned)sharedMem, CUS(stream), args, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -745,8 +729,7 @@ EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t original
 }
 
 #if RT12
-EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-					unsigned long long flags)
+EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
 {
 	INIT();
 	return DRV(graphInstantiate, (CUgraphExec *)pGraphExec, (CUgraph)graph, flags);
@@ -759,11 +742,10 @@ EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, c
 	if (!instantiateParams)
 		return ret(CUDA_ERROR_INVALID_VALUE);
 	CUDA_GRAPH_INSTANTIATE_PARAMS p = {
-		.flags = instantiateParams->flags,
-		.hUploadStream = CUS(instantiateParams->uploadStream),
+	    .flags = instantiateParams->flags,
+	    .hUploadStream = CUS(instantiateParams->uploadStream),
 	};
-	cudaError_t e = DRV(graphInstantiateWithParams, (CUgraphExec *)pGraphExec, (CUgraph)graph,
-			    &p);
+	cudaError_t e = DRV(graphInstantiateWithParams, (CUgraphExec *)pGraphExec, (CUgraph)graph, &p);
 	instantiateParams->errNode_out = (cudaGraphNode_t)p.hErrNode_out;
 	instantiateParams->result_out = (enum cudaGraphInstantiateResult)p.result_out;
 	return e;
@@ -780,8 +762,7 @@ EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t h
 {
 	INIT();
 	CUgraphExecUpdateResultInfo info = {0};
-	cudaError_t e = DRV(graphExecUpdate, (CUgraphExec)hGraphExec, (CUgraph)hGraph,
-			    resultInfo ? &info : NULL);
+	cudaError_t e = DRV(graphExecUpdate, (CUgraphExec)hGraphExec, (CUgraph)hGraph, resultInfo ? &info : NULL);
 	if (resultInfo) {
 		resultInfo->result = (enum cudaGraphExecUpdateResult)info.result;
 		resultInfo->errorNode = (cudaGraphNode_t)info.errorNode;
@@ -794,25 +775,23 @@ EXPORT cudaError_t rt11_cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGr
 					     cudaGraphNode_t *pErrorNode, char *pLogBuffer,
 					     size_t bufferSize) __asm__("cudaGraphInstantiate");
 EXPORT cudaError_t rt11_cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-					     cudaGraphNode_t *pErrorNode, char *pLogBuffer,
-					     size_t bufferSize)
+					     cudaGraphNode_t *pErrorNode, char *pLogBuffer, size_t bufferSize)
 {
 	INIT();
-	return DRV(graphInstantiate, (CUgraphExec *)pGraphExec, (CUgraph)graph,
-		   (CUgraphNode *)pErrorNode, pLogBuffer, bufferSize);
+	return DRV(graphInstantiate, (CUgraphExec *)pGraphExec, (CUgraph)graph, (CUgraphNode *)pErrorNode, pLogBuffer,
+		   bufferSize);
 }
 
-EXPORT cudaError_t rt11_cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
-					    cudaGraphNode_t *hErrorNode_out,
-					    enum cudaGraphExecUpdateResult *updateResult_out)
-	__asm__("cudaGraphExecUpdate");
+EXPORT cudaError_t
+rt11_cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphNode_t *hErrorNode_out,
+			 enum cudaGraphExecUpdateResult *updateResult_out) __asm__("cudaGraphExecUpdate");
 EXPORT cudaError_t rt11_cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
 					    cudaGraphNode_t *hErrorNode_out,
 					    enum cudaGraphExecUpdateResult *updateResult_out)
 {
 	INIT();
-	return DRV(graphExecUpdate, (CUgraphExec)hGraphExec, (CUgraph)hGraph,
-		   (CUgraphNode *)hErrorNode_out, (CUgraphExecUpdateResult *)updateResult_out);
+	return DRV(graphExecUpdate, (CUgraphExec)hGraphExec, (CUgraph)hGraph, (CUgraphNode *)hErrorNode_out,
+		   (CUgraphExecUpdateResult *)updateResult_out);
 }
 #endif
 
@@ -854,8 +833,7 @@ EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNode
 }
 
 EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-					    const cudaGraphNode_t *pDependencies,
-					    size_t numDependencies,
+					    const cudaGraphNode_t *pDependencies, size_t numDependencies,
 					    struct cudaMemAllocNodeParams *nodeParams)
 {
 	INIT();
@@ -874,8 +852,7 @@ EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGra
 	return e;
 }
 
-EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
-						  struct cudaMemAllocNodeParams *params_out)
+EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out)
 {
 	INIT();
 	if (!params_out)
@@ -893,26 +870,24 @@ EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
 }
 
 EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-					   const cudaGraphNode_t *pDependencies,
-					   size_t numDependencies, void *dptr)
+					   const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr)
 {
 	INIT();
-	return DRV(graphAddMemFreeNode, (CUgraphNode *)pGraphNode, (CUgraph)graph,
-		   (const CUgraphNode *)pDependencies, numDependencies, DP(dptr));
+	return DRV(graphAddMemFreeNode, (CUgraphNode *)pGraphNode, (CUgraph)graph, (const CUgraphNode *)pDependencies,
+		   numDependencies, DP(dptr));
 }
 
 EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-					 const cudaGraphNode_t *pDependencies,
-					 size_t numDependencies)
+					 const cudaGraphNode_t *pDependencies, size_t numDependencies)
 {
 	INIT();
-	return DRV(graphAddEmptyNode, (CUgraphNode *)pGraphNode, (CUgraph)graph,
-		   (const CUgraphNode *)pDependencies, numDependencies);
+	return DRV(graphAddEmptyNode, (CUgraphNode *)pGraphNode, (CUgraph)graph, (const CUgraphNode *)pDependencies,
+		   numDependencies);
 }
 
 EXPORT cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-					      const cudaGraphNode_t *pDependencies,
-					      size_t numDependencies, cudaGraph_t childGraph)
+					      const cudaGraphNode_t *pDependencies, size_t numDependencies,
+					      cudaGraph_t childGraph)
 {
 	INIT();
 	return DRV(graphAddChildGraphNode, (CUgraphNode *)pGraphNode, (CUgraph)graph,
@@ -941,8 +916,7 @@ static void kp_to_drv(const struct cudaKernelNodeParams *k, drv_kparams *p)
 }
 
 EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-					  const cudaGraphNode_t *pDependencies,
-					  size_t numDependencies,
+					  const cudaGraphNode_t *pDependencies, size_t numDependencies,
 					  const struct cudaKernelNodeParams *pNodeParams)
 {
 	INIT();
@@ -950,12 +924,11 @@ EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph
 		return ret(CUDA_ERROR_INVALID_VALUE);
 	drv_kparams p;
 	kp_to_drv(pNodeParams, &p);
-	return DRV(graphAddKernelNode, (CUgraphNode *)pGraphNode, (CUgraph)graph,
-		   (const CUgraphNode *)pDependencies, numDependencies, &p);
+	return DRV(graphAddKernelNode, (CUgraphNode *)pGraphNode, (CUgraph)graph, (const CUgraphNode *)pDependencies,
+		   numDependencies, &p);
 }
 
-EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node,
-						struct cudaKernelNodeParams *pNodeParams)
+EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams)
 {
 	INIT();
 	if (!pNodeParams)
@@ -977,8 +950,7 @@ EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node,
 	return e;
 }
 
-EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec,
-						    cudaGraphNode_t node,
+EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
 						    const struct cudaKernelNodeParams *pNodeParams)
 {
 	INIT();
@@ -1006,15 +978,13 @@ static cudaError_t entry_point(const char *symbol, void **funcPtr, int ver, unsi
 }
 
 #if RT12
-EXPORT cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
-					   unsigned long long flags,
+EXPORT cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
 					   enum cudaDriverEntryPointQueryResult *driverStatus)
 {
 	return entry_point(symbol, funcPtr, RT_VERSION, flags, driverStatus);
 }
 
-EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
-						    unsigned int cudaVersion,
+EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
 						    unsigned long long flags,
 						    enum cudaDriverEntryPointQueryResult *driverStatus)
 {
@@ -1022,10 +992,8 @@ EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **f
 }
 #else
 EXPORT cudaError_t rt11_cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
-						unsigned long long flags)
-	__asm__("cudaGetDriverEntryPoint");
-EXPORT cudaError_t rt11_cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
-						unsigned long long flags)
+						unsigned long long flags) __asm__("cudaGetDriverEntryPoint");
+EXPORT cudaError_t rt11_cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags)
 {
 	return entry_point(symbol, funcPtr, RT_VERSION, flags, NULL);
 }

@@ -48,10 +48,9 @@
 #define EXPORT __attribute__((visibility("default")))
 
 /* Define an exported entry point `name` with the ABI of NVIDIA's `pfn`. */
-#define DEF(name, pfn, params)                                                                     \
-	EXPORT CUresult sd_##name params __asm__(#name);                                           \
-	_Static_assert(__builtin_types_compatible_p(__typeof__(&sd_##name), pfn),                  \
-		       #name " does not match " #pfn);                                             \
+#define DEF(name, pfn, params)                                                                                         \
+	EXPORT CUresult sd_##name params __asm__(#name);                                                               \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&sd_##name), pfn), #name " does not match " #pfn);      \
 	EXPORT CUresult sd_##name params
 
 /* ------------------------------------------------------------------------ */
@@ -76,10 +75,10 @@ static void trace(const char *fn)
 		fprintf(stderr, "[standin] %s\n", fn + 3 /* skip "sd_" */);
 }
 
-#define ENTER()                                                                                    \
-	trace(__func__);                                                                           \
-	pthread_mutex_lock(&g_mu);                                                                 \
-	__attribute__((cleanup(unlock_cb))) int guard_ = 0;                                        \
+#define ENTER()                                                                                                        \
+	trace(__func__);                                                                                               \
+	pthread_mutex_lock(&g_mu);                                                                                     \
+	__attribute__((cleanup(unlock_cb))) int guard_ = 0;                                                            \
 	(void)guard_
 
 static size_t round_up(size_t v, size_t g)
@@ -173,8 +172,8 @@ struct graph {
 	struct obj o;
 	struct node **nodes;
 	size_t n, cap;
-	int nexec;		/* live execs instantiated from this graph */
-	struct node *owner;	/* set when moved into a parent (ownership MOVE) */
+	int nexec;		   /* live execs instantiated from this graph */
+	struct node *owner;	   /* set when moved into a parent (ownership MOVE) */
 	struct capture *capturing; /* capture in progress into this graph */
 };
 
@@ -198,7 +197,7 @@ struct xg {
 
 struct gres {
 	size_t bytes[STANDIN_MAX_DEV]; /* per device of the memory nodes (poolProps.location) */
-	struct exec *exec; /* NULL once the exec is destroyed */
+	struct exec *exec;	       /* NULL once the exec is destroyed */
 	struct gres *next;
 };
 
@@ -347,8 +346,8 @@ static void init_objs(void)
 	}
 }
 
-#define ENTER_OBJ()                                                                                \
-	ENTER();                                                                                   \
+#define ENTER_OBJ()                                                                                                    \
+	ENTER();                                                                                                       \
 	init_objs()
 
 /* ------------------------------------------------------------------------ */
@@ -568,8 +567,7 @@ static CUresult unsafe_call(void)
 	pthread_t self = pthread_self();
 	for (struct capture *c = g_caps; c; c = c->next) {
 		int own = pthread_equal(c->thr, self) && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED;
-		int glob = m == CU_STREAM_CAPTURE_MODE_GLOBAL &&
-			   c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+		int glob = m == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
 		if (own || glob) {
 			c->invalid = 1;
 			hit = 1;
@@ -635,8 +633,8 @@ static void kp_fix(struct kparams *k)
 
 static void fn_learn(void *fn, int np);
 
-static CUresult kp_set(struct kparams *k, CUfunction fn, const unsigned grid[3],
-		       const unsigned block[3], unsigned shmem, void **params, void **extra)
+static CUresult kp_set(struct kparams *k, CUfunction fn, const unsigned grid[3], const unsigned block[3],
+		       unsigned shmem, void **params, void **extra)
 {
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -672,8 +670,8 @@ static void kp_run(const struct kparams *k)
 		ptrs[i] = &vals[i];
 	}
 	ptrs[k->np] = NULL;
-	unsigned long nt = (unsigned long)k->grid[0] * k->grid[1] * k->grid[2] * k->block[0] *
-			   k->block[1] * k->block[2];
+	unsigned long nt =
+	    (unsigned long)k->grid[0] * k->grid[1] * k->grid[2] * k->block[0] * k->block[1] * k->block[2];
 	((standin_kernel_fn)(void *)k->fn)(ptrs, nt);
 }
 
@@ -684,9 +682,15 @@ static void memset_run(const CUDA_MEMSET_NODE_PARAMS *m)
 		char *row = (char *)(uintptr_t)m->dst + r * m->pitch;
 		for (size_t i = 0; i < m->width; i++) {
 			switch (m->elementSize) {
-			case 1: ((uint8_t *)row)[i] = (uint8_t)m->value; break;
-			case 2: ((uint16_t *)row)[i] = (uint16_t)m->value; break;
-			default: ((uint32_t *)row)[i] = m->value; break;
+			case 1:
+				((uint8_t *)row)[i] = (uint8_t)m->value;
+				break;
+			case 2:
+				((uint16_t *)row)[i] = (uint16_t)m->value;
+				break;
+			default:
+				((uint32_t *)row)[i] = m->value;
+				break;
 			}
 		}
 	}
@@ -700,8 +704,7 @@ static const char *cp_src(const CUDA_MEMCPY3D *c)
 
 static char *cp_dst(const CUDA_MEMCPY3D *c)
 {
-	return c->dstMemoryType == CU_MEMORYTYPE_HOST ? (char *)c->dstHost
-						      : (char *)(uintptr_t)c->dstDevice;
+	return c->dstMemoryType == CU_MEMORYTYPE_HOST ? (char *)c->dstHost : (char *)(uintptr_t)c->dstDevice;
 }
 
 static void memcpy_run(const CUDA_MEMCPY3D *c)
@@ -713,12 +716,10 @@ static void memcpy_run(const CUDA_MEMCPY3D *c)
 	for (size_t z = 0; z < d; z++)
 		for (size_t y = 0; y < h; y++)
 			memmove(cp_dst(c) + c->dstXInBytes + (c->dstY + y + (c->dstZ + z) * dh) * dp,
-				cp_src(c) + c->srcXInBytes + (c->srcY + y + (c->srcZ + z) * sh) * sp,
-				c->WidthInBytes);
+				cp_src(c) + c->srcXInBytes + (c->srcY + y + (c->srcZ + z) * sh) * sp, c->WidthInBytes);
 }
 
-static void cp_linear(CUDA_MEMCPY3D *c, CUmemorytype st, const void *src, CUmemorytype dt,
-		      void *dst, size_t n)
+static void cp_linear(CUDA_MEMCPY3D *c, CUmemorytype st, const void *src, CUmemorytype dt, void *dst, size_t n)
 {
 	memset(c, 0, sizeof *c);
 	c->srcMemoryType = st;
@@ -821,8 +822,7 @@ static int graph_has_mem(const struct graph *g)
 		int t = g->nodes[i]->p.type;
 		if (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC || t == CU_GRAPH_NODE_TYPE_MEM_FREE)
 			return 1;
-		if (t == CU_GRAPH_NODE_TYPE_GRAPH && g->nodes[i]->p.child &&
-		    graph_has_mem(g->nodes[i]->p.child))
+		if (t == CU_GRAPH_NODE_TYPE_GRAPH && g->nodes[i]->p.child && graph_has_mem(g->nodes[i]->p.child))
 			return 1;
 	}
 	return 0;
@@ -845,8 +845,7 @@ static CUresult check_deps(struct graph *g, const CUgraphNode *deps, size_t n)
 }
 
 /* Add a node; p is copied (kernel pointers re-fixed); ownership of p->child moves. */
-static struct node *node_add(struct graph *g, const struct nparams *p, struct node *const *deps,
-			     size_t ndeps)
+static struct node *node_add(struct graph *g, const struct nparams *p, struct node *const *deps, size_t ndeps)
 {
 	struct node *n = calloc(1, sizeof *n);
 	n->g = g;
@@ -976,8 +975,7 @@ static CUresult alloc_access(struct allocp *al, const CUmemAccessDesc *acc, size
 }
 
 /* Common front end of the explicit node-adding calls. */
-static CUresult add_node_common(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t nd,
-				struct nparams *p)
+static CUresult add_node_common(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t nd, struct nparams *p)
 {
 	if (!ph)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -1227,38 +1225,33 @@ struct errname {
 };
 
 static const struct errname g_errs[] = {
-	{0, "CUDA_SUCCESS", "no error"},
-	{1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-	{2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-	{3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
-	{4, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
-	{100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
-	{101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
-	{201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-	{400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-	{401, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed in the present state"},
-	{500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-	{600, "CUDA_ERROR_NOT_READY", "device not ready"},
-	{801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
-	{900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
-	 "operation not permitted when stream is capturing"},
-	{901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
-	 "operation failed due to a previous error during capture"},
-	{902, "CUDA_ERROR_STREAM_CAPTURE_MERGE", "operation would result in a merge of separate capture sequences"},
-	{903, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", "capture was not ended in the same stream as it began"},
-	{904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED",
-	 "capturing stream has unjoined work"},
-	{905, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
-	 "dependency created on uncaptured work in another stream"},
-	{906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
-	 "operation would make the legacy stream depend on a capturing blocking stream"},
-	{907, "CUDA_ERROR_CAPTURED_EVENT",
-	 "operation not permitted on an event last recorded in a capturing stream"},
-	{908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
-	 "attempt to terminate a thread-local capture sequence from another thread"},
-	{910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
-	 "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"},
-	{999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+    {0, "CUDA_SUCCESS", "no error"},
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {4, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {401, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed in the present state"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {600, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"},
+    {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture"},
+    {902, "CUDA_ERROR_STREAM_CAPTURE_MERGE", "operation would result in a merge of separate capture sequences"},
+    {903, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", "capture was not ended in the same stream as it began"},
+    {904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED", "capturing stream has unjoined work"},
+    {905, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION", "dependency created on uncaptured work in another stream"},
+    {906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
+     "operation would make the legacy stream depend on a capturing blocking stream"},
+    {907, "CUDA_ERROR_CAPTURED_EVENT", "operation not permitted on an event last recorded in a capturing stream"},
+    {908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
+     "attempt to terminate a thread-local capture sequence from another thread"},
+    {910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
+     "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"},
+    {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
 static const struct errname *err_lookup(CUresult e)
@@ -1305,8 +1298,7 @@ DEF(cuDriverGetVersion, PFN_cuDriverGetVersion_v2020, (int *driverVersion))
 }
 
 /* Not supported by the stand-in: the private runtime-driver tables. */
-DEF(cuGetExportTable, PFN_cuGetExportTable_v3000,
-    (const void **ppExportTable, const CUuuid *pExportTableId))
+DEF(cuGetExportTable, PFN_cuGetExportTable_v3000, (const void **ppExportTable, const CUuuid *pExportTableId))
 {
 	(void)ppExportTable;
 	(void)pExportTableId;
@@ -1341,7 +1333,7 @@ DEF(cuDeviceGetName, PFN_cuDeviceGetName_v2000, (char *name, int len, CUdevice d
 	return CUDA_SUCCESS;
 }
 
-DEF(cuDeviceTotalMem_v2, PFN_cuDeviceTotalMem_v3020, (size_t *bytes, CUdevice dev))
+DEF(cuDeviceTotalMem_v2, PFN_cuDeviceTotalMem_v3020, (size_t * bytes, CUdevice dev))
 {
 	if (!bytes)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -1351,32 +1343,53 @@ DEF(cuDeviceTotalMem_v2, PFN_cuDeviceTotalMem_v3020, (size_t *bytes, CUdevice de
 	return CUDA_SUCCESS;
 }
 
-DEF(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000,
-    (int *pi, CUdevice_attribute attrib, CUdevice dev))
+DEF(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000, (int *pi, CUdevice_attribute attrib, CUdevice dev))
 {
 	if (!pi)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!dev_ok(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
 	switch (attrib) {
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
-	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 132; break;
-	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
-	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+		*pi = 9;
+		break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+		*pi = 0;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+		*pi = 132;
+		break;
+	case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+		*pi = 32;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+		*pi = 1024;
+		break;
 	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
-	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *pi = 1024; break;
-	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *pi = 64; break;
-	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *pi = 2147483647; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+		*pi = 1024;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+		*pi = 64;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+		*pi = 2147483647;
+		break;
 	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
-	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *pi = 65535; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+		*pi = 65535;
+		break;
 	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
 	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
-	case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: *pi = 1; break;
+	case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
+		*pi = 1;
+		break;
 	case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES:
 		*pi = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 		break;
-	default: *pi = 0; break;
+	default:
+		*pi = 0;
+		break;
 	}
 	return CUDA_SUCCESS;
 }
@@ -1605,8 +1618,7 @@ DEF(cuStreamGetId, PFN_cuStreamGetId_v12000, (CUstream hStream, unsigned long lo
 	return stream_get_id(hStream, streamId, 0);
 }
 
-DEF(cuStreamGetId_ptsz, PFN_cuStreamGetId_v12000_ptsz,
-    (CUstream hStream, unsigned long long *streamId))
+DEF(cuStreamGetId_ptsz, PFN_cuStreamGetId_v12000_ptsz, (CUstream hStream, unsigned long long *streamId))
 {
 	return stream_get_id(hStream, streamId, 1);
 }
@@ -1740,8 +1752,7 @@ DEF(cuStreamWaitEvent, PFN_cuStreamWaitEvent_v3020, (CUstream hStream, CUevent h
 	return stream_wait_event(hStream, hEvent, Flags, 0);
 }
 
-DEF(cuStreamWaitEvent_ptsz, PFN_cuStreamWaitEvent_v7000_ptsz,
-    (CUstream hStream, CUevent hEvent, unsigned int Flags))
+DEF(cuStreamWaitEvent_ptsz, PFN_cuStreamWaitEvent_v7000_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags))
 {
 	return stream_wait_event(hStream, hEvent, Flags, 1);
 }
@@ -1749,8 +1760,7 @@ DEF(cuStreamWaitEvent_ptsz, PFN_cuStreamWaitEvent_v7000_ptsz,
 /* ------------------------------------------------------------------------ */
 /* stream capture                                                            */
 
-static CUresult begin_capture(CUstream hs, int mode, int ptsz, struct graph *into,
-			      const CUgraphNode *deps, size_t nd)
+static CUresult begin_capture(CUstream hs, int mode, int ptsz, struct graph *into, const CUgraphNode *deps, size_t nd)
 {
 	struct stream *s = get_stream(hs, ptsz);
 	if (!s)
@@ -1796,23 +1806,20 @@ DEF(cuStreamBeginCapture_ptsz, PFN_cuStreamBeginCapture_v10000_ptsz, (CUstream h
 	return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 1, NULL, NULL, 0);
 }
 
-DEF(cuStreamBeginCapture_v2, PFN_cuStreamBeginCapture_v10010,
-    (CUstream hStream, CUstreamCaptureMode mode))
+DEF(cuStreamBeginCapture_v2, PFN_cuStreamBeginCapture_v10010, (CUstream hStream, CUstreamCaptureMode mode))
 {
 	ENTER_OBJ();
 	return begin_capture(hStream, (int)mode, 0, NULL, NULL, 0);
 }
 
-DEF(cuStreamBeginCapture_v2_ptsz, PFN_cuStreamBeginCapture_v10010_ptsz,
-    (CUstream hStream, CUstreamCaptureMode mode))
+DEF(cuStreamBeginCapture_v2_ptsz, PFN_cuStreamBeginCapture_v10010_ptsz, (CUstream hStream, CUstreamCaptureMode mode))
 {
 	ENTER_OBJ();
 	return begin_capture(hStream, (int)mode, 1, NULL, NULL, 0);
 }
 
-static CUresult begin_to_graph(CUstream hs, CUgraph hg, const CUgraphNode *deps,
-			       const CUgraphEdgeData *ed, size_t nd, CUstreamCaptureMode mode,
-			       int ptsz)
+static CUresult begin_to_graph(CUstream hs, CUgraph hg, const CUgraphNode *deps, const CUgraphEdgeData *ed, size_t nd,
+			       CUstreamCaptureMode mode, int ptsz)
 {
 	(void)ed;
 	struct graph *g = reg_find(hg, K_GRAPH);
@@ -1825,21 +1832,19 @@ static CUresult begin_to_graph(CUstream hs, CUgraph hg, const CUgraphNode *deps,
 }
 
 DEF(cuStreamBeginCaptureToGraph, PFN_cuStreamBeginCaptureToGraph_v12030,
-    (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
-     const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode))
+    (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+     size_t numDependencies, CUstreamCaptureMode mode))
 {
 	ENTER_OBJ();
-	return begin_to_graph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode,
-			      0);
+	return begin_to_graph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode, 0);
 }
 
 DEF(cuStreamBeginCaptureToGraph_ptsz, PFN_cuStreamBeginCaptureToGraph_v12030_ptsz,
-    (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
-     const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode))
+    (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+     size_t numDependencies, CUstreamCaptureMode mode))
 {
 	ENTER_OBJ();
-	return begin_to_graph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode,
-			      1);
+	return begin_to_graph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode, 1);
 }
 
 /* Mark every ancestor-or-self of the nodes in `from` with g_mark. */
@@ -1933,15 +1938,13 @@ DEF(cuStreamEndCapture, PFN_cuStreamEndCapture_v10000, (CUstream hStream, CUgrap
 	return end_capture(hStream, phGraph, 0);
 }
 
-DEF(cuStreamEndCapture_ptsz, PFN_cuStreamEndCapture_v10000_ptsz,
-    (CUstream hStream, CUgraph *phGraph))
+DEF(cuStreamEndCapture_ptsz, PFN_cuStreamEndCapture_v10000_ptsz, (CUstream hStream, CUgraph *phGraph))
 {
 	return end_capture(hStream, phGraph, 1);
 }
 
-static CUresult capture_info(CUstream hs, int ptsz, CUstreamCaptureStatus *st, cuuint64_t *id,
-			     CUgraph *g, const CUgraphNode **deps, const CUgraphEdgeData **ed,
-			     size_t *nd)
+static CUresult capture_info(CUstream hs, int ptsz, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+			     const CUgraphNode **deps, const CUgraphEdgeData **ed, size_t *nd)
 {
 	ENTER_OBJ();
 	struct stream *s = get_stream(hs, ptsz);
@@ -1973,8 +1976,7 @@ static CUresult capture_info(CUstream hs, int ptsz, CUstreamCaptureStatus *st, c
 	return CUDA_SUCCESS;
 }
 
-DEF(cuStreamIsCapturing, PFN_cuStreamIsCapturing_v10000,
-    (CUstream hStream, CUstreamCaptureStatus *captureStatus))
+DEF(cuStreamIsCapturing, PFN_cuStreamIsCapturing_v10000, (CUstream hStream, CUstreamCaptureStatus *captureStatus))
 {
 	return capture_info(hStream, 0, captureStatus, NULL, NULL, NULL, NULL, NULL);
 }
@@ -1998,37 +2000,35 @@ DEF(cuStreamGetCaptureInfo_ptsz, PFN_cuStreamGetCaptureInfo_v10010_ptsz,
 }
 
 DEF(cuStreamGetCaptureInfo_v2, PFN_cuStreamGetCaptureInfo_v11030,
-    (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
-     CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out))
+    (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out,
+     const CUgraphNode **dependencies_out, size_t *numDependencies_out))
 {
-	return capture_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out,
-			    NULL, numDependencies_out);
+	return capture_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
+			    numDependencies_out);
 }
 
 DEF(cuStreamGetCaptureInfo_v2_ptsz, PFN_cuStreamGetCaptureInfo_v11030_ptsz,
-    (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
-     CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out))
+    (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out,
+     const CUgraphNode **dependencies_out, size_t *numDependencies_out))
 {
-	return capture_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out,
-			    NULL, numDependencies_out);
+	return capture_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
+			    numDependencies_out);
 }
 
 DEF(cuStreamGetCaptureInfo_v3, PFN_cuStreamGetCaptureInfo_v12030,
-    (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
-     CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out,
-     size_t *numDependencies_out))
+    (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out,
+     const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out))
 {
-	return capture_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out,
-			    edgeData_out, numDependencies_out);
+	return capture_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+			    numDependencies_out);
 }
 
 DEF(cuStreamGetCaptureInfo_v3_ptsz, PFN_cuStreamGetCaptureInfo_v12030_ptsz,
-    (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
-     CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out,
-     size_t *numDependencies_out))
+    (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out,
+     const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out))
 {
-	return capture_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out,
-			    edgeData_out, numDependencies_out);
+	return capture_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+			    numDependencies_out);
 }
 
 static CUresult update_cap_deps(CUstream hs, CUgraphNode *deps, size_t nd, unsigned flags, int ptsz)
@@ -2070,23 +2070,22 @@ DEF(cuStreamUpdateCaptureDependencies_ptsz, PFN_cuStreamUpdateCaptureDependencie
 }
 
 DEF(cuStreamUpdateCaptureDependencies_v2, PFN_cuStreamUpdateCaptureDependencies_v12030,
-    (CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
-     size_t numDependencies, unsigned int flags))
+    (CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies,
+     unsigned int flags))
 {
 	(void)dependencyData;
 	return update_cap_deps(hStream, dependencies, numDependencies, flags, 0);
 }
 
 DEF(cuStreamUpdateCaptureDependencies_v2_ptsz, PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz,
-    (CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
-     size_t numDependencies, unsigned int flags))
+    (CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies,
+     unsigned int flags))
 {
 	(void)dependencyData;
 	return update_cap_deps(hStream, dependencies, numDependencies, flags, 1);
 }
 
-DEF(cuThreadExchangeStreamCaptureMode, PFN_cuThreadExchangeStreamCaptureMode_v10010,
-    (CUstreamCaptureMode * mode))
+DEF(cuThreadExchangeStreamCaptureMode, PFN_cuThreadExchangeStreamCaptureMode_v10010, (CUstreamCaptureMode * mode))
 {
 	if (!mode || (int)*mode < 0 || *mode > CU_STREAM_CAPTURE_MODE_RELAXED)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -2099,9 +2098,8 @@ DEF(cuThreadExchangeStreamCaptureMode, PFN_cuThreadExchangeStreamCaptureMode_v10
 /* ------------------------------------------------------------------------ */
 /* kernels, host functions, copies, memsets                                  */
 
-static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-			      unsigned by, unsigned bz, unsigned shmem, CUstream hs, void **params,
-			      void **extra, int ptsz)
+static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			      unsigned bz, unsigned shmem, CUstream hs, void **params, void **extra, int ptsz)
 {
 	ENTER_OBJ();
 	struct stream *s = get_stream(hs, ptsz);
@@ -2122,21 +2120,21 @@ static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
 }
 
 DEF(cuLaunchKernel, PFN_cuLaunchKernel_v4000,
-    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
-     unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
-     unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra))
+    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+     unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
+     void **extra))
 {
-	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-			     sharedMemBytes, hStream, kernelParams, extra, 0);
+	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
+			     kernelParams, extra, 0);
 }
 
 DEF(cuLaunchKernel_ptsz, PFN_cuLaunchKernel_v7000_ptsz,
-    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
-     unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
-     unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra))
+    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+     unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
+     void **extra))
 {
-	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-			     sharedMemBytes, hStream, kernelParams, extra, 1);
+	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
+			     kernelParams, extra, 1);
 }
 
 static CUresult launch_host(CUstream hs, CUhostFn fn, void *ud, int ptsz)
@@ -2163,15 +2161,14 @@ DEF(cuLaunchHostFunc, PFN_cuLaunchHostFunc_v10000, (CUstream hStream, CUhostFn f
 	return launch_host(hStream, fn, userData, 0);
 }
 
-DEF(cuLaunchHostFunc_ptsz, PFN_cuLaunchHostFunc_v10000_ptsz,
-    (CUstream hStream, CUhostFn fn, void *userData))
+DEF(cuLaunchHostFunc_ptsz, PFN_cuLaunchHostFunc_v10000_ptsz, (CUstream hStream, CUhostFn fn, void *userData))
 {
 	return launch_host(hStream, fn, userData, 1);
 }
 
 /* A copy: dst/src memory types; sync copies are capture-unsafe (inferred). */
-static CUresult do_copy(CUmemorytype dt, void *dst, CUmemorytype st, const void *src, size_t n,
-			int async, CUstream hs, int ptsz)
+static CUresult do_copy(CUmemorytype dt, void *dst, CUmemorytype st, const void *src, size_t n, int async, CUstream hs,
+			int ptsz)
 {
 	ENTER_OBJ();
 	struct stream *s = NULL;
@@ -2206,88 +2203,75 @@ static CUresult do_copy(CUmemorytype dt, void *dst, CUmemorytype st, const void 
 
 DEF(cuMemcpy, PFN_cuMemcpy_v4000, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount))
 {
-	return do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount,
-		       0, NULL, 0);
+	return do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount, 0, NULL, 0);
 }
 
-DEF(cuMemcpyAsync, PFN_cuMemcpyAsync_v4000,
-    (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
+DEF(cuMemcpyAsync, PFN_cuMemcpyAsync_v4000, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
 {
-	return do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount,
-		       1, hStream, 0);
+	return do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount, 1, hStream, 0);
 }
 
 DEF(cuMemcpyAsync_ptsz, PFN_cuMemcpyAsync_v7000_ptsz,
     (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
 {
-	return do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount,
-		       1, hStream, 1);
+	return do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount, 1, hStream, 1);
 }
 
-DEF(cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v3020,
-    (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))
+DEF(cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v3020, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))
 {
-	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount,
-		       0, NULL, 0);
+	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount, 0, NULL, 0);
 }
 
 DEF(cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v3020, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))
 {
-	return do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount,
-		       0, NULL, 0);
+	return do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 0, NULL, 0);
 }
 
-DEF(cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v3020,
-    (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount))
+DEF(cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v3020, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount))
 {
-	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_DEVICE, DPTR(srcDevice),
-		       ByteCount, 0, NULL, 0);
+	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 0, NULL,
+		       0);
 }
 
 DEF(cuMemcpyHtoDAsync_v2, PFN_cuMemcpyHtoDAsync_v3020,
     (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream))
 {
-	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount,
-		       1, hStream, 0);
+	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount, 1, hStream, 0);
 }
 
 DEF(cuMemcpyHtoDAsync_v2_ptsz, PFN_cuMemcpyHtoDAsync_v7000_ptsz,
     (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream))
 {
-	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount,
-		       1, hStream, 1);
+	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount, 1, hStream, 1);
 }
 
 DEF(cuMemcpyDtoHAsync_v2, PFN_cuMemcpyDtoHAsync_v3020,
     (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))
 {
-	return do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount,
-		       1, hStream, 0);
+	return do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 1, hStream, 0);
 }
 
 DEF(cuMemcpyDtoHAsync_v2_ptsz, PFN_cuMemcpyDtoHAsync_v7000_ptsz,
     (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))
 {
-	return do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount,
-		       1, hStream, 1);
+	return do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 1, hStream, 1);
 }
 
 DEF(cuMemcpyDtoDAsync_v2, PFN_cuMemcpyDtoDAsync_v3020,
     (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))
 {
-	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_DEVICE, DPTR(srcDevice),
-		       ByteCount, 1, hStream, 0);
+	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 1,
+		       hStream, 0);
 }
 
 DEF(cuMemcpyDtoDAsync_v2_ptsz, PFN_cuMemcpyDtoDAsync_v7000_ptsz,
     (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))
 {
-	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_DEVICE, DPTR(srcDevice),
-		       ByteCount, 1, hStream, 1);
+	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 1,
+		       hStream, 1);
 }
 
-static CUresult do_memset(CUdeviceptr dst, unsigned value, unsigned esize, size_t n, int async,
-			  CUstream hs, int ptsz)
+static CUresult do_memset(CUdeviceptr dst, unsigned value, unsigned esize, size_t n, int async, CUstream hs, int ptsz)
 {
 	ENTER_OBJ();
 	struct stream *s = NULL;
@@ -2326,8 +2310,7 @@ DEF(cuMemsetD32_v2, PFN_cuMemsetD32_v3020, (CUdeviceptr dstDevice, unsigned int 
 	return do_memset(dstDevice, ui, 4, N, 0, NULL, 0);
 }
 
-DEF(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020,
-    (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))
+DEF(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))
 {
 	return do_memset(dstDevice, uc, 1, N, 1, hStream, 0);
 }
@@ -2338,8 +2321,7 @@ DEF(cuMemsetD8Async_ptsz, PFN_cuMemsetD8Async_v7000_ptsz,
 	return do_memset(dstDevice, uc, 1, N, 1, hStream, 1);
 }
 
-DEF(cuMemsetD32Async, PFN_cuMemsetD32Async_v3020,
-    (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream))
+DEF(cuMemsetD32Async, PFN_cuMemsetD32Async_v3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream))
 {
 	return do_memset(dstDevice, ui, 4, N, 1, hStream, 0);
 }
@@ -2353,7 +2335,7 @@ DEF(cuMemsetD32Async_ptsz, PFN_cuMemsetD32Async_v7000_ptsz,
 /* ------------------------------------------------------------------------ */
 /* allocation                                                                */
 
-DEF(cuMemGetInfo_v2, PFN_cuMemGetInfo_v3020, (size_t *free, size_t *total))
+DEF(cuMemGetInfo_v2, PFN_cuMemGetInfo_v3020, (size_t * free, size_t *total))
 {
 	ENTER_OBJ();
 	if (!free || !total)
@@ -2548,7 +2530,7 @@ static CUresult handle_unload(void *h)
 	return CUDA_SUCCESS;
 }
 
-DEF(cuModuleLoadData, PFN_cuModuleLoadData_v2000, (CUmodule *module, const void *image))
+DEF(cuModuleLoadData, PFN_cuModuleLoadData_v2000, (CUmodule * module, const void *image))
 {
 	return handle_load((void **)module, image);
 }
@@ -2559,7 +2541,7 @@ DEF(cuModuleUnload, PFN_cuModuleUnload_v2000, (CUmodule hmod))
 }
 
 DEF(cuLibraryLoadData, PFN_cuLibraryLoadData_v12000,
-    (CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+    (CUlibrary * library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
      unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
      unsigned int numLibraryOptions))
 {
@@ -2772,8 +2754,7 @@ DEF(cuMemAllocAsync, PFN_cuMemAllocAsync_v11020, (CUdeviceptr * dptr, size_t byt
 	return alloc_async(dptr, bytesize, NULL, hStream, 0);
 }
 
-DEF(cuMemAllocAsync_ptsz, PFN_cuMemAllocAsync_v11020_ptsz,
-    (CUdeviceptr * dptr, size_t bytesize, CUstream hStream))
+DEF(cuMemAllocAsync_ptsz, PFN_cuMemAllocAsync_v11020_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream))
 {
 	ENTER_OBJ();
 	return alloc_async(dptr, bytesize, NULL, hStream, 1);
@@ -2839,8 +2820,7 @@ DEF(cuMemPoolCreate, PFN_cuMemPoolCreate_v11020, (CUmemoryPool * pool, const CUm
 	if (poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
 	    poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE || !dev_ok(poolProps->location.id))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (poolProps->handleTypes & ~(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR |
-				       CU_MEM_HANDLE_TYPE_FABRIC))
+	if (poolProps->handleTypes & ~(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC))
 		return CUDA_ERROR_INVALID_VALUE;
 	struct pool *p = calloc(1, sizeof *p);
 	p->props = *poolProps;
@@ -2879,8 +2859,7 @@ DEF(cuMemPoolTrimTo, PFN_cuMemPoolTrimTo_v11020, (CUmemoryPool pool, size_t minB
 	return CUDA_SUCCESS;
 }
 
-DEF(cuMemPoolSetAttribute, PFN_cuMemPoolSetAttribute_v11020,
-    (CUmemoryPool pool, CUmemPool_attribute attr, void *value))
+DEF(cuMemPoolSetAttribute, PFN_cuMemPoolSetAttribute_v11020, (CUmemoryPool pool, CUmemPool_attribute attr, void *value))
 {
 	ENTER_OBJ();
 	struct pool *p = reg_find(pool, K_POOL);
@@ -2910,8 +2889,7 @@ DEF(cuMemPoolSetAttribute, PFN_cuMemPoolSetAttribute_v11020,
 	}
 }
 
-DEF(cuMemPoolGetAttribute, PFN_cuMemPoolGetAttribute_v11020,
-    (CUmemoryPool pool, CUmemPool_attribute attr, void *value))
+DEF(cuMemPoolGetAttribute, PFN_cuMemPoolGetAttribute_v11020, (CUmemoryPool pool, CUmemPool_attribute attr, void *value))
 {
 	ENTER_OBJ();
 	struct pool *p = reg_find(pool, K_POOL);
@@ -2923,18 +2901,28 @@ DEF(cuMemPoolGetAttribute, PFN_cuMemPoolGetAttribute_v11020,
 	case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
 		*(int *)value = p->reuse[attr - 1];
 		return CUDA_SUCCESS;
-	case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *(cuuint64_t *)value = p->threshold; break;
-	case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *(cuuint64_t *)value = p->res_cur; break;
-	case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = p->res_high; break;
-	case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *(cuuint64_t *)value = p->used_cur; break;
-	case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = p->used_high; break;
-	default: return CUDA_ERROR_INVALID_VALUE;
+	case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+		*(cuuint64_t *)value = p->threshold;
+		break;
+	case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+		*(cuuint64_t *)value = p->res_cur;
+		break;
+	case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+		*(cuuint64_t *)value = p->res_high;
+		break;
+	case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+		*(cuuint64_t *)value = p->used_cur;
+		break;
+	case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+		*(cuuint64_t *)value = p->used_high;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
 }
 
-DEF(cuDeviceGetDefaultMemPool, PFN_cuDeviceGetDefaultMemPool_v11020,
-    (CUmemoryPool * pool_out, CUdevice dev))
+DEF(cuDeviceGetDefaultMemPool, PFN_cuDeviceGetDefaultMemPool_v11020, (CUmemoryPool * pool_out, CUdevice dev))
 {
 	ENTER_OBJ();
 	if (!pool_out)
@@ -3066,10 +3054,17 @@ DEF(cuDeviceGetGraphMemAttribute, PFN_cuDeviceGetGraphMemAttribute_v11040,
 	size_t r = graph_reserved(device);
 	switch (attr) {
 	case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT:
-	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: *(cuuint64_t *)value = r; break;
-	case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = g_graph_used_high[device]; break;
-	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = g_graph_res_high[device]; break;
-	default: return CUDA_ERROR_INVALID_VALUE;
+	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT:
+		*(cuuint64_t *)value = r;
+		break;
+	case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
+		*(cuuint64_t *)value = g_graph_used_high[device];
+		break;
+	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH:
+		*(cuuint64_t *)value = g_graph_res_high[device];
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
 }
@@ -3085,9 +3080,14 @@ DEF(cuDeviceSetGraphMemAttribute, PFN_cuDeviceSetGraphMemAttribute_v11040,
 	if (*(cuuint64_t *)value != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (attr) {
-	case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: g_graph_used_high[device] = graph_reserved(device); break;
-	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: g_graph_res_high[device] = graph_reserved(device); break;
-	default: return CUDA_ERROR_INVALID_VALUE;
+	case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
+		g_graph_used_high[device] = graph_reserved(device);
+		break;
+	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH:
+		g_graph_res_high[device] = graph_reserved(device);
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
 }
@@ -3128,16 +3128,14 @@ DEF(cuGraphClone, PFN_cuGraphClone_v10000, (CUgraph * phGraphClone, CUgraph orig
 }
 
 DEF(cuGraphAddEmptyNode, PFN_cuGraphAddEmptyNode_v10000,
-    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-     size_t numDependencies))
+    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies))
 {
 	ENTER_OBJ();
 	struct nparams p = {.type = CU_GRAPH_NODE_TYPE_EMPTY};
 	return add_node_common(phGraphNode, hGraph, dependencies, numDependencies, &p);
 }
 
-static CUresult kernel_np(struct nparams *p, const CUDA_KERNEL_NODE_PARAMS_v1 *k1,
-			  const CUDA_KERNEL_NODE_PARAMS_v2 *k2)
+static CUresult kernel_np(struct nparams *p, const CUDA_KERNEL_NODE_PARAMS_v1 *k1, const CUDA_KERNEL_NODE_PARAMS_v2 *k2)
 {
 	if (!k1 && !k2)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -3150,13 +3148,12 @@ static CUresult kernel_np(struct nparams *p, const CUDA_KERNEL_NODE_PARAMS_v1 *k
 	}
 	const unsigned grid[3] = {k1->gridDimX, k1->gridDimY, k1->gridDimZ};
 	const unsigned block[3] = {k1->blockDimX, k1->blockDimY, k1->blockDimZ};
-	return kp_set(&p->k, k1->func, grid, block, k1->sharedMemBytes, k1->kernelParams,
-		      k1->extra);
+	return kp_set(&p->k, k1->func, grid, block, k1->sharedMemBytes, k1->kernelParams, k1->extra);
 }
 
 DEF(cuGraphAddKernelNode, PFN_cuGraphAddKernelNode_v10000,
-    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-     size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams))
+    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+     const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams))
 {
 	ENTER_OBJ();
 	struct nparams p = {0};
@@ -3167,8 +3164,8 @@ DEF(cuGraphAddKernelNode, PFN_cuGraphAddKernelNode_v10000,
 }
 
 DEF(cuGraphAddKernelNode_v2, PFN_cuGraphAddKernelNode_v12000,
-    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-     size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams))
+    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+     const CUDA_KERNEL_NODE_PARAMS *nodeParams))
 {
 	ENTER_OBJ();
 	struct nparams p = {0};
@@ -3179,8 +3176,8 @@ DEF(cuGraphAddKernelNode_v2, PFN_cuGraphAddKernelNode_v12000,
 }
 
 DEF(cuGraphAddMemAllocNode, PFN_cuGraphAddMemAllocNode_v11040,
-    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-     size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams))
+    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+     CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams))
 {
 	ENTER_OBJ();
 	if (!nodeParams)
@@ -3198,8 +3195,8 @@ DEF(cuGraphAddMemAllocNode, PFN_cuGraphAddMemAllocNode_v11040,
 }
 
 DEF(cuGraphAddMemFreeNode, PFN_cuGraphAddMemFreeNode_v11040,
-    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-     size_t numDependencies, CUdeviceptr dptr))
+    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+     CUdeviceptr dptr))
 {
 	ENTER_OBJ();
 	struct nparams p = {.type = CU_GRAPH_NODE_TYPE_MEM_FREE, .fr = dptr};
@@ -3207,8 +3204,8 @@ DEF(cuGraphAddMemFreeNode, PFN_cuGraphAddMemFreeNode_v11040,
 }
 
 DEF(cuGraphAddChildGraphNode, PFN_cuGraphAddChildGraphNode_v10000,
-    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-     size_t numDependencies, CUgraph childGraph))
+    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+     CUgraph childGraph))
 {
 	ENTER_OBJ();
 	struct graph *g = reg_find(hGraph, K_GRAPH);
@@ -3226,8 +3223,7 @@ DEF(cuGraphAddChildGraphNode, PFN_cuGraphAddChildGraphNode_v10000,
 }
 
 /* cuGraphAddNode(_v2): generic node parameters. */
-static CUresult add_node_generic(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t nd,
-				 CUgraphNodeParams *np)
+static CUresult add_node_generic(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t nd, CUgraphNodeParams *np)
 {
 	struct graph *g = reg_find(hg, K_GRAPH);
 	if (!g || !ph || !np)
@@ -3240,7 +3236,9 @@ static CUresult add_node_generic(CUgraphNode *ph, CUgraph hg, const CUgraphNode 
 	case CU_GRAPH_NODE_TYPE_KERNEL:
 		rc = kernel_np(&p, NULL, (const CUDA_KERNEL_NODE_PARAMS_v2 *)&np->kernel);
 		break;
-	case CU_GRAPH_NODE_TYPE_EMPTY: p.type = CU_GRAPH_NODE_TYPE_EMPTY; break;
+	case CU_GRAPH_NODE_TYPE_EMPTY:
+		p.type = CU_GRAPH_NODE_TYPE_EMPTY;
+		break;
 	case CU_GRAPH_NODE_TYPE_MEMSET:
 		p.type = CU_GRAPH_NODE_TYPE_MEMSET;
 		p.ms.dst = np->memset.dst;
@@ -3282,8 +3280,7 @@ static CUresult add_node_generic(CUgraphNode *ph, CUgraph hg, const CUgraphNode 
 	if (rc)
 		return rc;
 	if ((rc = add_node_common(ph, hg, deps, nd, &p))) {
-		if (p.type == CU_GRAPH_NODE_TYPE_GRAPH && np->graph.ownership ==
-							    CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
+		if (p.type == CU_GRAPH_NODE_TYPE_GRAPH && np->graph.ownership == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
 			np_free(&p);
 		return rc;
 	}
@@ -3296,24 +3293,23 @@ static CUresult add_node_generic(CUgraphNode *ph, CUgraph hg, const CUgraphNode 
 }
 
 DEF(cuGraphAddNode, PFN_cuGraphAddNode_v12020,
-    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-     size_t numDependencies, CUgraphNodeParams *nodeParams))
+    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+     CUgraphNodeParams *nodeParams))
 {
 	ENTER_OBJ();
 	return add_node_generic(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
 DEF(cuGraphAddNode_v2, PFN_cuGraphAddNode_v12030,
-    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-     const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams))
+    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+     size_t numDependencies, CUgraphNodeParams *nodeParams))
 {
 	ENTER_OBJ();
 	(void)dependencyData;
 	return add_node_generic(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
 
-DEF(cuGraphNodeSetParams, PFN_cuGraphNodeSetParams_v12020,
-    (CUgraphNode hNode, CUgraphNodeParams *nodeParams))
+DEF(cuGraphNodeSetParams, PFN_cuGraphNodeSetParams_v12020, (CUgraphNode hNode, CUgraphNodeParams *nodeParams))
 {
 	ENTER_OBJ();
 	struct node *n = reg_find(hNode, K_NODE);
@@ -3353,8 +3349,7 @@ DEF(cuGraphDestroyNode, PFN_cuGraphDestroyNode_v10000, (CUgraphNode hNode))
 	return CUDA_SUCCESS;
 }
 
-static CUresult edges_common(CUgraph hg, const CUgraphNode *from, const CUgraphNode *to, size_t n,
-			     int add)
+static CUresult edges_common(CUgraph hg, const CUgraphNode *from, const CUgraphNode *to, size_t n, int add)
 {
 	struct graph *g = reg_find(hg, K_GRAPH);
 	if (!g || (n && (!from || !to)))
@@ -3379,8 +3374,7 @@ static CUresult edges_common(CUgraph hg, const CUgraphNode *from, const CUgraphN
 		} else {
 			for (size_t j = 0; j < b->ndeps; j++) {
 				if (b->deps[j] == a) {
-					memmove(&b->deps[j], &b->deps[j + 1],
-						(b->ndeps - j - 1) * sizeof *b->deps);
+					memmove(&b->deps[j], &b->deps[j + 1], (b->ndeps - j - 1) * sizeof *b->deps);
 					b->ndeps--;
 					break;
 				}
@@ -3442,8 +3436,7 @@ DEF(cuGraphGetNodes, PFN_cuGraphGetNodes_v10000, (CUgraph hGraph, CUgraphNode *n
 	return CUDA_SUCCESS;
 }
 
-DEF(cuGraphGetRootNodes, PFN_cuGraphGetRootNodes_v10000,
-    (CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes))
+DEF(cuGraphGetRootNodes, PFN_cuGraphGetRootNodes_v10000, (CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes))
 {
 	ENTER_OBJ();
 	struct graph *g = reg_find(hGraph, K_GRAPH);
@@ -3462,8 +3455,7 @@ DEF(cuGraphGetRootNodes, PFN_cuGraphGetRootNodes_v10000,
 	return CUDA_SUCCESS;
 }
 
-static CUresult get_edges(CUgraph hg, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *ed,
-			  size_t *num)
+static CUresult get_edges(CUgraph hg, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *ed, size_t *num)
 {
 	struct graph *g = reg_find(hg, K_GRAPH);
 	if (!g || !num || (!from) != (!to) || (ed && !from))
@@ -3492,16 +3484,14 @@ static CUresult get_edges(CUgraph hg, CUgraphNode *from, CUgraphNode *to, CUgrap
 	return CUDA_SUCCESS;
 }
 
-DEF(cuGraphGetEdges, PFN_cuGraphGetEdges_v10000,
-    (CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, size_t *numEdges))
+DEF(cuGraphGetEdges, PFN_cuGraphGetEdges_v10000, (CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, size_t *numEdges))
 {
 	ENTER_OBJ();
 	return get_edges(hGraph, from, to, NULL, numEdges);
 }
 
 DEF(cuGraphGetEdges_v2, PFN_cuGraphGetEdges_v12030,
-    (CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edgeData,
-     size_t *numEdges))
+    (CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edgeData, size_t *numEdges))
 {
 	ENTER_OBJ();
 	return get_edges(hGraph, from, to, edgeData, numEdges);
@@ -3534,8 +3524,7 @@ DEF(cuGraphMemAllocNodeGetParams, PFN_cuGraphMemAllocNodeGetParams_v11040,
 	return CUDA_SUCCESS;
 }
 
-DEF(cuGraphMemFreeNodeGetParams, PFN_cuGraphMemFreeNodeGetParams_v11040,
-    (CUgraphNode hNode, CUdeviceptr *dptr_out))
+DEF(cuGraphMemFreeNodeGetParams, PFN_cuGraphMemFreeNodeGetParams_v11040, (CUgraphNode hNode, CUdeviceptr *dptr_out))
 {
 	ENTER_OBJ();
 	struct node *n = reg_find(hNode, K_NODE);
@@ -3545,8 +3534,8 @@ DEF(cuGraphMemFreeNodeGetParams, PFN_cuGraphMemFreeNodeGetParams_v11040,
 	return CUDA_SUCCESS;
 }
 
-static void kernel_out(const struct kparams *k, CUfunction *fn, unsigned *g, unsigned *b,
-		       unsigned *shmem, void ***params, void ***extra)
+static void kernel_out(const struct kparams *k, CUfunction *fn, unsigned *g, unsigned *b, unsigned *shmem,
+		       void ***params, void ***extra)
 {
 	*fn = k->fn;
 	memcpy(g, k->grid, sizeof k->grid);
@@ -3564,8 +3553,8 @@ DEF(cuGraphKernelNodeGetParams, PFN_cuGraphKernelNodeGetParams_v10000,
 	if (!n || !nodeParams || n->p.type != CU_GRAPH_NODE_TYPE_KERNEL)
 		return CUDA_ERROR_INVALID_VALUE;
 	unsigned g[3], b[3];
-	kernel_out(&n->p.k, &nodeParams->func, g, b, &nodeParams->sharedMemBytes,
-		   &nodeParams->kernelParams, &nodeParams->extra);
+	kernel_out(&n->p.k, &nodeParams->func, g, b, &nodeParams->sharedMemBytes, &nodeParams->kernelParams,
+		   &nodeParams->extra);
 	nodeParams->gridDimX = g[0], nodeParams->gridDimY = g[1], nodeParams->gridDimZ = g[2];
 	nodeParams->blockDimX = b[0], nodeParams->blockDimY = b[1], nodeParams->blockDimZ = b[2];
 	return CUDA_SUCCESS;
@@ -3580,8 +3569,8 @@ DEF(cuGraphKernelNodeGetParams_v2, PFN_cuGraphKernelNodeGetParams_v12000,
 		return CUDA_ERROR_INVALID_VALUE;
 	memset(nodeParams, 0, sizeof *nodeParams);
 	unsigned g[3], b[3];
-	kernel_out(&n->p.k, &nodeParams->func, g, b, &nodeParams->sharedMemBytes,
-		   &nodeParams->kernelParams, &nodeParams->extra);
+	kernel_out(&n->p.k, &nodeParams->func, g, b, &nodeParams->sharedMemBytes, &nodeParams->kernelParams,
+		   &nodeParams->extra);
 	nodeParams->gridDimX = g[0], nodeParams->gridDimY = g[1], nodeParams->gridDimZ = g[2];
 	nodeParams->blockDimX = b[0], nodeParams->blockDimY = b[1], nodeParams->blockDimZ = b[2];
 	nodeParams->ctx = PRIMARY_CTX_OF(cur_dev());
@@ -3696,14 +3685,13 @@ DEF(cuGraphMemsetNodeGetParams, PFN_cuGraphMemsetNodeGetParams_v10000,
 /* ------------------------------------------------------------------------ */
 /* instantiate                                                               */
 
-#define KNOWN_IFLAGS                                                                               \
-	(CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |     \
+#define KNOWN_IFLAGS                                                                                                   \
+	(CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |                        \
 	 CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)
 
 static CUresult exec_upload(struct exec *e, struct stream *s);
 
-static CUresult instantiate(CUgraphExec *ph, CUgraph hg, unsigned long long flags,
-			    CUgraphInstantiateResult *result)
+static CUresult instantiate(CUgraphExec *ph, CUgraph hg, unsigned long long flags, CUgraphInstantiateResult *result)
 {
 	if (result)
 		*result = CUDA_GRAPH_INSTANTIATE_ERROR;
@@ -3750,16 +3738,14 @@ static CUresult instantiate_log(CUgraphExec *ph, CUgraph hg, CUgraphNode *err, c
 }
 
 DEF(cuGraphInstantiate, PFN_cuGraphInstantiate_v10000,
-    (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
-     size_t bufferSize))
+    (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize))
 {
 	ENTER_OBJ();
 	return instantiate_log(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
 }
 
 DEF(cuGraphInstantiate_v2, PFN_cuGraphInstantiate_v11000,
-    (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
-     size_t bufferSize))
+    (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize))
 {
 	ENTER_OBJ();
 	return instantiate_log(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
@@ -3773,8 +3759,7 @@ DEF(cuGraphInstantiateWithFlags, PFN_cuGraphInstantiateWithFlags_v11040,
 	return instantiate(phGraphExec, hGraph, flags, NULL);
 }
 
-static CUresult instantiate_params(CUgraphExec *ph, CUgraph hg, CUDA_GRAPH_INSTANTIATE_PARAMS *ip,
-				   int ptsz)
+static CUresult instantiate_params(CUgraphExec *ph, CUgraph hg, CUDA_GRAPH_INSTANTIATE_PARAMS *ip, int ptsz)
 {
 	if (!ip)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -3930,8 +3915,8 @@ static int same_dep_set(const struct xnode *v, const struct node *n, const struc
 }
 
 /* Compare snapshot x with graph g; on mismatch fill result and error nodes. */
-static int update_check(const struct xg *x, const struct graph *g, CUgraphExecUpdateResult *res,
-			CUgraphNode *errn, CUgraphNode *errfrom)
+static int update_check(const struct xg *x, const struct graph *g, CUgraphExecUpdateResult *res, CUgraphNode *errn,
+			CUgraphNode *errfrom)
 {
 	if (x->n != g->n) {
 		*res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
@@ -3954,7 +3939,8 @@ static int update_check(const struct xg *x, const struct graph *g, CUgraphExecUp
 		case CU_GRAPH_NODE_TYPE_MEMSET:
 			/* the extent in bytes may not change; the element size may
 			 * (measured on the H100, docs/update-refusals.md) */
-			if ((size_t)v->p.ms.width * v->p.ms.elementSize != (size_t)n->p.ms.width * n->p.ms.elementSize ||
+			if ((size_t)v->p.ms.width * v->p.ms.elementSize !=
+				(size_t)n->p.ms.width * n->p.ms.elementSize ||
 			    v->p.ms.height != n->p.ms.height) {
 				*res = CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
 				return 0;
@@ -4033,8 +4019,7 @@ static CUresult exec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResultI
 }
 
 DEF(cuGraphExecUpdate, PFN_cuGraphExecUpdate_v10020,
-    (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
-     CUgraphExecUpdateResult *updateResult_out))
+    (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out, CUgraphExecUpdateResult *updateResult_out))
 {
 	ENTER_OBJ();
 	if (!hErrorNode_out || !updateResult_out)
@@ -4110,8 +4095,7 @@ static CUresult exec_set_memset(struct xnode *v, const CUDA_MEMSET_NODE_PARAMS *
 {
 	if (!v || v->type != CU_GRAPH_NODE_TYPE_MEMSET || !m)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (m->width != v->p.ms.width || m->height != v->p.ms.height ||
-	    m->elementSize != v->p.ms.elementSize)
+	if (m->width != v->p.ms.width || m->height != v->p.ms.height || m->elementSize != v->p.ms.elementSize)
 		return CUDA_ERROR_INVALID_VALUE;
 	v->p.ms = *m;
 	return CUDA_SUCCESS;
@@ -4154,10 +4138,12 @@ DEF(cuGraphExecNodeSetParams, PFN_cuGraphExecNodeSetParams_v12020,
 		return exec_set_kernel(hGraphExec, hNode, NULL,
 				       (const CUDA_KERNEL_NODE_PARAMS_v2 *)&nodeParams->kernel);
 	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		CUDA_MEMSET_NODE_PARAMS m = {
-			.dst = nodeParams->memset.dst, .pitch = nodeParams->memset.pitch,
-			.value = nodeParams->memset.value, .elementSize = nodeParams->memset.elementSize,
-			.width = nodeParams->memset.width, .height = nodeParams->memset.height};
+		CUDA_MEMSET_NODE_PARAMS m = {.dst = nodeParams->memset.dst,
+					     .pitch = nodeParams->memset.pitch,
+					     .value = nodeParams->memset.value,
+					     .elementSize = nodeParams->memset.elementSize,
+					     .width = nodeParams->memset.width,
+					     .height = nodeParams->memset.height};
 		return exec_set_memset(v, &m);
 	}
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
@@ -4179,8 +4165,7 @@ DEF(cuGraphExecNodeSetParams, PFN_cuGraphExecNodeSetParams_v12020,
 }
 
 DEF(cuGraphExecMemsetNodeSetParams, PFN_cuGraphExecMemsetNodeSetParams_v10020,
-    (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *memsetParams,
-     CUcontext ctx))
+    (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx))
 {
 	ENTER_OBJ();
 	if (!ctx_ok(ctx))
@@ -4242,8 +4227,7 @@ DEF(cuGraphExecEventWaitNodeSetEvent, PFN_cuGraphExecEventWaitNodeSetEvent_v1101
 
 static int enable_type_ok(int t)
 {
-	return t == CU_GRAPH_NODE_TYPE_KERNEL || t == CU_GRAPH_NODE_TYPE_MEMCPY ||
-	       t == CU_GRAPH_NODE_TYPE_MEMSET;
+	return t == CU_GRAPH_NODE_TYPE_KERNEL || t == CU_GRAPH_NODE_TYPE_MEMCPY || t == CU_GRAPH_NODE_TYPE_MEMSET;
 }
 
 DEF(cuGraphNodeSetEnabled, PFN_cuGraphNodeSetEnabled_v11060,
@@ -4287,150 +4271,141 @@ EXPORT CUresult sd_cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
 #define P(base, ver, sym) {#base, ver, (void *)&sd_##sym, (void *)&sd_##sym##_ptsz},
 
 static const struct procent g_procs[] = {
-	E(cuGetErrorName, 6000, cuGetErrorName)
-	E(cuGetErrorString, 6000, cuGetErrorString)
-	E(cuInit, 2000, cuInit)
-	E(cuDriverGetVersion, 2020, cuDriverGetVersion)
-	E(cuGetExportTable, 3000, cuGetExportTable)
-	E(cuGetProcAddress, 11030, cuGetProcAddress)
-	E(cuGetProcAddress, 12000, cuGetProcAddress_v2)
-	E(cuDeviceGet, 2000, cuDeviceGet)
-	E(cuDeviceGetCount, 2000, cuDeviceGetCount)
-	E(cuDeviceGetName, 2000, cuDeviceGetName)
-	E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2)
-	E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute)
-	E(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain)
-	E(cuDevicePrimaryCtxRelease, 7000, cuDevicePrimaryCtxRelease)
-	E(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2)
-	E(cuCtxGetCurrent, 4000, cuCtxGetCurrent)
-	E(cuCtxSetCurrent, 4000, cuCtxSetCurrent)
-	E(cuCtxGetDevice, 2000, cuCtxGetDevice)
-	E(cuCtxGetDevice, 13000, cuCtxGetDevice_v2)
-	E(cuCtxSynchronize, 2000, cuCtxSynchronize)
-	E(cuCtxSynchronize, 13000, cuCtxSynchronize_v2)
-	E(cuStreamCreate, 2000, cuStreamCreate)
-	E(cuStreamDestroy, 4000, cuStreamDestroy_v2)
-	P(cuStreamQuery, 2000, cuStreamQuery)
-	P(cuStreamSynchronize, 2000, cuStreamSynchronize)
-	P(cuStreamGetId, 12000, cuStreamGetId)
-	P(cuStreamGetFlags, 5050, cuStreamGetFlags)
-	P(cuStreamWaitEvent, 3020, cuStreamWaitEvent)
-	E(cuEventCreate, 2000, cuEventCreate)
-	E(cuEventDestroy, 4000, cuEventDestroy_v2)
-	P(cuEventRecord, 2000, cuEventRecord)
-	E(cuEventSynchronize, 2000, cuEventSynchronize)
-	E(cuEventQuery, 2000, cuEventQuery)
-	E(cuModuleLoadData, 2000, cuModuleLoadData)
-	E(cuModuleUnload, 2000, cuModuleUnload)
-	E(cuLibraryLoadData, 12000, cuLibraryLoadData)
-	E(cuLibraryUnload, 12000, cuLibraryUnload)
-	P(cuStreamBeginCapture, 10000, cuStreamBeginCapture)
-	P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2)
-	P(cuStreamBeginCaptureToGraph, 12030, cuStreamBeginCaptureToGraph)
-	P(cuStreamEndCapture, 10000, cuStreamEndCapture)
-	P(cuStreamIsCapturing, 10000, cuStreamIsCapturing)
-	P(cuStreamGetCaptureInfo, 10010, cuStreamGetCaptureInfo)
-	P(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2)
-	P(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3)
-	P(cuStreamUpdateCaptureDependencies, 11030, cuStreamUpdateCaptureDependencies)
-	P(cuStreamUpdateCaptureDependencies, 12030, cuStreamUpdateCaptureDependencies_v2)
-	E(cuThreadExchangeStreamCaptureMode, 10010, cuThreadExchangeStreamCaptureMode)
-	P(cuLaunchKernel, 4000, cuLaunchKernel)
-	P(cuLaunchHostFunc, 10000, cuLaunchHostFunc)
-	E(cuMemcpy, 4000, cuMemcpy)
-	P(cuMemcpyAsync, 4000, cuMemcpyAsync)
-	E(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2)
-	E(cuMemcpyDtoH, 3020, cuMemcpyDtoH_v2)
-	E(cuMemcpyDtoD, 3020, cuMemcpyDtoD_v2)
-	P(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2)
-	P(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync_v2)
-	P(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync_v2)
-	E(cuMemsetD8, 3020, cuMemsetD8_v2)
-	E(cuMemsetD32, 3020, cuMemsetD32_v2)
-	P(cuMemsetD8Async, 3020, cuMemsetD8Async)
-	P(cuMemsetD32Async, 3020, cuMemsetD32Async)
-	E(cuMemGetInfo, 3020, cuMemGetInfo_v2)
-	E(cuMemAlloc, 3020, cuMemAlloc_v2)
-	E(cuMemFree, 3020, cuMemFree_v2)
-	E(cuMemAllocHost, 2000, cuMemAllocHost)
-	E(cuMemAllocHost, 3020, cuMemAllocHost_v2)
-	E(cuMemHostAlloc, 2020, cuMemHostAlloc)
-	E(cuMemFreeHost, 2000, cuMemFreeHost)
-	E(cuMemHostRegister, 4000, cuMemHostRegister)
-	E(cuMemHostRegister, 6050, cuMemHostRegister_v2)
-	E(cuMemHostUnregister, 4000, cuMemHostUnregister)
-	E(cuMemAddressReserve, 10020, cuMemAddressReserve)
-	E(cuMemAddressFree, 10020, cuMemAddressFree)
-	E(cuMemCreate, 10020, cuMemCreate)
-	E(cuMemRelease, 10020, cuMemRelease)
-	E(cuMemMap, 10020, cuMemMap)
-	E(cuMemUnmap, 10020, cuMemUnmap)
-	E(cuMemSetAccess, 10020, cuMemSetAccess)
-	P(cuMemAllocAsync, 11020, cuMemAllocAsync)
-	P(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync)
-	P(cuMemFreeAsync, 11020, cuMemFreeAsync)
-	E(cuMemPoolCreate, 11020, cuMemPoolCreate)
-	E(cuMemPoolDestroy, 11020, cuMemPoolDestroy)
-	E(cuMemPoolTrimTo, 11020, cuMemPoolTrimTo)
-	E(cuMemPoolSetAttribute, 11020, cuMemPoolSetAttribute)
-	E(cuMemPoolGetAttribute, 11020, cuMemPoolGetAttribute)
-	E(cuDeviceGetDefaultMemPool, 11020, cuDeviceGetDefaultMemPool)
-	E(cuDeviceGetMemPool, 11020, cuDeviceGetMemPool)
-	E(cuDeviceSetMemPool, 11020, cuDeviceSetMemPool)
-	E(cuMemGetDefaultMemPool, 13000, cuMemGetDefaultMemPool)
-	E(cuMemGetMemPool, 13000, cuMemGetMemPool)
-	E(cuMemSetMemPool, 13000, cuMemSetMemPool)
-	E(cuDeviceGraphMemTrim, 11040, cuDeviceGraphMemTrim)
-	E(cuDeviceGetGraphMemAttribute, 11040, cuDeviceGetGraphMemAttribute)
-	E(cuDeviceSetGraphMemAttribute, 11040, cuDeviceSetGraphMemAttribute)
-	E(cuGraphCreate, 10000, cuGraphCreate)
-	E(cuGraphDestroy, 10000, cuGraphDestroy)
-	E(cuGraphClone, 10000, cuGraphClone)
-	E(cuGraphAddEmptyNode, 10000, cuGraphAddEmptyNode)
-	E(cuGraphAddKernelNode, 10000, cuGraphAddKernelNode)
-	E(cuGraphAddKernelNode, 12000, cuGraphAddKernelNode_v2)
-	E(cuGraphAddMemAllocNode, 11040, cuGraphAddMemAllocNode)
-	E(cuGraphAddMemFreeNode, 11040, cuGraphAddMemFreeNode)
-	E(cuGraphAddChildGraphNode, 10000, cuGraphAddChildGraphNode)
-	E(cuGraphAddNode, 12020, cuGraphAddNode)
-	E(cuGraphAddNode, 12030, cuGraphAddNode_v2)
-	E(cuGraphNodeSetParams, 12020, cuGraphNodeSetParams)
-	E(cuGraphDestroyNode, 10000, cuGraphDestroyNode)
-	E(cuGraphAddDependencies, 10000, cuGraphAddDependencies)
-	E(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2)
-	E(cuGraphRemoveDependencies, 10000, cuGraphRemoveDependencies)
-	E(cuGraphRemoveDependencies, 12030, cuGraphRemoveDependencies_v2)
-	E(cuGraphGetNodes, 10000, cuGraphGetNodes)
-	E(cuGraphGetRootNodes, 10000, cuGraphGetRootNodes)
-	E(cuGraphGetEdges, 10000, cuGraphGetEdges)
-	E(cuGraphGetEdges, 12030, cuGraphGetEdges_v2)
-	E(cuGraphNodeGetType, 10000, cuGraphNodeGetType)
-	E(cuGraphMemAllocNodeGetParams, 11040, cuGraphMemAllocNodeGetParams)
-	E(cuGraphMemFreeNodeGetParams, 11040, cuGraphMemFreeNodeGetParams)
-	E(cuGraphKernelNodeGetParams, 10000, cuGraphKernelNodeGetParams)
-	E(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2)
-	E(cuGraphInstantiate, 10000, cuGraphInstantiate)
-	E(cuGraphInstantiate, 11000, cuGraphInstantiate_v2)
-	E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags)
-	P(cuGraphInstantiateWithParams, 12000, cuGraphInstantiateWithParams)
-	E(cuGraphExecDestroy, 10000, cuGraphExecDestroy)
-	E(cuGraphExecGetFlags, 12000, cuGraphExecGetFlags)
-	E(cuGraphExecUpdate, 10020, cuGraphExecUpdate)
-	E(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2)
-	P(cuGraphLaunch, 10000, cuGraphLaunch)
-	P(cuGraphUpload, 11010, cuGraphUpload)
-	E(cuGraphExecKernelNodeSetParams, 10010, cuGraphExecKernelNodeSetParams)
-	E(cuGraphExecKernelNodeSetParams, 12000, cuGraphExecKernelNodeSetParams_v2)
-	E(cuGraphExecNodeSetParams, 12020, cuGraphExecNodeSetParams)
-	E(cuGraphExecMemsetNodeSetParams, 10020, cuGraphExecMemsetNodeSetParams)
-	E(cuGraphExecMemcpyNodeSetParams, 10020, cuGraphExecMemcpyNodeSetParams)
-	E(cuGraphExecHostNodeSetParams, 10020, cuGraphExecHostNodeSetParams)
-	E(cuGraphExecChildGraphNodeSetParams, 11010, cuGraphExecChildGraphNodeSetParams)
-	E(cuGraphExecEventRecordNodeSetEvent, 11010, cuGraphExecEventRecordNodeSetEvent)
-	E(cuGraphExecEventWaitNodeSetEvent, 11010, cuGraphExecEventWaitNodeSetEvent)
-	E(cuGraphNodeSetEnabled, 11060, cuGraphNodeSetEnabled)
-	E(cuGraphNodeGetEnabled, 11060, cuGraphNodeGetEnabled)
-};
+    E(cuGetErrorName, 6000, cuGetErrorName) E(cuGetErrorString, 6000, cuGetErrorString) E(cuInit, 2000, cuInit)
+	E(cuDriverGetVersion, 2020, cuDriverGetVersion) E(cuGetExportTable, 3000, cuGetExportTable)
+	    E(cuGetProcAddress, 11030, cuGetProcAddress) E(cuGetProcAddress, 12000, cuGetProcAddress_v2) E(
+		cuDeviceGet, 2000, cuDeviceGet) E(cuDeviceGetCount, 2000, cuDeviceGetCount) E(cuDeviceGetName, 2000,
+											      cuDeviceGetName)
+		E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2) E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute) E(
+		    cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain) E(cuDevicePrimaryCtxRelease, 7000,
+										cuDevicePrimaryCtxRelease)
+		    E(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2) E(cuCtxGetCurrent, 4000,
+											cuCtxGetCurrent)
+			E(cuCtxSetCurrent, 4000, cuCtxSetCurrent) E(cuCtxGetDevice, 2000, cuCtxGetDevice)
+			    E(cuCtxGetDevice, 13000, cuCtxGetDevice_v2) E(cuCtxSynchronize, 2000, cuCtxSynchronize) E(
+				cuCtxSynchronize,
+				13000, cuCtxSynchronize_v2) E(cuStreamCreate, 2000, cuStreamCreate)
+				E(cuStreamDestroy, 4000, cuStreamDestroy_v2) P(cuStreamQuery, 2000, cuStreamQuery) P(
+				    cuStreamSynchronize, 2000,
+				    cuStreamSynchronize) P(cuStreamGetId, 12000, cuStreamGetId)
+				    P(cuStreamGetFlags, 5050,
+				      cuStreamGetFlags) P(cuStreamWaitEvent, 3020, cuStreamWaitEvent)
+					E(cuEventCreate, 2000, cuEventCreate) E(cuEventDestroy, 4000, cuEventDestroy_v2)
+					    P(cuEventRecord, 2000, cuEventRecord) E(
+						cuEventSynchronize,
+						2000,
+						cuEventSynchronize) E(cuEventQuery, 2000, cuEventQuery)
+						E(cuModuleLoadData, 2000,
+						  cuModuleLoadData) E(cuModuleUnload, 2000, cuModuleUnload)
+						    E(cuLibraryLoadData, 12000,
+						      cuLibraryLoadData) E(cuLibraryUnload, 12000, cuLibraryUnload)
+							P(cuStreamBeginCapture, 10000, cuStreamBeginCapture) P(
+							    cuStreamBeginCapture,
+							    10010, cuStreamBeginCapture_v2)
+							    P(cuStreamBeginCaptureToGraph, 12030,
+							      cuStreamBeginCaptureToGraph) P(cuStreamEndCapture,
+											     10000, cuStreamEndCapture)
+								P(cuStreamIsCapturing, 10000, cuStreamIsCapturing) P(
+								    cuStreamGetCaptureInfo,
+								    10010, cuStreamGetCaptureInfo) P(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2) P(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3) P(cuStreamUpdateCaptureDependencies, 11030, cuStreamUpdateCaptureDependencies) P(cuStreamUpdateCaptureDependencies, 12030, cuStreamUpdateCaptureDependencies_v2) E(cuThreadExchangeStreamCaptureMode,
+																																															      10010,
+																																															      cuThreadExchangeStreamCaptureMode) P(cuLaunchKernel, 4000, cuLaunchKernel) P(cuLaunchHostFunc,
+																																																									   10000, cuLaunchHostFunc) E(cuMemcpy,
+																																																												      4000, cuMemcpy) P(cuMemcpyAsync, 4000, cuMemcpyAsync) E(cuMemcpyHtoD,
+																																																																			      3020, cuMemcpyHtoD_v2) E(cuMemcpyDtoH,
+																																																																						       3020, cuMemcpyDtoH_v2) E(cuMemcpyDtoD,
+																																																																										3020, cuMemcpyDtoD_v2) P(cuMemcpyHtoDAsync,
+																																																																													 3020, cuMemcpyHtoDAsync_v2) P(cuMemcpyDtoHAsync,
+																																																																																       3020,
+																																																																																       cuMemcpyDtoHAsync_v2) P(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync_v2) E(cuMemsetD8,
+																																																																																										3020, cuMemsetD8_v2) E(cuMemsetD32, 3020, cuMemsetD32_v2) P(cuMemsetD8Async, 3020, cuMemsetD8Async) P(cuMemsetD32Async, 3020, cuMemsetD32Async) E(cuMemGetInfo,
+																																																																																																												  3020, cuMemGetInfo_v2) E(cuMemAlloc,
+																																																																																																															   3020,
+																																																																																																															   cuMemAlloc_v2) E(cuMemFree, 3020, cuMemFree_v2) E(cuMemAllocHost,
+																																																																																																																					     2000, cuMemAllocHost) E(cuMemAllocHost,
+																																																																																																																								     3020, cuMemAllocHost_v2) E(cuMemHostAlloc,
+																																																																																																																												2020, cuMemHostAlloc) E(cuMemFreeHost, 2000, cuMemFreeHost) E(cuMemHostRegister,
+																																																																																																																																			      4000, cuMemHostRegister) E(cuMemHostRegister,
+																																																																																																																																							 6050, cuMemHostRegister_v2) E(cuMemHostUnregister, 4000, cuMemHostUnregister) E(cuMemAddressReserve,
+																																																																																																																																																	 10020, cuMemAddressReserve) E(cuMemAddressFree,
+																																																																																																																																																				       10020, cuMemAddressFree) E(cuMemCreate, 10020, cuMemCreate) E(cuMemRelease, 10020, cuMemRelease) E(cuMemMap, 10020, cuMemMap) E(cuMemUnmap,
+																																																																																																																																																																				       10020, cuMemUnmap) E(cuMemSetAccess,
+																																																																																																																																																																							    10020, cuMemSetAccess) P(cuMemAllocAsync, 11020, cuMemAllocAsync) P(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync) P(cuMemFreeAsync, 11020, cuMemFreeAsync) E(cuMemPoolCreate,
+																																																																																																																																																																																												    11020,
+																																																																																																																																																																																												    cuMemPoolCreate) E(cuMemPoolDestroy,
+																																																																																																																																																																																														       11020, cuMemPoolDestroy) E(cuMemPoolTrimTo,
+																																																																																																																																																																																																		  11020, cuMemPoolTrimTo) E(cuMemPoolSetAttribute, 11020, cuMemPoolSetAttribute) E(cuMemPoolGetAttribute,
+																																																																																																																																																																																																												   11020, cuMemPoolGetAttribute) E(cuDeviceGetDefaultMemPool,
+																																																																																																																																																																																																																   11020,
+																																																																																																																																																																																																																   cuDeviceGetDefaultMemPool) E(cuDeviceGetMemPool,
+																																																																																																																																																																																																																				11020,
+																																																																																																																																																																																																																				cuDeviceGetMemPool) E(cuDeviceSetMemPool,
+																																																																																																																																																																																																																						      11020,
+																																																																																																																																																																																																																						      cuDeviceSetMemPool) E(cuMemGetDefaultMemPool,
+																																																																																																																																																																																																																									    13000,
+																																																																																																																																																																																																																									    cuMemGetDefaultMemPool) E(cuMemGetMemPool, 13000, cuMemGetMemPool) E(cuMemSetMemPool,
+																																																																																																																																																																																																																																		 13000, cuMemSetMemPool) E(cuDeviceGraphMemTrim,
+																																																																																																																																																																																																																																					   11040, cuDeviceGraphMemTrim) E(cuDeviceGetGraphMemAttribute, 11040, cuDeviceGetGraphMemAttribute) E(cuDeviceSetGraphMemAttribute,
+																																																																																																																																																																																																																																																	       11040, cuDeviceSetGraphMemAttribute) E(cuGraphCreate, 10000, cuGraphCreate) E(cuGraphDestroy,
+																																																																																																																																																																																																																																																											     10000,
+																																																																																																																																																																																																																																																											     cuGraphDestroy) E(cuGraphClone,
+																																																																																																																																																																																																																																																													       10000, cuGraphClone) E(cuGraphAddEmptyNode, 10000, cuGraphAddEmptyNode) E(cuGraphAddKernelNode, 10000, cuGraphAddKernelNode) E(cuGraphAddKernelNode, 12000, cuGraphAddKernelNode_v2) E(cuGraphAddMemAllocNode,
+																																																																																																																																																																																																																																																																																				      11040, cuGraphAddMemAllocNode) E(cuGraphAddMemFreeNode,
+																																																																																																																																																																																																																																																																																								       11040, cuGraphAddMemFreeNode) E(cuGraphAddChildGraphNode,
+																																																																																																																																																																																																																																																																																												       10000, cuGraphAddChildGraphNode) E(cuGraphAddNode, 12020, cuGraphAddNode) E(cuGraphAddNode, 12030, cuGraphAddNode_v2) E(cuGraphNodeSetParams,
+																																																																																																																																																																																																																																																																																																											       12020,
+																																																																																																																																																																																																																																																																																																											       cuGraphNodeSetParams) E(cuGraphDestroyNode, 10000, cuGraphDestroyNode) E(cuGraphAddDependencies, 10000, cuGraphAddDependencies) E(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2) E(cuGraphRemoveDependencies,
+																																																																																																																																																																																																																																																																																																																																			     10000,
+																																																																																																																																																																																																																																																																																																																																			     cuGraphRemoveDependencies)
+								    E(cuGraphRemoveDependencies, 12030, cuGraphRemoveDependencies_v2) E(cuGraphGetNodes, 10000, cuGraphGetNodes) E(cuGraphGetRootNodes, 10000, cuGraphGetRootNodes) E(
+									cuGraphGetEdges, 10000,
+									cuGraphGetEdges) E(cuGraphGetEdges, 12030, cuGraphGetEdges_v2)
+									E(cuGraphNodeGetType, 10000, cuGraphNodeGetType) E(cuGraphMemAllocNodeGetParams, 11040, cuGraphMemAllocNodeGetParams) E(
+									    cuGraphMemFreeNodeGetParams, 11040,
+									    cuGraphMemFreeNodeGetParams) E(cuGraphKernelNodeGetParams, 10000, cuGraphKernelNodeGetParams)
+									    E(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2) E(
+										cuGraphInstantiate,
+										10000,
+										cuGraphInstantiate) E(cuGraphInstantiate, 11000, cuGraphInstantiate_v2)
+										E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags) P(
+										    cuGraphInstantiateWithParams,
+										    12000,
+										    cuGraphInstantiateWithParams) E(cuGraphExecDestroy, 10000, cuGraphExecDestroy)
+										    E(cuGraphExecGetFlags, 12000, cuGraphExecGetFlags) E(
+											cuGraphExecUpdate, 10020,
+											cuGraphExecUpdate) E(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2)
+											P(cuGraphLaunch, 10000, cuGraphLaunch) P(
+											    cuGraphUpload,
+											    11010, cuGraphUpload)
+											    E(cuGraphExecKernelNodeSetParams,
+											      10010,
+											      cuGraphExecKernelNodeSetParams) E(cuGraphExecKernelNodeSetParams,
+																12000,
+																cuGraphExecKernelNodeSetParams_v2)
+												E(cuGraphExecNodeSetParams, 12020, cuGraphExecNodeSetParams) E(
+												    cuGraphExecMemsetNodeSetParams,
+												    10020,
+												    cuGraphExecMemsetNodeSetParams) E(cuGraphExecMemcpyNodeSetParams,
+																      10020,
+																      cuGraphExecMemcpyNodeSetParams)
+												    E(cuGraphExecHostNodeSetParams,
+												      10020,
+												      cuGraphExecHostNodeSetParams)
+													E(cuGraphExecChildGraphNodeSetParams,
+													  11010,
+													  cuGraphExecChildGraphNodeSetParams)
+													    E(cuGraphExecEventRecordNodeSetEvent,
+													      11010,
+													      cuGraphExecEventRecordNodeSetEvent)
+														E(cuGraphExecEventWaitNodeSetEvent,
+														  11010,
+														  cuGraphExecEventWaitNodeSetEvent)
+														    E(cuGraphNodeSetEnabled,
+														      11060,
+														      cuGraphNodeSetEnabled)
+															E(cuGraphNodeGetEnabled,
+															  11060,
+															  cuGraphNodeGetEnabled)};
 
 #undef E
 #undef P
@@ -4451,8 +4426,7 @@ static int proc_lookup(const char *sym, int ver, cuuint64_t flags, void **out)
 		return CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 	if (!best)
 		return CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
-	*out = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best->ptsz ? best->ptsz
-										       : best->fn;
+	*out = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best->ptsz ? best->ptsz : best->fn;
 	return CU_GET_PROC_ADDRESS_SUCCESS;
 }
 
@@ -4466,8 +4440,7 @@ static CUresult proc_check(const char *sym, void **pfn, int ver, cuuint64_t flag
 }
 
 /* v1 (11030): unknown or too new -> 500 with *pfn untouched (cuda-facts §2.1). */
-EXPORT CUresult sd_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-				    cuuint64_t flags)
+EXPORT CUresult sd_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
 	trace(__func__);
 	CUresult rc = proc_check(symbol, pfn, cudaVersion, flags);
@@ -4479,12 +4452,12 @@ EXPORT CUresult sd_cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
 	*pfn = f;
 	return CUDA_SUCCESS;
 }
-_Static_assert(__builtin_types_compatible_p(__typeof__(&sd_cuGetProcAddress),
-					    PFN_cuGetProcAddress_v11030), "cuGetProcAddress");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&sd_cuGetProcAddress), PFN_cuGetProcAddress_v11030),
+	       "cuGetProcAddress");
 
 /* v2 (12000): unknown -> success, status 1, NULL; too new -> success, status 2, NULL. */
-EXPORT CUresult sd_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
-				       cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+EXPORT CUresult sd_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+				       CUdriverProcAddressQueryResult *symbolStatus)
 {
 	trace(__func__);
 	CUresult rc = proc_check(symbol, pfn, cudaVersion, flags);
@@ -4497,5 +4470,5 @@ EXPORT CUresult sd_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
 		*symbolStatus = (CUdriverProcAddressQueryResult)st;
 	return CUDA_SUCCESS;
 }
-_Static_assert(__builtin_types_compatible_p(__typeof__(&sd_cuGetProcAddress_v2),
-					    PFN_cuGetProcAddress_v12000), "cuGetProcAddress_v2");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&sd_cuGetProcAddress_v2), PFN_cuGetProcAddress_v12000),
+	       "cuGetProcAddress_v2");

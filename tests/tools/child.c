@@ -53,8 +53,7 @@ int main(int argc, char **argv)
 			return 97;
 		for (; *t && o + 24 < sizeof path; t++) {
 			if (t[0] == '%' && t[1] == 'p') {
-				o += (size_t)snprintf(path + o, sizeof path - o, "%ld",
-				                      (long)getpid());
+				o += (size_t)snprintf(path + o, sizeof path - o, "%ld", (long)getpid());
 				t++;
 			} else {
 				path[o++] = *t;
@@ -64,9 +63,8 @@ int main(int argc, char **argv)
 		f = fopen(path, "a");
 		if (!f)
 			return 96;
-		fprintf(f,
-		        "{\"v\":1,\"ev\":\"start\",\"seq\":1,\"ts\":1,\"pid\":%ld,\"tid\":%ld}\n",
-		        (long)getpid(), (long)getpid());
+		fprintf(f, "{\"v\":1,\"ev\":\"start\",\"seq\":1,\"ts\":1,\"pid\":%ld,\"tid\":%ld}\n", (long)getpid(),
+			(long)getpid());
 		fclose(f);
 		printf("%ld\n", (long)getpid());
 		return 0;

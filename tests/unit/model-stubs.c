@@ -62,9 +62,15 @@ void cg_site_first(uint32_t site, char *out, unsigned cap)
 	if (cap)
 		out[0] = 0;
 }
-void cg_site_lock(void) {}
-void cg_site_unlock(void) {}
-void cg_site_lock_reset(void) {}
+void cg_site_lock(void)
+{
+}
+void cg_site_unlock(void)
+{
+}
+void cg_site_lock_reset(void)
+{
+}
 
 int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d)
 {
@@ -74,5 +80,9 @@ int nodes_described(int t)
 {
 	return 0;
 }
-void nodes_release(struct cg_ndet *d, uint32_t n) {}
-void rec_site(struct cg_rec *r, const char *key, uint32_t site) {}
+void nodes_release(struct cg_ndet *d, uint32_t n)
+{
+}
+void rec_site(struct cg_rec *r, const char *key, uint32_t site)
+{
+}

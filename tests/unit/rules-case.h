@@ -22,13 +22,13 @@ enum { SILENT = 0, FIRES = 1 };
  * and returns the verdicts it gave (out[0..n)); the row's expectations are
  * checked against the first verdict of rule id. */
 struct rule_case {
-	const char *id;     /* "CGS001" */
-	int fires;          /* FIRES or SILENT */
+	const char *id; /* "CGS001" */
+	int fires;	/* FIRES or SILENT */
 	const char *name;
 	int (*run)(struct cg_verdict *out, int max);
-	int predicted_rc;   /* FIRES: the verdict's predicted rc (-1: none) */
-	const char *field;  /* FIRES: a field the verdict must carry, or NULL */
-	uint64_t value;     /* ... with this value */
+	int predicted_rc;    /* FIRES: the verdict's predicted rc (-1: none) */
+	const char *field;   /* FIRES: a field the verdict must carry, or NULL */
+	uint64_t value;	     /* ... with this value */
 	const char *msg_has; /* FIRES: text the reason must contain, or NULL */
 };
 
@@ -64,17 +64,17 @@ static void rule_case_check(const struct rule_case *c)
 	}
 }
 
-#define RULE_CASES_TEST(table)                                                                     \
-	static void test_##table(void **state)                                                     \
-	{                                                                                          \
-		(void)state;                                                                       \
-		for (size_t i = 0; i < sizeof table / sizeof *table; i++)                          \
-			rule_case_check(&table[i]);                                                \
+#define RULE_CASES_TEST(table)                                                                                         \
+	static void test_##table(void **state)                                                                         \
+	{                                                                                                              \
+		(void)state;                                                                                           \
+		for (size_t i = 0; i < sizeof table / sizeof *table; i++)                                              \
+			rule_case_check(&table[i]);                                                                    \
 	}
 
 /* rules.c is not linked: the rule IDs from the one list. */
 static const char *const rule_case_ids[] = {
-	"",
+    "",
 #define RULE(e, id, slug, sev, predicted, title) id,
 #include "rules.def"
 #undef RULE

@@ -74,13 +74,25 @@ struct row {
 static void test_values(void **state)
 {
 	static const struct row rows[] = {
-		{"CGSHIM_DISABLE", "1", 0},   {"CGSHIM_DISABLE", "yes", 0}, {"CGSHIM_DISABLE", "ON", 0},
-		{"CGSHIM_DISABLE", "2", 1},   {"CGSHIM_DISABLE", "", 1},    {"CGSHIM_LOG", "trace", 0},
-		{"CGSHIM_LOG", "TRACE", 0},   {"CGSHIM_LOG", "loud", 1},    {"CGSHIM_LOG", "", 1},
-		{"CGSHIM_BACKTRACE", "0", 0}, {"CGSHIM_BACKTRACE", "32", 0}, {"CGSHIM_BACKTRACE", "33", 1},
-		{"CGSHIM_BACKTRACE", "-1", 1}, {"CGSHIM_BACKTRACE", "10x", 1}, {"CGSHIM_BACKTRACE", "", 1},
-		{"CGSHIM_BACKTRACE", "99999999999999999999", 1}, {"CGSHIM_LOG_FORMAT", "jsonl", 0},
-		{"CGSHIM_ON_UPDATE_FAILURE", "reinstantiate", 0}, {"CGSHIM_ON_UPDATE_FAILURE", "reinst", 1},
+	    {"CGSHIM_DISABLE", "1", 0},
+	    {"CGSHIM_DISABLE", "yes", 0},
+	    {"CGSHIM_DISABLE", "ON", 0},
+	    {"CGSHIM_DISABLE", "2", 1},
+	    {"CGSHIM_DISABLE", "", 1},
+	    {"CGSHIM_LOG", "trace", 0},
+	    {"CGSHIM_LOG", "TRACE", 0},
+	    {"CGSHIM_LOG", "loud", 1},
+	    {"CGSHIM_LOG", "", 1},
+	    {"CGSHIM_BACKTRACE", "0", 0},
+	    {"CGSHIM_BACKTRACE", "32", 0},
+	    {"CGSHIM_BACKTRACE", "33", 1},
+	    {"CGSHIM_BACKTRACE", "-1", 1},
+	    {"CGSHIM_BACKTRACE", "10x", 1},
+	    {"CGSHIM_BACKTRACE", "", 1},
+	    {"CGSHIM_BACKTRACE", "99999999999999999999", 1},
+	    {"CGSHIM_LOG_FORMAT", "jsonl", 0},
+	    {"CGSHIM_ON_UPDATE_FAILURE", "reinstantiate", 0},
+	    {"CGSHIM_ON_UPDATE_FAILURE", "reinst", 1},
 	};
 	(void)state;
 	for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -116,12 +128,12 @@ static void test_table_is_complete(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_defaults, setup),
-		cmocka_unit_test_setup(test_auto_level_with_file, setup),
-		cmocka_unit_test_setup(test_auto_format_stderr, setup),
-		cmocka_unit_test_setup(test_values, setup),
-		cmocka_unit_test_setup(test_malformed_gets_default, setup),
-		cmocka_unit_test_setup(test_table_is_complete, setup),
+	    cmocka_unit_test_setup(test_defaults, setup),
+	    cmocka_unit_test_setup(test_auto_level_with_file, setup),
+	    cmocka_unit_test_setup(test_auto_format_stderr, setup),
+	    cmocka_unit_test_setup(test_values, setup),
+	    cmocka_unit_test_setup(test_malformed_gets_default, setup),
+	    cmocka_unit_test_setup(test_table_is_complete, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

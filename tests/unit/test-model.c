@@ -119,12 +119,12 @@ static void pool_table_failure_is_its_own(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(exec_table_failure_is_its_own, setup),
-		cmocka_unit_test_setup(pool_table_failure_is_its_own, setup),
-		cmocka_unit_test_setup(exec_map_unknown_handle_is_itself, setup),
-		cmocka_unit_test_setup(exec_map_new_exec_stands_for_itself, setup),
-		cmocka_unit_test_setup(exec_map_set_real_is_seen_by_every_reader, setup),
-		cmocka_unit_test_setup(exec_map_forgets_a_destroyed_exec, setup),
+	    cmocka_unit_test_setup(exec_table_failure_is_its_own, setup),
+	    cmocka_unit_test_setup(pool_table_failure_is_its_own, setup),
+	    cmocka_unit_test_setup(exec_map_unknown_handle_is_itself, setup),
+	    cmocka_unit_test_setup(exec_map_new_exec_stands_for_itself, setup),
+	    cmocka_unit_test_setup(exec_map_set_real_is_seen_by_every_reader, setup),
+	    cmocka_unit_test_setup(exec_map_forgets_a_destroyed_exec, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,8 +69,9 @@ static void test_json_fields(void **state)
 	char *s = slurp();
 	assert_non_null(strstr(s, "{\"v\":1,\"ev\":\"call\",\"seq\":"));
 	assert_non_null(strstr(s, ",\"pid\":"));
-	assert_non_null(strstr(s, ",\"tid\":4242,\"api\":\"cuGraphLaunch\",\"exec\":\"0xabc\",\"rc\":-3,"
-				  "\"routed\":true,\"site\":[\"py:a.py:1:f\",\"lib.so+0x10\"],\"size\":1099511627776}\n"));
+	assert_non_null(strstr(s,
+			       ",\"tid\":4242,\"api\":\"cuGraphLaunch\",\"exec\":\"0xabc\",\"rc\":-3,"
+			       "\"routed\":true,\"site\":[\"py:a.py:1:f\",\"lib.so+0x10\"],\"size\":1099511627776}\n"));
 	unlink(path);
 }
 
@@ -98,7 +99,7 @@ static void test_escaping_non_utf8(void **state)
 	rec_str(&r, "exe", "/bin/\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80-\xff\x80\xc0\xaf\xed\xa0\x80\xe2\x82");
 	rec_end(&r);
 	assert_non_null(strstr(slurp(), "\"exe\":\"/bin/\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80-\\u00ff\\u0080"
-					 "\\u00c0\\u00af\\u00ed\\u00a0\\u0080\\u00e2\\u0082\"}\n"));
+					"\\u00c0\\u00af\\u00ed\\u00a0\\u0080\\u00e2\\u0082\"}\n"));
 	unlink(path);
 }
 
@@ -226,14 +227,14 @@ static void test_result_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_json_fields, setup),
-		cmocka_unit_test_setup(test_escaping, setup),
-		cmocka_unit_test_setup(test_escaping_non_utf8, setup),
-		cmocka_unit_test_setup(test_level_filter, setup),
-		cmocka_unit_test_setup(test_truncation_keeps_valid_json, setup),
-		cmocka_unit_test_setup(test_text_format, setup),
-		cmocka_unit_test_setup(test_batching_order, setup),
-		cmocka_unit_test(test_result_names),
+	    cmocka_unit_test_setup(test_json_fields, setup),
+	    cmocka_unit_test_setup(test_escaping, setup),
+	    cmocka_unit_test_setup(test_escaping_non_utf8, setup),
+	    cmocka_unit_test_setup(test_level_filter, setup),
+	    cmocka_unit_test_setup(test_truncation_keeps_valid_json, setup),
+	    cmocka_unit_test_setup(test_text_format, setup),
+	    cmocka_unit_test_setup(test_batching_order, setup),
+	    cmocka_unit_test(test_result_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,8 +8,8 @@
 
 static struct cg_capture_view cap(uint64_t id, int mode, int tid, int named)
 {
-	return (struct cg_capture_view){.id = id, .stream = S, .mode = mode, .tid = tid, .site = 8, .named = named,
-					.tname = "worker"};
+	return (struct cg_capture_view){
+	    .id = id, .stream = S, .mode = mode, .tid = tid, .site = 8, .named = named, .tname = "worker"};
 }
 
 static struct cg_capture_view C;
@@ -21,7 +21,11 @@ static int unsafe_live(struct cg_verdict *o, int m)
 	C = cap(3, CU_STREAM_CAPTURE_MODE_GLOBAL, OTHER, 0);
 	return rules_capture_unsafe("cuMemAllocHost_v2", NULL, &C, ME, o);
 }
-static int unsafe_none(struct cg_verdict *o, int m) { (void)m; return rules_capture_unsafe("cuMemAllocHost_v2", NULL, NULL, ME, o); }
+static int unsafe_none(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return rules_capture_unsafe("cuMemAllocHost_v2", NULL, NULL, ME, o);
+}
 static int unsafe_named(struct cg_verdict *o, int m)
 {
 	(void)m;
@@ -38,7 +42,11 @@ static int unjoined(struct cg_verdict *o, int m)
 	C = cap(3, 0, ME, 0);
 	return rules_capture_unjoined(3, S, un, forks, 2, &C, o);
 }
-static int joined(struct cg_verdict *o, int m) { (void)m; return rules_capture_unjoined(3, S, un, forks, 0, NULL, o); }
+static int joined(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return rules_capture_unjoined(3, S, un, forks, 0, NULL, o);
+}
 
 /* ---- CGS013 ------------------------------------------------------------- */
 static int event_live(struct cg_verdict *o, int m)
@@ -47,19 +55,44 @@ static int event_live(struct cg_verdict *o, int m)
 	C = cap(4, CU_STREAM_CAPTURE_MODE_RELAXED, ME, 0);
 	return rules_capture_event("cuEventQuery", &C, o);
 }
-static int event_none(struct cg_verdict *o, int m) { (void)m; return rules_capture_event("cuEventQuery", NULL, o); }
+static int event_none(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return rules_capture_event("cuEventQuery", NULL, o);
+}
 
 /* ---- CGS014 ------------------------------------------------------------- */
 static int legacy(CUstream s, int ptsz, int blocking, struct cg_verdict *o)
 {
 	C = cap(5, 0, ME, 0);
-	return rules_capture_legacy("cuStreamQuery", s, ptsz, blocking ? &C : NULL, "queries the legacy default stream", o);
+	return rules_capture_legacy("cuStreamQuery", s, ptsz, blocking ? &C : NULL, "queries the legacy default stream",
+				    o);
 }
-static int legacy_null(struct cg_verdict *o, int m) { (void)m; return legacy(NULL, 0, 1, o); }
-static int legacy_handle(struct cg_verdict *o, int m) { (void)m; return legacy(CU_STREAM_LEGACY, 1, 1, o); }
-static int legacy_ptsz(struct cg_verdict *o, int m) { (void)m; return legacy(NULL, 1, 1, o); }
-static int legacy_nonblocking(struct cg_verdict *o, int m) { (void)m; return legacy(NULL, 0, 0, o); }
-static int legacy_own_stream(struct cg_verdict *o, int m) { (void)m; return legacy(S, 0, 1, o); }
+static int legacy_null(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return legacy(NULL, 0, 1, o);
+}
+static int legacy_handle(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return legacy(CU_STREAM_LEGACY, 1, 1, o);
+}
+static int legacy_ptsz(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return legacy(NULL, 1, 1, o);
+}
+static int legacy_nonblocking(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return legacy(NULL, 0, 0, o);
+}
+static int legacy_own_stream(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return legacy(S, 0, 1, o);
+}
 
 /* ---- CGS015 ------------------------------------------------------------- */
 static struct cg_capture_view MINE;
@@ -90,48 +123,64 @@ static int end(int mode, int tid, struct cg_verdict *o)
 	C = cap(9, mode, tid, 0);
 	return rules_capture_end_thread("cuStreamEndCapture", 9, S, &C, ME, o);
 }
-static int end_other_global(struct cg_verdict *o, int m) { (void)m; return end(CU_STREAM_CAPTURE_MODE_GLOBAL, OTHER, o); }
-static int end_other_tl(struct cg_verdict *o, int m) { (void)m; return end(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, OTHER, o); }
-static int end_own(struct cg_verdict *o, int m) { (void)m; return end(CU_STREAM_CAPTURE_MODE_GLOBAL, ME, o); }
-static int end_relaxed(struct cg_verdict *o, int m) { (void)m; return end(CU_STREAM_CAPTURE_MODE_RELAXED, OTHER, o); }
+static int end_other_global(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return end(CU_STREAM_CAPTURE_MODE_GLOBAL, OTHER, o);
+}
+static int end_other_tl(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return end(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, OTHER, o);
+}
+static int end_own(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return end(CU_STREAM_CAPTURE_MODE_GLOBAL, ME, o);
+}
+static int end_relaxed(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return end(CU_STREAM_CAPTURE_MODE_RELAXED, OTHER, o);
+}
 
 static const struct rule_case capture_cases[] = {
-	{"CGS007", FIRES, "pinned allocation during another thread's global capture", unsafe_live,
-	 CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "capture", 3,
-	 "cuMemAllocHost_v2 allocates pinned host memory while capture 3 (global mode, stream 0x30, begun by thread "
-	 "200 \"worker\") is live on another thread"},
-	{"CGS007", SILENT, "no colliding capture", unsafe_none, 0, NULL, 0, NULL},
-	{"CGS007", SILENT, "capture named abandoned: counted", unsafe_named, 0, NULL, 0, NULL},
-	{"CGS008", FIRES, "two forks not joined", unjoined, CUDA_ERROR_STREAM_CAPTURE_UNJOINED, "fork_site", 11,
-	 "ends with 2 forked stream(s) not joined back"},
-	{"CGS008", SILENT, "every fork joined", joined, 0, NULL, 0, NULL},
-	{"CGS013", FIRES, "query of a captured event", event_live, CUDA_ERROR_CAPTURED_EVENT, "capture", 4,
-	 "asks the host about an event recorded in the capture"},
-	{"CGS013", SILENT, "event outside any capture", event_none, 0, NULL, 0, NULL},
-	{"CGS014", FIRES, "NULL stream under a blocking capture", legacy_null, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
-	 "capture", 5, "the legacy stream synchronises with every blocking stream"},
-	{"CGS014", FIRES, "CU_STREAM_LEGACY under a blocking capture", legacy_handle,
-	 CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, NULL, 0, NULL},
-	{"CGS014", SILENT, "NULL in a _ptsz call is the per-thread stream", legacy_ptsz, 0, NULL, 0, NULL},
-	{"CGS014", SILENT, "no blocking capture", legacy_nonblocking, 0, NULL, 0, NULL},
-	{"CGS014", SILENT, "a stream of its own", legacy_own_stream, 0, NULL, 0, NULL},
-	{"CGS015", FIRES, "wait on another capture's event", merge, CUDA_ERROR_STREAM_CAPTURE_MERGE, "capture", 7,
-	 "makes a stream of capture 7 wait on an event recorded in capture 6"},
-	{"CGS015", SILENT, "event of the same capture", merge_same, 0, NULL, 0, NULL},
-	{"CGS015", SILENT, "waiting stream not capturing", merge_outside, 0, NULL, 0, NULL},
-	{"CGS016", FIRES, "global capture ended on another thread", end_other_global,
-	 CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "capture_tid", OTHER, "ends the capture from another thread"},
-	{"CGS016", FIRES, "thread-local capture ended on another thread", end_other_tl,
-	 CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, NULL, 0, NULL},
-	{"CGS016", SILENT, "ended on its own thread", end_own, 0, NULL, 0, NULL},
-	{"CGS016", SILENT, "relaxed capture", end_relaxed, 0, NULL, 0, NULL},
+    {"CGS007", FIRES, "pinned allocation during another thread's global capture", unsafe_live,
+     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "capture", 3,
+     "cuMemAllocHost_v2 allocates pinned host memory while capture 3 (global mode, stream 0x30, begun by thread "
+     "200 \"worker\") is live on another thread"},
+    {"CGS007", SILENT, "no colliding capture", unsafe_none, 0, NULL, 0, NULL},
+    {"CGS007", SILENT, "capture named abandoned: counted", unsafe_named, 0, NULL, 0, NULL},
+    {"CGS008", FIRES, "two forks not joined", unjoined, CUDA_ERROR_STREAM_CAPTURE_UNJOINED, "fork_site", 11,
+     "ends with 2 forked stream(s) not joined back"},
+    {"CGS008", SILENT, "every fork joined", joined, 0, NULL, 0, NULL},
+    {"CGS013", FIRES, "query of a captured event", event_live, CUDA_ERROR_CAPTURED_EVENT, "capture", 4,
+     "asks the host about an event recorded in the capture"},
+    {"CGS013", SILENT, "event outside any capture", event_none, 0, NULL, 0, NULL},
+    {"CGS014", FIRES, "NULL stream under a blocking capture", legacy_null, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+     "capture", 5, "the legacy stream synchronises with every blocking stream"},
+    {"CGS014", FIRES, "CU_STREAM_LEGACY under a blocking capture", legacy_handle, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+     NULL, 0, NULL},
+    {"CGS014", SILENT, "NULL in a _ptsz call is the per-thread stream", legacy_ptsz, 0, NULL, 0, NULL},
+    {"CGS014", SILENT, "no blocking capture", legacy_nonblocking, 0, NULL, 0, NULL},
+    {"CGS014", SILENT, "a stream of its own", legacy_own_stream, 0, NULL, 0, NULL},
+    {"CGS015", FIRES, "wait on another capture's event", merge, CUDA_ERROR_STREAM_CAPTURE_MERGE, "capture", 7,
+     "makes a stream of capture 7 wait on an event recorded in capture 6"},
+    {"CGS015", SILENT, "event of the same capture", merge_same, 0, NULL, 0, NULL},
+    {"CGS015", SILENT, "waiting stream not capturing", merge_outside, 0, NULL, 0, NULL},
+    {"CGS016", FIRES, "global capture ended on another thread", end_other_global,
+     CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "capture_tid", OTHER, "ends the capture from another thread"},
+    {"CGS016", FIRES, "thread-local capture ended on another thread", end_other_tl,
+     CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, NULL, 0, NULL},
+    {"CGS016", SILENT, "ended on its own thread", end_own, 0, NULL, 0, NULL},
+    {"CGS016", SILENT, "relaxed capture", end_relaxed, 0, NULL, 0, NULL},
 };
 RULE_CASES_TEST(capture_cases)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_capture_cases),
+	    cmocka_unit_test(test_capture_cases),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

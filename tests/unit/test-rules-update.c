@@ -128,7 +128,11 @@ static int run_update(struct pair *p, struct cg_verdict *out, int max, int same)
 static struct pair P;
 
 /* ---- CGS001 ------------------------------------------------------------- */
-static int upd_count(struct cg_verdict *o, int m) { pair_init(&P, 2, 3); return run_update(&P, o, m, 0); }
+static int upd_count(struct cg_verdict *o, int m)
+{
+	pair_init(&P, 2, 3);
+	return run_update(&P, o, m, 0);
+}
 static int upd_type(struct cg_verdict *o, int m)
 {
 	pair_init(&P, 3, 3);
@@ -172,8 +176,16 @@ static int upd_memcpy(struct cg_verdict *o, int m)
 	P.xn[0].grid[0] = CG_CPY_D2H;
 	return run_update(&P, o, m, 0);
 }
-static int upd_same(struct cg_verdict *o, int m) { pair_init(&P, 3, 3); return run_update(&P, o, m, 0); }
-static int upd_own(struct cg_verdict *o, int m) { pair_init(&P, 3, 3); return run_update(&P, o, m, 1); }
+static int upd_same(struct cg_verdict *o, int m)
+{
+	pair_init(&P, 3, 3);
+	return run_update(&P, o, m, 0);
+}
+static int upd_own(struct cg_verdict *o, int m)
+{
+	pair_init(&P, 3, 3);
+	return run_update(&P, o, m, 1);
+}
 static int upd_hash(struct cg_verdict *o, int m)
 {
 	pair_init(&P, 3, 3);
@@ -253,37 +265,37 @@ static int upd_pool_unknown(struct cg_verdict *o, int m)
 }
 
 static const struct rule_case update_cases[] = {
-	{"CGS001", FIRES, "node count differs", upd_count, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "predicted_result",
-	 CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, "node count differs: exec has 2 nodes, graph 0x200 has 3"},
-	{"CGS001", FIRES, "a node changed type", upd_type, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "node_index", 1,
-	 "node 1 changed type: kernel in the exec, memset in the graph"},
-	{"CGS001", FIRES, "a node's dependencies changed", upd_deps, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
-	 "predicted_result", CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, "has 1 dependencies in the exec and 2"},
-	{"CGS001", FIRES, "function from another context", upd_ctx, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
-	 "predicted_result", CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE, "is from another context"},
-	{"CGS001", FIRES, "cooperative launch added", upd_coop, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
-	 "predicted_result", CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED, "cooperative launch added"},
-	{"CGS001", FIRES, "memset extent changed", upd_memset, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
-	 "predicted_result", CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, "256 -> 512 bytes"},
-	{"CGS001", FIRES, "copy kind changed", upd_memcpy, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "predicted_result",
-	 CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, "kind h2d -> d2h"},
-	{"CGS001", SILENT, "same topology", upd_same, 0, NULL, 0, NULL},
-	{"CGS001", SILENT, "the exec's own summary", upd_own, 0, NULL, 0, NULL},
-	{"CGS001", SILENT, "equal topology hashes", upd_hash, 0, NULL, 0, NULL},
-	{"CGS001", SILENT, "function from the same context", upd_ctx_same, 0, NULL, 0, NULL},
-	{"CGS001", SILENT, "memset element size alone", upd_elem, 0, NULL, 0, NULL},
-	{"CGS002", FIRES, "memory-node graph instantiated elsewhere", upd_inst, CUDA_ERROR_NOT_SUPPORTED, "other_exec",
-	 0x900, "is itself instantiated as exec 0x900"},
-	{"CGS002", SILENT, "the graph's live exec is the updated one", upd_inst_self, 0, NULL, 0, NULL},
-	{"CGS002", SILENT, "no memory nodes", upd_inst_nomem, 0, NULL, 0, NULL},
-	{"CGS003", FIRES, "escaping allocation replaced", upd_swap, -1, "new_dptr", 0x2000,
-	 "replaces its graph allocation 0x1000 (64 bytes) by 0x2000"},
-	{"CGS003", SILENT, "allocation freed by its own graph", upd_swap_freed, 0, NULL, 0, NULL},
-	{"CGS003", SILENT, "same allocation", upd_pool, 0, NULL, 0, NULL},
-	{"CGS012", FIRES, "allocation from another pool", upd_pool, -1, "other_pool", 0xe0,
-	 "from pool 0xe0 where the exec's came from pool 0xd0 (default)"},
-	{"CGS012", SILENT, "a pool unknown", upd_pool_unknown, 0, NULL, 0, NULL},
-	{"CGS012", SILENT, "same pool", upd_swap, 0, NULL, 0, NULL},
+    {"CGS001", FIRES, "node count differs", upd_count, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "predicted_result",
+     CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, "node count differs: exec has 2 nodes, graph 0x200 has 3"},
+    {"CGS001", FIRES, "a node changed type", upd_type, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "node_index", 1,
+     "node 1 changed type: kernel in the exec, memset in the graph"},
+    {"CGS001", FIRES, "a node's dependencies changed", upd_deps, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+     "predicted_result", CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, "has 1 dependencies in the exec and 2"},
+    {"CGS001", FIRES, "function from another context", upd_ctx, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+     "predicted_result", CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE, "is from another context"},
+    {"CGS001", FIRES, "cooperative launch added", upd_coop, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "predicted_result",
+     CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED, "cooperative launch added"},
+    {"CGS001", FIRES, "memset extent changed", upd_memset, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "predicted_result",
+     CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, "256 -> 512 bytes"},
+    {"CGS001", FIRES, "copy kind changed", upd_memcpy, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "predicted_result",
+     CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, "kind h2d -> d2h"},
+    {"CGS001", SILENT, "same topology", upd_same, 0, NULL, 0, NULL},
+    {"CGS001", SILENT, "the exec's own summary", upd_own, 0, NULL, 0, NULL},
+    {"CGS001", SILENT, "equal topology hashes", upd_hash, 0, NULL, 0, NULL},
+    {"CGS001", SILENT, "function from the same context", upd_ctx_same, 0, NULL, 0, NULL},
+    {"CGS001", SILENT, "memset element size alone", upd_elem, 0, NULL, 0, NULL},
+    {"CGS002", FIRES, "memory-node graph instantiated elsewhere", upd_inst, CUDA_ERROR_NOT_SUPPORTED, "other_exec",
+     0x900, "is itself instantiated as exec 0x900"},
+    {"CGS002", SILENT, "the graph's live exec is the updated one", upd_inst_self, 0, NULL, 0, NULL},
+    {"CGS002", SILENT, "no memory nodes", upd_inst_nomem, 0, NULL, 0, NULL},
+    {"CGS003", FIRES, "escaping allocation replaced", upd_swap, -1, "new_dptr", 0x2000,
+     "replaces its graph allocation 0x1000 (64 bytes) by 0x2000"},
+    {"CGS003", SILENT, "allocation freed by its own graph", upd_swap_freed, 0, NULL, 0, NULL},
+    {"CGS003", SILENT, "same allocation", upd_pool, 0, NULL, 0, NULL},
+    {"CGS012", FIRES, "allocation from another pool", upd_pool, -1, "other_pool", 0xe0,
+     "from pool 0xe0 where the exec's came from pool 0xd0 (default)"},
+    {"CGS012", SILENT, "a pool unknown", upd_pool_unknown, 0, NULL, 0, NULL},
+    {"CGS012", SILENT, "same pool", upd_swap, 0, NULL, 0, NULL},
 };
 RULE_CASES_TEST(update_cases)
 
@@ -308,8 +320,8 @@ static void test_update_memory_resumes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_update_cases),
-		cmocka_unit_test(test_update_memory_resumes),
+	    cmocka_unit_test(test_update_cases),
+	    cmocka_unit_test(test_update_memory_resumes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,10 +169,9 @@ static void short_max(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(plain),         cmocka_unit_test(rbp_frames),
-		cmocka_unit_test(through_libc),  cmocka_unit_test(thread_frames),
-		cmocka_unit_test(signal_frames), cmocka_unit_test(cached),
-		cmocka_unit_test(short_max),
+	    cmocka_unit_test(plain),	     cmocka_unit_test(rbp_frames),    cmocka_unit_test(through_libc),
+	    cmocka_unit_test(thread_frames), cmocka_unit_test(signal_frames), cmocka_unit_test(cached),
+	    cmocka_unit_test(short_max),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
