@@ -323,6 +323,18 @@ static struct cg_capture *cap_find_locked(uint64_t id)
 	return c;
 }
 
+/* The view of capture c the rules and the records read. */
+static void cap_view(const struct cg_capture *c, struct cg_capture_view *out)
+{
+	out->id = c->id;
+	out->stream = c->stream;
+	out->mode = c->mode;
+	out->tid = c->tid;
+	out->site = c->site;
+	out->named = c->named;
+	memcpy(out->tname, c->tname, sizeof out->tname);
+}
+
 int model_capture_find(uint64_t id, struct cg_capture_view *out)
 {
 	struct cg_capture *c;
@@ -330,13 +342,7 @@ int model_capture_find(uint64_t id, struct cg_capture_view *out)
 	pthread_mutex_lock(&model_cap_lock);
 	c = cap_find_locked(id);
 	if (c) {
-		out->id = c->id;
-		out->stream = c->stream;
-		out->mode = c->mode;
-		out->tid = c->tid;
-		out->site = c->site;
-		out->named = c->named;
-		memcpy(out->tname, c->tname, sizeof out->tname);
+		cap_view(c, out);
 		ok = 1;
 	}
 	pthread_mutex_unlock(&model_cap_lock);
@@ -358,13 +364,7 @@ int model_capture_conflict(int thread_mode_now, struct cg_capture_view *out)
 		else if (thread_mode_now == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL)
 			hit = 1; /* any thread's global capture */
 		if (hit) {
-			out->id = c->id;
-			out->stream = c->stream;
-			out->mode = c->mode;
-			out->tid = c->tid;
-			out->site = c->site;
-			out->named = c->named;
-			memcpy(out->tname, c->tname, sizeof out->tname);
+			cap_view(c, out);
 			found = 1;
 			break;
 		}
@@ -419,13 +419,7 @@ int model_capture_event_known(CUevent ev)
 
 static void view_locked(const struct cg_capture *c, struct cg_capture_view *out)
 {
-	out->id = c->id;
-	out->stream = c->stream;
-	out->mode = c->mode;
-	out->tid = c->tid;
-	out->site = c->site;
-	out->named = c->named;
-	memcpy(out->tname, c->tname, sizeof out->tname);
+	cap_view(c, out);
 }
 
 int model_capture_of_event(CUevent ev, struct cg_capture_view *out)

@@ -112,7 +112,7 @@ int main(void)
 		gpa1_t v1 = NULL;
 		gpa2(("cuGetProcAddress"), (void **)&v1, 11030, 0, NULL);
 		p = NULL;
-		rc = v1 ? v1("cuGraphLaunch", &p, 12000, 2) : -1;
+		rc = v1 ? v1("cuGraphLaunch", &p, 12000, 2) : (CUresult)-1;
 		printf("v1(cuGraphLaunch,12000,2): rc=%d %s\n", rc, who(p));
 	}
 	p = sentinel;
