@@ -228,7 +228,7 @@ void cg_verdict_count(const struct cg_verdict *v)
 	cg_violation_counted(v->rule);
 }
 
-void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when)
+static void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when)
 {
 	struct cg_verdict v;
 	if (!rules_memory_leak(e, m, 1, 0, when, &v))
@@ -247,6 +247,13 @@ void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when)
 		rec_site(&l, "site", m->site);
 		rec_end(&l);
 	}
+}
+
+void cg_rule_leaks(struct model_leak *leaks, int n, const char *when)
+{
+	for (int i = 0; i < n; i++)
+		cg_rule_leak(leaks[i].e, &leaks[i].m, when);
+	free(leaks);
 }
 
 long long cg_violations_total(void)

@@ -35,7 +35,10 @@ int cg_verdict_write_capture(const struct cg_verdict *v, const char *api, uint64
 /* A verdict counted, not written: a repeat a record already said. */
 void cg_verdict_count(const struct cg_verdict *v);
 
-void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when);
+/* CGS011 for each graph allocation the model found outstanding (n of them,
+ * from model_exec_destroy or model_exec_exit: when "exec_destroy" or
+ * "exit"); frees the list. */
+void cg_rule_leaks(struct model_leak *leaks, int n, const char *when);
 /* Per-rule violation counts as a "rules" object field of record r. */
 void cg_rules_summary(struct cg_rec *r);
 long long cg_violations_total(void);

@@ -5,8 +5,6 @@
 #include <stdio.h>
 
 #include "cgshim/record.h"
-#include <stdlib.h>
-
 #include "counters.h"
 #include "doors.h"
 #include "model.h"
@@ -26,9 +24,7 @@ void cg_summary_exit(void)
 	{
 		struct model_leak *leaks;
 		int n = model_exec_exit(&launches, &n_exec_live, &leaks);
-		for (int i = 0; i < n; i++)
-			cg_rule_leak(leaks[i].e, &leaks[i].m, "exit");
-		free(leaks);
+		cg_rule_leaks(leaks, n, "exit");
 	}
 	cg_model_graphmem("exit", NULL);
 	model_pool_exit();

@@ -202,9 +202,7 @@ static void cgh_exec_destroyed(CUgraphExec e)
 {
 	struct model_leak *leaks;
 	int n = model_exec_destroy(e, &leaks);
-	for (int i = 0; i < n; i++)
-		cg_rule_leak(leaks[i].e, &leaks[i].m, "exec_destroy");
-	free(leaks);
+	cg_rule_leaks(leaks, n, "exec_destroy");
 }
 
 /* CUSTOM: the application's handle is translated before the readiness
