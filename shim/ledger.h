@@ -97,6 +97,14 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 		     struct ledger_pageable *out);
 /* (exec_site 0: an update; the exec keeps its instantiation's graph and sites) */
 void ledger_exec_gone(CUgraphExec e);
+/* A new executable e of graph g with no copy nodes whose references are
+ * worked out only when first needed: before the next scan of the ranges
+ * (a free or unmap), from its full summary (model_exec_summary: the graph
+ * walked then, or when a hook changes or destroys it first). A loop that
+ * instantiates and destroys without freeing anything never walks. */
+void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site);
+/* Work out every pending executable's references now (no lock held). */
+void ledger_resolve_pending(void);
 
 extern _Atomic int ledger_stale_n;
 int ledger_launch_slow(CUgraphExec e, struct cg_stale *why, int *first);

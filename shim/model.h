@@ -71,6 +71,10 @@ struct cg_summary {
 	 * not learned */
 	struct cg_ndet *det;
 	uint32_t n_det;
+	/* nodes_fingerprint() of det (nodes.h), 0 when not computed: equal
+	 * values let an update skip the refusal pass, the pointer diff and
+	 * the references' rework */
+	uint64_t sig, ptrs;
 };
 
 struct cg_ndet;
@@ -218,6 +222,9 @@ struct cg_summary *model_graph_partial(CUgraph g);
  * summary of g is still partial get the full one now, while g is as they
  * were instantiated from. */
 void model_graph_settle(CUgraph g);
+/* Whether g holds a copy node, or may (a query failed): its node types
+ * only, through capture-safe queries, no lock held. */
+int model_graph_copies(CUgraph g);
 void model_summary_free(struct cg_summary *s);
 /* One more reference to s (NULL stays NULL); returns s. */
 struct cg_summary *model_summary_ref(struct cg_summary *s);

@@ -9,11 +9,11 @@
  * never on the launch path, and only with capture-safe queries (no stream
  * work, no synchronisation; driver-calls.def).
  *
- * Memory bound: one struct cg_ndet (104 bytes) per kernel, memcpy or
- * memset node (other nodes have none) plus one struct cg_kparam (16 bytes)
- * per kept value, at most CG_NODE_MAXP per kernel node: 104 + 8 * 16 = 232
- * bytes, 243 with the summary's 11 bytes of handle, type and dependency
- * count, under the 256-byte budget (malloc's 16-byte header on p[] aside). Kept, in
+ * Memory bound: one struct cg_ndet (224 bytes, its CG_NODE_MAXP kept values
+ * of 16 bytes inline: no allocation per node, one free per summary) per
+ * kernel, memcpy or memset node (other nodes have none): 235 bytes with the
+ * summary's 11 bytes of handle, type and dependency count, under the
+ * 256-byte budget. Kept, in
  * parameter order until CG_NODE_MAXP: the value of each parameter of at
  * most 8 bytes, and each 8-byte-aligned word of a larger parameter (first
  * 64 words) that points into a tracked allocation (ledger.h), as device
@@ -45,23 +45,36 @@ struct cg_kparam {
 enum { CG_CPY_UNKNOWN, CG_CPY_H2D, CG_CPY_D2H, CG_CPY_D2D, CG_CPY_H2H, CG_CPY_UNIFIED, CG_CPY_ARRAY };
 
 struct cg_ndet {
-	uint32_t node;		    /* index in the summary's nodes */
-	uint8_t type;		    /* CUgraphNodeType */
-	uint8_t np;		    /* kernel: parameters kept in p[] */
-	uint16_t np_all;	    /* kernel: parameters of the function (0xffff: layout unknown) */
-	uint32_t shmem;		    /* kernel: dynamic shared memory; memset: element size */
-	uint8_t coop;		    /* kernel: cooperative launch attribute */
-	const char *name;	    /* kernel: interned mangled name (never freed), NULL unknown */
-	uint64_t func;		    /* kernel: CUfunction */
-	uint64_t module;	    /* kernel: its module (cuFuncGetModule), 0 unknown */
-	uint64_t mctx;		    /* kernel: the module's context (nodes_module_loaded), 0 unknown */
-	uint64_t dst, src;	    /* memcpy: operands; memset: dst, src = value */
-	uint64_t bytes;		    /* memcpy/memset: bytes written */
-	uint32_t grid[3], block[3]; /* kernel; memcpy: grid[0] = kind (CG_CPY_*) */
-	uint64_t phash;		    /* kernel: FNV-1a of every parameter byte read */
-	struct cg_kparam *p;	    /* kernel: np entries (malloc'd), NULL when np is 0 */
+	uint32_t node;			  /* index in the summary's nodes */
+	uint8_t type;			  /* CUgraphNodeType */
+	uint8_t np;			  /* kernel: parameters kept in p[] */
+	uint16_t np_all;		  /* kernel: parameters of the function (0xffff: layout unknown) */
+	uint32_t shmem;			  /* kernel: dynamic shared memory; memset: element size */
+	uint8_t coop;			  /* kernel: cooperative launch attribute */
+	const char *name;		  /* kernel: interned mangled name (never freed), NULL unknown */
+	uint64_t func;			  /* kernel: CUfunction */
+	uint64_t module;		  /* kernel: its module (cuFuncGetModule), 0 unknown */
+	uint64_t mctx;			  /* kernel: the module's context (nodes_module_loaded), 0 unknown */
+	uint64_t dst, src;		  /* memcpy: operands; memset: dst, src = value */
+	uint64_t bytes;			  /* memcpy/memset: bytes written */
+	uint32_t grid[3], block[3];	  /* kernel; memcpy: grid[0] = kind (CG_CPY_*) */
+	uint64_t phash;			  /* kernel: FNV-1a of every parameter byte read */
+	struct cg_kparam p[CG_NODE_MAXP]; /* kernel: np entries */
 };
 
+/* Fingerprints of a summary's n descriptions, each a 64-bit hash that
+ * lets an update of one summary from another skip a node-by-node pass
+ * when they are equal (a collision, ~2^-64, costs a missed prediction or
+ * record, never a wrong call):
+ *   sig   what the update refusal rule compares (rules/update.c): type,
+ *         position, the function's module context, cooperative, memset
+ *         extent, copy kind; equal: no refusal to predict;
+ *   ptrs  the values that can be addresses (ledger.h CG_PTRISH) by
+ *         position, with each node's function and parameter layout; equal:
+ *         every pointer is where it was (same references, no argument
+ *         moved to other memory).
+ * Never 0 (0 means "not computed"). */
+void nodes_fingerprint(const struct cg_ndet *d, uint32_t n, uint64_t *sig, uint64_t *ptrs);
 /* Fill d for node n of type t through capture-safe queries. 0 on success;
  * on failure d holds what was learned (type at least). */
 int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d);
@@ -73,7 +86,6 @@ void nodes_module_unloaded(CUmodule m);
 /* The description of node i of s, or NULL (binary search). */
 struct cg_summary;
 const struct cg_ndet *nodes_of(const struct cg_summary *s, uint32_t i);
-void nodes_release(struct cg_ndet *d, uint32_t n);
 /* Write d's fields into an open node record. */
 void nodes_rec(struct cg_rec *r, const struct cg_ndet *d);
 /* Fields that differ between two descriptions of the same node position,

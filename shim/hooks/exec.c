@@ -122,13 +122,21 @@ static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, 
 		cg_mismatch(api, f->rule, f->predicted_rc, rc, -1, -1);
 	if (rc == CUDA_SUCCESS && ph) {
 		/* the model first; the ledger needs the node details: the full
-		 * summary (walked now when the instantiation had a partial one).
-		 * Its findings (CGS020) precede the call's record. f->sum stays
-		 * valid: the exec holds it. */
+		 * summary (walked now when the instantiation had a partial one
+		 * and the graph has copies). Its findings (CGS020) precede the
+		 * call's record. f->sum stays valid: the exec holds it. */
 		model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum));
-		struct cg_summary *full = model_exec_summary(*ph);
-		cgh_ledger_exec_set(*ph, g, f->site, full, api);
-		model_summary_free(full);
+		if (f->sum && f->sum->partial && !model_graph_copies(g)) {
+			/* No copy, so nothing for CGS020 now: the references
+			 * wait for the first free (ledger_exec_pending), and a
+			 * loop that destroys the exec before freeing never
+			 * walks the graph (docs/design.md, cost per call). */
+			ledger_exec_pending(*ph, g, f->site);
+		} else {
+			struct cg_summary *full = model_exec_summary(*ph);
+			cgh_ledger_exec_set(*ph, g, f->site, full, api);
+			model_summary_free(full);
+		}
 	}
 }
 

@@ -17,10 +17,7 @@ void model_summary_free(struct cg_summary *s)
 	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	free(s->mem);
-	if (s->det) {
-		nodes_release(s->det, s->n_det);
-		free(s->det);
-	}
+	free(s->det);
 	free(s); /* nodes, ndeps and types live in the same block */
 }
 
@@ -160,6 +157,8 @@ static struct cg_summary *summary_walk(CUgraph g)
 		if (d)
 			s->det = d;
 	}
+	if (s->det)
+		nodes_fingerprint(s->det, s->n_det, &s->sig, &s->ptrs);
 	/* Memory nodes, exactly as many as found (one slot kept for callers
 	 * that index mem[0] of an empty list). */
 	s->mem = malloc((nm + 1) * sizeof *s->mem);
@@ -405,10 +404,16 @@ struct cg_summary *model_graph_partial(CUgraph g)
 	return s;
 }
 
+/* Held across a settling walk: a hook about to change or destroy a graph
+ * settles it first, so it waits here while another thread (a free working
+ * out pending references, ledger.h) walks the same graph. Never taken with
+ * another model lock held. */
+static pthread_mutex_t settle_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void model_graph_settle(CUgraph g)
 {
 	struct cg_graph *gr;
-	struct cg_summary *full;
+	struct cg_summary *full = NULL;
 	int pending;
 	pthread_mutex_lock(&model_gx_lock);
 	gr = model_graph_find_locked(g);
@@ -416,9 +421,15 @@ void model_graph_settle(CUgraph g)
 	pthread_mutex_unlock(&model_gx_lock);
 	if (!pending)
 		return;
-	full = model_graph_summary(g); /* walks now, g still as instantiated */
+	pthread_mutex_lock(&settle_lock);
 	pthread_mutex_lock(&model_gx_lock);
 	gr = model_graph_find_locked(g);
+	pending = gr ? gr->pending : 0; /* settled by another thread meanwhile */
+	pthread_mutex_unlock(&model_gx_lock);
+	if (pending)
+		full = model_graph_summary(g); /* walks now, g still as instantiated */
+	pthread_mutex_lock(&model_gx_lock);
+	gr = pending ? model_graph_find_locked(g) : NULL;
 	if (gr) {
 		struct cg_exec *x, *tmp;
 		HASH_ITER(hh, model_execs, x, tmp)
@@ -433,7 +444,30 @@ void model_graph_settle(CUgraph g)
 		gr->pending = 0;
 	}
 	pthread_mutex_unlock(&model_gx_lock);
+	pthread_mutex_unlock(&settle_lock);
 	model_summary_free(full);
+}
+
+int model_graph_copies(CUgraph g)
+{
+	CUgraphNode small[256], *nodes = small;
+	size_t n = 0;
+	int found = 1;
+	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
+		return 1;
+	if (n > 256 && !(nodes = malloc(n * sizeof *nodes)))
+		return 1;
+	if (!n || drv_cuGraphGetNodes(g, nodes, &n) == CUDA_SUCCESS) {
+		found = 0;
+		for (size_t i = 0; i < n && !found; i++) {
+			CUgraphNodeType t = CU_GRAPH_NODE_TYPE_MEMCPY;
+			drv_cuGraphNodeGetType(nodes[i], &t);
+			found = t == CU_GRAPH_NODE_TYPE_MEMCPY;
+		}
+	}
+	if (nodes != small)
+		free(nodes);
+	return found;
 }
 
 int model_graph_live_exec(CUgraph g, struct cg_exec_view *out)

@@ -49,6 +49,7 @@ struct lg_exec {
 	struct cg_stale why;	/* the first free that made it stale */
 	struct cg_summary *sum; /* a reference on the summary refs came from */
 	uint64_t epoch;		/* lg_epoch when refs were worked out */
+	int pending;		/* refs not worked out yet (ledger_exec_pending) */
 	struct lg_exec *next;
 };
 
@@ -61,6 +62,9 @@ static struct lg_exec *execs;
 static uint64_t lg_epoch;
 
 _Atomic int ledger_stale_n;
+/* Executables whose references are still to be worked out: every scan of
+ * the ranges (ledger_free) works them out first. */
+static _Atomic int lg_pending_n;
 #define STALE_MAX 256
 static _Atomic(uintptr_t) stale_tab[STALE_MAX];
 
@@ -267,6 +271,7 @@ int ledger_free(uint64_t base, uint64_t size, int host, struct ledger_freed *out
 	struct cg_stale *found = out->s;
 	int nf = 0, more = 0;
 	out->base = base, out->size = size, out->n = out->more = 0;
+	ledger_resolve_pending();
 	pthread_mutex_lock(&lg_lock);
 	lg_epoch++;
 	if (!size) {
@@ -358,6 +363,8 @@ static int ledger_same_ptrs(const struct cg_summary *a, const struct cg_summary 
 {
 	if (!a->det || !b->det || a->n_det != b->n_det)
 		return 0;
+	if (a->ptrs && b->ptrs) /* the same comparison, folded (nodes.h) */
+		return a->ptrs == b->ptrs;
 	for (uint32_t j = 0; j < a->n_det; j++) {
 		const struct cg_ndet *x = &a->det[j], *y = &b->det[j];
 		if (x->type != y->type || x->node != y->node || x->name != y->name)
@@ -476,6 +483,10 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 			x->capture_site = csite;
 		}
 		ledger_stale_clear_locked(x); /* its nodes were read again just now */
+		if (x->pending) {
+			x->pending = 0;
+			atomic_fetch_sub_explicit(&lg_pending_n, 1, memory_order_relaxed);
+		}
 		refs = NULL;
 		if (x->sum != sum) {
 			old_sum = x->sum;
@@ -489,6 +500,71 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 	out->e = e, out->g = g, out->exec_site = exec_site, out->capture_site = csite, out->n = npg;
 }
 
+void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site)
+{
+	int origin = 0, mn = 0;
+	uint64_t capture = 0;
+	uint32_t csite = 0;
+	struct cg_summary *old_sum = NULL;
+	struct lg_ref *old_refs = NULL;
+	struct lg_exec **link, *x;
+	if (!e)
+		return;
+	model_graph_info(g, &origin, &capture, &csite, &mn);
+	pthread_mutex_lock(&lg_lock);
+	x = ledger_exec_find_locked(e, &link);
+	if (!x && (x = calloc(1, sizeof *x)) != NULL) {
+		x->e = e;
+		*link = x;
+	}
+	if (x) {
+		old_refs = x->refs, old_sum = x->sum;
+		x->refs = NULL, x->nrefs = 0, x->sum = NULL;
+		x->g = g, x->capture = capture, x->exec_site = exec_site, x->capture_site = csite;
+		ledger_stale_clear_locked(x);
+		if (!x->pending) {
+			x->pending = 1;
+			atomic_fetch_add_explicit(&lg_pending_n, 1, memory_order_relaxed);
+		}
+	}
+	pthread_mutex_unlock(&lg_lock);
+	model_summary_free(old_sum);
+	free(old_refs);
+}
+
+/* Works out the references of every pending executable, one at a time,
+ * with no lock held across the walk (model_exec_summary settles the graph
+ * under the model's walk lock: a graph is never walked while a hook
+ * changes or destroys it). An exec destroyed meanwhile is simply gone. */
+void ledger_resolve_pending(void)
+{
+	int budget = atomic_load_explicit(&lg_pending_n, memory_order_relaxed);
+	while (budget-- > 0) {
+		CUgraphExec e = NULL;
+		CUgraph g = NULL;
+		pthread_mutex_lock(&lg_lock);
+		for (struct lg_exec *x = execs; x; x = x->next)
+			if (x->pending) {
+				e = x->e, g = x->g;
+				break;
+			}
+		pthread_mutex_unlock(&lg_lock);
+		if (!e)
+			return;
+		struct cg_summary *full = model_exec_summary(e);
+		struct ledger_pageable pg;
+		ledger_exec_set(e, g, 0, full, &pg); /* no copies: they are never pending */
+		model_summary_free(full);
+		pthread_mutex_lock(&lg_lock);
+		struct lg_exec *x = ledger_exec_find_locked(e, NULL);
+		if (x && x->pending) { /* no summary to be had: no references */
+			x->pending = 0;
+			atomic_fetch_sub_explicit(&lg_pending_n, 1, memory_order_relaxed);
+		}
+		pthread_mutex_unlock(&lg_lock);
+	}
+}
+
 void ledger_exec_gone(CUgraphExec e)
 {
 	struct lg_exec **link, *x;
@@ -497,6 +573,8 @@ void ledger_exec_gone(CUgraphExec e)
 	if (x) {
 		*link = x->next;
 		ledger_stale_clear_locked(x);
+		if (x->pending)
+			atomic_fetch_sub_explicit(&lg_pending_n, 1, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&lg_lock);
 	if (x) {

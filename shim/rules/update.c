@@ -92,6 +92,8 @@ int rules_update_refusal(const struct cg_summary *old, const struct cg_summary *
 {
 	if (!old || !nu || !old->det || !nu->det || old->n_det != nu->n_det)
 		return 0;
+	if (old->sig && old->sig == nu->sig)
+		return 0; /* what this pass compares is the same (nodes.h) */
 	for (uint32_t j = 0; j < nu->n_det; j++) {
 		const struct cg_ndet *a = &old->det[j], *b = &nu->det[j];
 		if (a->type != b->type || a->node != b->node)
