@@ -308,5 +308,8 @@ int model_sample_free(size_t *free_out);
  * exec destroy, upload, first launch): the next sample is real. */
 void model_mem_moved(void);
 long long model_meminfo_reused(void);
+/* Full node walks of graphs so far (summary_walk): what the shim paid in
+ * node queries (docs/design.md, cost per call type). */
+long long model_graph_walks(void);
 
 #endif

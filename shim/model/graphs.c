@@ -37,6 +37,13 @@ struct node_ix {
  * edges, memory-node parameters. No lock held. Done once per graph
  * generation (at end of capture or first use) and cached, so an update
  * compares cached summaries instead of walking two graphs. */
+static _Atomic long long walks;
+
+long long model_graph_walks(void)
+{
+	return atomic_load_explicit(&walks, memory_order_relaxed);
+}
+
 static struct cg_summary *summary_walk(CUgraph g)
 {
 	size_t n = 0, ne = 0, nm = 0;
@@ -45,6 +52,7 @@ static struct cg_summary *summary_walk(CUgraph g)
 	size_t mem_cap = 16;
 	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
 		return NULL;
+	atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
 	/* One block: header, node handles, dependency counts, types. */
 	s = malloc(sizeof *s + (n + 1) * (sizeof *s->nodes + sizeof *s->ndeps + 1));
 	if (!s)

@@ -260,6 +260,22 @@ STDERR = ""
 STDOUT = ""
 
 
+def case_deferred_refs(recs, pools):
+    """References worked out at the first free, not at instantiate."""
+    s = one(recs, "summary")
+    check(s.get("walks") == 1, "one graph walk in all: none for the 5 instantiate/destroy cycles, one at the "
+          "first free after E's instantiation (got %s)" % s.get("walks"))
+    v = ev(recs, "violation")
+    got = [(x.get("rule"), x.get("api")) for x in v]
+    check(len(v) == 1 and v[0].get("rule") == "CGS018" and "MemFree" in (v[0].get("api") or ""),
+          "one CGS018, at the free of tmp (got %s)" % got)
+    check(bool(v) and (v[0].get("node_index"), v[0].get("param")) == (0, 0),
+          "CGS018 names node 0, parameter 0 (got %s)" % ((v[0].get("node_index"), v[0].get("param")) if v else None,))
+    frees = [r for r in ev(recs, "call") if "MemFree" in (r.get("api") or "")]
+    check(bool(v) and bool(frees) and v[0]["seq"] < max(f["seq"] for f in frees),
+          "the violation precedes the free's call record")
+
+
 def case_multi_device(recs, pools):
     """Two devices: memory nodes on each with peer access, a first launch from
     the other device's context, per-device current pool, per-device graph
@@ -310,6 +326,7 @@ def case_multi_device(recs, pools):
 CASES = {
     "multi_device": case_multi_device,
     "deferred_summary": case_deferred_summary,
+    "deferred_refs": case_deferred_refs,
     "three_pools": case_three_pools,
     "current_pool": case_current_pool,
     "destroy_outstanding": case_destroy_outstanding,
