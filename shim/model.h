@@ -125,10 +125,11 @@ long long model_meminfo_skipped(void);
  * Returns 1 and fills id/graph when the stream is capturing (active or
  * invalidated; status out), 0 otherwise. */
 int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int *status);
-/* Before a begin-capture call: sample free memory (only while no capture
- * is live) and allocate the next capture's entry, so that nothing costly
- * runs between the driver's begin and the application's next call. */
-void model_capture_presample(void);
+/* Before a begin-capture call from site: sample free memory (only while
+ * no capture is live, and not for a steady site's capture) and allocate
+ * the next capture's entry, so that nothing costly runs between the
+ * driver's begin and the application's next call. */
+void model_capture_presample(uint32_t site);
 /* A capture the driver began. c is the begin hook's call (its record is
  * deferred: written when the capture ends, is named abandoned, or at exit,
  * stamped with the time the hook finished), via the runtime name it came
@@ -308,6 +309,16 @@ int model_sample_free(size_t *free_out);
  * exec destroy, upload, first launch): the next sample is real. */
 void model_mem_moved(void);
 long long model_meminfo_reused(void);
+/* Steady captures (devices.c): at a begin from site, whether this capture
+ * takes no samples; at its end, what it found (skipped: it was one); at an
+ * instantiation of a graph of that capture (id) with a shape, whether it
+ * takes none, and after it the delta found. Only under auto. */
+int model_meminfo_steady_begin(uint32_t site);
+void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed);
+int model_meminfo_steady_inst(uint64_t capture, uint64_t shape);
+void model_meminfo_steady_inst_done(uint64_t capture, uint64_t shape, int have, long long delta);
+/* Captures and instantiations that took no sample, being steady. */
+long long model_meminfo_steady(void);
 /* Full node walks of graphs so far (summary_walk): what the shim paid in
  * node queries (docs/design.md, cost per call type). */
 long long model_graph_walks(void);

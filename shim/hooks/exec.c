@@ -18,6 +18,19 @@ _Atomic int cgh_updates_seen;
 /* Instantiate (LIFE rows): the summary, the rules' verdicts (CGS004,
  * CGS010) and the memory sample before the call; the exec into the model
  * and the ledger after it; the node records after the call's record. */
+/* What makes two captures "the same" for the memory samples (model.h,
+ * steady captures): node count, memory nodes and their bytes. Never 0. */
+static uint64_t instantiate_shape(const struct cg_summary *s)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)s->n_nodes << 32 | (uint64_t)s->n_alloc << 16 | s->n_free);
+	for (uint32_t i = 0; s->mem && i < s->n_alloc + s->n_free; i++) {
+		h ^= s->mem[i].size + ((uint64_t)s->mem[i].is_free << 63);
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 33;
+	}
+	return h | 1;
+}
+
 static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api)
 {
 	struct cg_verdict v;
@@ -43,7 +56,14 @@ static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t 
 		f->rule = v.rule;
 		cg_verdict_write(&v, api, 0, SITE_SKIP_PART + 1);
 	}
-	f->have_free = model_sample_free(&f->free_before);
+	{
+		int origin = 0, mn = 0;
+		uint32_t gsite = 0;
+		if (model_graph_info(g, &origin, &f->cap, &gsite, &mn) && f->cap && f->sum)
+			f->shape = instantiate_shape(f->sum);
+		f->steady = f->shape && model_meminfo_steady_inst(f->cap, f->shape);
+	}
+	f->have_free = !f->steady && model_sample_free(&f->free_before);
 }
 
 /* Node records for pictures: type, dependencies by index, memory-node
@@ -155,14 +175,18 @@ static void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, 
 	if (rc == CUDA_SUCCESS)
 		model_summary_devs_rec(r, f->sum); /* dev, alloc_devs */
 	if (f->have_free && model_sample_free(&fr)) {
-		int origin = 0, mn = 0;
-		uint64_t cap = 0;
-		uint32_t gs = 0;
 		rec_u64(r, "free_before", f->free_before);
 		rec_u64(r, "free_after", fr);
 		rec_int(r, "delta", (long long)f->free_before - (long long)fr);
-		if (model_graph_info(g, &origin, &cap, &gs, &mn) && cap)
-			rec_u64(r, "capture", cap);
+		if (f->cap)
+			rec_u64(r, "capture", f->cap);
+		model_meminfo_steady_inst_done(f->cap, f->shape, rc == CUDA_SUCCESS,
+					       (long long)f->free_before - (long long)fr);
+	} else if (f->steady) {
+		rec_u64(r, "capture", f->cap);
+		rec_word(r, "meminfo", "steady");
+	} else {
+		model_meminfo_steady_inst_done(f->cap, f->shape, 0, 0);
 	}
 	rec_site(r, "site", f->site);
 }

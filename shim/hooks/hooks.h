@@ -105,6 +105,8 @@ struct cgh_frame {
 	int want;		/* an in/out argument's value on entry */
 	int have_free;
 	size_t free_before;	/* device memory before the call */
+	int steady;		/* instantiate: a steady capture's graph, no samples */
+	uint64_t cap, shape;	/* instantiate: the graph's capture, its shape */
 	struct cg_summary *sum; /* the graph's summary, owned until _done */
 };
 

@@ -85,13 +85,14 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 	return 1;
 }
 
-static CG_TLS int presample_have;
+static CG_TLS int presample_have, presample_steady;
 static CG_TLS size_t presample_free;
 static CG_TLS struct cg_capture *prepared;
 
-void model_capture_presample(void)
+void model_capture_presample(uint32_t site)
 {
-	presample_have = model_sample_free(&presample_free);
+	presample_steady = model_meminfo_steady_begin(site);
+	presample_have = !presample_steady && model_sample_free(&presample_free);
 	if (!prepared)
 		prepared = calloc(1, sizeof *prepared);
 	if (prepared) /* the name now: a syscall, kept out of the begin's window */
@@ -109,8 +110,8 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 {
 	struct cg_capture *c = prepared;
 	size_t fr = presample_free;
-	int have = presample_have;
-	presample_have = 0;
+	int have = presample_have, steady = presample_steady;
+	presample_have = presample_steady = 0;
 	prepared = NULL;
 	if (!c)
 		c = calloc(1, sizeof *c);
@@ -128,6 +129,7 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 	c->into = into;
 	c->have_before = have;
 	c->free_before = have ? fr : 0;
+	c->steady = steady;
 	c->brec = bc != NULL;
 	if (bc)
 		c->bcall = *bc;
@@ -601,7 +603,7 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 		return;
 	atomic_fetch_sub(&cg_live_captures, 1);
 	model_caprec_begin(&k);
-	have_after = model_sample_free(&fr);
+	have_after = !c->steady && model_sample_free(&fr);
 	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPTURE);
 	rec_u64(&r, "capture", c->id);
 	rec_hex(&r, "stream", (uintptr_t)c->stream);
@@ -619,7 +621,12 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 		rec_u64(&r, "free_after", fr);
 		rec_int(&r, "delta", delta);
 		rec_int(&r, "unattributed", delta - (long long)c->malloc_bytes);
+		model_meminfo_steady_capture(c->site, c->id, 0, 1, delta - (long long)c->malloc_bytes);
+	} else {
+		model_meminfo_steady_capture(c->site, c->id, c->steady, 0, 0);
 	}
+	if (c->steady)
+		rec_word(&r, "meminfo", "steady");
 	rec_site(&r, "site", c->site);
 	rec_end(&r);
 	if (rc != CUDA_SUCCESS)

@@ -25,16 +25,18 @@ int cg_current_device(void)
 	return 0;
 }
 
-/* Budget of CGSHIM_MEMINFO=auto: cuMemGetInfo costs ~7 us on an H100, a
- * capture + instantiate has four boundaries (begin, end, instantiate
- * before and after). Under auto a boundary first tries the last sample of
- * its device (reuse below); real samples go on while they have cost under
- * 0.5% of the time since the first one, plus a start-up allowance (about 35
- * samples): a tight capture loop is slowed by at most ~0.5%. A 1% share was
- * tried and measured worse on the H100 (docs/design.md): in a PyTorch
- * process PyTorch's capture_begin then paid ~100 us more per capture.
+/* Budget of CGSHIM_MEMINFO=auto: cuMemGetInfo costs ~7 us on an H100
+ * (~45 us right after graph work), a capture + instantiate has four
+ * boundaries (begin, end, instantiate before and after). Under auto a
+ * steady capture (below) takes no sample at all, and a boundary first
+ * tries the last sample of its device (reuse below); real samples go on
+ * while they have cost under 2% of the time since the first one, plus a
+ * start-up allowance (about 35 samples). Steady captures are what a tight
+ * capture loop makes, so the budget is spent on captures that say
+ * something new: at 0.5% the seed-001 script's table lost every
+ * instantiation delta from its 34th capture on (docs/design.md).
  * CGSHIM_MEMINFO=on samples every boundary for real. */
-#define MEMINFO_SHARE 200
+#define MEMINFO_SHARE 50
 #define MEMINFO_ALLOWANCE_NS 250000ull
 /* Reuse: a boundary takes the device's previous sample instead of a new
  * one when nothing the shim sees has moved device memory since (mem_epoch:
@@ -118,6 +120,120 @@ static int sample_free(size_t *free_out)
 	pthread_mutex_unlock(&model_last_lock);
 	*free_out = fr;
 	return 1;
+}
+
+/* Steady captures (issue 17 point 3, issue 19). A begin site whose last
+ * STEADY_AFTER captures had the same shape (node count, memory nodes and
+ * their bytes) and moved no memory the hooks could not name (the capture's
+ * unattributed 0, the instantiation's delta 0) is steady: a capture from
+ * it takes no sample at its begin or end, nor its instantiation when the
+ * graph has that shape again (the records say "meminfo": "steady"), except
+ * every STEADY_RECHECK-th, which samples for real and keeps or ends the
+ * state. A capture loop or PyTorch's capture of the same graph again pays
+ * no cuMemGetInfo; each new shape (a serving engine's batch sizes, the
+ * seed-001 script) is sampled in full. Entries: a small table by begin
+ * site, under model_last_lock; a site that finds no slot is never steady. */
+#define STEADY_SLOTS 64
+#define STEADY_AFTER 2
+#define STEADY_RECHECK 64
+static struct steady {
+	uint32_t site;
+	int n_same, cap_ok, skipped; /* skipped: last_capture took no samples */
+	unsigned skips;
+	uint64_t shape, last_capture;
+} steady_tab[STEADY_SLOTS];
+static _Atomic long long meminfo_steady;
+
+/* The entry whose site began capture id last (instantiations know their
+ * graph's capture, not its begin site). */
+static struct steady *steady_of_capture_locked(uint64_t capture)
+{
+	for (int i = 0; i < STEADY_SLOTS; i++)
+		if (steady_tab[i].site && steady_tab[i].last_capture == capture)
+			return &steady_tab[i];
+	return NULL;
+}
+
+static struct steady *steady_find_locked(uint32_t site, int add)
+{
+	for (unsigned i = 0, h = site * 2654435761u >> 26; i < STEADY_SLOTS; i++) {
+		struct steady *e = &steady_tab[(h + i) % STEADY_SLOTS];
+		if (e->site == site)
+			return e;
+		if (!e->site) {
+			if (!add)
+				return NULL;
+			memset(e, 0, sizeof *e);
+			e->site = site;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+int model_meminfo_steady_begin(uint32_t site)
+{
+	int skip = 0;
+	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !site)
+		return 0;
+	pthread_mutex_lock(&model_last_lock);
+	struct steady *e = steady_find_locked(site, 0);
+	if (e && e->n_same >= STEADY_AFTER)
+		skip = ++e->skips % STEADY_RECHECK != 0;
+	pthread_mutex_unlock(&model_last_lock);
+	if (skip)
+		atomic_fetch_add_explicit(&meminfo_steady, 1, memory_order_relaxed);
+	return skip;
+}
+
+void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed)
+{
+	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !site)
+		return;
+	pthread_mutex_lock(&model_last_lock);
+	struct steady *e = steady_find_locked(site, 1);
+	if (e) {
+		e->last_capture = capture;
+		e->skipped = skipped;
+		if (!skipped)
+			e->cap_ok = have && unattributed == 0;
+	}
+	pthread_mutex_unlock(&model_last_lock);
+}
+
+int model_meminfo_steady_inst(uint64_t capture, uint64_t shape)
+{
+	int skip = 0;
+	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !capture)
+		return 0;
+	pthread_mutex_lock(&model_last_lock);
+	struct steady *e = steady_of_capture_locked(capture);
+	if (e && e->skipped) {
+		skip = e->shape == shape;
+		if (!skip)
+			e->n_same = 0; /* a new shape from a steady site: sampled again from now */
+	}
+	pthread_mutex_unlock(&model_last_lock);
+	return skip;
+}
+
+void model_meminfo_steady_inst_done(uint64_t capture, uint64_t shape, int have, long long delta)
+{
+	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !capture)
+		return;
+	pthread_mutex_lock(&model_last_lock);
+	struct steady *e = steady_of_capture_locked(capture);
+	if (e && !e->skipped) {
+		int same = have && delta == 0 && e->cap_ok && e->shape == shape;
+		e->n_same = same ? e->n_same + 1 : 0;
+		e->shape = shape;
+	}
+	pthread_mutex_unlock(&model_last_lock);
+}
+
+long long model_meminfo_steady(void)
+{
+	return atomic_load(&meminfo_steady);
 }
 
 long long model_meminfo_reused(void)

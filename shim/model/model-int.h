@@ -102,6 +102,7 @@ struct cg_capture {
 	unsigned long long alloc_bytes, malloc_bytes;
 	int have_before;
 	size_t free_before;
+	int steady; /* a steady site's capture: no samples (devices.c) */
 	/* invalid: the shim knows the capture is invalidated (counted once in
 	 * captures_invalidated); named: its "abandoned" record is written. */
 	int invalid, named;

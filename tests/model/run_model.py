@@ -28,6 +28,7 @@ read_log = cgtest.read_log
 MiB = 1 << 20
 T = cgtest.Tally()
 failures = 0  # this runner's failed checks (tests/gpu/model.py reads them)
+STANDIN = False  # set by main(): run against the CPU stand-in
 
 
 def check(ok, what):
@@ -271,6 +272,22 @@ def case_deferred_refs(recs, pools):
           "one CGS018, at the free of tmp (got %s)" % got)
     check(bool(v) and (v[0].get("node_index"), v[0].get("param")) == (0, 0),
           "CGS018 names node 0, parameter 0 (got %s)" % ((v[0].get("node_index"), v[0].get("param")) if v else None,))
+    # Steady captures (CGSHIM_MEMINFO=auto): D's five cycles come from one
+    # begin site with one shape; from the 4th on they take no sample when
+    # the first three moved nothing (always on the stand-in; on a GPU the
+    # first instantiations may take a chunk, and D then stays sampled).
+    caps = ev(recs, "capture")
+    steady = [c for c in caps if c.get("meminfo") == "steady"]
+    check(all(("delta" in c) != (c.get("meminfo") == "steady") for c in caps),
+          "each capture record has a delta or says meminfo steady")
+    check(s.get("meminfo_steady") == len(steady), "summary meminfo_steady %s = %d steady capture records"
+          % (s.get("meminfo_steady"), len(steady)))
+    insts = [r for r in ev(recs, "call") if "Instantiate" in (r.get("api") or "")]
+    check(sum(1 for r in insts if r.get("meminfo") == "steady") == len(steady),
+          "as many steady instantiations as steady captures")
+    if STANDIN:
+        check([c.get("meminfo") for c in caps] == [None, None, None, "steady", "steady", None],
+              "stand-in: D's 4th and 5th captures steady, E sampled (got %s)" % [c.get("meminfo") for c in caps])
     frees = [r for r in ev(recs, "call") if "MemFree" in (r.get("api") or "")]
     check(bool(v) and bool(frees) and v[0]["seq"] < max(f["seq"] for f in frees),
           "the violation precedes the free's call record")
@@ -427,6 +444,8 @@ def main():
     ap.add_argument("--shim", required=True)
     ap.add_argument("--cgshim", help="the cgshim tool (multi_rank)")
     a = ap.parse_args()
+    global STANDIN
+    STANDIN = True
 
     base = cgtest.clean_env()
     ld = base.get("LD_LIBRARY_PATH")
