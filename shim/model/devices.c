@@ -125,7 +125,8 @@ static int sample_free(size_t *free_out)
 /* Steady captures (issue 17 point 3, issue 19). A begin site whose last
  * STEADY_AFTER captures had the same shape (node count, memory nodes and
  * their bytes) and moved no memory the hooks could not name (the capture's
- * unattributed 0, the instantiation's delta 0) is steady: a capture from
+ * unattributed 0, the instantiation's delta 0), each begun with as many
+ * executables alive as the one before, is steady: a capture from
  * it takes no sample at its begin or end, nor its instantiation when the
  * graph has that shape again (the records say "meminfo": "steady"), except
  * every STEADY_RECHECK-th, which samples for real and keeps or ends the
@@ -139,6 +140,8 @@ static int sample_free(size_t *free_out)
 static struct steady {
 	uint32_t site;
 	int n_same, cap_ok, skipped; /* skipped: last_capture took no samples */
+	int live_same;		     /* as many executables alive as at the previous begin */
+	long long live;
 	unsigned skips;
 	uint64_t shape, last_capture;
 } steady_tab[STEADY_SLOTS];
@@ -174,10 +177,20 @@ static struct steady *steady_find_locked(uint32_t site, int add)
 int model_meminfo_steady_begin(uint32_t site)
 {
 	int skip = 0;
+	long long live;
 	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !site)
 		return 0;
+	live = model_execs_live();
 	pthread_mutex_lock(&model_last_lock);
-	struct steady *e = steady_find_locked(site, 0);
+	struct steady *e = steady_find_locked(site, 1);
+	if (e) {
+		/* A loop that keeps its executables (a serving engine's batch
+		 * sizes, the seed-001 script) grows: never steady. */
+		e->live_same = e->live == live;
+		e->live = live;
+		if (!e->live_same)
+			e->n_same = 0;
+	}
 	if (e && e->n_same >= STEADY_AFTER)
 		skip = ++e->skips % STEADY_RECHECK != 0;
 	pthread_mutex_unlock(&model_last_lock);
@@ -224,7 +237,7 @@ void model_meminfo_steady_inst_done(uint64_t capture, uint64_t shape, int have, 
 	pthread_mutex_lock(&model_last_lock);
 	struct steady *e = steady_of_capture_locked(capture);
 	if (e && !e->skipped) {
-		int same = have && delta == 0 && e->cap_ok && e->shape == shape;
+		int same = have && delta == 0 && e->cap_ok && e->live_same && e->shape == shape;
 		e->n_same = same ? e->n_same + 1 : 0;
 		e->shape = shape;
 	}

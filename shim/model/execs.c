@@ -491,3 +491,12 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 	*n_live = live;
 	return n_leaks;
 }
+
+long long model_execs_live(void)
+{
+	long long n;
+	pthread_mutex_lock(&model_gx_lock);
+	n = (long long)HASH_COUNT(model_execs);
+	pthread_mutex_unlock(&model_gx_lock);
+	return n;
+}
