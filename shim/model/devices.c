@@ -30,13 +30,13 @@ int cg_current_device(void)
  * boundaries (begin, end, instantiate before and after). Under auto a
  * steady capture (below) takes no sample at all, and a boundary first
  * tries the last sample of its device (reuse below); real samples go on
- * while they have cost under 2% of the time since the first one, plus a
+ * while they have cost under 4% of the time since the first one, plus a
  * start-up allowance (about 35 samples). Steady captures are what a tight
  * capture loop makes, so the budget is spent on captures that say
  * something new: at 0.5% the seed-001 script's table lost every
- * instantiation delta from its 34th capture on (docs/design.md).
+ * instantiation delta from its 34th capture on, at 2% from its 124th.
  * CGSHIM_MEMINFO=on samples every boundary for real. */
-#define MEMINFO_SHARE 50
+#define MEMINFO_SHARE 25
 #define MEMINFO_ALLOWANCE_NS 250000ull
 /* Reuse: a boundary takes the device's previous sample instead of a new
  * one when nothing the shim sees has moved device memory since (mem_epoch:
