@@ -79,6 +79,15 @@ struct cg_summary {
 
 struct cg_ndet;
 
+/* One multiply-xorshift step of the summaries' 64-bit hashes (topology,
+ * fingerprints, shape). */
+static inline uint64_t cg_mix64(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ h >> 33;
+}
+
 struct cg_exec_view {
 	CUgraphExec h;
 	CUgraph graph;
@@ -227,6 +236,9 @@ void model_graph_settle(CUgraph g);
  * only, through capture-safe queries, no lock held. */
 int model_graph_copies(CUgraph g);
 void model_summary_free(struct cg_summary *s);
+/* What makes two captures "the same" for the memory samples (steady
+ * captures, devices.c): node count, memory nodes and their bytes. Never 0. */
+uint64_t model_summary_shape(const struct cg_summary *s);
 /* One more reference to s (NULL stays NULL); returns s. */
 struct cg_summary *model_summary_ref(struct cg_summary *s);
 /* Exec instantiated from g that is still alive (memory-node graphs). */

@@ -384,38 +384,31 @@ static void nodes_memset(CUgraphNode n, struct cg_ndet *d)
 	d->bytes = (uint64_t)m.elementSize * m.width * (m.height ? m.height : 1);
 }
 
-static uint64_t nodes_mix(uint64_t h, uint64_t v)
-{
-	h ^= v;
-	h *= 0xff51afd7ed558ccdull;
-	return h ^ h >> 33;
-}
-
 void nodes_fingerprint(const struct cg_ndet *d, uint32_t n, uint64_t *sig, uint64_t *ptrs)
 {
 	uint64_t hs = 0x9E3779B97F4A7C15ull ^ n, hp = hs;
 	for (uint32_t j = 0; j < n; j++) {
 		const struct cg_ndet *x = &d[j];
 		uint64_t head = (uint64_t)x->node << 8 | x->type;
-		hs = nodes_mix(hs, head);
-		hp = nodes_mix(hp, head);
+		hs = cg_mix64(hs, head);
+		hp = cg_mix64(hp, head);
 		switch (x->type) {
 		case CU_GRAPH_NODE_TYPE_KERNEL:
-			hs = nodes_mix(nodes_mix(hs, x->mctx), x->coop);
-			hp = nodes_mix(nodes_mix(hp, (uint64_t)(uintptr_t)x->name), x->np);
+			hs = cg_mix64(cg_mix64(hs, x->mctx), x->coop);
+			hp = cg_mix64(cg_mix64(hp, (uint64_t)(uintptr_t)x->name), x->np);
 			for (uint32_t k = 0; k < x->np; k++) {
 				const struct cg_kparam *q = &x->p[k];
-				hp = nodes_mix(hp, (uint64_t)q->idx << 1 | q->embedded);
-				hp = nodes_mix(hp, CG_PTRISH(q->val) ? q->val : 0);
+				hp = cg_mix64(hp, (uint64_t)q->idx << 1 | q->embedded);
+				hp = cg_mix64(hp, CG_PTRISH(q->val) ? q->val : 0);
 			}
 			break;
 		case CU_GRAPH_NODE_TYPE_MEMCPY:
-			hs = nodes_mix(hs, x->grid[0]);
-			hp = nodes_mix(nodes_mix(hp, x->dst), x->src);
+			hs = cg_mix64(hs, x->grid[0]);
+			hp = cg_mix64(cg_mix64(hp, x->dst), x->src);
 			break;
 		case CU_GRAPH_NODE_TYPE_MEMSET:
-			hs = nodes_mix(hs, x->bytes);
-			hp = nodes_mix(hp, x->dst);
+			hs = cg_mix64(hs, x->bytes);
+			hp = cg_mix64(hp, x->dst);
 			break;
 		default:
 			break;

@@ -18,19 +18,6 @@ _Atomic int cgh_updates_seen;
 /* Instantiate (LIFE rows): the summary, the rules' verdicts (CGS004,
  * CGS010) and the memory sample before the call; the exec into the model
  * and the ledger after it; the node records after the call's record. */
-/* What makes two captures "the same" for the memory samples (model.h,
- * steady captures): node count, memory nodes and their bytes. Never 0. */
-static uint64_t instantiate_shape(const struct cg_summary *s)
-{
-	uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)s->n_nodes << 32 | (uint64_t)s->n_alloc << 16 | s->n_free);
-	for (uint32_t i = 0; s->mem && i < s->n_alloc + s->n_free; i++) {
-		h ^= s->mem[i].size + ((uint64_t)s->mem[i].is_free << 63);
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 33;
-	}
-	return h | 1;
-}
-
 static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api)
 {
 	struct cg_verdict v;
@@ -60,7 +47,7 @@ static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t 
 		int origin = 0, mn = 0;
 		uint32_t gsite = 0;
 		if (model_graph_info(g, &origin, &f->cap, &gsite, &mn) && f->cap && f->sum)
-			f->shape = instantiate_shape(f->sum);
+			f->shape = model_summary_shape(f->sum);
 		f->steady = f->shape && model_meminfo_steady_inst(f->cap, f->shape);
 	}
 	f->have_free = !f->steady && model_sample_free(&f->free_before);

@@ -21,6 +21,14 @@ void model_summary_free(struct cg_summary *s)
 	free(s); /* nodes, ndeps and types live in the same block */
 }
 
+uint64_t model_summary_shape(const struct cg_summary *s)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)s->n_nodes << 32 | (uint64_t)s->n_alloc << 16 | s->n_free);
+	for (uint32_t i = 0; s->mem && i < s->n_alloc + s->n_free; i++)
+		h = cg_mix64(h, s->mem[i].size + ((uint64_t)s->mem[i].is_free << 63));
+	return h | 1;
+}
+
 struct cg_summary *model_summary_ref(struct cg_summary *s)
 {
 	if (s)
@@ -149,11 +157,8 @@ static struct cg_summary *summary_walk(CUgraph g)
 		 * multiply-xorshift step, so a 1,000-node walk pays ~1 us once
 		 * and every later update of this generation compares 8 bytes. */
 		uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)s->n_nodes << 32 | s->n_edges);
-		for (uint32_t i = 0; i < s->n_nodes; i++) {
-			h ^= (uint64_t)s->types[i] << 16 | s->ndeps[i];
-			h *= 0xff51afd7ed558ccdull;
-			h ^= h >> 33;
-		}
+		for (uint32_t i = 0; i < s->n_nodes; i++)
+			h = cg_mix64(h, (uint64_t)s->types[i] << 16 | s->ndeps[i]);
 		s->topo = h | 1;
 	}
 	/* Details, exactly as many as described (none: no array) */

@@ -68,6 +68,14 @@ static _Atomic int lg_pending_n;
 #define STALE_MAX 256
 static _Atomic(uintptr_t) stale_tab[STALE_MAX];
 
+static void ledger_pending_clear_locked(struct lg_exec *x)
+{
+	if (x->pending) {
+		x->pending = 0;
+		atomic_fetch_sub_explicit(&lg_pending_n, 1, memory_order_relaxed);
+	}
+}
+
 /* First range with base > v, minus one: the range that may hold v. */
 static long ledger_find_locked(uint64_t v)
 {
@@ -483,10 +491,7 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 			x->capture_site = csite;
 		}
 		ledger_stale_clear_locked(x); /* its nodes were read again just now */
-		if (x->pending) {
-			x->pending = 0;
-			atomic_fetch_sub_explicit(&lg_pending_n, 1, memory_order_relaxed);
-		}
+		ledger_pending_clear_locked(x);
 		refs = NULL;
 		if (x->sum != sum) {
 			old_sum = x->sum;
@@ -557,10 +562,8 @@ void ledger_resolve_pending(void)
 		model_summary_free(full);
 		pthread_mutex_lock(&lg_lock);
 		struct lg_exec *x = ledger_exec_find_locked(e, NULL);
-		if (x && x->pending) { /* no summary to be had: no references */
-			x->pending = 0;
-			atomic_fetch_sub_explicit(&lg_pending_n, 1, memory_order_relaxed);
-		}
+		if (x) /* no summary to be had: no references */
+			ledger_pending_clear_locked(x);
 		pthread_mutex_unlock(&lg_lock);
 	}
 }
@@ -573,8 +576,7 @@ void ledger_exec_gone(CUgraphExec e)
 	if (x) {
 		*link = x->next;
 		ledger_stale_clear_locked(x);
-		if (x->pending)
-			atomic_fetch_sub_explicit(&lg_pending_n, 1, memory_order_relaxed);
+		ledger_pending_clear_locked(x);
 	}
 	pthread_mutex_unlock(&lg_lock);
 	if (x) {
