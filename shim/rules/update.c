@@ -149,8 +149,10 @@ int rules_update_fail(const struct cg_update_ev *ev, const struct cg_model_view 
 {
 	const struct cg_summary *old = ev->old, *nu = ev->nu;
 	int fail = 0;
-	memset(p, 0, sizeof *p);
 	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+	p->err_index = 0;
+	p->err_node = p->from_node = NULL;
+	p->why[0] = 0;
 	if (!old || !nu)
 		return 0;
 	if (old == nu) {
