@@ -28,9 +28,18 @@ int cg_need_real(int hid)
 
 static int call_level(const struct cg_call *c, CUresult rc)
 {
-	if (rc != CUDA_SUCCESS || (c->flags & CG_CALL_LIFE))
+	if (rc != CUDA_SUCCESS)
 		return CG_L_INFO;
+	if (c->flags & CG_CALL_LIFE)
+		return (c->flags & CG_CALL_REPEAT) ? CG_L_DEBUG : CG_L_INFO;
 	return CG_L_TRACE;
+}
+
+/* A repeat's record left out where it would have been written. */
+static void count_hidden(const struct cg_call *c, CUresult rc)
+{
+	if (rc == CUDA_SUCCESS && (c->flags & CG_CALL_REPEAT) && (c->flags & CG_CALL_LIFE) && cg_log_on(CG_L_INFO))
+		cg_count_condensed();
 }
 
 static void call_fields(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t now)
@@ -54,9 +63,19 @@ int cg_call_on(const struct cg_call *c, CUresult rc)
 	return cg_log_on(call_level(c, rc));
 }
 
+/* cg_call_on for the one place that then writes nothing (hooks/call.c). */
+int cg_call_on_count(const struct cg_call *c, CUresult rc)
+{
+	if (cg_log_on(call_level(c, rc)))
+		return 1;
+	count_hidden(c, rc);
+	return 0;
+}
+
 int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
 {
 	if (!cg_log_on(call_level(c, rc))) {
+		count_hidden(c, rc);
 		r->on = 0;
 		return 0;
 	}

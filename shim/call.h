@@ -17,6 +17,14 @@
 #include "resolve.h"
 
 #define CG_CALL_LIFE 1 /* lifecycle call: logged at info */
+/* With CG_CALL_LIFE: a call of a steady capture cycle (a capture from a
+ * steady begin site, model/devices.c, and the instantiation, executable
+ * and graph that came from it), which repeats the cycle before it and
+ * changes nothing the shim models. Its record, if it succeeded, is written
+ * at debug level; below that it is counted (records_condensed), as
+ * identical updates and launches are. Every 64th cycle of a steady site is
+ * sampled in full and written. */
+#define CG_CALL_REPEAT 2
 
 /* t0: hook entry; t_in/t_out: the real call's bracket, set by hooks that
  * mark it (cg_call_mark_in/out), so the record can split the hook's own
@@ -104,6 +112,8 @@ int cg_need_real(int hid) CG_HIDDEN;
 
 /* Whether the call record of c with result rc passes the log level. */
 int cg_call_on(const struct cg_call *c, CUresult rc) CG_HIDDEN;
+/* cg_call_on, counting a repeat's record it leaves out. */
+int cg_call_on_count(const struct cg_call *c, CUresult rc) CG_HIDDEN;
 /* Same for a record written later than its call (a begin-capture record is
  * deferred until its capture ends: see hooks/capture.c): via is the runtime
  * name the call came through, end the time the hook finished (the record's

@@ -13,4 +13,14 @@
 void cg_count_failure(int hid, CUresult rc);
 long long cg_failures_total(void);
 
+/* A violation or a failed call: whatever makes a steady capture cycle
+ * worth writing in full (model/captures.c compares it at begin and end). */
+void cg_count_noted(void);
+long long cg_noted_total(void);
+
+/* A lifecycle record of a steady capture cycle left to debug level
+ * (call.h, CG_CALL_REPEAT): the summary's "records_condensed". */
+void cg_count_condensed(void);
+long long cg_condensed_total(void);
+
 #endif

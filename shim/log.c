@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgshim/record.h"
+#include "counters.h"
 #include "log.h"
 #include "state.h"
 
@@ -568,6 +569,15 @@ static void key(struct cg_rec *r, const char *k, size_t kl)
 {
 	if (rec_room_(r, kl + 4))
 		r->n = (size_t)(rec_key_(r, k, kl) - r->buf);
+}
+
+int cg_log_life_level(int repeat)
+{
+	if (!repeat)
+		return CG_L_INFO;
+	if (!cg_log_on(CG_L_DEBUG) && cg_log_on(CG_L_INFO))
+		cg_count_condensed();
+	return CG_L_DEBUG;
 }
 
 void rec_begin(struct cg_rec *r, int level, const char *ev)

@@ -53,6 +53,10 @@ const char *cg_log_rank(void);
 /* ev: one of record.h's CGSHIM_EV_* names (include/cgshim/events.def),
  * never a literal: tests/lists_check.py checks. */
 void rec_begin(struct cg_rec *r, int level, const char *ev);
+/* The level of a lifecycle event record (capture, alloc, launches): info,
+ * or debug for one of a steady capture cycle (repeat: call.h,
+ * CG_CALL_REPEAT), counted (records_condensed) when that hides it. */
+int cg_log_life_level(int repeat);
 /* Same, stamped ts (CLOCK_MONOTONIC ns) that the caller already read:
  * clock_gettime is ~70 ns in the lent VM, and a call record is stamped at
  * the moment its duration ends. */

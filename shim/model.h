@@ -146,7 +146,12 @@ void model_capture_presample(uint32_t site);
 struct cg_call;
 void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
 			 const struct cg_call *c, const char *via, CUgraph graph);
-void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc);
+/* Returns 1 when the capture repeats its steady site's cycle: a steady
+ * capture (devices.c) that ended well with no violation, failure or break
+ * seen meanwhile; its records are then left to debug (call.h). */
+int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc);
+/* The same, so far, for a call made inside live capture id. */
+int model_capture_repeat(uint64_t id);
 /* A hooked call failed with 900 (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED):
  * each live capture it conflicts with under this thread's mode is marked
  * invalidated by it ("invalidated" record), or, when that capture was
@@ -207,8 +212,11 @@ int model_thread_mode(void);
 void model_thread_mode_set(int mode);
 
 /* ---- graphs and executables ------------------------------------------- */
-void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site);
-void model_graph_destroy(CUgraph g);
+/* repeat: g came from a repeat capture (model_capture_end): its records
+ * are left to debug until it changes (call.h, CG_CALL_REPEAT). */
+void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int repeat);
+/* Returns 1 when g was still a repeat graph. */
+int model_graph_destroy(CUgraph g);
 void model_graph_mutated(CUgraph g);
 void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m);
 /* Summary of a graph (walked now if stale). Returns a private copy the
@@ -245,9 +253,12 @@ struct cg_summary *model_summary_ref(struct cg_summary *s);
 int model_graph_live_exec(CUgraph g, struct cg_exec_view *out);
 int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, int *mem_nodes);
 
-void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum);
-/* Returns the exec's leaks, *leaks malloc'd (the caller frees; NULL when none). */
-int model_exec_destroy(CUgraphExec e, struct model_leak **leaks);
+/* repeat: a steady instantiation with nothing to say; the exec is a repeat
+ * when g is a repeat graph too (returned) until it is updated. */
+int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat);
+/* Returns the exec's leaks, *leaks malloc'd (the caller frees; NULL when
+ * none); *repeat (may be NULL): it was still a repeat exec. */
+int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat);
 int model_exec_view(CUgraphExec e, struct cg_exec_view *out);
 /* Copy of the exec's memory nodes (caller frees). */
 int model_exec_mnodes(CUgraphExec e, struct cg_mnode **out);
@@ -287,7 +298,9 @@ void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site);
 CUmemoryPool model_device_pool(int dev, uint32_t *site);
 int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site);
 /* A graph allocation observed at creation. */
-void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api);
+/* repeat: made inside a repeat capture (model_capture_repeat): its record
+ * is left to debug. */
+void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api, int repeat);
 /* The same, with the peer access the node asked for (accessDescs of an
  * explicit memory node): written in the "alloc" record as "access". */
 void model_alloc_graph_access(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api,
@@ -327,6 +340,9 @@ long long model_meminfo_reused(void);
  * takes none, and after it the delta found. Only under auto. */
 int model_meminfo_steady_begin(uint32_t site);
 void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed);
+/* After the end of that capture, its graph's shape by counts (nodes, memory
+ * nodes): a site whose graphs are never instantiated is judged by these. */
+void model_meminfo_steady_end(uint64_t capture, uint64_t cshape);
 int model_meminfo_steady_inst(uint64_t capture, uint64_t shape);
 void model_meminfo_steady_inst_done(uint64_t capture, uint64_t shape, int have, long long delta);
 /* Captures and instantiations that took no sample, being steady. */

@@ -50,6 +50,7 @@ static int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int p
 		return 0;
 	}
 	atomic_fetch_add(&n_viol[rule], 1);
+	cg_count_noted();
 	rec_begin(r, sev_err ? CG_L_ERROR : CG_L_WARN, CGSHIM_EV_VIOLATION);
 	rec_str(r, "rule", rule_tab[rule].id);
 	rec_str(r, "name", rule_tab[rule].slug);
@@ -79,6 +80,7 @@ static void cg_violation_counted(int rule)
 	if (!cg_rule_on(rule))
 		return;
 	atomic_fetch_add(&n_viol[rule], 1);
+	cg_count_noted();
 	abort_if_asked(rule);
 }
 

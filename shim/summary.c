@@ -61,6 +61,7 @@ void cg_summary_exit(void)
 	rec_int(&r, "meminfo_skipped", model_meminfo_skipped());
 	rec_int(&r, "meminfo_reused", model_meminfo_reused());
 	rec_int(&r, "meminfo_steady", model_meminfo_steady());
+	rec_int(&r, "records_condensed", cg_condensed_total());
 	rec_int(&r, "walks", model_graph_walks());
 	cg_rules_summary(&r);
 	cg_door_summary(&r);

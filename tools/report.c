@@ -500,6 +500,7 @@ json_t *rp_analyse(const struct rp_log *log)
 		{
 			json_t *d = json_object_get(derived, pk);
 			exact_procs++;
+			rp_count(sum, "records_condensed", rp_int(sr, "records_condensed", 0));
 			for (i = 0; i < RP_NEXACT; i++) {
 				const char *mine = rp_exact[i][0];
 				long long had = d ? rp_int(d, mine, 0) : 0;
@@ -654,6 +655,11 @@ void rp_print_text(FILE *f, const json_t *doc)
 	json_object_foreach(json_object_get(sum, "violations_by_severity"), k, v)
 	    fprintf(f, "%s%" JSON_INTEGER_FORMAT " %s", i++ ? ", " : " (", json_integer_value(v), k);
 	fputs(i ? ")\n" : "\n", f);
+	if (rp_geti(sum, "records_condensed"))
+		fprintf(f,
+			"  condensed    %lld lifecycle record(s) of steady capture cycles, each repeating the one "
+			"before (written at CGSHIM_LOG=debug)\n",
+			rp_geti(sum, "records_condensed"));
 	if (rp_geti(sum, "mismatches"))
 		fprintf(f, "  mismatches   %lld (the shim's prediction disagreed with the driver)\n",
 			rp_geti(sum, "mismatches"));

@@ -18,7 +18,7 @@ int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
 		if (rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 			model_capture_refused(cg_routes[c->hid].name);
 	}
-	if (!cg_call_on(c, rc)) {
+	if (!cg_call_on_count(c, rc)) {
 		r->on = 0;
 		return 0;
 	}

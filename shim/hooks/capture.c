@@ -261,13 +261,15 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	{
 		CUgraph g = rc == CUDA_SUCCESS && ph ? *ph : NULL;
 		struct cg_summary *sum = NULL;
-		int have_counts = 0;
+		int have_counts = 0, repeat = 0;
 		uint32_t n_alloc = 0, n_free = 0;
 		size_t n = 0;
 		if (capturing)
-			model_capture_end(id, s, g, rc);
+			repeat = model_capture_end(id, s, g, rc);
+		if (repeat)
+			c.flags |= CG_CALL_REPEAT;
 		if (g) {
-			model_graph_new(g, 1, id, 0);
+			model_graph_new(g, 1, id, 0, repeat);
 			/* A program that updates executables gets its graphs
 			 * walked here, off the update's path (an update needs the
 			 * new graph's summary). Otherwise no walk: the memory nodes
@@ -281,6 +283,10 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				have_counts = model_graph_captured(g, n, &n_alloc, &n_free);
 			}
 		}
+		if (capturing && (sum || have_counts))
+			model_meminfo_steady_end(
+			    id, sum ? cg_mix64((uint64_t)sum->n_nodes << 32 | sum->n_alloc << 16 | sum->n_free, 0)
+				    : cg_mix64((uint64_t)n << 32 | n_alloc << 16 | n_free, 0));
 		if (cg_call_rec(&r, &c, rc)) {
 			rec_hex(&r, "stream", (uintptr_t)s);
 			rec_u64(&r, "capture", id);

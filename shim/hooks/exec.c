@@ -132,7 +132,7 @@ static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, 
 		 * summary (walked now when the instantiation had a partial one
 		 * and the graph has copies). Its findings (CGS020) precede the
 		 * call's record. f->sum stays valid: the exec holds it. */
-		model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum));
+		f->repeat = model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum), f->steady && !f->rule);
 		if (f->sum && f->sum->partial && !model_graph_copies(g)) {
 			/* No copy, so nothing for CGS020 now: the references
 			 * wait for the first free (ledger_exec_pending), and a
@@ -194,6 +194,7 @@ static void instantiate_done(struct cgh_frame *f, CUgraph g)
 	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)                    \
 	{                                                                                                              \
 		instantiate_post(f, rc, phGraphExec, hGraph, flags, #name);                                            \
+		cgh_call_repeat(c, f->repeat);                                                                         \
 	}                                                                                                              \
 	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, UNPAREN params)                      \
 	{                                                                                                              \
@@ -217,11 +218,12 @@ INSTANTIATE_PARTS(cuGraphInstantiateWithParams_ptsz, INSTP_P, INSTP_FLAGS)
 
 /* The model drops e; the graph allocations its last launch left are
  * CGS011 violations (the rules' writer). */
-static void cgh_exec_destroyed(CUgraphExec e)
+static int cgh_exec_destroyed(CUgraphExec e)
 {
 	struct model_leak *leaks;
-	int n = model_exec_destroy(e, &leaks);
+	int repeat = 0, n = model_exec_destroy(e, &leaks, &repeat);
 	cg_rule_leaks(leaks, n, "exec_destroy");
+	return repeat && !n;
 }
 
 /* CUSTOM: the application's handle is translated before the readiness
@@ -260,7 +262,8 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	 * drops the exec: the policy reads the real exec from it (model.h). */
 	cg_policy_forget(hGraphExec);
 	/* Outstanding graph allocations: found by the model, written as CGS011. */
-	cgh_exec_destroyed(hGraphExec);
+	if (cgh_exec_destroyed(hGraphExec))
+		c.flags |= CG_CALL_REPEAT;
 	model_mem_moved(); /* the exec's device memory goes back */
 	ledger_exec_gone(hGraphExec);
 	rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));

@@ -23,7 +23,7 @@ void cgh_cuGraphCreate_post(struct cg_call *c, struct cgh_frame *f, CUresult rc,
 {
 	f->site = cg_site_here(SITE_SKIP_PART);
 	if (rc == CUDA_SUCCESS && phGraph)
-		model_graph_new(*phGraph, 0, 0, f->site);
+		model_graph_new(*phGraph, 0, 0, f->site, 0);
 }
 
 void cgh_cuGraphCreate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraph *phGraph, unsigned int flags)
@@ -52,8 +52,8 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 		return CG_FWD(real_cuGraphDestroy(hGraph));
 	rc = CG_FWD(real_cuGraphDestroy(hGraph));
 	int saved = errno;
-	if (rc == CUDA_SUCCESS)
-		model_graph_destroy(hGraph);
+	if (rc == CUDA_SUCCESS && model_graph_destroy(hGraph))
+		c.flags |= CG_CALL_REPEAT;
 	if (cg_call_rec(&r, &c, rc)) {
 		rec_hex(&r, "graph", (uintptr_t)hGraph);
 		rec_end(&r);
@@ -96,7 +96,7 @@ void cgh_cuGraphClone_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, 
 			   CUgraph originalGraph)
 {
 	if (rc == CUDA_SUCCESS && phGraphClone)
-		model_graph_new(*phGraphClone, 2, 0, f->site);
+		model_graph_new(*phGraphClone, 2, 0, f->site, 0);
 }
 
 void cgh_cuGraphClone_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraph *phGraphClone,

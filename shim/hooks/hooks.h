@@ -106,6 +106,7 @@ struct cgh_frame {
 	int have_free;
 	size_t free_before;	/* device memory before the call */
 	int steady;		/* instantiate: a steady capture's graph, no samples */
+	int repeat;		/* instantiate, alloc in a capture: a repeat's call (call.h) */
 	uint64_t cap, shape;	/* instantiate: the graph's capture, its shape */
 	struct cg_summary *sum; /* the graph's summary, owned until _done */
 };
@@ -131,6 +132,13 @@ void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const c
  * calls up into the rules (shim/layers.txt). */
 /* base freed or [base, base+size) unmapped: CGS018 for each executable it
  * made stale, after the call. Returns how many it made stale. */
+/* A repeat's call (call.h): its record is left to debug level. */
+static inline void cgh_call_repeat(struct cg_call *c, int repeat)
+{
+	if (repeat)
+		c->flags |= CG_CALL_REPEAT;
+}
+
 static inline int cgh_ledger_free(uint64_t base, uint64_t size, int host, const char *api)
 {
 	struct ledger_freed f;

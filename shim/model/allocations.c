@@ -4,9 +4,18 @@
  */
 #include "model-int.h"
 
-void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api)
+static void alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
+			const CUmemAccessDesc *acc, size_t nacc, int repeat);
+
+void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api, int repeat)
 {
-	model_alloc_graph_access(m, s, capture, g, api, NULL, 0);
+	alloc_graph(m, s, capture, g, api, NULL, 0, repeat);
+}
+
+void model_alloc_graph_access(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api,
+			      const CUmemAccessDesc *acc, size_t nacc)
+{
+	alloc_graph(m, s, capture, g, api, acc, nacc, 0);
 }
 
 /* "D:rw", "D:r" or "D:none" per access descriptor (a location that is not
@@ -29,8 +38,8 @@ static void access_rec(struct cg_rec *r, const CUmemAccessDesc *acc, size_t n)
 	rec_close(r, ']');
 }
 
-void model_alloc_graph_access(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
-			      const CUmemAccessDesc *acc, size_t nacc)
+static void alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
+			const CUmemAccessDesc *acc, size_t nacc, int repeat)
 {
 	struct cg_alloc *a;
 	struct cg_pool *p;
@@ -78,7 +87,7 @@ void model_alloc_graph_access(const struct cg_mnode *m_in, CUstream s, uint64_t 
 	pthread_mutex_unlock(&model_mem_lock);
 	if (capture)
 		model_capture_count_alloc(capture, m->size);
-	rec_begin(&r, CG_L_INFO, CGSHIM_EV_ALLOC);
+	rec_begin(&r, cg_log_life_level(repeat), CGSHIM_EV_ALLOC);
 	rec_word(&r, "api", api);
 	rec_hex(&r, "dptr", m->dptr);
 	rec_u64(&r, "size", m->size);

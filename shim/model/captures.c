@@ -130,6 +130,7 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 	c->have_before = have;
 	c->free_before = have ? fr : 0;
 	c->steady = steady;
+	c->noted0 = cg_noted_total();
 	c->brec = bc != NULL;
 	if (bc)
 		c->bcall = *bc;
@@ -583,12 +584,12 @@ void model_capture_count_alloc(uint64_t id, size_t size)
 	pthread_mutex_unlock(&model_cap_lock);
 }
 
-void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
+int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 {
 	struct cg_capture *c;
 	struct cg_rec r;
 	size_t fr = 0;
-	int have_after;
+	int have_after, repeat;
 	struct cap_snap k;
 	pthread_mutex_lock(&model_cap_lock);
 	c = cap_find_locked(id);
@@ -600,11 +601,17 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	}
 	pthread_mutex_unlock(&model_cap_lock);
 	if (!c)
-		return;
+		return 0;
 	atomic_fetch_sub(&cg_live_captures, 1);
+	/* A steady capture that ended well, broke nothing and saw no
+	 * violation or failure anywhere meanwhile repeats the one before:
+	 * its records go to debug level (call.h, CG_CALL_REPEAT). */
+	repeat = c->steady && rc == CUDA_SUCCESS && !c->invalid && !c->br.api && cg_noted_total() == c->noted0;
+	if (repeat)
+		k.bcall.flags |= CG_CALL_REPEAT;
 	model_caprec_begin(&k);
 	have_after = !c->steady && model_sample_free(&fr);
-	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPTURE);
+	rec_begin(&r, cg_log_life_level(repeat), CGSHIM_EV_CAPTURE);
 	rec_u64(&r, "capture", c->id);
 	rec_hex(&r, "stream", (uintptr_t)c->stream);
 	rec_word(&r, "mode", model_capture_mode_name(c->mode));
@@ -639,6 +646,19 @@ void model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	} else {
 		free(c);
 	}
+	return repeat;
+}
+
+int model_capture_repeat(uint64_t id)
+{
+	struct cg_capture *c;
+	int repeat = 0;
+	pthread_mutex_lock(&model_cap_lock);
+	c = cap_find_locked(id);
+	if (c)
+		repeat = c->steady && !c->invalid && !c->br.api && cg_noted_total() == c->noted0;
+	pthread_mutex_unlock(&model_cap_lock);
+	return repeat;
 }
 
 /* At exit: captures still open (begun, never ended: an exception between

@@ -191,7 +191,7 @@ void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 	X_SET(x, foreign_frees, foreign);
 }
 
-void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum)
+int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat)
 {
 	struct cg_exec *x;
 	struct cg_graph *gr;
@@ -208,7 +208,7 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 			pthread_mutex_unlock(&model_gx_lock);
 			model_summary_free(sum);
 			cg_degrade("exec table");
-			return;
+			return 0;
 		}
 		/* a launch may still read the lock-free fields of a reused struct */
 		memset(&x->graph, 0, sizeof *x - offsetof(struct cg_exec, graph));
@@ -219,7 +219,7 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 			exec_free_list = x;
 			pthread_mutex_unlock(&model_gx_lock);
 			model_summary_free(sum);
-			return;
+			return 0;
 		}
 		model_tot.execs++;
 	}
@@ -235,6 +235,8 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 	X_SET(x, live, 1);
 	x->sum_gen = 0;
 	gr = model_graph_find_locked(g);
+	x->repeat = repeat && gr && gr->repeat;
+	repeat = x->repeat;
 	if (gr) {
 		gr->live_exec = e;
 		if (sum && sum->partial) {
@@ -246,6 +248,7 @@ void model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, str
 	pthread_mutex_unlock(&model_gx_lock);
 	if (x->n_mem)
 		model_alloc_set_exec(e, x->mem, x->n_mem);
+	return repeat;
 }
 
 int model_exec_view(CUgraphExec e, struct cg_exec_view *out)
@@ -339,6 +342,7 @@ void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum)
 	x = model_exec_find_locked(e);
 	if (x) {
 		x->updates++;
+		x->repeat = 0; /* runs another graph's parameters now */
 		if (x->n_mem && x->sum) {
 			old = model_summary_ref(x->sum);
 			old_mem = x->mem;
@@ -382,6 +386,7 @@ void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
 	if (x) {
 		model_exec_set_summary(x, sum); /* before x->graph changes: releases a claim on the old one */
 		x->graph = g;
+		x->repeat = 0;
 		sum = NULL;
 		atomic_store(&x->outstanding, 0);
 		gr = model_graph_find_locked(g);
@@ -392,7 +397,7 @@ void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
 	model_summary_free(sum);
 }
 
-int model_exec_destroy(CUgraphExec e, struct model_leak **leaks)
+int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out)
 {
 	int n_leaks = 0;
 	struct cg_exec *x;
@@ -402,12 +407,14 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks)
 	int n = 0, outstanding = 0;
 	long long launches = 0;
 	CUgraph g = NULL;
+	int repeat = 0;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
 	if (x) {
 		HASH_DEL(model_execs, x);
 		fast_remove(x);
 		X_SET(x, live, 0);
+		repeat = x->repeat;
 		launches = atomic_load(&x->launches);
 		outstanding = atomic_load(&x->outstanding);
 		g = x->graph;
@@ -427,11 +434,13 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks)
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	*leaks = NULL;
+	if (repeat_out)
+		*repeat_out = repeat;
 	if (!x)
 		return 0;
 	if (launches) { /* an exec never launched has no count to report */
 		struct cg_rec r;
-		rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
+		rec_begin(&r, cg_log_life_level(repeat && !outstanding), CGSHIM_EV_LAUNCHES);
 		rec_hex(&r, "exec", (uintptr_t)e);
 		rec_hex(&r, "graph", (uintptr_t)g);
 		rec_int(&r, "count", launches);

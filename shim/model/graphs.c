@@ -211,7 +211,7 @@ static void summary_fill_pools(struct cg_summary *s, const struct cg_graph *gr)
 	}
 }
 
-void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site)
+void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int repeat)
 {
 	struct cg_graph *x;
 	if (!g)
@@ -237,24 +237,28 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site)
 	x->origin = origin;
 	x->capture = capture;
 	x->site = site;
+	x->repeat = repeat;
 	x->gen++;
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-void model_graph_destroy(CUgraph g)
+int model_graph_destroy(CUgraph g)
 {
 	struct cg_graph *x;
+	int repeat = 0;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
 	if (x)
 		HASH_DEL(model_graphs, x);
 	pthread_mutex_unlock(&model_gx_lock);
 	if (x) {
+		repeat = x->repeat;
 		model_alloc_release_graph(g, x->mem, x->n_mem);
 		model_summary_free(x->sum);
 		free(x->mem);
 		free(x);
 	}
+	return repeat;
 }
 
 void model_graph_mutated(CUgraph g)
@@ -262,8 +266,10 @@ void model_graph_mutated(CUgraph g)
 	struct cg_graph *x;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
-	if (x)
+	if (x) {
 		x->gen++;
+		x->repeat = 0; /* changed after its capture: its records are written */
+	}
 	pthread_mutex_unlock(&model_gx_lock);
 }
 

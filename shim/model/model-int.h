@@ -102,7 +102,8 @@ struct cg_capture {
 	unsigned long long alloc_bytes, malloc_bytes;
 	int have_before;
 	size_t free_before;
-	int steady; /* a steady site's capture: no samples (devices.c) */
+	int steady;	  /* a steady site's capture: no samples (devices.c) */
+	long long noted0; /* cg_noted_total() at its begin */
 	/* invalid: the shim knows the capture is invalidated (counted once in
 	 * captures_invalidated); named: its "abandoned" record is written. */
 	int invalid, named;
@@ -154,6 +155,7 @@ struct cg_graph {
 	uint32_t cap_gen; /* gen at the end of its capture (0: not captured) */
 	uint32_t n_nodes_cap;
 	int pending;	       /* execs holding a partial summary of this graph */
+	int repeat;	       /* from a repeat capture (model_capture_end), unchanged since */
 	CUgraphExec live_exec; /* latest live exec instantiated from it */
 	UT_hash_handle hh;
 };
@@ -182,6 +184,7 @@ struct cg_exec {
 	int inst_dev;	  /* device of the context it was instantiated in */
 	unsigned devmask; /* devices its allocation nodes allocate on (bit d) */
 	long long updates, update_failures;
+	int repeat; /* instantiated from a repeat graph with nothing to say; not updated since */
 	struct cg_exec *next_free;
 	UT_hash_handle hh;
 };

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""GPU checks of the model's ledgers (issue 3). Usage: model.py BUILD BIN
+"""GPU checks of the model's ledgers (issue 3). Usage: model.py BUILD BIN [PREFIX]
+  PREFIX run only the cases whose name starts with it
   BUILD  meson build dir of the shim (BUILD/shim/libcgshim.so)
   BIN    dir with the nvcc-built programs:
     for p in $(python3 scripts/scenarios.py model --except multi_device); do
@@ -33,6 +34,7 @@ import gpucase  # noqa: E402
 from gpucase import case  # noqa: E402
 
 BUILD, BIN = sys.argv[1], sys.argv[2]
+gpucase.only = sys.argv[3] if len(sys.argv) > 3 else ""
 LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "model"))
@@ -178,7 +180,9 @@ def c_case(name):
         prog = os.path.join(BIN, name)
         assert os.path.exists(prog), "%s not built" % prog
         bare, _ = run([prog], shim=False)
-        sh, recs = run([prog])
+        # condensed is about the default memory samples (auto): steady
+        # captures, and their records condensed
+        sh, recs = run([prog], meminfo=None if name == "condensed" else "on")
         assert bare.returncode == 0, "bare exit %d: %s" % (bare.returncode, bare.stdout[-400:])
         assert sh.returncode == 0, "shim exit %d: %s" % (sh.returncode, sh.stdout[-400:])
         assert bare.stdout == sh.stdout, "program output differs bare vs shim"

@@ -732,6 +732,7 @@ def case_python_frames():
     open(script, "w").write(PY_CAPTURE)
     line = [i for i, l in enumerate(PY_CAPTURE.splitlines(), 1) if "BEGIN-LINE" in l][0]
     env = python_env(os.path.join(tmp, "log.jsonl"))
+    env["CGSHIM_LOG"] = "debug"  # every begin: at info the steady ones are condensed
     p = subprocess.run([py, script, "5"], env=env, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0 and p.stdout.strip() == "ok", "python3.12 ctypes capture loop runs under the shim (%s)" % p.stderr[-200:])
     recs = [json.loads(l) for l in open(os.path.join(tmp, "log.jsonl")) if l.strip()]

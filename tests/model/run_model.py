@@ -275,22 +275,65 @@ def case_deferred_refs(recs, pools):
     # Steady captures (CGSHIM_MEMINFO=auto): D's five cycles come from one
     # begin site with one shape; from the 4th on they take no sample when
     # the first three moved nothing (always on the stand-in; on a GPU the
-    # first instantiations may take a chunk, and D then stays sampled).
+    # first instantiations may take a chunk, and D then stays sampled). A
+    # steady cycle that saw nothing go wrong repeats the one before: its six
+    # lifecycle records (begin, capture, end, instantiate, exec and graph
+    # destroy) are left to debug level and counted (records_condensed).
     caps = ev(recs, "capture")
-    steady = [c for c in caps if c.get("meminfo") == "steady"]
-    check(all(("delta" in c) != (c.get("meminfo") == "steady") for c in caps),
-          "each capture record has a delta or says meminfo steady")
-    check(s.get("meminfo_steady") == len(steady), "summary meminfo_steady %s = %d steady capture records"
-          % (s.get("meminfo_steady"), len(steady)))
+    n_steady = s.get("meminfo_steady") or 0
+    check(all("delta" in c and c.get("meminfo") != "steady" for c in caps),
+          "each capture record written has a delta (steady ones are condensed)")
+    check(len(caps) == 6 - n_steady, "%d capture records for 6 captures, %d steady" % (len(caps), n_steady))
+    check(s.get("records_condensed") == 6 * n_steady, "summary records_condensed %s = 6 per steady cycle (%d)"
+          % (s.get("records_condensed"), n_steady))
     insts = [r for r in ev(recs, "call") if "Instantiate" in (r.get("api") or "")]
-    check(sum(1 for r in insts if r.get("meminfo") == "steady") == len(steady),
-          "as many steady instantiations as steady captures")
+    check(len(insts) == 6 - n_steady and not any(r.get("meminfo") == "steady" for r in insts),
+          "an instantiate record for each capture record, none steady (%d)" % len(insts))
     if STANDIN:
-        check([c.get("meminfo") for c in caps] == [None, None, None, "steady", "steady", None],
-              "stand-in: D's 4th and 5th captures steady, E sampled (got %s)" % [c.get("meminfo") for c in caps])
+        check(n_steady == 2, "stand-in: D's 4th and 5th captures steady (meminfo_steady %s)" % n_steady)
     frees = [r for r in ev(recs, "call") if "MemFree" in (r.get("api") or "")]
     check(bool(v) and bool(frees) and v[0]["seq"] < max(f["seq"] for f in frees),
           "the violation precedes the free's call record")
+
+
+def case_condensed(recs, pools):
+    """Steady capture cycles condensed below debug (kernels/model/condensed.cu)."""
+    s = one(recs, "summary")
+    caps = ev(recs, "capture")
+    n_cond = s.get("records_condensed") or 0
+    check(s.get("captures") == 74, "the model counts all 74 captures, G's and the loop's (%s)" % s.get("captures"))
+    caps = caps[1:]  # G's
+    v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS009"]
+    check(len(v) == 1, "one CGS009, for B's free of G's allocation (%d)" % len(v))
+    bcap = v[0].get("capture") if v else None
+    b = [c for c in caps if c.get("capture") == bcap]
+    check(len(b) == 1, "B's capture %s is written: a violation came in it" % bcap)
+    # B, steady at its begin, was a repeat until its violation: what it made
+    # before (its alloc record and call, its first free) is condensed.
+    b_early = 3 if b and b[0].get("meminfo") == "steady" else 0
+    check(n_cond == 9 * (73 - len(caps)) + b_early,
+          "each loop cycle written or condensed with its 9 records, and B's %d early ones (%d written, %d condensed)"
+          % (b_early, len(caps), n_cond))
+    calls_ = ev(recs, "call")
+    for api in ("cuStreamBeginCapture", "cuStreamEndCapture", "cuGraphInstantiateWithFlags", "cuGraphExecDestroy",
+                "cuGraphDestroy", "cuMemAllocAsync", "cuMemFreeAsync"):
+        n = len([r for r in calls_ if (r.get("api") or "").startswith(api)])
+        want = len(caps) + 1 - (1 if b_early and api.startswith("cuMem") else 0)  # + G's, or B's second free
+        check(n == want, "%s: %d call records, one per written cycle (%d)" % (api, n, want))
+    check(len(ev(recs, "alloc")) == len(caps) + 1 - (1 if b_early else 0),
+          "an alloc record per written cycle and G's, B's condensed")
+    check(all(c.get("rc") == 0 for c in caps), "every capture ended well")
+    if STANDIN:
+        ids = [c.get("capture") for c in caps]
+        first = min(ids) if ids else 0
+        check([i - first + 1 for i in ids] == [1, 2, 3, 67, 71, 72, 73],
+              "stand-in: captures 1-3, 67 (the every-64th recheck), 71 (B), 72, 73 written (got %s)"
+              % [i - first + 1 for i in ids])
+        check(n_cond == 597, "stand-in: 66 cycles x 9 records and B's 3 condensed (%d)" % n_cond)
+        check(s.get("meminfo_steady") == 67, "stand-in: 67 steady captures, 66 of them repeats (%s)"
+              % s.get("meminfo_steady"))
+        check([c.get("meminfo") for c in caps] == [None, None, None, None, "steady", None, None],
+              "stand-in: B's capture steady at its begin, written (got %s)" % [c.get("meminfo") for c in caps])
 
 
 def case_multi_device(recs, pools):
@@ -344,6 +387,7 @@ CASES = {
     "multi_device": case_multi_device,
     "deferred_summary": case_deferred_summary,
     "deferred_refs": case_deferred_refs,
+    "condensed": case_condensed,
     "three_pools": case_three_pools,
     "current_pool": case_current_pool,
     "destroy_outstanding": case_destroy_outstanding,
