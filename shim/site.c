@@ -24,11 +24,24 @@ struct site_key {
 	char py[CG_PY_MAX];
 };
 
+/* A site whose native walk stopped at a cold frame (cg_site_here_deferred):
+ * the frames so far, where to go on from, and the walk's parameters. */
+struct site_pend {
+	struct cg_unwind_rest *rest;
+	void *pcs[CG_BT_MAX + 8];
+	int n, want, skip;
+	uint64_t cuda;
+};
+
 struct site_ent {
 	struct site_key key;
 	unsigned char *kb; /* compact lookup key: used pcs, then the Python text */
 	size_t klen;
 	uint32_t id;
+	/* pend: not yet interned (key.py only), settled on first use; alias:
+	 * once settled, the id of the same site interned before it */
+	struct site_pend *pend;
+	uint32_t alias;
 	char *text;    /* native frames rendered once ("a\nb\n"), on first use */
 	char *frag[2]; /* the site as a list body: [0] text, [1] JSON, on first use */
 	size_t frag_len[2];
@@ -45,6 +58,12 @@ static struct site_ent *site_tab;
 static struct cg_table site_table = CG_TABLE_INIT("site table"); /* a failed add: the site is not interned (id 0) */
 static struct site_ent **site_by_id;
 static uint32_t site_n, site_cap;
+static _Atomic long long sites_deferred;
+
+long long cg_sites_deferred(void)
+{
+	return atomic_load_explicit(&sites_deferred, memory_order_relaxed);
+}
 
 void cg_site_lock(void)
 {
@@ -494,51 +513,66 @@ void cg_site_warm(void)
 	(void)cg_site_here(0);
 }
 
-uint32_t cg_site_here(int skip)
+/* The kept native frames of a walk: the first outside the shim and the
+ * CUDA runtime/driver (runtime hooks put both on the stack), then up to
+ * depth more. pcs[0] is the return into the function that walked. */
+static void site_pick(struct site_key *k, void *const *pcs, int n, uint64_t cuda, int skip, int depth)
 {
-	struct site_key k;
-	struct site_ent *e;
-	void *pcs[CG_BT_MAX + 8];
-	int n, depth = (int)cg_cfg.backtrace;
-	uint32_t id;
+	int i = skip + 1;
+	while (i < n - 1 && (cuda >> i & 1))
+		i++;
+	for (k->n = 0; i < n && k->n < depth; i++)
+		k->pc[k->n++] = pcs[i];
+}
 
-	if (depth <= 0 && cg_cfg.python_frames <= 0)
+/* Hash only what is used (the fixed-size key was ~0.5 KiB). */
+static size_t site_kb(const struct site_key *k, unsigned char *kb)
+{
+	size_t klen = k->n * sizeof k->pc[0], pl = strlen(k->py);
+	memcpy(kb, k->pc, klen);
+	memcpy(kb + klen, k->py, pl);
+	return klen + pl;
+}
+
+/* A new id for e, under site_lock; 0 when the table cannot grow. */
+static uint32_t site_id_locked(struct site_ent *e)
+{
+	if (site_n + 1 >= site_cap) {
+		uint32_t nc = site_cap ? site_cap * 2 : 256;
+		struct site_ent **nb = realloc(site_by_id, nc * sizeof *nb);
+		if (!nb)
+			return 0;
+		site_by_id = nb;
+		site_cap = nc;
+	}
+	e->id = ++site_n;
+	site_by_id[e->id] = e;
+	return e->id;
+}
+
+/* e (with its key) into the lookup table, under site_lock. 0 on failure. */
+static int site_add_locked(struct site_ent *e, const unsigned char *kb, size_t klen)
+{
+	e->kb = malloc(klen + 1);
+	if (!e->kb)
 		return 0;
-	unsigned char kb[sizeof k.pc + CG_PY_MAX];
-	size_t klen;
-	k.n = 0;
-	k.py[0] = 0;
-	if (depth > 0) {
-		int i = skip + 1, want = depth + skip + 4 < CG_BT_MAX + 8 ? depth + skip + 4 : CG_BT_MAX + 8;
-		uint64_t cuda = 0;
-		/* Ask for the frames kept, the shim's, and a few of the CUDA
-		 * libraries above them. The cached unwinder answers in tens of
-		 * nanoseconds a frame; the generic one (~0.5 us a frame) only
-		 * where the cached one declines. */
-		n = cg_unwind(pcs, want, &cuda);
-		if (n < 0) {
-			n = backtrace(pcs, want);
-			cuda = 0;
-			for (int f = 0; f < n && f < 64; f++)
-				cuda |= (uint64_t)cuda_frame(pcs[f]) << f;
-		}
-		/* The user's call site is the first frame outside the shim and
-		 * the CUDA runtime/driver (runtime hooks put both on the stack). */
-		while (i < n - 1 && (cuda >> i & 1))
-			i++;
-		for (; i < n && k.n < depth; i++)
-			k.pc[k.n++] = pcs[i];
+	memcpy(e->kb, kb, klen);
+	e->klen = klen;
+	HASH_ADD_KEYPTR(hh, site_tab, e->kb, e->klen, e);
+	if (cg_table_add_failed(&site_table)) {
+		free(e->kb);
+		e->kb = NULL;
+		return 0;
 	}
-	py_frames(k.py, sizeof k.py, (int)cg_cfg.python_frames);
-	/* Hash only what is used (the fixed-size key was ~0.5 KiB). */
-	klen = k.n * sizeof k.pc[0];
-	memcpy(kb, k.pc, klen);
-	{
-		size_t pl = strlen(k.py);
-		memcpy(kb + klen, k.py, pl);
-		klen += pl;
-	}
+	return 1;
+}
 
+static uint32_t site_intern(const struct site_key *k)
+{
+	unsigned char kb[sizeof k->pc + CG_PY_MAX];
+	size_t klen = site_kb(k, kb);
+	struct site_ent *e;
+	uint32_t id;
 	pthread_mutex_lock(&site_lock);
 	HASH_FIND(hh, site_tab, kb, klen, e);
 	if (e) {
@@ -546,37 +580,16 @@ uint32_t cg_site_here(int skip)
 		pthread_mutex_unlock(&site_lock);
 		return id;
 	}
-	if (site_n + 1 >= site_cap) {
-		uint32_t nc = site_cap ? site_cap * 2 : 256;
-		struct site_ent **nb = realloc(site_by_id, nc * sizeof *nb);
-		if (!nb) {
-			pthread_mutex_unlock(&site_lock);
-			return 0;
-		}
-		site_by_id = nb;
-		site_cap = nc;
-	}
 	e = calloc(1, sizeof *e);
-	if (!e) {
-		pthread_mutex_unlock(&site_lock);
-		return 0;
-	}
-	e->kb = malloc(klen + 1);
-	if (!e->kb) {
+	if (!e || !site_id_locked(e)) {
 		free(e);
 		pthread_mutex_unlock(&site_lock);
 		return 0;
 	}
-	memcpy(e->kb, kb, klen);
-	e->klen = klen;
-	e->key = k;
-	e->id = ++site_n;
-	site_by_id[e->id] = e;
-	HASH_ADD_KEYPTR(hh, site_tab, e->kb, e->klen, e);
-	if (cg_table_add_failed(&site_table)) {
+	e->key = *k;
+	if (!site_add_locked(e, kb, klen)) {
 		site_by_id[e->id] = NULL;
 		site_n--;
-		free(e->kb);
 		free(e);
 		pthread_mutex_unlock(&site_lock);
 		return 0;
@@ -584,6 +597,142 @@ uint32_t cg_site_here(int skip)
 	id = e->id;
 	pthread_mutex_unlock(&site_lock);
 	return id;
+}
+
+/* The walk's frames the cached unwinder cannot give: glibc's backtrace,
+ * and the CUDA frames found by module. */
+static int site_backtrace(void **pcs, int want, uint64_t *cuda)
+{
+	int n = backtrace(pcs, want);
+	*cuda = 0;
+	for (int f = 0; f < n && f < 64; f++)
+		*cuda |= (uint64_t)cuda_frame(pcs[f]) << f;
+	return n;
+}
+
+/* Ask for the frames kept, the shim's, and a few of the CUDA libraries
+ * above them. The cached unwinder answers in tens of nanoseconds a frame;
+ * the generic one (~0.5 us a frame) only where the cached one declines. */
+static int site_want(int skip, int depth)
+{
+	return depth + skip + 4 < CG_BT_MAX + 8 ? depth + skip + 4 : CG_BT_MAX + 8;
+}
+
+uint32_t cg_site_here(int skip)
+{
+	struct site_key k;
+	void *pcs[CG_BT_MAX + 8];
+	int n, depth = (int)cg_cfg.backtrace;
+	uint64_t cuda = 0;
+
+	if (depth <= 0 && cg_cfg.python_frames <= 0)
+		return 0;
+	k.n = 0;
+	k.py[0] = 0;
+	if (depth > 0) {
+		int want = site_want(skip, depth);
+		n = cg_unwind(pcs, want, &cuda);
+		if (n < 0)
+			n = site_backtrace(pcs, want, &cuda);
+		site_pick(&k, pcs, n, cuda, skip, depth);
+	}
+	py_frames(k.py, sizeof k.py, (int)cg_cfg.python_frames);
+	return site_intern(&k);
+}
+
+uint32_t cg_site_here_deferred(int skip)
+{
+	struct site_key k;
+	struct site_pend *p;
+	struct site_ent *e;
+	struct cg_unwind_rest *rest = NULL;
+	void *pcs[CG_BT_MAX + 8];
+	int n = 0, depth = (int)cg_cfg.backtrace, want = site_want(skip, depth);
+	uint64_t cuda = 0;
+
+	if (depth <= 0 && cg_cfg.python_frames <= 0)
+		return 0;
+	k.n = 0;
+	k.py[0] = 0;
+	if (depth > 0) {
+		n = cg_unwind_warm(pcs, want, &cuda, &rest);
+		if (n < 0)
+			n = site_backtrace(pcs, want, &cuda);
+		if (!rest)
+			site_pick(&k, pcs, n, cuda, skip, depth);
+	}
+	py_frames(k.py, sizeof k.py, (int)cg_cfg.python_frames);
+	if (!rest)
+		return site_intern(&k);
+	/* A cold frame: the rest of the walk waits (site_settle_locked). */
+	p = malloc(sizeof *p);
+	e = p ? calloc(1, sizeof *e) : NULL;
+	if (!e) {
+		free(p);
+		free(rest);
+		return 0;
+	}
+	memcpy(p->pcs, pcs, (size_t)n * sizeof pcs[0]);
+	p->rest = rest;
+	p->n = n;
+	p->want = want;
+	p->skip = skip;
+	p->cuda = cuda;
+	memcpy(e->key.py, k.py, sizeof k.py);
+	e->pend = p;
+	pthread_mutex_lock(&site_lock);
+	if (!site_id_locked(e)) {
+		pthread_mutex_unlock(&site_lock);
+		free(rest);
+		free(p);
+		free(e);
+		return 0;
+	}
+	n = (int)e->id;
+	pthread_mutex_unlock(&site_lock);
+	atomic_fetch_add_explicit(&sites_deferred, 1, memory_order_relaxed);
+	return (uint32_t)n;
+}
+
+/* Finish a deferred site's walk (the cold rules worked out now, from the
+ * stack's copy) and intern it; a site already interned meanwhile becomes
+ * what this id stands for (alias). Under site_lock. */
+static void site_settle_locked(struct site_ent *e)
+{
+	struct site_pend *p = e->pend;
+	struct site_ent *f;
+	unsigned char kb[sizeof e->key.pc + CG_PY_MAX];
+	size_t klen;
+	int n;
+	e->pend = NULL;
+	n = cg_unwind_finish(p->rest, p->pcs, p->n, p->want, &p->cuda);
+	site_pick(&e->key, p->pcs, n, p->cuda, p->skip, (int)cg_cfg.backtrace);
+	klen = site_kb(&e->key, kb);
+	HASH_FIND(hh, site_tab, kb, klen, f);
+	if (f)
+		e->alias = f->id;
+	else
+		(void)site_add_locked(e, kb, klen); /* not in the table: still its own id */
+	free(p->rest);
+	free(p);
+}
+
+/* The entry of site id, settled, through its alias; NULL if none. */
+static struct site_ent *site_ent_locked(uint32_t site)
+{
+	struct site_ent *e = site && site <= site_n ? site_by_id[site] : NULL;
+	if (e && e->pend)
+		site_settle_locked(e);
+	if (e && e->alias)
+		e = site_by_id[e->alias];
+	return e;
+}
+
+void cg_site_settle(uint32_t site)
+{
+	pthread_mutex_lock(&site_lock);
+	(void)site_ent_locked(site);
+	pthread_mutex_unlock(&site_lock);
 }
 
 static void frame_text(void *pc, char *out, unsigned cap)
@@ -606,9 +755,11 @@ static void frame_text(void *pc, char *out, unsigned cap)
 static int site_copy(uint32_t site, struct site_key *k)
 {
 	int ok = 0;
+	struct site_ent *e;
 	pthread_mutex_lock(&site_lock);
-	if (site && site <= site_n && site_by_id[site]) {
-		*k = site_by_id[site]->key;
+	e = site_ent_locked(site);
+	if (e) {
+		*k = e->key;
 		ok = 1;
 	}
 	pthread_mutex_unlock(&site_lock);
@@ -707,7 +858,7 @@ void rec_site(struct cg_rec *r, const char *key, uint32_t site)
 	if (!r->on || !site)
 		return;
 	pthread_mutex_lock(&site_lock);
-	e = site <= site_n ? site_by_id[site] : NULL;
+	e = site_ent_locked(site);
 	if (e)
 		frag = site_frag_locked(e, r->json ? 1 : 0, &len);
 	pthread_mutex_unlock(&site_lock);

@@ -19,6 +19,18 @@
 /* Capture the current site; skip = frames of the shim to drop. Never makes
  * a CUDA call. Safe in any hook; costs a few microseconds. */
 uint32_t cg_site_here(int skip);
+/* The same for a hook about to open a window the shim must keep short
+ * (the begin-capture hook): a frame whose unwind rule is not cached yet
+ * (2-20 us each, the first time) is not worked out now; the stack above it
+ * is copied (~16 KiB) and the walk finished when the site is first needed
+ * (a record that names it, cg_site_settle), under its id. Costs what
+ * cg_site_here costs on a known stack. */
+uint32_t cg_site_here_deferred(int skip);
+/* Finish a deferred site now (the end of the capture it began): its walk
+ * needs no driver call, only time. */
+void cg_site_settle(uint32_t site);
+/* Sites whose walk waited so far (the summary's sites_deferred). */
+long long cg_sites_deferred(void);
 /* First-use initialisation of what cg_site_here needs, without interning a
  * site: the unwinder's walk of this stack (module lookups, .eh_frame_hdr
  * pages), glibc's backtrace (its first call loads libgcc_s), the Python

@@ -9,6 +9,7 @@
 #include "doors.h"
 #include "model.h"
 #include "rules.h"
+#include "site.h"
 #include "summary.h"
 
 void cg_summary_exit(void)
@@ -62,6 +63,7 @@ void cg_summary_exit(void)
 	rec_int(&r, "meminfo_reused", model_meminfo_reused());
 	rec_int(&r, "meminfo_steady", model_meminfo_steady());
 	rec_int(&r, "records_condensed", cg_condensed_total());
+	rec_int(&r, "sites_deferred", cg_sites_deferred());
 	rec_int(&r, "walks", model_graph_walks());
 	cg_rules_summary(&r);
 	cg_door_summary(&r);

@@ -23,7 +23,9 @@
 #include <unistd.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "unwind.h"
 
@@ -600,18 +602,28 @@ static uint64_t compute(uintptr_t pc, const struct dl_find_object *fo)
 	return rule;
 }
 
-static uint64_t rule_for(uintptr_t pc, const struct dl_find_object *fo)
+/* The cached rule for pc, or 0. */
+static uint64_t rule_cached(uintptr_t pc, const struct dl_find_object *fo)
 {
 	uintptr_t mod = (uintptr_t)fo->dlfo_link_map ^ (uintptr_t)fo->dlfo_map_start;
 	struct slot *s = &cache[(pc ^ (pc >> 11) ^ (pc >> 23)) & (SLOTS - 1)];
-	uint64_t rule;
 	if (atomic_load_explicit(&s->pc, memory_order_acquire) == pc) {
 		uintptr_t m = atomic_load_explicit(&s->mod, memory_order_relaxed);
-		rule = atomic_load_explicit(&s->rule, memory_order_relaxed);
+		uint64_t rule = atomic_load_explicit(&s->rule, memory_order_relaxed);
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&s->pc, memory_order_relaxed) == pc && m == mod && rule)
 			return rule;
 	}
+	return 0;
+}
+
+static uint64_t rule_for(uintptr_t pc, const struct dl_find_object *fo)
+{
+	uintptr_t mod = (uintptr_t)fo->dlfo_link_map ^ (uintptr_t)fo->dlfo_map_start;
+	struct slot *s = &cache[(pc ^ (pc >> 11) ^ (pc >> 23)) & (SLOTS - 1)];
+	uint64_t rule = rule_cached(pc, fo);
+	if (rule)
+		return rule;
 	rule = compute(pc, fo);
 	if (pthread_mutex_trylock(&fill_lock) == 0) {
 		atomic_store_explicit(&s->pc, 0, memory_order_relaxed);
@@ -626,43 +638,143 @@ static uint64_t rule_for(uintptr_t pc, const struct dl_find_object *fo)
 
 /* ---- the walk ------------------------------------------------------------ */
 
-__attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda)
+/* A walk's registers, and where it reads the stack: the live stack, or a
+ * copy of [base, base + len) (cg_unwind_finish). */
+struct walk {
+	uintptr_t sp, bp, pc;
+	const unsigned char *copy;
+	uintptr_t base;
+	size_t len;
+};
+
+static int stack_word(const struct walk *w, uintptr_t a, uintptr_t *v)
 {
-	/* This function keeps a frame pointer (__builtin_frame_address(0)
-	 * makes GCC and Clang set one up): its caller's state is exact. */
-	uintptr_t *fp = __builtin_frame_address(0);
-	uintptr_t sp = (uintptr_t)(fp + 2), bp = fp[0], pc = fp[1];
-	uint64_t mask = 0;
-	int n = 0;
-	if (!_dl_find_object || max > 64)
-		return -1;
-	while (n < max && pc > 4096) {
+	if (!w->copy) {
+		*v = *(const uintptr_t *)a;
+		return 0;
+	}
+	if (a < w->base || a - w->base + sizeof *v > w->len)
+		return -1; /* beyond the copy: the walk ends there */
+	memcpy(v, w->copy + (a - w->base), sizeof *v);
+	return 0;
+}
+
+#define WALK_HARD (-1) /* a frame this unwinder does not follow */
+#define WALK_COLD (-2) /* stopped at a frame whose rule is not cached (cold == 0) */
+
+/* Frames from w on into pcs[*np..max), *np updated; *mask gets bit i for
+ * a CUDA frame. cold: work out rules not cached; else stop before the
+ * first such frame, w then holding its registers. Returns 0 or WALK_*. */
+static int walk(struct walk *w, void **pcs, int *np, int max, uint64_t *mask, int cold)
+{
+	int n = *np, st = 0;
+	while (n < max && w->pc > 4096) {
 		struct dl_find_object fo;
 		uint64_t rule;
-		uintptr_t cfa, next;
-		pcs[n] = (void *)pc;
+		uintptr_t cfa, next, sp = w->sp, bp = w->bp, pc = w->pc;
 		if (_dl_find_object((void *)(pc - 1), &fo) != 0) {
-			n++; /* not in any module (JIT code): the last frame, as libgcc has it */
+			pcs[n++] = (void *)pc; /* not in any module (JIT code): the last frame, as libgcc has it */
 			break;
 		}
-		rule = rule_for(pc - 1, &fo);
-		if (rule & R_HARD)
-			return -1;
+		rule = cold ? rule_for(pc - 1, &fo) : rule_cached(pc - 1, &fo);
+		if (!rule || (rule & R_HARD)) {
+			st = rule ? WALK_HARD : WALK_COLD;
+			break;
+		}
+		pcs[n] = (void *)pc;
 		if (rule & R_CUDA)
-			mask |= 1ull << n;
+			*mask |= 1ull << n;
 		n++;
 		if (rule & R_STOP)
 			break;
 		cfa = ((rule & R_CFA_RBP) ? bp : sp) + (uintptr_t)(int64_t)(int32_t)(uint32_t)rule;
 		/* Frames only go up the stack, by sane amounts. */
-		if (cfa <= sp || cfa - sp > (64u << 20) || (cfa & 7))
+		if (cfa <= sp || cfa - sp > (64u << 20) || (cfa & 7) || stack_word(w, cfa - 8, &next))
 			break;
-		next = ((uintptr_t *)cfa)[-1];
-		if (rule & R_RBP_SAVED)
-			bp = *(uintptr_t *)(cfa + (intptr_t)(int16_t)(uint16_t)(rule >> 48));
-		sp = cfa;
-		pc = next;
+		if ((rule & R_RBP_SAVED) && stack_word(w, cfa + (intptr_t)(int16_t)(uint16_t)(rule >> 48), &w->bp))
+			break;
+		w->sp = cfa;
+		w->pc = next;
 	}
+	*np = n;
+	return st;
+}
+
+__attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda)
+{
+	/* This function keeps a frame pointer (__builtin_frame_address(0)
+	 * makes GCC and Clang set one up): its caller's state is exact. */
+	uintptr_t *fp = __builtin_frame_address(0);
+	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0};
+	uint64_t mask = 0;
+	int n = 0;
+	if (!_dl_find_object || max > 64 || walk(&w, pcs, &n, max, &mask, 1))
+		return -1;
+	if (cuda)
+		*cuda = mask;
+	return n;
+}
+
+/* The stack above sp, a page (iovec) at a time: process_vm_readv stops at
+ * the first page that is not mapped, so the copy ends at the stack's top
+ * instead of faulting. */
+static size_t stack_copy(unsigned char *dst, uintptr_t sp, size_t cap)
+{
+	struct iovec local = {dst, cap}, remote[CG_UNWIND_COPY / 4096 + 1];
+	int k = 0;
+	ssize_t got;
+	for (uintptr_t a = sp; a < sp + cap && k < (int)(sizeof remote / sizeof remote[0]); k++) {
+		uintptr_t end = (a | 4095) + 1;
+		if (end > sp + cap)
+			end = sp + cap;
+		remote[k].iov_base = (void *)a;
+		remote[k].iov_len = end - a;
+		a = end;
+	}
+	got = process_vm_readv(getpid(), &local, 1, remote, (unsigned long)k, 0);
+	return got > 0 ? (size_t)got : 0;
+}
+
+__attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest)
+{
+	uintptr_t *fp = __builtin_frame_address(0);
+	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0};
+	uint64_t mask = 0;
+	int n = 0, st;
+	*rest = NULL;
+	if (!_dl_find_object || max > 64)
+		return -1;
+	st = walk(&w, pcs, &n, max, &mask, 0);
+	if (st == WALK_HARD)
+		return -1;
+	if (st == WALK_COLD) {
+		int saved = errno;
+		struct cg_unwind_rest *r = malloc(sizeof *r);
+		if (!r) {
+			errno = saved;
+			return -1;
+		}
+		r->pc = w.pc;
+		r->sp = w.sp;
+		r->bp = w.bp;
+		r->len = stack_copy(r->stack, w.sp, sizeof r->stack);
+		errno = saved;
+		*rest = r;
+	}
+	if (cuda)
+		*cuda = mask;
+	return n;
+}
+
+int cg_unwind_finish(struct cg_unwind_rest *r, void **pcs, int n, int max, uint64_t *cuda)
+{
+	struct walk w = {r->sp, r->bp, r->pc, r->stack, r->sp, r->len};
+	uint64_t mask = cuda ? *cuda : 0;
+	if (!_dl_find_object || max > 64 || n >= max)
+		return n;
+	/* A frame the fast rules do not follow ends the site there: there is
+	 * no generic unwinder for a copy. */
+	(void)walk(&w, pcs, &n, max, &mask, 1);
 	if (cuda)
 		*cuda = mask;
 	return n;

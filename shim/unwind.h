@@ -11,6 +11,7 @@
 #ifndef CGSHIM_UNWIND_H
 #define CGSHIM_UNWIND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Fill pcs like backtrace(): pcs[0] is the return address into
@@ -21,6 +22,28 @@
  * without _dl_find_object): the caller then uses backtrace(). Makes no
  * allocation and takes no blocking lock. */
 int cg_unwind(void **pcs, int max, uint64_t *cuda);
+
+/* Deferred unwinding (the begin-capture hook: nothing that costs tens of
+ * microseconds may run in the window the begin opens, issue 19). A rule
+ * not yet cached costs 2-20 us on the H100 host the first time (cold
+ * cache and TLB misses in a large .eh_frame: ~50 us for the first capture
+ * in PyTorch). cg_unwind_warm walks with cached rules only; at the first
+ * frame without one it stops and returns the frames so far, with *rest
+ * holding that frame's registers and a copy of the stack above it (up to
+ * CG_UNWIND_COPY bytes, never past the stack's last mapped page). Later,
+ * anywhere, cg_unwind_finish goes on from *rest, working out the rules,
+ * reading the copy: frames pcs[n..max), returns the new count (a frame the
+ * rules do not follow, or the copy's end, ends it there). The caller frees
+ * rest. cg_unwind_warm returns -1 where cg_unwind does (the caller then
+ * uses backtrace() at once); *rest is NULL when no frame was cold. */
+#define CG_UNWIND_COPY 16384
+struct cg_unwind_rest {
+	uintptr_t pc, sp, bp;
+	size_t len;
+	unsigned char stack[CG_UNWIND_COPY];
+};
+int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest);
+int cg_unwind_finish(struct cg_unwind_rest *rest, void **pcs, int n, int max, uint64_t *cuda);
 
 /* Whether the module at path is the shim, libcudart or libcuda (frames a
  * call site skips). */

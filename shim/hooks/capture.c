@@ -181,7 +181,7 @@ static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 		CG_REAL(name);                                                                                         \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                                      \
 			return CG_FWD(real_##name args);                                                               \
-		site = cg_site_here(SITE_SKIP);                                                                        \
+		site = cg_site_here_deferred(SITE_SKIP);                                                               \
 		asked = (int)(mode_expr);                                                                              \
 		used = use = capture_mode_use(asked);                                                                  \
 		cg_policy_collect();                                                                                   \

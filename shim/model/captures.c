@@ -603,6 +603,9 @@ int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	if (!c)
 		return 0;
 	atomic_fetch_sub(&cg_live_captures, 1);
+	/* Its begin site's walk, if it waited (cg_site_here_deferred): now,
+	 * out of the capture, whatever the log level. */
+	cg_site_settle(c->site);
 	/* A steady capture that ended well, broke nothing and saw no
 	 * violation or failure anywhere meanwhile repeats the one before:
 	 * its records go to debug level (call.h, CG_CALL_REPEAT). */

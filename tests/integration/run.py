@@ -738,6 +738,12 @@ def case_python_frames():
     recs = [json.loads(l) for l in open(os.path.join(tmp, "log.jsonl")) if l.strip()]
     b = calls(recs, "cuStreamBeginCapture", rc=0)
     check(len(b) == 5, "5 begin records (%d)" % len(b))
+    s = [r for r in recs if r.get("ev") == "summary"]
+    check(s and s[0].get("sites_deferred", 0) >= 1,
+          "the first begin's walk waited for the capture's end: new frames (sites_deferred %s)"
+          % (s[0].get("sites_deferred") if s else None))
+    check(len(b) == 5 and all(r.get("site") == b[0].get("site") for r in b) and len(b[0].get("site", [])) > 2,
+          "the deferred walk's site is the later begins' site, native frames included (%s)" % (b[0].get("site") if b else None))
     want = ["py:%s:%d:inner" % (script, line), "py:%s:%d:outer" % (script, line + 2)]
     sites = [r.get("site", [])[:2] for r in b]
     check(all(s == want for s in sites), "every begin site starts %s (got %s)" % (want, sites[0] if sites else None))
