@@ -728,6 +728,17 @@ static struct site_ent *site_ent_locked(uint32_t site)
 	return e;
 }
 
+int cg_site_pending(uint32_t site)
+{
+	struct site_ent *e;
+	int pending;
+	pthread_mutex_lock(&site_lock);
+	e = site && site <= site_n ? site_by_id[site] : NULL;
+	pending = e && e->pend;
+	pthread_mutex_unlock(&site_lock);
+	return pending;
+}
+
 void cg_site_settle(uint32_t site)
 {
 	pthread_mutex_lock(&site_lock);

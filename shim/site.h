@@ -29,6 +29,10 @@ uint32_t cg_site_here_deferred(int skip);
 /* Finish a deferred site now (the end of the capture it began): its walk
  * needs no driver call, only time. */
 void cg_site_settle(uint32_t site);
+/* Whether site's walk still waits: its id is not yet the id its stack will
+ * have (a site interned meanwhile may own that), so nothing keyed by site
+ * (the steady captures) should count it. */
+int cg_site_pending(uint32_t site);
 /* Sites whose walk waited so far (the summary's sites_deferred). */
 long long cg_sites_deferred(void);
 /* First-use initialisation of what cg_site_here needs, without interning a

@@ -8,7 +8,7 @@
  * %rbp saved at a CFA offset or left alone. Anything else answers -1 and the
  * caller falls back to the generic unwinder, so the result is never a guess.
  *
- * Cache: direct-mapped slots {pc, module, rule}. Readers take no lock (the
+ * Cache: 4-way set-associative slots {pc, module, rule}. Readers take no lock (the
  * pc is read before and after the rest, seqlock style); one filler at a
  * time under a try-lock (never waits: a busy filler means this rule is just
  * not kept), so a fork or a signal mid-fill cannot deadlock anything. The
@@ -602,17 +602,33 @@ static uint64_t compute(uintptr_t pc, const struct dl_find_object *fo)
 	return rule;
 }
 
+/* The cache is 4-way set associative: a direct-mapped one let two return
+ * addresses used in turn evict each other (PyTorch's capture loop: the
+ * begin's walk found a cold frame every other capture, issue 19). */
+#define WAYS 4
+#define SETS (SLOTS / WAYS)
+static _Atomic unsigned char victim[SETS]; /* next way to replace, round robin */
+
+static unsigned set_of(uintptr_t pc)
+{
+	uint64_t x = (uint64_t)pc * 0x9E3779B97F4A7C15ull;
+	return (unsigned)(x >> 40) & (SETS - 1);
+}
+
 /* The cached rule for pc, or 0. */
 static uint64_t rule_cached(uintptr_t pc, const struct dl_find_object *fo)
 {
 	uintptr_t mod = (uintptr_t)fo->dlfo_link_map ^ (uintptr_t)fo->dlfo_map_start;
-	struct slot *s = &cache[(pc ^ (pc >> 11) ^ (pc >> 23)) & (SLOTS - 1)];
-	if (atomic_load_explicit(&s->pc, memory_order_acquire) == pc) {
-		uintptr_t m = atomic_load_explicit(&s->mod, memory_order_relaxed);
-		uint64_t rule = atomic_load_explicit(&s->rule, memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&s->pc, memory_order_relaxed) == pc && m == mod && rule)
-			return rule;
+	struct slot *set = &cache[set_of(pc) * WAYS];
+	for (int w = 0; w < WAYS; w++) {
+		struct slot *s = &set[w];
+		if (atomic_load_explicit(&s->pc, memory_order_acquire) == pc) {
+			uintptr_t m = atomic_load_explicit(&s->mod, memory_order_relaxed);
+			uint64_t rule = atomic_load_explicit(&s->rule, memory_order_relaxed);
+			atomic_thread_fence(memory_order_acquire);
+			if (atomic_load_explicit(&s->pc, memory_order_relaxed) == pc && m == mod && rule)
+				return rule;
+		}
 	}
 	return 0;
 }
@@ -620,12 +636,20 @@ static uint64_t rule_cached(uintptr_t pc, const struct dl_find_object *fo)
 static uint64_t rule_for(uintptr_t pc, const struct dl_find_object *fo)
 {
 	uintptr_t mod = (uintptr_t)fo->dlfo_link_map ^ (uintptr_t)fo->dlfo_map_start;
-	struct slot *s = &cache[(pc ^ (pc >> 11) ^ (pc >> 23)) & (SLOTS - 1)];
+	unsigned set = set_of(pc);
 	uint64_t rule = rule_cached(pc, fo);
 	if (rule)
 		return rule;
 	rule = compute(pc, fo);
 	if (pthread_mutex_trylock(&fill_lock) == 0) {
+		/* an empty way, else the set's next victim */
+		struct slot *s = NULL;
+		for (int w = 0; w < WAYS && !s; w++)
+			if (!atomic_load_explicit(&cache[set * WAYS + w].pc, memory_order_relaxed))
+				s = &cache[set * WAYS + w];
+		if (!s)
+			s = &cache[set * WAYS +
+				   (atomic_fetch_add_explicit(&victim[set], 1, memory_order_relaxed) % WAYS)];
 		atomic_store_explicit(&s->pc, 0, memory_order_relaxed);
 		atomic_thread_fence(memory_order_release);
 		atomic_store_explicit(&s->mod, mod, memory_order_relaxed);

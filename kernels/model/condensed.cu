@@ -20,9 +20,9 @@
  *     and call, its first free) stay condensed.
  *  C  two more plain cycles: the site is judged again (B's shape differed).
  *
- * On the stand-in: captures 1-3, 67 (the recheck), 71 (B), 72 and 73 of
- * the loop are written; the other 66 cycles are condensed (594 records,
- * and B's 3).
+ * On the stand-in: captures 1-4 (the first's begin site waits for its
+ * walk and is not judged), 68 (the recheck), 71 (B), 72 and 73 of the loop
+ * are written; the other 65 cycles are condensed (585 records, and B's 3).
  */
 #include "scenario.h"
 

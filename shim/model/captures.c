@@ -89,9 +89,14 @@ static CG_TLS int presample_have, presample_steady;
 static CG_TLS size_t presample_free;
 static CG_TLS struct cg_capture *prepared;
 
+static CG_TLS int presample_pending;
+
 void model_capture_presample(uint32_t site)
 {
-	presample_steady = model_meminfo_steady_begin(site);
+	/* A begin whose site still waits for its walk is not judged: its id
+	 * may not be its stack's (site.h). */
+	presample_pending = cg_site_pending(site);
+	presample_steady = !presample_pending && model_meminfo_steady_begin(site);
 	presample_have = !presample_steady && model_sample_free(&presample_free);
 	if (!prepared)
 		prepared = calloc(1, sizeof *prepared);
@@ -130,6 +135,8 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 	c->have_before = have;
 	c->free_before = have ? fr : 0;
 	c->steady = steady;
+	c->site_pending = presample_pending;
+	presample_pending = 0;
 	c->noted0 = cg_noted_total();
 	c->brec = bc != NULL;
 	if (bc)
@@ -631,8 +638,9 @@ int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 		rec_u64(&r, "free_after", fr);
 		rec_int(&r, "delta", delta);
 		rec_int(&r, "unattributed", delta - (long long)c->malloc_bytes);
-		model_meminfo_steady_capture(c->site, c->id, 0, 1, delta - (long long)c->malloc_bytes);
-	} else {
+		if (!c->site_pending)
+			model_meminfo_steady_capture(c->site, c->id, 0, 1, delta - (long long)c->malloc_bytes);
+	} else if (!c->site_pending) {
 		model_meminfo_steady_capture(c->site, c->id, c->steady, 0, 0);
 	}
 	if (c->steady)

@@ -104,6 +104,7 @@ struct cg_capture {
 	size_t free_before;
 	int steady;	  /* a steady site's capture: no samples (devices.c) */
 	long long noted0; /* cg_noted_total() at its begin */
+	int site_pending; /* its begin site's walk waited: not judged for steadiness */
 	/* invalid: the shim knows the capture is invalidated (counted once in
 	 * captures_invalidated); named: its "abandoned" record is written. */
 	int invalid, named;

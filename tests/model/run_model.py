@@ -290,7 +290,10 @@ def case_deferred_refs(recs, pools):
     check(len(insts) == 6 - n_steady and not any(r.get("meminfo") == "steady" for r in insts),
           "an instantiate record for each capture record, none steady (%d)" % len(insts))
     if STANDIN:
-        check(n_steady == 2, "stand-in: D's 4th and 5th captures steady (meminfo_steady %s)" % n_steady)
+        # D's first begin meets new frames: its site's walk waits for the
+        # capture's end and that capture is not judged (site.h,
+        # cg_site_pending), so D's 2nd-4th make the site steady for the 5th.
+        check(n_steady == 1, "stand-in: D's 5th capture steady (meminfo_steady %s)" % n_steady)
     frees = [r for r in ev(recs, "call") if "MemFree" in (r.get("api") or "")]
     check(bool(v) and bool(frees) and v[0]["seq"] < max(f["seq"] for f in frees),
           "the violation precedes the free's call record")
@@ -326,13 +329,17 @@ def case_condensed(recs, pools):
     if STANDIN:
         ids = [c.get("capture") for c in caps]
         first = min(ids) if ids else 0
-        check([i - first + 1 for i in ids] == [1, 2, 3, 67, 71, 72, 73],
-              "stand-in: captures 1-3, 67 (the every-64th recheck), 71 (B), 72, 73 written (got %s)"
+        # the first begin's walk waits (new frames): that capture is not
+        # judged, captures 2-4 make the site steady
+        check([i - first + 1 for i in ids] == [1, 2, 3, 4, 68, 71, 72, 73],
+              "stand-in: captures 1-4, 68 (the every-64th recheck), 71 (B), 72, 73 written (got %s)"
               % [i - first + 1 for i in ids])
-        check(n_cond == 597, "stand-in: 66 cycles x 9 records and B's 3 condensed (%d)" % n_cond)
-        check(s.get("meminfo_steady") == 67, "stand-in: 67 steady captures, 66 of them repeats (%s)"
+        check(n_cond == 588, "stand-in: 65 cycles x 9 records and B's 3 condensed (%d)" % n_cond)
+        check(s.get("meminfo_steady") == 66, "stand-in: 66 steady captures, 65 of them repeats (%s)"
               % s.get("meminfo_steady"))
-        check([c.get("meminfo") for c in caps] == [None, None, None, None, "steady", None, None],
+        check(s.get("sites_deferred") == 2, "stand-in: G's and the loop's first begins deferred (%s)"
+              % s.get("sites_deferred"))
+        check([c.get("meminfo") for c in caps] == [None, None, None, None, None, "steady", None, None],
               "stand-in: B's capture steady at its begin, written (got %s)" % [c.get("meminfo") for c in caps])
 
 

@@ -60,6 +60,10 @@ uint32_t cg_site_here(int skip)
 void cg_site_settle(uint32_t site)
 {
 }
+int cg_site_pending(uint32_t site)
+{
+	return 0;
+}
 void cg_site_first(uint32_t site, char *out, unsigned cap)
 {
 	if (cap)
