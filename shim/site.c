@@ -618,29 +618,10 @@ static int site_want(int skip, int depth)
 	return depth + skip + 4 < CG_BT_MAX + 8 ? depth + skip + 4 : CG_BT_MAX + 8;
 }
 
-uint32_t cg_site_here(int skip)
-{
-	struct site_key k;
-	void *pcs[CG_BT_MAX + 8];
-	int n, depth = (int)cg_cfg.backtrace;
-	uint64_t cuda = 0;
-
-	if (depth <= 0 && cg_cfg.python_frames <= 0)
-		return 0;
-	k.n = 0;
-	k.py[0] = 0;
-	if (depth > 0) {
-		int want = site_want(skip, depth);
-		n = cg_unwind(pcs, want, &cuda);
-		if (n < 0)
-			n = site_backtrace(pcs, want, &cuda);
-		site_pick(&k, pcs, n, cuda, skip, depth);
-	}
-	py_frames(k.py, sizeof k.py, (int)cg_cfg.python_frames);
-	return site_intern(&k);
-}
-
-uint32_t cg_site_here_deferred(int skip)
+/* Both entry points: inlined into each, so that the walk starts in the
+ * entry point's frame (skip counts from it). defer: stop at a cold frame
+ * (cg_site_here_deferred). */
+static inline __attribute__((always_inline)) uint32_t site_make(int skip, int defer)
 {
 	struct site_key k;
 	struct site_pend *p;
@@ -655,7 +636,7 @@ uint32_t cg_site_here_deferred(int skip)
 	k.n = 0;
 	k.py[0] = 0;
 	if (depth > 0) {
-		n = cg_unwind_warm(pcs, want, &cuda, &rest);
+		n = defer ? cg_unwind_warm(pcs, want, &cuda, &rest) : cg_unwind(pcs, want, &cuda);
 		if (n < 0)
 			n = site_backtrace(pcs, want, &cuda);
 		if (!rest)
@@ -692,6 +673,16 @@ uint32_t cg_site_here_deferred(int skip)
 	pthread_mutex_unlock(&site_lock);
 	atomic_fetch_add_explicit(&sites_deferred, 1, memory_order_relaxed);
 	return (uint32_t)n;
+}
+
+uint32_t cg_site_here(int skip)
+{
+	return site_make(skip, 0);
+}
+
+uint32_t cg_site_here_deferred(int skip)
+{
+	return site_make(skip, 1);
 }
 
 /* Finish a deferred site's walk (the cold rules worked out now, from the
