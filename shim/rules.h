@@ -54,7 +54,12 @@ void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
 /* hooks/capture-rules.c: the map's other routes (CGS013-CGS016). Each returns
  * 1 when the call will break a capture, the violation written. */
 int cg_caprule_event(const char *api, CUevent ev);
-int cg_caprule_is_legacy(CUstream s, int ptsz);
+/* The legacy default stream: CU_STREAM_LEGACY, or NULL where the default
+ * stream is not per-thread. Inline: every launch during a capture asks. */
+static inline int cg_caprule_is_legacy(CUstream s, int ptsz)
+{
+	return s == CU_STREAM_LEGACY || (!s && !ptsz);
+}
 int cg_caprule_legacy(const char *api, CUstream s, int ptsz, const char *what);
 int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev);
 int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s);

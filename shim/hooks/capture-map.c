@@ -177,7 +177,9 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
 	}
 
 #define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                                             \
-	LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, cgh_launch_check(HID_##name, (stream_expr), ptsz))
+	LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr,                                                       \
+			  cg_caprule_is_legacy((stream_expr), ptsz) &&                                                 \
+			      cgh_launch_check(HID_##name, (stream_expr), ptsz))
 
 #define LAUNCH_PARAMS                                                                                                  \
 	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,    \
@@ -196,7 +198,8 @@ LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1, (const CUlaunchConfig *config, CUfunction 
 /* Async copies and memsets: the launch contract (one relaxed load while no
  * capture is live), looked at only on the legacy stream (CGS014). */
 #define ASYNC_HOOK(name, ptsz, params, args, what)                                                                     \
-	LIVE_CAPTURE_HOOK(name, ptsz, params, args, hStream, cgh_async_check(HID_##name, hStream, ptsz, what))
+	LIVE_CAPTURE_HOOK(name, ptsz, params, args, hStream,                                                           \
+			  cg_caprule_is_legacy(hStream, ptsz) && cgh_async_check(HID_##name, hStream, ptsz, what))
 
 static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)
 {

@@ -45,11 +45,6 @@ int cg_caprule_event(const char *api, CUevent ev)
 	return 1;
 }
 
-int cg_caprule_is_legacy(CUstream s, int ptsz)
-{
-	return rules_capture_is_legacy(s, ptsz);
-}
-
 int cg_caprule_legacy(const char *api, CUstream s, int ptsz, const char *what)
 {
 	struct cg_capture_view cv;

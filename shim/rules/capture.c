@@ -106,7 +106,7 @@ int rules_capture_event(const char *api, const struct cg_capture_view *cv, struc
 
 int rules_capture_is_legacy(CUstream s, int ptsz)
 {
-	return s == CU_STREAM_LEGACY || (!s && !ptsz);
+	return cg_caprule_is_legacy(s, ptsz);
 }
 
 int rules_capture_legacy(const char *api, CUstream s, int ptsz, const struct cg_capture_view *blocking,
