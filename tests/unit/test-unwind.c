@@ -2,7 +2,9 @@
  * same frames (from the caller's caller up) in the shapes call sites take:
  * plain calls, %rbp-based frames (alloca), frames inside libc (qsort
  * callback), a thread's outermost frames, signal frames (declined: -1 so
- * the caller falls back), and the cache (a repeated site computes nothing). */
+ * the caller falls back), the cache (a repeated site computes nothing),
+ * and the deferred walk (the begin-capture hook's: cached rules now, the
+ * rest later from a copy of the stack). */
 #define _GNU_SOURCE
 #include <alloca.h>
 #include <dlfcn.h>
@@ -166,12 +168,90 @@ static void short_max(void **state)
 	assert_int_equal(cg_unwind(pcs, 65, &cuda), -1); /* beyond the mask */
 }
 
+/* The deferred walk (cg_unwind_warm, then cg_unwind_finish from the
+ * stack's copy) against the full one from the same function: entry 0
+ * differs (two call instructions), everything above must be identical.
+ * *deferred: the warm walk met a frame without a cached rule. */
+#define WANT 16 /* about what a site asks for (site.c: depth + skip + 4) */
+static __attribute__((noinline)) void warm_then_full(struct pair *p, int *deferred)
+{
+	struct cg_unwind_rest *rest = NULL;
+	uint64_t cuda = 0;
+	p->na = cg_unwind_warm(p->a, WANT, &cuda, &rest);
+	*deferred = rest != NULL;
+	if (rest) {
+		p->na = cg_unwind_finish(rest, p->a, p->na, WANT, &cuda);
+		free(rest);
+	}
+	p->nb = cg_unwind(p->b, WANT, &p->cuda);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Frames never walked before (a chain of its own), %rbp-based */
+static __attribute__((noinline)) int deep_fresh(int n, struct pair *p, int *deferred)
+{
+	volatile char *buf = alloca(48 + (size_t)n * 16);
+	buf[0] = (char)n;
+	if (n == 0)
+		warm_then_full(p, deferred);
+	else
+		deep_fresh(n - 1, p, deferred);
+	return buf[0];
+}
+
+static void deferred_walk(void **state)
+{
+	struct pair p[3];
+	int deferred[3] = {0, 0, 0};
+	(void)state;
+	/* one call site in a loop: a later pass walks the same stack, every
+	 * rule cached by an earlier pass's finish, nothing deferred (the
+	 * compiler may peel the first pass into a call site of its own, as in
+	 * `cached`: the third pass is the one that must find all cached) */
+#pragma GCC unroll 1
+	for (int k = 0; k < 3; k++)
+		deep_fresh(10, &p[k], &deferred[k]);
+	assert_true(deferred[0]); /* the first frame's rule was not cached */
+	assert_false(deferred[2]);
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(p[k].na, WANT);
+		assert_int_equal(p[k].na, p[k].nb);
+		for (int i = 1; i < p[k].na; i++)
+			assert_ptr_equal(p[k].a[i], p[k].b[i]);
+	}
+}
+
+/* Frames of 6 KiB: the 16 KiB copy ends inside the third, and the deferred
+ * walk ends there too (a shorter site, never a read past the copy). */
+static __attribute__((noinline)) int deep_wide(int n, struct pair *p, int *deferred)
+{
+	volatile char *buf = alloca(6144);
+	buf[0] = (char)n;
+	if (n == 0)
+		warm_then_full(p, deferred);
+	else
+		deep_wide(n - 1, p, deferred);
+	return buf[0];
+}
+
+static void deferred_copy_end(void **state)
+{
+	struct pair p;
+	int deferred = 0;
+	(void)state;
+	deep_wide(8, &p, &deferred);
+	assert_true(deferred);
+	assert_true(p.na >= 2 && p.na < p.nb && p.nb == WANT);
+	for (int i = 1; i < p.na; i++)
+		assert_ptr_equal(p.a[i], p.b[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(plain),	     cmocka_unit_test(rbp_frames),    cmocka_unit_test(through_libc),
 	    cmocka_unit_test(thread_frames), cmocka_unit_test(signal_frames), cmocka_unit_test(cached),
-	    cmocka_unit_test(short_max),
+	    cmocka_unit_test(short_max),     cmocka_unit_test(deferred_walk), cmocka_unit_test(deferred_copy_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
