@@ -25,6 +25,9 @@
  * identical updates and launches are. Every 64th cycle of a steady site is
  * sampled in full and written. */
 #define CG_CALL_REPEAT 2
+/* No clock read at entry: the hook reads it (cg_call_clock) once it knows
+ * a record may follow (an update that changes nothing writes none). */
+#define CG_CALL_NOCLOCK 4
 
 /* t0: hook entry; t_in/t_out: the real call's bracket, set by hooks that
  * mark it (cg_call_mark_in/out), so the record can split the hook's own
@@ -62,9 +65,16 @@ static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
 		cg_warm_capture(hid);
 	c->hid = hid;
 	c->flags = flags;
-	c->t0 = cg_log_on(CG_L_INFO) ? cg_now_ns() : 0;
+	c->t0 = cg_log_on(CG_L_INFO) && !(flags & CG_CALL_NOCLOCK) ? cg_now_ns() : 0;
 	c->t_in = c->t_out = 0;
 	return 1;
+}
+
+/* The entry clock of a CG_CALL_NOCLOCK call, read now. */
+static inline void cg_call_clock(struct cg_call *c)
+{
+	if (!c->t0 && cg_log_on(CG_L_INFO))
+		c->t0 = cg_now_ns();
 }
 
 /* Bracket the real call: the hook's own time before and after it becomes

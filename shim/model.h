@@ -269,6 +269,9 @@ struct cg_summary *model_exec_summary(CUgraphExec e);
 void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu);
 void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum);
 void model_exec_update_failed(CUgraphExec e);
+/* A successful update of e from the summary it already holds, without
+ * memory nodes: nothing the model keeps changes but the count (no lock). */
+void model_exec_updated_same(CUgraphExec e);
 /* The policy re-instantiated app from g (the new real exec is set first,
  * with model_exec_set_real): the exec's graph and summary follow. */
 void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum);

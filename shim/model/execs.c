@@ -235,8 +235,8 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 	X_SET(x, live, 1);
 	x->sum_gen = 0;
 	gr = model_graph_find_locked(g);
-	x->repeat = repeat && gr && gr->repeat;
-	repeat = x->repeat;
+	repeat = repeat && gr && gr->repeat;
+	X_SET(x, repeat, repeat);
 	if (gr) {
 		gr->live_exec = e;
 		if (sum && sum->partial) {
@@ -341,8 +341,7 @@ void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum)
 	model_tot.updates++;
 	x = model_exec_find_locked(e);
 	if (x) {
-		x->updates++;
-		x->repeat = 0; /* runs another graph's parameters now */
+		X_SET(x, repeat, 0); /* runs another graph's parameters now */
 		if (x->n_mem && x->sum) {
 			old = model_summary_ref(x->sum);
 			old_mem = x->mem;
@@ -364,16 +363,29 @@ void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum)
 	(void)g;
 }
 
+/* Updates counted without gx_lock (model_exec_updated_same). */
+static _Atomic long long updates_same;
+
+long long model_exec_updates_same(void)
+{
+	return atomic_load_explicit(&updates_same, memory_order_relaxed);
+}
+
+void model_exec_updated_same(CUgraphExec e)
+{
+	struct cg_exec *x = model_exec_fast(e);
+	atomic_fetch_add_explicit(&updates_same, 1, memory_order_relaxed);
+	if (x)
+		X_SET(x, repeat, 0);
+}
+
 void model_exec_update_failed(CUgraphExec e)
 {
-	struct cg_exec *x;
 	pthread_mutex_lock(&model_gx_lock);
 	model_tot.updates++;
 	model_tot.update_failures++;
-	x = model_exec_find_locked(e);
-	if (x)
-		x->update_failures++;
 	pthread_mutex_unlock(&model_gx_lock);
+	(void)e;
 }
 
 void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
@@ -386,7 +398,7 @@ void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
 	if (x) {
 		model_exec_set_summary(x, sum); /* before x->graph changes: releases a claim on the old one */
 		x->graph = g;
-		x->repeat = 0;
+		X_SET(x, repeat, 0);
 		sum = NULL;
 		atomic_store(&x->outstanding, 0);
 		gr = model_graph_find_locked(g);
@@ -414,7 +426,7 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out
 		HASH_DEL(model_execs, x);
 		fast_remove(x);
 		X_SET(x, live, 0);
-		repeat = x->repeat;
+		repeat = X_GET(x, repeat);
 		launches = atomic_load(&x->launches);
 		outstanding = atomic_load(&x->outstanding);
 		g = x->graph;

@@ -184,8 +184,7 @@ struct cg_exec {
 	uint32_t sum_gen; /* gen of graph the (partial) summary describes */
 	int inst_dev;	  /* device of the context it was instantiated in */
 	unsigned devmask; /* devices its allocation nodes allocate on (bit d) */
-	long long updates, update_failures;
-	int repeat; /* instantiated from a repeat graph with nothing to say; not updated since */
+	int repeat;	  /* instantiated from a repeat graph with nothing to say; not updated since (X_SET/X_GET) */
 	struct cg_exec *next_free;
 	UT_hash_handle hh;
 };
@@ -197,6 +196,7 @@ struct cg_graph *model_graph_find_locked(CUgraph g);
 struct cg_exec *model_exec_find_locked(CUgraphExec e);
 void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out);
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum);
+long long model_exec_updates_same(void);
 
 /* ---- pools and graph allocations (pools.c, allocations.c) -------------- */
 struct cg_pool {

@@ -81,4 +81,5 @@ void model_totals_get(struct model_totals *out)
 	/* Read without the tables' locks, as the exit summary always did:
 	 * totals only grow, one racing the exit is off by the calls in flight. */
 	*out = model_tot;
+	out->updates += model_exec_updates_same();
 }
