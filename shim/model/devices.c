@@ -157,25 +157,35 @@ static _Atomic long long meminfo_steady;
 
 /* The entry whose site began capture id last (instantiations know their
  * graph's capture, not its begin site). */
+static unsigned steady_hint; /* the slot found last: a capture's end and instantiation follow its begin */
+
 static struct steady *steady_of_capture_locked(uint64_t capture)
 {
-	for (int i = 0; i < STEADY_SLOTS; i++)
-		if (steady_tab[i].site && steady_tab[i].last_capture == capture)
+	if (steady_tab[steady_hint].site && steady_tab[steady_hint].last_capture == capture)
+		return &steady_tab[steady_hint];
+	for (unsigned i = 0; i < STEADY_SLOTS; i++)
+		if (steady_tab[i].site && steady_tab[i].last_capture == capture) {
+			steady_hint = i;
 			return &steady_tab[i];
+		}
 	return NULL;
 }
 
 static struct steady *steady_find_locked(uint32_t site, int add)
 {
 	for (unsigned i = 0, h = site * 2654435761u >> 26; i < STEADY_SLOTS; i++) {
-		struct steady *e = &steady_tab[(h + i) % STEADY_SLOTS];
-		if (e->site == site)
+		unsigned k = (h + i) % STEADY_SLOTS;
+		struct steady *e = &steady_tab[k];
+		if (e->site == site) {
+			steady_hint = k;
 			return e;
+		}
 		if (!e->site) {
 			if (!add)
 				return NULL;
 			memset(e, 0, sizeof *e);
 			e->site = site;
+			steady_hint = k;
 			return e;
 		}
 	}

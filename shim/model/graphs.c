@@ -470,13 +470,19 @@ void model_graph_settle(CUgraph g)
 int model_graph_copies(CUgraph g)
 {
 	CUgraphNode small[256], *nodes = small;
-	size_t n = 0;
-	int found = 1;
-	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
+	size_t n = 256;
+	int found = 1, ok;
+	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, small, &n) != CUDA_SUCCESS)
 		return 1;
-	if (n > 256 && !(nodes = malloc(n * sizeof *nodes)))
-		return 1;
-	if (!n || drv_cuGraphGetNodes(g, nodes, &n) == CUDA_SUCCESS) {
+	/* One query when the nodes fit: the driver writes at most 256 and
+	 * says how many it wrote; 256 may mean more, counted then. */
+	ok = n < 256;
+	if (!ok && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS) {
+		if (n > 256 && !(nodes = malloc(n * sizeof *nodes)))
+			return 1;
+		ok = n <= 256 || drv_cuGraphGetNodes(g, nodes, &n) == CUDA_SUCCESS;
+	}
+	if (ok) {
 		found = 0;
 		for (size_t i = 0; i < n && !found; i++) {
 			CUgraphNodeType t = CU_GRAPH_NODE_TYPE_MEMCPY;
