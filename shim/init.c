@@ -67,10 +67,12 @@ static void atfork_prepare(void)
 	cg_log_flush_thread(); /* the child must not write the parent's lines again */
 	cg_policy_atfork_prepare();
 	cg_model_lock_all();
+	cg_log_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
+	cg_log_atfork_parent();
 	cg_model_unlock_all();
 	cg_policy_atfork_release();
 }

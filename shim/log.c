@@ -373,6 +373,20 @@ void cg_log_flush_all(void)
 	pthread_mutex_unlock(&tb_lock);
 }
 
+/* Around fork: the list of thread buffers is held across it (a thread
+ * exiting in the parent unlinks its buffer under tb_lock), so the child
+ * starts from a list no thread was changing; taken last in atfork_prepare
+ * (nothing holding tb_lock takes another of the locks taken there). */
+void cg_log_atfork_prepare(void)
+{
+	pthread_mutex_lock(&tb_lock);
+}
+
+void cg_log_atfork_parent(void)
+{
+	pthread_mutex_unlock(&tb_lock);
+}
+
 /* The parent's other threads do not exist in the child: forget their
  * buffers (what they held is the parent's to write). This thread's buffer
  * was flushed before the fork. */
