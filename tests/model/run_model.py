@@ -281,15 +281,19 @@ def case_deferred_refs(recs, pools):
     # destroy) are left to debug level and counted (records_condensed).
     caps = ev(recs, "capture")
     n_steady = s.get("meminfo_steady") or 0
-    check(all("delta" in c and c.get("meminfo") != "steady" for c in caps),
-          "each capture record written has a delta (steady ones are condensed)")
+    # A sample the auto budget skipped (a loaded host: the samples' share of
+    # the run's time went over 4%) leaves a record without delta and keeps
+    # the site from being steady: the exact counts below need none skipped.
+    skipped = s.get("meminfo_skipped") or 0
+    check(all(("delta" in c or skipped) and c.get("meminfo") != "steady" for c in caps),
+          "each capture record written has a delta (steady ones are condensed; %d samples skipped)" % skipped)
     check(len(caps) == 6 - n_steady, "%d capture records for 6 captures, %d steady" % (len(caps), n_steady))
     check(s.get("records_condensed") == 6 * n_steady, "summary records_condensed %s = 6 per steady cycle (%d)"
           % (s.get("records_condensed"), n_steady))
     insts = [r for r in ev(recs, "call") if "Instantiate" in (r.get("api") or "")]
     check(len(insts) == 6 - n_steady and not any(r.get("meminfo") == "steady" for r in insts),
           "an instantiate record for each capture record, none steady (%d)" % len(insts))
-    if STANDIN:
+    if STANDIN and not skipped:
         # D's first begin meets new frames: its site's walk waits for the
         # capture's end and that capture is not judged (site.h,
         # cg_site_pending), so D's 2nd-4th make the site steady for the 5th.
@@ -326,7 +330,7 @@ def case_condensed(recs, pools):
     check(len(ev(recs, "alloc")) == len(caps) + 1 - (1 if b_early else 0),
           "an alloc record per written cycle and G's, B's condensed")
     check(all(c.get("rc") == 0 for c in caps), "every capture ended well")
-    if STANDIN:
+    if STANDIN and not s.get("meminfo_skipped"):  # see case_deferred_refs
         ids = [c.get("capture") for c in caps]
         first = min(ids) if ids else 0
         # the first begin's walk waits (new frames): that capture is not
