@@ -630,6 +630,7 @@ static inline __attribute__((always_inline)) uint32_t site_make(int skip, int de
 	void *pcs[CG_BT_MAX + 8];
 	int n = 0, depth = (int)cg_cfg.backtrace, want = site_want(skip, depth);
 	uint64_t cuda = 0;
+	uint32_t id;
 
 	if (depth <= 0 && cg_cfg.python_frames <= 0)
 		return 0;
@@ -662,17 +663,16 @@ static inline __attribute__((always_inline)) uint32_t site_make(int skip, int de
 	memcpy(e->key.py, k.py, sizeof k.py);
 	e->pend = p;
 	pthread_mutex_lock(&site_lock);
-	if (!site_id_locked(e)) {
-		pthread_mutex_unlock(&site_lock);
+	id = site_id_locked(e);
+	pthread_mutex_unlock(&site_lock);
+	if (!id) {
 		free(rest);
 		free(p);
 		free(e);
 		return 0;
 	}
-	n = (int)e->id;
-	pthread_mutex_unlock(&site_lock);
 	atomic_fetch_add_explicit(&sites_deferred, 1, memory_order_relaxed);
-	return (uint32_t)n;
+	return id;
 }
 
 uint32_t cg_site_here(int skip)
@@ -708,10 +708,16 @@ static void site_settle_locked(struct site_ent *e)
 	free(p);
 }
 
+/* The entry under id site as it stands (pending or not), or NULL. */
+static struct site_ent *site_by_id_locked(uint32_t site)
+{
+	return site && site <= site_n ? site_by_id[site] : NULL;
+}
+
 /* The entry of site id, settled, through its alias; NULL if none. */
 static struct site_ent *site_ent_locked(uint32_t site)
 {
-	struct site_ent *e = site && site <= site_n ? site_by_id[site] : NULL;
+	struct site_ent *e = site_by_id_locked(site);
 	if (e && e->pend)
 		site_settle_locked(e);
 	if (e && e->alias)
@@ -724,7 +730,7 @@ int cg_site_pending(uint32_t site)
 	struct site_ent *e;
 	int pending;
 	pthread_mutex_lock(&site_lock);
-	e = site && site <= site_n ? site_by_id[site] : NULL;
+	e = site_by_id_locked(site);
 	pending = e && e->pend;
 	pthread_mutex_unlock(&site_lock);
 	return pending;

@@ -615,10 +615,16 @@ static unsigned set_of(uintptr_t pc)
 	return (unsigned)(x >> 40) & (SETS - 1);
 }
 
+/* A module's identity in a slot: its link map and load address. */
+static uintptr_t mod_of(const struct dl_find_object *fo)
+{
+	return (uintptr_t)fo->dlfo_link_map ^ (uintptr_t)fo->dlfo_map_start;
+}
+
 /* The cached rule for pc, or 0. */
 static uint64_t rule_cached(uintptr_t pc, const struct dl_find_object *fo)
 {
-	uintptr_t mod = (uintptr_t)fo->dlfo_link_map ^ (uintptr_t)fo->dlfo_map_start;
+	uintptr_t mod = mod_of(fo);
 	struct slot *set = &cache[set_of(pc) * WAYS];
 	for (int w = 0; w < WAYS; w++) {
 		struct slot *s = &set[w];
@@ -635,9 +641,9 @@ static uint64_t rule_cached(uintptr_t pc, const struct dl_find_object *fo)
 
 static uint64_t rule_for(uintptr_t pc, const struct dl_find_object *fo)
 {
-	uintptr_t mod = (uintptr_t)fo->dlfo_link_map ^ (uintptr_t)fo->dlfo_map_start;
-	unsigned set = set_of(pc);
 	uint64_t rule = rule_cached(pc, fo);
+	uintptr_t mod = mod_of(fo);
+	unsigned set = set_of(pc);
 	if (rule)
 		return rule;
 	rule = compute(pc, fo);

@@ -108,13 +108,14 @@ void cgh_cuStreamQuery_ptsz_post(struct cg_call *c, struct cgh_frame *f, CUresul
 	stream_query_post(c, f, rc);
 }
 
-/* A launch while a capture is live: on the legacy stream under a blocking
- * capture, named (CGS014) before the call; the answer checked after. Kept
- * out of line so the launch wrappers stay a load and a tail call. */
+/* A launch on the legacy stream while a capture is live (the wrapper tests
+ * the stream inline): under a blocking capture, named (CGS014) before the
+ * call; the answer checked after. Kept out of line so the launch wrappers
+ * stay a load and a tail call. */
 static __attribute__((noinline, cold)) int cgh_launch_check(int hid, CUstream s, int ptsz)
 {
 	struct cg_call c;
-	if (!cg_caprule_is_legacy(s, ptsz) || !cg_call_begin(&c, hid, 0))
+	if (!cg_call_begin(&c, hid, 0))
 		return 0;
 	return cg_caprule_legacy(cg_routes[hid].name, s, ptsz, "launches a kernel on the legacy default stream");
 }
@@ -201,10 +202,11 @@ LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1, (const CUlaunchConfig *config, CUfunction 
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, hStream,                                                           \
 			  cg_caprule_is_legacy(hStream, ptsz) && cgh_async_check(HID_##name, hStream, ptsz, what))
 
+/* The same for an async copy or memset on the legacy stream. */
 static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)
 {
 	struct cg_call c;
-	if (!cg_caprule_is_legacy(s, ptsz) || !cg_call_begin(&c, hid, 0))
+	if (!cg_call_begin(&c, hid, 0))
 		return 0;
 	return cg_caprule_legacy(cg_routes[hid].name, s, ptsz, what);
 }

@@ -266,8 +266,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		size_t n = 0;
 		if (capturing)
 			repeat = model_capture_end(id, s, g, rc);
-		if (repeat)
-			c.flags |= CG_CALL_REPEAT;
+		cgh_call_repeat(&c, repeat);
 		if (g) {
 			model_graph_new(g, 1, id, 0, repeat);
 			/* A program that updates executables gets its graphs
@@ -283,19 +282,19 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				have_counts = model_graph_captured(g, n, &n_alloc, &n_free);
 			}
 		}
-		if (capturing && (sum || have_counts))
-			model_meminfo_steady_end(
-			    id, sum ? cg_mix64((uint64_t)sum->n_nodes << 32 | sum->n_alloc << 16 | sum->n_free, 0)
-				    : cg_mix64((uint64_t)n << 32 | n_alloc << 16 | n_free, 0));
+		if (sum) { /* the counts from the walk */
+			n = sum->n_nodes;
+			n_alloc = sum->n_alloc;
+			n_free = sum->n_free;
+			have_counts = 1;
+		}
+		if (capturing && have_counts)
+			model_meminfo_steady_end(id, cg_mix64((uint64_t)n << 32 | n_alloc << 16 | n_free, 0));
 		if (cg_call_rec(&r, &c, rc)) {
 			rec_hex(&r, "stream", (uintptr_t)s);
 			rec_u64(&r, "capture", id);
 			rec_hex(&r, "graph", (uintptr_t)g);
-			if (sum) {
-				rec_int(&r, "nodes", sum->n_nodes);
-				rec_int(&r, "alloc_nodes", sum->n_alloc);
-				rec_int(&r, "free_nodes", sum->n_free);
-			} else if (have_counts) {
+			if (have_counts) {
 				rec_int(&r, "nodes", (long long)n);
 				rec_int(&r, "alloc_nodes", n_alloc);
 				rec_int(&r, "free_nodes", n_free);

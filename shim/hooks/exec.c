@@ -262,8 +262,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	 * drops the exec: the policy reads the real exec from it (model.h). */
 	cg_policy_forget(hGraphExec);
 	/* Outstanding graph allocations: found by the model, written as CGS011. */
-	if (cgh_exec_destroyed(hGraphExec))
-		c.flags |= CG_CALL_REPEAT;
+	cgh_call_repeat(&c, cgh_exec_destroyed(hGraphExec));
 	model_mem_moved(); /* the exec's device memory goes back */
 	ledger_exec_gone(hGraphExec);
 	rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));

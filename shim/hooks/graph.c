@@ -52,8 +52,8 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 		return CG_FWD(real_cuGraphDestroy(hGraph));
 	rc = CG_FWD(real_cuGraphDestroy(hGraph));
 	int saved = errno;
-	if (rc == CUDA_SUCCESS && model_graph_destroy(hGraph))
-		c.flags |= CG_CALL_REPEAT;
+	if (rc == CUDA_SUCCESS)
+		cgh_call_repeat(&c, model_graph_destroy(hGraph));
 	if (cg_call_rec(&r, &c, rc)) {
 		rec_hex(&r, "graph", (uintptr_t)hGraph);
 		rec_end(&r);

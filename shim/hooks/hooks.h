@@ -128,10 +128,6 @@ void cgh_capinfo_seen(CUresult rc, CUstream s, const CUstreamCaptureStatus *st, 
  * level for every instantiated graph. */
 void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e);
 
-/* The ledger (model) finds, the rules' writer writes: the model never
- * calls up into the rules (shim/layers.txt). */
-/* base freed or [base, base+size) unmapped: CGS018 for each executable it
- * made stale, after the call. Returns how many it made stale. */
 /* A repeat's call (call.h): its record is left to debug level. */
 static inline void cgh_call_repeat(struct cg_call *c, int repeat)
 {
@@ -139,6 +135,10 @@ static inline void cgh_call_repeat(struct cg_call *c, int repeat)
 		c->flags |= CG_CALL_REPEAT;
 }
 
+/* The ledger (model) finds, the rules' writer writes: the model never
+ * calls up into the rules (shim/layers.txt). */
+/* base freed or [base, base+size) unmapped: CGS018 for each executable it
+ * made stale, after the call. Returns how many it made stale. */
 static inline int cgh_ledger_free(uint64_t base, uint64_t size, int host, const char *api)
 {
 	struct ledger_freed f;

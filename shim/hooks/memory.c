@@ -94,7 +94,8 @@ static void alloc_async_post(struct cg_call *c, struct cgh_frame *f, CUresult rc
 			model_graph_add_mnode(f->g, &m);
 			model_alloc_graph(&m, s, f->id, f->g, api, f->repeat);
 		}
-		c->flags |= CG_CALL_LIFE | (f->repeat ? CG_CALL_REPEAT : 0);
+		c->flags |= CG_CALL_LIFE;
+		cgh_call_repeat(c, f->repeat);
 	} else if (rc == CUDA_SUCCESS && dptr) {
 		/* outside capture: a range of the ledger (graph allocations never
 		 * are). No call site: a framework on cudaMallocAsync allocates per
@@ -168,7 +169,8 @@ static CGH_FRAMED void free_async_pre(struct cg_call *c, struct cgh_frame *f, in
 		struct cg_verdict v;
 		if (rules_memory_free_foreign(&ev, &cg_model_view_live, &v))
 			cg_verdict_write(&v, cg_routes[c->hid].name, 0, SITE_SKIP_PART + 1);
-		c->flags |= CG_CALL_LIFE | (model_capture_repeat(f->id) ? CG_CALL_REPEAT : 0);
+		c->flags |= CG_CALL_LIFE;
+		cgh_call_repeat(c, model_capture_repeat(f->id));
 	}
 }
 

@@ -85,11 +85,9 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 	return 1;
 }
 
-static CG_TLS int presample_have, presample_steady;
+static CG_TLS int presample_have, presample_steady, presample_pending;
 static CG_TLS size_t presample_free;
 static CG_TLS struct cg_capture *prepared;
-
-static CG_TLS int presample_pending;
 
 void model_capture_presample(uint32_t site)
 {
@@ -591,6 +589,14 @@ void model_capture_count_alloc(uint64_t id, size_t size)
 	pthread_mutex_unlock(&model_cap_lock);
 }
 
+/* A steady capture that broke nothing and saw no violation or failure
+ * anywhere since its begin repeats the one before, so far: its records go
+ * to debug level (call.h, CG_CALL_REPEAT). */
+static int cap_repeats(const struct cg_capture *c)
+{
+	return c->steady && !c->invalid && !c->br.api && cg_noted_total() == c->noted0;
+}
+
 int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 {
 	struct cg_capture *c;
@@ -613,10 +619,7 @@ int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	/* Its begin site's walk, if it waited (cg_site_here_deferred): now,
 	 * out of the capture, whatever the log level. */
 	cg_site_settle(c->site);
-	/* A steady capture that ended well, broke nothing and saw no
-	 * violation or failure anywhere meanwhile repeats the one before:
-	 * its records go to debug level (call.h, CG_CALL_REPEAT). */
-	repeat = c->steady && rc == CUDA_SUCCESS && !c->invalid && !c->br.api && cg_noted_total() == c->noted0;
+	repeat = rc == CUDA_SUCCESS && cap_repeats(c);
 	if (repeat)
 		k.bcall.flags |= CG_CALL_REPEAT;
 	model_caprec_begin(&k);
@@ -667,7 +670,7 @@ int model_capture_repeat(uint64_t id)
 	pthread_mutex_lock(&model_cap_lock);
 	c = cap_find_locked(id);
 	if (c)
-		repeat = c->steady && !c->invalid && !c->br.api && cg_noted_total() == c->noted0;
+		repeat = cap_repeats(c);
 	pthread_mutex_unlock(&model_cap_lock);
 	return repeat;
 }

@@ -155,10 +155,10 @@ static struct steady {
 } steady_tab[STEADY_SLOTS];
 static _Atomic long long meminfo_steady;
 
-/* The entry whose site began capture id last (instantiations know their
- * graph's capture, not its begin site). */
 static unsigned steady_hint; /* the slot found last: a capture's end and instantiation follow its begin */
 
+/* The entry whose site began capture id last (instantiations know their
+ * graph's capture, not its begin site). */
 static struct steady *steady_of_capture_locked(uint64_t capture)
 {
 	if (steady_tab[steady_hint].site && steady_tab[steady_hint].last_capture == capture)

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """GPU checks of the model's ledgers (issue 3). Usage: model.py BUILD BIN [PREFIX]
-  PREFIX run only the cases whose name starts with it
   BUILD  meson build dir of the shim (BUILD/shim/libcgshim.so)
   BIN    dir with the nvcc-built programs:
     for p in $(python3 scripts/scenarios.py model --except multi_device); do
       nvcc -O2 -arch=sm_90 -Ikernels -o $BIN/$p kernels/model/$p.cu; done
     nvcc -O2 -arch=sm_90 -Ikernels -x cu -o $BIN/node_memory bench/node_memory.c
+  PREFIX run only the cases whose name starts with it
 Cases:
   seed001        tests/gpu/seed001.py (SEED_MAX_BS, default 128) under the shim: per
                  capture, the bytes the shim attributes (capture record delta =
