@@ -1,0 +1,18 @@
+/*
+ * shim/pyframes.h -- the calling thread's Python frames, when it holds the
+ * GIL of a loaded CPython (3.12's frame layout read directly after one
+ * checked walk; other versions through PyEval_GetFrame and friends).
+ */
+#ifndef CGSHIM_PYFRAMES_H
+#define CGSHIM_PYFRAMES_H
+
+#include <stddef.h>
+
+/* Fill out (cap bytes, NUL-terminated) with "py:file:line:func;..." for at
+ * most max frames, innermost first; "" when the thread holds no GIL, no
+ * interpreter is loaded, or its API could not be resolved (looked up again
+ * now and then). Never blocks: a thread that finds the resolver's lock busy
+ * gets no frames this time. Makes no CUDA call. */
+void cg_pyframes(char *out, size_t cap, int max);
+
+#endif
