@@ -75,7 +75,6 @@ void cg_site_unlock(void)
 	pthread_mutex_unlock(&site_lock);
 }
 
-
 /* Module file name of pc. _dl_find_object (glibc >= 2.35) is a lock-free
  * lookup; dladdr also searches the symbol table (linear in large
  * libraries such as libtorch), so it is only the fallback. */
