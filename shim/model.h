@@ -336,12 +336,20 @@ int model_sample_free(size_t *free_out);
 /* Device memory may have moved (an allocation, free, trim, instantiate,
  * exec destroy, upload, first launch): the next sample is real. */
 void model_mem_moved(void);
+/* A call that moved device memory has returned, outside any capture
+ * (cuMemAlloc, cuMemFree, a destroy of an executable that is no steady
+ * cycle's): under auto, while the captures being made are not steady, the
+ * sample the next boundary needs is taken now, so that a begin-capture
+ * right after reuses it instead of querying inside its hook. */
+void model_mem_settled(void);
 long long model_meminfo_reused(void);
 /* Steady captures (devices.c): at a begin from site, whether this capture
  * takes no samples; at its end, what it found (skipped: it was one); at an
  * instantiation of a graph of that capture (id) with a shape, whether it
  * takes none, and after it the delta found. Only under auto. */
 int model_meminfo_steady_begin(uint32_t site);
+/* Whether the last begin took no samples (model_mem_settled). */
+void model_meminfo_begin_was(int steady);
 void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed);
 /* After the end of that capture, its graph's shape by counts (nodes, memory
  * nodes): a site whose graphs are never instantiated is judged by these. */

@@ -222,25 +222,37 @@ static int py12_ascii(const struct py12_api *py12, void *str, char *out, size_t 
 	return 0;
 }
 
-/* Returns 1 when the walk ran (frames may be empty), 0 when unavailable. */
-/* A frame is read with one process_vm_readv of its header and one of its
- * code object's header; the file and function names of a code object are
- * decoded once and kept here, keyed by the code object and the two string
- * objects it points to (a code object reached from a live frame is alive,
- * and holds its strings). A process_vm_readv costs 0.3-3.5 us (bare metal
- * to a sandbox), and a walk of 8 frames that read every field separately
- * made ~100 of them. The lock is only tried: a thread that finds it busy,
- * or a child forked while another thread held it, reads the strings. */
+/* A frame is read with one read of its header and one of its code
+ * object's header (process_vm_readv until the layout is trusted). What a
+ * walk writes for a frame ("kind:file:line:func") is kept, keyed by the
+ * code object, the frame's last instruction and the code object's file
+ * name object: a (code object, instruction) pair always maps to the same
+ * line, and a code object freed and another allocated at its address is
+ * told apart by its strings. A repeated site's Python part is then a copy
+ * per frame (~4 us for 8 frames of PyTorch's capture_begin on the H100
+ * host when each frame was formatted again: docs/design.md). On a miss the
+ * names come from a cache by code object (decoded once), the line from
+ * CPython (_PyCode_CheckLineNumber walks the line table from the start: a
+ * few microseconds for a long function). One lock per walk, only tried: a
+ * thread that finds it busy, or a child forked while another thread held
+ * it, formats every frame without the caches. */
 #define PY12_FRAME_HDR 72 /* up to and including owner (70) */
 #define PY12_CODE_HDR 128 /* up to and including co_name (120) */
 #define PY12_CACHE 128
+#define PY12_TEXTS 256
 
 struct py12_name {
 	void *code, *fn, *name;
 	char file[160];
 	char func[96];
 };
+struct py12_text {
+	void *code, *instr, *fn;
+	unsigned len;
+	char text[232];
+};
 static struct py12_name py12_cache[PY12_CACHE];
+static struct py12_text py12_texts[PY12_TEXTS];
 static pthread_mutex_t py12_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned py12_slot(void *code)
@@ -249,81 +261,67 @@ static unsigned py12_slot(void *code)
 	return (unsigned)((v ^ (v >> 7) ^ (v >> 17)) % PY12_CACHE);
 }
 
-/* File and function of a code object whose header is hdr: from the cache,
- * else decoded and cached. Returns 0, or -1 when it is not a code object. */
-static int py12_names(const struct py12_api *py12, void *code, const unsigned char *hdr, char *file, size_t fcap,
-		      char *func, size_t ncap)
+/* File and function of a code object whose header is hdr: from the cache
+ * (locked: the caller holds py12_lock), else decoded (and cached when
+ * locked). */
+static void py12_names(const struct py12_api *py12, void *code, const unsigned char *hdr, int locked, char *file,
+		       size_t fcap, char *func, size_t ncap)
 {
-	void *type, *fn_obj, *name_obj;
-	struct py12_name *e;
-	memcpy(&type, hdr + PY_OB_TYPE, sizeof type);
+	void *fn_obj, *name_obj;
+	struct py12_name *e = &py12_cache[py12_slot(code)];
 	memcpy(&fn_obj, hdr + PY312_CODE_FILENAME, sizeof fn_obj);
 	memcpy(&name_obj, hdr + PY312_CODE_NAME, sizeof name_obj);
-	if (type != py12->code_type)
-		return -1;
-	e = &py12_cache[py12_slot(code)];
-	if (pthread_mutex_trylock(&py12_lock) == 0) {
-		int hit = e->code == code && e->fn == fn_obj && e->name == name_obj;
-		if (hit) {
-			snprintf(file, fcap, "%s", e->file);
-			snprintf(func, ncap, "%s", e->func);
-		}
-		pthread_mutex_unlock(&py12_lock);
-		if (hit)
-			return 0;
+	if (locked && e->code == code && e->fn == fn_obj && e->name == name_obj) {
+		snprintf(file, fcap, "%s", e->file);
+		snprintf(func, ncap, "%s", e->func);
+		return;
 	}
 	if (py12_ascii(py12, fn_obj, file, fcap))
 		snprintf(file, fcap, "?");
 	if (py12_ascii(py12, name_obj, func, ncap))
 		snprintf(func, ncap, "?");
-	if (pthread_mutex_trylock(&py12_lock) == 0) {
+	if (locked) {
 		e->code = code;
 		e->fn = fn_obj;
 		e->name = name_obj;
 		snprintf(e->file, sizeof e->file, "%s", file);
 		snprintf(e->func, sizeof e->func, "%s", func);
-		pthread_mutex_unlock(&py12_lock);
 	}
-	return 0;
 }
 
-/* CPython computes a frame's line by walking its code object's line table
- * from the start (_PyCode_CheckLineNumber: a few microseconds for a long
- * module or function, the largest part of a Python site on the GPU host).
- * A (code object, last instruction) pair always maps to the same line, so
- * the answer is kept here, keyed also by the code object's file name object
- * (a code object freed and another allocated at its address is told apart
- * as in the name cache); same locking as the name cache. */
-#define PY12_LINES 256
-struct py12_line {
-	void *code, *instr, *fn;
-	int line;
-};
-static struct py12_line py12_lines[PY12_LINES];
-
-static int py12_line_of(const struct py12_api *py12, void *frame, void *code, const unsigned char *hdr, void *instr)
+/* The text of one frame into out (cap bytes): from the text cache when
+ * locked and known, else formatted (and kept). Returns its length, or -1
+ * when code is not a code object. */
+static int py12_frame_text(const struct py12_api *py12, void *frame, void *code, const unsigned char *hdr, void *instr,
+			   int locked, char *out, size_t cap)
 {
-	void *fn;
+	void *type, *fn;
+	char file[160], func[96];
+	struct py12_text *t;
+	uintptr_t v;
+	int w;
+	memcpy(&type, hdr + PY_OB_TYPE, sizeof type);
 	memcpy(&fn, hdr + PY312_CODE_FILENAME, sizeof fn);
-	uintptr_t v = ((uintptr_t)code >> 4) ^ ((uintptr_t)instr >> 1);
-	struct py12_line *e = &py12_lines[(v ^ (v >> 9) ^ (v >> 19)) % PY12_LINES];
-	int line = -1;
-	if (instr && pthread_mutex_trylock(&py12_lock) == 0) {
-		if (e->code == code && e->instr == instr && e->fn == fn)
-			line = e->line;
-		pthread_mutex_unlock(&py12_lock);
+	if (type != py12->code_type)
+		return -1;
+	v = ((uintptr_t)code >> 4) ^ ((uintptr_t)instr >> 1);
+	t = locked && instr ? &py12_texts[(v ^ (v >> 9) ^ (v >> 19)) % PY12_TEXTS] : NULL;
+	if (t && t->code == code && t->instr == instr && t->fn == fn && t->len < cap) {
+		memcpy(out, t->text, t->len + 1);
+		return (int)t->len;
 	}
-	if (line >= 0)
-		return line;
-	line = py12->frame_line(frame);
-	if (instr && line >= 0 && pthread_mutex_trylock(&py12_lock) == 0) {
-		e->code = code;
-		e->instr = instr;
-		e->fn = fn;
-		e->line = line;
-		pthread_mutex_unlock(&py12_lock);
+	py12_names(py12, code, hdr, locked, file, sizeof file, func, sizeof func);
+	w = snprintf(out, cap, "%s:%s:%d:%s", py_kind(file), py_short(file), py12->frame_line(frame), func);
+	if (w < 0)
+		return -1;
+	if (t && (size_t)w < cap && (size_t)w < sizeof t->text) {
+		t->code = code;
+		t->instr = instr;
+		t->fn = fn;
+		t->len = (unsigned)w;
+		memcpy(t->text, out, (size_t)w + 1);
 	}
-	return line;
+	return w;
 }
 
 /* Returns 1 when the walk ran (frames may be empty), 0 when unavailable. */
@@ -332,8 +330,8 @@ static int py12_frames(const struct py_api *py, char *out, size_t cap, int max)
 	struct py12_api py12;
 	void *ts, *cframe, *frame, *code;
 	unsigned char fh[PY12_FRAME_HDR], ch[PY12_CODE_HDR];
-	char file[160], func[96];
 	size_t n = 0;
+	int locked;
 	py12_resolve(&py12);
 	if (!py12.ok || !py->is_init || !py->is_init())
 		return 0;
@@ -341,29 +339,33 @@ static int py12_frames(const struct py_api *py, char *out, size_t cap, int max)
 	if (!ts || py12_read(&cframe, (char *)ts + PY312_TSTATE_CFRAME, sizeof cframe) ||
 	    py12_read(&frame, (char *)cframe + PY312_CFRAME_CURRENT, sizeof frame))
 		return 1;
+	locked = pthread_mutex_trylock(&py12_lock) == 0;
 	for (int i = 0, guard = 0; frame && i < max && guard < 256; guard++) {
 		void *prev, *instr;
+		int w;
 		if (py12_read(fh, frame, sizeof fh))
 			break;
 		memcpy(&code, fh + PY312_FRAME_CODE, sizeof code);
 		memcpy(&prev, fh + PY312_FRAME_PREVIOUS, sizeof prev);
 		memcpy(&instr, fh + PY312_FRAME_PREV_INSTR, sizeof instr);
 		if (fh[PY312_FRAME_OWNER] != PY312_OWNED_BY_CSTACK) {
-			if (py12_read(ch, code, sizeof ch) ||
-			    py12_names(&py12, code, ch, file, sizeof file, func, sizeof func))
+			if (cap - n < 2 || py12_read(ch, code, sizeof ch))
 				break;
-			atomic_store_explicit(&py12_trusted, 1, memory_order_relaxed);
-			int w = snprintf(out + n, cap - n, "%s%s:%s:%d:%s", n ? ";" : "", py_kind(file), py_short(file),
-					 py12_line_of(&py12, frame, code, ch, instr), func);
+			if (n)
+				out[n++] = ';';
+			w = py12_frame_text(&py12, frame, code, ch, instr, locked, out + n, cap - n);
 			if (w < 0 || (size_t)w >= cap - n) {
-				out[n] = 0;
+				out[n ? n - 1 : 0] = 0; /* no partial frame, no trailing ';' */
 				break;
 			}
+			atomic_store_explicit(&py12_trusted, 1, memory_order_relaxed);
 			n += (size_t)w;
 			i++;
 		}
 		frame = prev;
 	}
+	if (locked)
+		pthread_mutex_unlock(&py12_lock);
 	return 1;
 }
 

@@ -103,6 +103,8 @@ void cg_site_warm(void)
 	if (cg_cfg.backtrace > 0) {
 		(void)backtrace(pcs, 2); /* the fallback's one-time dlopen of libgcc_s */
 		cg_unwind_prefault();
+		cg_unwind_spare_fill();
+		cg_unwind_thread_warm();
 	}
 	/* One site of this stack, interned like any other (the site table's
 	 * first allocations, the unwinder's rules for the CUDA libraries'
@@ -249,7 +251,7 @@ static inline __attribute__((always_inline)) uint32_t site_make(int skip, int de
 	e = p ? calloc(1, sizeof *e) : NULL;
 	if (!e) {
 		free(p);
-		free(rest);
+		cg_unwind_rest_free(rest);
 		return 0;
 	}
 	memcpy(p->pcs, pcs, (size_t)n * sizeof pcs[0]);
@@ -264,7 +266,7 @@ static inline __attribute__((always_inline)) uint32_t site_make(int skip, int de
 	id = site_id_locked(e);
 	pthread_mutex_unlock(&site_lock);
 	if (!id) {
-		free(rest);
+		cg_unwind_rest_free(rest);
 		free(p);
 		free(e);
 		return 0;
@@ -302,7 +304,7 @@ static void site_settle_locked(struct site_ent *e)
 		e->alias = f->id;
 	else
 		(void)site_add_locked(e, kb, klen); /* not in the table: still its own id */
-	free(p->rest);
+	cg_unwind_rest_free(p->rest);
 	free(p);
 }
 

@@ -44,6 +44,13 @@ struct cg_unwind_rest {
 };
 int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest);
 int cg_unwind_finish(struct cg_unwind_rest *rest, void **pcs, int n, int max, uint64_t *cuda);
+/* Give a rest back (kept as the spare, or freed). */
+void cg_unwind_rest_free(struct cg_unwind_rest *rest);
+/* From the warm-up, outside any capture: a copy buffer made ready (its
+ * pages touched), and the calling thread's stack bounds learned, so the
+ * first deferred walk neither allocates nor asks the system. */
+void cg_unwind_spare_fill(void);
+void cg_unwind_thread_warm(void);
 
 /* Whether the module at path is the shim, libcudart or libcuda (frames a
  * call site skips). */

@@ -37,8 +37,9 @@ static void learn_current_pool(void)
  * cg_call_begin calls this from any hooked call while cg_warm_pending is
  * set: stage 1 (site: unwinder, libgcc_s, Python reader) needs no driver;
  * stage 2 (the current device's pool queries, whose first call may set up
- * the driver's pool state, and a first cuMemGetInfo, not counted against
- * the MEMINFO budget) needs a current context. Both run only while no
+ * the driver's pool state, a first cuMemGetInfo, not counted against the
+ * MEMINFO budget, the late exit handler and the thread's name) needs a
+ * current context. Both run only while no
  * capture is live, so no driver call lands inside one; a stage that finds
  * a capture live, or no context, is left for a later call (the begin hook
  * itself does the same work on its own if none came). Never from
@@ -61,9 +62,12 @@ void cg_warm_capture(int hid)
 	    !atomic_load_explicit(&cg_live_captures, memory_order_relaxed) &&
 	    (atomic_fetch_and(&cg_warm_pending, ~2) & 2)) {
 		size_t fr, total;
+		char tname[16];
 		learn_current_pool();
 		if (cg_cfg.meminfo != CG_MEMINFO_OFF && drv_cuMemGetInfo_v2)
 			drv_cuMemGetInfo_v2(&fr, &total);
+		cg_exit_register_late(); /* its first atexit: 3-5 us in the first begin on the H100 host */
+		cg_thread_name(tname);	 /* the thread's first prctl: 3-4 us likewise */
 	}
 	errno = saved;
 }

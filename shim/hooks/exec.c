@@ -267,6 +267,8 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	ledger_exec_gone(hGraphExec);
 	rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));
 	int saved = errno;
+	if (rc == CUDA_SUCCESS && !(c.flags & CG_CALL_REPEAT))
+		model_mem_settled();
 	if (cg_call_rec(&r, &c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)hGraphExec);
 		if (real != hGraphExec)

@@ -24,6 +24,8 @@ void cgh_cuMemAlloc_v2_post(struct cg_call *c, struct cgh_frame *f, CUresult rc,
 		model_capture_plain_alloc(bytesize); /* caching allocator growing in relaxed mode */
 	if (rc == CUDA_SUCCESS && dptr)
 		ledger_add(*dptr, bytesize, LG_DEVICE, cg_site_here(SITE_SKIP_PART));
+	if (rc == CUDA_SUCCESS)
+		model_mem_settled();
 }
 
 void cgh_cuMemAlloc_v2_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, size_t bytesize)
@@ -46,6 +48,7 @@ void cgh_cuMemFree_v2_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, 
 		model_alloc_freed(dptr);
 		if (cgh_ledger_free(dptr, 0, 0, "cuMemFree_v2"))
 			c->flags |= CG_CALL_LIFE;
+		model_mem_settled();
 	}
 }
 

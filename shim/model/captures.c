@@ -95,6 +95,7 @@ void model_capture_presample(uint32_t site)
 	 * may not be its stack's (site.h). */
 	presample_pending = cg_site_pending(site);
 	presample_steady = !presample_pending && model_meminfo_steady_begin(site);
+	model_meminfo_begin_was(presample_steady);
 	presample_have = !presample_steady && model_sample_free(&presample_free);
 	if (!prepared)
 		prepared = calloc(1, sizeof *prepared);

@@ -298,6 +298,29 @@ int model_sample_free(size_t *free_out)
 	return sample_free(free_out);
 }
 
+/* Issue 19: a begin-capture that queried cuMemGetInfo itself paid 20-26 us
+ * on the first capture of a C program on the H100 host and 52-67 us in
+ * PyTorch, whose capture_begin allocates its private pool's first segment
+ * (cuMemAlloc, outside the capture) just before the begin; a begin within
+ * MEMINFO_REUSE_NS of a mover's sample, with no other move between, reuses
+ * it (the reuse above). Not while the last begin was steady: a steady
+ * capture loop takes no samples at all, and its movers take none either.
+ * The budget bounds what this costs a program that allocates much and
+ * never captures. */
+static _Atomic int last_begin_steady;
+
+void model_meminfo_begin_was(int steady)
+{
+	atomic_store_explicit(&last_begin_steady, steady, memory_order_relaxed);
+}
+
+void model_mem_settled(void)
+{
+	size_t fr;
+	if (cg_cfg.meminfo == CG_MEMINFO_AUTO && !atomic_load_explicit(&last_begin_steady, memory_order_relaxed))
+		(void)sample_free(&fr);
+}
+
 /* One graphmem record for device dev (four driver queries, made only when
  * the info-level record is written and no capture is live). Returns 0
  * when the attributes could not be read. */

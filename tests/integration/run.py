@@ -690,6 +690,8 @@ cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
 cu.cuCtxSetCurrent(ctx)
 cu.cuStreamCreate(ctypes.byref(s), 1)
 def inner(i):
+    if i % 2:
+        return cu.cuStreamBeginCapture_v2(s, 0)  # BEGIN-ODD
     return cu.cuStreamBeginCapture_v2(s, 0)  # BEGIN-LINE
 def outer(i):
     return inner(i)
@@ -725,28 +727,31 @@ def python_env(logfile, **extra):
 def case_python_frames():
     """CPython 3.12 frames read without the GIL (ctypes releases it): the
     begin-capture site names the script's lines, also when repeated (the
-    reader's code-object cache)."""
+    reader's caches: one function begins from two lines in turn, and each
+    begin names its own)."""
     py = python312()
     tmp = tempfile.mkdtemp(prefix="cgshim-py-")
     script = os.path.join(tmp, "cap312.py")
     open(script, "w").write(PY_CAPTURE)
     line = [i for i, l in enumerate(PY_CAPTURE.splitlines(), 1) if "BEGIN-LINE" in l][0]
+    odd = [i for i, l in enumerate(PY_CAPTURE.splitlines(), 1) if "BEGIN-ODD" in l][0]
     env = python_env(os.path.join(tmp, "log.jsonl"))
     env["CGSHIM_LOG"] = "debug"  # every begin: at info the steady ones are condensed
-    p = subprocess.run([py, script, "5"], env=env, capture_output=True, text=True, timeout=120)
+    p = subprocess.run([py, script, "6"], env=env, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0 and p.stdout.strip() == "ok", "python3.12 ctypes capture loop runs under the shim (%s)" % p.stderr[-200:])
     recs = [json.loads(l) for l in open(os.path.join(tmp, "log.jsonl")) if l.strip()]
     b = calls(recs, "cuStreamBeginCapture", rc=0)
-    check(len(b) == 5, "5 begin records (%d)" % len(b))
+    b.sort(key=lambda r: r["seq"])
+    check(len(b) == 6, "6 begin records (%d)" % len(b))
     s = [r for r in recs if r.get("ev") == "summary"]
     check(s and s[0].get("sites_deferred", 0) >= 1,
           "the first begin's walk waited for the capture's end: new frames (sites_deferred %s)"
           % (s[0].get("sites_deferred") if s else None))
-    check(len(b) == 5 and all(r.get("site") == b[0].get("site") for r in b) and len(b[0].get("site", [])) > 2,
-          "the deferred walk's site is the later begins' site, native frames included (%s)" % (b[0].get("site") if b else None))
-    want = ["py:%s:%d:inner" % (script, line), "py:%s:%d:outer" % (script, line + 2)]
+    check(len(b) == 6 and all(r.get("site") == b[i % 2].get("site") for i, r in enumerate(b)) and len(b[0].get("site", [])) > 2,
+          "the deferred walk's site is the later begins' site from the same line, native frames included (%s)" % (b[0].get("site") if b else None))
     sites = [r.get("site", [])[:2] for r in b]
-    check(all(s == want for s in sites), "every begin site starts %s (got %s)" % (want, sites[0] if sites else None))
+    want = [["py:%s:%d:inner" % (script, odd if i % 2 else line), "py:%s:%d:outer" % (script, odd + 3)] for i in range(6)]
+    check(sites == want, "each begin site names its own line: %s (got %s)" % (want[:2], sites[:2]))
     print("pre_ns %s post_ns %s" % ([r.get("pre_ns") for r in b], [r.get("post_ns") for r in b]))
 PY_PIN = """import ctypes, threading
 cu = ctypes.CDLL("libcuda.so.1")

@@ -181,7 +181,7 @@ static __attribute__((noinline)) void warm_then_full(struct pair *p, int *deferr
 	*deferred = rest != NULL;
 	if (rest) {
 		p->na = cg_unwind_finish(rest, p->a, p->na, WANT, &cuda);
-		free(rest);
+		cg_unwind_rest_free(rest);
 	}
 	p->nb = cg_unwind(p->b, WANT, &p->cuda);
 	__asm__ volatile("" ::: "memory");
@@ -246,12 +246,54 @@ static void deferred_copy_end(void **state)
 		assert_ptr_equal(p.a[i], p.b[i]);
 }
 
+/* The same on a thread of its own, whose stack top is near (the copy is a
+ * memcpy ended at the top pthread_getattr_np gives, not a read past it):
+ * the deferred walk reaches the thread's first frames, as the full one. */
+static __attribute__((noinline)) int deep_thr(int n, struct pair *p, int *deferred)
+{
+	volatile char *buf = alloca(32 + (size_t)n * 8);
+	buf[0] = (char)n;
+	if (n == 0)
+		warm_then_full(p, deferred);
+	else
+		deep_thr(n - 1, p, deferred);
+	return buf[0];
+}
+
+struct thr_arg {
+	struct pair p;
+	int deferred;
+};
+
+static void *thr_main(void *v)
+{
+	struct thr_arg *a = v;
+	deep_thr(3, &a->p, &a->deferred);
+	return NULL;
+}
+
+static void deferred_thread(void **state)
+{
+	struct thr_arg a = {.deferred = 0};
+	pthread_t t;
+	(void)state;
+	cg_unwind_thread_warm();
+	assert_int_equal(pthread_create(&t, NULL, thr_main, &a), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(a.deferred);
+	assert_true(a.p.na >= 6); /* warm_then_full, deep_thr x4, thr_main */
+	assert_int_equal(a.p.na, a.p.nb);
+	for (int i = 1; i < a.p.na; i++)
+		assert_ptr_equal(a.p.a[i], a.p.b[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(plain),	     cmocka_unit_test(rbp_frames),    cmocka_unit_test(through_libc),
-	    cmocka_unit_test(thread_frames), cmocka_unit_test(signal_frames), cmocka_unit_test(cached),
-	    cmocka_unit_test(short_max),     cmocka_unit_test(deferred_walk), cmocka_unit_test(deferred_copy_end),
+	    cmocka_unit_test(plain),	       cmocka_unit_test(rbp_frames),	cmocka_unit_test(through_libc),
+	    cmocka_unit_test(thread_frames),   cmocka_unit_test(signal_frames), cmocka_unit_test(cached),
+	    cmocka_unit_test(short_max),       cmocka_unit_test(deferred_walk), cmocka_unit_test(deferred_copy_end),
+	    cmocka_unit_test(deferred_thread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
