@@ -242,29 +242,54 @@ ASYNC_HOOK(cuMemsetD32Async_ptsz, 1, SET32_P, SET32_A, SET_WHAT)
 /* Module and library loads (LIFE rows: a record at info, rare calls). A
  * load inside a capture leaves it alone (capture-map.md; CGS017 was
  * retired when the map was measured again: the unload, not the load,
- * breaks a capture). The module's functions are learnt after a load. */
+ * breaks a capture). The module's functions are learnt after a load.
+ * A load puts code and constants in device memory: it moves it (a sample
+ * reused across one would count the load against the next capture), and,
+ * lasting milliseconds, it is where the sample a following begin-capture
+ * reuses is cheapest (model_mem_settled: PyTorch's first capture comes
+ * right after its first kernels' libraries load). */
+static void module_loaded(CUresult rc, CUmodule m)
+{
+	if (rc == CUDA_SUCCESS && m)
+		nodes_module_loaded(m);
+	model_mem_moved();
+	model_mem_settled();
+}
+
 void cgh_cuModuleLoad_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module, const char *fname)
 {
-	if (rc == CUDA_SUCCESS)
-		nodes_module_loaded(*module);
+	module_loaded(rc, rc == CUDA_SUCCESS && module ? *module : NULL);
 }
 
 void cgh_cuModuleLoadData_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module, const void *image)
 {
-	if (rc == CUDA_SUCCESS)
-		nodes_module_loaded(*module);
+	module_loaded(rc, rc == CUDA_SUCCESS && module ? *module : NULL);
 }
 
 void cgh_cuModuleLoadDataEx_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module,
 				 const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
-	if (rc == CUDA_SUCCESS)
-		nodes_module_loaded(*module);
+	module_loaded(rc, rc == CUDA_SUCCESS && module ? *module : NULL);
 }
 
 void cgh_cuModuleLoadFatBinary_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule *module,
 				    const void *fatCubin)
 {
-	if (rc == CUDA_SUCCESS)
-		nodes_module_loaded(*module);
+	module_loaded(rc, rc == CUDA_SUCCESS && module ? *module : NULL);
+}
+
+void cgh_cuLibraryLoadData_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUlibrary *library,
+				const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+				unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+				unsigned int numLibraryOptions)
+{
+	module_loaded(rc, NULL);
+}
+
+void cgh_cuLibraryLoadFromFile_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUlibrary *library,
+				    const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues,
+				    unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+				    void **libraryOptionValues, unsigned int numLibraryOptions)
+{
+	module_loaded(rc, NULL);
 }

@@ -9,11 +9,12 @@ usage: issue19.py BUILD BIN [PREFIX]
 
 1. hostalloc_probe: the real driver's answer to the pinned host memory calls
    in each capture mode from each thread (a table for docs/).
-2. Begin-capture hook cost, shim minus bare, first capture and median of 20,
-   in C (begin_cost) and in PyTorch (issue19_torch.py cost): what the
-   application sees (total, with CGSHIM_MEMINFO auto and off) and the window
-   the hook adds after the driver's begin (post_ns of the begin record).
-   Bars: <= 5 us steady state, <= 50 us on the first capture.
+2. Begin-capture hook cost, first capture and median of 20, in C
+   (begin_cost) and in PyTorch (issue19_torch.py cost), default settings:
+   the hook's own work before and after the driver's begin (pre_ns +
+   post_ns of the begin records), beside what the application sees (shim
+   minus bare, with CGSHIM_MEMINFO auto and off). Bars: <= 5 us steady
+   state, <= 50 us on the first capture.
 3. issue19_torch.py repro, bare and under the shim 5 times each: failing
    captures within +-1 of the paired bare run; the other thread's call named
    with its thread and Python line (if a capture failed); an abandoned
@@ -62,77 +63,70 @@ def _():
 
 # ---- 2. begin-capture hook cost --------------------------------------------
 
-def begin_stats(recs):
+def hook_costs(recs):
+    """What the begin hook added, per successful begin in order: its own
+    work before the driver's begin (pre_ns) and after it (post_ns, the
+    window it opens), from the debug-level records (a steady capture's
+    begin is condensed at info). Same process, same capture: no run-to-run
+    noise of the application's own time."""
     b = [r for r in recs if r.get("ev") == "call" and r.get("api", "").startswith("cuStreamBeginCapture")
-         and r.get("rc") == 0]
-    b.sort(key=lambda r: r["ts"])
-    post = [r.get("post_ns") for r in b if "post_ns" in r]
-    pre = [r.get("pre_ns") for r in b if "pre_ns" in r]
-    assert len(post) >= 2, "begin records with post_ns: %d of %d" % (len(post), len(b))
-    return post[0], statistics.median(post[1:]), pre[0], statistics.median(pre[1:])
+         and r.get("rc") == 0 and "pre_ns" in r and "post_ns" in r]
+    b.sort(key=lambda r: r["seq"])
+    assert len(b) >= 2, "begin records with pre_ns/post_ns: %d" % len(b)
+    return [r["pre_ns"] + r["post_ns"] for r in b], [r["post_ns"] for r in b]
 
 
 REPS = 5  # runs per mode, interleaved: one run's 20 captures vary by tens of us in PyTorch
 
 
 def cost_case(label, cmd):
-    """Each mode REPS times, interleaved (bare, shim, shim with meminfo off);
-    per mode the median over runs of the first capture and of each run's
-    median of 20: one run of each varied too much between runs (PyTorch's
-    bare capture_begin median moved between 41 and 77 us from run to run)."""
+    """Each mode REPS times, interleaved: bare, the shim with default
+    settings (debug log: every begin's record), the shim with
+    CGSHIM_MEMINFO=off. Per shim run the hook's added time (pre + post) of
+    the first capture and the median of the rest; the bar is judged on
+    their medians over the runs. The application-visible times (first,
+    median; shim minus bare, medians over runs) are reported beside: in
+    PyTorch the bare median alone moved between 43 and 94 us from run to
+    run."""
     runs = {"bare": [], "shim": [], "off": []}
-    recs = None
+    added, window = [], []
     for _ in range(REPS):
-        for mode, shim, extra in (("bare", False, None), ("shim", True, None), ("off", True, {"CGSHIM_MEMINFO": "off"})):
-            p, r = run(cmd, shim, extra)
+        for mode, shim, extra, level in (("bare", False, None, "info"), ("shim", True, None, "debug"),
+                                         ("off", True, {"CGSHIM_MEMINFO": "off"}, "info")):
+            p, recs, _ = gpucase.run(cmd, LIB if shim else None, level=level, extra=extra, timeout=120)
             assert p.returncode == 0, "%s: %s" % (mode, (p.stdout + p.stderr)[-400:])
             runs[mode].append((kv(p.stdout, "first_ns"), kv(p.stdout, "median_ns")))
-            if mode == "shim" and recs is None:
-                recs = r
-    med = lambda mode, i: statistics.median(v[i] for v in runs[mode])
-    bf, bm, sf, sm, of, om = med("bare", 0), med("bare", 1), med("shim", 0), med("shim", 1), med("off", 0), med("off", 1)
-    wf, wm, pf, pm = begin_stats(recs)
-    line = ("%s (median of %d runs per mode): bare first %.1f us median %.1f us; added (shim - bare) first %.1f us median %.1f us "
-            "(meminfo off: %.1f / %.1f); window after the driver's begin (post_ns) first %.1f us median %.1f us; "
-            "pre-call work first %.1f us median %.1f us" % (
-                label, REPS, bf / US, bm / US, (sf - bf) / US, (sm - bm) / US, (of - bf) / US, (om - bm) / US,
-                wf / US, wm / US, pf / US, pm / US))
-    return line, (sf - bf, sm - bm, of - bf, om - bm, wf, wm)
+            if mode == "shim":
+                a, w = hook_costs(recs)
+                added.append((a[0], statistics.median(a[1:])))
+                window.append((w[0], statistics.median(w[1:])))
+    med = lambda rows, i: statistics.median(v[i] for v in rows)
+    v = {"first": med(added, 0), "steady": med(added, 1), "wfirst": med(window, 0), "wsteady": med(window, 1)}
+    app = [(med(runs[m], 0) - med(runs["bare"], 0), med(runs[m], 1) - med(runs["bare"], 1)) for m in ("shim", "off")]
+    line = ("%s (medians of %d runs): hook added first %.1f us, steady %.1f us (window after the driver's begin "
+            "%.1f / %.1f us); as the application sees it, shim minus bare: first %.1f us, median %.1f us "
+            "(meminfo off: %.1f / %.1f; bare first %.1f us, median %.1f us)" % (
+                label, REPS, v["first"] / US, v["steady"] / US, v["wfirst"] / US, v["wsteady"] / US,
+                app[0][0] / US, app[0][1] / US, app[1][0] / US, app[1][1] / US,
+                med(runs["bare"], 0) / US, med(runs["bare"], 1) / US))
+    return line, v, app
 
 
-costs = {}
-
-
-@case("cost C: begin-capture window added <= 50 us first, <= 5 us steady")
+@case("cost C: begin-capture hook adds <= 50 us first, <= 5 us steady (default settings)")
 def _():
-    line, v = cost_case("C", [os.path.join(BIN, "begin_cost"), "21"])
-    costs["C"] = v
-    assert v[4] <= 50 * US and v[5] <= 5 * US, line
+    line, v, app = cost_case("C", [os.path.join(BIN, "begin_cost"), "21"])
+    assert v["first"] <= 50 * US and v["steady"] <= 5 * US, line
+    # C's own time is steady enough to check the difference as the
+    # application sees it too (PyTorch's is not: cost_case).
+    assert app[0][0] <= 50 * US and app[0][1] <= 5 * US, line
     return line
 
 
-@case("cost C: begin-capture added as the app sees it <= 50 us first, <= 5 us steady (meminfo off)")
+@case("cost PyTorch: begin-capture hook adds <= 50 us first, <= 5 us steady (default settings)")
 def _():
-    v = costs["C"]
-    d = "first %.1f us, median %.1f us (meminfo auto: %.1f / %.1f)" % (v[2] / US, v[3] / US, v[0] / US, v[1] / US)
-    assert v[2] <= 50 * US and v[3] <= 5 * US, d
-    return d
-
-
-@case("cost PyTorch: begin-capture window added <= 50 us first, <= 5 us steady")
-def _():
-    line, v = cost_case("PyTorch", [sys.executable, TORCH, "cost", "20"])
-    costs["torch"] = v
-    assert v[4] <= 50 * US and v[5] <= 5 * US, line
+    line, v, app = cost_case("PyTorch", [sys.executable, TORCH, "cost", "20"])
+    assert v["first"] <= 50 * US and v["steady"] <= 5 * US, line
     return line
-
-
-@case("cost PyTorch: capture_begin added as the app sees it <= 50 us first, <= 5 us steady (meminfo off)")
-def _():
-    v = costs["torch"]
-    d = "first %.1f us, median %.1f us (meminfo auto: %.1f / %.1f)" % (v[2] / US, v[3] / US, v[0] / US, v[1] / US)
-    assert v[2] <= 50 * US and v[3] <= 5 * US, d
-    return d
 
 
 # ---- 3. the PyTorch reproducer ---------------------------------------------
@@ -182,9 +176,20 @@ def _():
     summ = [r for r in recs if r.get("ev") == "summary"]
     assert summ and summ[0].get("captures_open", 0) >= 1, "the exit summary lists no open capture: %s" % (
         summ[0] if summ else None)
-    return "capture %s (begun at %s:%d, thread %s) named at %s rc %s (%s:%d); summary captures_open %d" % (
-        a.get("capture"), me, begin_line, a.get("begin_tid"), a.get("api"), a.get("rc"), me, sync_line,
-        summ[0]["captures_open"])
+    # The other thread's pinned allocation that broke it, named before the
+    # call with its thread and Python line.
+    pin_line = [i for i, l in enumerate(open(TORCH), 1) if "# ABANDON-PIN" in l][0]
+    v = [r for r in host_violations(recs) if r.get("call_tid") != r.get("capture_tid")
+         and any("%s:%d:" % (me, pin_line) in f for f in r.get("site") or [])]
+    assert v and v[0].get("call_thread") == "pt_pin_memory", (
+        "no CGS007 names the pinned allocation of thread pt_pin_memory at %s:%d: %s" % (
+            me, pin_line, [(r.get("api"), r.get("call_thread"), (r.get("site") or [None])[0])
+                           for r in host_violations(recs)][:3]))
+    return ("capture %s (begun at %s:%d, thread %s) named at %s rc %s (%s:%d); summary captures_open %d; "
+            "broken by %s on thread %s (%s) at %s:%d" % (
+                a.get("capture"), me, begin_line, a.get("begin_tid"), a.get("api"), a.get("rc"), me, sync_line,
+                summ[0]["captures_open"], v[0].get("api"), v[0].get("call_tid"), v[0].get("call_thread"), me,
+                pin_line))
 
 
 for i in range(5):
