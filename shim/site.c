@@ -104,7 +104,7 @@ void cg_site_warm(void)
 		(void)backtrace(pcs, 2); /* the fallback's one-time dlopen of libgcc_s */
 		cg_unwind_prefault();
 		cg_unwind_spare_fill();
-		cg_unwind_thread_warm();
+		cg_stack_thread_warm();
 	}
 	/* One site of this stack, interned like any other (the site table's
 	 * first allocations, the unwinder's rules for the CUDA libraries'

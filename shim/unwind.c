@@ -25,10 +25,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 
+#include "stack.h"
 #include "unwind.h"
 
 extern int _dl_find_object(void *pc, struct dl_find_object *result) __attribute__((weak));
@@ -747,89 +745,6 @@ __attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda)
 	return n;
 }
 
-/* The calling thread's stack, [lo, hi): the main thread's top is
- * __libc_stack_end (the kernel's argument block lies above it, mapped), its
- * bottom the rlimit below; another thread's from pthread_getattr_np (no
- * /proc read for a thread glibc made). Learned once per thread, outside any
- * capture where the warm-up runs on that thread (cg_unwind_thread_warm). A
- * thread whose sp lies outside (a coroutine's or signal stack) has no
- * bounds: its copy goes through process_vm_readv. */
-extern void *__libc_stack_end;
-#if defined(__SANITIZE_ADDRESS__)
-#define CG_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CG_ASAN 1
-#endif
-#endif
-#ifndef CG_ASAN
-#define CG_ASAN 0
-#endif
-static __thread uintptr_t stack_lo, stack_hi;
-static __thread int stack_known;
-
-static void stack_learn(void)
-{
-	pthread_attr_t a;
-	void *addr;
-	size_t size;
-	stack_known = 1;
-	if (getpid() == (pid_t)syscall(SYS_gettid)) {
-		struct rlimit rl;
-		stack_hi = (uintptr_t)__libc_stack_end;
-		if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < stack_hi)
-			stack_lo = stack_hi - rl.rlim_cur;
-		else
-			stack_lo = stack_hi - (8u << 20);
-		return;
-	}
-	if (pthread_getattr_np(pthread_self(), &a) != 0)
-		return;
-	if (pthread_attr_getstack(&a, &addr, &size) == 0) {
-		stack_lo = (uintptr_t)addr;
-		stack_hi = (uintptr_t)addr + size;
-	}
-	pthread_attr_destroy(&a);
-}
-
-void cg_unwind_thread_warm(void)
-{
-	int saved = errno;
-	if (!stack_known)
-		stack_learn();
-	errno = saved;
-}
-
-/* The stack above sp, up to cap bytes: a memcpy when sp lies in the
- * thread's known stack (the copy ends at its top), else process_vm_readv a
- * page (iovec) at a time, which stops at the first page that is not mapped
- * instead of faulting (16 KiB cost 13-24 us in a sandbox, the memcpy
- * 0.5-2 us). */
-static size_t stack_copy(unsigned char *dst, uintptr_t sp, size_t cap)
-{
-	struct iovec local = {dst, cap}, remote[CG_UNWIND_COPY / 4096 + 1];
-	int k = 0;
-	ssize_t got;
-	if (!stack_known)
-		stack_learn();
-	/* Under ASan the stack holds poisoned redzones a memcpy would report. */
-	if (!CG_ASAN && sp >= stack_lo && sp < stack_hi) {
-		size_t n = stack_hi - sp < cap ? stack_hi - sp : cap;
-		memcpy(dst, (const void *)sp, n);
-		return n;
-	}
-	for (uintptr_t a = sp; a < sp + cap && k < (int)(sizeof remote / sizeof remote[0]); k++) {
-		uintptr_t end = (a | 4095) + 1;
-		if (end > sp + cap)
-			end = sp + cap;
-		remote[k].iov_base = (void *)a;
-		remote[k].iov_len = end - a;
-		a = end;
-	}
-	got = process_vm_readv(getpid(), &local, 1, remote, (unsigned long)k, 0);
-	return got > 0 ? (size_t)got : 0;
-}
-
 /* One copy buffer kept ready, its pages touched (cg_unwind_spare_fill, from
  * the warm-up): the first deferred walk of the process takes it instead of
  * a malloc of 16 KiB whose pages fault in the begin hook. */
@@ -879,7 +794,7 @@ __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda
 		r->pc = w.pc;
 		r->sp = w.sp;
 		r->bp = w.bp;
-		r->len = stack_copy(r->stack, w.sp, sizeof r->stack);
+		r->len = cg_stack_copy(r->stack, w.sp, sizeof r->stack);
 		errno = saved;
 		*rest = r;
 	}

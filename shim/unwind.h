@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stack.h"
+
 /* Fill pcs like backtrace(): pcs[0] is the return address into
  * cg_unwind's caller, then one per frame above it, at most max (<= 64).
  * *cuda gets bit i set when pcs[i] lies in the shim, libcudart or libcuda.
@@ -36,7 +38,7 @@ int cg_unwind(void **pcs, int max, uint64_t *cuda);
  * rules do not follow, or the copy's end, ends it there). The caller frees
  * rest. cg_unwind_warm returns -1 where cg_unwind does (the caller then
  * uses backtrace() at once); *rest is NULL when no frame was cold. */
-#define CG_UNWIND_COPY 16384
+#define CG_UNWIND_COPY CG_STACK_COPY_MAX
 struct cg_unwind_rest {
 	uintptr_t pc, sp, bp;
 	size_t len;
@@ -47,10 +49,9 @@ int cg_unwind_finish(struct cg_unwind_rest *rest, void **pcs, int n, int max, ui
 /* Give a rest back (kept as the spare, or freed). */
 void cg_unwind_rest_free(struct cg_unwind_rest *rest);
 /* From the warm-up, outside any capture: a copy buffer made ready (its
- * pages touched), and the calling thread's stack bounds learned, so the
- * first deferred walk neither allocates nor asks the system. */
+ * pages touched), so the first deferred walk does not allocate (with
+ * cg_stack_thread_warm, it asks the system nothing either). */
 void cg_unwind_spare_fill(void);
-void cg_unwind_thread_warm(void);
 
 /* Whether the module at path is the shim, libcudart or libcuda (frames a
  * call site skips). */

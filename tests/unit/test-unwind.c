@@ -277,7 +277,7 @@ static void deferred_thread(void **state)
 	struct thr_arg a = {.deferred = 0};
 	pthread_t t;
 	(void)state;
-	cg_unwind_thread_warm();
+	cg_stack_thread_warm();
 	assert_int_equal(pthread_create(&t, NULL, thr_main, &a), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_true(a.deferred);
