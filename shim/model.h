@@ -342,6 +342,11 @@ void model_mem_moved(void);
  * sample the next boundary needs is taken now, so that a begin-capture
  * right after reuses it instead of querying inside its hook. */
 void model_mem_settled(void);
+/* A synchronize returned well, outside any capture: under auto, while the
+ * captures being made are not steady, a sample is taken when memory moved
+ * since the last such point (the begin-capture that usually follows
+ * within a millisecond reuses it). */
+void model_mem_quiet(void);
 long long model_meminfo_reused(void);
 /* Steady captures (devices.c): at a begin from site, whether this capture
  * takes no samples; at its end, what it found (skipped: it was one); at an

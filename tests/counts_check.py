@@ -35,7 +35,8 @@ fails = runs = 0
 base = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
 for prog in A.programs:
     for policy in ("log", "reinstantiate"):
-        d = tempfile.mkdtemp(prefix="cgshim-counts-")
+        tmp = tempfile.TemporaryDirectory(prefix="cgshim-counts-")  # removed when the next run replaces it
+        d = tmp.name
         env = dict(base, LD_LIBRARY_PATH=A.standin_dir, LD_PRELOAD=A.lib, CGSHIM_ON_UPDATE_FAILURE=policy,
                    CGSHIM_LOG_FILE=os.path.join(d, "log-%p.jsonl"))
         try:

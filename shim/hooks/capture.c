@@ -421,10 +421,14 @@ static void stream_sync_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CU
 	}
 }
 
-/* The answer checked against the prediction (cuStreamSynchronize, cuCtxSynchronize). */
+/* The answer checked against the prediction (cuStreamSynchronize,
+ * cuCtxSynchronize); a good one outside any capture is a quiet point for
+ * the memory sample (model_mem_quiet). */
 static void sync_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
 {
-	if (f->verdict == 2)
+	if (!f->verdict && rc == CUDA_SUCCESS)
+		model_mem_quiet();
+	else if (f->verdict == 2)
 		cg_caprule_after(cg_routes[c->hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
 	else if (f->verdict && rc != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		cg_mismatch(cg_routes[c->hid].name, R_CAPTURE_UNSAFE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, rc, -1,

@@ -219,6 +219,27 @@ def case_relaxed_malloc(recs, pools):
     check(s.get("captures") == 2 and s.get("alloc_nodes") == 1, "summary: captures 2, alloc_nodes 1")
 
 
+def case_quiet_sync(recs, pools):
+    """Issue 19: the synchronize before a begin takes the sample the begin
+    reuses. The stand-in counts the process's cuMemGetInfo calls (stderr
+    line); on the GPU the begin's own queries are judged by
+    tests/gpu/issue19.py's cost cases."""
+    caps = ev(recs, "capture")
+    check(len(caps) == 1 and all(k in caps[0] for k in ("free_before", "free_after", "delta")),
+          "one capture record with its memory samples (got %s)" % [sorted(c) for c in caps])
+    m = re.search(r"quiet_sync: sync \+(\d+) begin \+(\d+) gap_us (\d+)", STDERR)
+    if not STANDIN:
+        return
+    if not check(m, "the scenario printed the stand-in's cuMemGetInfo counts (stderr %r)" % STDERR[-300:]):
+        return
+    sync, begin, gap = map(int, m.groups())
+    check(sync == 1, "the synchronize took one sample, memory having moved since the last (got %d)" % sync)
+    # The reuse holds for 1 ms (MEMINFO_REUSE_NS): a begin hook slower than
+    # that (a loaded sanitizer run) samples again, rightly.
+    check(begin == 0 or gap >= 1000,
+          "the begin %d us after it reused that sample (got %d queries)" % (gap, begin))
+
+
 def case_deferred_summary(recs, pools):
     """Predictions from summaries completed after the instantiation."""
     v = ev(recs, "violation")
@@ -404,6 +425,7 @@ CASES = {
     "destroy_outstanding": case_destroy_outstanding,
     "exit_outstanding": case_exit_outstanding,
     "relaxed_malloc": case_relaxed_malloc,
+    "quiet_sync": case_quiet_sync,
 }
 
 

@@ -28,6 +28,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2335,9 +2336,19 @@ DEF(cuMemsetD32Async_ptsz, PFN_cuMemsetD32Async_v7000_ptsz,
 /* ------------------------------------------------------------------------ */
 /* allocation                                                                */
 
+/* cuMemGetInfo calls made in this process, the shim's included: a
+ * scenario that finds this (dlsym) can check which of its hooks sampled
+ * (kernels/model/quiet_sync.cu); the real driver has no such symbol. */
+static _Atomic unsigned long meminfo_calls;
+EXPORT unsigned long standin_meminfo_calls(void)
+{
+	return atomic_load(&meminfo_calls);
+}
+
 DEF(cuMemGetInfo_v2, PFN_cuMemGetInfo_v3020, (size_t * free, size_t *total))
 {
 	ENTER_OBJ();
+	atomic_fetch_add(&meminfo_calls, 1);
 	if (!free || !total)
 		return CUDA_ERROR_INVALID_VALUE;
 	*free = mem_free();
