@@ -31,6 +31,7 @@ gpucase.only = sys.argv[3] if len(sys.argv) > 3 else ""
 LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCH = os.path.join(HERE, "issue19_torch.py")
+ROOT = os.path.dirname(os.path.dirname(HERE))
 US = 1000.0
 
 
@@ -58,7 +59,12 @@ def _():
     # Global capture (the thread in Global mode) fails with 900 and breaks it.
     key = [l for l in rows if l.startswith("| cuMemHostAlloc | global | other thread (global) |")]
     assert key and "| 900 | invalidated |" in key[0], "cuMemHostAlloc from another thread, global: %s" % key
-    return "%d rows; cuMemHostAlloc other thread/global: %s" % (len(rows), key[0])
+    # The table in the docs is the one the stand-in must print
+    # (integration-hostalloc_parity): the real driver must print it too.
+    doc = [l.strip() for l in open(os.path.join(ROOT, "docs", "host-memory-capture.md")) if l.startswith("| cu")]
+    diff = [(a, b) for a, b in zip(rows, doc) if a.strip() != b]
+    assert len(rows) == len(doc) and not diff, "the driver's rows differ from docs/host-memory-capture.md: %s" % diff[:3]
+    return "%d rows, as in docs/host-memory-capture.md; cuMemHostAlloc other thread/global: %s" % (len(rows), key[0])
 
 
 # ---- 2. begin-capture hook cost --------------------------------------------

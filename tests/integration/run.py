@@ -530,6 +530,34 @@ def parity_rows(text):
 PARITY_NOT_NAMED = {"cudaStreamIsCapturing(legacy) (blocking capture)"}
 
 
+def hostalloc_rows(text):
+    """The rows of hostalloc_probe's table (| call | mode | caller | rc | status | end |)."""
+    return [r for r in parity_rows(text) if r and r[0].startswith("cu")]
+
+
+def case_hostalloc_parity():
+    """Issue 19 point 3: the stand-in answers the pinned host memory calls
+    during a capture as the real driver did, row by row
+    (tests/gpu/hostalloc_probe.cu built as C; the GPU's table is the one in
+    docs/host-memory-capture.md), and under the shim every 900 is named
+    before the call with no prediction the driver contradicts."""
+    doc = hostalloc_rows(open(os.path.join(os.environ["SRC_ROOT"], "docs", "host-memory-capture.md")).read())
+    check(len(doc) == 54, "docs/host-memory-capture.md holds the GPU's table (%d rows, want 54)" % len(doc))
+    exe = os.path.join(INTEG, "hostalloc_probe")
+    bare, _, _ = run(exe, shim=False)
+    got = hostalloc_rows(bare.stdout)
+    diff = [(g, d) for g, d in zip(got, doc) if g != d]
+    check(bare.returncode == 0 and len(got) == len(doc) and not diff,
+          "the stand-in's %d rows are the GPU's (%d differ: %s)" % (len(got), len(diff), diff[:3]))
+    shim, recs, _ = run(exe)
+    same(bare, shim)
+    mism = [(r.get("api"), r.get("rule"), r.get("rc")) for r in recs if r.get("ev") == "mismatch"]
+    check(not mism, "no prediction the driver contradicts (%s)" % mism[:4])
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS007"]
+    want = len([r for r in got if r[3] == "900"])
+    check(want == 15 and len(v) == want, "every 900 is named before the call: %d CGS007 for %d rows" % (len(v), want))
+
+
 def case_capture_parity():
     """Issue 14 point 1: the stand-in answers like the real driver
     (docs/capture-map.md) on every route it implements (capture_parity.c, the

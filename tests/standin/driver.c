@@ -2475,10 +2475,16 @@ DEF(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020, (void **pp, size_t bytesize, unsig
 	return host_alloc(pp, bytesize);
 }
 
+/* The pre-3.2 export (32-bit size) answers 201 whatever the capture, the
+ * mode or the thread on the H100/H200 (driver 580; inferred: a v1 entry
+ * point refuses the v2 contexts today's API makes) and leaves a capture
+ * alone (docs/host-memory-capture.md, tests/gpu/hostalloc_probe.cu). */
 DEF(cuMemAllocHost, PFN_cuMemAllocHost_v2000, (void **pp, unsigned int bytesize))
 {
 	ENTER_OBJ();
-	return host_alloc(pp, bytesize);
+	(void)pp;
+	(void)bytesize;
+	return CUDA_ERROR_INVALID_CONTEXT;
 }
 
 DEF(cuMemAllocHost_v2, PFN_cuMemAllocHost_v3020, (void **pp, size_t bytesize))
