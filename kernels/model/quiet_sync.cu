@@ -10,7 +10,8 @@
  * (standin_meminfo_calls, looked up in libcuda.so.1; the real driver has none),
  * stderr gets "quiet_sync: sync +S begin +B gap_us G": the queries made
  * during the synchronize and during the begin, and the time from the
- * synchronize's return to the begin's. The capture itself records
+ * synchronize's call to the begin's return (the sample's age at the begin
+ * is less). The capture itself records
  * free_before/free_after as any capture does.
  */
 #include <dlfcn.h>
@@ -50,10 +51,10 @@ int main(void)
 
 	if (calls)
 		c0 = calls();
+	t1 = now_us(); /* the sample is taken inside the synchronize: its age at the begin is under t2 - t1 */
 	CHECK(cudaDeviceSynchronize(), cudaSuccess);
 	if (calls)
 		c1 = calls();
-	t1 = now_us();
 	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
 	t2 = now_us();
 	if (calls)

@@ -233,11 +233,20 @@ def case_quiet_sync(recs, pools):
     if not check(m, "the scenario printed the stand-in's cuMemGetInfo counts (stderr %r)" % STDERR[-300:]):
         return
     sync, begin, gap = map(int, m.groups())
+    skipped = one(recs, "summary").get("meminfo_skipped", 0)
+    if skipped:
+        # The auto budget counts a sample's wall time: on a loaded host a
+        # preempted query overspends it and later samples are skipped, the
+        # synchronize's among them (as in case_deferred_refs).
+        print("note: %d sample(s) skipped by the auto budget (a loaded host): counts not judged" % skipped)
+        return
     check(sync == 1, "the synchronize took one sample, memory having moved since the last (got %d)" % sync)
-    # The reuse holds for 1 ms (MEMINFO_REUSE_NS): a begin hook slower than
-    # that (a loaded sanitizer run) samples again, rightly.
+    # The reuse holds for 1 ms (MEMINFO_REUSE_NS): a sample older than that
+    # at the begin (a preempted run: gap, from the synchronize's call to the
+    # begin's return, bounds its age) is taken again, rightly.
     check(begin == 0 or gap >= 1000,
-          "the begin %d us after it reused that sample (got %d queries)" % (gap, begin))
+          "the begin reused that sample, %d us from the synchronize's call to its return (got %d queries)"
+          % (gap, begin))
 
 
 def case_deferred_summary(recs, pools):
