@@ -111,6 +111,26 @@ int cg_need_real(int hid) CG_HIDDEN;
  */
 #define CG_ERRNO_IN const int cg_errno_in = errno
 #define CG_FWD(call) (errno = cg_errno_in, (call))
+/* A hand-written (CUSTOM) wrapper's real call when the hook works after it:
+ * CG_FWD_OUT(rc, call) makes the call and keeps the errno it left in
+ * cg_errno_out (CG_ERRNO_OUT in a helper the wrapper enters right after
+ * the call); CG_RETURN(rc) gives that back and returns. Work that is
+ * not bracketed by the wrapper's return (a record written from a cold
+ * helper, a block in the middle) runs inside CG_KEEP_ERRNO(...), which
+ * restores errno after it. tests/style_check.py ("errno") fails on a
+ * hand-paired save in shim/hooks/, a plain return after a CG_FWD_OUT, or a
+ * return inside CG_KEEP_ERRNO. */
+#define CG_ERRNO_OUT const int cg_errno_out = errno /* a helper entered right after the call */
+#define CG_FWD_OUT(rc, call)                                                                                           \
+	(rc) = CG_FWD(call);                                                                                           \
+	CG_ERRNO_OUT
+#define CG_RETURN(rc) return (errno = cg_errno_out, (rc))
+#define CG_KEEP_ERRNO(...)                                                                                             \
+	do {                                                                                                           \
+		const int cg_errno_kept_ = errno;                                                                      \
+		__VA_ARGS__;                                                                                           \
+		errno = cg_errno_kept_;                                                                                \
+	} while (0)
 #define CG_REAL(name)                                                                                                  \
 	CG_ERRNO_IN;                                                                                                   \
 	if (CG_UNLIKELY(!atomic_load_explicit(&cg_driver_resolved, memory_order_acquire) || !real_##name)) {           \

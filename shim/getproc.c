@@ -56,30 +56,26 @@ CUresult cgh_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion
 {
 	struct cg_call c;
 	CUresult rc;
-	int saved, routed, active;
+	int routed, active;
 	CG_REAL(cuGetProcAddress_v2);
 	active = cg_call_begin(&c, HID_cuGetProcAddress_v2, 0);
-	rc = CG_FWD(real_cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus));
-	saved = errno;
+	CG_FWD_OUT(rc, real_cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus));
 	routed = route(rc, symbol, pfn, cudaVersion, flags);
 	if (active)
 		getproc_record(&c, rc, symbol, cudaVersion, flags, symbolStatus ? (int)*symbolStatus : -1, routed);
-	errno = saved;
-	return rc;
+	CG_RETURN(rc);
 }
 
 CUresult cgh_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
 	struct cg_call c;
 	CUresult rc;
-	int saved, routed, active;
+	int routed, active;
 	CG_REAL(cuGetProcAddress);
 	active = cg_call_begin(&c, HID_cuGetProcAddress, 0);
-	rc = CG_FWD(real_cuGetProcAddress(symbol, pfn, cudaVersion, flags));
-	saved = errno;
+	CG_FWD_OUT(rc, real_cuGetProcAddress(symbol, pfn, cudaVersion, flags));
 	routed = route(rc, symbol, pfn, cudaVersion, flags);
 	if (active)
 		getproc_record(&c, rc, symbol, cudaVersion, flags, -1, routed);
-	errno = saved;
-	return rc;
+	CG_RETURN(rc);
 }

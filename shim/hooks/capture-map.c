@@ -122,13 +122,11 @@ static __attribute__((noinline, cold)) int cgh_launch_check(int hid, CUstream s,
 
 static __attribute__((noinline, cold)) void cgh_launch_after(int hid, CUresult rc)
 {
-	int saved = errno;
 	struct cg_call c;
 	if (cg_call_begin(&c, hid, 0)) {
 		cg_caprule_after(cg_routes[hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
 		cg_call_end(&c, rc);
 	}
-	errno = saved;
 }
 
 /* No config: the driver refuses the call; no stream to look at. Neither
@@ -141,7 +139,6 @@ static __attribute__((noinline, cold)) void cgh_launch_after(int hid, CUresult r
  * Only after a failure, only while a capture is live. */
 static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int ptsz, CUresult rc)
 {
-	int saved = errno;
 	struct cg_call c;
 	uint64_t id = 0;
 	if (cg_call_begin(&c, hid, 0)) {
@@ -149,7 +146,6 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
 			cg_caprule_failed(cg_routes[hid].name, id, rc);
 		cg_call_end(&c, rc);
 	}
-	errno = saved;
 }
 
 #define CGH_CAPTURE_ERR(rc)                                                                                            \
@@ -169,11 +165,11 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
 		if (!(check)) {                                                                                        \
 			rc = CG_FWD(real_##name args);                                                                 \
 			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                          \
-				cgh_failed(HID_##name, (stream_expr), ptsz, rc);                                       \
+				CG_KEEP_ERRNO(cgh_failed(HID_##name, (stream_expr), ptsz, rc));                        \
 			return rc;                                                                                     \
 		}                                                                                                      \
 		rc = CG_FWD(real_##name args);                                                                         \
-		cgh_launch_after(HID_##name, rc);                                                                      \
+		CG_KEEP_ERRNO(cgh_launch_after(HID_##name, rc));                                                       \
 		return rc;                                                                                             \
 	}
 

@@ -48,13 +48,10 @@ static void learn_current_pool(void)
  * stage. */
 _Atomic int cg_warm_pending = 3; /* bit 0: stage 1, bit 1: stage 2 */
 
-void cg_warm_capture(int hid)
+static void warm_stages(void)
 {
-	int saved = errno, st;
+	int st;
 	CUdevice dev = 0;
-	if (hid == HID_cuGetProcAddress || hid == HID_cuGetProcAddress_v2 ||
-	    atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
-		return;
 	st = atomic_load_explicit(&cg_warm_pending, memory_order_relaxed);
 	if ((st & 1) && (atomic_fetch_and(&cg_warm_pending, ~1) & 1))
 		cg_site_warm();
@@ -69,7 +66,14 @@ void cg_warm_capture(int hid)
 		cg_exit_register_late(); /* its first atexit: 3-5 us in the first begin on the H100 host */
 		cg_thread_name(tname);	 /* the thread's first prctl: 3-4 us likewise */
 	}
-	errno = saved;
+}
+
+void cg_warm_capture(int hid)
+{
+	if (hid == HID_cuGetProcAddress || hid == HID_cuGetProcAddress_v2 ||
+	    atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return;
+	CG_KEEP_ERRNO(warm_stages());
 }
 
 /* Between the driver's begin and the application's next call a Global
@@ -89,7 +93,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	cuuint64_t id = 0;
 	CUgraph g = NULL;
-	int saved = errno;
+	CG_ERRNO_OUT; /* entered right after the driver's begin */
 	cg_call_mark_out(c);
 	if (rc == CUDA_SUCCESS) {
 		if (ptsz && drv_cuStreamGetCaptureInfo_v3_ptsz)
@@ -101,8 +105,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 			cg_tls.via_rc = rc;
 		}
 		model_capture_begin(id, s, mode, ptsz, into, site, c, cg_tls.via, g);
-		errno = saved;
-		return rc;
+		CG_RETURN(rc);
 	}
 	/* Refused: no capture is live on this stream from this call. */
 	model_capture_begin_refused(s, ptsz, cg_routes[c->hid].name, rc);
@@ -116,8 +119,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 		rec_site(&r, "site", site);
 		rec_end(&r);
 	}
-	errno = saved;
-	return rc;
+	CG_RETURN(rc);
 }
 
 /* CGSHIM_CAPTURE_MODE (issue 14 point 5): the mode a begin-capture is
@@ -237,17 +239,15 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
 	if (capturing && cg_caprule_end_thread(cg_routes[hid].name, id, s)) { /* CGS016: 908 */
 		cg_call_mark_in(&c);
-		rc = CG_FWD(fn(s, ph));
+		CG_FWD_OUT(rc, fn(s, ph));
 		cg_call_mark_out(&c);
-		int saved = errno;
 		cg_caprule_after(cg_routes[hid].name, R_END_WRONG_THREAD, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, rc);
 		/* Either way the capture is over: success ends it, and the 908
 		 * ends it too (measured on the H100, docs/capture-map.md). */
 		if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
 			model_capture_end(id, s, rc == CUDA_SUCCESS && ph ? *ph : NULL, rc);
 		cg_call_end(&c, rc);
-		errno = saved;
-		return rc;
+		CG_RETURN(rc);
 	}
 	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0) {
 		struct cg_verdict v;
@@ -259,9 +259,8 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				      CUDA_ERROR_STREAM_CAPTURE_UNJOINED, unsite[0]);
 	}
 	cg_call_mark_in(&c);
-	rc = CG_FWD(fn(s, ph));
+	CG_FWD_OUT(rc, fn(s, ph));
 	cg_call_mark_out(&c);
-	int saved = errno;
 	{
 		CUgraph g = rc == CUDA_SUCCESS && ph ? *ph : NULL;
 		struct cg_summary *sum = NULL;
@@ -307,8 +306,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		}
 		model_summary_free(sum);
 	}
-	errno = saved;
-	return rc;
+	CG_RETURN(rc);
 }
 
 CUresult cgh_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)

@@ -245,16 +245,14 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	 * (CGS007). A refused destroy leaves the executable alive: the model
 	 * and the policy forget it only once the driver destroyed it. */
 	if (CG_UNLIKELY(cg_rule_capture_unsafe("cuGraphExecDestroy", "destroys an executable graph"))) {
-		rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));
-		int saved = errno;
+		CG_FWD_OUT(rc, real_cuGraphExecDestroy(hGraphExec));
 		cg_rule_capture_unsafe_after("cuGraphExecDestroy", 1, rc);
 		if (rc == CUDA_SUCCESS) {
 			cg_policy_forget(hGraphExec); /* before the model drops the exec: model.h */
 			cgh_exec_destroyed(hGraphExec);
 		}
 		cg_call_end(&c, rc);
-		errno = saved;
-		return rc;
+		CG_RETURN(rc);
 	}
 	cg_policy_collect();
 	/* Replacements and cached executables go with the handle; the
@@ -265,8 +263,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	cgh_call_repeat(&c, cgh_exec_destroyed(hGraphExec));
 	model_mem_moved(); /* the exec's device memory goes back */
 	ledger_exec_gone(hGraphExec);
-	rc = CG_FWD(real_cuGraphExecDestroy(hGraphExec));
-	int saved = errno;
+	CG_FWD_OUT(rc, real_cuGraphExecDestroy(hGraphExec));
 	if (rc == CUDA_SUCCESS && !(c.flags & CG_CALL_REPEAT))
 		model_mem_settled();
 	if (cg_call_rec(&r, &c, rc)) {
@@ -275,6 +272,5 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 			rec_hex(&r, "real", (uintptr_t)real);
 		rec_end(&r);
 	}
-	errno = saved;
-	return rc;
+	CG_RETURN(rc);
 }

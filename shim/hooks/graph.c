@@ -50,16 +50,14 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 	}
 	if (!cg_call_begin(&c, HID_cuGraphDestroy, CG_CALL_LIFE))
 		return CG_FWD(real_cuGraphDestroy(hGraph));
-	rc = CG_FWD(real_cuGraphDestroy(hGraph));
-	int saved = errno;
+	CG_FWD_OUT(rc, real_cuGraphDestroy(hGraph));
 	if (rc == CUDA_SUCCESS)
 		cgh_call_repeat(&c, model_graph_destroy(hGraph));
 	if (cg_call_rec(&r, &c, rc)) {
 		rec_hex(&r, "graph", (uintptr_t)hGraph);
 		rec_end(&r);
 	}
-	errno = saved;
-	return rc;
+	CG_RETURN(rc);
 }
 
 /* Rule CGS010 for clone/child: a graph with memory nodes. skip: the

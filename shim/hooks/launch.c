@@ -52,6 +52,30 @@ static __attribute__((noinline)) void launch_every(CUgraphExec e, long long n)
 	rec_end(&r);
 }
 
+/* A launch the driver refused: the exec's count taken back, the record. */
+static __attribute__((noinline, cold)) void launch_failed(int hid, struct cg_exec *x, CUgraphExec e, CUstream s,
+							  CUresult rc, uint64_t t0, long long n)
+{
+	if (x)
+		model_exec_launch_failed(x);
+	launch_record(hid, e, s, rc, t0, n);
+}
+
+/* A launch worth a look: traced, an exec's first (it maps the graph's
+ * memory), or every CGSHIM_LAUNCH_SUMMARY_EVERY-th. */
+static __attribute__((noinline)) void launch_noted(int hid, CUgraphExec e, CUstream s, CUresult rc, uint64_t t0,
+						   long long n, int trace)
+{
+	if (trace)
+		launch_record(hid, e, s, rc, t0, n);
+	if (n == 1) {
+		model_mem_moved(); /* a first launch maps graph memory */
+		cg_model_graphmem("first_launch", e);
+	}
+	if (cg_cfg.launch_every && n % cg_cfg.launch_every == 0)
+		launch_every(e, n);
+}
+
 /* Contract: no allocation, no lock, no driver call besides the launch on the
  * common path: one state load, one TLS load, a lock-free index probe and
  * two relaxed atomics. */
@@ -90,29 +114,13 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 	}
 	int stale = cgh_ledger_launch(e, cg_routes[hid].name); /* CGS019: one relaxed load unless an exec is stale */
 	rc = CG_FWD(fn(real, s));
-	if (CG_UNLIKELY(stale) && rc == CUDA_SUCCESS && !trace) {
-		int saved = errno; /* the launch a CGS019 announced: logged at info beside it */
-		launch_record_as(hid, e, s, rc, t0, n, CG_CALL_LIFE);
-		errno = saved;
-	}
-	if (CG_UNLIKELY(rc != CUDA_SUCCESS)) {
-		int saved = errno;
-		if (x)
-			model_exec_launch_failed(x);
-		launch_record(hid, e, s, rc, t0, n);
-		errno = saved;
-	} else if (CG_UNLIKELY(trace || n == 1 || (cg_cfg.launch_every && n % cg_cfg.launch_every == 0))) {
-		int saved = errno;
-		if (trace)
-			launch_record(hid, e, s, rc, t0, n);
-		if (n == 1) {
-			model_mem_moved(); /* a first launch maps graph memory */
-			cg_model_graphmem("first_launch", e);
-		}
-		if (cg_cfg.launch_every && n % cg_cfg.launch_every == 0)
-			launch_every(e, n);
-		errno = saved;
-	}
+	/* The launch a CGS019 announced: logged at info beside it. */
+	if (CG_UNLIKELY(stale) && rc == CUDA_SUCCESS && !trace)
+		CG_KEEP_ERRNO(launch_record_as(hid, e, s, rc, t0, n, CG_CALL_LIFE));
+	if (CG_UNLIKELY(rc != CUDA_SUCCESS))
+		CG_KEEP_ERRNO(launch_failed(hid, x, e, s, rc, t0, n));
+	else if (CG_UNLIKELY(trace || n == 1 || (cg_cfg.launch_every && n % cg_cfg.launch_every == 0)))
+		CG_KEEP_ERRNO(launch_noted(hid, e, s, rc, t0, n, trace));
 	return rc;
 }
 
@@ -138,11 +146,9 @@ static CUresult upload_common(int hid, PFN_cuGraphUpload_v11010 fn, CUgraphExec 
 		return CG_FWD(fn(real, s));
 	model_mem_moved(); /* uploads map the graph's memory */
 	int stale = cgh_ledger_launch(e, cg_routes[hid].name);
-	rc = CG_FWD(fn(real, s));
-	int saved = errno;
+	CG_FWD_OUT(rc, fn(real, s));
 	launch_record_as(hid, e, s, rc, c.t0, 0, stale ? CG_CALL_LIFE : 0);
-	errno = saved;
-	return rc;
+	CG_RETURN(rc);
 }
 
 CUresult cgh_cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)

@@ -40,12 +40,9 @@ static void *rt_sym(void **slot, const char *name)
 	return p;
 }
 
-static int rt_major(void)
+static void rt_major_learn(void)
 {
-	int v = 0, e;
-	if (rt_major_cached)
-		return rt_major_cached;
-	e = errno; /* read before the wrapper takes the application's errno */
+	int v = 0;
 	cg_resolve_dlsym();
 	rt_err (*ver)(int *) =
 	    cg_real_dlsym ? (rt_err(*)(int *))cg_real_dlsym(RTLD_NEXT, "cudaRuntimeGetVersion") : NULL;
@@ -53,7 +50,12 @@ static int rt_major(void)
 		rt_major_cached = v / 1000;
 	else
 		rt_major_cached = 13;
-	errno = e;
+}
+
+static int rt_major(void)
+{
+	if (!rt_major_cached) /* before the wrapper takes the application's errno: kept */
+		CG_KEEP_ERRNO(rt_major_learn());
 	return rt_major_cached;
 }
 
@@ -85,9 +87,9 @@ static void rt_enter(struct rt_frame *f, const char *name)
 	cg_tls.via_consumed = 0;
 }
 
-static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
+/* The runtime call's own record, when no driver hook consumed it. */
+static void rt_leave_record(const struct rt_frame *f, const char *name, rt_err rc)
 {
-	int saved = errno;
 	if (!cg_tls.via_consumed) {
 		int level = rc ? CG_L_INFO : CG_L_TRACE;
 		if (cg_log_on(level)) {
@@ -105,9 +107,13 @@ static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 			rec_end(&r);
 		}
 	}
+}
+
+static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
+{
+	CG_KEEP_ERRNO(rt_leave_record(f, name, rc));
 	cg_tls.via = f->prev_via;
 	cg_tls.via_consumed = f->prev_consumed;
-	errno = saved;
 	return rc;
 }
 
@@ -119,21 +125,18 @@ static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
  * runtime gets the application's value (the lookup and start-up may have
  * set it) and rt_leave restores what the runtime left. */
 #define RT_BODY(name, type, call)                                                                                      \
-	int e0 = errno;                                                                                                \
+	CG_ERRNO_IN;                                                                                                   \
 	type fn = RT_REAL(name, type);                                                                                 \
 	struct rt_frame f;                                                                                             \
 	rt_err rc;                                                                                                     \
 	if (!fn) {                                                                                                     \
-		errno = e0;                                                                                            \
+		errno = cg_errno_in;                                                                                   \
 		return 35; /* cudaErrorInsufficientDriver: no libcudart behind us */                                   \
 	}                                                                                                              \
-	if (!rt_active()) {                                                                                            \
-		errno = e0;                                                                                            \
-		return call;                                                                                           \
-	}                                                                                                              \
+	if (!rt_active())                                                                                              \
+		return CG_FWD(call);                                                                                   \
 	rt_enter(&f, #name);                                                                                           \
-	errno = e0;                                                                                                    \
-	rc = call;                                                                                                     \
+	rc = CG_FWD(call);                                                                                             \
 	return rt_leave(&f, #name, rc);
 
 /* CUSTOM rows: the form forwarded depends on the runtime's major. */

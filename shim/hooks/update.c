@@ -214,7 +214,7 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 	struct upd_pred p;
 	struct cg_summary *nu;
 	CUresult rc;
-	int rewritten = 0, result = -1, saved;
+	int rewritten = 0, result = -1;
 	CUgraphNode en = NULL, fn = NULL;
 	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
 	CG_REAL(cuGraphExecUpdate_v2);
@@ -227,8 +227,7 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 	nu = p.nu;
 	/* The application's pointer as given (TensorRT-LLM passes NULL, which
 	 * the driver accepts): the result is read only from it. */
-	rc = CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
-	saved = errno;
+	CG_FWD_OUT(rc, real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
 	if (resultInfo) {
 		result = (int)resultInfo->result;
 		en = resultInfo->errorNode;
@@ -245,8 +244,7 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 			memset(resultInfo, 0, sizeof *resultInfo);
 	}
 	update_post(&c, &p, app, hGraph, nu, rc, result, en, fn, rewritten, "cuGraphExecUpdate_v2");
-	errno = saved;
-	return rc;
+	CG_RETURN(rc);
 }
 
 CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
@@ -257,7 +255,7 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 	struct cg_summary *nu;
 	CUgraphNode en = NULL;
 	CUresult rc;
-	int rewritten = 0, result = -1, saved;
+	int rewritten = 0, result = -1;
 	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
 	CG_REAL(cuGraphExecUpdate);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate, CG_CALL_LIFE | CG_CALL_NOCLOCK))
@@ -266,19 +264,16 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 		/* v1 requires both out-pointers: the driver answers
 		 * INVALID_VALUE and updates nothing. Its answer, untouched. */
 		cg_call_clock(&c);
-		rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
-		saved = errno;
+		CG_FWD_OUT(rc, real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
 		cg_call_end(&c, rc);
-		errno = saved;
-		return rc;
+		CG_RETURN(rc);
 	}
 	update_predict(&p, app, hGraph); /* 2, 3 */
 	update_clock(&c, &p);
 	update_policy_pre(&p, app);				  /* 4 */
 	update_records_pre(&p, app, hGraph, "cuGraphExecUpdate"); /* 5 */
 	nu = p.nu;
-	rc = CG_FWD(real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
-	saved = errno;
+	CG_FWD_OUT(rc, real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
 	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) { /* written by the driver */
 		en = *hErrorNode_out;
 		result = (int)*updateResult_out;
@@ -294,6 +289,5 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 		*updateResult_out = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	}
 	update_post(&c, &p, app, hGraph, nu, rc, result, en, NULL, rewritten, "cuGraphExecUpdate");
-	errno = saved;
-	return rc;
+	CG_RETURN(rc);
 }
