@@ -117,9 +117,9 @@ int cg_need_real(int hid) CG_HIDDEN;
  * the call); CG_RETURN(rc) gives that back and returns. Work that is
  * not bracketed by the wrapper's return (a record written from a cold
  * helper, a block in the middle) runs inside CG_KEEP_ERRNO(...), which
- * restores errno after it. tests/style_check.py ("errno") fails on a
- * hand-paired save in shim/hooks/, a plain return after a CG_FWD_OUT, or a
- * return inside CG_KEEP_ERRNO. */
+ * restores errno after it. tests/errno_check.py (test errno-contract)
+ * fails on a hand-paired save in shim/hooks/ or getproc.c, a plain return
+ * after a CG_FWD_OUT, or a return inside CG_KEEP_ERRNO. */
 #define CG_ERRNO_OUT const int cg_errno_out = errno /* a helper entered right after the call */
 #define CG_FWD_OUT(rc, call)                                                                                           \
 	(rc) = CG_FWD(call);                                                                                           \

@@ -317,10 +317,17 @@ void model_meminfo_begin_was(int steady)
 	atomic_store_explicit(&last_begin_steady, steady, memory_order_relaxed);
 }
 
+/* Whether a sample taken ahead of the next begin may pay off: under auto,
+ * while the captures being made are not steady (settled and quiet points). */
+static int sample_ahead(void)
+{
+	return cg_cfg.meminfo == CG_MEMINFO_AUTO && !atomic_load_explicit(&last_begin_steady, memory_order_relaxed);
+}
+
 void model_mem_settled(void)
 {
 	size_t fr;
-	if (cg_cfg.meminfo == CG_MEMINFO_AUTO && !atomic_load_explicit(&last_begin_steady, memory_order_relaxed))
+	if (sample_ahead())
 		(void)sample_free(&fr);
 }
 
@@ -335,8 +342,8 @@ void model_mem_settled(void)
 void model_mem_quiet(void)
 {
 	size_t fr;
-	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || atomic_load_explicit(&last_begin_steady, memory_order_relaxed) ||
-	    !atomic_load_explicit(&settle_owed, memory_order_relaxed) || !atomic_exchange(&settle_owed, 0))
+	if (!sample_ahead() || !atomic_load_explicit(&settle_owed, memory_order_relaxed) ||
+	    !atomic_exchange(&settle_owed, 0))
 		return;
 	if (!sample_free(&fr))
 		atomic_store(&settle_owed, 1); /* a capture is live or the budget said no: the next one */
