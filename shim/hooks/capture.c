@@ -249,7 +249,10 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		cg_call_end(&c, rc);
 		CG_RETURN(rc);
 	}
-	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0) {
+	/* the stream model's suspects, confirmed by the driver's own view of
+	 * the forks (joins.c) before anything is named */
+	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0 &&
+	    (n = model_capture_confirm_unjoined(id, s, ptsz, g0, un, unsite, n)) > 0) {
 		struct cg_verdict v;
 		int found = model_capture_find(id, &cv);
 		if (rules_capture_unjoined(id, s, un, unsite, n, found ? &cv : NULL, &v))
@@ -396,6 +399,21 @@ static void wait_event_post(struct cg_call *c, struct cgh_frame *f, CUresult rc,
 	}
 WAIT_EVENT_PARTS(cuStreamWaitEvent, 0)
 WAIT_EVENT_PARTS(cuStreamWaitEvent_ptsz, 1)
+
+/* Before the stream goes: out of the model's forks, so that no end of a
+ * capture asks the driver about a freed handle (one relaxed load when no
+ * capture is live). */
+void cgh_cuStreamDestroy_v2_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
+{
+	model_capture_stream_gone(hStream);
+	CGH_FRAME_END();
+}
+
+void cgh_cuStreamDestroy_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
+{
+	model_capture_stream_gone(hStream);
+	CGH_FRAME_END();
+}
 
 /* ---- capture-unsafe calls ------------------------------------------------ */
 

@@ -532,6 +532,27 @@ void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site
 	pthread_mutex_unlock(&model_cap_lock);
 }
 
+/* s is being destroyed: it leaves every capture's forks (a destroyed stream
+ * is no longer in a capture, and its handle may be reused or never be
+ * queried again: joins.c asks the driver about each fork). */
+void model_capture_stream_gone(CUstream s)
+{
+	struct cg_capture *c, *tmp;
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&model_cap_lock);
+	HASH_ITER(hh, model_captures, c, tmp)
+	{
+		struct cap_links *l = c->l;
+		for (int i = 0; l && i < l->n_fork; i++)
+			if (l->fork[i].s == s) {
+				l->fork[i] = l->fork[--l->n_fork];
+				break;
+			}
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+}
+
 /* A forked stream is joined if a chain of event waits leads from it back to
  * the origin stream. */
 static int joined_locked(struct cg_capture *c, CUstream s, int depth)

@@ -4,7 +4,7 @@
  *
  * Files and their prefixes: model.c (locks, fork, totals: model_*,
  * cg_model_*), devices.c (model_dev_*, sampling), captures.c
- * (model_capture_*), capture-records.c (model_caprec_*), graphs.c
+ * (model_capture_*), joins.c (model_capture_confirm_unjoined), capture-records.c (model_caprec_*), graphs.c
  * (model_graph_*, model_summary_*), execs.c (model_exec_*), pools.c
  * (model_pool_*, model_device_*), allocations.c (model_alloc_*), ledger.c
  * (ledger_*).

@@ -3,11 +3,12 @@
  * the shim stays <= 1.02x bare on every device).
  *
  * For each device d (all of them, or argv[2]): a one-kernel graph captured
- * on a stream of d, instantiated there, warmed up, then ITERS launches
- * timed around the loop only (start-up excluded), ROUNDS times; prints the
- * median per launch:
+ * on a stream of d, instantiated there, warmed up, then ITERS launches and
+ * a synchronize timed around the loop only (start-up excluded), ROUNDS
+ * times (bench/run.py's launch case: batches of 1000); prints the median
+ * per launch:
  *   dev D ns_per_launch X
- * usage: multigpu_launch [ITERS [DEV]]   (default 20000, every device)
+ * usage: multigpu_launch [ITERS [DEV]]   (default 1000, every device)
  */
 #include <algorithm>
 #include <chrono>
@@ -16,7 +17,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define ROUNDS 9
+#define ROUNDS 25
 
 __global__ void k_empty(int *p)
 {
@@ -67,7 +68,7 @@ static int one_device(int d, int iters)
 
 int main(int argc, char **argv)
 {
-	int n = 0, iters = argc > 1 ? atoi(argv[1]) : 20000;
+	int n = 0, iters = argc > 1 ? atoi(argv[1]) : 1000;
 	CK(cudaGetDeviceCount(&n));
 	if (argc > 2)
 		return one_device(atoi(argv[2]), iters);

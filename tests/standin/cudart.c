@@ -51,6 +51,8 @@
 #define DRV_VERSIONED(X)                                                                                               \
 	X(streamBeginCapture, "cuStreamBeginCapture", PFN_cuStreamBeginCapture_v10010)                                 \
 	X(streamGetCaptureInfo, "cuStreamGetCaptureInfo", PFN_cuStreamGetCaptureInfo_v12030)                           \
+	X(streamUpdateCaptureDependencies, "cuStreamUpdateCaptureDependencies",                                        \
+	  PFN_cuStreamUpdateCaptureDependencies_v12030)                                                                \
 	X(graphInstantiate, "cuGraphInstantiateWithFlags", PFN_cuGraphInstantiateWithFlags_v11040)                     \
 	X(graphInstantiateWithParams, "cuGraphInstantiateWithParams", PFN_cuGraphInstantiateWithParams_v12000)         \
 	X(graphExecGetFlags, "cuGraphExecGetFlags", PFN_cuGraphExecGetFlags_v12000)                                    \
@@ -501,6 +503,15 @@ EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStream
 	return DRV(streamGetCaptureInfo, CUS(stream), (CUstreamCaptureStatus *)captureStatus_out, (cuuint64_t *)id_out,
 		   (CUgraph *)graph_out, (const CUgraphNode **)dependencies_out, (const CUgraphEdgeData **)edgeData_out,
 		   numDependencies_out);
+}
+
+EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies,
+						       const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+						       unsigned int flags)
+{
+	INIT();
+	return DRV(streamUpdateCaptureDependencies, CUS(stream), (CUgraphNode *)dependencies,
+		   (const CUgraphEdgeData *)dependencyData, numDependencies, flags);
 }
 #else
 EXPORT cudaError_t rt11_cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus,

@@ -1504,7 +1504,20 @@ DEF(cuStreamCreate, PFN_cuStreamCreate_v2000, (CUstream * phStream, unsigned int
 	return CUDA_SUCCESS;
 }
 
+static CUresult stream_destroy(CUstream hStream);
+
 DEF(cuStreamDestroy_v2, PFN_cuStreamDestroy_v4000, (CUstream hStream))
+{
+	return stream_destroy(hStream);
+}
+
+/* the pre-4.0 export: the same call */
+DEF(cuStreamDestroy, PFN_cuStreamDestroy_v2000, (CUstream hStream))
+{
+	return stream_destroy(hStream);
+}
+
+static CUresult stream_destroy(CUstream hStream)
 {
 	ENTER_OBJ();
 	struct stream *s = reg_find(hStream, K_STREAM);
@@ -4288,40 +4301,40 @@ EXPORT CUresult sd_cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
 #define P(base, ver, sym) {#base, ver, (void *)&sd_##sym, (void *)&sd_##sym##_ptsz},
 
 static const struct procent g_procs[] = {
-    E(cuGetErrorName, 6000, cuGetErrorName) E(cuGetErrorString, 6000, cuGetErrorString) E(cuInit, 2000, cuInit)
-	E(cuDriverGetVersion, 2020, cuDriverGetVersion) E(cuGetExportTable, 3000, cuGetExportTable)
-	    E(cuGetProcAddress, 11030, cuGetProcAddress) E(cuGetProcAddress, 12000, cuGetProcAddress_v2) E(
-		cuDeviceGet, 2000, cuDeviceGet) E(cuDeviceGetCount, 2000, cuDeviceGetCount) E(cuDeviceGetName, 2000,
-											      cuDeviceGetName)
-		E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2) E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute) E(
-		    cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain) E(cuDevicePrimaryCtxRelease, 7000,
-										cuDevicePrimaryCtxRelease)
-		    E(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2) E(cuCtxGetCurrent, 4000,
-											cuCtxGetCurrent)
-			E(cuCtxSetCurrent, 4000, cuCtxSetCurrent) E(cuCtxGetDevice, 2000, cuCtxGetDevice)
-			    E(cuCtxGetDevice, 13000, cuCtxGetDevice_v2) E(cuCtxSynchronize, 2000, cuCtxSynchronize) E(
-				cuCtxSynchronize,
-				13000, cuCtxSynchronize_v2) E(cuStreamCreate, 2000, cuStreamCreate)
-				E(cuStreamDestroy, 4000, cuStreamDestroy_v2) P(cuStreamQuery, 2000, cuStreamQuery) P(
-				    cuStreamSynchronize, 2000,
-				    cuStreamSynchronize) P(cuStreamGetId, 12000, cuStreamGetId)
-				    P(cuStreamGetFlags, 5050,
-				      cuStreamGetFlags) P(cuStreamWaitEvent, 3020, cuStreamWaitEvent)
-					E(cuEventCreate, 2000, cuEventCreate) E(cuEventDestroy, 4000, cuEventDestroy_v2)
-					    P(cuEventRecord, 2000, cuEventRecord) E(
-						cuEventSynchronize,
-						2000,
-						cuEventSynchronize) E(cuEventQuery, 2000, cuEventQuery)
+    E(cuGetErrorName, 6000, cuGetErrorName) E(cuGetErrorString, 6000, cuGetErrorString) E(cuInit, 2000, cuInit) E(
+	cuDriverGetVersion, 2020, cuDriverGetVersion) E(cuGetExportTable, 3000, cuGetExportTable)
+	E(cuGetProcAddress, 11030, cuGetProcAddress) E(cuGetProcAddress, 12000, cuGetProcAddress_v2) E(
+	    cuDeviceGet, 2000, cuDeviceGet) E(cuDeviceGetCount, 2000, cuDeviceGetCount) E(cuDeviceGetName, 2000,
+											  cuDeviceGetName)
+	    E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2) E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute) E(
+		cuDevicePrimaryCtxRetain, 7000,
+		cuDevicePrimaryCtxRetain) E(cuDevicePrimaryCtxRelease, 7000, cuDevicePrimaryCtxRelease)
+		E(cuDevicePrimaryCtxRelease, 11000,
+		  cuDevicePrimaryCtxRelease_v2) E(cuCtxGetCurrent, 4000, cuCtxGetCurrent)
+		    E(cuCtxSetCurrent, 4000, cuCtxSetCurrent) E(cuCtxGetDevice, 2000, cuCtxGetDevice) E(
+			cuCtxGetDevice,
+			13000, cuCtxGetDevice_v2) E(cuCtxSynchronize, 2000, cuCtxSynchronize)
+			E(cuCtxSynchronize, 13000,
+			  cuCtxSynchronize_v2) E(cuStreamCreate, 2000, cuStreamCreate)
+			    E(cuStreamDestroy, 2000, cuStreamDestroy) E(cuStreamDestroy, 4000, cuStreamDestroy_v2)
+				P(cuStreamQuery, 2000, cuStreamQuery) P(cuStreamSynchronize, 2000, cuStreamSynchronize)
+				    P(cuStreamGetId, 12000, cuStreamGetId) P(cuStreamGetFlags, 5050, cuStreamGetFlags)
+					P(cuStreamWaitEvent, 3020,
+					  cuStreamWaitEvent) E(cuEventCreate, 2000,
+							       cuEventCreate) E(cuEventDestroy, 4000, cuEventDestroy_v2)
+					    P(cuEventRecord, 2000,
+					      cuEventRecord) E(cuEventSynchronize, 2000,
+							       cuEventSynchronize) E(cuEventQuery, 2000, cuEventQuery)
 						E(cuModuleLoadData, 2000,
 						  cuModuleLoadData) E(cuModuleUnload, 2000, cuModuleUnload)
 						    E(cuLibraryLoadData, 12000,
 						      cuLibraryLoadData) E(cuLibraryUnload, 12000, cuLibraryUnload)
-							P(cuStreamBeginCapture, 10000, cuStreamBeginCapture) P(
-							    cuStreamBeginCapture,
-							    10010, cuStreamBeginCapture_v2)
-							    P(cuStreamBeginCaptureToGraph, 12030,
-							      cuStreamBeginCaptureToGraph) P(cuStreamEndCapture,
-											     10000, cuStreamEndCapture)
+							P(cuStreamBeginCapture, 10000, cuStreamBeginCapture)
+							    P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2) P(
+								cuStreamBeginCaptureToGraph, 12030,
+								cuStreamBeginCaptureToGraph) P(cuStreamEndCapture,
+											       10000,
+											       cuStreamEndCapture)
 								P(cuStreamIsCapturing, 10000, cuStreamIsCapturing) P(
 								    cuStreamGetCaptureInfo,
 								    10010, cuStreamGetCaptureInfo) P(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2) P(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3) P(cuStreamUpdateCaptureDependencies, 11030, cuStreamUpdateCaptureDependencies) P(cuStreamUpdateCaptureDependencies, 12030, cuStreamUpdateCaptureDependencies_v2) E(cuThreadExchangeStreamCaptureMode,
@@ -4393,21 +4406,22 @@ static const struct procent g_procs[] = {
 											cuGraphExecUpdate) E(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2)
 											P(cuGraphLaunch, 10000, cuGraphLaunch) P(
 											    cuGraphUpload,
-											    11010, cuGraphUpload)
+											    11010,
+											    cuGraphUpload) E(cuGraphExecKernelNodeSetParams,
+													     10010, cuGraphExecKernelNodeSetParams)
 											    E(cuGraphExecKernelNodeSetParams,
-											      10010,
-											      cuGraphExecKernelNodeSetParams) E(cuGraphExecKernelNodeSetParams,
-																12000,
-																cuGraphExecKernelNodeSetParams_v2)
-												E(cuGraphExecNodeSetParams, 12020, cuGraphExecNodeSetParams) E(
-												    cuGraphExecMemsetNodeSetParams,
-												    10020,
-												    cuGraphExecMemsetNodeSetParams) E(cuGraphExecMemcpyNodeSetParams,
-																      10020,
-																      cuGraphExecMemcpyNodeSetParams)
-												    E(cuGraphExecHostNodeSetParams,
+											      12000,
+											      cuGraphExecKernelNodeSetParams_v2)
+												E(cuGraphExecNodeSetParams,
+												  12020,
+												  cuGraphExecNodeSetParams) E(cuGraphExecMemsetNodeSetParams,
+															      10020,
+															      cuGraphExecMemsetNodeSetParams)
+												    E(cuGraphExecMemcpyNodeSetParams,
 												      10020,
-												      cuGraphExecHostNodeSetParams)
+												      cuGraphExecMemcpyNodeSetParams) E(cuGraphExecHostNodeSetParams,
+																	10020,
+																	cuGraphExecHostNodeSetParams)
 													E(cuGraphExecChildGraphNodeSetParams,
 													  11010,
 													  cuGraphExecChildGraphNodeSetParams)
