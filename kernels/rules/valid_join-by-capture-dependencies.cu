@@ -6,8 +6,9 @@
  * adding the fork's frontier to the origin's capture dependencies
  * (cudaStreamGetCaptureInfo on a helper stream that waited on an event
  * recorded after the fork's work, then cudaStreamUpdateCaptureDependencies
- * on the origin); the helper, and a second fork that captures nothing, are
- * never joined. The driver ends the capture with 0: a stream's capture
+ * on the origin); the helper is destroyed inside the capture (0), and a
+ * second fork that captures nothing is never joined. The driver ends the
+ * capture with 0 (H200, tests/gpu/fidelity): a stream's capture
  * dependencies that are the origin's ancestors need no join
  * (shim/model/joins.c). The shim's stream model alone took both for
  * unjoined forks (a false CGS008 under NCCL, issue 18).
@@ -57,6 +58,8 @@ int main(void)
 		front[i] = deps[i];
 	/* ... and become the origin's too: s2 is joined without a wait */
 	CHECK(cudaStreamUpdateCaptureDependencies(s, front, NULL, nd, cudaStreamAddCaptureDependencies), cudaSuccess);
+	/* the helper goes while the capture lives, as NCCL's does: 0 */
+	CHECK(cudaStreamDestroy(helper), cudaSuccess);
 	LAUNCH_ADD(s, a, N, 1.0);
 	CHECK(cudaGetLastError(), cudaSuccess);
 	CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
@@ -72,7 +75,6 @@ int main(void)
 	CHECK(cudaEventDestroy(done), cudaSuccess);
 	CHECK(cudaFree(a), cudaSuccess);
 	CHECK(cudaFree(b), cudaSuccess);
-	CHECK(cudaStreamDestroy(helper), cudaSuccess);
 	CHECK(cudaStreamDestroy(s3), cudaSuccess);
 	CHECK(cudaStreamDestroy(s2), cudaSuccess);
 	CHECK(cudaStreamDestroy(s), cudaSuccess);
