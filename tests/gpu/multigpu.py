@@ -41,7 +41,9 @@ import types
 
 BUILD, BIN = sys.argv[1], sys.argv[2]
 LIB = os.path.abspath(os.path.join(BUILD, "shim", "libcgshim.so"))
-CGSHIM = os.path.abspath(os.path.join(BUILD, "tools", "cgshim"))
+# CGSHIM_TOOL: a cgshim built elsewhere, for a GPU host without jansson/libdw
+# (e.g. a wrapper that sets LD_LIBRARY_PATH for the libraries carried with it)
+CGSHIM = os.environ.get("CGSHIM_TOOL") or os.path.abspath(os.path.join(BUILD, "tools", "cgshim"))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.environ.get("OUT")
 sys.path.insert(0, os.path.join(ROOT, "tests", "model"))
@@ -107,9 +109,22 @@ def per_device():
     rm.STDERR, rm.STDOUT = sh.stderr, sh.stdout
     n = rm_checks(lambda: rm.case_multi_device(recs, rm.pools_from_stderr(sh.stderr)))
     gm = rm.graphmem_from_stderr(sh.stderr)
-    return "%d checks; driver graph memory per device %s; %s" % (
+    rep = "no report on this host"
+    if have_report():  # the report's per-device graph memory = the driver's
+        rj = subprocess.run([CGSHIM, "report", "--json", log], capture_output=True, text=True, timeout=120)
+        assert rj.returncode == 0, "report exit %d: %s" % (rj.returncode, rj.stderr[-300:])
+        ex = {g["dev"]: g for g in json.loads(rj.stdout).get("graphmem", []) if g.get("when") == "exit"}
+        assert sorted(ex) == sorted(gm) == [0, 1], "report devices %s, driver devices %s" % (sorted(ex), sorted(gm))
+        for d, v in gm.items():
+            for k in ("used", "used_high", "reserved", "reserved_high"):
+                assert ex[d][k] == v[k], "dev %d %s: report %s, cudaDeviceGetGraphMemAttribute %s" % (
+                    d, k, ex[d][k], v[k])
+        rep = "report = driver on both devices"
+    if OUT:
+        shutil.copytree(tmp, os.path.join(OUT, "per_device"), dirs_exist_ok=True)
+    return "%d checks; driver graph memory per device %s; %s; %s" % (
         n, {d: (v["reserved_high"], v["used_high"]) for d, v in gm.items()},
-        [ln for ln in sh.stdout.splitlines() if "context" in ln])
+        [ln for ln in sh.stdout.splitlines() if "context" in ln], rep)
 
 
 @case("two_process")
