@@ -264,8 +264,10 @@ def launch_loop():
                 ns[mode].append(t[mode])
             ratios.append(t["shim"] / t["bare"])
         med, lo, hi = bench.bootstrap_median(ratios)
-        out.append("dev %d bare %.0f ns shim %.0f ns, median of %d per-round ratios %.3f [%.3f, %.3f]" % (
-            d, statistics.median(ns["bare"]), statistics.median(ns["shim"]), ROUNDS, med, lo, hi))
+        out.append("dev %d bare %.0f ns (%.0f-%.0f) shim %.0f ns (%.0f-%.0f), median of %d per-round ratios "
+                   "%.3f [%.3f, %.3f]" % (d, statistics.median(ns["bare"]), min(ns["bare"]), max(ns["bare"]),
+                                          statistics.median(ns["shim"]), min(ns["shim"]), max(ns["shim"]),
+                                          ROUNDS, med, lo, hi))
         if not bench.verdict(hi, {"bar": 1.02, "margin": 0.03}):
             bad.append(d)
     assert not bad, "; ".join(out) + " (bar 1.02: the interval's upper end <= 1.05)"
