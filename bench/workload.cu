@@ -124,12 +124,19 @@ static int launches(int eager, int iters, int batch, cudaStream_t s, float *buf)
 		MUST(cudaStreamEndCapture(s, &g));
 		MUST(cudaGraphInstantiate(&e, g, 0));
 	}
-	for (int i = 0; i < 2000; i++) /* warm-up */
-		if (eager)
-			launch_empty(s);
-		else
-			MUST(cudaGraphLaunch(e, s));
-	MUST(cudaStreamSynchronize(s));
+	/* Warm-up of 300 ms, not a count: a GPU left idle by the process
+	 * start-up runs these launches at ~1.8 us until its clocks rise, ~1.4
+	 * after (H200, 2026-11-28); 2,000 launches left one run's processes
+	 * in either state, bare or not. */
+	double w0 = now_ns();
+	do {
+		for (int i = 0; i < 1000; i++)
+			if (eager)
+				launch_empty(s);
+			else
+				MUST(cudaGraphLaunch(e, s));
+		MUST(cudaStreamSynchronize(s));
+	} while (now_ns() - w0 < 300e6);
 	for (int b = 0; b < nb; b++) {
 		double t0 = now_ns();
 		if (eager)
