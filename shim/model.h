@@ -169,11 +169,10 @@ void model_capture_seen_invalid(CUstream s, int ptsz, uint64_t id, const char *a
 int model_capture_unjoined(uint64_t id, CUstream *streams, uint32_t *sites, int max);
 void model_capture_event_record(uint64_t id, CUevent ev, CUstream s);
 /* The driver's check of those forks (joins.c, capture-safe queries): keeps,
- * compacted in place, the ones still in capture id whose capture
- * dependencies are not all the origin's or their ancestors in g; a failed
- * query keeps a fork. Returns the count kept. */
-int model_capture_confirm_unjoined(uint64_t id, CUstream origin, int ptsz, CUgraph g, CUstream *streams,
-				   uint32_t *sites, int n);
+ * compacted in place, the ones still in capture id with a capture
+ * dependency that is neither the origin's nor an ancestor of them; on a
+ * failed query all n stay. Returns the count kept. */
+int model_capture_confirm_unjoined(uint64_t id, CUstream origin, int ptsz, CUstream *streams, uint32_t *sites, int n);
 /* s is about to be destroyed: it leaves the forks of every live capture. */
 void model_capture_stream_gone(CUstream s);
 void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site);

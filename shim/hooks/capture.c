@@ -252,7 +252,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	/* the stream model's suspects, confirmed by the driver's own view of
 	 * the forks (joins.c) before anything is named */
 	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0 &&
-	    (n = model_capture_confirm_unjoined(id, s, ptsz, g0, un, unsite, n)) > 0) {
+	    (n = model_capture_confirm_unjoined(id, s, ptsz, un, unsite, n)) > 0) {
 		struct cg_verdict v;
 		int found = model_capture_find(id, &cv);
 		if (rules_capture_unjoined(id, s, un, unsite, n, found ? &cv : NULL, &v))

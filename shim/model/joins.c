@@ -11,13 +11,20 @@
  * capture must have each of its capture dependencies among the origin's
  * dependencies or their ancestors. So before CGS008 is named, each suspect
  * is checked that way with capture-safe queries (cuStreamGetCaptureInfo,
- * cuGraphGetEdges) and dropped when joined or no longer in the capture.
- * Any query that fails leaves the stream model's answer standing.
+ * cuGraphNodeGetDependencies) and dropped when joined or no longer in the
+ * capture. Any query that fails, or a walk past JOIN_WALK_MAX nodes,
+ * leaves the stream model's answer standing.
  *
- * Cost: nothing on the common path (no suspect, no query); with suspects,
- * one capture-info query per stream and the graph's edges once.
+ * Cost, inside the capture's window (the end's pre-call): nothing on the
+ * common path (no suspect, no query). With suspects, one capture-info query
+ * per stream, then a walk back from the origin's dependencies that stops as
+ * soon as every suspect's dependencies are found: a fork joined just before
+ * the end costs a few nodes, not the graph. Only a fork that really is
+ * unjoined (the end is about to fail with 904) walks every ancestor.
  */
 #include "model-int.h"
+
+#define JOIN_WALK_MAX (1u << 20)
 
 /* The capture dependencies of s, and whether it captures into capture id. */
 static int join_deps(CUstream s, int ptsz, uint64_t id, const CUgraphNode **deps, size_t *nd, int *member)
@@ -40,128 +47,198 @@ static int join_deps(CUstream s, int ptsz, uint64_t id, const CUgraphNode **deps
 	return 1;
 }
 
-/* A set of nodes: open addressing on the handle, sized by the caller. */
+/* A node's dependencies into *buf (grown as needed); -1 when the driver
+ * cannot say. */
+static long join_node_deps(CUgraphNode n, CUgraphNode **buf, size_t *cap)
+{
+	size_t k = 0;
+	CUresult rc;
+	if (drv_cuGraphNodeGetDependencies_v2)
+		rc = drv_cuGraphNodeGetDependencies_v2(n, NULL, NULL, &k);
+	else if (drv_cuGraphNodeGetDependencies)
+		rc = drv_cuGraphNodeGetDependencies(n, NULL, &k);
+	else
+		return -1;
+	if (rc != CUDA_SUCCESS)
+		return -1;
+	if (!k)
+		return 0;
+	if (k > *cap) {
+		CUgraphNode *b = realloc(*buf, k * sizeof *b);
+		if (!b)
+			return -1;
+		*buf = b;
+		*cap = k;
+	}
+	if (drv_cuGraphNodeGetDependencies_v2) {
+		CUgraphEdgeData *ed = calloc(k, sizeof *ed);
+		rc = ed ? drv_cuGraphNodeGetDependencies_v2(n, *buf, ed, &k) : CUDA_ERROR_OUT_OF_MEMORY;
+		free(ed);
+	} else {
+		rc = drv_cuGraphNodeGetDependencies(n, *buf, &k);
+	}
+	return rc == CUDA_SUCCESS ? (long)k : -1;
+}
+
+/* A set of nodes: open addressing on the handle, grown at half load. */
 struct join_set {
 	CUgraphNode *slot;
-	size_t mask;
+	size_t mask, n;
 };
 
-static int join_set_add(struct join_set *h, CUgraphNode n)
+static size_t join_hash(CUgraphNode n, size_t mask)
 {
-	size_t i = (size_t)(((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ull) & h->mask;
-	while (h->slot[i]) {
-		if (h->slot[i] == n)
-			return 0;
-		i = (i + 1) & h->mask;
-	}
-	h->slot[i] = n;
-	return 1;
+	return (size_t)(((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ull >> 17) & mask;
 }
 
 static int join_set_has(const struct join_set *h, CUgraphNode n)
 {
-	size_t i = (size_t)(((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ull) & h->mask;
-	while (h->slot[i]) {
+	for (size_t i = join_hash(n, h->mask); h->slot[i]; i = (i + 1) & h->mask)
 		if (h->slot[i] == n)
 			return 1;
-		i = (i + 1) & h->mask;
-	}
 	return 0;
 }
 
-struct join_edge {
-	CUgraphNode from, to;
-};
-
-static int join_edge_cmp(const void *a, const void *b)
+/* 1 when added, 0 when there already, -1 out of memory. */
+static int join_set_add(struct join_set *h, CUgraphNode n)
 {
-	uintptr_t x = (uintptr_t)((const struct join_edge *)a)->to, y = (uintptr_t)((const struct join_edge *)b)->to;
-	return x < y ? -1 : x > y;
-}
-
-/* The origin's dependencies and all their ancestors in g, into *set.
- * Returns 1 when the set is complete. */
-static int join_ancestors(CUgraph g, const CUgraphNode *d0, size_t n0, struct join_set *set, CUgraphNode **mem)
-{
-	size_t ne = 0, cap, head = 0, tail = 0;
-	CUgraphNode *from = NULL, *to = NULL, *queue;
-	struct join_edge *e = NULL;
-	if (!drv_cuGraphGetEdges || drv_cuGraphGetEdges(g, NULL, NULL, &ne) != CUDA_SUCCESS)
-		return 0;
-	for (cap = 16; cap < 2 * (ne + n0 + 1); cap <<= 1)
-		;
-	*mem = calloc(cap + ne + n0 + 1, sizeof **mem);
-	from = malloc((ne + 1) * sizeof *from);
-	to = malloc((ne + 1) * sizeof *to);
-	e = malloc((ne + 1) * sizeof *e);
-	if (!*mem || !from || !to || !e || (ne && drv_cuGraphGetEdges(g, from, to, &ne) != CUDA_SUCCESS)) {
-		free(from), free(to), free(e);
-		return 0;
+	size_t i;
+	if (2 * (h->n + 1) > h->mask + 1) {
+		struct join_set g = {calloc(2 * (h->mask + 1), sizeof *g.slot), 2 * h->mask + 1, 0};
+		if (!g.slot)
+			return -1;
+		for (size_t k = 0; k <= h->mask; k++)
+			if (h->slot[k]) {
+				for (i = join_hash(h->slot[k], g.mask); g.slot[i]; i = (i + 1) & g.mask)
+					;
+				g.slot[i] = h->slot[k];
+				g.n++;
+			}
+		free(h->slot);
+		*h = g;
 	}
-	set->slot = *mem;
-	set->mask = cap - 1;
-	queue = *mem + cap;
-	for (size_t i = 0; i < ne; i++)
-		e[i] = (struct join_edge){from[i], to[i]};
-	qsort(e, ne, sizeof *e, join_edge_cmp);
-	for (size_t i = 0; i < n0; i++)
-		if (d0[i] && join_set_add(set, d0[i]))
-			queue[tail++] = d0[i];
-	while (head < tail) { /* each node enters the queue once: tail <= ne + n0 */
-		CUgraphNode x = queue[head++];
-		size_t lo = 0, hi = ne;
-		while (lo < hi) { /* first edge into x */
-			size_t mid = (lo + hi) / 2;
-			if ((uintptr_t)e[mid].to < (uintptr_t)x)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (; lo < ne && e[lo].to == x; lo++)
-			if (join_set_add(set, e[lo].from))
-				queue[tail++] = e[lo].from;
-	}
-	free(from), free(to), free(e);
+	for (i = join_hash(n, h->mask); h->slot[i]; i = (i + 1) & h->mask)
+		if (h->slot[i] == n)
+			return 0;
+	h->slot[i] = n;
+	h->n++;
 	return 1;
 }
 
-int model_capture_confirm_unjoined(uint64_t id, CUstream origin, int ptsz, CUgraph g, CUstream *streams,
-				   uint32_t *sites, int n)
-{
-	const CUgraphNode *d0;
-	CUgraphNode *copy, *mem = NULL;
-	size_t n0;
-	int member, kept = 0;
+/* The suspects' dependencies, each once, with how many are still not found
+ * among the origin's ancestors. */
+struct join_targets {
 	struct join_set set;
-	if (n <= 0 || !g || !join_deps(origin, ptsz, id, &d0, &n0, &member) || !member)
-		return n;
-	/* the answer is valid until the next call on the origin: keep a copy */
-	copy = malloc((n0 + 1) * sizeof *copy);
-	if (!copy)
-		return n;
-	if (n0)
-		memcpy(copy, d0, n0 * sizeof *copy);
-	if (!join_ancestors(g, copy, n0, &set, &mem)) {
-		free(copy);
-		free(mem);
-		return n;
-	}
-	for (int i = 0; i < n; i++) {
-		const CUgraphNode *d;
-		size_t nd;
-		int unjoined = 1; /* a failed query keeps the stream model's answer */
-		if (join_deps(streams[i], 0, id, &d, &nd, &member)) {
-			unjoined = 0;
-			for (size_t k = 0; member && k < nd && !unjoined; k++)
-				unjoined = !join_set_has(&set, d[k]);
+	size_t left;
+};
+
+/* Walks back from d0 until every target is found (returns 1), the
+ * ancestors end (1: the ones not found are unjoined), or a query fails or
+ * the walk grows past JOIN_WALK_MAX (0: no answer). Found targets are
+ * left in seen. */
+static int join_walk(const CUgraphNode *d0, size_t n0, struct join_targets *t, struct join_set *seen)
+{
+	CUgraphNode *queue = NULL, *deps = NULL;
+	size_t qn = 0, qcap = 0, head = 0, dcap = 0;
+	int ok = 1;
+	for (size_t i = 0; i < n0 && ok; i++) {
+		CUgraphNode x = d0[i];
+		int a = x ? join_set_add(seen, x) : 0;
+		if (a < 0) {
+			ok = 0;
+		} else if (a > 0) {
+			if (qn == qcap) {
+				CUgraphNode *q = realloc(queue, (qcap = qcap ? 2 * qcap : 64) * sizeof *q);
+				if (!q) {
+					ok = 0;
+					break;
+				}
+				queue = q;
+			}
+			queue[qn++] = x;
+			if (join_set_has(&t->set, x))
+				t->left--;
 		}
-		if (unjoined) {
+	}
+	while (ok && t->left && head < qn) {
+		long k = join_node_deps(queue[head++], &deps, &dcap);
+		if (k < 0 || seen->n > JOIN_WALK_MAX) {
+			ok = 0;
+			break;
+		}
+		for (long j = 0; j < k && ok; j++) {
+			int a = join_set_add(seen, deps[j]);
+			if (a < 0) {
+				ok = 0;
+			} else if (a > 0) {
+				if (qn == qcap) {
+					CUgraphNode *q = realloc(queue, (qcap *= 2) * sizeof *q);
+					if (!q) {
+						ok = 0;
+						break;
+					}
+					queue = q;
+				}
+				queue[qn++] = deps[j];
+				if (join_set_has(&t->set, deps[j]))
+					t->left--;
+			}
+		}
+	}
+	free(queue);
+	free(deps);
+	return ok;
+}
+
+int model_capture_confirm_unjoined(uint64_t id, CUstream origin, int ptsz, CUstream *streams, uint32_t *sites, int n)
+{
+	const CUgraphNode *d;
+	CUgraphNode *d0 = NULL;
+	size_t n0, nd;
+	int member, kept = 0, in[CG_MAX_JOIN] = {0}, un[CG_MAX_JOIN];
+	struct join_targets t = {{NULL, 0, 0}, 0};
+	struct join_set seen = {NULL, 0, 0};
+	if (n <= 0 || n > CG_MAX_JOIN || !join_deps(origin, ptsz, id, &d, &n0, &member) || !member)
+		return n;
+	/* the answer is valid until the next call on the origin: a copy */
+	if (!(d0 = malloc((n0 + 1) * sizeof *d0)) || !(t.set.slot = calloc(64, sizeof *t.set.slot)) ||
+	    !(seen.slot = calloc(64, sizeof *seen.slot)))
+		goto keep_all;
+	t.set.mask = seen.mask = 63;
+	if (n0)
+		memcpy(d0, d, n0 * sizeof *d0);
+	for (int i = 0; i < n; i++) { /* the suspects still in the capture, their dependencies the targets */
+		if (!join_deps(streams[i], 0, id, &d, &nd, &member))
+			goto keep_all;
+		in[i] = member;
+		for (size_t k = 0; member && k < nd; k++) {
+			int a = d[k] ? join_set_add(&t.set, d[k]) : 0;
+			if (a < 0)
+				goto keep_all;
+			t.left += (size_t)a;
+		}
+	}
+	if (t.left && !join_walk(d0, n0, &t, &seen))
+		goto keep_all;
+	for (int i = 0; i < n; i++) { /* asked again: each answer above held until the next query */
+		un[i] = 0;
+		if (!in[i])
+			continue;
+		if (!join_deps(streams[i], 0, id, &d, &nd, &member))
+			goto keep_all;
+		for (size_t k = 0; member && k < nd && !un[i]; k++)
+			un[i] = d[k] && !join_set_has(&seen, d[k]);
+	}
+	for (int i = 0; i < n; i++)
+		if (un[i]) {
 			streams[kept] = streams[i];
 			sites[kept] = sites[i];
 			kept++;
 		}
-	}
-	free(copy);
-	free(mem);
-	return kept;
+	n = kept;
+keep_all: /* on a failed query or allocation: the stream model's answer, n */
+	free(d0);
+	free(t.set.slot);
+	free(seen.slot);
+	return n;
 }

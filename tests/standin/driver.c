@@ -3531,6 +3531,43 @@ DEF(cuGraphGetEdges_v2, PFN_cuGraphGetEdges_v12030,
 	return get_edges(hGraph, from, to, edgeData, numEdges);
 }
 
+/* A node's dependencies: with NULL the count; else up to *num of them, the
+ * rest of the array NULL and *num the count obtained (as the driver). */
+static CUresult node_deps(CUgraphNode hn, CUgraphNode *deps, CUgraphEdgeData *ed, size_t *num)
+{
+	struct node *n = reg_find(hn, K_NODE);
+	if (!n || !num || (ed && !deps))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!deps) {
+		*num = n->ndeps;
+		return CUDA_SUCCESS;
+	}
+	size_t k = 0;
+	for (; k < n->ndeps && k < *num; k++) {
+		deps[k] = (CUgraphNode)n->deps[k];
+		if (ed)
+			memset(&ed[k], 0, sizeof ed[k]);
+	}
+	for (size_t j = k; j < *num; j++)
+		deps[j] = NULL;
+	*num = k;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuGraphNodeGetDependencies, PFN_cuGraphNodeGetDependencies_v10000,
+    (CUgraphNode hNode, CUgraphNode *dependencies, size_t *numDependencies))
+{
+	ENTER_OBJ();
+	return node_deps(hNode, dependencies, NULL, numDependencies);
+}
+
+DEF(cuGraphNodeGetDependencies_v2, PFN_cuGraphNodeGetDependencies_v12030,
+    (CUgraphNode hNode, CUgraphNode *dependencies, CUgraphEdgeData *edgeData, size_t *numDependencies))
+{
+	ENTER_OBJ();
+	return node_deps(hNode, dependencies, edgeData, numDependencies);
+}
+
 DEF(cuGraphNodeGetType, PFN_cuGraphNodeGetType_v10000, (CUgraphNode hNode, CUgraphNodeType *type))
 {
 	ENTER_OBJ();
