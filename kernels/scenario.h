@@ -58,6 +58,32 @@ static inline int scenario_check(const char *call, int rc, int expected)
 	} while (0)
 #define SCENARIO_EXIT() (scenario_failures ? 1 : 0)
 
+/* Inside a capture: joins stream fork into origin the way NCCL does, with
+ * no event wait on the origin. A helper stream waits on `done` recorded on
+ * the fork, and the origin's capture dependencies gain the helper's (the
+ * fork's frontier); then the helper is destroyed, inside the capture, as
+ * NCCL's is. helper and done are made by the caller before the capture;
+ * done is destroyed by it after. (docs/rules/CGS008.md) */
+static inline void sc_join_by_dependencies(cudaStream_t origin, cudaStream_t fork, cudaStream_t helper,
+					   cudaEvent_t done)
+{
+	enum cudaStreamCaptureStatus st;
+	const cudaGraphNode_t *deps = NULL;
+	cudaGraphNode_t front[8];
+	size_t nd = 0;
+	CHECK(cudaEventRecord(done, fork), cudaSuccess);
+	CHECK(cudaStreamWaitEvent(helper, done, 0), cudaSuccess);
+	CHECK(cudaStreamGetCaptureInfo(helper, &st, NULL, NULL, &deps, NULL, &nd), cudaSuccess);
+	EXPECT(st == cudaStreamCaptureStatusActive && nd >= 1 && nd <= 8);
+	if (nd > 8)
+		nd = 8;
+	for (size_t i = 0; i < nd; i++)
+		front[i] = deps[i];
+	CHECK(cudaStreamUpdateCaptureDependencies(origin, front, NULL, nd, cudaStreamAddCaptureDependencies),
+	      cudaSuccess);
+	CHECK(cudaStreamDestroy(helper), cudaSuccess);
+}
+
 #ifdef __CUDACC__
 
 __global__ void k_add(float *p, long n, double v)

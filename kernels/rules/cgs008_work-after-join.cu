@@ -21,10 +21,6 @@ int main(void)
 	cudaStream_t s, s2, helper;
 	cudaEvent_t fork, done;
 	cudaGraph_t g = NULL;
-	enum cudaStreamCaptureStatus st;
-	const cudaGraphNode_t *deps = NULL;
-	cudaGraphNode_t front[8];
-	size_t nd = 0;
 	float *a = NULL, *b = NULL;
 
 	CHECK(cudaFree(0), cudaSuccess);
@@ -43,16 +39,7 @@ int main(void)
 	CHECK(cudaStreamWaitEvent(s2, fork, 0), cudaSuccess);
 	LAUNCH_FILL(s2, b, N, 2.0);
 	CHECK(cudaGetLastError(), cudaSuccess);
-	CHECK(cudaEventRecord(done, s2), cudaSuccess);
-	CHECK(cudaStreamWaitEvent(helper, done, 0), cudaSuccess);
-	CHECK(cudaStreamGetCaptureInfo(helper, &st, NULL, NULL, &deps, NULL, &nd), cudaSuccess);
-	EXPECT(st == cudaStreamCaptureStatusActive && nd >= 1 && nd <= 8);
-	if (nd > 8)
-		nd = 8;
-	for (size_t i = 0; i < nd; i++)
-		front[i] = deps[i];
-	CHECK(cudaStreamUpdateCaptureDependencies(s, front, NULL, nd, cudaStreamAddCaptureDependencies), cudaSuccess);
-	CHECK(cudaStreamDestroy(helper), cudaSuccess);
+	sc_join_by_dependencies(s, s2, helper, done);
 	/* CGS008: s2 works on after the join, and nothing joins that */
 	LAUNCH_ADD(s2, b, N, 1.0);
 	CHECK(cudaGetLastError(), cudaSuccess);

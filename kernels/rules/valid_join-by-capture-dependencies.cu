@@ -23,10 +23,6 @@ int main(void)
 	cudaEvent_t fork, done;
 	cudaGraph_t g = NULL;
 	cudaGraphExec_t e = NULL;
-	enum cudaStreamCaptureStatus st;
-	const cudaGraphNode_t *deps = NULL;
-	cudaGraphNode_t front[8];
-	size_t nd = 0;
 	float *a = NULL, *b = NULL;
 
 	CHECK(cudaFree(0), cudaSuccess);
@@ -47,19 +43,7 @@ int main(void)
 	LAUNCH_FILL(s2, b, N, 2.0);
 	CHECK(cudaGetLastError(), cudaSuccess);
 	CHECK(cudaStreamWaitEvent(s3, fork, 0), cudaSuccess); /* a fork that captures nothing */
-	/* the helper's dependencies are s2's frontier ... */
-	CHECK(cudaEventRecord(done, s2), cudaSuccess);
-	CHECK(cudaStreamWaitEvent(helper, done, 0), cudaSuccess);
-	CHECK(cudaStreamGetCaptureInfo(helper, &st, NULL, NULL, &deps, NULL, &nd), cudaSuccess);
-	EXPECT(st == cudaStreamCaptureStatusActive && nd >= 1 && nd <= 8);
-	if (nd > 8)
-		nd = 8;
-	for (size_t i = 0; i < nd; i++)
-		front[i] = deps[i];
-	/* ... and become the origin's too: s2 is joined without a wait */
-	CHECK(cudaStreamUpdateCaptureDependencies(s, front, NULL, nd, cudaStreamAddCaptureDependencies), cudaSuccess);
-	/* the helper goes while the capture lives, as NCCL's does: 0 */
-	CHECK(cudaStreamDestroy(helper), cudaSuccess);
+	sc_join_by_dependencies(s, s2, helper, done);	      /* s2 joined without a wait; the helper gone */
 	for (int i = 0; i < 3; i++) { /* the join ends up a few nodes deep in the origin's ancestors */
 		LAUNCH_ADD(s, a, N, 1.0);
 		CHECK(cudaGetLastError(), cudaSuccess);
