@@ -11,8 +11,8 @@
  * capture must have each of its capture dependencies among the origin's
  * dependencies or their ancestors. So before CGS008 is named, each suspect
  * is checked that way with capture-safe queries (cuStreamGetCaptureInfo,
- * cuGraphNodeGetDependencies) and dropped when joined or no longer in the
- * capture. Any query that fails, or a walk past JOIN_WALK_MAX nodes,
+ * cuGraphNodeGetDependencies, or cuGraphGetEdges once if a node query is
+ * refused) and dropped when joined or no longer in the capture. Any query that fails, or a walk past JOIN_WALK_MAX nodes,
  * leaves the stream model's answer standing.
  *
  * Cost, inside the capture's window (the end's pre-call): nothing on the
@@ -27,7 +27,7 @@
 #define JOIN_WALK_MAX (1u << 20)
 
 /* The capture dependencies of s, and whether it captures into capture id. */
-static int join_deps(CUstream s, int ptsz, uint64_t id, const CUgraphNode **deps, size_t *nd, int *member)
+static int join_deps(CUstream s, int ptsz, uint64_t id, const CUgraphNode **deps, size_t *nd, int *member, CUgraph *g)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	const CUgraphEdgeData *ed = NULL; /* asked for, so edge data is no lossy query */
@@ -36,9 +36,9 @@ static int join_deps(CUstream s, int ptsz, uint64_t id, const CUgraphNode **deps
 	*deps = NULL;
 	*nd = 0;
 	if (ptsz && drv_cuStreamGetCaptureInfo_v3_ptsz)
-		rc = drv_cuStreamGetCaptureInfo_v3_ptsz(s, &st, &cid, NULL, deps, &ed, nd);
+		rc = drv_cuStreamGetCaptureInfo_v3_ptsz(s, &st, &cid, g, deps, &ed, nd);
 	else if (drv_cuStreamGetCaptureInfo_v3)
-		rc = drv_cuStreamGetCaptureInfo_v3(s, &st, &cid, NULL, deps, &ed, nd);
+		rc = drv_cuStreamGetCaptureInfo_v3(s, &st, &cid, g, deps, &ed, nd);
 	else
 		return 0;
 	if (rc != CUDA_SUCCESS)
@@ -47,9 +47,9 @@ static int join_deps(CUstream s, int ptsz, uint64_t id, const CUgraphNode **deps
 	return 1;
 }
 
-/* A node's dependencies into *buf (grown as needed); -1 when the driver
- * cannot say. */
-static long join_node_deps(CUgraphNode n, CUgraphNode **buf, size_t *cap)
+/* A node's dependencies into *buf (grown as needed), asked of the driver;
+ * -1 when it cannot say. */
+static long join_node_query(CUgraphNode n, CUgraphNode **buf, size_t *cap)
 {
 	size_t k = 0;
 	CUresult rc;
@@ -78,6 +78,78 @@ static long join_node_deps(CUgraphNode n, CUgraphNode **buf, size_t *cap)
 		rc = drv_cuGraphNodeGetDependencies(n, *buf, &k);
 	}
 	return rc == CUDA_SUCCESS ? (long)k : -1;
+}
+
+/* Where the walk reads a node's dependencies: the driver, node by node;
+ * after a refused node query, every edge of the graph read once
+ * (cuGraphGetEdges: the query this check was first measured with on the
+ * H200, NCCL's capture) and sorted by the edge's head. */
+struct join_edge {
+	CUgraphNode from, to;
+};
+
+struct join_src {
+	CUgraph g;
+	struct join_edge *e;
+	size_t ne;
+	int edges;
+};
+
+static int join_edge_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct join_edge *)a)->to, y = (uintptr_t)((const struct join_edge *)b)->to;
+	return x < y ? -1 : x > y;
+}
+
+static int join_edges_load(struct join_src *src)
+{
+	size_t ne = 0;
+	CUgraphNode *from = NULL, *to = NULL;
+	int ok = 0;
+	if (!src->g || !drv_cuGraphGetEdges || drv_cuGraphGetEdges(src->g, NULL, NULL, &ne) != CUDA_SUCCESS)
+		return 0;
+	from = malloc((ne + 1) * sizeof *from);
+	to = malloc((ne + 1) * sizeof *to);
+	src->e = malloc((ne + 1) * sizeof *src->e);
+	if (from && to && src->e && (!ne || drv_cuGraphGetEdges(src->g, from, to, &ne) == CUDA_SUCCESS)) {
+		for (size_t i = 0; i < ne; i++)
+			src->e[i] = (struct join_edge){from[i], to[i]};
+		qsort(src->e, ne, sizeof *src->e, join_edge_cmp);
+		src->ne = ne;
+		src->edges = ok = 1;
+	}
+	free(from);
+	free(to);
+	return ok;
+}
+
+static long join_node_deps(struct join_src *src, CUgraphNode n, CUgraphNode **buf, size_t *cap)
+{
+	size_t lo = 0, hi, k = 0;
+	if (!src->edges) {
+		long q = join_node_query(n, buf, cap);
+		if (q >= 0 || !join_edges_load(src))
+			return q;
+	}
+	for (hi = src->ne; lo < hi;) { /* the first edge into n */
+		size_t mid = (lo + hi) / 2;
+		if ((uintptr_t)src->e[mid].to < (uintptr_t)n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (hi = lo; hi < src->ne && src->e[hi].to == n; hi++)
+		;
+	if (hi - lo > *cap) {
+		CUgraphNode *b = realloc(*buf, (hi - lo) * sizeof *b);
+		if (!b)
+			return -1;
+		*buf = b;
+		*cap = hi - lo;
+	}
+	for (; lo < hi; lo++)
+		(*buf)[k++] = src->e[lo].from;
+	return (long)k;
 }
 
 /* A set of nodes: open addressing on the handle, grown at half load. */
@@ -136,7 +208,8 @@ struct join_targets {
  * ancestors end (1: the ones not found are unjoined), or a query fails or
  * the walk grows past JOIN_WALK_MAX (0: no answer). Found targets are
  * left in seen. */
-static int join_walk(const CUgraphNode *d0, size_t n0, struct join_targets *t, struct join_set *seen)
+static int join_walk(struct join_src *src, const CUgraphNode *d0, size_t n0, struct join_targets *t,
+		     struct join_set *seen)
 {
 	CUgraphNode *queue = NULL, *deps = NULL;
 	size_t qn = 0, qcap = 0, head = 0, dcap = 0;
@@ -161,7 +234,7 @@ static int join_walk(const CUgraphNode *d0, size_t n0, struct join_targets *t, s
 		}
 	}
 	while (ok && t->left && head < qn) {
-		long k = join_node_deps(queue[head++], &deps, &dcap);
+		long k = join_node_deps(src, queue[head++], &deps, &dcap);
 		if (k < 0 || seen->n > JOIN_WALK_MAX) {
 			ok = 0;
 			break;
@@ -198,7 +271,8 @@ int model_capture_confirm_unjoined(uint64_t id, CUstream origin, int ptsz, CUstr
 	int member, kept = 0, in[CG_MAX_JOIN] = {0}, un[CG_MAX_JOIN];
 	struct join_targets t = {{NULL, 0, 0}, 0};
 	struct join_set seen = {NULL, 0, 0};
-	if (n <= 0 || n > CG_MAX_JOIN || !join_deps(origin, ptsz, id, &d, &n0, &member) || !member)
+	struct join_src src = {NULL, NULL, 0, 0};
+	if (n <= 0 || n > CG_MAX_JOIN || !join_deps(origin, ptsz, id, &d, &n0, &member, &src.g) || !member)
 		return n;
 	/* the answer is valid until the next call on the origin: a copy */
 	if (!(d0 = malloc((n0 + 1) * sizeof *d0)) || !(t.set.slot = calloc(64, sizeof *t.set.slot)) ||
@@ -208,7 +282,7 @@ int model_capture_confirm_unjoined(uint64_t id, CUstream origin, int ptsz, CUstr
 	if (n0)
 		memcpy(d0, d, n0 * sizeof *d0);
 	for (int i = 0; i < n; i++) { /* the suspects still in the capture, their dependencies the targets */
-		if (!join_deps(streams[i], 0, id, &d, &nd, &member))
+		if (!join_deps(streams[i], 0, id, &d, &nd, &member, NULL))
 			goto keep_all;
 		in[i] = member;
 		for (size_t k = 0; member && k < nd; k++) {
@@ -218,13 +292,13 @@ int model_capture_confirm_unjoined(uint64_t id, CUstream origin, int ptsz, CUstr
 			t.left += (size_t)a;
 		}
 	}
-	if (t.left && !join_walk(d0, n0, &t, &seen))
+	if (t.left && !join_walk(&src, d0, n0, &t, &seen))
 		goto keep_all;
 	for (int i = 0; i < n; i++) { /* asked again: each answer above held until the next query */
 		un[i] = 0;
 		if (!in[i])
 			continue;
-		if (!join_deps(streams[i], 0, id, &d, &nd, &member))
+		if (!join_deps(streams[i], 0, id, &d, &nd, &member, NULL))
 			goto keep_all;
 		for (size_t k = 0; member && k < nd && !un[i]; k++)
 			un[i] = d[k] && !join_set_has(&seen, d[k]);
@@ -240,5 +314,6 @@ keep_all: /* on a failed query or allocation: the stream model's answer, n */
 	free(d0);
 	free(t.set.slot);
 	free(seen.slot);
+	free(src.e);
 	return n;
 }

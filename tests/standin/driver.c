@@ -3535,6 +3535,14 @@ DEF(cuGraphGetEdges_v2, PFN_cuGraphGetEdges_v12030,
  * rest of the array NULL and *num the count obtained (as the driver). */
 static CUresult node_deps(CUgraphNode hn, CUgraphNode *deps, CUgraphEdgeData *ed, size_t *num)
 {
+	/* Fault injection, not the driver: STANDIN_REFUSE_NODE_DEPS=1 refuses
+	 * these queries, so that the shim's fallback to cuGraphGetEdges is
+	 * tested (tests/rules/meson.build, the *-edges cases). */
+	static int refuse = -1;
+	if (refuse < 0)
+		refuse = getenv("STANDIN_REFUSE_NODE_DEPS") != NULL;
+	if (refuse)
+		return CUDA_ERROR_NOT_SUPPORTED;
 	struct node *n = reg_find(hn, K_NODE);
 	if (!n || !num || (ed && !deps))
 		return CUDA_ERROR_INVALID_VALUE;
