@@ -62,7 +62,9 @@ where it differs, by the older rule (median <= bar). Closing line
 "N passed, N failed" (issue-17 bars). --json FILE: every raw number.
 
 Default: 30 rounds, full iteration counts, sized for about 8 minutes on an
-H100; --quick: 10 rounds, fewer iterations, sized for under 3 (sizes
+H100 before the launch and eager workloads warmed up for 300 ms each
+(2026-11-28: about one more minute at 30 rounds, 20 s with --quick);
+--quick: 10 rounds, fewer iterations, sized for under 3 (sizes
 estimated from ~0.3 s of CUDA start-up per process: the harness prints the
 elapsed time and a projection after the first round)."""
 import argparse
