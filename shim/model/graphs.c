@@ -132,8 +132,7 @@ static struct cg_summary *summary_walk(CUgraph g)
 			memset(ix, 0, cap * sizeof *ix);
 			if (drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
 				for (size_t i = 0; i < n; i++) {
-					size_t h =
-					    ((uintptr_t)s->nodes[i] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
+					size_t h = model_node_slot(s->nodes[i], cap - 1);
 					while (ix[h].node)
 						h = (h + 1) & (cap - 1);
 					ix[h].node = s->nodes[i];
@@ -141,7 +140,7 @@ static struct cg_summary *summary_walk(CUgraph g)
 				}
 				s->n_edges = (uint32_t)ne;
 				for (size_t e = 0; e < ne; e++) {
-					size_t h = ((uintptr_t)to[e] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
+					size_t h = model_node_slot(to[e], cap - 1);
 					while (ix[h].node && ix[h].node != to[e])
 						h = (h + 1) & (cap - 1);
 					if (ix[h].node)

@@ -12,8 +12,9 @@
  * dependencies or their ancestors. So before CGS008 is named, each suspect
  * is checked that way with capture-safe queries (cuStreamGetCaptureInfo,
  * cuGraphNodeGetDependencies, or cuGraphGetEdges once if a node query is
- * refused) and dropped when joined or no longer in the capture. Any query that fails, or a walk past JOIN_WALK_MAX nodes,
- * leaves the stream model's answer standing.
+ * refused) and dropped when joined or no longer in the capture. Any query
+ * that fails, or a walk past JOIN_WALK_MAX nodes, leaves the stream
+ * model's answer standing.
  *
  * Cost, inside the capture's window (the end's pre-call): nothing on the
  * common path (no suspect, no query). With suspects, one capture-info query
@@ -158,14 +159,9 @@ struct join_set {
 	size_t mask, n;
 };
 
-static size_t join_hash(CUgraphNode n, size_t mask)
-{
-	return (size_t)(((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ull >> 17) & mask;
-}
-
 static int join_set_has(const struct join_set *h, CUgraphNode n)
 {
-	for (size_t i = join_hash(n, h->mask); h->slot[i]; i = (i + 1) & h->mask)
+	for (size_t i = model_node_slot(n, h->mask); h->slot[i]; i = (i + 1) & h->mask)
 		if (h->slot[i] == n)
 			return 1;
 	return 0;
@@ -181,7 +177,7 @@ static int join_set_add(struct join_set *h, CUgraphNode n)
 			return -1;
 		for (size_t k = 0; k <= h->mask; k++)
 			if (h->slot[k]) {
-				for (i = join_hash(h->slot[k], g.mask); g.slot[i]; i = (i + 1) & g.mask)
+				for (i = model_node_slot(h->slot[k], g.mask); g.slot[i]; i = (i + 1) & g.mask)
 					;
 				g.slot[i] = h->slot[k];
 				g.n++;
@@ -189,7 +185,7 @@ static int join_set_add(struct join_set *h, CUgraphNode n)
 		free(h->slot);
 		*h = g;
 	}
-	for (i = join_hash(n, h->mask); h->slot[i]; i = (i + 1) & h->mask)
+	for (i = model_node_slot(n, h->mask); h->slot[i]; i = (i + 1) & h->mask)
 		if (h->slot[i] == n)
 			return 0;
 	h->slot[i] = n;
@@ -204,6 +200,33 @@ struct join_targets {
 	size_t left;
 };
 
+/* The walk's queue: every node seen once, in the order seen. */
+struct join_queue {
+	CUgraphNode *v;
+	size_t n, cap;
+};
+
+/* Node x reached: into seen and the queue when new, and a target found
+ * when it is one. 0, or -1 out of memory. */
+static int join_visit(struct join_set *seen, struct join_queue *q, struct join_targets *t, CUgraphNode x)
+{
+	int a = join_set_add(seen, x);
+	if (a <= 0)
+		return a;
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 64;
+		CUgraphNode *v = realloc(q->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		q->v = v;
+		q->cap = cap;
+	}
+	q->v[q->n++] = x;
+	if (join_set_has(&t->set, x))
+		t->left--;
+	return 0;
+}
+
 /* Walks back from d0 until every target is found (returns 1), the
  * ancestors end (1: the ones not found are unjoined), or a query fails or
  * the walk grows past JOIN_WALK_MAX (0: no answer). Found targets are
@@ -211,54 +234,19 @@ struct join_targets {
 static int join_walk(struct join_src *src, const CUgraphNode *d0, size_t n0, struct join_targets *t,
 		     struct join_set *seen)
 {
-	CUgraphNode *queue = NULL, *deps = NULL;
-	size_t qn = 0, qcap = 0, head = 0, dcap = 0;
+	struct join_queue q = {NULL, 0, 0};
+	CUgraphNode *deps = NULL;
+	size_t head = 0, dcap = 0;
 	int ok = 1;
-	for (size_t i = 0; i < n0 && ok; i++) {
-		CUgraphNode x = d0[i];
-		int a = x ? join_set_add(seen, x) : 0;
-		if (a < 0) {
-			ok = 0;
-		} else if (a > 0) {
-			if (qn == qcap) {
-				CUgraphNode *q = realloc(queue, (qcap = qcap ? 2 * qcap : 64) * sizeof *q);
-				if (!q) {
-					ok = 0;
-					break;
-				}
-				queue = q;
-			}
-			queue[qn++] = x;
-			if (join_set_has(&t->set, x))
-				t->left--;
-		}
+	for (size_t i = 0; i < n0 && ok; i++)
+		ok = !d0[i] || join_visit(seen, &q, t, d0[i]) == 0;
+	while (ok && t->left && head < q.n) {
+		long k = join_node_deps(src, q.v[head++], &deps, &dcap);
+		ok = k >= 0 && seen->n <= JOIN_WALK_MAX;
+		for (long j = 0; ok && j < k; j++)
+			ok = join_visit(seen, &q, t, deps[j]) == 0;
 	}
-	while (ok && t->left && head < qn) {
-		long k = join_node_deps(src, queue[head++], &deps, &dcap);
-		if (k < 0 || seen->n > JOIN_WALK_MAX) {
-			ok = 0;
-			break;
-		}
-		for (long j = 0; j < k && ok; j++) {
-			int a = join_set_add(seen, deps[j]);
-			if (a < 0) {
-				ok = 0;
-			} else if (a > 0) {
-				if (qn == qcap) {
-					CUgraphNode *q = realloc(queue, (qcap *= 2) * sizeof *q);
-					if (!q) {
-						ok = 0;
-						break;
-					}
-					queue = q;
-				}
-				queue[qn++] = deps[j];
-				if (join_set_has(&t->set, deps[j]))
-					t->left--;
-			}
-		}
-	}
-	free(queue);
+	free(q.v);
 	free(deps);
 	return ok;
 }

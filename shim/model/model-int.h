@@ -48,6 +48,15 @@ extern struct cg_table model_capture_table, model_graph_table, model_exec_table,
  * degrades to pass-through with one warning). */
 int model_table_added(struct cg_table *t);
 
+/* The first slot of graph node n in an open-addressing table of mask + 1
+ * slots (a power of two): node handles are 16-byte aligned pointers, so
+ * the low bits go, then one multiply, the high bits taken (graphs.c's
+ * dependency counts, joins.c's node sets). */
+static inline size_t model_node_slot(const void *n, size_t mask)
+{
+	return (size_t)(((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+}
+
 /* ---- captures (captures.c, capture-records.c) -------------------------- */
 static inline const char *model_capture_mode_name(int m)
 {
