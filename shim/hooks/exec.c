@@ -125,6 +125,15 @@ static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, 
 			     const char *api)
 {
 	model_mem_moved(); /* the "after" sample is a real one: the instantiation took memory */
+	/* The steady-capture state is the model's, kept whether or not the
+	 * record is written (a condensed or level-hidden record skips _rec). */
+	if (f->have_free) {
+		f->have_free = model_sample_free(&f->free_after) ? 2 : 0;
+		model_meminfo_steady_inst_done(f->cap, f->shape, rc == CUDA_SUCCESS && f->have_free,
+					       f->have_free ? (long long)f->free_before - (long long)f->free_after : 0);
+	} else if (!f->steady) {
+		model_meminfo_steady_inst_done(f->cap, f->shape, 0, 0);
+	}
 	if (f->predicted_rc && (int)rc != f->predicted_rc)
 		cg_mismatch(api, f->rule, f->predicted_rc, rc, -1, -1);
 	if (rc == CUDA_SUCCESS && ph) {
@@ -150,7 +159,6 @@ static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, 
 static void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g,
 			    uint64_t flags)
 {
-	size_t fr = 0;
 	rec_hex(r, "graph", (uintptr_t)g);
 	rec_hex(r, "exec", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
 	rec_u64(r, "flags", flags);
@@ -161,19 +169,15 @@ static void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, 
 	}
 	if (rc == CUDA_SUCCESS)
 		model_summary_devs_rec(r, f->sum); /* dev, alloc_devs */
-	if (f->have_free && model_sample_free(&fr)) {
+	if (f->have_free == 2) {
 		rec_u64(r, "free_before", f->free_before);
-		rec_u64(r, "free_after", fr);
-		rec_int(r, "delta", (long long)f->free_before - (long long)fr);
+		rec_u64(r, "free_after", f->free_after);
+		rec_int(r, "delta", (long long)f->free_before - (long long)f->free_after);
 		if (f->cap)
 			rec_u64(r, "capture", f->cap);
-		model_meminfo_steady_inst_done(f->cap, f->shape, rc == CUDA_SUCCESS,
-					       (long long)f->free_before - (long long)fr);
 	} else if (f->steady) {
 		rec_u64(r, "capture", f->cap);
 		rec_word(r, "meminfo", "steady");
-	} else {
-		model_meminfo_steady_inst_done(f->cap, f->shape, 0, 0);
 	}
 	rec_site(r, "site", f->site);
 }

@@ -103,8 +103,9 @@ struct cgh_frame {
 	CUmemoryPool pool;
 	int predicted_rc, rule; /* the verdict's prediction (instantiate) */
 	int want;		/* an in/out argument's value on entry */
-	int have_free;
+	int have_free;		/* 1: free_before sampled, 2: free_after too */
 	size_t free_before;	/* device memory before the call */
+	size_t free_after;	/* instantiate: after it (have_free 2) */
 	int steady;		/* instantiate: a steady capture's graph, no samples */
 	int repeat;		/* instantiate, alloc in a capture: a repeat's call (call.h) */
 	uint64_t cap, shape;	/* instantiate: the graph's capture, its shape */

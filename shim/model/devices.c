@@ -68,13 +68,18 @@ void model_mem_moved(void)
 }
 
 /* Free device memory now, or 0 when a capture is live (cuMemGetInfo is
- * sampled only outside captures), sampling is off, or over its budget. */
+ * sampled only outside captures), sampling is off, or over its budget.
+ * Under auto also 0 below info level: the samples' only readers are the
+ * info-level records (capture, call, the report's memory table), and a
+ * program run with the default warn level on stderr paid a real
+ * cuMemGetInfo at every instantiation for a record never written. */
 static int sample_free(size_t *free_out)
 {
 	size_t fr = 0, total = 0;
 	uint64_t t0, t1, first, ep;
 	int dev;
-	if (cg_cfg.meminfo == CG_MEMINFO_OFF || atomic_load(&cg_live_captures) || !drv_cuMemGetInfo_v2)
+	if (cg_cfg.meminfo == CG_MEMINFO_OFF || atomic_load(&cg_live_captures) || !drv_cuMemGetInfo_v2 ||
+	    (cg_cfg.meminfo == CG_MEMINFO_AUTO && !cg_log_on(CG_L_INFO)))
 		return 0;
 	dev = cg_current_device();
 	ep = atomic_load_explicit(&mem_epoch, memory_order_relaxed);

@@ -377,6 +377,27 @@ def case_condensed(recs, pools):
               "stand-in: B's capture steady at its begin, written (got %s)" % [c.get("meminfo") for c in caps])
 
 
+def meminfo_calls(a, base, level):
+    """Real cuMemGetInfo calls of the stand-in under the shim at level, with
+    no log file (the stand-in's STANDIN_VERBOSE trace, one line a call)."""
+    env = dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG=level, STANDIN_VERBOSE="1")
+    r = run([a.prog], env)
+    check(r.returncode == 0, "condensed at %s: exit %d (want 0)" % (level, r.returncode))
+    return len(re.findall(r"^\[standin\] cuMemGetInfo", r.stderr.decode(errors="replace"), re.M))
+
+
+def after_condensed(a, base):
+    """The samples' only readers are info-level records: below info the shim
+    takes no sample but its start-up one (the loop sampled every
+    instantiation at warn level, for a record never written)."""
+    warn, info = meminfo_calls(a, base, "warn"), meminfo_calls(a, base, "info")
+    check(warn <= 1, "warn level: at most the start-up cuMemGetInfo (%d calls)" % warn)
+    check(info > 4, "info level: the first captures sampled (%d calls)" % info)
+
+
+AFTER = {"condensed": after_condensed}
+
+
 def case_multi_device(recs, pools):
     """Two devices: memory nodes on each with peer access, a first launch from
     the other device's context, per-device current pool, per-device graph
@@ -567,6 +588,8 @@ def main():
             STDERR = sh.stderr.decode(errors="replace")
             STDOUT = sh.stdout.decode(errors="replace")
             CASES[a.case](recs, pools_from_stderr(STDERR))
+            if a.case in AFTER:
+                AFTER[a.case](a, base)
     print("%s: %s" % (a.case, "PASS" if not failures else "%d check(s) FAILED" % failures))
     return T.finish()
 
