@@ -9,7 +9,7 @@
  *   gcc -O2 -shared -fPIC -o sampler.so bench/sampler.c -ldl
  *   LD_PRELOAD="libcgshim.so sampler.so" SAMPLER_DEPTH=12 ./workload ...
  * SAMPLER_UNDER=name keeps only the samples with that function on the stack
- * (the percentages are then of those).
+ * (the percentages are then of those); SAMPLER_TOP=N prints N rows (60).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -109,7 +109,8 @@ __attribute__((destructor)) static void report(void)
 	qsort(tab, (size_t)nt, sizeof tab[0], by_incl);
 	fprintf(stderr, "sampler: %d samples, %d kept%s%s\n%7s %7s  function\n", nsamp, kept, under ? " under " : "",
 		under ? under : "", "incl%", "self%");
-	for (int k = 0; k < nt && k < 60 && kept; k++)
+	int top = getenv("SAMPLER_TOP") ? atoi(getenv("SAMPLER_TOP")) : 60;
+	for (int k = 0; k < nt && k < top && kept; k++)
 		fprintf(stderr, "%7.1f %7.1f  %s\n", 100.0 * tab[k].incl / kept, 100.0 * tab[k].self / kept, tab[k].name);
 }
 

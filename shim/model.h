@@ -111,6 +111,7 @@ void cg_model_after_fork_child(void);
 struct model_totals {
 	long long captures, captures_bad, graphs, execs, updates, update_failures, alloc_nodes, alloc_bytes, pools,
 	    leaks, rewrites, launches_destroyed;
+	long long updates_known; /* of updates: answered by the identical-update memo */
 };
 void model_totals_get(struct model_totals *out);
 /* A graph allocation an executable's last launch left outstanding when the
@@ -279,6 +280,20 @@ void model_exec_update_failed(CUgraphExec e);
 /* A successful update of e from the summary it already holds, without
  * memory nodes: nothing the model keeps changes but the count (no lock). */
 void model_exec_updated_same(CUgraphExec e);
+/* The identical-update memo (hooks/update.c's fast path). The model epoch
+ * moves with every change an update's analysis reads: a graph's nodes or
+ * memory nodes, a graph destroyed, an executable instantiated or
+ * destroyed, the ledger's ranges or stale executables. An update of e from
+ * g that the full analysis found identical (the summary e already holds, no
+ * memory node, nothing to say) is remembered with the epoch read before
+ * that analysis, unless the epoch moved meanwhile; any change of e itself
+ * (update from another graph, failure, rewrite, destroy) forgets it. A hit
+ * (lock-free) means the same analysis would say the same again. */
+uint64_t model_epoch_now(void);
+void model_update_memo_set(CUgraphExec e, CUgraph g, uint64_t epoch);
+int model_update_memo_hit(CUgraphExec e, CUgraph g);
+/* A memo hit the driver then answered with success: counted (no lock). */
+void model_exec_updated_known(CUgraphExec e);
 /* The policy re-instantiated app from g (the new real exec is set first,
  * with model_exec_set_real): the exec's graph and summary follow. */
 void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum);

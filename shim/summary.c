@@ -39,6 +39,7 @@ void cg_summary_exit(void)
 	rec_int(&r, "execs_live", n_exec_live);
 	rec_int(&r, "launches", launches);
 	rec_int(&r, "updates", t.updates);
+	rec_int(&r, "updates_known", t.updates_known);
 	rec_int(&r, "update_failures", t.update_failures);
 	rec_int(&r, "failures", cg_failures_total());
 	rec_int(&r, "captures", t.captures);

@@ -30,6 +30,7 @@ struct upd_pred {
 	/* same: the exec already holds the new graph's summary, which has no
 	 * memory node: a successful update changes only the count */
 	int same;
+	uint64_t epoch; /* the model epoch before the analysis (the memo's) */
 	uint32_t err_index;
 	CUgraphNode err_node, from_node;
 	char why[256];
@@ -38,15 +39,11 @@ struct upd_pred {
 	int count_only, batched, abort;
 };
 
-/* Steps 2 and 3: the model's summaries of exec e and graph g, and the
- * update rules' verdict (rules/update.c). Writes nothing. */
-static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
+/* No prediction yet. Field by field: the verdict (~1 KiB) is only read
+ * when have_v is set, why only after a predicted refusal; a memset of the
+ * whole was a fifth of an identical update's cost. */
+static void update_pred_init(struct upd_pred *p)
 {
-	const struct cg_model_view *mv = &cg_model_view_live;
-	struct cg_update_pred up;
-	/* Field by field: the verdict (~1 KiB) is only read when have_v is
-	 * set, why only after a predicted refusal; a memset of the whole was
-	 * a fifth of an identical update's cost. */
 	p->old = p->nu = NULL;
 	p->have_v = p->rc = p->rule = p->quiet = p->same = 0;
 	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
@@ -54,6 +51,17 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
 	p->err_node = p->from_node = NULL;
 	p->why[0] = 0;
 	p->count_only = p->batched = p->abort = 0;
+	p->epoch = 0;
+}
+
+/* Steps 2 and 3: the model's summaries of exec e and graph g, and the
+ * update rules' verdict (rules/update.c). Writes nothing. */
+static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
+{
+	const struct cg_model_view *mv = &cg_model_view_live;
+	struct cg_update_pred up;
+	update_pred_init(p);
+	p->epoch = model_epoch_now();
 	/* From the first update on, graphs are walked as their capture ends
 	 * (see end_capture_common): an updating program's next update then
 	 * finds its graph's summary ready. */
@@ -77,6 +85,34 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
 		p->rc = p->v.predicted_rc;
 		p->rule = p->v.rule;
 	}
+}
+
+/* The identical-update memo (model.h): the same update again, with
+ * nothing the analysis reads changed since it found it identical and
+ * nothing to say, needs neither the analysis nor a record when it
+ * succeeds, only the count. Not in a live capture (the capture rules look
+ * at every call there) nor at debug level (every update is written). */
+static int update_known_same(CUgraphExec app, CUgraph g)
+{
+	return !atomic_load_explicit(&cg_live_captures, memory_order_relaxed) && !cg_log_on(CG_L_DEBUG) &&
+	       model_update_memo_hit(app, g);
+}
+
+static void update_known_same_done(CUgraphExec app)
+{
+	model_exec_updated_known(app);
+	if (cg_tls.via)
+		cg_tls.via_consumed = 1; /* the runtime hook writes nothing either */
+}
+
+/* A known-same update the driver refused after all: the summaries for the
+ * policy and the tail, as after a prediction of success. */
+static void update_known_same_failed(struct upd_pred *p, CUgraphExec app, CUgraph g)
+{
+	update_pred_init(p);
+	model_update_summaries(app, g, &p->old, &p->nu);
+	model_summary_free(p->old);
+	p->old = NULL;
 }
 
 /* The entry clock (dur_ns, pre_ns): not read for an update that will
@@ -155,6 +191,7 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 		cgh_ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
 	if (rc == CUDA_SUCCESS && !rewritten && p->same) {
 		model_exec_updated_same(app);
+		model_update_memo_set(app, g, p->epoch);
 		model_summary_free(nu);
 	} else if (rc == CUDA_SUCCESS && !rewritten)
 		model_exec_updated(app, g, nu);
@@ -214,20 +251,30 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 	struct upd_pred p;
 	struct cg_summary *nu;
 	CUresult rc;
-	int rewritten = 0, result = -1;
+	int rewritten = 0, result = -1, known;
 	CUgraphNode en = NULL, fn = NULL;
 	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
 	CG_REAL(cuGraphExecUpdate_v2);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate_v2, CG_CALL_LIFE | CG_CALL_NOCLOCK))
 		return CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
-	update_predict(&p, app, hGraph); /* 2, 3 */
-	update_clock(&c, &p);
-	update_policy_pre(&p, app);				     /* 4 */
-	update_records_pre(&p, app, hGraph, "cuGraphExecUpdate_v2"); /* 5 */
-	nu = p.nu;
 	/* The application's pointer as given (TensorRT-LLM passes NULL, which
 	 * the driver accepts): the result is read only from it. */
+	known = update_known_same(app, hGraph);
+	if (!known) {
+		update_predict(&p, app, hGraph); /* 2, 3 */
+		update_clock(&c, &p);
+		update_policy_pre(&p, app);				     /* 4 */
+		update_records_pre(&p, app, hGraph, "cuGraphExecUpdate_v2"); /* 5 */
+	}
 	CG_FWD_OUT(rc, real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
+	if (known) {
+		if (rc == CUDA_SUCCESS) {
+			update_known_same_done(app);
+			CG_RETURN(rc);
+		}
+		update_known_same_failed(&p, app, hGraph);
+	}
+	nu = p.nu;
 	if (resultInfo) {
 		result = (int)resultInfo->result;
 		en = resultInfo->errorNode;
@@ -255,7 +302,7 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 	struct cg_summary *nu;
 	CUgraphNode en = NULL;
 	CUresult rc;
-	int rewritten = 0, result = -1;
+	int rewritten = 0, result = -1, known;
 	CUgraphExec app = hGraphExec, real = cg_policy_exec(hGraphExec);
 	CG_REAL(cuGraphExecUpdate);
 	if (!cg_call_begin(&c, HID_cuGraphExecUpdate, CG_CALL_LIFE | CG_CALL_NOCLOCK))
@@ -268,12 +315,22 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 		cg_call_end(&c, rc);
 		CG_RETURN(rc);
 	}
-	update_predict(&p, app, hGraph); /* 2, 3 */
-	update_clock(&c, &p);
-	update_policy_pre(&p, app);				  /* 4 */
-	update_records_pre(&p, app, hGraph, "cuGraphExecUpdate"); /* 5 */
-	nu = p.nu;
+	known = update_known_same(app, hGraph);
+	if (!known) {
+		update_predict(&p, app, hGraph); /* 2, 3 */
+		update_clock(&c, &p);
+		update_policy_pre(&p, app);				  /* 4 */
+		update_records_pre(&p, app, hGraph, "cuGraphExecUpdate"); /* 5 */
+	}
 	CG_FWD_OUT(rc, real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
+	if (known) {
+		if (rc == CUDA_SUCCESS) {
+			update_known_same_done(app);
+			CG_RETURN(rc);
+		}
+		update_known_same_failed(&p, app, hGraph);
+	}
+	nu = p.nu;
 	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) { /* written by the driver */
 		en = *hErrorNode_out;
 		result = (int)*updateResult_out;

@@ -75,8 +75,10 @@ int model_exec_set_real(CUgraphExec app, CUgraphExec real)
 	struct cg_exec *x;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(app);
-	if (x)
+	if (x) {
+		atomic_store_explicit(&x->memo_g, NULL, memory_order_relaxed);
 		atomic_store_explicit(&x->real, real, memory_order_release);
+	}
 	pthread_mutex_unlock(&model_gx_lock);
 	return x != NULL;
 }
@@ -166,6 +168,7 @@ static void exec_release_claim_locked(struct cg_exec *x)
 
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 {
+	atomic_store_explicit(&x->memo_g, NULL, memory_order_relaxed); /* runs other parameters now */
 	if (sum != x->sum)
 		exec_release_claim_locked(x); /* a partial view replaced (update, rewrite) */
 	/* x->mem borrows the summary's memory nodes: summaries are immutable
@@ -245,6 +248,7 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 		}
 	}
 	fast_insert(x);
+	model_epoch_bump(); /* g has a live exec now (CGS002) */
 	pthread_mutex_unlock(&model_gx_lock);
 	if (x->n_mem)
 		model_alloc_set_exec(e, x->mem, x->n_mem);
@@ -379,13 +383,55 @@ void model_exec_updated_same(CUgraphExec e)
 		X_SET(x, repeat, 0);
 }
 
+static _Atomic long long updates_known;
+
+long long model_exec_updates_known(void)
+{
+	return atomic_load_explicit(&updates_known, memory_order_relaxed);
+}
+
+void model_exec_updated_known(CUgraphExec e)
+{
+	atomic_fetch_add_explicit(&updates_known, 1, memory_order_relaxed);
+	model_exec_updated_same(e);
+}
+
 void model_exec_update_failed(CUgraphExec e)
 {
+	struct cg_exec *x;
 	pthread_mutex_lock(&model_gx_lock);
 	model_tot.updates++;
 	model_tot.update_failures++;
+	x = model_exec_find_locked(e);
+	if (x)
+		atomic_store_explicit(&x->memo_g, NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&model_gx_lock);
-	(void)e;
+}
+
+uint64_t model_epoch_now(void)
+{
+	return atomic_load_explicit(&model_epoch, memory_order_acquire);
+}
+
+void model_update_memo_set(CUgraphExec e, CUgraph g, uint64_t epoch)
+{
+	struct cg_exec *x = model_exec_fast(e);
+	if (!x || !g || model_epoch_now() != epoch)
+		return;
+	atomic_store_explicit(&x->memo_epoch, epoch, memory_order_relaxed);
+	atomic_store_explicit(&x->memo_g, g, memory_order_release);
+}
+
+int model_update_memo_hit(CUgraphExec e, CUgraph g)
+{
+	struct cg_exec *x = model_exec_fast(e);
+	CUgraphExec r;
+	if (!x || !g || atomic_load_explicit(&x->memo_g, memory_order_acquire) != g)
+		return 0;
+	r = atomic_load_explicit(&x->real, memory_order_relaxed);
+	if (r && r != e) /* rewritten: the policy's path */
+		return 0;
+	return atomic_load_explicit(&x->memo_epoch, memory_order_relaxed) == model_epoch_now();
 }
 
 void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
@@ -426,6 +472,8 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out
 		HASH_DEL(model_execs, x);
 		fast_remove(x);
 		X_SET(x, live, 0);
+		atomic_store_explicit(&x->memo_g, NULL, memory_order_relaxed);
+		model_epoch_bump(); /* its graph has no live exec now */
 		repeat = X_GET(x, repeat);
 		launches = atomic_load(&x->launches);
 		outstanding = atomic_load(&x->outstanding);

@@ -213,10 +213,12 @@ static void summary_fill_pools(struct cg_summary *s, const struct cg_graph *gr)
 void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int repeat)
 {
 	struct cg_graph *x;
+	int again;
 	if (!g)
 		return;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
+	again = x != NULL; /* a graph known before, changed (a new handle needs no epoch: destroy moved it) */
 	if (!x) {
 		x = calloc(1, sizeof *x);
 		if (!x) {
@@ -238,6 +240,8 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int
 	x->site = site;
 	x->repeat = repeat;
 	x->gen++;
+	if (again)
+		model_epoch_bump();
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
@@ -247,8 +251,10 @@ int model_graph_destroy(CUgraph g)
 	int repeat = 0;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
-	if (x)
+	if (x) {
 		HASH_DEL(model_graphs, x);
+		model_epoch_bump(); /* the handle may come back as another graph */
+	}
 	pthread_mutex_unlock(&model_gx_lock);
 	if (x) {
 		repeat = x->repeat;
@@ -267,6 +273,7 @@ void model_graph_mutated(CUgraph g)
 	x = model_graph_find_locked(g);
 	if (x) {
 		x->gen++;
+		model_epoch_bump();
 		x->repeat = 0; /* changed after its capture: its records are written */
 	}
 	pthread_mutex_unlock(&model_gx_lock);
@@ -305,6 +312,7 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 		if (x->n_mem < x->cap_mem)
 			x->mem[x->n_mem++] = *m;
 		x->gen++;
+		model_epoch_bump();
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 }

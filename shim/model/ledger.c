@@ -22,6 +22,7 @@
 #include "../resolve.h"
 #include "../site.h"
 #include "../state.h"
+#include "model-int.h"
 
 struct lg_range {
 	uint64_t base, size;
@@ -126,6 +127,7 @@ void ledger_add(uint64_t base, uint64_t size, int kind, uint32_t site)
 		nrg++;
 	}
 	lg_epoch++;
+	model_epoch_bump();
 	pthread_mutex_unlock(&lg_lock);
 }
 
@@ -184,6 +186,7 @@ static void ledger_stale_mark_locked(struct lg_exec *x)
 	if (x->stale)
 		return;
 	x->stale = 1;
+	model_epoch_bump();
 	for (int i = 0; i < STALE_MAX; i++) {
 		uintptr_t z = 0;
 		if (atomic_compare_exchange_strong(&stale_tab[i], &z, (uintptr_t)x->e)) {
@@ -200,6 +203,7 @@ static void ledger_stale_clear_locked(struct lg_exec *x)
 	if (!x->stale)
 		return;
 	x->stale = 0;
+	model_epoch_bump();
 	x->launch_said = 0;
 	for (int i = 0; i < STALE_MAX; i++) {
 		uintptr_t v = (uintptr_t)x->e;
@@ -282,6 +286,7 @@ int ledger_free(uint64_t base, uint64_t size, int host, struct ledger_freed *out
 	ledger_resolve_pending();
 	pthread_mutex_lock(&lg_lock);
 	lg_epoch++;
+	model_epoch_bump();
 	if (!size) {
 		/* a free: the range that starts at base */
 		long i = ledger_find_locked(base);

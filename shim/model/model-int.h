@@ -41,6 +41,14 @@ extern pthread_mutex_t model_cap_lock, model_gx_lock, model_mem_lock, model_last
 /* Each total written under the lock of the table it counts (model.h). */
 extern struct model_totals model_tot;
 
+/* The model epoch (model.h, the identical-update memo): bumped by every
+ * change an update's analysis reads, where that change is made. */
+extern _Atomic uint64_t model_epoch;
+static inline void model_epoch_bump(void)
+{
+	atomic_fetch_add_explicit(&model_epoch, 1, memory_order_release);
+}
+
 /* The model's tables, each counting its own allocation failures. */
 extern struct cg_table model_capture_table, model_graph_table, model_exec_table, model_pool_table, model_alloc_table;
 /* Right after an add to t, under t's lock: 0 when it went in; -1 when it
@@ -184,6 +192,10 @@ struct cg_exec {
 	_Atomic long long launches;
 	_Atomic(CUgraphExec) real; /* the exec behind h: h, or a re-instantiation */
 	_Atomic int outstanding;   /* graph allocations of the last launch not yet freed */
+	/* The identical-update memo (model.h): the graph, and the epoch it
+	 * was found identical at; memo_g NULL when none. */
+	_Atomic(CUgraph) memo_g;
+	_Atomic uint64_t memo_epoch;
 	/* Under gx_lock only. */
 	CUgraph graph;
 	uint32_t site;
@@ -206,6 +218,7 @@ struct cg_exec *model_exec_find_locked(CUgraphExec e);
 void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out);
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum);
 long long model_exec_updates_same(void);
+long long model_exec_updates_known(void);
 
 /* ---- pools and graph allocations (pools.c, allocations.c) -------------- */
 struct cg_pool {

@@ -9,6 +9,7 @@ pthread_mutex_t model_cap_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t model_gx_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t model_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 struct model_totals model_tot;
+_Atomic uint64_t model_epoch;
 
 struct cg_table model_capture_table = CG_TABLE_INIT("capture table");
 struct cg_table model_graph_table = CG_TABLE_INIT("graph table");
@@ -82,4 +83,5 @@ void model_totals_get(struct model_totals *out)
 	 * totals only grow, one racing the exit is off by the calls in flight. */
 	*out = model_tot;
 	out->updates += model_exec_updates_same();
+	out->updates_known = model_exec_updates_known();
 }

@@ -398,6 +398,21 @@ def after_condensed(a, base):
 AFTER = {"condensed": after_condensed}
 
 
+def case_update_memo(recs, pools):
+    """The identical-update memo (kernels/model/update_memo.cu)."""
+    s = one(recs, "summary")
+    check(s.get("updates") == 17 and s.get("update_failures") == 2,
+          "17 updates, 2 refused (%s, %s)" % (s.get("updates"), s.get("update_failures")))
+    check(s.get("updates_known") == 6, "6 answered by the memo: A's last 4, D's third and sixth (%s)"
+          % s.get("updates_known"))
+    v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS001"]
+    check(len(v) == 2, "CGS001 before each refusal, B's (node added) and C's (new graph) (%d)" % len(v))
+    upd = [r for r in ev(recs, "call") if (r.get("api") or "").startswith("cuGraphExecUpdate")]
+    check([r.get("rc") for r in upd] == [910, 910],
+          "only the refused updates write call records (got rc %s)" % [r.get("rc") for r in upd])
+    check(all(r.get("predicted_by") == "CGS001" for r in upd), "both predicted by CGS001")
+
+
 def case_multi_device(recs, pools):
     """Two devices: memory nodes on each with peer access, a first launch from
     the other device's context, per-device current pool, per-device graph
@@ -456,6 +471,7 @@ CASES = {
     "exit_outstanding": case_exit_outstanding,
     "relaxed_malloc": case_relaxed_malloc,
     "quiet_sync": case_quiet_sync,
+    "update_memo": case_update_memo,
 }
 
 
