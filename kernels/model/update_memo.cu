@@ -78,8 +78,9 @@ int main(void)
 
 	CHECK(cudaStreamSynchronize(s), cudaSuccess);
 	CHECK(cudaGraphExecDestroy(e), cudaSuccess);
-	for (cudaGraph_t *g = (cudaGraph_t[]){g0, t, u, v, child}, *end = g + 5; g < end; g++)
-		CHECK(cudaGraphDestroy(*g), cudaSuccess);
+	cudaGraph_t left[] = {g0, t, u, v, child};
+	for (int i = 0; i < 5; i++)
+		CHECK(cudaGraphDestroy(left[i]), cudaSuccess);
 	CHECK(cudaFree(buf), cudaSuccess);
 	CHECK(cudaStreamDestroy(s), cudaSuccess);
 	printf("done\n");
