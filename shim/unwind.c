@@ -50,11 +50,16 @@ struct slot {
 
 static struct slot cache[SLOTS];
 static pthread_mutex_t fill_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic unsigned long misses;
+static _Atomic unsigned long misses, memo_hits;
 
 unsigned long cg_unwind_misses(void)
 {
 	return atomic_load(&misses);
+}
+
+unsigned long cg_unwind_memo_hits(void)
+{
+	return atomic_load(&memo_hits);
 }
 
 /* ---- DWARF reading ------------------------------------------------------- */
@@ -675,12 +680,55 @@ struct walk {
 	const unsigned char *copy;
 	uintptr_t base;
 	size_t len;
+	struct memo *rec; /* a live walk's stack reads are kept here (memo below) */
 };
 
-static int stack_word(const struct walk *w, uintptr_t a, uintptr_t *v)
+/* The walk memo. A live walk is a function of its start (sp, bp, pc) and
+ * of the stack words it reads (return addresses, saved %rbp): the rules
+ * depend on the return addresses only. Each thread keeps its last
+ * MEMO_WAYS complete walks with the words they read; a walk from the same
+ * start that finds every one of those words unchanged is the same walk,
+ * and its frames are copied without a module lookup or a rule (a capture
+ * loop's begin, allocation and instantiation sites: ~1,500 instructions a
+ * site on the stand-in, and cache misses on the GPU host, where the
+ * driver's work between two hooks evicts the rule cache). The words read
+ * lie between the start's sp and the stack's top, mapped while the
+ * thread lives. Per thread, malloc'd at the first walk and freed at the
+ * thread's exit. */
+#define MEMO_WAYS 4
+#define MEMO_WORDS 128
+struct memo {
+	uintptr_t sp, bp, pc;
+	int max, n, nw;
+	int bp_used; /* a CFA came from the start's %rbp (else any %rbp will do) */
+	/* Recording: where %rbp came from (-1: the start, else the read at
+	 * that index), and which reads the walk depends on (every return
+	 * address; a saved %rbp only when a CFA comes from it: a register
+	 * the code uses for data is saved with other values every call). */
+	int bp_src;
+	unsigned char need[MEMO_WORDS];
+	uint64_t mask;
+	uintptr_t addr[MEMO_WORDS], val[MEMO_WORDS];
+	void *pcs[64];
+};
+struct memos {
+	unsigned next;
+	struct memo way[MEMO_WAYS];
+	struct memo rec; /* the walk being recorded */
+};
+
+static int stack_word(struct walk *w, uintptr_t a, uintptr_t *v)
 {
 	if (!w->copy) {
 		*v = *(const uintptr_t *)a;
+		if (w->rec) {
+			if (w->rec->nw < MEMO_WORDS) {
+				w->rec->addr[w->rec->nw] = a;
+				w->rec->val[w->rec->nw] = *v;
+				w->rec->need[w->rec->nw] = 1;
+			}
+			w->rec->nw++; /* past MEMO_WORDS: not kept */
+		}
 		return 0;
 	}
 	if (a < w->base || a - w->base + sizeof *v > w->len)
@@ -717,16 +765,124 @@ static int walk(struct walk *w, void **pcs, int *np, int max, uint64_t *mask, in
 		n++;
 		if (rule & R_STOP)
 			break;
+		if ((rule & R_CFA_RBP) && w->rec) { /* the memo must match where %rbp came from */
+			if (w->rec->bp_src < 0)
+				w->rec->bp_used = 1;
+			else
+				w->rec->need[w->rec->bp_src] = 1;
+		}
 		cfa = ((rule & R_CFA_RBP) ? bp : sp) + (uintptr_t)(int64_t)(int32_t)(uint32_t)rule;
 		/* Frames only go up the stack, by sane amounts. */
 		if (cfa <= sp || cfa - sp > (64u << 20) || (cfa & 7) || stack_word(w, cfa - 8, &next))
 			break;
 		if ((rule & R_RBP_SAVED) && stack_word(w, cfa + (intptr_t)(int16_t)(uint16_t)(rule >> 48), &w->bp))
 			break;
+		if ((rule & R_RBP_SAVED) && w->rec && w->rec->nw <= MEMO_WORDS) {
+			w->rec->bp_src = w->rec->nw - 1;
+			w->rec->need[w->rec->bp_src] = 0;
+		}
 		w->sp = cfa;
 		w->pc = next;
 	}
 	*np = n;
+	return st;
+}
+
+static pthread_key_t memo_key;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static __thread __attribute__((tls_model("initial-exec"))) struct memos *memos;
+
+/* At the thread's exit; a hook in a later destructor of the same thread
+ * makes a new one (freed at the next round of destructors). */
+static void memo_free(void *p)
+{
+	memos = NULL;
+	free(p);
+}
+
+static void memo_key_make(void)
+{
+	if (pthread_key_create(&memo_key, memo_free) != 0)
+		memo_key = (pthread_key_t)-1;
+}
+
+static struct memos *memos_get(void)
+{
+	int saved;
+	if (__builtin_expect(memos != NULL, 1))
+		return memos;
+	saved = errno;
+	(void)pthread_once(&memo_once, memo_key_make);
+	if (memo_key != (pthread_key_t)-1 && (memos = calloc(1, sizeof *memos)) != NULL &&
+	    pthread_setspecific(memo_key, memos) != 0) {
+		free(memos);
+		memos = NULL;
+	}
+	errno = saved;
+	return memos;
+}
+
+/* A walk from w's start that the memo answers: frames into pcs, *np and
+ * *mask set. Else 0, and (with memos) w->rec set to record this walk. */
+static int memo_answer(struct memos *ms, struct walk *w, void **pcs, int *np, int max, uint64_t *mask)
+{
+	if (!ms)
+		return 0;
+	for (int k = 0; k < MEMO_WAYS; k++) {
+		const struct memo *m = &ms->way[k];
+		int i;
+		if (m->pc != w->pc || m->sp != w->sp || (m->bp_used && m->bp != w->bp) || m->max != max || !m->n)
+			continue;
+		for (i = 0; i < m->nw && *(const uintptr_t *)m->addr[i] == m->val[i]; i++)
+			;
+		if (i < m->nw)
+			continue;
+		memcpy(pcs, m->pcs, (size_t)m->n * sizeof *pcs);
+		*np = m->n;
+		*mask = m->mask;
+		atomic_fetch_add_explicit(&memo_hits, 1, memory_order_relaxed);
+		return 1;
+	}
+	ms->rec.sp = w->sp, ms->rec.bp = w->bp, ms->rec.pc = w->pc;
+	ms->rec.nw = ms->rec.bp_used = 0;
+	ms->rec.bp_src = -1;
+	w->rec = &ms->rec;
+	return 0;
+}
+
+/* A walk recorded from its start to the end (st 0) is kept. */
+static void memo_keep(struct memos *ms, struct walk *w, void **pcs, int n, int max, uint64_t mask)
+{
+	struct memo *m;
+	if (!w->rec || w->rec->nw > MEMO_WORDS || n <= 0 || n > 64)
+		return;
+	m = &ms->way[ms->next++ % MEMO_WAYS];
+	m->n = 0; /* a signal handler's walk in between sees no half-written way */
+	m->nw = 0;
+	for (int i = 0; i < ms->rec.nw; i++)
+		if (ms->rec.need[i]) {
+			m->addr[m->nw] = ms->rec.addr[i];
+			m->val[m->nw++] = ms->rec.val[i];
+		}
+	memcpy(m->pcs, pcs, (size_t)n * sizeof *pcs);
+	m->sp = ms->rec.sp, m->bp = ms->rec.bp, m->pc = ms->rec.pc;
+	m->bp_used = ms->rec.bp_used;
+	m->max = max;
+	m->mask = mask;
+	m->n = n;
+}
+
+/* walk() of the live stack, through the memo. */
+static int walk_live(struct walk *w, void **pcs, int *np, int max, uint64_t *mask, int cold)
+{
+	struct memos *ms = memos_get();
+	int st;
+	if (memo_answer(ms, w, pcs, np, max, mask))
+		return 0;
+	st = walk(w, pcs, np, max, mask, cold);
+	if (!st)
+		memo_keep(ms, w, pcs, *np, max, *mask);
+	w->rec = NULL;
 	return st;
 }
 
@@ -735,10 +891,10 @@ __attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda)
 	/* This function keeps a frame pointer (__builtin_frame_address(0)
 	 * makes GCC and Clang set one up): its caller's state is exact. */
 	uintptr_t *fp = __builtin_frame_address(0);
-	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0};
+	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0, NULL};
 	uint64_t mask = 0;
 	int n = 0;
-	if (!_dl_find_object || max > 64 || walk(&w, pcs, &n, max, &mask, 1))
+	if (!_dl_find_object || max > 64 || walk_live(&w, pcs, &n, max, &mask, 1))
 		return -1;
 	if (cuda)
 		*cuda = mask;
@@ -773,13 +929,13 @@ void cg_unwind_rest_free(struct cg_unwind_rest *r)
 __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest)
 {
 	uintptr_t *fp = __builtin_frame_address(0);
-	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0};
+	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0, NULL};
 	uint64_t mask = 0;
 	int n = 0, st;
 	*rest = NULL;
 	if (!_dl_find_object || max > 64)
 		return -1;
-	st = walk(&w, pcs, &n, max, &mask, 0);
+	st = walk_live(&w, pcs, &n, max, &mask, 0);
 	if (st == WALK_HARD)
 		return -1;
 	if (st == WALK_COLD) {
@@ -805,7 +961,7 @@ __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda
 
 int cg_unwind_finish(struct cg_unwind_rest *r, void **pcs, int n, int max, uint64_t *cuda)
 {
-	struct walk w = {r->sp, r->bp, r->pc, r->stack, r->sp, r->len};
+	struct walk w = {r->sp, r->bp, r->pc, r->stack, r->sp, r->len, NULL};
 	uint64_t mask = cuda ? *cuda : 0;
 	if (!_dl_find_object || max > 64 || n >= max)
 		return n;

@@ -6,7 +6,9 @@
  * call (~1.4k instructions a frame). Call sites repeat: here the rule for a
  * return address (where the caller's frame starts, where its return address
  * and saved %rbp are) is worked out once and kept in a lock-free cache, so
- * a known frame costs a module lookup and two loads.
+ * a known frame costs a module lookup and two loads. A walk that repeats
+ * one made before by the same thread from the same start, over the same
+ * stack words, costs a comparison of those words (the walk memo).
  */
 #ifndef CGSHIM_UNWIND_H
 #define CGSHIM_UNWIND_H
@@ -62,7 +64,9 @@ int cg_cuda_module(const char *path);
  * the warm-up, outside any capture; errno preserved. */
 void cg_unwind_prefault(void);
 
-/* For tests: how many rules were worked out (cache misses). */
+/* For tests: how many rules were worked out (cache misses), and how many
+ * walks the thread's walk memo answered (unwind.c). */
 unsigned long cg_unwind_misses(void);
+unsigned long cg_unwind_memo_hits(void);
 
 #endif

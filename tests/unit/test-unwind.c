@@ -159,6 +159,46 @@ static void cached(void **state)
 	check_same(&p);
 }
 
+/* The walk memo: the same walk again is answered by it; a walk from the
+ * same start (via_b's frame is as deep as via_a's) whose stack holds
+ * another return address above must not be. */
+static __attribute__((noinline)) void at(struct pair *p)
+{
+	both(p);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void via_a(struct pair *p)
+{
+	at(p);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void via_b(struct pair *p)
+{
+	at(p);
+	__asm__ volatile("nop" ::: "memory"); /* not folded into via_a */
+}
+
+static void memo(void **state)
+{
+	struct pair a[2], b;
+	unsigned long h[2];
+	(void)state;
+	/* one call site, twice (a volatile count: not unrolled into two
+	 * call sites): the second walk is the first again */
+	for (volatile int i = 0; i < 2; i++) {
+		via_a(&a[i]);
+		h[i] = cg_unwind_memo_hits();
+	}
+	check_same(&a[0]);
+	check_same(&a[1]);
+	assert_int_equal(h[1], h[0] + 1);
+	via_b(&b);
+	check_same(&b); /* via_b's return address, not via_a's */
+	assert_ptr_not_equal(a[0].a[3], b.a[3]);
+}
+
 static void short_max(void **state)
 {
 	void *pcs[2];
@@ -293,7 +333,7 @@ int main(void)
 	    cmocka_unit_test(plain),	       cmocka_unit_test(rbp_frames),	cmocka_unit_test(through_libc),
 	    cmocka_unit_test(thread_frames),   cmocka_unit_test(signal_frames), cmocka_unit_test(cached),
 	    cmocka_unit_test(short_max),       cmocka_unit_test(deferred_walk), cmocka_unit_test(deferred_copy_end),
-	    cmocka_unit_test(deferred_thread),
+	    cmocka_unit_test(deferred_thread), cmocka_unit_test(memo),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
