@@ -18,7 +18,7 @@
 /* ---- Python frames, through the C API looked up at run time ------------- */
 
 struct py_api {
-	int tried, ok, retry;
+	int tried, ok;
 	int (*is_init)(void);
 	int (*gil_check)(void);
 	void *(*get_frame)(void);
@@ -39,13 +39,14 @@ struct py_api {
  * than wait. */
 static pthread_mutex_t py_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int py_done, py12_done;
+static _Atomic unsigned py_absent; /* calls while neither reader is resolved */
 static struct py_api py_g;
 
 static void py_resolve_locked(void)
 {
-	/* A failing lookup allocates an error string; look again only now
-	 * and then, never on a hot path (sites are lifecycle-only). */
-	if (py_g.ok || (py_g.tried && ++py_g.retry % 64))
+	/* A failing lookup allocates an error string: cg_pyframes looks
+	 * again only every 64th call while no Python was found. */
+	if (py_g.ok)
 		return;
 	py_g.tried = 1;
 	if (!__atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE))
@@ -385,6 +386,14 @@ void cg_pyframes(char *out, size_t cap, int max)
 	struct py_api py;
 	out[0] = 0;
 	if (max <= 0)
+		return;
+	/* No Python found yet (a C program): the lookups, a lock and two
+	 * failing symbol searches, every 64th call only, not at each site
+	 * (a program that starts Python later names its frames from then
+	 * on, within 64 sites). */
+	if (!atomic_load_explicit(&py_done, memory_order_acquire) &&
+	    !atomic_load_explicit(&py12_done, memory_order_acquire) &&
+	    atomic_fetch_add_explicit(&py_absent, 1, memory_order_relaxed) % 64)
 		return;
 	py_resolve(&py);
 	if (py12_frames(&py, out, cap, max))
