@@ -199,6 +199,72 @@ static uint32_t site_intern(const struct site_key *k)
 	return id;
 }
 
+/* The thread's last sites of native frames only (no Python text): a site
+ * taken again from the same place is its id without site_lock and the
+ * hash (a capture loop's begin, allocation and instantiation, every
+ * cycle: ~440 instructions a site on the stand-in). Sites are never
+ * removed, so an id once found stays right. Malloc'd at the thread's
+ * first site, freed at its exit. */
+#define RECENT_WAYS 4
+struct recent {
+	unsigned next;
+	struct {
+		uint32_t id;
+		unsigned char n;
+		void *pc[CG_BT_MAX];
+	} way[RECENT_WAYS];
+};
+static pthread_key_t recent_key;
+static pthread_once_t recent_once = PTHREAD_ONCE_INIT;
+static __thread __attribute__((tls_model("initial-exec"))) struct recent *recent;
+
+static void recent_free(void *p)
+{
+	recent = NULL; /* a site in a later destructor of this thread makes a new one */
+	free(p);
+}
+
+static void recent_key_make(void)
+{
+	if (pthread_key_create(&recent_key, recent_free) != 0)
+		recent_key = (pthread_key_t)-1;
+}
+
+static struct recent *recent_get(void)
+{
+	int saved;
+	if (__builtin_expect(recent != NULL, 1))
+		return recent;
+	saved = errno;
+	(void)pthread_once(&recent_once, recent_key_make);
+	if (recent_key != (pthread_key_t)-1 && (recent = calloc(1, sizeof *recent)) != NULL &&
+	    pthread_setspecific(recent_key, recent) != 0) {
+		free(recent);
+		recent = NULL;
+	}
+	errno = saved;
+	return recent;
+}
+
+static uint32_t site_intern_recent(const struct site_key *k)
+{
+	struct recent *r = k->py[0] ? NULL : recent_get();
+	uint32_t id;
+	if (r)
+		for (int i = 0; i < RECENT_WAYS; i++)
+			if (r->way[i].id && r->way[i].n == k->n && !memcmp(r->way[i].pc, k->pc, k->n * sizeof k->pc[0]))
+				return r->way[i].id;
+	id = site_intern(k);
+	if (r && id) {
+		unsigned w = r->next++ % RECENT_WAYS;
+		r->way[w].id = 0; /* a signal handler's site in between sees no half-written way */
+		memcpy(r->way[w].pc, k->pc, k->n * sizeof k->pc[0]);
+		r->way[w].n = k->n;
+		r->way[w].id = id;
+	}
+	return id;
+}
+
 /* The walk's frames the cached unwinder cannot give: glibc's backtrace,
  * and the CUDA frames found by module. */
 static int site_backtrace(void **pcs, int want, uint64_t *cuda)
@@ -245,7 +311,7 @@ static inline __attribute__((always_inline)) uint32_t site_make(int skip, int de
 	}
 	cg_pyframes(k.py, sizeof k.py, (int)cg_cfg.python_frames);
 	if (!rest)
-		return site_intern(&k);
+		return site_intern_recent(&k);
 	/* A cold frame: the rest of the walk waits (site_settle_locked). */
 	p = malloc(sizeof *p);
 	e = p ? calloc(1, sizeof *e) : NULL;
