@@ -17,6 +17,7 @@
 #include "pyframes.h"
 #include "site.h"
 #include "table.h"
+#include "thread.h"
 #include "unwind.h"
 
 struct site_key {
@@ -214,36 +215,13 @@ struct recent {
 		void *pc[CG_BT_MAX];
 	} way[RECENT_WAYS];
 };
-static pthread_key_t recent_key;
-static pthread_once_t recent_once = PTHREAD_ONCE_INIT;
-static __thread __attribute__((tls_model("initial-exec"))) struct recent *recent;
-
-static void recent_free(void *p)
-{
-	recent = NULL; /* a site in a later destructor of this thread makes a new one */
-	free(p);
-}
-
-static void recent_key_make(void)
-{
-	if (pthread_key_create(&recent_key, recent_free) != 0)
-		recent_key = (pthread_key_t)-1;
-}
+static struct cg_thread_kind recent_kind;
+static __thread __attribute__((tls_model("initial-exec"))) void *recent;
 
 static struct recent *recent_get(void)
 {
-	int saved;
-	if (__builtin_expect(recent != NULL, 1))
-		return recent;
-	saved = errno;
-	(void)pthread_once(&recent_once, recent_key_make);
-	if (recent_key != (pthread_key_t)-1 && (recent = calloc(1, sizeof *recent)) != NULL &&
-	    pthread_setspecific(recent_key, recent) != 0) {
-		free(recent);
-		recent = NULL;
-	}
-	errno = saved;
-	return recent;
+	return __builtin_expect(recent != NULL, 1) ? recent
+						   : cg_thread_block(&recent_kind, &recent, sizeof(struct recent));
 }
 
 static uint32_t site_intern_recent(const struct site_key *k)

@@ -1,7 +1,12 @@
 /* shim/thread.c -- thread id and thread name cache (thread.h). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -42,4 +47,46 @@ void cg_thread_name(char name[16])
 		cached_at = now ? now : 0;
 	}
 	memcpy(name, cached, 16);
+}
+
+/* cg_thread_block: the block follows a header naming the TLS slot that
+ * points at it. */
+struct block_hdr {
+	alignas(max_align_t) void **slot;
+};
+
+static void block_free(void *p)
+{
+	struct block_hdr *h = p;
+	*h->slot = NULL;
+	free(h);
+}
+
+void *cg_thread_block(struct cg_thread_kind *kind, void **slot, size_t size)
+{
+	static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct block_hdr *h;
+	int saved = errno;
+	if (*slot)
+		return *slot;
+	if (atomic_load_explicit(&kind->state, memory_order_acquire) == 0) {
+		pthread_mutex_lock(&keys_lock);
+		if (atomic_load_explicit(&kind->state, memory_order_relaxed) == 0)
+			atomic_store_explicit(&kind->state, pthread_key_create(&kind->key, block_free) == 0 ? 1 : -1,
+					      memory_order_release);
+		pthread_mutex_unlock(&keys_lock);
+	}
+	if (atomic_load_explicit(&kind->state, memory_order_acquire) != 1 || !(h = calloc(1, sizeof *h + size))) {
+		errno = saved;
+		return NULL;
+	}
+	h->slot = slot;
+	if (pthread_setspecific(kind->key, h) != 0) {
+		free(h);
+		errno = saved;
+		return NULL;
+	}
+	*slot = h + 1;
+	errno = saved;
+	return *slot;
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "stack.h"
+#include "thread.h"
 #include "unwind.h"
 
 extern int _dl_find_object(void *pc, struct dl_find_object *result) __attribute__((weak));
@@ -788,38 +789,12 @@ static int walk(struct walk *w, void **pcs, int *np, int max, uint64_t *mask, in
 	return st;
 }
 
-static pthread_key_t memo_key;
-static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
-static __thread __attribute__((tls_model("initial-exec"))) struct memos *memos;
-
-/* At the thread's exit; a hook in a later destructor of the same thread
- * makes a new one (freed at the next round of destructors). */
-static void memo_free(void *p)
-{
-	memos = NULL;
-	free(p);
-}
-
-static void memo_key_make(void)
-{
-	if (pthread_key_create(&memo_key, memo_free) != 0)
-		memo_key = (pthread_key_t)-1;
-}
+static struct cg_thread_kind memo_kind;
+static __thread __attribute__((tls_model("initial-exec"))) void *memos;
 
 static struct memos *memos_get(void)
 {
-	int saved;
-	if (__builtin_expect(memos != NULL, 1))
-		return memos;
-	saved = errno;
-	(void)pthread_once(&memo_once, memo_key_make);
-	if (memo_key != (pthread_key_t)-1 && (memos = calloc(1, sizeof *memos)) != NULL &&
-	    pthread_setspecific(memo_key, memos) != 0) {
-		free(memos);
-		memos = NULL;
-	}
-	errno = saved;
-	return memos;
+	return __builtin_expect(memos != NULL, 1) ? memos : cg_thread_block(&memo_kind, &memos, sizeof(struct memos));
 }
 
 /* A walk from w's start that the memo answers: frames into pcs, *np and

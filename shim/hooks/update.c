@@ -98,21 +98,23 @@ static int update_known_same(CUgraphExec app, CUgraph g)
 	       model_update_memo_hit(app, g);
 }
 
-static void update_known_same_done(CUgraphExec app)
+/* After the driver's answer to a known-same update: 1 when it succeeded
+ * (counted; the runtime hook writes nothing either). A refusal after all
+ * gets the summaries for the policy and the tail, as after a prediction
+ * of success, and 0. */
+static int update_known_after(struct upd_pred *p, CUgraphExec app, CUgraph g, CUresult rc)
 {
-	model_exec_updated_known(app);
-	if (cg_tls.via)
-		cg_tls.via_consumed = 1; /* the runtime hook writes nothing either */
-}
-
-/* A known-same update the driver refused after all: the summaries for the
- * policy and the tail, as after a prediction of success. */
-static void update_known_same_failed(struct upd_pred *p, CUgraphExec app, CUgraph g)
-{
+	if (rc == CUDA_SUCCESS) {
+		model_exec_updated_known(app);
+		if (cg_tls.via)
+			cg_tls.via_consumed = 1;
+		return 1;
+	}
 	update_pred_init(p);
 	model_update_summaries(app, g, &p->old, &p->nu);
 	model_summary_free(p->old);
 	p->old = NULL;
+	return 0;
 }
 
 /* The entry clock (dur_ns, pre_ns): not read for an update that will
@@ -175,6 +177,21 @@ static __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUg
 	p->old = NULL;
 	if (p->abort)
 		raise(SIGABRT);
+}
+
+/* Steps 2-5 of both forms before the call, unless the memo knows the
+ * update (returns 1 then). Inlined: update_records_pre's site is taken a
+ * fixed number of frames up from the wrapper. */
+static inline __attribute__((always_inline)) int update_before(struct cg_call *c, struct upd_pred *p, CUgraphExec app,
+							       CUgraph g, const char *api)
+{
+	if (update_known_same(app, g))
+		return 1;
+	update_predict(p, app, g); /* 2, 3 */
+	update_clock(c, p);
+	update_policy_pre(p, app);	    /* 4 */
+	update_records_pre(p, app, g, api); /* 5 */
+	return 0;
 }
 
 /* Shared tail of both update forms. rc/result/err nodes are the driver's
@@ -259,21 +276,10 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 		return CG_FWD(real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
 	/* The application's pointer as given (TensorRT-LLM passes NULL, which
 	 * the driver accepts): the result is read only from it. */
-	known = update_known_same(app, hGraph);
-	if (!known) {
-		update_predict(&p, app, hGraph); /* 2, 3 */
-		update_clock(&c, &p);
-		update_policy_pre(&p, app);				     /* 4 */
-		update_records_pre(&p, app, hGraph, "cuGraphExecUpdate_v2"); /* 5 */
-	}
+	known = update_before(&c, &p, app, hGraph, "cuGraphExecUpdate_v2");
 	CG_FWD_OUT(rc, real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
-	if (known) {
-		if (rc == CUDA_SUCCESS) {
-			update_known_same_done(app);
-			CG_RETURN(rc);
-		}
-		update_known_same_failed(&p, app, hGraph);
-	}
+	if (known && update_known_after(&p, app, hGraph, rc))
+		CG_RETURN(rc);
 	nu = p.nu;
 	if (resultInfo) {
 		result = (int)resultInfo->result;
@@ -315,21 +321,10 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 		cg_call_end(&c, rc);
 		CG_RETURN(rc);
 	}
-	known = update_known_same(app, hGraph);
-	if (!known) {
-		update_predict(&p, app, hGraph); /* 2, 3 */
-		update_clock(&c, &p);
-		update_policy_pre(&p, app);				  /* 4 */
-		update_records_pre(&p, app, hGraph, "cuGraphExecUpdate"); /* 5 */
-	}
+	known = update_before(&c, &p, app, hGraph, "cuGraphExecUpdate");
 	CG_FWD_OUT(rc, real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
-	if (known) {
-		if (rc == CUDA_SUCCESS) {
-			update_known_same_done(app);
-			CG_RETURN(rc);
-		}
-		update_known_same_failed(&p, app, hGraph);
-	}
+	if (known && update_known_after(&p, app, hGraph, rc))
+		CG_RETURN(rc);
 	nu = p.nu;
 	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) { /* written by the driver */
 		en = *hErrorNode_out;
