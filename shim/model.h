@@ -138,8 +138,10 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 /* Before a begin-capture call from site: sample free memory (only while
  * no capture is live, and not for a steady site's capture) and allocate
  * the next capture's entry, so that nothing costly runs between the
- * driver's begin and the application's next call. */
-void model_capture_presample(uint32_t site);
+ * driver's begin and the application's next call. The steady judgement
+ * (devices.c) goes by site; without one (CGSHIM_BACKTRACE=0 and no Python
+ * frames) by the stream. */
+void model_capture_presample(uint32_t site, CUstream s);
 /* A capture the driver began. c is the begin hook's call (its record is
  * deferred: written when the capture ends, is named abandoned, or at exit,
  * stamped with the time the hook finished), via the runtime name it came

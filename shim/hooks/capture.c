@@ -192,7 +192,7 @@ static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 		used = use = capture_mode_use(asked);                                                                  \
 		cg_policy_collect();                                                                                   \
 		learn_current_pool();                                                                                  \
-		model_capture_presample(site);                                                                         \
+		model_capture_presample(site, hStream);                                                                \
 		model_capture_prepare_blocking(stream_blocking(hStream, ptsz));                                        \
 		cg_exit_register_late();                                                                               \
 		if (use != asked)                                                                                      \

@@ -119,9 +119,10 @@ struct cg_capture {
 	unsigned long long alloc_bytes, malloc_bytes;
 	int have_before;
 	size_t free_before;
-	int steady;	  /* a steady site's capture: no samples (devices.c) */
-	long long noted0; /* cg_noted_total() at its begin */
-	int site_pending; /* its begin site's walk waited: not judged for steadiness */
+	int steady;	     /* a steady site's capture: no samples (devices.c) */
+	long long noted0;    /* cg_noted_total() at its begin */
+	int site_pending;    /* its begin site's walk waited: not judged for steadiness */
+	uint32_t steady_key; /* what the steady judgement goes by: the site, else the stream */
 	/* invalid: the shim knows the capture is invalidated (counted once in
 	 * captures_invalidated); named: its "abandoned" record is written. */
 	int invalid, named;

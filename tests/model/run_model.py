@@ -377,12 +377,13 @@ def case_condensed(recs, pools):
               "stand-in: B's capture steady at its begin, written (got %s)" % [c.get("meminfo") for c in caps])
 
 
-def meminfo_calls(a, base, level):
-    """Real cuMemGetInfo calls of the stand-in under the shim at level, with
-    no log file (the stand-in's STANDIN_VERBOSE trace, one line a call)."""
-    env = dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG=level, STANDIN_VERBOSE="1")
+def meminfo_calls(a, base, level, **extra):
+    """Real cuMemGetInfo calls of the stand-in under the shim at level (the
+    stand-in's STANDIN_VERBOSE trace, one line a call), with extra in the
+    environment."""
+    env = dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG=level, STANDIN_VERBOSE="1", **extra)
     r = run([a.prog], env)
-    check(r.returncode == 0, "condensed at %s: exit %d (want 0)" % (level, r.returncode))
+    check(r.returncode == 0, "condensed at %s %s: exit %d (want 0)" % (level, extra, r.returncode))
     return len(re.findall(r"^\[standin\] cuMemGetInfo", r.stderr.decode(errors="replace"), re.M))
 
 
@@ -393,6 +394,18 @@ def after_condensed(a, base):
     warn, info = meminfo_calls(a, base, "warn"), meminfo_calls(a, base, "info")
     check(warn <= 1, "warn level: at most the start-up cuMemGetInfo (%d calls)" % warn)
     check(info > 4, "info level: the first captures sampled (%d calls)" % info)
+    # Without sites (no backtraces, no Python frames) the steady judgement
+    # goes by the stream: the loop is steady as with sites (it sampled at
+    # every boundary, 152 calls, and condensed nothing).
+    with tempfile.TemporaryDirectory(prefix="cgs-bt0-") as tmp:
+        log = os.path.join(tmp, "log.jsonl")
+        bt0 = meminfo_calls(a, base, "info", CGSHIM_BACKTRACE="0", CGSHIM_PYTHON_FRAMES="0",
+                            CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
+        s = one(read_log(log), "summary")
+    check(bt0 <= info + 4, "no sites: as few samples as with them (%d calls, %d with sites)" % (bt0, info))
+    check((s.get("records_condensed") or 0) >= 500 and (s.get("meminfo_steady") or 0) >= 60,
+          "no sites: the loop's cycles steady and condensed (%s condensed, %s steady)"
+          % (s.get("records_condensed"), s.get("meminfo_steady")))
 
 
 AFTER = {"condensed": after_condensed}
