@@ -75,6 +75,9 @@ struct cg_summary {
 	 * values let an update skip the refusal pass, the pointer diff and
 	 * the references' rework */
 	uint64_t sig, ptrs;
+	/* a walked summary's block capacities (graphs.c: its blocks are
+	 * kept for the next walk when it is freed); 0 in a partial one */
+	uint32_t cap_nodes, cap_det, cap_mem;
 };
 
 struct cg_ndet;
