@@ -64,18 +64,16 @@ static void block_free(void *p)
 
 void *cg_thread_block(struct cg_thread_kind *kind, void **slot, size_t size)
 {
-	static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
 	struct block_hdr *h;
-	int saved = errno;
+	int saved = errno, none = 0;
 	if (*slot)
 		return *slot;
-	if (atomic_load_explicit(&kind->state, memory_order_acquire) == 0) {
-		pthread_mutex_lock(&keys_lock);
-		if (atomic_load_explicit(&kind->state, memory_order_relaxed) == 0)
-			atomic_store_explicit(&kind->state, pthread_key_create(&kind->key, block_free) == 0 ? 1 : -1,
-					      memory_order_release);
-		pthread_mutex_unlock(&keys_lock);
-	}
+	/* The kind's key, made by the first caller (state 2 while it does):
+	 * no lock, so a child forked meanwhile never waits on one; a caller
+	 * that finds the key in the making goes without a block this time. */
+	if (atomic_compare_exchange_strong(&kind->state, &none, 2))
+		atomic_store_explicit(&kind->state, pthread_key_create(&kind->key, block_free) == 0 ? 1 : -1,
+				      memory_order_release);
 	if (atomic_load_explicit(&kind->state, memory_order_acquire) != 1 || !(h = calloc(1, sizeof *h + size))) {
 		errno = saved;
 		return NULL;

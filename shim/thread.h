@@ -24,7 +24,7 @@ void cg_thread_after_fork_child(void);
  * thread that asks again gets a new block. NULL when it cannot be made;
  * errno kept. */
 struct cg_thread_kind {
-	_Atomic int state; /* 0 no key yet, 1 key made, -1 none can be */
+	_Atomic int state; /* 0 no key yet, 2 being made, 1 made, -1 none can be */
 	pthread_key_t key;
 };
 void *cg_thread_block(struct cg_thread_kind *kind, void **slot, size_t size);

@@ -98,16 +98,22 @@ static int update_known_same(CUgraphExec app, CUgraph g)
 	       model_update_memo_hit(app, g);
 }
 
+/* A successful update that writes no record: the runtime hook above it
+ * (cudaGraphExecUpdate) writes none either. */
+static void update_unrecorded(void)
+{
+	if (cg_tls.via)
+		cg_tls.via_consumed = 1;
+}
+
 /* After the driver's answer to a known-same update: 1 when it succeeded
- * (counted; the runtime hook writes nothing either). A refusal after all
- * gets the summaries for the policy and the tail, as after a prediction
- * of success, and 0. */
+ * (counted, no record). A refusal after all gets the summaries for the
+ * policy and the tail, as after a prediction of success, and 0. */
 static int update_known_after(struct upd_pred *p, CUgraphExec app, CUgraph g, CUresult rc)
 {
 	if (rc == CUDA_SUCCESS) {
 		model_exec_updated_known(app);
-		if (cg_tls.via)
-			cg_tls.via_consumed = 1;
+		update_unrecorded();
 		return 1;
 	}
 	update_pred_init(p);
@@ -223,8 +229,7 @@ static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, 
 	 * record below debug level (docs/log-format.md). The record is most
 	 * of the shim's cost of an update from an identical graph. */
 	if (p->quiet && rc == CUDA_SUCCESS && !rewritten && !cg_log_on(CG_L_DEBUG)) {
-		if (cg_tls.via)
-			cg_tls.via_consumed = 1; /* the runtime hook writes nothing either */
+		update_unrecorded();
 		return;
 	}
 	if (cg_call_rec(&r, c, rc)) {

@@ -88,6 +88,7 @@ int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int
 static CG_TLS int presample_have, presample_steady, presample_pending;
 static CG_TLS size_t presample_free;
 static CG_TLS uint32_t presample_key;
+static CG_TLS struct cg_capture *prepared;
 
 /* The steady judgement's key: the begin site, or without one (no
  * backtraces, no Python frames) the stream, with the top bit set so it
@@ -104,7 +105,6 @@ static uint32_t steady_key(uint32_t site, CUstream s)
 	h = (uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull;
 	return (uint32_t)(h >> 33) | 0x80000000u;
 }
-static CG_TLS struct cg_capture *prepared;
 
 void model_capture_presample(uint32_t site, CUstream s)
 {

@@ -390,10 +390,14 @@ long long model_exec_updates_known(void)
 	return atomic_load_explicit(&updates_known, memory_order_relaxed);
 }
 
+/* Counts only: the update that set the memo went through
+ * model_exec_updated_same, which cleared the exec's repeat flag, and
+ * nothing sets it again without a new summary, which forgets the memo. */
 void model_exec_updated_known(CUgraphExec e)
 {
 	atomic_fetch_add_explicit(&updates_known, 1, memory_order_relaxed);
-	model_exec_updated_same(e);
+	atomic_fetch_add_explicit(&updates_same, 1, memory_order_relaxed);
+	(void)e;
 }
 
 void model_exec_update_failed(CUgraphExec e)
