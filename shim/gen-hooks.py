@@ -54,7 +54,7 @@ def defined(sources):
             for macro, param, body in defs:
                 sfx = set(re.findall(r'\bcgh_##%s((?:##_\w+)?)\b' % param, body))
                 for other, osfx in list(makers.items()):
-                    if re.search(r'\b%s\(\s*%s\b' % (other, param), body):
+                    if re.search(r'\b%s\((?:\s|\\)*%s\b' % (other, param), body):  # a break may follow '('
                         sfx |= osfx
                 if sfx:
                     makers[macro] = sfx

@@ -102,7 +102,9 @@ void ledger_exec_gone(CUgraphExec e);
  * (a free or unmap), from its full summary (model_exec_summary: the graph
  * walked then, or when a hook changes or destroys it first). A loop that
  * instantiates and destroys without freeing anything never walks. */
-void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site);
+/* capture, capture_site: g's capture and its begin site (model_graph_info,
+ * which the instantiation already asked). */
+void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, uint64_t capture, uint32_t capture_site);
 /* Work out every pending executable's references now (no lock held). */
 void ledger_resolve_pending(void);
 

@@ -19,6 +19,7 @@
 
 #include "cuda-abi.h"
 #include "log.h"
+#include "state.h"
 #include "thread.h"
 
 #define CG_MAX_DEV 16
@@ -75,6 +76,9 @@ struct cg_summary {
 	 * values let an update skip the refusal pass, the pointer diff and
 	 * the references' rework */
 	uint64_t sig, ptrs;
+	/* partial only: the capture's tally proved no copy node
+	 * (model_graph_captured); model_graph_copies is then one count query */
+	int nocopy;
 	/* a walked summary's block capacities (graphs.c: its blocks are
 	 * kept for the next walk when it is freed); 0 in a partial one */
 	uint32_t cap_nodes, cap_det, cap_mem;
@@ -152,6 +156,36 @@ void model_capture_presample(uint32_t site, CUstream s);
 struct cg_call;
 void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
 			 const struct cg_call *c, const char *via, CUgraph graph);
+/* The kernel tally of the capture this thread began (captures.c), so an
+ * instantiation can know its graph holds no copy without asking the driver
+ * the type of every node. From a successful begin to the end on the same
+ * thread, every kernel launch this thread makes while a capture is live and
+ * the driver accepts is counted when it goes to the capture's origin
+ * stream; anything else -- a launch on another stream, an async copy or
+ * memset, a second capture begun -- turns the tally off. The count can
+ * only fall short of the graph's kernel nodes (a launch from another
+ * thread, an unhooked node call), never exceed them, so "nodes == kernels
+ * + memory nodes" proves every node is a kernel or memory node. Written by
+ * its own thread only; the launch hooks touch it with no lock. */
+struct cg_cap_tally {
+	uint64_t cap;	    /* the capture tracked, 0 for none */
+	const void *stream; /* its origin stream */
+	uint32_t kernels;
+	int off;
+};
+extern CG_TLS struct cg_cap_tally model_tally;
+/* A launch the driver accepted while a capture was live (kernel: 0 for an
+ * async copy or memset). */
+static inline void model_tally_launch(const void *s, int kernel)
+{
+	if (kernel && s == model_tally.stream)
+		model_tally.kernels++;
+	else
+		model_tally.off = 1;
+}
+/* The kernels counted for capture id when this thread tracked it whole,
+ * else -1; the tally ends either way when it tracked id. */
+long model_tally_take(uint64_t id);
 /* Returns 1 when the capture repeats its steady site's cycle: a steady
  * capture (devices.c) that ended well with no violation, failure or break
  * seen meanwhile; its records are then left to debug (call.h). */
@@ -231,6 +265,8 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int
 /* Returns 1 when g was still a repeat graph. */
 int model_graph_destroy(CUgraph g);
 void model_graph_mutated(CUgraph g);
+/* A cuGraphDestroyNode the driver accepted, of a graph unknown. */
+void model_graph_node_destroyed(void);
 void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m);
 /* Summary of a graph (walked now if stale). Returns a private copy the
  * caller frees with model_summary_free, or NULL. Makes only capture-safe
@@ -244,8 +280,11 @@ struct cg_summary *model_graph_summary_cached(CUgraph g);
 CUgraph model_summary_graph(const struct cg_summary *s);
 /* End of a capture that produced g with n nodes: from here until g is
  * mutated, its memory nodes are known from the hooks without a walk.
- * Gives their counts; 0 when g is unknown. */
-int model_graph_captured(CUgraph g, size_t n_nodes, uint32_t *n_alloc, uint32_t *n_free);
+ * Gives their counts; 0 when g is unknown. kernels: the capture's tally
+ * (model_tally_take, -1 for none); when the nodes are exactly the kernels
+ * and the memory nodes, g is known to hold no copy (model_graph_partial's
+ * nocopy). */
+int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t *n_alloc, uint32_t *n_free);
 /* A partial summary of a captured, unchanged graph (NULL if g is not one):
  * what an instantiation needs, without walking the graph. */
 struct cg_summary *model_graph_partial(CUgraph g);
@@ -254,8 +293,13 @@ struct cg_summary *model_graph_partial(CUgraph g);
  * were instantiated from. */
 void model_graph_settle(CUgraph g);
 /* Whether g holds a copy node, or may (a query failed): its node types
- * only, through capture-safe queries, no lock held. */
-int model_graph_copies(CUgraph g);
+ * only, through capture-safe queries, no lock held. partial: the summary
+ * g was instantiated with, or NULL; when its capture's tally proved no
+ * copy, one node-count query answers. */
+int model_graph_copies(CUgraph g, const struct cg_summary *partial);
+/* How many copy checks were made, and how many of them the tally answered
+ * (the exit summary's copy_checks). */
+void model_graph_copy_checks(long long *all, long long *tallied);
 void model_summary_free(struct cg_summary *s);
 /* What makes two captures "the same" for the memory samples (steady
  * captures, devices.c): node count, memory nodes and their bytes. Never 0. */

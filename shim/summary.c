@@ -66,6 +66,12 @@ void cg_summary_exit(void)
 	rec_int(&r, "records_condensed", cg_condensed_total());
 	rec_int(&r, "sites_deferred", cg_sites_deferred());
 	rec_int(&r, "walks", model_graph_walks());
+	{
+		long long all, tallied;
+		model_graph_copy_checks(&all, &tallied);
+		rec_int(&r, "copy_checks", all);
+		rec_int(&r, "copy_checks_tallied", tallied);
+	}
 	cg_rules_summary(&r);
 	cg_door_summary(&r);
 	rec_end(&r);

@@ -8,7 +8,8 @@
  * relaxed load) a launch is forwarded at once: no lock, no allocation, no
  * record, not even at trace level. With a capture live, only a launch on
  * the legacy stream is looked at (CGS014 before the call); everything else
- * is still forwarded untouched.
+ * is still forwarded untouched, and an accepted one counted in this
+ * thread's capture tally (model_tally_launch: a TLS write).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -163,13 +164,14 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
  * Measured on the stand-in (callgrind): ~59 instructions a launch inside a
  * capture before, most of them saving 11 arguments across a call to
  * __errno_location. */
-#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check)                                                \
+#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check, kernel)                                        \
 	static __attribute__((noinline, cold)) CUresult name##_slow params                                             \
 	{                                                                                                              \
 		CUresult rc;                                                                                           \
 		CG_REAL(name);                                                                                         \
 		if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))                                    \
 			return CG_FWD(real_##name args);                                                               \
+		model_tally.off = 1; /* not counted: the legacy stream, or the driver resolved late */                 \
 		if (!(check)) {                                                                                        \
 			rc = CG_FWD(real_##name args);                                                                 \
 			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                          \
@@ -190,15 +192,17 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
 		if (CG_UNLIKELY(cg_caprule_is_legacy((stream_expr), ptsz)))                                            \
 			return name##_slow args;                                                                       \
 		rc = real_##name args;                                                                                 \
-		if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                                  \
+		if (CG_LIKELY(rc == CUDA_SUCCESS))                                                                     \
+			model_tally_launch((stream_expr), kernel);                                                     \
+		else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                             \
 			CG_KEEP_ERRNO(cgh_failed(HID_##name, (stream_expr), ptsz, rc));                                \
 		return rc;                                                                                             \
 	}
 
 #define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                                             \
-	LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr,                                                       \
-			  cg_caprule_is_legacy((stream_expr), ptsz) &&                                                 \
-			      cgh_launch_check(HID_##name, (stream_expr), ptsz))
+	LIVE_CAPTURE_HOOK(                                                                                             \
+	    name, ptsz, params, args, stream_expr,                                                                     \
+	    cg_caprule_is_legacy((stream_expr), ptsz) && cgh_launch_check(HID_##name, (stream_expr), ptsz), 1)
 
 #define LAUNCH_PARAMS                                                                                                  \
 	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,    \
@@ -218,7 +222,7 @@ LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1, (const CUlaunchConfig *config, CUfunction 
  * capture is live), looked at only on the legacy stream (CGS014). */
 #define ASYNC_HOOK(name, ptsz, params, args, what)                                                                     \
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, hStream,                                                           \
-			  cg_caprule_is_legacy(hStream, ptsz) && cgh_async_check(HID_##name, hStream, ptsz, what))
+			  cg_caprule_is_legacy(hStream, ptsz) && cgh_async_check(HID_##name, hStream, ptsz, what), 0)
 
 /* The same for an async copy or memset on the legacy stream. */
 static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)

@@ -270,6 +270,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		int have_counts = 0, repeat = 0;
 		uint32_t n_alloc = 0, n_free = 0;
 		size_t n = 0;
+		long kernels = model_tally_take(id);
 		if (capturing)
 			repeat = model_capture_end(id, s, g, rc);
 		cgh_call_repeat(&c, repeat);
@@ -285,7 +286,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			    !drv_cuGraphGetNodes || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS) {
 				sum = model_graph_summary(g);
 			} else {
-				have_counts = model_graph_captured(g, n, &n_alloc, &n_free);
+				have_counts = model_graph_captured(g, n, kernels, &n_alloc, &n_free);
 			}
 		}
 		if (sum) { /* the counts from the walk */

@@ -45,8 +45,7 @@ static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t 
 	}
 	{
 		int origin = 0, mn = 0;
-		uint32_t gsite = 0;
-		if (model_graph_info(g, &origin, &f->cap, &gsite, &mn) && f->cap && f->sum)
+		if (model_graph_info(g, &origin, &f->cap, &f->cap_site, &mn) && f->cap && f->sum)
 			f->shape = model_summary_shape(f->sum);
 		f->steady = f->shape && model_meminfo_steady_inst(f->cap, f->shape);
 	}
@@ -142,12 +141,12 @@ static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, 
 		 * and the graph has copies). Its findings (CGS020) precede the
 		 * call's record. f->sum stays valid: the exec holds it. */
 		f->repeat = model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum), f->steady && !f->rule);
-		if (f->sum && f->sum->partial && !model_graph_copies(g)) {
+		if (f->sum && f->sum->partial && !model_graph_copies(g, f->sum)) {
 			/* No copy, so nothing for CGS020 now: the references
 			 * wait for the first free (ledger_exec_pending), and a
 			 * loop that destroys the exec before freeing never
 			 * walks the graph (docs/design.md, cost per call). */
-			ledger_exec_pending(*ph, g, f->site);
+			ledger_exec_pending(*ph, g, f->site, f->cap, f->cap_site);
 		} else {
 			struct cg_summary *full = model_exec_summary(*ph);
 			cgh_ledger_exec_set(*ph, g, f->site, full, api);

@@ -272,3 +272,11 @@ ADD_NODE_PARTS(cuGraphAddNode_v2,
 	}
 ADD_KERNEL_NODE_PARTS(cuGraphAddKernelNode, CUDA_KERNEL_NODE_PARAMS_v1)
 ADD_KERNEL_NODE_PARTS(cuGraphAddKernelNode_v2, CUDA_KERNEL_NODE_PARAMS)
+
+/* A node destroyed: its graph is not named, so every proof that counted a
+ * graph's nodes (the capture tally's no-copy) stops standing. */
+void cgh_cuGraphDestroyNode_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraphNode hNode)
+{
+	if (rc == CUDA_SUCCESS)
+		model_graph_node_destroyed();
+}

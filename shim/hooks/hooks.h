@@ -109,6 +109,7 @@ struct cgh_frame {
 	int steady;		/* instantiate: a steady capture's graph, no samples */
 	int repeat;		/* instantiate, alloc in a capture: a repeat's call (call.h) */
 	uint64_t cap, shape;	/* instantiate: the graph's capture, its shape */
+	uint32_t cap_site;	/* instantiate: that capture's begin site */
 	struct cg_summary *sum; /* the graph's summary, owned until _done */
 };
 

@@ -23,6 +23,8 @@ void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o)
 }
 
 struct cg_capture *model_captures;
+CG_TLS struct cg_cap_tally model_tally;
+static struct cg_capture *cap_find_locked(uint64_t id);
 static CG_TLS int thread_mode_set;
 static CG_TLS int thread_mode;
 
@@ -173,8 +175,31 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 	model_tot.captures++;
 	/* The begin hook's end: the deferred record's stamp and post_ns. */
 	c->bend = bc && bc->t0 ? cg_now_ns() : 0;
+	/* The tally follows this capture unless this thread's earlier one is
+	 * still live (two at once: neither is counted whole). One whose end
+	 * another thread made is over. */
+	if (model_tally.cap && cap_find_locked(model_tally.cap)) {
+		model_tally.off = 1;
+	} else {
+		model_tally.cap = id;
+		model_tally.stream = s;
+		model_tally.kernels = 0;
+		model_tally.off = !id;
+	}
 	pthread_mutex_unlock(&model_cap_lock);
 	atomic_fetch_add(&cg_live_captures, 1);
+}
+
+long model_tally_take(uint64_t id)
+{
+	long k = -1;
+	if (!id || model_tally.cap != id)
+		return -1;
+	if (!model_tally.off)
+		k = model_tally.kernels;
+	model_tally.cap = 0;
+	model_tally.stream = NULL;
+	return k;
 }
 
 static int conflicts_locked(const struct cg_capture *c, int me, int mode)

@@ -22,7 +22,8 @@ static _Atomic(struct cg_summary *) spare_sum;
 
 static void summary_blocks_free(struct cg_summary *s)
 {
-	free(s->mem);
+	if (s->mem != (struct cg_mnode *)(s + 1)) /* a partial one's are in its block */
+		free(s->mem);
 	free(s->det);
 	free(s); /* nodes, ndeps and types live in the same block */
 }
@@ -319,6 +320,16 @@ int model_graph_destroy(CUgraph g)
 	return repeat;
 }
 
+/* Node destroys seen (cuGraphDestroyNode names no graph, and this
+ * driver's headers have no query for a node's graph). */
+static _Atomic unsigned node_destroys;
+
+void model_graph_node_destroyed(void)
+{
+	atomic_fetch_add_explicit(&node_destroys, 1, memory_order_relaxed);
+	model_epoch_bump(); /* some graph changed: no memo stands */
+}
+
 void model_graph_mutated(CUgraph g)
 {
 	struct cg_graph *x;
@@ -441,7 +452,7 @@ static void mnode_counts(const struct cg_mnode *m, int n, uint32_t *n_alloc, uin
 	}
 }
 
-int model_graph_captured(CUgraph g, size_t n_nodes, uint32_t *n_alloc, uint32_t *n_free)
+int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t *n_alloc, uint32_t *n_free)
 {
 	struct cg_graph *x;
 	pthread_mutex_lock(&model_gx_lock);
@@ -451,6 +462,8 @@ int model_graph_captured(CUgraph g, size_t n_nodes, uint32_t *n_alloc, uint32_t 
 		x->cap_gen = x->gen;
 		x->n_nodes_cap = (uint32_t)n_nodes;
 		mnode_counts(x->mem, x->n_mem, n_alloc, n_free);
+		x->cap_nocopy = kernels >= 0 && (size_t)kernels + *n_alloc + *n_free == n_nodes;
+		x->cap_destroys = atomic_load_explicit(&node_destroys, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	return x != NULL;
@@ -463,20 +476,22 @@ struct cg_summary *model_graph_partial(CUgraph g)
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
 	if (x && x->origin == 1 && x->cap_gen && x->cap_gen == x->gen) {
-		s = calloc(1, sizeof *s);
-		if (s)
-			s->mem = malloc(((size_t)x->n_mem + 1) * sizeof *s->mem);
-		if (s && s->mem) {
+		/* one block: the header, then the memory nodes */
+		s = malloc(sizeof *s + ((size_t)x->n_mem + 1) * sizeof *s->mem);
+		if (s) {
+			memset(s, 0, sizeof *s);
+			s->mem = (struct cg_mnode *)(s + 1);
 			atomic_init(&s->refs, 1);
 			s->partial = 1;
+			/* a node destroyed since, then one added through an
+			 * unhooked call, would keep the node count */
+			s->nocopy = x->cap_nocopy &&
+				    x->cap_destroys == atomic_load_explicit(&node_destroys, memory_order_relaxed);
 			s->n_nodes = x->n_nodes_cap;
 			if (x->n_mem) /* x->mem is NULL for a graph without memory nodes */
 				memcpy(s->mem, x->mem, (size_t)x->n_mem * sizeof *s->mem);
 			memset(&s->mem[x->n_mem], 0, sizeof *s->mem);
 			mnode_counts(x->mem, x->n_mem, &s->n_alloc, &s->n_free);
-		} else if (s) {
-			free(s);
-			s = NULL;
 		}
 	}
 	pthread_mutex_unlock(&model_gx_lock);
@@ -527,12 +542,32 @@ void model_graph_settle(CUgraph g)
 	model_summary_free(full);
 }
 
-int model_graph_copies(CUgraph g)
+static _Atomic long long copy_checks, copy_checks_tallied;
+
+void model_graph_copy_checks(long long *all, long long *tallied)
+{
+	*all = atomic_load_explicit(&copy_checks, memory_order_relaxed);
+	*tallied = atomic_load_explicit(&copy_checks_tallied, memory_order_relaxed);
+}
+
+int model_graph_copies(CUgraph g, const struct cg_summary *partial)
 {
 	CUgraphNode small[256], *nodes = small;
 	size_t n = 256;
 	int found = 1, ok;
-	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, small, &n) != CUDA_SUCCESS)
+	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType)
+		return 1;
+	atomic_fetch_add_explicit(&copy_checks, 1, memory_order_relaxed);
+	/* Proved by the capture's tally: the same node count still (a node
+	 * added since through a call that does not move the generation, such
+	 * as cuGraphAddMemcpyNode, shows in it) says nothing was added. */
+	if (partial && partial->partial && partial->nocopy && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS &&
+	    n == partial->n_nodes) {
+		atomic_fetch_add_explicit(&copy_checks_tallied, 1, memory_order_relaxed);
+		return 0;
+	}
+	n = 256;
+	if (drv_cuGraphGetNodes(g, small, &n) != CUDA_SUCCESS)
 		return 1;
 	/* One query when the nodes fit: the driver writes at most 256 and
 	 * says how many it wrote; 256 may mean more, counted then. */

@@ -510,17 +510,13 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 	out->e = e, out->g = g, out->exec_site = exec_site, out->capture_site = csite, out->n = npg;
 }
 
-void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site)
+void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, uint64_t capture, uint32_t csite)
 {
-	int origin = 0, mn = 0;
-	uint64_t capture = 0;
-	uint32_t csite = 0;
 	struct cg_summary *old_sum = NULL;
 	struct lg_ref *old_refs = NULL;
 	struct lg_exec **link, *x;
 	if (!e)
 		return;
-	model_graph_info(g, &origin, &capture, &csite, &mn);
 	pthread_mutex_lock(&lg_lock);
 	x = ledger_exec_find_locked(e, &link);
 	if (!x && (x = calloc(1, sizeof *x)) != NULL) {

@@ -173,6 +173,8 @@ struct cg_graph {
 	uint32_t sum_gen;
 	uint32_t cap_gen; /* gen at the end of its capture (0: not captured) */
 	uint32_t n_nodes_cap;
+	int cap_nocopy;	       /* at cap_gen: every node a kernel or memory node (model_tally) */
+	unsigned cap_destroys; /* node destroys seen at cap_gen (graphs.c) */
 	int pending;	       /* execs holding a partial summary of this graph */
 	int repeat;	       /* from a repeat capture (model_capture_end), unchanged since */
 	CUgraphExec live_exec; /* latest live exec instantiated from it */

@@ -426,6 +426,18 @@ def case_update_memo(recs, pools):
     check(all(r.get("predicted_by") == "CGS001" for r in upd), "both predicted by CGS001")
 
 
+def case_copy_tally(recs, pools):
+    """The capture's kernel tally answers the copy check (kernels/model/copy_tally.cu)."""
+    s = one(recs, "summary")
+    check(s.get("copy_checks") == 10, "10 instantiations of captured graphs asked for copies (%s)"
+          % s.get("copy_checks"))
+    check(s.get("copy_checks_tallied") == 3, "3 answered by the tally, A's; B-G asked every node (%s)"
+          % s.get("copy_checks_tallied"))
+    v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS020"]
+    check(len(v) == 1, "CGS020 names B's pageable copy (%d)" % len(v))
+    check(s.get("walks") == 1, "only B's graph walked (the copy's details for CGS020) (%s)" % s.get("walks"))
+
+
 def case_multi_device(recs, pools):
     """Two devices: memory nodes on each with peer access, a first launch from
     the other device's context, per-device current pool, per-device graph
@@ -485,6 +497,7 @@ CASES = {
     "relaxed_malloc": case_relaxed_malloc,
     "quiet_sync": case_quiet_sync,
     "update_memo": case_update_memo,
+    "copy_tally": case_copy_tally,
 }
 
 

@@ -133,6 +133,7 @@
 	X(graphUpload, "cuGraphUpload", PFN_cuGraphUpload_v11010)                                                      \
 	X(graphExecDestroy, "cuGraphExecDestroy", PFN_cuGraphExecDestroy_v10000)                                       \
 	X(graphGetNodes, "cuGraphGetNodes", PFN_cuGraphGetNodes_v10000)                                                \
+	X(graphDestroyNode, "cuGraphDestroyNode", PFN_cuGraphDestroyNode_v10000)                                       \
 	X(graphNodeGetType, "cuGraphNodeGetType", PFN_cuGraphNodeGetType_v10000)                                       \
 	X(graphAddMemAllocNode, "cuGraphAddMemAllocNode", PFN_cuGraphAddMemAllocNode_v11040)                           \
 	X(graphAddMemFreeNode, "cuGraphAddMemFreeNode", PFN_cuGraphAddMemFreeNode_v11040)                              \
@@ -835,6 +836,12 @@ EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, 
 {
 	INIT();
 	return DRV(graphGetNodes, (CUgraph)graph, (CUgraphNode *)nodes, numNodes);
+}
+
+EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
+{
+	INIT();
+	return DRV(graphDestroyNode, (CUgraphNode)node);
 }
 
 EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType)
