@@ -3,7 +3,7 @@
 every speed bar, one driver, one table of bars (bench/bars.tsv).
 
 usage: python3 bench/run.py [--quick] [--rounds N] [--cases A,B,...] [--core N|none]
-                            [--bin DIR] [--lib PATH] [--json FILE] [--lockstep] [--keep-logs]
+                            [--bin DIR] [--lib PATH] [--json FILE] [--processes] [--keep-logs]
        python3 bench/run.py --dry ...     the same with a fake workload (bench/fake_workload.py)
        python3 bench/run.py --selftest    checks of the statistics and the driver, on this machine
 Build first: bash bench/build.sh (the workloads into build-gpu/bench-bin, the
@@ -44,15 +44,23 @@ Cases (the run that measures them, and the ratio taken per round):
                      value is the median of its per-iteration ratios. Lockstep
                      because the two sides time different calls of ~140 us
                      whose cost follows the host's speed of the moment.
-Every other case runs as separate processes, one per mode, INTERLEAVED: a
-round runs every selected run once in each mode, the mode order rotating per
-round (bare/shim/disabled, shim/disabled/bare, disabled/bare/shim), all pinned
-to one core (taskset -c CORE); a process reports the median of many
-iterations timed inside it around the calls only (no start-up). --lockstep
-runs the capture and update cases in lockstep instead (the three modes in a
-ring passing a baton per iteration; the round's value is the median of its
-per-iteration ratios): the cost in the caches a partner process leaves
-behind, an alternative where the host's speed moves within a run.
+The capture and update cases run in LOCKSTEP too: per round, one process
+per mode, the three in a ring on one core passing a baton per iteration in
+the round's mode order (rotating: bare/shim/disabled, shim/disabled/bare,
+disabled/bare/shim); the round's value is the median of its per-iteration
+ratios. Lockstep because the lent hosts' speed moves in phases of seconds:
+on the H200 of 2026-11-28 the bare 64-node capture cycle of processes a
+second apart measured 100-200 us, so a ratio of two processes' medians was
+mostly which phase each met (95% intervals +-4%), where iterations 0.2 ms
+apart meet the same one (+-1%). Each iteration then runs with the caches a
+partner process left behind: the shim's code and data come back cold every
+time, the harder measure of the two. --processes runs them as the other
+cases run instead. Every other case runs as separate processes, one per
+mode, INTERLEAVED: a round runs every selected run once in each mode, the
+mode order rotating per round as above, all pinned to one core (taskset -c
+CORE); a process reports the median of many iterations timed inside it
+around the calls only (no start-up): launch and eager measure batches of
+1000 calls, whose speed the phases move alike for every mode of a round.
 
 Statistics per (case, mode): the median over rounds of the per-round ratio
 mode/bare with a bootstrap 95% interval (random.Random(17), 2000 resamples of
@@ -412,7 +420,9 @@ def parser():
     p.add_argument("--bin", default=os.path.join(ROOT, "build-gpu", "bench-bin"), help="the workloads (bench/build.sh)")
     p.add_argument("--lib", default=os.path.join(ROOT, "build-gpu", "shim", "libcgshim.so"), help="libcgshim.so")
     p.add_argument("--json", help="write every raw number and the results to this file")
-    p.add_argument("--lockstep", action="store_true", help="capture and update cases in lockstep (a ring of the modes)")
+    p.add_argument("--processes", action="store_true",
+                   help="the capture and update cases as interleaved processes too (default: in lockstep)")
+    p.add_argument("--lockstep", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old callers
     p.add_argument("--before", help="another libcgshim.so (e.g. before a change): a fourth mode, 'before', "
                    "interleaved with the others, reported beside shim (no bar)")
     p.add_argument("--keep-logs", action="store_true", help="keep the shim's logs (their directory is printed)")
@@ -447,6 +457,7 @@ def fake_bin(tmp):
 
 def main(argv=None, say=print):
     a = parser().parse_args(argv)
+    a.lockstep = not a.processes
     if a.selftest:
         import selftest
         return selftest.main()
