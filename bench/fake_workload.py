@@ -154,7 +154,10 @@ def rewrite_bench(reps, nodes):
 def main(argv):
     if argv[1] == "workload":
         log({"ev": "start"})
-        workload(argv[2], int(argv[3]), int(argv[4]))
+        iters = int(argv[4])
+        if argv[2] in ("launch", "eager") and len(argv) > 5:
+            iters = max(1, iters // int(argv[5]))  # one iteration per batch, as workload.cu times them
+        workload(argv[2], int(argv[3]), iters)
     elif argv[1] == "rewrite_bench":
         rewrite_bench(int(argv[2]), int(argv[4]))
     else:

@@ -44,23 +44,25 @@ Cases (the run that measures them, and the ratio taken per round):
                      value is the median of its per-iteration ratios. Lockstep
                      because the two sides time different calls of ~140 us
                      whose cost follows the host's speed of the moment.
-The capture and update cases run in LOCKSTEP too: per round, one process
-per mode, the three in a ring on one core passing a baton per iteration in
-the round's mode order (rotating: bare/shim/disabled, shim/disabled/bare,
-disabled/bare/shim); the round's value is the median of its per-iteration
-ratios. Lockstep because the lent hosts' speed moves in phases of seconds:
-on the H200 of 2026-11-28 the bare 64-node capture cycle of processes a
-second apart measured 100-200 us, so a ratio of two processes' medians was
-mostly which phase each met (95% intervals +-4%), where iterations 0.2 ms
-apart meet the same one (+-1%). Each iteration then runs with the caches a
-partner process left behind: the shim's code and data come back cold every
-time, the harder measure of the two. --processes runs them as the other
-cases run instead. Every other case runs as separate processes, one per
-mode, INTERLEAVED: a round runs every selected run once in each mode, the
-mode order rotating per round as above, all pinned to one core (taskset -c
-CORE); a process reports the median of many iterations timed inside it
-around the calls only (no start-up): launch and eager measure batches of
-1000 calls, whose speed the phases move alike for every mode of a round.
+The workload cases (launch, eager, capture, update) run in LOCKSTEP too:
+per round, one process per mode, the three in a ring on one core passing a
+baton per iteration (launch, eager: per batch of 1000) in the round's mode
+order (rotating: bare/shim/disabled, shim/disabled/bare, disabled/bare/shim);
+the round's value is the median of its per-iteration ratios. Lockstep
+because the lent hosts' speed moves in phases of seconds: on the H200 of
+2026-11-28 the bare 64-node capture cycle of processes a second apart
+measured 100-200 us, and the bare launch 1.4-1.8 us with the GPU's clocks,
+so a ratio of two processes' medians was mostly which phase each met (95%
+intervals +-4%, and a disabled shim, a pure pass-through, "failed" its
+1.005), where iterations a fraction of a millisecond apart meet the same one
+(+-1%). Each iteration then runs with the caches a partner process left
+behind: the shim's code and data come back cold every time, the harder
+measure of the two. --processes runs them the old way: separate processes,
+one per mode, INTERLEAVED, a round running every selected run once in each
+mode in the rotating order, all pinned to one core (taskset -c CORE), each
+process reporting the median of many iterations timed inside it around the
+calls only (no start-up). The rewrite-warm and rewrite-launch cases always
+run that way (rewrite_bench).
 
 Statistics per (case, mode): the median over rounds of the per-round ratio
 mode/bare with a bootstrap 95% interval (random.Random(17), 2000 resamples of
@@ -110,8 +112,8 @@ class Run:
 # workload CASE NODES ITERS [BATCH]. Iteration counts: enough for a stable
 # in-process median, small next to the ~0.3 s start-up of a CUDA process.
 RUNS = {
-    "launch": Run("workload", ["launch", "1", "20000", "1000"], ["launch", "1", "10000", "1000"]),
-    "eager": Run("workload", ["eager", "1", "20000", "1000"], ["eager", "1", "10000", "1000"]),
+    "launch": Run("workload", ["launch", "1", "30000", "1000"], ["launch", "1", "10000", "1000"], ring=True),
+    "eager": Run("workload", ["eager", "1", "30000", "1000"], ["eager", "1", "10000", "1000"], ring=True),
     "capture-64": Run("workload", ["capture", "64", "200"], ["capture", "64", "100"], ring=True),
     "capture-1000": Run("workload", ["capture", "1000", "30"], ["capture", "1000", "15"], ring=True),
     "update-same-64": Run("workload", ["update-same", "64", "1000"], ["update-same", "64", "400"], ring=True),
@@ -421,7 +423,7 @@ def parser():
     p.add_argument("--lib", default=os.path.join(ROOT, "build-gpu", "shim", "libcgshim.so"), help="libcgshim.so")
     p.add_argument("--json", help="write every raw number and the results to this file")
     p.add_argument("--processes", action="store_true",
-                   help="the capture and update cases as interleaved processes too (default: in lockstep)")
+                   help="the workload cases as interleaved processes (default: in lockstep)")
     p.add_argument("--lockstep", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old callers
     p.add_argument("--before", help="another libcgshim.so (e.g. before a change): a fourth mode, 'before', "
                    "interleaved with the others, reported beside shim (no bar)")
@@ -483,7 +485,7 @@ def main(argv=None, say=print):
             raise SystemExit("--core %s: not one of this process's cores %s" % (a.core, sorted(os.sched_getaffinity(0))))
     say("cgshim bench: %d rounds, %s, cases %s, core %s, %s%s; logs in %s"
         % (a.rounds, "quick" if a.quick else "full", ",".join(c.name for c in cases), a.core,
-           "lockstep capture/update" if a.lockstep else "interleaved processes", " (DRY: fake workload)" if a.dry
+           "lockstep workloads" if a.lockstep else "interleaved processes", " (DRY: fake workload)" if a.dry
            else "", tmp))
     try:
         raw = measure(a, cases, tmp, say)

@@ -154,13 +154,13 @@ def dry():
           "dry run: JSON holds every round's raw numbers", "%s" % counts)
     # lockstep for capture and update (the default): the ring of three modes
     lines = []
-    rc = run.main(["--dry", "--rounds", "3", "--core", core, "--cases", "capture-64,update-fresh-1000"],
+    rc = run.main(["--dry", "--rounds", "3", "--core", core, "--cases", "launch,capture-64,update-fresh-1000"],
                   say=lines.append)
     print("\n".join("  | " + line for line in lines), flush=True)
-    rows = [line.split() for line in lines if line.split()[:1] in (["capture-64"], ["update-fresh-1000"])]
-    ok = len(rows) == 4 and all(r[2] == "lockstep" and abs(float(r[4]) - fake_workload.factor(r[0], r[1])) <= TOL
+    rows = [line.split() for line in lines if line.split()[:1] in (["launch"], ["capture-64"], ["update-fresh-1000"])]
+    ok = len(rows) == 6 and all(r[2] == "lockstep" and abs(float(r[4]) - fake_workload.factor(r[0], r[1])) <= TOL
                                 for r in rows)
-    check(ok, "dry run: capture and update in a ring by default, true ratios", "%s" % rows)
+    check(ok, "dry run: launch, capture and update in a ring by default, true ratios", "%s" % rows)
 
 
 def main():

@@ -25,8 +25,8 @@
  * set-up and the warm-up iterations are excluded, so the ratios compare the
  * calls and not the loader.
  *
- * Lockstep (bench/run.py --lockstep, bench/baton.h): with BENCH_BATON set, the
- * capture and update cases print "iter I NS" per iteration and pass the baton
+ * Lockstep (bench/run.py's default, bench/baton.h): with BENCH_BATON set, every
+ * case prints "iter I NS" per iteration (launch, eager: per batch) and passes the baton
  * after every iteration (warm-up included, so every side takes the same
  * number of turns).
  *
@@ -110,8 +110,10 @@ static void launch_empty(cudaStream_t s)
 }
 
 /* launch, eager: per-launch ns of each batch (the batch's closing
- * synchronize included, amortized over BATCH launches). */
-static int launches(int eager, int iters, int batch, cudaStream_t s, float *buf)
+ * synchronize included, amortized over BATCH launches). In lockstep (lock)
+ * the warm-up is a count, 100 batches, so every side takes as many turns,
+ * and the partners' batches keep the GPU's clocks up meanwhile. */
+static int launches(int eager, int iters, int batch, cudaStream_t s, float *buf, int lock)
 {
 	int nb = iters / batch > 0 ? iters / batch : 1;
 	double *t = (double *)malloc((size_t)nb * sizeof *t);
@@ -129,6 +131,7 @@ static int launches(int eager, int iters, int batch, cudaStream_t s, float *buf)
 	 * after (H200, 2026-11-28); 2,000 launches left one run's processes
 	 * in either state, bare or not. */
 	double w0 = now_ns();
+	int warm = 0;
 	do {
 		for (int i = 0; i < 1000; i++)
 			if (eager)
@@ -136,7 +139,9 @@ static int launches(int eager, int iters, int batch, cudaStream_t s, float *buf)
 			else
 				MUST(cudaGraphLaunch(e, s));
 		MUST(cudaStreamSynchronize(s));
-	} while (now_ns() - w0 < 300e6);
+		if (lock)
+			baton_turn();
+	} while (lock ? ++warm < 100 : now_ns() - w0 < 300e6);
 	for (int b = 0; b < nb; b++) {
 		double t0 = now_ns();
 		if (eager)
@@ -147,6 +152,10 @@ static int launches(int eager, int iters, int batch, cudaStream_t s, float *buf)
 				MUST(cudaGraphLaunch(e, s));
 		MUST(cudaStreamSynchronize(s));
 		t[b] = (now_ns() - t0) / batch;
+		if (lock) {
+			printf("iter %d %.1f\n", b, t[b]);
+			baton_turn();
+		}
 	}
 	report(eager ? "eager" : "launch", eager ? 0 : 1, nb, t);
 	if (!eager) {
@@ -246,7 +255,7 @@ int main(int argc, char **argv)
 	MUST(cudaMalloc((void **)&buf, BUF * sizeof(float)));
 	lock = baton_init(); /* after the set-up: the turns pair iterations only */
 	if (!strcmp(c, "launch") || !strcmp(c, "eager"))
-		rc = launches(c[0] == 'e', iters, batch, s, buf);
+		rc = launches(c[0] == 'e', iters, batch, s, buf, lock);
 	else if (!strcmp(c, "capture"))
 		rc = capture(nodes, iters, s, lock);
 	else if (!strcmp(c, "update-same") || !strcmp(c, "update-fresh"))
