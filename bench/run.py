@@ -103,7 +103,7 @@ BOOT_N, BOOT_SEED, LEVEL = 2000, 17, 0.95
 class Run:
     """One kind of process: exe in --bin, its arguments (full, quick), the
     extra shim environment, and whether its capture/update loop can run in
-    lockstep (--lockstep)."""
+    lockstep (the default; --processes runs it as processes)."""
 
     def __init__(self, exe, full, quick, extra=None, ring=False):
         self.exe, self.full, self.quick, self.extra, self.ring = exe, full, quick, extra or {}, ring
