@@ -19,7 +19,7 @@ nvcc -O2 -arch="$A" -Ikernels -Ibench -o "$G/workload" bench/workload.cu & pids+
 nvcc -O2 -arch="$A" -Ikernels -Ibench -o "$G/rewrite_bench" bench/rewrite_bench.cu & pids+=($!)
 nvcc -O2 -arch="$A" -Ikernels -o "$G/drvstate_probe" bench/drvstate_probe.cu & pids+=($!)
 nvcc -O2 -arch="$A" -Ikernels -o "$G/walk_cost" bench/walk_cost.cu -lcuda & pids+=($!)
-nvcc -O2 -arch="$A" -Ikernels -o "$G/query_cost" bench/query_cost.cu -lcuda & pids+=($!)
+nvcc -O2 -arch="$A" -Ikernels -Ibench -o "$G/query_cost" bench/query_cost.cu -lcuda & pids+=($!)
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 [ $rc = 0 ] && echo "built $G/{workload,rewrite_bench,drvstate_probe,walk_cost,query_cost} and $B/shim/libcgshim.so"

@@ -14,7 +14,7 @@
  *   all     every one of them
  * Prints per variant the median cycle (ns), the median of the per-pair
  * differences variant - bare (ns) and the ratio of medians.
- *   nvcc -O2 -arch=sm_90 -Ikernels -o query_cost bench/query_cost.cu -lcuda
+ *   nvcc -O2 -arch=sm_90 -Ikernels -Ibench -o query_cost bench/query_cost.cu -lcuda
  * usage: query_cost [PAIRS (default 2000)]
  */
 #include <cuda.h>
@@ -24,25 +24,7 @@
 #include <time.h>
 
 #include "scenario.h"
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "timing.h"
 
 enum { Q_FLAGS = 1, Q_INFO = 2, Q_COUNT = 4, Q_TYPES = 8 };
 
@@ -104,7 +86,8 @@ int main(int argc, char **argv)
 	cudaStream_t s;
 	if (cudaFree(0) != cudaSuccess || cudaStreamCreate(&s) != cudaSuccess)
 		return 2;
-	double *bare = (double *)malloc(sizeof(double) * pairs * nv), *with = (double *)malloc(sizeof(double) * pairs * nv);
+	double *bare = (double *)malloc(sizeof(double) * pairs * nv),
+	       *with = (double *)malloc(sizeof(double) * pairs * nv);
 	double *d = (double *)malloc(sizeof(double) * pairs);
 	for (int r = 0; r < 50; r++)
 		cycle(s, r & 1 ? 15 : 0);

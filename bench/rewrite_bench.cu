@@ -35,36 +35,17 @@
 #include <stdlib.h>
 #include <time.h>
 #include "scenario.h"
+#include "timing.h"
 #include "baton.h"
 
-#define MUST(call)                                                                                 \
-	do {                                                                                       \
-		int rc_ = (int)(call);                                                             \
-		if (rc_ != cudaSuccess) {                                                          \
-			printf("%s: rc=%d (%s) line %d\n", #call, rc_, cudaGetErrorName((cudaError_t)rc_), \
-			       __LINE__);                                                          \
-			exit(1);                                                                   \
-		}                                                                                  \
+#define MUST(call)                                                                                                     \
+	do {                                                                                                           \
+		int rc_ = (int)(call);                                                                                 \
+		if (rc_ != cudaSuccess) {                                                                              \
+			printf("%s: rc=%d (%s) line %d\n", #call, rc_, cudaGetErrorName((cudaError_t)rc_), __LINE__);  \
+			exit(1);                                                                                       \
+		}                                                                                                      \
 	} while (0)
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof *v, cmp);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static cudaGraph_t chain(cudaStream_t s, float *buf, int nodes)
 {

@@ -40,6 +40,7 @@
 
 #include "scenario.h"
 #include "baton.h"
+#include "timing.h"
 
 #ifdef __CUDACC__
 __global__ void k_empty(void)
@@ -53,38 +54,24 @@ static void k_empty(void **a, unsigned long n)
 }
 #endif
 
-#define MUST(call)                                                                                 \
-	do {                                                                                       \
-		int rc_ = (int)(call);                                                             \
-		if (rc_ != cudaSuccess) {                                                          \
-			printf("%s: rc=%d (%s) line %d\n", #call, rc_, cudaGetErrorName((cudaError_t)rc_), \
-			       __LINE__);                                                          \
-			exit(1);                                                                   \
-		}                                                                                  \
+#define MUST(call)                                                                                                     \
+	do {                                                                                                           \
+		int rc_ = (int)(call);                                                                                 \
+		if (rc_ != cudaSuccess) {                                                                              \
+			printf("%s: rc=%d (%s) line %d\n", #call, rc_, cudaGetErrorName((cudaError_t)rc_), __LINE__);  \
+			exit(1);                                                                                       \
+		}                                                                                                      \
 	} while (0)
 
 #define BUF 1024L
 
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Sorts v; prints the result line. */
 static void report(const char *name, int nodes, int n, double *v)
 {
-	qsort(v, (size_t)n, sizeof *v, cmp);
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
 	double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-	printf("result %s nodes %d iters %d median_ns %.1f p25_ns %.1f p75_ns %.1f\n", name, nodes, n, med,
-	       v[n / 4], v[(3 * n) / 4]);
+	printf("result %s nodes %d iters %d median_ns %.1f p25_ns %.1f p75_ns %.1f\n", name, nodes, n, med, v[n / 4],
+	       v[(3 * n) / 4]);
 }
 
 static cudaGraph_t chain(cudaStream_t s, float *buf, int nodes, double v)
@@ -210,7 +197,7 @@ static int update(int fresh, int nodes, int iters, cudaStream_t s, float *buf, i
 	MUST(cudaGraphInstantiate(&e, g0, 0));
 	if (!fresh)
 		same = chain(s, buf, nodes, 1.0); /* identical to g0, captured once */
-	for (int r = -10; r < iters; r++) { /* 10 warm-up iterations */
+	for (int r = -10; r < iters; r++) {	  /* 10 warm-up iterations */
 		cudaGraph_t g = fresh ? chain(s, buf, nodes, 1.0 + (r + 10) * 1e-3) : same;
 		double t0 = now_ns();
 		MUST(cudaGraphExecUpdate(e, g, &info));
