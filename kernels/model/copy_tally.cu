@@ -20,7 +20,10 @@
  *     off.
  *  G  two captures live at once on this thread (s, then s3): neither is
  *     tallied.
- * 10 copy checks, 3 tallied; one CGS020.
+ *  H  a tallied capture, then an empty node added through
+ *     cudaGraphAddEmptyNode (not hooked: the graph's generation stays): the
+ *     node count no longer matches, so every type is asked.
+ * 11 copy checks, 3 tallied; one CGS020.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -130,6 +133,13 @@ int main(void)
 	CHECK(cudaStreamEndCapture(s3, &ga), cudaSuccess);
 	CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
 	inst_destroy(ga);
+	inst_destroy(g);
+
+	g = kernels(4); /* H */
+	{
+		cudaGraphNode_t empty;
+		CHECK(cudaGraphAddEmptyNode(&empty, g, NULL, 0), cudaSuccess);
+	}
 	inst_destroy(g);
 
 	CHECK(cudaStreamSynchronize(s4), cudaSuccess);

@@ -429,9 +429,9 @@ def case_update_memo(recs, pools):
 def case_copy_tally(recs, pools):
     """The capture's kernel tally answers the copy check (kernels/model/copy_tally.cu)."""
     s = one(recs, "summary")
-    check(s.get("copy_checks") == 10, "10 instantiations of captured graphs asked for copies (%s)"
+    check(s.get("copy_checks") == 11, "11 instantiations of captured graphs asked for copies (%s)"
           % s.get("copy_checks"))
-    check(s.get("copy_checks_tallied") == 3, "3 answered by the tally, A's; B-G asked every node (%s)"
+    check(s.get("copy_checks_tallied") == 3, "3 answered by the tally, A's; B-H asked every node (%s)"
           % s.get("copy_checks_tallied"))
     v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS020"]
     check(len(v) == 1, "CGS020 names B's pageable copy (%d)" % len(v))
