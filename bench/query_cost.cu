@@ -24,7 +24,7 @@
 #include <time.h>
 
 #include "scenario.h"
-#include "timing.h"
+#include "bench.h"
 
 enum { Q_FLAGS = 1, Q_INFO = 2, Q_COUNT = 4, Q_TYPES = 8 };
 

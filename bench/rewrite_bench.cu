@@ -35,17 +35,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include "scenario.h"
-#include "timing.h"
+#include "bench.h"
 #include "baton.h"
-
-#define MUST(call)                                                                                                     \
-	do {                                                                                                           \
-		int rc_ = (int)(call);                                                                                 \
-		if (rc_ != cudaSuccess) {                                                                              \
-			printf("%s: rc=%d (%s) line %d\n", #call, rc_, cudaGetErrorName((cudaError_t)rc_), __LINE__);  \
-			exit(1);                                                                                       \
-		}                                                                                                      \
-	} while (0)
 
 static cudaGraph_t chain(cudaStream_t s, float *buf, int nodes)
 {

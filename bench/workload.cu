@@ -40,7 +40,7 @@
 
 #include "scenario.h"
 #include "baton.h"
-#include "timing.h"
+#include "bench.h"
 
 #ifdef __CUDACC__
 __global__ void k_empty(void)
@@ -53,15 +53,6 @@ static void k_empty(void **a, unsigned long n)
 	(void)n;
 }
 #endif
-
-#define MUST(call)                                                                                                     \
-	do {                                                                                                           \
-		int rc_ = (int)(call);                                                                                 \
-		if (rc_ != cudaSuccess) {                                                                              \
-			printf("%s: rc=%d (%s) line %d\n", #call, rc_, cudaGetErrorName((cudaError_t)rc_), __LINE__);  \
-			exit(1);                                                                                       \
-		}                                                                                                      \
-	} while (0)
 
 #define BUF 1024L
 
