@@ -1,8 +1,8 @@
 /*
  * bench/bench.h -- what the benchmark programs (workload, rewrite_bench,
- * query_cost) share: CLOCK_MONOTONIC in ns, the median of n doubles (sorts
- * them), and MUST (a runtime call that must succeed, else exit 1). After
- * scenario.h (the runtime, or the stand-in's).
+ * query_cost, drvstate_probe) share: CLOCK_MONOTONIC in ns, the median of
+ * n doubles (sorts them), and MUST (a runtime call that must succeed, else
+ * exit 1). After scenario.h (the runtime, or the stand-in's).
  */
 #ifndef CGSHIM_BENCH_H
 #define CGSHIM_BENCH_H

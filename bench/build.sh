@@ -17,7 +17,7 @@ mkdir -p "$G"
 pids=()
 nvcc -O2 -arch="$A" -Ikernels -Ibench -o "$G/workload" bench/workload.cu & pids+=($!)
 nvcc -O2 -arch="$A" -Ikernels -Ibench -o "$G/rewrite_bench" bench/rewrite_bench.cu & pids+=($!)
-nvcc -O2 -arch="$A" -Ikernels -o "$G/drvstate_probe" bench/drvstate_probe.cu & pids+=($!)
+nvcc -O2 -arch="$A" -Ikernels -Ibench -o "$G/drvstate_probe" bench/drvstate_probe.cu & pids+=($!)
 nvcc -O2 -arch="$A" -Ikernels -o "$G/walk_cost" bench/walk_cost.cu -lcuda & pids+=($!)
 nvcc -O2 -arch="$A" -Ikernels -Ibench -o "$G/query_cost" bench/query_cost.cu -lcuda & pids+=($!)
 rc=0

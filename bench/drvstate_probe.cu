@@ -12,34 +12,16 @@
  *                     before (untimed): does a fresh destroy of *any* exec help?
  *   alive+prevgraph   the previous exec's graph kept alive too
  * Also prints the median cudaGraphExecDestroy time of a 66..105-node exec.
- *   nvcc -O2 -arch=sm_90 -Ikernels -o drvstate_probe bench/drvstate_probe.cu */
+ *   nvcc -O2 -arch=sm_90 -Ikernels -Ibench -o drvstate_probe bench/drvstate_probe.cu */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "scenario.h"
+#include "bench.h"
 
 #define REPS 40
 #define ROUNDS 6
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double med(double *t, int n)
-{
-	qsort(t, n, sizeof *t, cmpd);
-	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 static cudaStream_t s;
 static float *buf;
@@ -64,9 +46,10 @@ static cudaGraphExec_t inst(int n)
 }
 
 enum { DESTROY_FIRST, ALIVE, DF_X1, DF_X4, DF_X16, AL_X1, AL_X3, DF_FLUSH, AL_KILL1, AL_KILL64, AL_PREVGRAPH, NV };
-static const char *names[NV] = {"destroy-first", "alive", "destroy-first+1 exec", "destroy-first+4 execs",
-				"destroy-first+16 execs", "alive+1 exec", "alive+3 execs", "destroy-first+flush",
-				"alive+kill1", "alive+kill64", "alive+prevgraph"};
+static const char *names[NV] = {
+    "destroy-first",  "alive",	       "destroy-first+1 exec", "destroy-first+4 execs", "destroy-first+16 execs",
+    "alive+1 exec",   "alive+3 execs", "destroy-first+flush",  "alive+kill1",		"alive+kill64",
+    "alive+prevgraph"};
 
 int main(void)
 {
@@ -92,19 +75,19 @@ int main(void)
 				if (v == AL_KILL1 || v == AL_KILL64)
 					k = inst(v == AL_KILL1 ? 1 : 64);
 				if (!alive && f) {
-					double a = now();
+					double a = now_ns();
 					cudaGraphExecDestroy(f);
 					if (v == DESTROY_FIRST && round)
-						dtimes[nd++] = now() - a;
+						dtimes[nd++] = now_ns() - a;
 					f = NULL;
 				}
 				if (k)
 					cudaGraphExecDestroy(k);
 				if (v == DF_FLUSH)
 					memset(flush, r, sizeof flush);
-				double a = now();
+				double a = now_ns();
 				cudaGraphInstantiate(&f2, gc, 0);
-				t[r] = now() - a;
+				t[r] = now_ns() - a;
 				if (f)
 					cudaGraphExecDestroy(f);
 				f = f2;
@@ -122,7 +105,7 @@ int main(void)
 				cudaGraphDestroy(prev);
 			for (int i = 0; i < nx; i++)
 				cudaGraphExecDestroy(extra[i]);
-			res[round][v] = med(t, REPS);
+			res[round][v] = median(t, REPS);
 		}
 	for (int round = 0; round < ROUNDS; round++) {
 		printf("round %d:", round);
@@ -135,7 +118,7 @@ int main(void)
 		double m[ROUNDS - 1];
 		for (int r = 1; r < ROUNDS; r++)
 			m[r - 1] = res[r][0];
-		base = med(m, ROUNDS - 1);
+		base = median(m, ROUNDS - 1);
 	}
 	for (int v = 0; v < NV; v++) {
 		double m[ROUNDS - 1], q[ROUNDS - 1];
@@ -143,9 +126,9 @@ int main(void)
 			m[r - 1] = res[r][v];
 			q[r - 1] = res[r][v] / res[r][0];
 		}
-		printf("%-24s %7.0f ns  x%.3f (median of per-round ratios %.3f)\n", names[v], med(m, ROUNDS - 1),
-		       med(m, ROUNDS - 1) / base, med(q, ROUNDS - 1));
+		printf("%-24s %7.0f ns  x%.3f (median of per-round ratios %.3f)\n", names[v], median(m, ROUNDS - 1),
+		       median(m, ROUNDS - 1) / base, median(q, ROUNDS - 1));
 	}
-	printf("cudaGraphExecDestroy of a 66..105-node exec: %.0f ns median\n", med(dtimes, nd));
+	printf("cudaGraphExecDestroy of a 66..105-node exec: %.0f ns median\n", median(dtimes, nd));
 	return 0;
 }

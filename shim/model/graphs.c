@@ -561,8 +561,7 @@ int model_graph_copies(CUgraph g, const struct cg_summary *partial)
 	/* Proved by the capture's tally: the same node count still (a node
 	 * added since through a call that does not move the generation, such
 	 * as cuGraphAddMemcpyNode, shows in it) says nothing was added. */
-	if (partial && partial->partial && partial->nocopy && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS &&
-	    n == partial->n_nodes) {
+	if (partial && partial->nocopy && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS && n == partial->n_nodes) {
 		atomic_fetch_add_explicit(&copy_checks_tallied, 1, memory_order_relaxed);
 		return 0;
 	}
