@@ -52,11 +52,15 @@ void *cg_table_malloc(size_t sz);
 void cg_table_free(void *p, size_t sz);
 #define uthash_malloc(sz) cg_table_malloc(sz)
 #define uthash_free(ptr, sz) cg_table_free((ptr), (sz))
-/* Most keys are 8 bytes (handles, device pointers, capture ids): one
- * multiply-xorshift mix instead of Jenkins' (~190 instructions per lookup,
- * three lookups per cuGraphExecUpdate). uthash takes the bucket from the
- * low bits, so the mix's high half is folded down. Other lengths (the site
- * table's keys) keep Jenkins. */
+/* Most keys are 8 bytes (handles, device pointers, capture ids): murmur3's
+ * 64-bit finalizer (fmix64) instead of Jenkins' (~190 instructions per
+ * lookup, three lookups per cuGraphExecUpdate). Every input bit reaches
+ * every output bit, so keys a fixed stride apart (16, 256, 512 bytes:
+ * sub-allocated device pointers, call-site stubs) spread over the low bits
+ * uthash takes the bucket from. A one-multiply mix did not: for such keys
+ * uthash found its expansions ineffective and stopped expanding for good
+ * (noexpand), and chains grew without bound (issue 30; tests/unit/
+ * test-table.c). Other lengths (the site table's keys) keep Jenkins. */
 #include <stdint.h>
 #include <string.h>
 #define HASH_FUNCTION(keyptr, keylen, hashv)                                                                           \
@@ -64,8 +68,12 @@ void cg_table_free(void *p, size_t sz);
 		if ((keylen) == 8) {                                                                                   \
 			uint64_t k_;                                                                                   \
 			memcpy(&k_, (keyptr), 8);                                                                      \
-			k_ = (k_ ^ (k_ >> 31)) * 0x9E3779B97F4A7C15ull;                                                \
-			(hashv) = (unsigned)(k_ >> 32) ^ (unsigned)(k_ >> 7);                                          \
+			k_ ^= k_ >> 33;                                                                                \
+			k_ *= 0xff51afd7ed558ccdull;                                                                   \
+			k_ ^= k_ >> 33;                                                                                \
+			k_ *= 0xc4ceb9fe1a85ec53ull;                                                                   \
+			k_ ^= k_ >> 33;                                                                                \
+			(hashv) = (unsigned)k_;                                                                        \
 		} else {                                                                                               \
 			HASH_JEN(keyptr, keylen, hashv);                                                               \
 		}                                                                                                      \
