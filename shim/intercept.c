@@ -22,8 +22,11 @@
  *   - shim off (CGSHIM_DISABLE=1): that definition, or NULL;
  *   - cuda* names: the wrapper when a libcudart follows (it forwards
  *     there), else NULL (the wrapper would have nothing to forward to);
- *   - cu* names with the shim on: the wrapper, as before (a wrapper reached
- *     before the driver is loaded loads it).
+ *   - cu* names with the shim on: the wrapper when a definition follows
+ *     (the driver's, in the global scope), else NULL: a name the driver
+ *     lacks (an older driver, the stand-in) is not found, as without the
+ *     shim, rather than found and answering CUDA_ERROR_NOT_FOUND
+ *     (issue 30).
  * NULL is given as CG_DLSYM_ABSENT, which the entry stub turns into a
  * NULL return without calling the real dlsym; the failed RTLD_NEXT lookup
  * has set dlerror. A libcudart visible only in a dlopen'ed library's local
@@ -50,8 +53,6 @@ static void *default_lookup(const char *name)
 	int is_rt = name[2] == 'd' && name[3] == 'a';
 	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	void *own, *next;
-	if (!is_rt && st != CG_OFF)
-		return NULL; /* cu* wrappers stay where they were while the shim is on */
 	if (is_rt)
 		own = cg_rt_export(name);
 	else {

@@ -96,7 +96,8 @@ CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found)
 	struct proxy *p;
 	CUgraphNode r = node;
 	*found = 1;
-	if (!atomic_load_explicit(&cg_policy_active, memory_order_relaxed))
+	/* NULL is never a node of the map (the driver answers it itself) */
+	if (!node || !atomic_load_explicit(&cg_policy_active, memory_order_relaxed))
 		return node;
 	pthread_rwlock_rdlock(&proxy_lock);
 	HASH_FIND_PTR(proxies, &app, p);
@@ -402,6 +403,18 @@ int cg_policy_rewritten_before(CUgraphExec app)
 	return p != NULL;
 }
 
+/* Whether g may hold memory nodes: those the shim tracked in it, or those
+ * the driver's answers gave its summary; unknown (no summary) counts. */
+static int graph_may_have_mem(CUgraph g, const struct cg_summary *s)
+{
+	int origin, mem_nodes = 0;
+	uint64_t capture;
+	uint32_t site;
+	if (!s || s->n_alloc + s->n_free)
+		return 1;
+	return model_graph_info(g, &origin, &capture, &site, &mem_nodes) && mem_nodes > 0;
+}
+
 int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, const char *reason, int rc_update,
 			    const char *why)
 {
@@ -433,12 +446,19 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	/* Device code may hold the raw handle of a device-launch exec. */
 	if (v.flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
 		return 0;
-	/* A memory-node graph with its own live exec cannot be instantiated again. */
-	if (model_graph_live_exec(g, &other) && other.h != app)
-		return 0;
 	flags = v.flags & ~(cuuint64_t)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
 	prev_real = cg_policy_exec(app);
 	new_sum = nu ? model_summary_ref(nu) : model_graph_summary(g);
+	/* A memory-node graph with its own live exec cannot be instantiated
+	 * again: leave the driver's answer. Any other graph can (from a
+	 * clone), and an update back to the original topology needs no
+	 * instantiate at all: a live exec of its own is no reason to refuse
+	 * what the driver would accept (issue 30). Without a summary the
+	 * graph's memory nodes are unknown: the guard holds. */
+	if (model_graph_live_exec(g, &other) && other.h != app && graph_may_have_mem(g, new_sum)) {
+		model_summary_free(new_sum);
+		return 0;
+	}
 	if (policy_reuse(app, g, new_sum, reason, rc_update, why, t0, v.launches))
 		return 1;
 
@@ -698,7 +718,9 @@ int cg_policy_graph_destroy(CUgraph g)
 {
 	struct proxy *p, *tmp;
 	int held = 0;
-	if (!atomic_load_explicit(&cg_policy_active, memory_order_relaxed))
+	/* NULL is no graph: held and src are NULL once released, and must
+	 * not turn the driver's answer to a destroy of NULL into a success. */
+	if (!g || !atomic_load_explicit(&cg_policy_active, memory_order_relaxed))
 		return 0;
 	pthread_rwlock_wrlock(&proxy_lock);
 	HASH_ITER(hh, proxies, p, tmp)

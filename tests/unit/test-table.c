@@ -74,7 +74,7 @@ static void strided_keys_spread(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(strided_keys_spread),
+	    cmocka_unit_test(strided_keys_spread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
