@@ -20,6 +20,7 @@
 #include "cgshim/record.h"
 #include "config.h"
 #include "doors.h"
+#include "findings.h"
 #include "log.h"
 #include "model.h"
 #include "policy.h"
@@ -88,6 +89,7 @@ static void atfork_child(void)
 	cg_door_after_fork_child();
 	cg_log_after_fork_child();
 	cg_model_after_fork_child();
+	cg_findings_after_fork_child();
 }
 
 static const char *const level_names[] = CG_L_NAMES;
@@ -126,6 +128,7 @@ static void exit_handler(void)
 	 * imported the framework) writes nothing, not even a summary. */
 	if (cg_cfg.summary && cg_door_any_call())
 		cg_summary_exit();
+	cg_findings_exit();
 	cg_log_unbuffered(); /* every thread's batch out; later records go straight */
 	cg_tls.in_shim--;
 }

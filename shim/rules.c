@@ -7,6 +7,7 @@
 #include "call.h"
 #include "cgshim/record.h"
 #include "config.h"
+#include "findings.h"
 #include "resolve.h"
 #include "rules.h"
 #include "rules/verdict.h"
@@ -51,6 +52,7 @@ static int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int p
 	}
 	atomic_fetch_add(&n_viol[rule], 1);
 	cg_count_noted();
+	cg_findings_note(sev_err);
 	rec_begin(r, sev_err ? CG_L_ERROR : CG_L_WARN, CGSHIM_EV_VIOLATION);
 	rec_str(r, "rule", rule_tab[rule].id);
 	rec_str(r, "name", rule_tab[rule].slug);
@@ -81,6 +83,7 @@ static void cg_violation_counted(int rule)
 		return;
 	atomic_fetch_add(&n_viol[rule], 1);
 	cg_count_noted();
+	cg_findings_note(!strcmp(rule_tab[rule].sev, "error"));
 	abort_if_asked(rule);
 }
 

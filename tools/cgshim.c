@@ -16,6 +16,7 @@
 
 #include "launch.h"
 #include "options.h"
+#include "tally.h"
 #include "cgshim/record.h"
 #ifdef CGSHIM_HAVE_REPORT
 #include "report.h"
@@ -36,7 +37,9 @@ static void usage(FILE *f)
 	      "Runs command with libcgshim.so preloaded (prepended to LD_PRELOAD). Without a\n"
 	      "log option the shim writes JSONL to " DEFAULT_LOG_FILE " in the current\n"
 	      "directory, listed when the command ends; read it with `cgshim report`.\n"
-	      "Exits with the command's status (128+N if killed by signal N, 127 if not found).\n"
+	      "Exits with the command's status (128+N if killed by signal N, 127 if not found),\n"
+	      "or with --error-exitcode's N when a process of the tree recorded an error-level\n"
+	      "finding. The last line on stderr counts the tree's findings (ERROR SUMMARY).\n"
 	      "\n"
 	      "Launcher options:\n"
 	      "  --stderr                         keep the shim's default sink: text on stderr\n"
@@ -54,12 +57,15 @@ static void usage(FILE *f)
  * wildcards, keeping files modified since the launch (a forking child writes
  * one file per process).
  */
-static void list_logs(const char *tmpl, const struct timespec *since)
+static char *list_logs(const char *tmpl, const struct timespec *since)
 {
 	char pat[4096];
 	size_t i, o = 0;
 	glob_t g;
 	int found = 0;
+	char *names = NULL;
+	size_t nlen = 0;
+	FILE *ns = open_memstream(&names, &nlen);
 
 	for (i = 0; tmpl[i] && o + 2 < sizeof pat; i++) {
 		if (tmpl[i] == '%' && (tmpl[i + 1] == 'p' || tmpl[i + 1] == 'r')) {
@@ -82,7 +88,9 @@ static void list_logs(const char *tmpl, const struct timespec *since)
 			    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec < since->tv_nsec))
 				continue;
 			fprintf(stderr, "%s%s", found ? ", " : "cgshim: log written to ", g.gl_pathv[i]);
-			found = 1;
+			if (ns)
+				fprintf(ns, "%s%s", found ? " " : "", g.gl_pathv[i]);
+			found++;
 		}
 		globfree(&g);
 	}
@@ -90,6 +98,39 @@ static void list_logs(const char *tmpl, const struct timespec *since)
 		fputc('\n', stderr);
 	else
 		fprintf(stderr, "cgshim: no log file matching %s was written\n", tmpl);
+	if (ns)
+		fclose(ns);
+	/* What the ERROR SUMMARY line tells to read: the files, or their
+	 * pattern when there are many (a test suite's children). */
+	if (found > 4 && names) {
+		free(names);
+		names = strdup(pat);
+	}
+	if (!found) {
+		free(names);
+		names = NULL;
+	}
+	return names;
+}
+
+/* CGSHIM_ERROR_EXITCODE as the launcher applies it (0: the program's own
+ * status); a malformed value was already refused by the option check when
+ * it came as --error-exitcode, and is ignored with a word when it came from
+ * the environment. */
+static int error_exitcode(void)
+{
+	const char *v = getenv("CGSHIM_ERROR_EXITCODE");
+	char *end;
+	long l;
+
+	if (!v || !*v)
+		return 0;
+	l = strtol(v, &end, 10);
+	if (*end || l < 0 || l > 255) {
+		fprintf(stderr, "cgshim: CGSHIM_ERROR_EXITCODE=\"%s\" is not an integer in 0..255; ignored\n", v);
+		return 0;
+	}
+	return (int)l;
 }
 
 static int set_option(const struct opt_row *row, const char *val)
@@ -198,7 +239,8 @@ int main(int argc, char **argv)
 	int i, rc, use_stderr = 0, log_opt = 0, fmt_opt = 0;
 	const char *log_tmpl = NULL;
 	struct timespec start;
-	char *lib;
+	struct tally tally;
+	char *lib, *logs = NULL;
 
 	if (argc > 1 && !strcmp(argv[1], "report")) {
 #ifdef CGSHIM_HAVE_REPORT
@@ -262,8 +304,15 @@ int main(int argc, char **argv)
 	/* File times have the kernel's coarse clock granularity: step back a
 	 * little so a file written right at the start still counts. */
 	start.tv_sec -= 1;
+	tally_begin(&tally);
 	rc = launch_run(argv + i);
-	if (log_tmpl && rc != 126 && rc != 127)
-		list_logs(log_tmpl, &start);
-	return rc;
+	tally_end(&tally);
+	if (rc == 126 || rc == 127) /* nothing ran: no log, no summary */
+		return rc;
+	if (log_tmpl)
+		logs = list_logs(log_tmpl, &start);
+	tally_print(&tally, logs);
+	free(logs);
+	free(tally.path);
+	return tally_status(&tally, rc, error_exitcode());
 }

@@ -1,0 +1,46 @@
+/*
+ * include/cgshim/label.h -- label a phase of a program for cgshim: every
+ * record the shim writes on this thread between a push and its pop carries
+ * the thread's label stack ("labels", innermost last; docs/log-format.md),
+ * as NVTX ranges do (nvtxRangePush/Pop, when the shim is the NVTX
+ * injection: the launcher sets NVTX_INJECTION64_PATH).
+ *
+ * The functions are weak references: a program built with this header
+ * runs without the shim (the calls then do nothing and return -1). Link
+ * nothing; under `cgshim -- prog` or LD_PRELOAD=libcgshim.so they resolve
+ * to the shim's.
+ *
+ *     #include <cgshim/label.h>
+ *     cgshim_label_push("decode");   ...   cgshim_label_pop();
+ */
+#ifndef CGSHIM_LABEL_H
+#define CGSHIM_LABEL_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Push a copy of label (cut at 63 bytes) on the calling thread's stack;
+ * returns the new depth, or -1 (no shim, or deeper than 16: the push is
+ * counted so that its pop still matches, the label not kept). */
+int cgshim_label_push(const char *label) __attribute__((weak));
+/* Pop the innermost label; returns the new depth, or -1 (no shim, or the
+ * stack was empty). */
+int cgshim_label_pop(void) __attribute__((weak));
+
+/* The weak-safe spellings: what a program calls. */
+static inline int cgshim_push(const char *label)
+{
+	return cgshim_label_push ? cgshim_label_push(label) : -1;
+}
+
+static inline int cgshim_pop(void)
+{
+	return cgshim_label_pop ? cgshim_label_pop() : -1;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

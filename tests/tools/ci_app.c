@@ -1,0 +1,95 @@
+/*
+ * tests/tools/ci_app.c -- a program for the CI outputs' tests (test_ci.py),
+ * against the stand-in runtime:
+ *   ci_app clean    capture, instantiate, an update of the same shape: no finding
+ *   ci_app cgs001   one CGS001 (update to a graph with one more node) in update_a
+ *   ci_app new      that one, and a second CGS001 from another function (update_b)
+ *   ci_app nvtx     the CGS001 inside NVTX ranges "outer" > "decode" (nvtx3)
+ *   ci_app label    the CGS001 inside cgshim_push("phase-a") (include/cgshim/label.h)
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cgshim/label.h"
+#include "nvtx3/nvToolsExt.h"
+#include "scenario.h"
+
+#define N 1024L
+
+static cudaGraph_t capture(cudaStream_t s, float *buf, int kernels)
+{
+	cudaGraph_t g = NULL;
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+	for (int k = 0; k < kernels; k++) {
+		LAUNCH_ADD(s, buf, N, 2.0);
+		CHECK(cudaGetLastError(), cudaSuccess);
+	}
+	CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
+	return g;
+}
+
+/* Update e (one kernel) from a graph of `kernels` kernels; a second
+ * function so that its call site is another fingerprint. */
+__attribute__((noinline)) static void update_a(cudaGraphExec_t e, cudaStream_t s, float *buf, int kernels)
+{
+	cudaGraphExecUpdateResultInfo info;
+	cudaGraph_t g = capture(s, buf, kernels);
+	memset(&info, 0, sizeof info);
+	CHECK(cudaGraphExecUpdate(e, g, &info), kernels == 1 ? cudaSuccess : cudaErrorGraphExecUpdateFailure);
+	(void)cudaGetLastError();
+	CHECK(cudaGraphDestroy(g), cudaSuccess);
+}
+
+__attribute__((noinline)) static void update_b(cudaGraphExec_t e, cudaStream_t s, float *buf)
+{
+	cudaGraphExecUpdateResultInfo info;
+	cudaGraph_t g = capture(s, buf, 3);
+	memset(&info, 0, sizeof info);
+	CHECK(cudaGraphExecUpdate(e, g, &info), cudaErrorGraphExecUpdateFailure);
+	(void)cudaGetLastError();
+	CHECK(cudaGraphDestroy(g), cudaSuccess);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "clean";
+	cudaStream_t s;
+	cudaGraphExec_t e = NULL;
+	float *buf = NULL;
+
+	CHECK(cudaFree(0), cudaSuccess);
+	CHECK(cudaStreamCreate(&s), cudaSuccess);
+	CHECK(cudaMalloc((void **)&buf, N * sizeof(float)), cudaSuccess);
+	cudaGraph_t g1 = capture(s, buf, 1);
+	CHECK(cudaGraphInstantiate(&e, g1, 0), cudaSuccess);
+	CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+
+	if (!strcmp(mode, "clean")) {
+		update_a(e, s, buf, 1);
+	} else if (!strcmp(mode, "cgs001") || !strcmp(mode, "new")) {
+		update_a(e, s, buf, 2);
+		if (!strcmp(mode, "new"))
+			update_b(e, s, buf);
+	} else if (!strcmp(mode, "nvtx")) {
+		nvtxRangePushA("outer");
+		nvtxRangePushA("decode");
+		update_a(e, s, buf, 2);
+		nvtxRangePop();
+		nvtxRangePop();
+		update_a(e, s, buf, 1); /* after the pops: no range */
+	} else if (!strcmp(mode, "label")) {
+		printf("push depth %d\n", cgshim_push("phase-a"));
+		update_a(e, s, buf, 2);
+		printf("pop depth %d\n", cgshim_pop());
+	} else {
+		fprintf(stderr, "ci_app: unknown mode %s\n", mode);
+		return 2;
+	}
+	CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	CHECK(cudaGraphExecDestroy(e), cudaSuccess);
+	CHECK(cudaGraphDestroy(g1), cudaSuccess);
+	CHECK(cudaFree(buf), cudaSuccess);
+	CHECK(cudaStreamDestroy(s), cudaSuccess);
+	return SCENARIO_EXIT();
+}
