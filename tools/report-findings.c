@@ -223,7 +223,7 @@ static json_t *rp_baseline_load(const char *path)
 	}
 	s = json_is_array(b) ? b : json_object_get(b, "suppressions");
 	if (!json_is_array(s)) {
-		fprintf(stderr, "cgshim report: baseline %s has no \"suppressions\" list (docs/baselines.md)\n", path);
+		fprintf(stderr, "cgshim report: baseline %s has no \"suppressions\" list (docs/ci.md)\n", path);
 		json_decref(b);
 		return NULL;
 	}
@@ -283,7 +283,7 @@ static int rp_baseline_write(const json_t *findings, const char *path)
 	json_object_set_new(b, "cgshim_baseline", json_integer(1));
 	json_object_set_new(b, "about",
 			    json_string("known cgshim findings: one entry per fingerprint (rule, function, "
-					"file, kind); docs/baselines.md"));
+					"file, kind); docs/ci.md"));
 	json_array_foreach(findings, i, f)
 	{
 		json_t *e = json_object();

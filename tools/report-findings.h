@@ -8,7 +8,7 @@
  * innermost native frame; never an address or a line), and the object
  * kind (the names of the handle fields the record carries, e.g.
  * "exec,graph"). It survives a rebuild, a re-run and an edit elsewhere in
- * the file. docs/baselines.md describes the baseline file.
+ * the file. docs/ci.md describes the baseline file.
  */
 #ifndef CGSHIM_TOOLS_REPORT_FINDINGS_H
 #define CGSHIM_TOOLS_REPORT_FINDINGS_H

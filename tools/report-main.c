@@ -34,7 +34,7 @@ static void report_usage(FILE *f)
 	      "  --html OUT.html    one self-contained page: summary, violations with rule pages,\n"
 	      "                     memory per capture (chart), pools, graphs and failing updates\n"
 	      "                     drawn by dot, and OUT.perfetto.json beside it\n"
-	      "CI (any of them with text, --json or --html; docs/baselines.md):\n"
+	      "CI (any of them with text, --json or --html; docs/ci.md):\n"
 	      "  --fail-on=error|warn  exit 3 when a new finding has that severity or worse\n"
 	      "  --baseline B.json     findings B lists are known: only new ones are shown and\n"
 	      "                        counted; B's entries that matched nothing are listed as stale\n"

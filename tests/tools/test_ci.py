@@ -124,6 +124,119 @@ def case_exit_code():
     print("exit code: 3 with a CGS001, 0 without; tree of 2 processes counted; report --fail-on")
 
 
+# ---------------------------------------------------------------- baseline
+
+def case_baseline():
+    d = tempfile.mkdtemp(dir=TMP)
+    b = os.path.join(d, "b.json")
+    _, _, logs1 = launch("cgs001")
+    rc, out, err = run([A.cgshim, "report", "--write-baseline", b] + logs1)
+    check(rc == 0, "--write-baseline exited %d: %s" % (rc, err))
+    base = json.load(open(b))
+    sup = base.get("suppressions")
+    check(isinstance(sup, list) and len(sup) == 1, "baseline of one CGS001: %r" % base)
+    e = sup[0]
+    check(e.get("rule") == "CGS001" and e.get("function") == "update_a" and
+          e.get("file", "").endswith("ci_app.c") and e.get("kind") == "exec,graph",
+          "fingerprint fields: %r" % e)
+    check(not any(re.search(r"0x[0-9a-f]{6,}", str(e.get(k, ""))) for k in ("function", "file", "kind")),
+          "an address in the fingerprint: %r" % e)
+    # A second identical run: nothing new, exit 0 under --fail-on.
+    _, _, logs2 = launch("cgs001")
+    rc, out, err = run([A.cgshim, "report", "--baseline", b, "--fail-on=error"] + logs2)
+    check(rc == 0, "an identical run against its baseline exited %d: %s" % (rc, err))
+    check("== Baseline %s: 1 finding(s) known, 0 new" % b in out and "== Violations" not in out,
+          "identical run: %s" % out[-1500:])
+    # One new violation (another function): reported, and fails.
+    _, _, logs3 = launch("new")
+    rc, out, err = run([A.cgshim, "report", "--baseline", b, "--fail-on=error", "--json"] + logs3)
+    check(rc == 3, "a run with one new violation exited %d under --fail-on" % rc)
+    doc = json.loads(out)
+    new = [f for f in doc["findings"] if f["baseline"] == "new"]
+    check(len(new) == 1 and new[0]["function"] == "update_b", "new findings: %r" % new)
+    check(len(doc["violations"]) == 1 and doc["violations"][0]["site"].startswith("update_b"),
+          "the violations table keeps only the new one: %r" % doc["violations"])
+    check(doc["baseline"]["stale"] == [], "nothing stale: %r" % doc["baseline"])
+    # A suppression that matched nothing is listed as stale; an edited
+    # entry with a wildcard matches; a malformed file is an error.
+    sup.append({"rule": "CGS004", "function": "gone", "file": "*"})
+    json.dump({"suppressions": sup}, open(b, "w"))
+    rc, out, err = run([A.cgshim, "report", "--baseline", b] + logs2)
+    check(rc == 0 and "stale (matched nothing): CGS004 at gone (*)" in out, "stale entry: %s" % out[-800:])
+    json.dump({"suppressions": [{"rule": "CGS001", "function": "*"}]}, open(b, "w"))
+    rc, out, err = run([A.cgshim, "report", "--baseline", b, "--fail-on=error"] + logs3)
+    check(rc == 0, "a wildcard entry should cover both: %d" % rc)
+    open(b, "w").write("{not json")
+    rc, out, err = run([A.cgshim, "report", "--baseline", b] + logs3)
+    check(rc == 1 and "baseline" in err, "malformed baseline gave %d: %s" % (rc, err))
+    print("baseline: identical run nothing new; one new violation reported and fails; stale listed")
+
+
+# ---------------------------------------------------------------- SARIF, JUnit
+
+def case_sarif():
+    try:
+        import jsonschema
+    except ImportError:
+        print("SKIP: python3-jsonschema is not installed")
+        sys.exit(SKIP)
+    schema = json.load(open(A.schema))
+    d = tempfile.mkdtemp(dir=TMP)
+    _, _, logs = launch("new")
+    _, _, clean = launch("clean")
+    b = os.path.join(d, "b.json")
+    run([A.cgshim, "report", "--write-baseline", b] + launch("cgs001")[2])
+    for name, argv in (("new", logs), ("clean", clean), ("baseline", ["--baseline", b] + logs)):
+        out = os.path.join(d, name + ".sarif")
+        rc, _, err = run([A.cgshim, "report", "--sarif", out] + argv)
+        check(rc == 0, "--sarif exited %d: %s" % (rc, err))
+        doc = json.load(open(out))
+        errs = sorted(jsonschema.Draft4Validator(schema).iter_errors(doc), key=str)
+        check(not errs, "%s.sarif is not valid SARIF 2.1.0: %s" % (name, "; ".join(e.message for e in errs[:5])))
+        res = doc["runs"][0]["results"]
+        rules = doc["runs"][0]["tool"]["driver"]["rules"]
+        check(any(r["id"] == "CGS001" and r["defaultConfiguration"]["level"] == "error" for r in rules),
+              "rule metadata lacks CGS001")
+        if name == "clean":
+            check(res == [], "clean run has results: %r" % res)
+            continue
+        check(len(res) == 2, "two fingerprints, got %d results" % len(res))
+        for r in res:
+            loc = r["locations"][0]
+            check(loc["physicalLocation"]["artifactLocation"]["uri"].endswith("ci_app.c")
+                  and loc["physicalLocation"]["region"]["startLine"] > 0, "location: %r" % loc)
+            check(rules[r["ruleIndex"]]["id"] == r["ruleId"] == "CGS001", "ruleIndex")
+            check(len(r["partialFingerprints"]["cgshim/v1"]) == 16, "fingerprint: %r" % r["partialFingerprints"])
+        states = sorted(r["baselineState"] for r in res)
+        check(states == (["new", "unchanged"] if name == "baseline" else ["new", "new"]), "states %r" % states)
+    # A document that breaks the schema is caught (the check can fail).
+    doc["runs"][0]["results"][0]["level"] = "fatal"
+    check(list(jsonschema.Draft4Validator(schema).iter_errors(doc)), "the schema accepted level 'fatal'")
+    print("sarif: 3 documents valid against %s" % os.path.basename(A.schema))
+
+
+def case_junit():
+    import xml.etree.ElementTree as ET
+    d = tempfile.mkdtemp(dir=TMP)
+    b = os.path.join(d, "b.json")
+    run([A.cgshim, "report", "--write-baseline", b] + launch("cgs001")[2])
+    out = os.path.join(d, "j.xml")
+    rc, _, err = run([A.cgshim, "report", "--junit", out, "--baseline", b] + launch("new")[2])
+    check(rc == 0, "--junit exited %d: %s" % (rc, err))
+    suite = ET.parse(out).getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    check(suite.get("tests") == "2" and suite.get("failures") == "1" and suite.get("skipped") == "1",
+          "counts: %r" % suite.attrib)
+    failed = [c for c in cases if c.find("failure") is not None]
+    check(len(failed) == 1 and "update_b" in failed[0].get("name") and
+          failed[0].find("failure").get("type") == "error" and "TopologyChanged" in failed[0].find("failure").get("message"),
+          "failing case: %r" % [(c.attrib, c.find("failure").attrib) for c in failed])
+    rc, _, err = run([A.cgshim, "report", "--junit", out] + launch("clean")[2])
+    suite = ET.parse(out).getroot().find("testsuite")
+    check(rc == 0 and suite.get("failures") == "0" and len(suite.findall("testcase")) == 1, "clean junit")
+    print("junit: one failure for the new finding, the known one skipped")
+
+
 CASES = {n[5:].replace("_", "-"): f for n, f in list(globals().items()) if n.startswith("case_")}
 
 
