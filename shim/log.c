@@ -15,6 +15,7 @@
 
 #include "cgshim/record.h"
 #include "counters.h"
+#include "labels.h"
 #include "log.h"
 #include "state.h"
 
@@ -758,8 +759,19 @@ void rec_elem_raw(struct cg_rec *r, const char *v)
 
 void rec_end(struct cg_rec *r)
 {
+	const char *labels[CG_LABEL_DEPTH + 1];
+	int nl;
+
 	if (!r->on)
 		return;
+	/* The thread's label stack (labels.h): nothing but a TLS load when
+	 * no label is set. */
+	if (!r->trunc && (nl = cg_labels_get(labels, CG_LABEL_DEPTH + 1, cg_cfg.label)) > 0) {
+		rec_open(r, "labels", '[');
+		for (int i = 0; i < nl; i++)
+			rec_elem_str(r, labels[i]);
+		rec_close(r, ']');
+	}
 	if (r->trunc) {
 		r->trunc = 0;
 		if (r->json) {

@@ -298,6 +298,10 @@ int main(int argc, char **argv)
 		free(lib);
 		return 1;
 	}
+	/* NVTX ranges become labels (shim/labels.c): the shim is the NVTX
+	 * injection library, unless another tool (Nsight Systems) is. */
+	if (!getenv("NVTX_INJECTION64_PATH"))
+		setenv("NVTX_INJECTION64_PATH", lib, 1);
 	free(lib);
 
 	clock_gettime(CLOCK_REALTIME, &start);

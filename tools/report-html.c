@@ -17,28 +17,6 @@
 /* Pictures drawn at most, each kind: a page stays readable and quick. */
 #define HTML_MAX_PICTURES 12
 
-static void html_esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
 /* A cell: strings escaped, integers as is, byte counts (bytes != 0) sized. */
 static void html_cell(FILE *f, const json_t *o, const char *k, int bytes)
 {
@@ -46,9 +24,9 @@ static void html_cell(FILE *f, const json_t *o, const char *k, int bytes)
 	char b[32];
 	fputs("<td>", f);
 	if (json_is_string(v))
-		html_esc(f, json_string_value(v));
+		rp_xml_esc(f, json_string_value(v));
 	else if (json_is_integer(v) && bytes)
-		html_esc(f, rp_bytes((long long)json_integer_value(v), b, sizeof b));
+		rp_xml_esc(f, rp_bytes((long long)json_integer_value(v), b, sizeof b));
 	else if (json_is_integer(v))
 		fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 	else if (json_is_boolean(v))
@@ -70,7 +48,7 @@ static void html_table(FILE *f, const json_t *rows, const char *const *cols, con
 	fputs("<table><tr>", f);
 	for (c = 0; c < ncols; c++) {
 		fputs("<th>", f);
-		html_esc(f, heads[c]);
+		rp_xml_esc(f, heads[c]);
 		fputs("</th>", f);
 	}
 	fputs("</tr>\n", f);
@@ -102,7 +80,7 @@ static int html_picture(FILE *f, const struct rp_log *log, const char *what, con
 		fclose(in);
 		if (n > 0 && (svg = strstr(buf, "<svg"))) {
 			fputs("<figure><figcaption>", f);
-			html_esc(f, title);
+			rp_xml_esc(f, title);
 			fprintf(f, "</figcaption>\n%s</figure>\n", svg);
 			ok = 1;
 		}
@@ -200,13 +178,13 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 	json_array_foreach(json_object_get(doc, "files"), i, v)
 	{
 		fputs(" <code>", f);
-		html_esc(f, json_string_value(v));
+		rp_xml_esc(f, json_string_value(v));
 		fputs("</code>", f);
 	}
 	fputs(". Timeline: <a id=\"perfetto\" href=\"", f);
-	html_esc(f, base);
+	rp_xml_esc(f, base);
 	fputs("\">", f);
-	html_esc(f, base);
+	rp_xml_esc(f, base);
 	fputs("</a> (open it in ui.perfetto.dev).</p>\n", f);
 
 	fputs("<section id=\"summary\"><h2>Summary</h2>\n<table>\n", f);
@@ -227,31 +205,31 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 		json_t *fr;
 		size_t x;
 		fputs("<div class=\"viol\"><b>", f);
-		html_esc(f, rp_str(row, "rule"));
+		rp_xml_esc(f, rp_str(row, "rule"));
 		fputs(" ", f);
-		html_esc(f, rp_str(row, "name"));
+		rp_xml_esc(f, rp_str(row, "name"));
 		fputs("</b> <span class=\"err\">[", f);
-		html_esc(f, rp_str(row, "severity"));
+		rp_xml_esc(f, rp_str(row, "severity"));
 		fprintf(f, "]</span> x%lld at <code>", rp_int(row, "count", 0));
-		html_esc(f, rp_str(row, "site"));
+		rp_xml_esc(f, rp_str(row, "site"));
 		fputs("</code> &mdash; rule page: <a href=\"", f);
-		html_esc(f, rp_str(row, "doc"));
+		rp_xml_esc(f, rp_str(row, "doc"));
 		fputs("\">", f);
-		html_esc(f, rp_str(row, "doc"));
+		rp_xml_esc(f, rp_str(row, "doc"));
 		fputs("</a>\n<p>", f);
-		html_esc(f, rp_str(first, "msg"));
+		rp_xml_esc(f, rp_str(first, "msg"));
 		fputs("</p>\n", f);
 		json_object_foreach((json_t *)first, k, v)
 		{
 			if (!json_is_array(v))
 				continue;
 			fputs("<details><summary>", f);
-			html_esc(f, k);
+			rp_xml_esc(f, k);
 			fputs("</summary><ol start=\"0\">", f);
 			json_array_foreach(v, x, fr) if (json_is_string(fr))
 			{
 				fputs("<li><code>", f);
-				html_esc(f, json_string_value(fr));
+				rp_xml_esc(f, json_string_value(fr));
 				fputs("</code></li>", f);
 			}
 			fputs("</ol></details>\n", f);

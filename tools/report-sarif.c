@@ -107,8 +107,7 @@ int rp_sarif_write(const json_t *findings, const char *path)
 	return rc < 0 ? -1 : 0;
 }
 
-/* XML text: the five entities, control characters as spaces. */
-static void rp_xml(FILE *o, const char *s)
+void rp_xml_esc(FILE *o, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -159,30 +158,30 @@ int rp_junit_write(const json_t *findings, const char *path)
 	json_array_foreach(findings, i, f)
 	{
 		fputs("    <testcase classname=\"cgshim.", o);
-		rp_xml(o, rp_str(f, "rule"));
+		rp_xml_esc(o, rp_str(f, "rule"));
 		fputs("\" name=\"", o);
-		rp_xml(o, rp_str(f, "rule"));
+		rp_xml_esc(o, rp_str(f, "rule"));
 		fputs(" ", o);
-		rp_xml(o, rp_str(f, "name"));
+		rp_xml_esc(o, rp_str(f, "name"));
 		fputs(" at ", o);
-		rp_xml(o, rp_str(f, "site"));
+		rp_xml_esc(o, rp_str(f, "site"));
 		fputs("\">\n", o);
 		if (!strcmp(rp_str(f, "baseline"), "new")) {
 			fputs("      <failure type=\"", o);
-			rp_xml(o, rp_str(f, "severity"));
+			rp_xml_esc(o, rp_str(f, "severity"));
 			fputs("\" message=\"", o);
-			rp_xml(o, rp_str(f, "msg"));
+			rp_xml_esc(o, rp_str(f, "msg"));
 			fputs("\">", o);
 			fprintf(o, "%s x%lld, fingerprint %s, kind ", rp_str(f, "rule"), rp_int(f, "count", 0),
 				rp_str(f, "fingerprint"));
-			rp_xml(o, rp_str(f, "kind"));
+			rp_xml_esc(o, rp_str(f, "kind"));
 			json_array_foreach(json_object_get(f, "labels"), k, l)
 			{
 				fputs("\nlabels: ", o);
-				rp_xml(o, json_string_value(l));
+				rp_xml_esc(o, json_string_value(l));
 			}
 			fputs("\nrule page: ", o);
-			rp_xml(o, rp_str(f, "doc"));
+			rp_xml_esc(o, rp_str(f, "doc"));
 			fputs("</failure>\n", o);
 		} else {
 			fputs("      <skipped message=\"in the baseline\"/>\n", o);

@@ -90,6 +90,10 @@ void rp_sym_apply(void *ctx, long long pid, json_t *j);
 void rp_sym_free(void *ctx);
 void rp_fetch_set_sym(struct rp_log *log, void *sym, json_t *stale); /* report-load.c */
 
+/* Text for XML and HTML (report-sarif.c): the five entities escaped,
+ * control characters other than newline and tab written as spaces. */
+void rp_xml_esc(FILE *f, const char *s);
+
 int report_main(int argc, char **argv);
 
 #endif

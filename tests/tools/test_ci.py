@@ -237,6 +237,50 @@ def case_junit():
     print("junit: one failure for the new finding, the known one skipped")
 
 
+# ---------------------------------------------------------------- labels
+
+def case_labels():
+    # NVTX (nvtx3 from the toolkit headers): the launcher makes the shim the
+    # injection library; the violation inside "outer" > "decode" carries both.
+    rc, err, logs = launch("nvtx")
+    check(rc == 0, "ci_app nvtx exited %d: %s" % (rc, err[-500:]))
+    viol = records(logs, "violation")
+    check(len(viol) == 1, "one violation, got %d" % len(viol))
+    check(viol[0].get("labels") == ["outer", "decode"], "NVTX stack on the violation: %r" % viol[0].get("labels"))
+    calls = [r for r in records(logs) if r.get("labels")]
+    check(calls and all(r["labels"][:1] == ["outer"] for r in calls), "labelled records: %r" % calls[:2])
+    after = [r for r in records(logs, "capture")]
+    check(after and "labels" in after[1] and "labels" not in after[-1],
+          "the capture inside the ranges labelled, the one after the pops not: %r" %
+          [r.get("labels") for r in after])
+    # The report groups by label.
+    rc, out, err = run([A.cgshim, "report"] + logs)
+    check("== Findings by label" in out and "outer > decode: CGS001 update-will-fail [error] at update_a" in out,
+          "report by label: %s" % out[-800:])
+    # An injection another tool set is left alone: then no labels.
+    rc, err, logs = launch("nvtx", env=clean_env({"NVTX_INJECTION64_PATH": "/nonexistent/libother.so"}))
+    check(rc == 0 and not any(r.get("labels") for r in records(logs)), "a foreign NVTX injection was replaced")
+    # The public API, weakly resolved: under the shim it labels ...
+    rc, err, logs = launch("label")
+    viol = records(logs, "violation")
+    check(len(viol) == 1 and viol[0].get("labels") == ["phase-a"], "cgshim_push label: %r" % viol)
+    # ... and the same binary runs without the shim (the calls answer -1).
+    rc, out, err = run([A.app, "label"])
+    check(rc == 0 and "push depth -1" in out and "pop depth -1" in out, "without the shim: %d %r" % (rc, out[-300:]))
+    rc, out, err = run([A.app, "nvtx"])
+    check(rc == 0, "nvtx mode without the shim exited %d" % rc)
+    # CGSHIM_LABEL: the process's label under the stack.
+    rc, err, logs = launch("nvtx", env=clean_env({"CGSHIM_LABEL": "test_x[1]"}))
+    viol = records(logs, "violation")
+    check(viol[0].get("labels") == ["test_x[1]", "outer", "decode"], "CGSHIM_LABEL: %r" % viol[0].get("labels"))
+    start = records(logs, "start")
+    check(start and start[0].get("labels") == ["test_x[1]"], "the start record carries the process label")
+    # Disabled: NVTX stays a no-op and nothing is written.
+    rc, err, logs = launch("nvtx", "--disable", env=clean_env())
+    check(rc == 0 and not logs, "CGSHIM_DISABLE=1 wrote %r" % logs)
+    print("labels: NVTX outer > decode on the violation, cgshim_push, CGSHIM_LABEL, no shim, foreign injection")
+
+
 CASES = {n[5:].replace("_", "-"): f for n, f in list(globals().items()) if n.startswith("case_")}
 
 
