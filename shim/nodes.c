@@ -84,12 +84,17 @@ void nodes_module_loaded(CUmodule m)
 	pthread_mutex_unlock(&names_lock);
 }
 
+/* The module's functions are forgotten with it (fn_tab, below). */
+static void nodes_fn_module_gone_locked(uint64_t m);
+
 void nodes_module_unloaded(CUmodule m)
 {
 	pthread_mutex_lock(&names_lock);
 	for (int i = 0; m && i < MOD_SLOTS; i++)
 		if (mods[i].mod == (uint64_t)(uintptr_t)m)
 			mods[i].mod = 0, mods[i].ctx = 0;
+	if (m)
+		nodes_fn_module_gone_locked((uint64_t)(uintptr_t)m);
 	pthread_mutex_unlock(&names_lock);
 }
 
@@ -126,25 +131,46 @@ static CUresult nodes_param_info(CUfunction f, CUkernel k, size_t i, size_t *off
  * 32764 bytes of parameters; this bounds the walk, not the memory). */
 #define MAX_ASK 1024
 
-/* What a function is, asked once per function handle and kept for the
- * process (a graph of a thousand nodes runs a few dozen kernels): name,
- * module, parameter layout. Entries are never freed or changed once
- * published (readers keep pointers). A handle reused for another function
- * after its module is unloaded keeps the first function's description: the
- * price of not asking the driver again at every walk. Past FN_SLOTS
- * functions the driver is asked every time. */
+/* What a function is, asked once per function handle (a graph of a
+ * thousand nodes runs a few dozen kernels): name, module, parameter
+ * layout. A handle dies with its module or library, and the driver hands
+ * the same address to a later module's function (JAX unloads and loads
+ * executables all the time; a layout kept past the unload read past the
+ * new function's kernelParams: issue 30). So an entry is asked again
+ *   - after a hooked cuModuleUnload of its module (stale), or any hooked
+ *     cuLibraryUnload (fn_gen: a CUkernel's library has no query the shim
+ *     may count on);
+ *   - whenever the driver's answer for the handle disagrees with it:
+ *     before a node's parameters are read, the driver confirms the count
+ *     (nodes_fn_check), so an unload the shim does not see (the runtime's
+ *     own, a destroyed context) cannot make a walk read past the array.
+ * A second disagreement marks the entry bad: its nodes are not described,
+ * one warning says so. Entries are reference counted (a walk holds one
+ * while it reads the layout); one taken out of fn_tab is freed by its last
+ * holder. Past FN_SLOTS functions the driver is asked every time. */
 #define FN_SLOTS 4096
 struct fn_ent {
 	uint64_t func;
+	uint64_t seq; /* unique per entry (the per-walk memo) */
 	const char *name;
 	uint64_t module;
 	uint64_t mctx; /* the module's context when a hooked load saw it, else 0 */
 	int np;	       /* -1: layout unknown */
 	uint32_t *lay; /* np (offset, size) pairs */
+	unsigned gen;  /* fn_gen when asked */
+	int refs;      /* holders, under names_lock */
+	uint8_t dead;  /* out of fn_tab: freed at refs 0 */
+	uint8_t stale; /* its module was unloaded */
+	uint8_t bad;   /* the driver disagreed twice: not described */
+	uint8_t trunc; /* more than MAX_ASK parameters: the first MAX_ASK kept */
 };
 static struct fn_ent *fn_tab[FN_SLOTS];
+static unsigned fn_gen;	 /* under names_lock */
+static uint64_t fn_seq;	 /* under names_lock */
+static int fn_warned;	 /* under names_lock: warnings written (at most FN_WARN_MAX) */
+#define FN_WARN_MAX 8
 
-static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k)
+static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k, unsigned gen)
 {
 	struct fn_ent *e = calloc(1, sizeof *e);
 	uint32_t lay_small[2 * 64], *lay = lay_small;
@@ -154,6 +180,8 @@ static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k)
 	if (!e)
 		return NULL;
 	e->func = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
+	e->gen = gen;
+	e->refs = 1;
 	if (f && drv_cuFuncGetModule) {
 		CUmodule m = NULL;
 		if (drv_cuFuncGetModule(&m, f) == CUDA_SUCCESS)
@@ -190,6 +218,7 @@ static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k)
 	 * else on the first one (no such query, a function it cannot
 	 * describe) leaves the layout unknown. */
 	e->np = !i && rc != CUDA_ERROR_INVALID_VALUE ? -1 : (int)i;
+	e->trunc = i == MAX_ASK;
 	if (e->np > 0) {
 		e->lay = malloc(2 * (size_t)e->np * sizeof *e->lay);
 		if (e->lay)
@@ -202,50 +231,185 @@ static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k)
 	return e;
 }
 
-static const struct fn_ent *nodes_fn(CUfunction f, CUkernel k, int *owned)
+/* Under names_lock: e leaves fn_tab (or never entered it). */
+static void nodes_fn_drop_locked(struct fn_ent *e)
+{
+	e->dead = 1;
+	if (!e->refs) {
+		free(e->lay);
+		free(e);
+	}
+}
+
+/* Give back an entry from nodes_fn_get. */
+static void nodes_fn_put(struct fn_ent *e)
+{
+	pthread_mutex_lock(&names_lock);
+	if (--e->refs == 0 && e->dead) {
+		free(e->lay);
+		free(e);
+	}
+	pthread_mutex_unlock(&names_lock);
+}
+
+/* The entry of f (or library kernel k), held (nodes_fn_put); asked again
+ * when stale, of an older fn_gen, or when renew is set. NULL: no memory. */
+static struct fn_ent *nodes_fn_get(CUfunction f, CUkernel k, int renew)
 {
 	uint64_t key = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
 	size_t h = (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (FN_SLOTS - 1), i = h;
 	struct fn_ent *e;
-	*owned = 0;
+	unsigned gen;
 	pthread_mutex_lock(&names_lock);
 	for (size_t n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1))
 		if (!fn_tab[i] || fn_tab[i]->func == key)
 			break;
 	e = fn_tab[i] && fn_tab[i]->func == key ? fn_tab[i] : NULL;
-	pthread_mutex_unlock(&names_lock);
-	if (e)
+	if (e && !renew && !e->stale && e->gen == fn_gen) {
+		e->refs++;
+		pthread_mutex_unlock(&names_lock);
 		return e;
-	e = nodes_fn_ask(f, k); /* no lock across driver calls */
+	}
+	gen = fn_gen;
+	pthread_mutex_unlock(&names_lock);
+	e = nodes_fn_ask(f, k, gen); /* no lock across driver calls */
 	if (!e)
 		return NULL;
 	pthread_mutex_lock(&names_lock);
+	e->seq = ++fn_seq;
 	i = h;
-	for (size_t n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1)) {
-		if (fn_tab[i] && fn_tab[i]->func == key) { /* another thread won */
-			struct fn_ent *w = fn_tab[i];
-			pthread_mutex_unlock(&names_lock);
-			free(e->lay);
-			free(e);
-			return w;
-		}
-		if (!fn_tab[i]) {
-			fn_tab[i] = e;
+	size_t reuse = FN_SLOTS, n; /* reuse: the first slot of a forgotten function */
+	for (n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1)) {
+		struct fn_ent *w = fn_tab[i];
+		if (w && w->func != key && reuse == FN_SLOTS && (w->stale || w->gen != fn_gen))
+			reuse = i;
+		if (w && w->func == key) {
+			if (!renew && !w->stale && w->gen == fn_gen) { /* another thread asked first */
+				w->refs++;
+				e->refs = 0;
+				nodes_fn_drop_locked(e);
+				pthread_mutex_unlock(&names_lock);
+				return w;
+			}
+			fn_tab[i] = e; /* the old one goes when its holders do */
+			nodes_fn_drop_locked(w);
 			pthread_mutex_unlock(&names_lock);
 			return e;
 		}
+		if (!w)
+			break;
 	}
-	pthread_mutex_unlock(&names_lock);
+	if (reuse != FN_SLOTS || n < 64) { /* n < 64: slot i is empty */ /* lookups stop at a key or an empty slot, never at a reused one */
+		if (reuse != FN_SLOTS) {
+			nodes_fn_drop_locked(fn_tab[reuse]);
+			i = reuse;
+		}
+		fn_tab[i] = e;
+		pthread_mutex_unlock(&names_lock);
+		return e;
+	}
 	/* neighbourhood full: this walk uses it, then it goes (the name is
 	 * interned, so the description keeps it) */
-	*owned = 1;
+	e->dead = 1;
+	pthread_mutex_unlock(&names_lock);
 	return e;
+}
+
+/* Whether the driver still describes f (or k) as e does: parameter np-1
+ * where e has it, and none at np. Two capture-safe queries. A layout
+ * that passes bounds every read of a node's kernelParams by the array the
+ * driver returned, whatever the cache missed. */
+static int nodes_fn_check(CUfunction f, CUkernel k, const struct fn_ent *e)
+{
+	size_t off = 0, size = 0, last = e->np > 0 ? (size_t)e->np - 1 : 0;
+	if (e->np < 0)
+		return 1; /* nothing is read */
+	if (e->np > 0 && (nodes_param_info(f, k, last, &off, &size) != CUDA_SUCCESS || off != e->lay[2 * last] ||
+			  size != e->lay[2 * last + 1]))
+		return 0;
+	return e->trunc || nodes_param_info(f, k, (size_t)e->np, &off, &size) == CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The last function this thread confirmed in the current walk: a graph
+ * runs the same kernel in many nodes, the driver is asked once. A walk
+ * runs inside one application call that holds the graph, whose functions
+ * it may not unload meanwhile. */
+static __thread struct {
+	uint64_t func, seq;
+	long long walk;
+} fn_ok;
+
+/* The entry of node function f/k that the driver confirms, held; NULL
+ * when there is none (no memory) or the driver disagreed twice (bad: one
+ * warning, the node is not described). */
+static struct fn_ent *nodes_fn(CUfunction f, CUkernel k)
+{
+	uint64_t key = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
+	long long walk = model_graph_walks();
+	struct fn_ent *e = nodes_fn_get(f, k, 0);
+	if (!e || e->bad)
+		return e;
+	if (fn_ok.func == key && fn_ok.seq == e->seq && fn_ok.walk == walk)
+		return e;
+	if (!nodes_fn_check(f, k, e)) {
+		nodes_fn_put(e); /* a reused handle the shim did not see unloaded */
+		if (!(e = nodes_fn_get(f, k, 1)))
+			return NULL;
+		if (!nodes_fn_check(f, k, e)) {
+			int warn;
+			pthread_mutex_lock(&names_lock);
+			e->bad = 1;
+			warn = fn_warned < FN_WARN_MAX ? ++fn_warned : 0;
+			pthread_mutex_unlock(&names_lock);
+			if (warn)
+				cg_warn("function %p: the driver's parameter layout changed while it was read; its kernel "
+					"nodes are not described",
+					(void *)(uintptr_t)key);
+			return e;
+		}
+	}
+	fn_ok.func = key, fn_ok.seq = e->seq, fn_ok.walk = walk;
+	return e;
+}
+
+static void nodes_fn_module_gone_locked(uint64_t m)
+{
+	for (size_t i = 0; i < FN_SLOTS; i++)
+		if (fn_tab[i] && fn_tab[i]->module == m)
+			fn_tab[i]->stale = 1;
+}
+
+void nodes_library_unloaded(void)
+{
+	pthread_mutex_lock(&names_lock);
+	fn_gen++;
+	pthread_mutex_unlock(&names_lock);
+}
+
+/* Packed parameters: the buffer and its size from an extra array the
+ * driver returned for a node (CU_LAUNCH_PARAM_BUFFER_POINTER, _SIZE, END).
+ * 0: not a form the shim reads (an unknown key, no END within 8 pairs). */
+static int nodes_extra(void *const *extra, const unsigned char **buf, size_t *size)
+{
+	*buf = NULL;
+	*size = 0;
+	for (int k = 0; k < 8; k++, extra += 2) {
+		if (extra[0] == CU_LAUNCH_PARAM_END)
+			return 1;
+		if (extra[0] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			*buf = extra[1];
+		else if (extra[0] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			*size = extra[1] ? *(const size_t *)extra[1] : 0;
+		else
+			return 0;
+	}
+	return 0;
 }
 
 static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 {
 	CUDA_KERNEL_NODE_PARAMS kp;
-	const struct fn_ent *fe;
+	struct fn_ent *fe;
 	memset(&kp, 0, sizeof kp);
 	d->np_all = 0xffff;
 	if (!drv_cuGraphKernelNodeGetParams_v2 || drv_cuGraphKernelNodeGetParams_v2(n, &kp) != CUDA_SUCCESS)
@@ -260,24 +424,38 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 		if (drv_cuGraphKernelNodeGetAttribute(n, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v) == CUDA_SUCCESS)
 			d->coop = v.cooperative != 0;
 	}
-	int owned = 0;
-	fe = nodes_fn(kp.func, kp.func ? NULL : kp.kern, &owned);
+	fe = nodes_fn(kp.func, kp.func ? NULL : kp.kern);
 	if (!fe)
 		return;
 	d->name = fe->name;
 	d->module = fe->module;
 	d->mctx = fe->mctx;
+	if (fe->bad || fe->np < 0)
+		goto done;
 
-	/* Packed parameters (CU_LAUNCH_PARAM_BUFFER_POINTER in extra) or one
-	 * pointer per parameter (kernelParams). */
+	/* The values: one pointer per parameter (kernelParams, an array of
+	 * exactly the function's count, which nodes_fn had the driver confirm),
+	 * or a packed buffer (extra), read only inside the size it gives.
+	 * Neither, a buffer without its size, or a size short of the layout:
+	 * the node's values are not read and its parameters not described. */
 	const unsigned char *packed = NULL;
-	size_t packed_size = 0;
-	if (!kp.kernelParams && kp.extra) {
-		for (void **e = kp.extra; *e != CU_LAUNCH_PARAM_END; e += 2) {
-			if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER)
-				packed = e[1];
-			else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE && e[1])
-				packed_size = *(size_t *)e[1];
+	size_t packed_size = 0, need = 0;
+	if (!kp.kernelParams && fe->np > 0) {
+		if (!kp.extra || !nodes_extra(kp.extra, &packed, &packed_size) || !packed)
+			goto done;
+		for (int j = 0; j < fe->np; j++)
+			if ((size_t)fe->lay[2 * j] + fe->lay[2 * j + 1] > need)
+				need = (size_t)fe->lay[2 * j] + fe->lay[2 * j + 1];
+		if (packed_size < need) {
+			int warn;
+			pthread_mutex_lock(&names_lock);
+			warn = packed_size && fn_warned < FN_WARN_MAX ? ++fn_warned : 0;
+			pthread_mutex_unlock(&names_lock);
+			if (warn)
+				cg_warn("kernel node %p: its packed parameters hold %zu bytes, its function's layout %zu; "
+					"its parameters are not described",
+					(void *)n, packed_size, need);
+			goto done;
 		}
 	}
 	struct cg_kparam *keep = d->p;
@@ -289,7 +467,7 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 		const unsigned char *v = NULL;
 		if (kp.kernelParams)
 			v = kp.kernelParams[i];
-		else if (packed && off + size <= packed_size)
+		else
 			v = packed + off;
 		if (v)
 			h = nodes_fnv(h, v, size);
@@ -315,16 +493,11 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 			}
 		}
 	}
-	if (fe->np < 0)
-		goto done;
 	d->np_all = (uint16_t)i;
 	d->phash = h;
 	d->np = (uint8_t)nk;
 done:
-	if (owned) {
-		free(fe->lay);
-		free((void *)fe);
-	}
+	nodes_fn_put(fe);
 }
 
 /* ---- copies and memsets ----------------------------------------------- */

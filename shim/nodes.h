@@ -80,9 +80,14 @@ void nodes_fingerprint(const struct cg_ndet *d, uint32_t n, uint64_t *sig, uint6
 int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d);
 /* Whether nodes of type t get a description (kernel, memcpy, memset). */
 int nodes_described(int t);
-/* A module loaded (in the current context) or unloaded through a hooked call. */
+/* A module loaded (in the current context) or unloaded through a hooked
+ * call; an unload forgets what the shim knew of the module's functions
+ * (their handles may come back for other functions). */
 void nodes_module_loaded(CUmodule m);
 void nodes_module_unloaded(CUmodule m);
+/* A library unloaded through a hooked call: every function is asked
+ * again at its next walk (a library kernel's library is not known). */
+void nodes_library_unloaded(void);
 /* The description of node i of s, or NULL (binary search). */
 struct cg_summary;
 const struct cg_ndet *nodes_of(const struct cg_summary *s, uint32_t i);

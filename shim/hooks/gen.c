@@ -60,12 +60,19 @@ void cgh_cuDeviceSetGraphMemAttribute_post(struct cg_call *c, struct cgh_frame *
 }
 
 /* The UNSAFE rows that are pinned host memory calls put their ranges into
- * the allocation ledger after a successful call (ledger.h); the module
- * unload tells the node details; the library unload has nothing to record. */
+ * the allocation ledger after a successful call (ledger.h); the module and
+ * library unloads tell the node details, whose function descriptions die
+ * with the handles (nodes.h). */
 void cgh_cuModuleUnload_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUmodule hmod)
 {
 	if (rc == CUDA_SUCCESS)
 		nodes_module_unloaded(hmod);
+}
+
+void cgh_cuLibraryUnload_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUlibrary library)
+{
+	if (rc == CUDA_SUCCESS)
+		nodes_library_unloaded();
 }
 
 void cgh_cuMemHostAlloc_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, void **pp, size_t bytesize,
