@@ -90,7 +90,7 @@ static size_t round_up(size_t v, size_t g)
 /* ------------------------------------------------------------------------ */
 /* handle registry                                                           */
 
-enum kind { K_STREAM = 1, K_EVENT, K_GRAPH, K_NODE, K_EXEC, K_POOL };
+enum kind { K_STREAM = 1, K_EVENT, K_GRAPH, K_NODE, K_EXEC, K_POOL, K_MODULE, K_LIBRARY, K_FUNC, K_KERNEL };
 
 struct obj {
 	void *key;
@@ -129,12 +129,40 @@ struct graph;
 struct node;
 struct capture;
 
+/* A module's function or a library's kernel (K_FUNC, K_KERNEL), from
+ * the entries of the PTX text it was loaded from (.entry NAME(.param
+ * ...)): name and parameter layout. Slots are a fixed pool reused last
+ * freed first, as the driver hands a new module's function the address of
+ * one unloaded before it (issue 30: JAX's crash). */
+#define SF_MAXP 64
+#define SF_SLOTS 256
+struct sfunc {
+	struct obj o;
+	void *owner;	     /* its module or library (registered) */
+	struct sfunc *func;  /* K_KERNEL: its CUfunction once asked (cuKernelGetFunction) */
+	char name[64];
+	int np;
+	uint32_t off[SF_MAXP], size[SF_MAXP];
+	size_t nbytes;
+	int used;
+};
+
+/* A kernel's launch and its copied arguments. As the driver (cuda.h,
+ * cuGraphKernelNodeGetParams): the node owns them, and a getter returns
+ * either kernelParams or extra, whichever was set. Each array is its own
+ * allocation of exactly its size, so a reader that goes past the
+ * function's parameter count is caught by ASan (issue 30). kp_free gives
+ * them back; kp_dup makes a copy its own. */
+enum { KP_PTRS, KP_PACKED, KP_PTR_ONLY };
 struct kparams {
 	CUfunction fn;
 	unsigned grid[3], block[3], shmem;
-	int np;
-	uint64_t vals[STANDIN_MAX_KERNEL_PARAMS];
-	void *ptrs[STANDIN_MAX_KERNEL_PARAMS + 1];
+	int np;		     /* the function's parameters */
+	int form;	     /* KP_*: kernelParams, extra with buffer and size, extra with a buffer pointer alone */
+	size_t nbytes;	     /* bytes of vals */
+	unsigned char *vals; /* the argument bytes, at the function's offsets */
+	void **ptrs;	     /* KP_PTRS: np pointers into vals */
+	void **extra;	     /* packed forms: {BUFFER_POINTER, vals, [BUFFER_SIZE, &nbytes,] END} */
 };
 
 struct allocp {
@@ -625,49 +653,149 @@ static CUresult stream_op(struct stream *s, struct capture **cap)
 /* ------------------------------------------------------------------------ */
 /* graphs and nodes                                                          */
 
-static void kp_fix(struct kparams *k)
+static void kp_free(struct kparams *k)
 {
-	for (int i = 0; i < k->np; i++)
-		k->ptrs[i] = &k->vals[i];
-	k->ptrs[k->np] = NULL;
+	free(k->vals);
+	free(k->ptrs);
+	free(k->extra);
+	k->vals = NULL, k->ptrs = NULL, k->extra = NULL;
+}
+
+/* The arrays of k point into vals: built for k's own vals. */
+static int kp_arrays(struct kparams *k, const struct sfunc *f)
+{
+	k->ptrs = NULL, k->extra = NULL;
+	if (k->form == KP_PTRS) {
+		k->ptrs = malloc((size_t)k->np * sizeof *k->ptrs + (k->np ? 0 : 1)); /* never NULL: 0 params too */
+		if (!k->ptrs)
+			return 0;
+		for (int i = 0; i < k->np; i++)
+			k->ptrs[i] = k->vals + (f ? f->off[i] : 8 * (size_t)i);
+		return 1;
+	}
+	k->extra = malloc((k->form == KP_PACKED ? 5 : 3) * sizeof *k->extra);
+	if (!k->extra)
+		return 0;
+	k->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+	k->extra[1] = k->vals;
+	if (k->form == KP_PACKED) {
+		k->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+		k->extra[3] = &k->nbytes;
+		k->extra[4] = CU_LAUNCH_PARAM_END;
+	} else {
+		k->extra[2] = CU_LAUNCH_PARAM_END;
+	}
+	return 1;
+}
+
+static const struct sfunc *sfunc_of(const void *h);
+
+/* A struct copy of k becomes a copy of its own. */
+static void kp_dup(struct kparams *k)
+{
+	unsigned char *v = malloc(k->nbytes + 1);
+	if (v && k->vals)
+		memcpy(v, k->vals, k->nbytes);
+	k->vals = v;
+	if (!v || !kp_arrays(k, sfunc_of(k->fn)))
+		abort(); /* a test double out of memory */
+	if (k->form == KP_PACKED)
+		k->extra[3] = &k->nbytes;
 }
 
 static void fn_learn(void *fn, int np);
 
+/* Parse extra (bounded): the buffer, and its size when given. */
+static CUresult kp_extra(void **extra, const unsigned char **buf, size_t *size, int *has_size)
+{
+	*buf = NULL, *size = 0, *has_size = 0;
+	for (int k = 0; k < 8; k++, extra += 2) {
+		if (extra[0] == CU_LAUNCH_PARAM_END)
+			return CUDA_SUCCESS;
+		if (extra[0] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			*buf = extra[1];
+		else if (extra[0] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[1])
+			*size = *(size_t *)extra[1], *has_size = 1;
+		else
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Fill k (owned arrays) from a launch's or a node's arguments. A module
+ * function's layout is its PTX's; a host function (standin.h) has np 8-byte
+ * parameters, kernelParams NULL-terminated. extra: the buffer is copied
+ * when its size is given (it must cover the layout); a buffer pointer
+ * alone "has no effect" (cuda.h, CU_LAUNCH_PARAM_BUFFER_POINTER): the
+ * arguments are zero and the node returns the pointer form back. */
 static CUresult kp_set(struct kparams *k, CUfunction fn, const unsigned grid[3], const unsigned block[3],
 		       unsigned shmem, void **params, void **extra)
 {
-	if (!fn)
+	const struct sfunc *f = sfunc_of(fn);
+	const unsigned char *buf = NULL;
+	size_t size = 0;
+	int has_size = 0;
+	if (!fn || (params && extra))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (extra && !params)
-		return CUDA_ERROR_NOT_SUPPORTED; /* `extra` packing is not modelled */
-	struct kparams n = {.fn = fn, .shmem = shmem};
+	struct kparams n = {.fn = fn, .shmem = shmem, .form = KP_PTRS};
 	for (int i = 0; i < 3; i++) {
 		n.grid[i] = grid[i];
 		n.block[i] = block[i];
 		if (!grid[i] || !block[i])
 			return CUDA_ERROR_INVALID_VALUE;
 	}
-	if (params) {
-		while (params[n.np]) {
-			if (n.np == STANDIN_MAX_KERNEL_PARAMS)
+	if (extra) {
+		CUresult rc = kp_extra(extra, &buf, &size, &has_size);
+		if (rc)
+			return rc;
+		n.form = has_size && buf ? KP_PACKED : KP_PTR_ONLY;
+	}
+	if (f) {
+		n.np = f->np;
+		n.nbytes = f->nbytes;
+		if (!extra && f->np && !params)
+			return CUDA_ERROR_INVALID_VALUE;
+	} else if (params) {
+		while (params[n.np])
+			if (++n.np > STANDIN_MAX_KERNEL_PARAMS)
 				return CUDA_ERROR_INVALID_VALUE;
-			memcpy(&n.vals[n.np], params[n.np], 8);
-			n.np++;
-		}
+		n.nbytes = 8 * (size_t)n.np;
+	} else if (n.form == KP_PACKED) {
+		n.np = (int)(size / 8 < STANDIN_MAX_KERNEL_PARAMS ? size / 8 : STANDIN_MAX_KERNEL_PARAMS);
+		n.nbytes = 8 * (size_t)n.np;
+	}
+	if (n.form == KP_PACKED && size < n.nbytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	n.vals = calloc(1, n.nbytes + 1);
+	if (!n.vals)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (params)
+		for (int i = 0; i < n.np; i++)
+			memcpy(n.vals + (f ? f->off[i] : 8 * (size_t)i), params[i], f ? f->size[i] : 8);
+	else if (n.form == KP_PACKED)
+		memcpy(n.vals, buf, n.nbytes);
+	if (!kp_arrays(&n, f)) {
+		kp_free(&n);
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	*k = n;
-	kp_fix(k);
-	fn_learn((void *)fn, n.np);
+	if (k->form == KP_PACKED)
+		k->extra[3] = &k->nbytes;
+	if (!f)
+		fn_learn((void *)fn, n.np);
 	return CUDA_SUCCESS;
 }
 
+/* A host function runs with a NULL-terminated pointer array (standin.h);
+ * a module function has no code here. */
 static void kp_run(const struct kparams *k)
 {
 	void *ptrs[STANDIN_MAX_KERNEL_PARAMS + 1];
 	uint64_t vals[STANDIN_MAX_KERNEL_PARAMS];
+	if (sfunc_of(k->fn) || k->np > STANDIN_MAX_KERNEL_PARAMS)
+		return;
 	for (int i = 0; i < k->np; i++) {
-		vals[i] = k->vals[i];
+		memcpy(&vals[i], k->vals + 8 * (size_t)i, 8);
 		ptrs[i] = &vals[i];
 	}
 	ptrs[k->np] = NULL;
@@ -749,6 +877,8 @@ static void graph_free(struct graph *g);
 
 static void np_free(struct nparams *p)
 {
+	if (p->type == CU_GRAPH_NODE_TYPE_KERNEL)
+		kp_free(&p->k);
 	if (p->type == CU_GRAPH_NODE_TYPE_GRAPH && p->child) {
 		graph_free(p->child);
 		p->child = NULL;
@@ -845,14 +975,13 @@ static CUresult check_deps(struct graph *g, const CUgraphNode *deps, size_t n)
 	return CUDA_SUCCESS;
 }
 
-/* Add a node; p is copied (kernel pointers re-fixed); ownership of p->child moves. */
+/* Add a node; p is copied, ownership of p->child and p->k's arrays moves. */
 static struct node *node_add(struct graph *g, const struct nparams *p, struct node *const *deps, size_t ndeps)
 {
 	struct node *n = calloc(1, sizeof *n);
 	n->g = g;
 	n->id = g_next_node_id++;
-	n->p = *p;
-	kp_fix(&n->p.k);
+	n->p = *p; /* ownership of p's arrays moves too */
 	set_deps(&n->deps, &n->ndeps, deps, ndeps);
 	reg_add(&n->o, K_NODE);
 	if (g->n == g->cap) {
@@ -882,6 +1011,8 @@ static struct graph *graph_clone(const struct graph *src)
 		struct nparams p = sn->p;
 		if (p.type == CU_GRAPH_NODE_TYPE_GRAPH && p.child)
 			p.child = graph_clone(p.child);
+		if (p.type == CU_GRAPH_NODE_TYPE_KERNEL)
+			kp_dup(&p.k);
 		struct node **deps = calloc(sn->ndeps + 1, sizeof *deps);
 		for (size_t j = 0; j < sn->ndeps; j++)
 			deps[j] = g->nodes[node_index(src, sn->deps[j])];
@@ -1047,6 +1178,8 @@ static void xg_free(struct xg *x)
 	if (!x)
 		return;
 	for (size_t i = 0; i < x->n; i++) {
+		if (x->v[i].type == CU_GRAPH_NODE_TYPE_KERNEL)
+			kp_free(&x->v[i].p.k);
 		free(x->v[i].deps);
 		xg_free(x->v[i].child);
 	}
@@ -1069,7 +1202,8 @@ static CUresult xg_build(const struct graph *g, struct xg **out)
 		v->type = n->p.type;
 		v->p = n->p;
 		v->p.child = NULL;
-		kp_fix(&v->p.k);
+		if (v->type == CU_GRAPH_NODE_TYPE_KERNEL)
+			kp_dup(&v->p.k);
 		v->enabled = 1;
 		v->ndeps = n->ndeps;
 		v->deps = calloc(n->ndeps + 1, sizeof *v->deps);
@@ -2134,6 +2268,7 @@ static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
 	if (c)
 		return cap_add(c, s, &p, NULL);
 	kp_run(&p.k);
+	kp_free(&p.k);
 	return CUDA_SUCCESS;
 }
 
@@ -2537,41 +2672,272 @@ DEF(cuMemHostUnregister, PFN_cuMemHostUnregister_v4000, (void *p))
 }
 
 /* ---- modules and libraries ----------------------------------------------
- * Opaque handles, no code (a CUfunction here is a host function). As
- * measured (docs/capture-map.md): a load inside a capture succeeds and
- * leaves the capture alone, in every mode and from any thread; an unload
- * is in the unsafe class (900, the capture invalidated). */
-static CUresult handle_load(void **out, const void *image)
+ * No code: a module's functions are the .entry declarations of the PTX
+ * text it is given (a function runs as a no-op), with the layout the PTX
+ * gives their .param lists. As measured (docs/capture-map.md): a load
+ * inside a capture succeeds and leaves the capture alone, in every mode and
+ * from any thread; an unload is in the unsafe class (900, the capture
+ * invalidated). Unknown handles give INVALID_HANDLE. */
+#define MOD_MAXF 16
+struct smod {
+	struct obj o;
+	int nf;
+	struct sfunc *f[MOD_MAXF];
+};
+
+static struct sfunc g_sf[SF_SLOTS];
+static int g_sf_free[SF_SLOTS], g_sf_nfree = -1; /* a stack of free slot indices */
+
+static struct sfunc *sf_alloc(void)
+{
+	if (g_sf_nfree < 0) {
+		for (int i = 0; i < SF_SLOTS; i++)
+			g_sf_free[i] = SF_SLOTS - 1 - i; /* slot 0 first */
+		g_sf_nfree = SF_SLOTS;
+	}
+	if (!g_sf_nfree)
+		return NULL;
+	struct sfunc *f = &g_sf[g_sf_free[--g_sf_nfree]];
+	memset(f, 0, sizeof *f);
+	f->used = 1;
+	return f;
+}
+
+static void sf_release(struct sfunc *f)
+{
+	if (!f || !f->used)
+		return;
+	if (f->func)
+		sf_release(f->func);
+	reg_del(&f->o);
+	f->used = 0;
+	g_sf_free[g_sf_nfree++] = (int)(f - g_sf);
+}
+
+static const struct sfunc *sfunc_of(const void *h)
+{
+	const struct sfunc *f = reg_find(h, K_FUNC);
+	return f ? f : reg_find(h, K_KERNEL);
+}
+
+/* Bytes of a PTX scalar type (.u64, .f32, .b8, ...); 0 if not one. */
+static size_t ptx_type_size(const char *t, size_t n)
+{
+	if (n < 3 || t[0] != '.' || !strchr("usbf", t[1]))
+		return 0;
+	if (n == 3 && t[2] == '8')
+		return 1;
+	if (n == 4 && !strncmp(t + 2, "16", 2))
+		return 2;
+	if (n == 4 && !strncmp(t + 2, "32", 2))
+		return 4;
+	if (n == 4 && !strncmp(t + 2, "64", 2))
+		return 8;
+	return 0;
+}
+
+/* One .param declaration in [p, end): its size and alignment. */
+static int ptx_param(const char *p, const char *end, size_t *size, size_t *align)
+{
+	size_t ts = 0, count = 1;
+	*align = 0;
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		const char *w = p;
+		while (p < end && !strchr(" \t\r\n[", *p))
+			p++;
+		if (p == w && p < end && *p == '[') {
+			count = strtoul(p + 1, NULL, 10);
+			break;
+		}
+		if ((size_t)(p - w) == 6 && !strncmp(w, ".align", 6)) {
+			while (p < end && (*p == ' ' || *p == '\t'))
+				p++;
+			*align = strtoul(p, NULL, 10);
+			while (p < end && *p >= '0' && *p <= '9')
+				p++;
+		} else if (!ts) {
+			ts = ptx_type_size(w, (size_t)(p - w));
+		}
+	}
+	if (!ts)
+		return 0;
+	*size = ts * count;
+	if (!*align)
+		*align = ts;
+	return 1;
+}
+
+/* The .entry functions of a PTX text (at most MOD_MAXF, SF_MAXP parameters). */
+static CUresult ptx_entries(struct smod *m, const char *img, int kind)
+{
+	size_t len = strnlen(img, 1u << 20);
+	const char *end = img + len, *p = img;
+	while (m->nf < MOD_MAXF && (p = memmem(p, (size_t)(end - p), ".entry", 6))) {
+		p += 6;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		const char *nm = p;
+		while (p < end && !strchr(" \t\r\n(", *p))
+			p++;
+		struct sfunc *f = sf_alloc();
+		if (!f)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		snprintf(f->name, sizeof f->name, "%.*s", (int)(p - nm), nm);
+		f->owner = m;
+		const char *open = memchr(p, '(', (size_t)(end - p)), *close = open ? memchr(open, ')', (size_t)(end - open)) : NULL;
+		const char *body = memchr(p, '{', (size_t)(end - p));
+		size_t off = 0;
+		if (open && close && (!body || open < body)) {
+			for (const char *q = open + 1; q < close && f->np < SF_MAXP;) {
+				const char *d = memmem(q, (size_t)(close - q), ".param", 6), *e;
+				size_t size, align;
+				if (!d)
+					break;
+				d += 6;
+				e = memchr(d, ',', (size_t)(close - d));
+				e = e ? e : close;
+				if (!ptx_param(d, e, &size, &align)) {
+					sf_release(f);
+					return CUDA_ERROR_INVALID_PTX;
+				}
+				off = round_up(off, align);
+				f->off[f->np] = (uint32_t)off;
+				f->size[f->np++] = (uint32_t)size;
+				off += size;
+				q = e;
+			}
+			p = close;
+		}
+		f->nbytes = off;
+		reg_add(&f->o, kind);
+		m->f[m->nf++] = f;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult handle_load(void **out, const void *image, int kind)
 {
 	ENTER_OBJ();
 	if (!out || !image)
 		return CUDA_ERROR_INVALID_VALUE;
-	*out = malloc(16);
-	if (!*out)
+	struct smod *m = calloc(1, sizeof *m);
+	if (!m)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	CUresult rc = ptx_entries(m, image, kind == K_MODULE ? K_FUNC : K_KERNEL);
+	if (rc) {
+		for (int i = 0; i < m->nf; i++)
+			sf_release(m->f[i]);
+		free(m);
+		return rc;
+	}
+	reg_add(&m->o, kind);
+	*out = m;
 	return CUDA_SUCCESS;
 }
 
-static CUresult handle_unload(void *h)
+static CUresult handle_unload(void *h, int kind)
 {
 	ENTER_OBJ();
-	if (!h)
+	struct smod *m = reg_find(h, kind);
+	if (!m)
 		return CUDA_ERROR_INVALID_HANDLE;
 	CUresult rc = unsafe_call();
 	if (rc)
 		return rc;
-	free(h);
+	for (int i = m->nf - 1; i >= 0; i--) /* the first function's slot is the next one handed out */
+		sf_release(m->f[i]);
+	reg_del(&m->o);
+	free(m);
 	return CUDA_SUCCESS;
+}
+
+static CUresult handle_get(void **out, void *h, int kind, const char *name)
+{
+	ENTER_OBJ();
+	struct smod *m = reg_find(h, kind);
+	if (!out || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	for (int i = 0; i < m->nf; i++)
+		if (!strcmp(m->f[i]->name, name)) {
+			*out = m->f[i];
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_NOT_FOUND;
 }
 
 DEF(cuModuleLoadData, PFN_cuModuleLoadData_v2000, (CUmodule * module, const void *image))
 {
-	return handle_load((void **)module, image);
+	return handle_load((void **)module, image, K_MODULE);
 }
 
 DEF(cuModuleUnload, PFN_cuModuleUnload_v2000, (CUmodule hmod))
 {
-	return handle_unload(hmod);
+	return handle_unload(hmod, K_MODULE);
+}
+
+DEF(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000, (CUfunction * hfunc, CUmodule hmod, const char *name))
+{
+	return handle_get((void **)hfunc, hmod, K_MODULE, name);
+}
+
+DEF(cuLibraryGetKernel, PFN_cuLibraryGetKernel_v12000, (CUkernel * pKernel, CUlibrary library, const char *name))
+{
+	return handle_get((void **)pKernel, library, K_LIBRARY, name);
+}
+
+/* The kernel's function in the current context: one per kernel here. */
+DEF(cuKernelGetFunction, PFN_cuKernelGetFunction_v12000, (CUfunction * pFunc, CUkernel kernel))
+{
+	ENTER_OBJ();
+	struct sfunc *k = reg_find(kernel, K_KERNEL);
+	if (!pFunc)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!k)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!k->func) {
+		struct sfunc *f = sf_alloc();
+		if (!f)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		void *owner = k->owner;
+		*f = *k;
+		f->o = (struct obj){0};
+		f->func = NULL;
+		f->owner = owner;
+		reg_add(&f->o, K_FUNC);
+		k->func = f;
+	}
+	*pFunc = (CUfunction)k->func;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuKernelGetLibrary, PFN_cuKernelGetLibrary_v12050, (CUlibrary * pLib, CUkernel kernel))
+{
+	ENTER_OBJ();
+	struct sfunc *k = reg_find(kernel, K_KERNEL);
+	if (!pLib)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!k)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*pLib = k->owner;
+	return CUDA_SUCCESS;
+}
+
+/* A module function's module; a library kernel's function gives its
+ * library's handle (the stand-in has no per-context module of a library). */
+DEF(cuFuncGetModule, PFN_cuFuncGetModule_v11000, (CUmodule * hmod, CUfunction hfunc))
+{
+	ENTER_OBJ();
+	const struct sfunc *f = reg_find(hfunc, K_FUNC);
+	if (!hmod)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*hmod = f->owner;
+	return CUDA_SUCCESS;
 }
 
 DEF(cuLibraryLoadData, PFN_cuLibraryLoadData_v12000,
@@ -2581,12 +2947,12 @@ DEF(cuLibraryLoadData, PFN_cuLibraryLoadData_v12000,
 {
 	(void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
 	(void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
-	return handle_load((void **)library, code);
+	return handle_load((void **)library, code, K_LIBRARY);
 }
 
 DEF(cuLibraryUnload, PFN_cuLibraryUnload_v12000, (CUlibrary library))
 {
-	return handle_unload(library);
+	return handle_unload(library, K_LIBRARY);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -3355,8 +3721,8 @@ DEF(cuGraphNodeSetParams, PFN_cuGraphNodeSetParams_v12020, (CUgraphNode hNode, C
 		CUresult rc = kernel_np(&p, NULL, (const CUDA_KERNEL_NODE_PARAMS_v2 *)&nodeParams->kernel);
 		if (rc)
 			return rc;
+		kp_free(&n->p.k);
 		n->p.k = p.k;
-		kp_fix(&n->p.k);
 		return CUDA_SUCCESS;
 	}
 	case CU_GRAPH_NODE_TYPE_EMPTY:
@@ -3620,8 +3986,8 @@ static void kernel_out(const struct kparams *k, CUfunction *fn, unsigned *g, uns
 	memcpy(g, k->grid, sizeof k->grid);
 	memcpy(b, k->block, sizeof k->block);
 	*shmem = k->shmem;
-	*params = (void **)k->ptrs;
-	*extra = NULL;
+	*params = k->form == KP_PTRS ? k->ptrs : NULL;
+	*extra = k->form == KP_PTRS ? NULL : k->extra;
 }
 
 DEF(cuGraphKernelNodeGetParams, PFN_cuGraphKernelNodeGetParams_v10000,
@@ -3653,6 +4019,10 @@ DEF(cuGraphKernelNodeGetParams_v2, PFN_cuGraphKernelNodeGetParams_v12000,
 	nodeParams->gridDimX = g[0], nodeParams->gridDimY = g[1], nodeParams->gridDimZ = g[2];
 	nodeParams->blockDimX = b[0], nodeParams->blockDimY = b[1], nodeParams->blockDimZ = b[2];
 	nodeParams->ctx = PRIMARY_CTX_OF(cur_dev());
+	if (reg_find(n->p.k.fn, K_KERNEL)) { /* made from a CUkernel: given back as one (inferred) */
+		nodeParams->kern = (CUkernel)(void *)nodeParams->func;
+		nodeParams->func = NULL;
+	}
 	return CUDA_SUCCESS;
 }
 
@@ -3691,8 +4061,13 @@ static int fn_params(void *fn)
 static CUresult fn_name(const char **name, void *fn)
 {
 	Dl_info di;
+	const struct sfunc *f = sfunc_of(fn);
 	if (!name || !fn)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (f) {
+		*name = f->name;
+		return CUDA_SUCCESS;
+	}
 	if (!dladdr(fn, &di) || !di.dli_sname)
 		return CUDA_ERROR_INVALID_HANDLE;
 	*name = di.dli_sname;
@@ -3701,8 +4076,16 @@ static CUresult fn_name(const char **name, void *fn)
 
 static CUresult fn_param(void *fn, size_t i, size_t *off, size_t *size)
 {
+	const struct sfunc *f = sfunc_of(fn);
 	if (!fn || !off || !size)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (f) {
+		if (i >= (size_t)f->np)
+			return CUDA_ERROR_INVALID_VALUE;
+		*off = f->off[i];
+		*size = f->size[i];
+		return CUDA_SUCCESS;
+	}
 	int np = fn_params(fn);
 	if (np < 0)
 		return CUDA_ERROR_NOT_FOUND;
@@ -3715,27 +4098,27 @@ static CUresult fn_param(void *fn, size_t i, size_t *off, size_t *size)
 
 DEF(cuFuncGetName, PFN_cuFuncGetName_v12030, (const char **name, CUfunction hfunc))
 {
-	ENTER();
+	ENTER_OBJ();
 	return fn_name(name, (void *)hfunc);
 }
 
 DEF(cuKernelGetName, PFN_cuKernelGetName_v12030, (const char **name, CUkernel hfunc))
 {
-	ENTER();
+	ENTER_OBJ();
 	return fn_name(name, (void *)hfunc);
 }
 
 DEF(cuFuncGetParamInfo, PFN_cuFuncGetParamInfo_v12040,
     (CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize))
 {
-	ENTER();
+	ENTER_OBJ();
 	return fn_param((void *)func, paramIndex, paramOffset, paramSize);
 }
 
 DEF(cuKernelGetParamInfo, PFN_cuKernelGetParamInfo_v12040,
     (CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize))
 {
-	ENTER();
+	ENTER_OBJ();
 	return fn_param((void *)kernel, paramIndex, paramOffset, paramSize);
 }
 
@@ -4064,9 +4447,12 @@ static void update_apply(struct xg *x, const struct graph *g)
 			if (a && a->kind == A_GRAPH && a->live)
 				free_any(a->addr);
 		}
+		if (v->type == CU_GRAPH_NODE_TYPE_KERNEL)
+			kp_free(&v->p.k);
 		v->p = n->p;
 		v->p.child = NULL;
-		kp_fix(&v->p.k);
+		if (v->type == CU_GRAPH_NODE_TYPE_KERNEL)
+			kp_dup(&v->p.k);
 	}
 }
 
@@ -4147,8 +4533,8 @@ static CUresult exec_set_kernel(CUgraphExec he, CUgraphNode hn, const CUDA_KERNE
 	CUresult rc = kernel_np(&p, k1, k2);
 	if (rc)
 		return rc;
+	kp_free(&v->p.k);
 	v->p.k = p.k;
-	kp_fix(&v->p.k);
 	return CUDA_SUCCESS;
 }
 
@@ -4375,7 +4761,9 @@ static const struct procent g_procs[] = {
 					      cuEventRecord) E(cuEventSynchronize, 2000,
 							       cuEventSynchronize) E(cuEventQuery, 2000, cuEventQuery)
 						E(cuModuleLoadData, 2000,
-						  cuModuleLoadData) E(cuModuleUnload, 2000, cuModuleUnload)
+						  cuModuleLoadData) E(cuModuleUnload, 2000, cuModuleUnload) E(cuModuleGetFunction, 2000, cuModuleGetFunction)
+	E(cuLibraryGetKernel, 12000, cuLibraryGetKernel) E(cuKernelGetFunction, 12000, cuKernelGetFunction)
+	E(cuKernelGetLibrary, 12050, cuKernelGetLibrary) E(cuFuncGetModule, 11000, cuFuncGetModule)
 						    E(cuLibraryLoadData, 12000,
 						      cuLibraryLoadData) E(cuLibraryUnload, 12000, cuLibraryUnload)
 							P(cuStreamBeginCapture, 10000, cuStreamBeginCapture)
