@@ -408,7 +408,6 @@ def after_condensed(a, base):
           % (s.get("records_condensed"), s.get("meminfo_steady")))
 
 
-AFTER = {"condensed": after_condensed}
 
 
 def case_update_memo(recs, pools):
@@ -484,8 +483,34 @@ def case_multi_device(recs, pools):
     check(pc and pc[0].get("dev") == 1, "pool C recorded on device 1")
     check(not ev(recs, "violation"), "no violations (got %s)" % [v.get("rule") for v in ev(recs, "violation")])
 
+def case_module_reuse(recs, pools):
+    """Function handles reused after their module is unloaded (kernels/model/module_reuse.cu)."""
+    s = one(recs, "summary")
+    check(s.get("walks") == 6, "each of the 6 graphs walked at its instantiate (%s)" % s.get("walks"))
+    if STANDIN:
+        check(STDERR.count(" reuses ") == 3, "the stand-in reused the handle in B, C and D (%s)" % STDERR.strip())
+
+
+def after_module_reuse(a, base):
+    """At debug each instantiate writes its node: the layout is the node's
+    function's, never the one its handle had before (issue 30)."""
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        log = os.path.join(tmp, "debug.jsonl")
+        env = cgtest.shim_env(base, a.shim, log, "debug")
+        p = run([a.prog], env)
+        check(p.returncode == 0, "module_reuse at debug: exit 0 (got %d)" % p.returncode)
+        recs = read_log(log)
+        got = [(n.get("kernel"), n.get("nparams"), len(n.get("params") or [])) for n in ev(recs, "node")]
+        want = [("wide", 8, 8), ("narrow", 1, 1)] * 3
+        check(got == want, "6 kernel nodes described with their own function's name and layout (%s)" % got)
+        check(not ev(recs, "warning"), "no warnings at debug (%s)" % [x.get("msg") for x in ev(recs, "warning")])
+
+
+AFTER = {"condensed": after_condensed, "module_reuse": after_module_reuse}
+
 
 CASES = {
+    "module_reuse": case_module_reuse,
     "multi_device": case_multi_device,
     "deferred_summary": case_deferred_summary,
     "deferred_refs": case_deferred_refs,

@@ -2879,6 +2879,13 @@ DEF(cuModuleUnload, PFN_cuModuleUnload_v2000, (CUmodule hmod))
 	return handle_unload(hmod, K_MODULE);
 }
 
+/* Test hook (no CUDA name, so no shim sees it): a module unloaded as the
+ * runtime unloads its own, through no entry point a preload can hook. */
+EXPORT CUresult standin_module_unload_unhooked(CUmodule hmod)
+{
+	return handle_unload(hmod, K_MODULE);
+}
+
 DEF(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000, (CUfunction * hfunc, CUmodule hmod, const char *name))
 {
 	return handle_get((void **)hfunc, hmod, K_MODULE, name);
