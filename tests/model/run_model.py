@@ -5,7 +5,7 @@ under libcgshim.so (CGSHIM_LOG=info, jsonl).
 
 usage: run_model.py --case NAME --prog PATH --standin-dir DIR --shim LIBCGSHIM
 
-Cases: three_pools, current_pool, destroy_outstanding, exit_outstanding,
+Cases: module_reuse, kernel_forms, three_pools, current_pool, destroy_outstanding, exit_outstanding,
 relaxed_malloc, deferred_summary, node_memory. The scenarios print the pool handles they
 created on stderr ("pool A 0x..."); stdout is deterministic and must be the
 same bare and under the shim. One line per check; exit status non-zero when
@@ -506,11 +506,35 @@ def after_module_reuse(a, base):
         check(not ev(recs, "warning"), "no warnings at debug (%s)" % [x.get("msg") for x in ev(recs, "warning")])
 
 
-AFTER = {"condensed": after_condensed, "module_reuse": after_module_reuse}
+def case_kernel_forms(recs, pools):
+    """Kernel nodes in every argument form (kernels/model/kernel_forms.cu)."""
+    s = one(recs, "summary")
+    check(s.get("walks") == 1, "the graph walked at its instantiate (%s)" % s.get("walks"))
+
+
+def after_kernel_forms(a, base):
+    """At debug the 5 nodes are described from the driver's own arrays:
+    0 parameters, a 4 KiB struct (its device pointer kept), a packed pair,
+    a buffer pointer alone on a 0-parameter kernel, a library kernel."""
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        log = os.path.join(tmp, "debug.jsonl")
+        p = run([a.prog], cgtest.shim_env(base, a.shim, log, "debug"))
+        check(p.returncode == 0, "kernel_forms at debug: exit 0 (got %d)" % p.returncode)
+        recs = read_log(log)
+        got = [(n.get("kernel"), n.get("nparams"), [x[2] for x in n.get("params") or []],
+                len(n.get("param_ptrs") or [])) for n in ev(recs, "node")]
+        want = [("zero", 0, [], 0), ("big", 1, [], 1), ("pair", 2, ["0x7", "0x9"], 0), ("zero", 0, [], 0),
+                ("libk", 1, ["0x3"], 0)]
+        check(got == want, "5 kernel nodes described from their own arrays (%s)" % got)
+        check(not ev(recs, "warning"), "no warnings at debug (%s)" % [x.get("msg") for x in ev(recs, "warning")])
+
+
+AFTER = {"condensed": after_condensed, "module_reuse": after_module_reuse, "kernel_forms": after_kernel_forms}
 
 
 CASES = {
     "module_reuse": case_module_reuse,
+    "kernel_forms": case_kernel_forms,
     "multi_device": case_multi_device,
     "deferred_summary": case_deferred_summary,
     "deferred_refs": case_deferred_refs,
