@@ -165,9 +165,9 @@ struct fn_ent {
 	uint8_t trunc; /* more than MAX_ASK parameters: the first MAX_ASK kept */
 };
 static struct fn_ent *fn_tab[FN_SLOTS];
-static unsigned fn_gen;	 /* under names_lock */
-static uint64_t fn_seq;	 /* under names_lock */
-static int fn_warned;	 /* under names_lock: warnings written (at most FN_WARN_MAX) */
+static unsigned fn_gen; /* under names_lock */
+static uint64_t fn_seq; /* under names_lock */
+static int fn_warned;	/* under names_lock: warnings written (at most FN_WARN_MAX) */
 #define FN_WARN_MAX 8
 
 static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k, unsigned gen)
@@ -299,7 +299,7 @@ static struct fn_ent *nodes_fn_get(CUfunction f, CUkernel k, int renew)
 		if (!w)
 			break;
 	}
-	if (reuse != FN_SLOTS || n < 64) { /* n < 64: slot i is empty */ /* lookups stop at a key or an empty slot, never at a reused one */
+	if (reuse != FN_SLOTS || n < 64) { /* n < 64: slot i is empty; lookups stop at a key or an empty slot */
 		if (reuse != FN_SLOTS) {
 			nodes_fn_drop_locked(fn_tab[reuse]);
 			i = reuse;
@@ -362,9 +362,10 @@ static struct fn_ent *nodes_fn(CUfunction f, CUkernel k)
 			warn = fn_warned < FN_WARN_MAX ? ++fn_warned : 0;
 			pthread_mutex_unlock(&names_lock);
 			if (warn)
-				cg_warn("function %p: the driver's parameter layout changed while it was read; its kernel "
-					"nodes are not described",
-					(void *)(uintptr_t)key);
+				cg_warn(
+				    "function %p: the driver's parameter layout changed while it was read; its kernel "
+				    "nodes are not described",
+				    (void *)(uintptr_t)key);
 			return e;
 		}
 	}
@@ -452,9 +453,10 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 			warn = packed_size && fn_warned < FN_WARN_MAX ? ++fn_warned : 0;
 			pthread_mutex_unlock(&names_lock);
 			if (warn)
-				cg_warn("kernel node %p: its packed parameters hold %zu bytes, its function's layout %zu; "
-					"its parameters are not described",
-					(void *)n, packed_size, need);
+				cg_warn(
+				    "kernel node %p: its packed parameters hold %zu bytes, its function's layout %zu; "
+				    "its parameters are not described",
+				    (void *)n, packed_size, need);
 			goto done;
 		}
 	}

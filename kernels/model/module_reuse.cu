@@ -23,9 +23,10 @@
 #include "scenario.h"
 
 #define PTX_HEAD ".version 8.0\n.target sm_90\n.address_size 64\n"
-static const char ptx_wide[] = PTX_HEAD ".visible .entry wide(.param .u64 a0, .param .u64 a1, .param .u64 a2, "
-				       ".param .u64 a3, .param .u64 a4, .param .u64 a5, .param .u64 a6, .param .u64 a7)\n"
-				       "{\n\tret;\n}\n";
+static const char ptx_wide[] =
+    PTX_HEAD ".visible .entry wide(.param .u64 a0, .param .u64 a1, .param .u64 a2, "
+	     ".param .u64 a3, .param .u64 a4, .param .u64 a5, .param .u64 a6, .param .u64 a7)\n"
+	     "{\n\tret;\n}\n";
 static const char ptx_narrow[] = PTX_HEAD ".visible .entry narrow(.param .u64 a0)\n{\n\tret;\n}\n";
 
 static struct {

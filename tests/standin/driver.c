@@ -138,8 +138,8 @@ struct capture;
 #define SF_SLOTS 256
 struct sfunc {
 	struct obj o;
-	void *owner;	     /* its module or library (registered) */
-	struct sfunc *func;  /* K_KERNEL: its CUfunction once asked (cuKernelGetFunction) */
+	void *owner;	    /* its module or library (registered) */
+	struct sfunc *func; /* K_KERNEL: its CUfunction once asked (cuKernelGetFunction) */
 	char name[64];
 	int np;
 	uint32_t off[SF_MAXP], size[SF_MAXP];
@@ -2786,7 +2786,8 @@ static CUresult ptx_entries(struct smod *m, const char *img, int kind)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		snprintf(f->name, sizeof f->name, "%.*s", (int)(p - nm), nm);
 		f->owner = m;
-		const char *open = memchr(p, '(', (size_t)(end - p)), *close = open ? memchr(open, ')', (size_t)(end - open)) : NULL;
+		const char *open = memchr(p, '(', (size_t)(end - p)),
+			   *close = open ? memchr(open, ')', (size_t)(end - open)) : NULL;
 		const char *body = memchr(p, '{', (size_t)(end - p));
 		size_t off = 0;
 		if (open && close && (!body || open < body)) {
@@ -4768,9 +4769,7 @@ static const struct procent g_procs[] = {
 					      cuEventRecord) E(cuEventSynchronize, 2000,
 							       cuEventSynchronize) E(cuEventQuery, 2000, cuEventQuery)
 						E(cuModuleLoadData, 2000,
-						  cuModuleLoadData) E(cuModuleUnload, 2000, cuModuleUnload) E(cuModuleGetFunction, 2000, cuModuleGetFunction)
-	E(cuLibraryGetKernel, 12000, cuLibraryGetKernel) E(cuKernelGetFunction, 12000, cuKernelGetFunction)
-	E(cuKernelGetLibrary, 12050, cuKernelGetLibrary) E(cuFuncGetModule, 11000, cuFuncGetModule)
+						  cuModuleLoadData) E(cuModuleUnload, 2000, cuModuleUnload)
 						    E(cuLibraryLoadData, 12000,
 						      cuLibraryLoadData) E(cuLibraryUnload, 12000, cuLibraryUnload)
 							P(cuStreamBeginCapture, 10000, cuStreamBeginCapture)
@@ -4828,59 +4827,68 @@ static const struct procent g_procs[] = {
 																																																																																																																																																																																																																																																																																								       11040, cuGraphAddMemFreeNode) E(cuGraphAddChildGraphNode,
 																																																																																																																																																																																																																																																																																												       10000, cuGraphAddChildGraphNode) E(cuGraphAddNode, 12020, cuGraphAddNode) E(cuGraphAddNode, 12030, cuGraphAddNode_v2) E(cuGraphNodeSetParams,
 																																																																																																																																																																																																																																																																																																											       12020,
-																																																																																																																																																																																																																																																																																																											       cuGraphNodeSetParams) E(cuGraphDestroyNode, 10000, cuGraphDestroyNode) E(cuGraphAddDependencies, 10000, cuGraphAddDependencies) E(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2) E(cuGraphRemoveDependencies,
-																																																																																																																																																																																																																																																																																																																																			     10000,
-																																																																																																																																																																																																																																																																																																																																			     cuGraphRemoveDependencies)
-								    E(cuGraphRemoveDependencies, 12030, cuGraphRemoveDependencies_v2) E(cuGraphGetNodes, 10000, cuGraphGetNodes) E(cuGraphGetRootNodes, 10000, cuGraphGetRootNodes) E(
-									cuGraphGetEdges, 10000,
-									cuGraphGetEdges) E(cuGraphGetEdges, 12030, cuGraphGetEdges_v2)
-									E(cuGraphNodeGetType, 10000, cuGraphNodeGetType) E(cuGraphMemAllocNodeGetParams, 11040, cuGraphMemAllocNodeGetParams) E(
-									    cuGraphMemFreeNodeGetParams, 11040,
-									    cuGraphMemFreeNodeGetParams) E(cuGraphKernelNodeGetParams, 10000, cuGraphKernelNodeGetParams)
-									    E(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2) E(
-										cuGraphInstantiate,
-										10000,
-										cuGraphInstantiate) E(cuGraphInstantiate, 11000, cuGraphInstantiate_v2)
-										E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags) P(
-										    cuGraphInstantiateWithParams,
-										    12000,
-										    cuGraphInstantiateWithParams) E(cuGraphExecDestroy, 10000, cuGraphExecDestroy)
-										    E(cuGraphExecGetFlags, 12000, cuGraphExecGetFlags) E(
-											cuGraphExecUpdate, 10020,
-											cuGraphExecUpdate) E(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2)
-											P(cuGraphLaunch, 10000, cuGraphLaunch) P(
-											    cuGraphUpload,
+																																																																																																																																																																																																																																																																																																											       cuGraphNodeSetParams) E(cuGraphDestroyNode, 10000, cuGraphDestroyNode) E(cuGraphAddDependencies, 10000, cuGraphAddDependencies) E(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2) E(cuGraphRemoveDependencies, 10000, cuGraphRemoveDependencies) E(cuGraphRemoveDependencies,
+																																																																																																																																																																																																																																																																																																																																											    12030,
+																																																																																																																																																																																																																																																																																																																																											    cuGraphRemoveDependencies_v2) E(cuGraphGetNodes,
+																																																																																																																																																																																																																																																																																																																																															    10000, cuGraphGetNodes) E(cuGraphGetRootNodes,
+																																																																																																																																																																																																																																																																																																																																																		      10000, cuGraphGetRootNodes) E(cuGraphGetEdges, 10000, cuGraphGetEdges) E(cuGraphGetEdges, 12030, cuGraphGetEdges_v2) E(cuGraphNodeGetType,
+																																																																																																																																																																																																																																																																																																																																																																	     10000,
+																																																																																																																																																																																																																																																																																																																																																																	     cuGraphNodeGetType) E(cuGraphMemAllocNodeGetParams,
+																																																																																																																																																																																																																																																																																																																																																																				   11040,
+																																																																																																																																																																																																																																																																																																																																																																				   cuGraphMemAllocNodeGetParams) E(cuGraphMemFreeNodeGetParams,
+																																																																																																																																																																																																																																																																																																																																																																								   11040,
+																																																																																																																																																																																																																																																																																																																																																																								   cuGraphMemFreeNodeGetParams) E(cuGraphKernelNodeGetParams, 10000, cuGraphKernelNodeGetParams)
+								    E(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2) E(
+									cuGraphInstantiate,
+									10000,
+									cuGraphInstantiate) E(cuGraphInstantiate, 11000, cuGraphInstantiate_v2)
+									E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags) P(
+									    cuGraphInstantiateWithParams, 12000,
+									    cuGraphInstantiateWithParams) E(cuGraphExecDestroy, 10000, cuGraphExecDestroy)
+									    E(cuGraphExecGetFlags, 12000, cuGraphExecGetFlags) E(
+										cuGraphExecUpdate, 10020,
+										cuGraphExecUpdate) E(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2)
+										P(cuGraphLaunch, 10000, cuGraphLaunch) P(cuGraphUpload, 11010, cuGraphUpload) E(
+										    cuGraphExecKernelNodeSetParams,
+										    10010,
+										    cuGraphExecKernelNodeSetParams) E(cuGraphExecKernelNodeSetParams,
+														      12000,
+														      cuGraphExecKernelNodeSetParams_v2)
+										    E(cuGraphExecNodeSetParams, 12020, cuGraphExecNodeSetParams) E(
+											cuGraphExecMemsetNodeSetParams,
+											10020, cuGraphExecMemsetNodeSetParams) E(cuGraphExecMemcpyNodeSetParams,
+																 10020, cuGraphExecMemcpyNodeSetParams)
+											E(cuGraphExecHostNodeSetParams, 10020, cuGraphExecHostNodeSetParams) E(
+											    cuGraphExecChildGraphNodeSetParams,
 											    11010,
-											    cuGraphUpload) E(cuGraphExecKernelNodeSetParams,
-													     10010, cuGraphExecKernelNodeSetParams)
-											    E(cuGraphExecKernelNodeSetParams,
-											      12000,
-											      cuGraphExecKernelNodeSetParams_v2)
-												E(cuGraphExecNodeSetParams,
-												  12020,
-												  cuGraphExecNodeSetParams) E(cuGraphExecMemsetNodeSetParams,
-															      10020,
-															      cuGraphExecMemsetNodeSetParams)
-												    E(cuGraphExecMemcpyNodeSetParams,
-												      10020,
-												      cuGraphExecMemcpyNodeSetParams) E(cuGraphExecHostNodeSetParams,
-																	10020,
-																	cuGraphExecHostNodeSetParams)
-													E(cuGraphExecChildGraphNodeSetParams,
-													  11010,
-													  cuGraphExecChildGraphNodeSetParams)
-													    E(cuGraphExecEventRecordNodeSetEvent,
-													      11010,
-													      cuGraphExecEventRecordNodeSetEvent)
-														E(cuGraphExecEventWaitNodeSetEvent,
-														  11010,
-														  cuGraphExecEventWaitNodeSetEvent)
-														    E(cuGraphNodeSetEnabled,
-														      11060,
-														      cuGraphNodeSetEnabled)
-															E(cuGraphNodeGetEnabled,
-															  11060,
-															  cuGraphNodeGetEnabled)};
+											    cuGraphExecChildGraphNodeSetParams)
+											    E(cuGraphExecEventRecordNodeSetEvent,
+											      11010,
+											      cuGraphExecEventRecordNodeSetEvent)
+												E(cuGraphExecEventWaitNodeSetEvent,
+												  11010,
+												  cuGraphExecEventWaitNodeSetEvent)
+												    E(cuGraphNodeSetEnabled,
+												      11060,
+												      cuGraphNodeSetEnabled)
+													E(cuGraphNodeGetEnabled,
+													  11060,
+													  cuGraphNodeGetEnabled)
+													    E(cuModuleGetFunction,
+													      2000,
+													      cuModuleGetFunction)
+														E(cuLibraryGetKernel,
+														  12000,
+														  cuLibraryGetKernel)
+														    E(cuKernelGetFunction,
+														      12000,
+														      cuKernelGetFunction)
+															E(cuKernelGetLibrary,
+															  12050,
+															  cuKernelGetLibrary)
+															    E(cuFuncGetModule,
+															      11000,
+															      cuFuncGetModule)};
 
 #undef E
 #undef P
