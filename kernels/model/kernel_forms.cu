@@ -13,46 +13,13 @@
  * array of exactly the parameter count, or the extra array that was set,
  * each in its own allocation (ASan sees a read past them).
  */
-#include <cuda.h>
 #include "scenario.h"
+#include "drvapi.h"
 
-static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
-			  ".visible .entry zero()\n{\n\tret;\n}\n"
-			  ".visible .entry big(.param .align 8 .b8 s[4096])\n{\n\tret;\n}\n"
-			  ".visible .entry pair(.param .u64 a, .param .u64 b)\n{\n\tret;\n}\n"
-			  ".visible .entry libk(.param .u64 a)\n{\n\tret;\n}\n";
-
-static struct {
-	CUresult (*load)(CUmodule *, const void *);
-	CUresult (*unload)(CUmodule);
-	CUresult (*getf)(CUfunction *, CUmodule, const char *);
-	CUresult (*lload)(CUlibrary *, const void *, CUjit_option *, void **, unsigned, CUlibraryOption *, void **,
-			  unsigned);
-	CUresult (*lunload)(CUlibrary);
-	CUresult (*getk)(CUkernel *, CUlibrary, const char *);
-	CUresult (*addk)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *);
-	CUresult (*setk)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *);
-} d;
-
-static void entry(const char *name, void **p)
-{
-	enum cudaDriverEntryPointQueryResult q;
-	CHECK(cudaGetDriverEntryPointByVersion(name, p, 12000, cudaEnableDefault, &q), cudaSuccess);
-	EXPECT(*p && q == cudaDriverEntryPointSuccess);
-}
-
-static CUDA_KERNEL_NODE_PARAMS kparams(CUfunction f, CUkernel k, void **params, void **extra)
-{
-	CUDA_KERNEL_NODE_PARAMS kp;
-	memset(&kp, 0, sizeof kp);
-	kp.func = f;
-	kp.kern = k;
-	kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
-	kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
-	kp.kernelParams = params;
-	kp.extra = extra;
-	return kp;
-}
+static const char ptx[] = DRV_PTX_HEAD ".visible .entry zero()\n{\n\tret;\n}\n"
+				       ".visible .entry big(.param .align 8 .b8 s[4096])\n{\n\tret;\n}\n"
+				       ".visible .entry pair(.param .u64 a, .param .u64 b)\n{\n\tret;\n}\n"
+				       ".visible .entry libk(.param .u64 a)\n{\n\tret;\n}\n";
 
 int main(void)
 {
@@ -77,14 +44,7 @@ int main(void)
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
 	CHECK(cudaMalloc((void **)&buf, 4096), cudaSuccess);
 	st[3] = (unsigned long long)(uintptr_t)buf;
-	entry("cuModuleLoadData", (void **)&d.load);
-	entry("cuModuleUnload", (void **)&d.unload);
-	entry("cuModuleGetFunction", (void **)&d.getf);
-	entry("cuLibraryLoadData", (void **)&d.lload);
-	entry("cuLibraryUnload", (void **)&d.lunload);
-	entry("cuLibraryGetKernel", (void **)&d.getk);
-	entry("cuGraphAddKernelNode", (void **)&d.addk);
-	entry("cuGraphExecKernelNodeSetParams", (void **)&d.setk);
+	drv_init();
 	CHECK(d.load(&m, ptx), CUDA_SUCCESS);
 	CHECK(d.getf(&zero, m, "zero"), CUDA_SUCCESS);
 	CHECK(d.getf(&big, m, "big"), CUDA_SUCCESS);
@@ -92,9 +52,9 @@ int main(void)
 	CHECK(d.lload(&l, ptx, NULL, NULL, 0, NULL, NULL, 0), CUDA_SUCCESS);
 	CHECK(d.getk(&libk, l, "libk"), CUDA_SUCCESS);
 
-	CUDA_KERNEL_NODE_PARAMS kp[5] = {kparams(zero, NULL, NULL, NULL), kparams(big, NULL, big_p, NULL),
-					 kparams(pair, NULL, NULL, pair_x), kparams(zero, NULL, NULL, bare_x),
-					 kparams(NULL, libk, libk_p, NULL)};
+	CUDA_KERNEL_NODE_PARAMS kp[5] = {drv_kparams(zero, NULL, NULL, NULL), drv_kparams(big, NULL, big_p, NULL),
+					 drv_kparams(pair, NULL, NULL, pair_x), drv_kparams(zero, NULL, NULL, bare_x),
+					 drv_kparams(NULL, libk, libk_p, NULL)};
 	CHECK(cudaGraphCreate(&g, 0), cudaSuccess);
 	for (int i = 0; i < 5; i++)
 		CHECK(d.addk(&n[i], (CUgraph)g, NULL, 0, &kp[i]), CUDA_SUCCESS);

@@ -19,33 +19,14 @@
  * The driver entry points come from the runtime (no -lcuda), as XLA's do.
  */
 #include <dlfcn.h>
-#include <cuda.h>
 #include "scenario.h"
+#include "drvapi.h"
 
-#define PTX_HEAD ".version 8.0\n.target sm_90\n.address_size 64\n"
 static const char ptx_wide[] =
-    PTX_HEAD ".visible .entry wide(.param .u64 a0, .param .u64 a1, .param .u64 a2, "
-	     ".param .u64 a3, .param .u64 a4, .param .u64 a5, .param .u64 a6, .param .u64 a7)\n"
-	     "{\n\tret;\n}\n";
-static const char ptx_narrow[] = PTX_HEAD ".visible .entry narrow(.param .u64 a0)\n{\n\tret;\n}\n";
-
-static struct {
-	CUresult (*load)(CUmodule *, const void *);
-	CUresult (*unload)(CUmodule);
-	CUresult (*getf)(CUfunction *, CUmodule, const char *);
-	CUresult (*lload)(CUlibrary *, const void *, CUjit_option *, void **, unsigned, CUlibraryOption *, void **,
-			  unsigned);
-	CUresult (*lunload)(CUlibrary);
-	CUresult (*getk)(CUkernel *, CUlibrary, const char *);
-	CUresult (*addk)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *);
-} d;
-
-static void entry(const char *name, void **p)
-{
-	enum cudaDriverEntryPointQueryResult q;
-	CHECK(cudaGetDriverEntryPointByVersion(name, p, 12000, cudaEnableDefault, &q), cudaSuccess);
-	EXPECT(*p && q == cudaDriverEntryPointSuccess);
-}
+    DRV_PTX_HEAD ".visible .entry wide(.param .u64 a0, .param .u64 a1, .param .u64 a2, "
+		 ".param .u64 a3, .param .u64 a4, .param .u64 a5, .param .u64 a6, .param .u64 a7)\n"
+		 "{\n\tret;\n}\n";
+static const char ptx_narrow[] = DRV_PTX_HEAD ".visible .entry narrow(.param .u64 a0)\n{\n\tret;\n}\n";
 
 /* One kernel node of f (or library kernel k) with args[0..n), instantiated, launched, destroyed. */
 static void one_node(cudaStream_t s, CUfunction f, CUkernel k, unsigned long long *args, int n)
@@ -57,12 +38,7 @@ static void one_node(cudaStream_t s, CUfunction f, CUkernel k, unsigned long lon
 	CUgraphNode node;
 	for (int i = 0; i < n; i++)
 		ptrs[i] = &args[i];
-	memset(&kp, 0, sizeof kp);
-	kp.func = f;
-	kp.kern = k;
-	kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
-	kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
-	kp.kernelParams = ptrs;
+	kp = drv_kparams(f, k, ptrs, NULL);
 	CHECK(cudaGraphCreate(&g, 0), cudaSuccess);
 	CHECK(d.addk(&node, (CUgraph)g, NULL, 0, &kp), CUDA_SUCCESS);
 	CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
@@ -96,13 +72,7 @@ int main(void)
 
 	CHECK(cudaFree(0), cudaSuccess);
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
-	entry("cuModuleLoadData", (void **)&d.load);
-	entry("cuModuleUnload", (void **)&d.unload);
-	entry("cuModuleGetFunction", (void **)&d.getf);
-	entry("cuLibraryLoadData", (void **)&d.lload);
-	entry("cuLibraryUnload", (void **)&d.lunload);
-	entry("cuLibraryGetKernel", (void **)&d.getk);
-	entry("cuGraphAddKernelNode", (void **)&d.addk);
+	drv_init();
 
 	CHECK(d.load(&m1, ptx_wide), CUDA_SUCCESS); /* A */
 	CHECK(d.getf(&wide, m1, "wide"), CUDA_SUCCESS);
