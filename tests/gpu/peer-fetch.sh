@@ -6,10 +6,10 @@
 # carries DEST to the device (`carry: [".peer", ".peer-extra"]`).
 #
 # Mirrors (made with the session's `fetch` tool; bare git dirs):
-#   $CUPY_GIT (/work/.mirror/cupy+cupy/repo)     tag v14.2.0 (host: CuPy 14.2)
-#   $JAX_GIT  (/work/.mirror/jax-ml+jax/repo)    tag jax-v0.11.0 (host: JAX 0.11.2;
+#   $CUPY_GIT (../.mirror/cupy+cupy/repo)     tag v14.2.0 (host: CuPy 14.2)
+#   $JAX_GIT  (../.mirror/jax-ml+jax/repo)    tag jax-v0.11.0 (host: JAX 0.11.2;
 #                                                no 0.11.2 tag in the mirror)
-#   $TORCH_TREES (/work/shared/peer-src/test_cudagraph_trees.py): PyTorch's
+#   $TORCH_TREES (../shared/peer-src/test_cudagraph_trees.py): PyTorch's
 #     test/inductor/test_cudagraph_trees.py paged from the code index (no
 #     mirror: the repo is too big to fetch); absent -> torch_trees is left out.
 # Suites written (one folder each: test files, pytest.args, env, LICENSE):
@@ -25,11 +25,11 @@
 set -eu
 cd "$(dirname "$0")/../.."
 DEST=${1:-.peer-extra}
-CUPY_GIT=${CUPY_GIT:-/work/.mirror/cupy+cupy/repo}
-JAX_GIT=${JAX_GIT:-/work/.mirror/jax-ml+jax/repo}
+CUPY_GIT=${CUPY_GIT:-../.mirror/cupy+cupy/repo}
+JAX_GIT=${JAX_GIT:-../.mirror/jax-ml+jax/repo}
 CUPY_TAG=${CUPY_TAG:-v14.2.0}
 JAX_TAG=${JAX_TAG:-jax-v0.11.0}
-TORCH_TREES=${TORCH_TREES:-/work/shared/peer-src/test_cudagraph_trees.py}
+TORCH_TREES=${TORCH_TREES:-../shared/peer-src/test_cudagraph_trees.py}
 JAX_CASES=${PEER_JAX_CASES:-2}
 rm -rf "$DEST"; mkdir -p "$DEST"
 SRC="$DEST/SOURCES.txt"

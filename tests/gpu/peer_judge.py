@@ -2,7 +2,7 @@
 """peer_judge.py -- the verdict of tests/gpu/peer, one line per suite.
 
   peer_judge.py --peer PEERDIR --allow ALLOWFILE [--min-run N] [--json FILE]
-                [--expect SUITE ...] GROUPDIR...
+                [--expect SUITE ...] [--versions FILE] GROUPDIR...
 
 Each GROUPDIR is laid out as run_peer.sh writes its OUTDIR:
 SUITE/{bare,shim}/{timing.jsonl,junit.xml,run.json}, SUITE/not_run.json for a
@@ -190,6 +190,7 @@ def main(argv=None):
     ap.add_argument("--allow", required=True)
     ap.add_argument("--min-run", type=int, default=400)
     ap.add_argument("--json")
+    ap.add_argument("--versions", help="a file of version lines, copied into the json")
     ap.add_argument("--expect", action="append", default=[],
                     help="a suite that must appear in some group (FAIL if absent)")
     ap.add_argument("groups", nargs="+")
@@ -222,7 +223,8 @@ def main(argv=None):
     print(f"{passed} passed, {failed} failed")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"suites": verdicts, "total_run_under_shim": total,
+            vers = open(a.versions).read().splitlines() if a.versions else []
+            json.dump({"versions": vers, "suites": verdicts, "total_run_under_shim": total,
                        "min_run": a.min_run, "passed": passed, "failed": failed},
                       f, indent=1, default=str)
     return 0 if failed == 0 else 1
