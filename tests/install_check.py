@@ -23,9 +23,17 @@ files = [os.path.relpath(f, dest) for f in glob.glob(dest + "/**/*", recursive=T
 for want in ("lib*/**/libcgshim.so", "bin/cgshim", "share/doc/cgshim/log-format.md",
              "share/doc/cgshim/rules/CGS001.md", "share/doc/cgshim/README.md",
              "include/cgshim/record.h", "include/cgshim/events.def", "lib*/**/pkgconfig/cgshim.pc",
-             "share/man/man1/cgshim.1", "share/man/man1/cgshim-report.1", "share/man/man7/cgshim.7"):
+             "share/man/man1/cgshim.1", "share/man/man1/cgshim-report.1", "share/man/man7/cgshim.7",
+             "include/cgshim/label.h", "cgshim/__init__.py", "cgshim/plugin.py", "cgshim/__main__.py",
+             "cgshim/_paths.py"):
     pat = os.path.join(dest, "**", want)
     check(bool(glob.glob(pat, recursive=True)), "installed: %s" % want)
+# The Python package names the installed launcher and library, not the build's.
+paths = glob.glob(os.path.join(dest, "**", "cgshim", "_paths.py"), recursive=True)
+if paths:
+    text = open(paths[0]).read()
+    check("/bin/cgshim" in text and "libcgshim.so" in text and os.path.abspath(build) not in text,
+          "the installed cgshim/_paths.py names the installed launcher and library")
 pcs = glob.glob(os.path.join(dest, "**", "cgshim.pc"), recursive=True)
 if pcs:
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pcs[0]), PKG_CONFIG_SYSROOT_DIR=dest)

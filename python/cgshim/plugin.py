@@ -22,6 +22,8 @@ import pytest
 
 from ._paths import launcher, library
 
+__all__ = ["pytest_addoption", "pytest_load_initial_conftests", "pytest_configure"]
+
 _REEXEC = "_CGSHIM_PYTEST_REEXEC"  # set on the second start: never a loop
 
 
@@ -60,19 +62,26 @@ def pytest_load_initial_conftests(early_config, parser, args):
     if early_config.getoption("cgshim", "fail") == "off":
         return
     _log_template()
-    if _preloaded() or os.environ.get(_REEXEC):
-        return
     lib = library()
     if not lib or not os.path.exists(lib):
         sys.stderr.write("cgshim plugin: %s not found; tests run without the shim\n" % lib)
         return
-    env = dict(os.environ)
-    env[_REEXEC] = "1"
-    env["LD_PRELOAD"] = lib + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
-    env.setdefault("NVTX_INJECTION64_PATH", lib)
+    # The processes the tests start: preloaded, NVTX ranges as labels.
+    if lib not in os.environ.get("LD_PRELOAD", ""):
+        os.environ["LD_PRELOAD"] = lib + (":" + os.environ["LD_PRELOAD"] if os.environ.get("LD_PRELOAD") else "")
+    os.environ.setdefault("NVTX_INJECTION64_PATH", lib)
+    if _preloaded() or os.environ.get(_REEXEC):
+        return
+    # This process too: start pytest again with the shim preloaded, before
+    # any conftest imports CUDA. Capturing has begun (fd 1 and 2 point at
+    # pytest's files): give the terminal back first.
+    os.environ[_REEXEC] = "1"
+    capman = early_config.pluginmanager.getplugin("capturemanager")
+    if capman:
+        capman.suspend_global_capture(in_=True)
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable] + sys.orig_argv[1:], env)
+    os.execv(sys.executable, [sys.executable] + sys.orig_argv[1:])
 
 
 class _Logs:
@@ -162,9 +171,12 @@ class _Plugin:
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         rep = outcome.get_result()
-        if call.when != "teardown":
+        if call.when == "setup":
             return
+        # At the end of the call, then what teardown added: a test's own
+        # findings fail the test itself, not its teardown.
         raw = self.logs.new_errors(item.nodeid)
+        self.logs.mark()
         found = self._new_findings(item.nodeid, raw) if raw else []
         if not found:
             return

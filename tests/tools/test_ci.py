@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -279,6 +280,77 @@ def case_labels():
     rc, err, logs = launch("nvtx", "--disable", env=clean_env())
     check(rc == 0 and not logs, "CGSHIM_DISABLE=1 wrote %r" % logs)
     print("labels: NVTX outer > decode on the violation, cgshim_push, CGSHIM_LABEL, no shim, foreign injection")
+
+
+# ---------------------------------------------------------------- pytest
+
+TWO_TESTS = """
+import os
+import subprocess
+
+APP = os.environ["CI_APP"]
+
+
+def test_clean():
+    subprocess.run([APP, "clean"], check=True, stdout=subprocess.DEVNULL)
+
+
+def test_violates():
+    subprocess.run([APP, "cgs001"], check=True, stdout=subprocess.DEVNULL)
+"""
+
+
+def pytest_python():
+    for py in (sys.executable, "/usr/bin/python3"):
+        if os.path.exists(py) and subprocess.run([py, "-c", "import pytest"], capture_output=True).returncode == 0:
+            return py
+    print("SKIP: no python3 with pytest (Debian: python3-pytest)")
+    sys.exit(SKIP)
+
+
+def outcomes(out):
+    return dict((m.group(2), m.group(1)) for m in re.finditer(r"^(PASSED|FAILED|ERROR) (\S+)", out, re.M))
+
+
+def case_pytest():
+    py = pytest_python()
+    d = tempfile.mkdtemp(dir=TMP)
+    open(os.path.join(d, "test_two.py"), "w").write(TWO_TESTS)
+    env = clean_env({"PYTHONPATH": A.python_dir, "CI_APP": A.app})
+    base = [py, "-m", "pytest", "-p", "cgshim", "-rA", "-p", "no:cacheprovider", "test_two.py"]
+    # The plugin alone (it starts pytest again with the shim preloaded):
+    # exactly the violating test fails, with the finding in its report.
+    rc, out, err = run(base + ["--cgshim-junit", "j.xml", "--cgshim-sarif", "s.sarif"], cwd=d, env=env)
+    got = outcomes(out)
+    check(got == {"test_two.py::test_clean": "PASSED", "test_two.py::test_violates": "FAILED"} and rc == 1,
+          "pytest -p cgshim: rc %d, %r\n%s\n%s" % (rc, got, out[-2500:], err[-1500:]))
+    check("CGS001 update-will-fail at update_a" in out, "the finding is not in the test report: %s" % out[-2000:])
+    logs = sorted(os.path.join(d, "cgshim-logs", f) for f in os.listdir(os.path.join(d, "cgshim-logs")))
+    viol = records(logs, "violation")
+    check(len(viol) == 1 and viol[0].get("labels") == ["test_two.py::test_violates"],
+          "the child's violation is labelled with its test: %r" % [v.get("labels") for v in viol])
+    sarif = json.load(open(os.path.join(d, "s.sarif")))
+    res = sarif["runs"][0]["results"]
+    check(len(res) == 1 and res[0]["properties"]["labels"] == ["test_two.py::test_violates"], "sarif: %r" % res)
+    import xml.etree.ElementTree as ET
+    check(ET.parse(os.path.join(d, "j.xml")).getroot().find("testsuite").get("failures") == "1", "junit")
+    # A baseline from that run: nothing new, both pass.
+    b = os.path.join(d, "b.json")
+    rc, _, err = run([A.cgshim, "report", "--write-baseline", b] + logs)
+    check(rc == 0, "write-baseline: %s" % err)
+    shutil.rmtree(os.path.join(d, "cgshim-logs"))
+    rc, out, err = run(base + ["--cgshim-baseline", b], cwd=d, env=env)
+    check(rc == 0 and set(outcomes(out).values()) == {"PASSED"}, "with the baseline: rc %d %s" % (rc, out[-1500:]))
+    # Mark instead of fail: passes, the finding still in the report.
+    rc, out, err = run(base + ["--cgshim=mark"], cwd=d, env=env)
+    check(rc == 0 and "cgshim findings" in out and "CGS001" in out, "--cgshim=mark: rc %d %s" % (rc, out[-1500:]))
+    # Under the launcher (pytest preloaded from the start), and as python -m cgshim.
+    for launcher in ([A.cgshim], [py, "-m", "cgshim"]):
+        rc, out, err = run(launcher + ["--error-exitcode=9", "--"] + base, cwd=d, env=env)
+        got = outcomes(out)
+        check(got.get("test_two.py::test_violates") == "FAILED" and got.get("test_two.py::test_clean") == "PASSED"
+              and rc == 9, "%s -- pytest: rc %d %r %s" % (launcher[-1], rc, got, err[-800:]))
+    print("pytest: exactly the violating test fails (plugin, launcher, python -m cgshim); baseline; mark; junit/sarif")
 
 
 CASES = {n[5:].replace("_", "-"): f for n, f in list(globals().items()) if n.startswith("case_")}
