@@ -19,10 +19,9 @@ const struct cg_config_row cg_config_rows[] = {
 };
 const unsigned cg_config_nrows = sizeof(cg_config_rows) / sizeof(cg_config_rows[0]);
 
-/* The value as it may be echoed: printable ASCII kept (quote and backslash
- * escaped), every other byte as \xNN, at most 64 input bytes then "...".
- * A malformed value must not be able to start a line of its own on stderr. */
-static void config_quote(const char *val, char *out, size_t cap)
+/* config.h: a malformed value must not be able to start a line of its own
+ * on stderr. */
+void cg_config_quote(const char *val, char *out, size_t cap)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t n = 0, i;
@@ -51,7 +50,7 @@ static void config_warn(const char *name, const char *val, const char *why, cons
 {
 	char buf[512], q[300];
 	int n;
-	config_quote(val, q, sizeof q);
+	cg_config_quote(val, q, sizeof q);
 	n = snprintf(buf, sizeof buf, "cgshim: warning: %s=\"%s\" %s; using the default \"%s\"\n", name, q, why, def);
 	if (n > 0)
 		(void)!write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
@@ -77,12 +76,18 @@ static int config_check_rules_off(const char *off)
 		for (unsigned i = 0; n && i < sizeof config_rule_ids / sizeof config_rule_ids[0]; i++)
 			known |= strlen(config_rule_ids[i]) == n && !strncmp(config_rule_ids[i], off, n);
 		if (n && !known) {
-			char buf[256];
-			int l = snprintf(buf, sizeof buf,
-					 "cgshim: warning: CGSHIM_RULES_OFF names \"%.*s\", which is not a rule ID "
-					 "(%s..%s, docs/rules/README.md); ignored\n",
-					 (int)(n > 32 ? 32 : n), off, config_rule_ids[0],
-					 config_rule_ids[sizeof config_rule_ids / sizeof config_rule_ids[0] - 1]);
+			/* The ID as written, escaped: a newline in it must not
+			 * start a line of its own on stderr (issue 30). */
+			char buf[512], id[33], q[160];
+			int l;
+			memcpy(id, off, n > 32 ? 32 : n);
+			id[n > 32 ? 32 : n] = 0;
+			cg_config_quote(id, q, sizeof q);
+			l = snprintf(buf, sizeof buf,
+				     "cgshim: warning: CGSHIM_RULES_OFF names \"%s\", which is not a rule ID "
+				     "(%s..%s, docs/rules/README.md); ignored\n",
+				     q, config_rule_ids[0],
+				     config_rule_ids[sizeof config_rule_ids / sizeof config_rule_ids[0] - 1]);
 			if (l > 0)
 				(void)!write(2, buf, (size_t)l < sizeof buf ? (size_t)l : sizeof buf - 1);
 			bad++;

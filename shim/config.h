@@ -48,4 +48,10 @@ extern const unsigned cg_config_nrows;
  */
 int cg_config_load(const char *(*getenv_fn)(const char *));
 
+/* val as it may be echoed on a line of its own (a malformed setting, a log
+ * path): printable ASCII kept (quote and backslash escaped), every other
+ * byte as \xNN, at most 64 input bytes then "...". A newline in an
+ * environment value must not start a forged line (issue 30). */
+void cg_config_quote(const char *val, char *out, size_t cap);
+
 #endif

@@ -46,6 +46,8 @@ static void config_once(void)
 	cg_log_level = cg_cfg.log_level;
 	if (cg_cfg.disable)
 		atomic_store(&cg_state, CG_OFF);
+	else
+		cg_log_early();
 }
 
 __attribute__((constructor)) static void cg_constructor(void)

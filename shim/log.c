@@ -39,20 +39,56 @@ static int log_pipe;	     /* FIFO or socket: a write can raise SIGPIPE */
 static _Atomic int log_dead; /* not ours any more, or no reader: records are dropped */
 static _Atomic unsigned long long log_seq;
 static int log_pid;
+/* fd 1 and fd 2 as the program had them when the shim was loaded
+ * (cg_log_early, from the constructor, before main). The sink is bound
+ * lazily, by the first record: a program that closed fd 2 and opened a data
+ * file before its first CUDA call has that file on fd 2 by then. The sink
+ * binds to fd 2 (fd 1) only while it names the file it named at load, and
+ * is dead otherwise (issue 30). No copy of fd 2 is kept instead: it would
+ * hold a pipe's write end open after the program closed its stderr. */
+static struct std_id {
+	int taken, open;
+	dev_t dev;
+	ino_t ino;
+} std_at_load[3];
 /* The preamble (start record) is written just before the process's first
  * other record, not at set-up. */
 static void (*preamble_fn)(void);
 static _Atomic int preamble_pending;
-/* A failed open found by a write (which may hold this thread's batch) is
- * reported by the next record's begin, or at exit. */
-static char open_err[160];
-static _Atomic int open_err_pending;
 
-static void open_err_report(void)
+void cg_log_early(void)
 {
-	if (CG_UNLIKELY(atomic_load_explicit(&open_err_pending, memory_order_acquire)) &&
-	    atomic_exchange(&open_err_pending, 0))
-		cg_warn("cannot open CGSHIM_LOG_FILE %s: %s; logging to stderr", log_path, open_err);
+	for (int fd = 1; fd <= 2; fd++) {
+		struct stat st;
+		std_at_load[fd].open = fstat(fd, &st) == 0;
+		std_at_load[fd].dev = std_at_load[fd].open ? st.st_dev : 0;
+		std_at_load[fd].ino = std_at_load[fd].open ? st.st_ino : 0;
+		std_at_load[fd].taken = 1;
+	}
+}
+
+/* Does fd (1 or 2) still name the file it named at load? Yes when the load
+ * identity was not taken (a unit test links log.c alone). */
+static int std_is_original(int fd, const struct stat *st)
+{
+	const struct std_id *id = &std_at_load[fd];
+	return !id->taken || (id->open && st->st_dev == id->dev && st->st_ino == id->ino);
+}
+
+/* The log file cannot be used: one plain-text line on the original stderr
+ * (when fd 2 still is it), and no records at all. Falling back to stderr
+ * would spill the file's JSONL, at info level, into the program's own
+ * error output (issue 30). */
+static void sink_refused(const char *why)
+{
+	char q[300], line[512];
+	struct stat st;
+	int n;
+	cg_config_quote(cg_cfg.log_file ? cg_cfg.log_file : "", q, sizeof q);
+	n = snprintf(line, sizeof line, "cgshim: warning: cannot open CGSHIM_LOG_FILE \"%s\": %s; no records are written\n",
+		     q, why);
+	if (n > 0 && fstat(2, &st) == 0 && std_is_original(2, &st))
+		(void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 void cg_log_set_preamble(void (*fn)(void))
@@ -73,8 +109,10 @@ static void sink_bind(int fd)
 {
 	struct stat st;
 	log_bound = 1;
-	if (fstat(fd, &st) < 0) {
-		atomic_store(&log_dead, 1); /* closed at start-up: whatever gets this number later is not ours */
+	if (fstat(fd, &st) < 0 || ((fd == 1 || fd == 2) && !std_is_original(fd, &st))) {
+		/* closed at start-up, or no longer the stream the program was
+		 * given: whatever has this number is not ours */
+		atomic_store(&log_dead, 1);
 		__atomic_store_n(&log_fd, fd, __ATOMIC_RELEASE);
 		return;
 	}
@@ -83,6 +121,14 @@ static void sink_bind(int fd)
 	log_pipe = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
 	atomic_store(&log_dead, 0);
 	__atomic_store_n(&log_fd, fd, __ATOMIC_RELEASE);
+}
+
+/* No sink: records are dropped (log_fd is set, so nothing opens again). */
+static void sink_dead(void)
+{
+	log_bound = 1;
+	atomic_store(&log_dead, 1);
+	__atomic_store_n(&log_fd, 2, __ATOMIC_RELEASE);
 }
 
 /* The rank of the process: the first of RANK, LOCAL_RANK,
@@ -178,8 +224,8 @@ int cg_log_open(void)
 		return 0;
 	}
 	if (expand_path(cg_cfg.log_file, log_path, sizeof log_path) < 0) {
-		sink_bind(2);
-		cg_warn("CGSHIM_LOG_FILE is too long; logging to stderr");
+		sink_dead();
+		sink_refused("the path is too long");
 		return -1;
 	}
 	log_bound = 0;
@@ -204,7 +250,7 @@ static int sink_open(void)
 	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
 	if (fd < 0) {
 		e = errno;
-		sink_bind(2);
+		sink_dead();
 	} else {
 		int fl = fcntl(fd, F_GETFL);
 		if (fl >= 0)
@@ -221,13 +267,10 @@ static int sink_open(void)
 		}
 		sink_bind(fd);
 	}
-	if (e) {
-		snprintf(open_err, sizeof open_err, "%s",
-			 e == ENXIO   ? "a FIFO with no reader"
-			 : e == ELOOP ? "log file is a symlink; refused (O_NOFOLLOW)"
-				      : strerror(e));
-		atomic_store_explicit(&open_err_pending, 1, memory_order_release);
-	}
+	if (e)
+		sink_refused(e == ENXIO	  ? "a FIFO with no reader"
+			     : e == ELOOP ? "log file is a symlink; refused (O_NOFOLLOW)"
+					  : strerror(e));
 	pthread_mutex_unlock(&open_lock);
 	return __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
 }
@@ -403,7 +446,6 @@ void cg_log_unbuffered(void)
 {
 	atomic_store(&tb_off, 1);
 	cg_log_flush_all();
-	open_err_report();
 }
 
 /* Does log_fd still name the file it was bound to? One fstat per write:
@@ -511,7 +553,8 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
-/* JSON string body escaping; in text mode, only newlines and quotes.
+/* JSON string body escaping; in text mode, control bytes (a newline in an
+ * environment value or a path would forge a line) as \xNN, and quotes.
  * Runs of plain ASCII are copied at once; well-formed UTF-8 is copied as
  * is. A byte that is not UTF-8 (a path or an executable name may hold any
  * byte) becomes \u00XX in JSON, so every line stays valid JSON and the
@@ -549,7 +592,8 @@ static void put_escaped(struct cg_rec *r, const char *s)
 			char tmp[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
 			put(r, tmp, 6);
 		} else {
-			put(r, " ", 1);
+			char tmp[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+			put(r, tmp, 4);
 		}
 	}
 }
@@ -610,7 +654,6 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 	if (CG_UNLIKELY(atomic_load_explicit(&preamble_pending, memory_order_relaxed)) &&
 	    atomic_exchange(&preamble_pending, 0))
 		preamble_fn();
-	open_err_report();
 	r->level = level;
 	r->json = cg_cfg.log_format == CG_FMT_JSONL;
 	r->nfields = 0;

@@ -37,8 +37,12 @@ static inline int cg_log_on(int level)
 	return level <= cg_log_level;
 }
 
-/* Open the sink (CGSHIM_LOG_FILE or stderr). Returns 0, or -1 with the
- * sink left on stderr and a warning written. */
+/* Take the identity of fd 1 and fd 2 as the program was started with them
+ * (the constructor, before main): the sink is later bound to fd 2 (fd 1)
+ * only if it still names that file. */
+void cg_log_early(void);
+/* Open the sink (CGSHIM_LOG_FILE or stderr). Returns 0, or -1 with no sink
+ * (records dropped) and one plain-text warning on the original stderr. */
 int cg_log_open(void);
 /* fn writes the process's first record (the start record), just before
  * the first other record; never if nothing is recorded. */

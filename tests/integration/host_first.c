@@ -9,6 +9,8 @@
  *   nullout       NULL out-pointers of cuGraphExecUpdate (v1 and v2)
  *   errno         errno after each hooked call, as the program set it
  *   fd2 FILE      close fd 2, open FILE (it becomes fd 2), make records
+ *   fd2early FILE the same before the first CUDA call (the sink is bound
+ *                 by the first record, when fd 2 is FILE already)
  *                 (run.py checks FILE holds only the program's line)
  *   daemon FILE   close fds 3..1023, open FILE, make records
  *   dup2 FILE     dup2 FILE over every open fd above 2, make records
@@ -266,7 +268,9 @@ static int mode_fd(const char *how, const char *path)
 	CUgraph g = chain(1); /* the shim starts and opens its log here */
 	CUgraphExec e = inst(g);
 	cuGraphLaunch(e, s); /* info records, batched */
-	if (!strcmp(how, "fd2")) {
+	if (!strcmp(how, "fd2early")) {
+		fd = 2; /* opened by main before setup() */
+	} else if (!strcmp(how, "fd2")) {
 		close(2);
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		printf("data file is fd %d\n", fd);
@@ -414,6 +418,10 @@ int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(m, "fd2early") && argc > 2) {
+		close(2);
+		printf("data file is fd %d\n", open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644));
+	}
 	setup();
 	if (!strcmp(m, "fork"))
 		return mode_fork();
@@ -421,7 +429,7 @@ int main(int argc, char **argv)
 		return mode_nullout();
 	if (!strcmp(m, "errno"))
 		return mode_errno();
-	if ((!strcmp(m, "fd2") || !strcmp(m, "daemon") || !strcmp(m, "dup2")) && argc > 2)
+	if ((!strcmp(m, "fd2") || !strcmp(m, "fd2early") || !strcmp(m, "daemon") || !strcmp(m, "dup2")) && argc > 2)
 		return mode_fd(m, argv[2]);
 	if (!strcmp(m, "absent"))
 		return mode_absent();

@@ -894,8 +894,8 @@ def case_errno():
 def case_fd_identity():
     """Issue 12.6: records never land in a file the program opened on a
     descriptor the shim's sink used to be (fd 2, or the log file's)."""
-    for how in ("fd2", "daemon", "dup2"):
-        for logfile in ((None,) if how == "fd2" else (None, "file")):
+    for how in ("fd2", "fd2early", "daemon", "dup2"):
+        for logfile in ((None,) if how.startswith("fd2") else (None, "file")):
             tmp = tempfile.mkdtemp(prefix="cgshim-fd-")
             data = os.path.join(tmp, "data.txt")
             extra = {"CGSHIM_LOG_FILE": None, "CGSHIM_LOG_FORMAT": "text"} if logfile is None else {}
@@ -904,6 +904,48 @@ def case_fd_identity():
             check(p.returncode == 0 and got == "app data\n",
                   "%s, log to %s: data file holds only the program's line (%d bytes: %r)"
                   % (how, logfile or "stderr", len(got), got[:80]))
+
+
+def case_log_refused():
+    """Issue 30: a log file that cannot be opened leaves one plain-text
+    warning on stderr, not the file's records spilled there as JSON."""
+    tmp = tempfile.mkdtemp(prefix="cgshim-ref-")
+    p, _, _ = run(HOST, level="info", args=("noisy",),
+                  extra={"CGSHIM_LOG_FILE": os.path.join(tmp, "no-such-dir", "log.jsonl")})
+    err = p.stderr.splitlines()
+    check(p.returncode == 0, "the program runs and exits 0 (%d)" % p.returncode)
+    check(len(err) == 1 and err[0].startswith("cgshim: warning: cannot open CGSHIM_LOG_FILE")
+          and "no records are written" in err[0], "one plain warning line on stderr: %r" % err[:3])
+    check(not [l for l in err if l.lstrip().startswith("{")], "no JSON on the program's stderr")
+
+
+def case_env_escape():
+    """Issue 30: a newline in an environment value echoed into a warning or
+    a record cannot forge a line of its own on stderr (text) or in the log."""
+    tmp = tempfile.mkdtemp(prefix="cgshim-esc-")
+    forged = "cgshim 2026-01-01T00:00:00.000000Z 1:1 error violation FORGED"
+    p, _, _ = run(HOST, level="warn", args=("noisy",), fmt="text",
+                  extra={"CGSHIM_RULES_OFF": "CGS9\n" + forged,
+                         "CGSHIM_LOG_FILE": os.path.join(tmp, "none", "x\n" + forged)})
+    lines = p.stderr.splitlines()
+    check(p.returncode == 0 and lines, "the program runs (%d), with warnings" % p.returncode)
+    check(not [l for l in lines if "FORGED" in l and not l.startswith("cgshim: warning:")],
+          "no forged line: %r" % [l for l in lines if "FORGED" in l][:3])
+    check(any("CGS9\\x0acgshim" in l for l in lines) and any("cannot open CGSHIM_LOG_FILE" in l for l in lines),
+          "the newline is shown escaped: %r" % lines[-3:])
+    # A record's string value (the executable's path) in the text format on stderr.
+    exe = os.path.join(tmp, "host\n" + forged)
+    with open(HOST, "rb") as src, open(exe, "wb") as dst:  # a copy: /proc/self/exe names it
+        dst.write(src.read())
+    os.chmod(exe, 0o755)
+    env = cgtest.clean_env()
+    env.update(LD_LIBRARY_PATH=STANDIN, LD_PRELOAD=LIB, CGSHIM_LOG="info")
+    p = subprocess.run([exe, "noisy"], env=env, capture_output=True, text=True, timeout=120)
+    lines = p.stderr.splitlines()
+    check(p.returncode == 0 and any(" start " in l for l in lines), "text records on stderr (%d)" % p.returncode)
+    check(not [l for l in lines if l.startswith(forged[:12]) and "FORGED" in l.split()[5]],
+          "a newline in a record value stays inside its line: %r" % [l for l in lines if "FORGED" in l][:3])
+    check(any(" start " in l and "host\\x0a" in l for l in lines), "shown as \\x0a in text")
 
 
 def case_log_fifo():
