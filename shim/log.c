@@ -85,8 +85,8 @@ static void sink_refused(const char *why)
 	struct stat st;
 	int n;
 	cg_config_quote(cg_cfg.log_file ? cg_cfg.log_file : "", q, sizeof q);
-	n = snprintf(line, sizeof line, "cgshim: warning: cannot open CGSHIM_LOG_FILE \"%s\": %s; no records are written\n",
-		     q, why);
+	n = snprintf(line, sizeof line,
+		     "cgshim: warning: cannot open CGSHIM_LOG_FILE \"%s\": %s; no records are written\n", q, why);
 	if (n > 0 && fstat(2, &st) == 0 && std_is_original(2, &st))
 		(void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
