@@ -1,0 +1,20 @@
+/*
+ * shim/sink.h -- the log's sink (sink.c), for the record builder (log.c)
+ * and the fatal-signal path (crashlog.c). The public calls are in log.h.
+ */
+#ifndef CGSHIM_SINK_H
+#define CGSHIM_SINK_H
+
+#include <stddef.h>
+
+/* The pid in every record's header (the child's after fork). */
+extern int cg_sink_pid;
+
+/* Write buf whole to the sink if it is still ours (opening a file sink on
+ * the first write). Never changes errno, the signal mask or a disposition;
+ * never raises SIGPIPE in the host. */
+void cg_sink_write(const char *buf, size_t len);
+/* In the child after fork: a %p path gets its own file. */
+void cg_sink_after_fork_child(void);
+
+#endif
