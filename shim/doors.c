@@ -13,6 +13,7 @@ static const char *const door_names[CG_DOOR_COUNT] = {"export", "dlsym", "cuGetP
 /* Threads that counted; a thread's counts move to `gone` when it exits. */
 struct door_thread {
 	_Atomic unsigned long *calls;
+	struct cg_call_slot *slot; /* NULL: the table was full */
 	struct door_thread *next, *prev;
 };
 static pthread_mutex_t door_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -24,10 +25,32 @@ static _Atomic int early_warned;
 static pthread_key_t door_key;
 static pthread_once_t door_key_once = PTHREAD_ONCE_INIT;
 static CG_TLS struct door_thread self;
+struct cg_call_slot cg_call_slots[CG_CALL_SLOTS];
+static struct cg_call_slot slot_none; /* written by threads that found no slot, read by nobody */
+
+static struct cg_call_slot *slot_take(void)
+{
+	int tid = cg_gettid();
+	for (int i = 0; i < CG_CALL_SLOTS; i++) {
+		int none = 0;
+		if (atomic_load_explicit(&cg_call_slots[i].tid, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong(&cg_call_slots[i].tid, &none, tid)) {
+			atomic_store_explicit(&cg_call_slots[i].hid, -1, memory_order_relaxed);
+			return &cg_call_slots[i];
+		}
+	}
+	return NULL;
+}
 
 static void door_thread_exit(void *arg)
 {
 	struct door_thread *t = arg;
+	if (t->slot) {
+		atomic_store_explicit(&t->slot->hid, -1, memory_order_relaxed);
+		atomic_store_explicit(&t->slot->tid, 0, memory_order_release);
+		t->slot = NULL;
+	}
+	cg_tls.last_call = &slot_none.hid;
 	pthread_mutex_lock(&door_lock);
 	for (int d = 0; d < CG_DOOR_COUNT; d++)
 		gone[d] += atomic_load_explicit(&t->calls[d], memory_order_relaxed);
@@ -52,6 +75,8 @@ void cg_door_register_thread(void)
 	cg_tls.door_reg = 1;
 	pthread_once(&door_key_once, door_make_key);
 	self.calls = cg_tls.door_calls;
+	self.slot = slot_take();
+	cg_tls.last_call = self.slot ? &self.slot->hid : &slot_none.hid;
 	pthread_mutex_lock(&door_lock);
 	self.prev = NULL;
 	self.next = threads;
@@ -149,6 +174,11 @@ void cg_door_after_fork_child(void)
 {
 	pthread_mutex_init(&door_lock, NULL);
 	threads = NULL;
+	/* the parent's threads' slots are free again; this thread takes one
+	 * afresh at its next call (door_reg 0 below) */
+	for (int i = 0; i < CG_CALL_SLOTS; i++)
+		atomic_store_explicit(&cg_call_slots[i].tid, 0, memory_order_relaxed);
+	self.slot = NULL;
 	memset(gone, 0, sizeof gone);
 	for (int d = 0; d < CG_DOOR_COUNT; d++) {
 		atomic_store(&lookups[d], 0);

@@ -24,6 +24,19 @@ extern _Atomic unsigned char cg_door_of[] CG_HIDDEN;
 
 void cg_door_register_thread(void) CG_HIDDEN;
 
+/* The last hooked call of each thread, for the fatal record (crashlog.c):
+ * a fixed table that a signal handler reads with no lock and no pointer to
+ * follow. A thread takes a free slot (tid 0) at its first call and gives it
+ * back at its exit; a thread that finds none writes to a slot nobody reads.
+ * One cache line per slot: the launch path writes its own slot only. */
+#define CG_CALL_SLOTS 256
+struct cg_call_slot {
+	_Atomic int tid;
+	_Atomic int hid; /* -1: none yet */
+	char pad[56];
+};
+extern struct cg_call_slot cg_call_slots[CG_CALL_SLOTS] CG_HIDDEN;
+
 static inline void cg_door_call(int door)
 {
 	if (CG_UNLIKELY(!cg_tls.door_reg))
@@ -36,6 +49,7 @@ static inline void cg_door_call(int door)
 static inline void cg_door_hook_call(int hid)
 {
 	cg_door_call(atomic_load_explicit(&cg_door_of[hid], memory_order_relaxed));
+	atomic_store_explicit(cg_tls.last_call, hid, memory_order_relaxed); /* set by the registration */
 }
 
 /* A lookup through door handed out hook hid's wrapper. */

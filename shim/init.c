@@ -19,6 +19,7 @@
 #include "call.h"
 #include "cgshim/record.h"
 #include "config.h"
+#include "crashlog.h"
 #include "doors.h"
 #include "findings.h"
 #include "log.h"
@@ -185,6 +186,7 @@ static void init_once(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	atexit(exit_handler);
 	cg_log_set_preamble(write_start_record);
+	cg_crash_install();
 	atomic_store_explicit(&cg_state, CG_READY, memory_order_release);
 	cg_tls.in_init = 0;
 	errno = saved;

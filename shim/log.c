@@ -192,6 +192,48 @@ static void tb_after_fork(void)
 	pthread_mutex_init(&tb_lock, NULL);
 }
 
+/* One thread's batch out from a signal handler (cg_log_fatal_flush): own is
+ * the interrupted thread's buffer, whose busy flag (if set) is its own and
+ * never clears while the handler runs; another thread's is waited for a
+ * bounded time, else left. Returns 1 if written. */
+static int tb_fatal_flush(struct tbuf *b, int own)
+{
+	int spins = 0, took = 1;
+	while (atomic_flag_test_and_set_explicit(&b->busy, memory_order_acquire)) {
+		if (own || ++spins > 1000000) {
+			took = 0;
+			break;
+		}
+	}
+	if (!took && !own)
+		return 0;
+	tb_flush_locked(b);
+	if (took)
+		atomic_flag_clear_explicit(&b->busy, memory_order_release);
+	return 1;
+}
+
+int cg_log_fatal_flush(void)
+{
+	int left = 0, tries = 0;
+	atomic_store(&tb_off, 1);
+	cg_sink_fatal();
+	while (pthread_mutex_trylock(&tb_lock) != 0) {
+		struct timespec pause = {0, 1000000};
+		if (++tries > 50) { /* the list may be mid-change: this thread's batch only */
+			tb_fatal_flush(&tb, 1);
+			return -1;
+		}
+		nanosleep(&pause, NULL);
+	}
+	if (tb.n && !tb.registered)
+		tb_fatal_flush(&tb, 1);
+	for (struct tbuf *b = tb_head; b; b = b->next)
+		left += !tb_fatal_flush(b, b == &tb);
+	pthread_mutex_unlock(&tb_lock);
+	return left;
+}
+
 void cg_log_after_fork_child(void)
 {
 	tb_after_fork();

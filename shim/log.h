@@ -238,6 +238,16 @@ void cg_log_flush_thread(void);
 void cg_log_flush_all(void);
 /* From now on every record is written at once (process exit). */
 void cg_log_unbuffered(void);
+/* From a fatal-signal handler (crashlog.c): every thread's batch out, then
+ * every record written at once. No allocation and no lock waited on: the
+ * list of batches is taken with a trylock (retried for ~50 ms; when the
+ * interrupted code holds it, only this thread's batch is written, and -1
+ * returned), a batch another thread is appending to at that moment is
+ * waited for a bounded time and else left. Returns the number of batches
+ * left unwritten. The interrupted thread's own batch is written even when
+ * the signal came in the middle of its append: at worst a line it was
+ * flushing is written twice. */
+int cg_log_fatal_flush(void);
 
 /* Printf-style one-line warning record (ev "warning"), for the shim's own trouble. */
 void cg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

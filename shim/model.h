@@ -133,6 +133,17 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 void model_pool_exit(void);
 #define MODEL_CAPTURE_EXIT_MAX 8
 int model_capture_exit(uint64_t *ids, int max, int *n_named);
+/* The live captures for the fatal record (crashlog.c), copied out with a
+ * trylock of the capture lock: a signal handler cannot wait for a lock the
+ * code it interrupted may hold. Returns how many are live (up to max
+ * copied), or -1 when the lock was held throughout a short retry. */
+struct model_live_cap {
+	uint64_t id;
+	CUstream stream;
+	CUgraph graph;
+	int tid, mode, invalid;
+};
+int model_capture_live_try(struct model_live_cap *out, int max);
 /* Graph memory per device: e's first launch, or (e NULL) at exit. */
 void cg_model_graphmem(const char *when, CUgraphExec e);
 long long model_meminfo_skipped(void);

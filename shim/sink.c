@@ -216,10 +216,25 @@ int cg_log_open(void)
 
 /* Open the file sink named by log_path: called by the first record's write.
  * Returns the descriptor written to from now on. */
+static _Atomic int sink_fatal; /* a fatal signal is being handled: no waiting on open_lock */
+
 static int sink_open(void)
 {
 	int fd, e = 0;
-	pthread_mutex_lock(&open_lock);
+	if (atomic_load_explicit(&sink_fatal, memory_order_relaxed)) {
+		/* The interrupted code may hold open_lock: try it a few times,
+		 * else leave the records unwritten (the other opener's records
+		 * go to its file, the fatal ones are lost: the race is here). */
+		int tries = 0;
+		while (pthread_mutex_trylock(&open_lock) != 0) {
+			struct timespec pause = {0, 1000000};
+			if (++tries > 50)
+				return -1;
+			nanosleep(&pause, NULL);
+		}
+	} else {
+		pthread_mutex_lock(&open_lock);
+	}
 	fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
 	if (fd >= 0) {
 		pthread_mutex_unlock(&open_lock);
@@ -251,7 +266,9 @@ static int sink_open(void)
 	if (e)
 		sink_refused(e == ENXIO	  ? "a FIFO with no reader"
 			     : e == ELOOP ? "log file is a symlink; refused (O_NOFOLLOW)"
-					  : strerror(e));
+			     : atomic_load(&sink_fatal)
+				 ? "open failed in a fatal-signal handler" /* no strerror there */
+				 : strerror(e));
 	pthread_mutex_unlock(&open_lock);
 	return __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
 }
@@ -275,8 +292,8 @@ void cg_sink_after_fork_child(void)
 static int sink_ours(void)
 {
 	struct stat st;
-	if (__atomic_load_n(&log_fd, __ATOMIC_ACQUIRE) < 0)
-		sink_open();
+	if (__atomic_load_n(&log_fd, __ATOMIC_ACQUIRE) < 0 && sink_open() < 0)
+		return 0;
 	if (!log_bound)
 		sink_bind(log_fd); /* a record before cg_log_open: the default stderr */
 	if (atomic_load_explicit(&log_dead, memory_order_relaxed))
@@ -330,4 +347,9 @@ void cg_sink_write(const char *buf, size_t len)
 	if (guard)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
+}
+
+void cg_sink_fatal(void)
+{
+	atomic_store(&sink_fatal, 1);
 }

@@ -31,6 +31,7 @@ struct cg_tls {
 	int in_init;			     /* this thread runs init_once */
 	int door_reg;			     /* door_calls is in doors.c's list */
 	_Atomic unsigned long door_calls[4]; /* calls per door (doors.h) */
+	_Atomic int *last_call;		     /* this thread's cg_call_slots hid (doors.h) */
 };
 extern CG_TLS struct cg_tls cg_tls;
 

@@ -45,6 +45,7 @@
 #define CGSHIM_EV_CAPMODE "capture_mode" /* a begin-capture's mode rewritten (CGSHIM_CAPTURE_MODE) */
 #define CGSHIM_EV_MODULE "module" /* a loaded object named by call sites: path, build-id */
 #define CGSHIM_EV_UPDATE_DIFF "update_diff" /* a node an update changes: kernel and fields */
+#define CGSHIM_EV_FATAL "fatal" /* a fatal signal: batches written, then the signal, thread, last calls, live captures */
 /* END generated */
 /* clang-format on */
 

@@ -769,3 +769,29 @@ int model_capture_exit(uint64_t *ids, int max, int *n_named)
 	*n_named = n_open;
 	return n_open_all;
 }
+
+int model_capture_live_try(struct model_live_cap *out, int max)
+{
+	struct cg_capture *c, *ctmp;
+	int n = 0, tries = 0;
+	while (pthread_mutex_trylock(&model_cap_lock) != 0) {
+		struct timespec pause = {0, 1000000};
+		if (++tries > 50)
+			return -1;
+		nanosleep(&pause, NULL);
+	}
+	HASH_ITER(hh, model_captures, c, ctmp)
+	{
+		if (n < max) {
+			out[n].id = c->id;
+			out[n].stream = c->stream;
+			out[n].graph = c->into ? c->into : c->bgraph;
+			out[n].tid = c->tid;
+			out[n].mode = c->mode;
+			out[n].invalid = c->invalid;
+		}
+		n++;
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	return n;
+}

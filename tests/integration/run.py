@@ -948,6 +948,67 @@ def case_env_escape():
     check(any(" start " in l and "host\\x0a" in l for l in lines), "shown as \\x0a in text")
 
 
+def crash_run(mode, shim, level="debug"):
+    tmp = tempfile.mkdtemp(prefix="cgshim-crash-")
+    env = cgtest.clean_env()
+    env["LD_LIBRARY_PATH"] = STANDIN
+    if shim:
+        env = cgtest.shim_env(env, LIB, os.path.join(tmp, "c-%p.jsonl"), level)
+    p = subprocess.run([os.path.join(INTEG, "crash_host"), mode], env=env, capture_output=True, text=True,
+                       timeout=60)
+    recs = []
+    for f in glob.glob(os.path.join(tmp, "c-*.jsonl")):
+        recs += [json.loads(l) for l in open(f) if l.strip()]  # strict: every line JSON
+    return p, sorted(recs, key=lambda r: r["seq"])
+
+
+def case_crash_log():
+    """Issue 30.4: a host that dies of a fatal signal leaves a complete log
+    (every record made before the crash: no seq missing, the other thread's
+    batch too) and one `fatal` record, and ends as it does bare (status,
+    output, its own handlers run)."""
+    for mode in ("raise", "fault", "abort", "handler", "oneshot", "late", "thread"):
+        bare, _ = crash_run(mode, False)
+        p, recs = crash_run(mode, True)
+        want = {"handler": 42}.get(mode, -6 if mode == "abort" else -11)
+        check(p.returncode == bare.returncode and p.stdout == bare.stdout,
+              "%s: exit %d and output %r as bare (%d, %r)" % (mode, p.returncode, p.stdout, bare.returncode, bare.stdout))
+        # Under a sanitizer its own SEGV handler may end the process (bare too).
+        if not os.environ.get("CGSHIM_TEST_SANITIZED"):
+            check(bare.returncode == want, "%s: bare ends with %d (%d)" % (mode, want, bare.returncode))
+        seqs = [r["seq"] for r in recs]
+        fatal = [r for r in recs if r["ev"] == "fatal"]
+        check(seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 5,
+              "%s: %d records, seq 1..N with none missing (%s)" % (mode, len(seqs), seqs[:3] + seqs[-3:]))
+        check(len(fatal) == 1 and recs[-1]["ev"] == "fatal", "%s: one fatal record, the last" % mode)
+        if not fatal:
+            continue
+        f = fatal[0]
+        sig = "SIGABRT" if mode == "abort" else "SIGSEGV"
+        check(f.get("signal") == sig and f.get("fault_tid") == f.get("tid"), "%s: signal %s, fault_tid %s"
+              % (mode, f.get("signal"), f.get("fault_tid")))
+        check(f.get("live_captures") == 1 and len(f.get("captures", [])) == 1, "%s: the open capture named: %s"
+              % (mode, f.get("captures")))
+        check(any(c.endswith(":cuStreamBeginCapture_v2") for c in f.get("last_calls", [])),
+              "%s: the thread's last call: %s" % (mode, f.get("last_calls")))
+        check(f.get("then") == ("program_handler" if mode in ("handler", "oneshot") else "default_action"),
+              "%s: then %s" % (mode, f.get("then")))
+        if mode == "fault":
+            check(f.get("addr") == "0x0" and f.get("code", 0) > 0, "fault: addr %s code %s" % (f.get("addr"), f.get("code")))
+        if mode == "thread":
+            other = {r["tid"] for r in recs} - {f["tid"]}
+            check(other and any(r.get("api", "").startswith("cuGraphInstantiate") and r["tid"] in other for r in recs),
+                  "thread: the waiting thread's batched records are in the log")
+            check(len(f.get("last_calls", [])) == 2, "thread: both threads' last calls: %s" % f.get("last_calls"))
+        launches = [r for r in recs if r["ev"] == "call" and r.get("api") == "cuGraphInstantiateWithFlags"]
+        check(launches, "%s: the instantiate before the crash is in the log" % mode)
+    # info level (the default with a file): the batch holds the lines too
+    p, recs = crash_run("raise", True, level="info")
+    check(p.returncode == -11 or os.environ.get("CGSHIM_TEST_SANITIZED"), "info: dies of SIGSEGV (%d)" % p.returncode)
+    check(recs and recs[-1]["ev"] == "fatal" and [r["seq"] for r in recs] == list(range(1, len(recs) + 1)),
+          "info: %d records, none missing, fatal last" % len(recs))
+
+
 def case_log_fifo():
     """Issue 12.2/12.3: a FIFO with no reader does not hold the host in
     open(); a FIFO whose reader went away does not kill it with SIGPIPE."""

@@ -1,0 +1,235 @@
+/*
+ * shim/crashlog.c -- a crash in the host leaves a complete log (issue 30).
+ *
+ * Info and finer records wait in per-thread batches (log.c), written at
+ * exit; a process killed by a signal runs no exit handler, so its batches
+ * would die with it. cg_crash_install (init_once) takes SIGSEGV, SIGBUS,
+ * SIGABRT, SIGFPE and SIGILL, keeping the action the program had. When one
+ * comes:
+ *   1. every thread's batch is written (cg_log_fatal_flush);
+ *   2. one `fatal` record (error): the signal, its si_code, the fault
+ *      address, the thread, each thread's last hooked call (doors.h's
+ *      slots), the live captures (model_capture_live_try);
+ *   3. the signal goes on: to the program's handler, called as the kernel
+ *      would have called it (its sa_mask and the signal blocked unless
+ *      SA_NODEFER, SA_SIGINFO's three arguments, SA_RESETHAND one-shot), or
+ *      to the default action: the default restored and the signal raised
+ *      again, delivered when this handler returns, so the process dies of
+ *      it as it does bare (status, core; the core's registers are the
+ *      faulting ones, restored by sigreturn before the delivery).
+ *
+ * Async-signal safety: no allocation, no lock waited on (trylocks retried
+ * for ~50 ms, then that part is left out and the record says so), output
+ * by write(2). Beyond POSIX's list it uses what glibc makes safe in
+ * practice: pthread_mutex_trylock/unlock of a normal mutex (one atomic
+ * each) and snprintf of integers and strings (the text header, the list
+ * elements; no allocation for these conversions). The races, written down:
+ * a batch another thread is appending to is waited for a bounded time and
+ * else left (counted, "batches_left"); the interrupted thread's own batch
+ * is written even mid-append (a line being flushed may appear twice); the
+ * last-call slots are read without a lock (a thread starting or ending at
+ * that moment may be missed or named with its previous call).
+ *
+ * One `fatal` record per process: a second thread faulting while the first
+ * writes waits for it (at most ~1 s) and then passes its signal on.
+ *
+ * Not installed with CGSHIM_LOG=off, nor for a signal the program ignores
+ * (SIG_IGN: the kernel then kills on a fault and a raise() does nothing,
+ * as bare). A handler the program installs after the shim's replaces it and
+ * is not replaced again: the program's own sigaction keeps its meaning (it
+ * reads back what it set, and its handler runs); handlers that chain to the
+ * previous action (Python's faulthandler, breakpad, absl) reach this one.
+ * A program that recovers from the signal (a runtime that uses SIGSEGV on
+ * purpose) keeps running, with batching off and its one `fatal` record
+ * written: the shim cannot know the signal was not fatal.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cgshim/record.h"
+#include "crashlog.h"
+#include "doors.h"
+#include "log.h"
+#include "model.h"
+#include "resolve.h"
+
+static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+#define CRASH_NSIG (int)(sizeof crash_sigs / sizeof crash_sigs[0])
+#define CRASH_CAPS 16
+
+/* The program's action for each signal, taken when ours was installed;
+ * prev_once: SA_RESETHAND's one use is spent (then the default applies). */
+static struct sigaction crash_prev[CRASH_NSIG];
+static _Atomic int crash_prev_spent[CRASH_NSIG];
+/* 0 nothing written, 1 a thread is writing, 2 written */
+static _Atomic int crash_state;
+
+static int crash_index(int sig)
+{
+	for (int i = 0; i < CRASH_NSIG; i++)
+		if (crash_sigs[i] == sig)
+			return i;
+	return -1;
+}
+
+static const char *crash_name(int sig)
+{
+	switch (sig) {
+	case SIGSEGV:
+		return "SIGSEGV";
+	case SIGBUS:
+		return "SIGBUS";
+	case SIGABRT:
+		return "SIGABRT";
+	case SIGFPE:
+		return "SIGFPE";
+	case SIGILL:
+		return "SIGILL";
+	default:
+		return "other";
+	}
+}
+
+/* The program's action is a handler to call (not SIG_DFL, not spent). */
+static int crash_has_handler(int i)
+{
+	const struct sigaction *p = &crash_prev[i];
+	if (atomic_load_explicit(&crash_prev_spent[i], memory_order_relaxed))
+		return 0;
+	if (p->sa_flags & SA_SIGINFO)
+		return p->sa_sigaction != NULL;
+	return p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN;
+}
+
+static void crash_record(int sig, int i, const siginfo_t *si)
+{
+	static const char *const modes[] = {"global", "thread_local", "relaxed"};
+	struct model_live_cap caps[CRASH_CAPS];
+	struct cg_rec r;
+	char el[160];
+	int left = cg_log_fatal_flush();
+	int ncap = model_capture_live_try(caps, CRASH_CAPS);
+	rec_begin(&r, CG_L_ERROR, CGSHIM_EV_FATAL);
+	if (!r.on)
+		return;
+	rec_word(&r, "signal", crash_name(sig));
+	rec_int(&r, "signo", sig);
+	rec_int(&r, "code", si ? si->si_code : 0);
+	if (si && si->si_code > 0) /* sent by the kernel: a fault, with its address */
+		rec_hex(&r, "addr", (unsigned long long)(uintptr_t)si->si_addr);
+	else if (si) /* raise(), kill(), abort() */
+		rec_int(&r, "sender_pid", si->si_pid);
+	rec_int(&r, "fault_tid", cg_gettid());
+	rec_open(&r, "last_calls", '[');
+	for (int k = 0; k < CG_CALL_SLOTS; k++) {
+		int tid = atomic_load_explicit(&cg_call_slots[k].tid, memory_order_acquire);
+		int hid = atomic_load_explicit(&cg_call_slots[k].hid, memory_order_relaxed);
+		if (tid && hid >= 0 && hid < HID_COUNT) {
+			snprintf(el, sizeof el, "%d:%s", tid, cg_routes[hid].name);
+			rec_elem_str(&r, el);
+		}
+	}
+	rec_close(&r, ']');
+	if (ncap < 0) {
+		rec_bool(&r, "captures_unread", 1); /* the capture lock stayed held */
+	} else {
+		rec_int(&r, "live_captures", ncap);
+		rec_open(&r, "captures", '[');
+		for (int k = 0; k < ncap && k < CRASH_CAPS; k++) {
+			snprintf(el, sizeof el, "%llu stream=%p graph=%p begin_tid=%d mode=%s%s",
+				 (unsigned long long)caps[k].id, (void *)caps[k].stream, (void *)caps[k].graph,
+				 caps[k].tid, caps[k].mode >= 0 && caps[k].mode <= 2 ? modes[caps[k].mode] : "?",
+				 caps[k].invalid ? " invalidated" : "");
+			rec_elem_str(&r, el);
+		}
+		rec_close(&r, ']');
+	}
+	if (left)
+		rec_int(&r, "batches_left", left); /* -1: the list of batches stayed locked */
+	rec_word(&r, "then", crash_has_handler(i) ? "program_handler" : "default_action");
+	rec_end(&r);
+}
+
+/* Hand the signal on as the kernel would have without the shim. */
+static void crash_pass_on(int sig, int i, siginfo_t *si, void *uc)
+{
+	const struct sigaction *p = &crash_prev[i];
+	if (crash_has_handler(i)) {
+		sigset_t mask, old;
+		mask = p->sa_mask;
+		if (!(p->sa_flags & SA_NODEFER))
+			sigaddset(&mask, sig);
+		pthread_sigmask(SIG_BLOCK, &mask, &old);
+		if (p->sa_flags & SA_NODEFER) {
+			sigset_t one;
+			sigemptyset(&one);
+			sigaddset(&one, sig);
+			pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+		}
+		if (p->sa_flags & SA_RESETHAND)
+			atomic_store(&crash_prev_spent[i], 1);
+		if (p->sa_flags & SA_SIGINFO)
+			p->sa_sigaction(sig, si, uc);
+		else
+			p->sa_handler(sig);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return; /* a fault the handler did not mend faults again, as bare */
+	}
+	/* The default action: restore it and raise the signal again. It is
+	 * blocked while this handler runs, so it is delivered on return, after
+	 * sigreturn has restored the interrupted context. */
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
+}
+
+static void crash_handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno, i = crash_index(sig), idle = 0;
+	if (i < 0)
+		return;
+	if (atomic_compare_exchange_strong(&crash_state, &idle, 1)) {
+		crash_record(sig, i, si);
+		atomic_store(&crash_state, 2);
+	} else {
+		/* Another thread is writing: let it finish (bounded). */
+		for (int k = 0; k < 1000 && atomic_load(&crash_state) == 1; k++) {
+			struct timespec pause = {0, 1000000};
+			nanosleep(&pause, NULL);
+		}
+	}
+	crash_pass_on(sig, i, si, uc);
+	errno = saved;
+}
+
+void cg_crash_install(void)
+{
+	if (!cg_log_on(CG_L_ERROR))
+		return;
+	for (int i = 0; i < CRASH_NSIG; i++) {
+		struct sigaction ours;
+		if (sigaction(crash_sigs[i], NULL, &crash_prev[i]) != 0)
+			continue;
+		if (!(crash_prev[i].sa_flags & SA_SIGINFO) && crash_prev[i].sa_handler == SIG_IGN)
+			continue;
+		memset(&ours, 0, sizeof ours);
+		ours.sa_sigaction = crash_handler;
+		ours.sa_flags = SA_SIGINFO | SA_ONSTACK; /* a stack overflow needs the program's alternate stack */
+		sigemptyset(&ours.sa_mask);
+		/* Read and replace in one step is not possible: a handler the
+		 * program installs in between is kept in crash_prev by the
+		 * second read (the window is the two calls below). */
+		if (sigaction(crash_sigs[i], &ours, &crash_prev[i]) == 0 && !(crash_prev[i].sa_flags & SA_SIGINFO) &&
+		    crash_prev[i].sa_handler == SIG_IGN)
+			sigaction(crash_sigs[i], &crash_prev[i], NULL); /* ignored in between: left so */
+	}
+}

@@ -1,0 +1,166 @@
+/*
+ * tests/integration/crash_host.c -- a host that dies of a signal (issue 30):
+ * the shim's log must keep every record made before the crash and a `fatal`
+ * record, and the program must end as it does bare (run.py case crash_log
+ * runs each mode bare and under the shim and compares).
+ *
+ * Every mode: three launches of a captured graph, a capture left open, then
+ *   raise      raise(SIGSEGV)
+ *   fault      a store through a NULL pointer (a fault the kernel sends)
+ *   abort      abort()
+ *   handler    the program's own SIGSEGV handler (signal(), installed before
+ *              its first CUDA call) prints and _exits 42
+ *   oneshot    an SA_SIGINFO|SA_RESETHAND handler, installed before the first
+ *              CUDA call, prints what it got and returns; the second raise
+ *              then takes the default action
+ *   late       a handler installed after the first capture (so after the
+ *              shim's) prints, then hands on to the action it replaced
+ *   thread     a second thread made records (batched, unwritten) and waits;
+ *              the main thread then raises SIGSEGV
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void kern(void **p, unsigned long n)
+{
+	(void)p;
+	(void)n;
+}
+
+static void say(const char *m)
+{
+	(void)!write(1, m, strlen(m));
+}
+
+static void own(int sig)
+{
+	(void)sig;
+	say("app handler ran\n");
+	_exit(42);
+}
+
+static void oneshot(int sig, siginfo_t *si, void *uc)
+{
+	char m[96];
+	(void)uc;
+	snprintf(m, sizeof m, "oneshot handler: signo=%d si_signo=%d code=%d\n", sig, si->si_signo, si->si_code);
+	say(m);
+}
+
+static struct sigaction replaced;
+
+static void late(int sig, siginfo_t *si, void *uc)
+{
+	say("late handler ran\n");
+	if (replaced.sa_flags & SA_SIGINFO) {
+		replaced.sa_sigaction(sig, si, uc);
+	} else if (replaced.sa_handler != SIG_DFL && replaced.sa_handler != SIG_IGN) {
+		replaced.sa_handler(sig);
+	} else {
+		sigaction(sig, &replaced, NULL);
+		raise(sig);
+	}
+}
+
+static CUstream s;
+
+/* A capture, instantiate and launch on this thread; its records wait in
+ * this thread's batch. */
+static CUgraphExec one_graph(void)
+{
+	CUdeviceptr d;
+	CUgraph g = NULL;
+	CUgraphExec x;
+	void *pp[] = {&d, NULL};
+	cuMemAlloc(&d, 4096);
+	cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+	cuLaunchKernel((CUfunction)(void *)kern, 1, 1, 1, 32, 1, 1, 0, s, pp, NULL);
+	cuStreamEndCapture(s, &g);
+	cuGraphInstantiate(&x, g, 0);
+	return x;
+}
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int ready;
+
+static void *worker(void *arg)
+{
+	CUcontext ctx = arg;
+	CUstream ws;
+	CUgraph g;
+	CUgraphExec x;
+	cuCtxSetCurrent(ctx);
+	cuStreamCreate(&ws, CU_STREAM_NON_BLOCKING);
+	cuGraphCreate(&g, 0);
+	cuGraphInstantiate(&x, g, 0);
+	cuGraphLaunch(x, ws);
+	pthread_mutex_lock(&mu);
+	ready = 1;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&mu);
+	pause(); /* alive, its batch unwritten, until the process dies */
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "raise";
+	CUcontext ctx;
+	CUgraphExec x;
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!strcmp(m, "handler"))
+		signal(SIGSEGV, own);
+	if (!strcmp(m, "oneshot")) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = oneshot;
+		sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGSEGV, &sa, NULL);
+	}
+	cuInit(0);
+	cuDevicePrimaryCtxRetain(&ctx, 0);
+	cuCtxSetCurrent(ctx);
+	cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+	x = one_graph(); /* the shim starts at its first hooked call, in here */
+	if (!strcmp(m, "late")) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = late;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGSEGV, &sa, &replaced);
+	}
+	for (int i = 0; i < 3; i++)
+		cuGraphLaunch(x, s);
+	cuStreamSynchronize(s);
+	if (!strcmp(m, "thread")) {
+		pthread_t t;
+		pthread_create(&t, NULL, worker, ctx);
+		pthread_mutex_lock(&mu);
+		while (!ready)
+			pthread_cond_wait(&cv, &mu);
+		pthread_mutex_unlock(&mu);
+	}
+	cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL); /* left open */
+	say("about to crash\n");
+	if (!strcmp(m, "fault"))
+		*(volatile int *)(uintptr_t)(argc - 2) = 1; /* argc is 2: NULL, unknown to the compiler */
+	else if (!strcmp(m, "abort"))
+		abort();
+	raise(SIGSEGV);
+	if (!strcmp(m, "oneshot")) {
+		say("oneshot: raising again\n");
+		raise(SIGSEGV);
+	}
+	say("survived\n");
+	return 0;
+}
