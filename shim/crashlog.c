@@ -62,6 +62,7 @@
 static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 #define CRASH_NSIG (int)(sizeof crash_sigs / sizeof crash_sigs[0])
 #define CRASH_CAPS 16
+#define CRASH_STACK_NEED (12u << 10)
 
 /* The program's action for each signal, taken when ours was installed;
  * prev_once: SA_RESETHAND's one use is spent (then the default applies). */
@@ -110,8 +111,10 @@ static int crash_has_handler(int i)
 static void crash_record(int sig, int i, const siginfo_t *si)
 {
 	static const char *const modes[] = {"global", "thread_local", "relaxed"};
-	struct model_live_cap caps[CRASH_CAPS];
-	struct cg_rec r;
+	/* static, not on the (perhaps alternate, small) stack: one thread at a
+	 * time gets here (crash_state) */
+	static struct model_live_cap caps[CRASH_CAPS];
+	static struct cg_rec r;
 	char el[160];
 	int left = cg_log_fatal_flush();
 	int ncap = model_capture_live_try(caps, CRASH_CAPS);
@@ -192,11 +195,32 @@ static void crash_pass_on(int sig, int i, siginfo_t *si, void *uc)
 	raise(sig);
 }
 
+/* Room left on the alternate signal stack, when the handler runs on one
+ * (SA_ONSTACK: a stack overflow is delivered there). Writing the record
+ * takes a few KiB of stack (the record and the captures are static; the
+ * text header's snprintf is the most of it); on less than CRASH_STACK_NEED
+ * the shim writes nothing and hands the signal on at once. The program's
+ * handler is called after the record's frames are gone, with the stack it
+ * sized for itself. SIZE_MAX when not on an alternate stack. */
+static size_t crash_stack_room(void)
+{
+	stack_t ss;
+	char here;
+	if (sigaltstack(NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
+		return SIZE_MAX;
+	return (size_t)(&here - (char *)ss.ss_sp);
+}
+
 static void crash_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno, i = crash_index(sig), idle = 0;
 	if (i < 0)
 		return;
+	if (crash_stack_room() < CRASH_STACK_NEED) {
+		crash_pass_on(sig, i, si, uc);
+		errno = saved;
+		return;
+	}
 	if (atomic_compare_exchange_strong(&crash_state, &idle, 1)) {
 		crash_record(sig, i, si);
 		atomic_store(&crash_state, 2);

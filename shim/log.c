@@ -226,8 +226,6 @@ int cg_log_fatal_flush(void)
 		}
 		nanosleep(&pause, NULL);
 	}
-	if (tb.n && !tb.registered)
-		tb_fatal_flush(&tb, 1);
 	for (struct tbuf *b = tb_head; b; b = b->next)
 		left += !tb_fatal_flush(b, b == &tb);
 	pthread_mutex_unlock(&tb_lock);

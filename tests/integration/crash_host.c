@@ -17,6 +17,10 @@
  *              shim's) prints, then hands on to the action it replaced
  *   thread     a second thread made records (batched, unwritten) and waits;
  *              the main thread then raises SIGSEGV
+ *   overflow   a stack overflow, with the program's handler on a 64 KiB
+ *              alternate stack (SA_ONSTACK); it prints and _exits 43
+ *   overflow8  the same on an 8 KiB alternate stack: too small for the
+ *              shim's record, which it leaves out
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -67,6 +71,24 @@ static void late(int sig, siginfo_t *si, void *uc)
 		sigaction(sig, &replaced, NULL);
 		raise(sig);
 	}
+}
+
+static void on_overflow(int sig)
+{
+	(void)sig;
+	say("overflow handler ran\n");
+	_exit(43);
+}
+
+static volatile int stop_deeper; /* never set: the recursion ends in the overflow */
+
+static int deeper(volatile char *up)
+{
+	volatile char frame[512];
+	if (stop_deeper)
+		return 0;
+	frame[0] = up ? up[0] + 1 : 0;
+	return deeper(frame) + frame[1]; /* not a tail call */
 }
 
 static CUstream s;
@@ -126,6 +148,17 @@ int main(int argc, char **argv)
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGSEGV, &sa, NULL);
 	}
+	if (!strncmp(m, "overflow", 8)) { /* before the shim starts: it keeps this action */
+		static char alt[64 << 10];
+		stack_t ss = {.ss_sp = alt, .ss_size = m[8] == '8' ? 8 << 10 : sizeof alt, .ss_flags = 0};
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_overflow;
+		sa.sa_flags = SA_ONSTACK;
+		sigemptyset(&sa.sa_mask);
+		sigaltstack(&ss, NULL);
+		sigaction(SIGSEGV, &sa, NULL);
+	}
 	cuInit(0);
 	cuDevicePrimaryCtxRetain(&ctx, 0);
 	cuCtxSetCurrent(ctx);
@@ -152,6 +185,8 @@ int main(int argc, char **argv)
 	}
 	cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL); /* left open */
 	say("about to crash\n");
+	if (!strncmp(m, "overflow", 8))
+		return deeper(NULL);
 	if (!strcmp(m, "fault"))
 		*(volatile int *)(uintptr_t)(argc - 2) = 1; /* argc is 2: NULL, unknown to the compiler */
 	else if (!strcmp(m, "abort"))

@@ -984,6 +984,8 @@ def case_crash_log():
         if not fatal:
             continue
         f = fatal[0]
+        if os.environ.get("CGSHIM_TEST_SANITIZED") and mode == "fault":
+            continue  # the sanitizer may see the NULL store first (its own report and signal)
         sig = "SIGABRT" if mode == "abort" else "SIGSEGV"
         check(f.get("signal") == sig and f.get("fault_tid") == f.get("tid"), "%s: signal %s, fault_tid %s"
               % (mode, f.get("signal"), f.get("fault_tid")))
@@ -1002,7 +1004,17 @@ def case_crash_log():
             check(len(f.get("last_calls", [])) == 2, "thread: both threads' last calls: %s" % f.get("last_calls"))
         launches = [r for r in recs if r["ev"] == "call" and r.get("api") == "cuGraphInstantiateWithFlags"]
         check(launches, "%s: the instantiate before the crash is in the log" % mode)
-    # info level (the default with a file): the batch holds the lines too
+    # A stack overflow: the program's handler on its alternate stack.
+    for mode, room in (("overflow", True), ("overflow8", False)):
+        bare, _ = crash_run(mode, False)
+        p, recs = crash_run(mode, True)
+        check(p.returncode == bare.returncode == 43 and p.stdout == bare.stdout,
+              "%s: the program's handler ran on its alternate stack: exit %d, %r (bare %d)"
+              % (mode, p.returncode, p.stdout, bare.returncode))
+        fatal = [r for r in recs if r["ev"] == "fatal"]
+        check(len(fatal) == (1 if room else 0),
+              "%s: %d fatal record (the shim writes one only with room on that stack)" % (mode, len(fatal)))
+        # info level (the default with a file): the batch holds the lines too
     p, recs = crash_run("raise", True, level="info")
     check(p.returncode == -11 or os.environ.get("CGSHIM_TEST_SANITIZED"), "info: dies of SIGSEGV (%d)" % p.returncode)
     check(recs and recs[-1]["ev"] == "fatal" and [r["seq"] for r in recs] == list(range(1, len(recs) + 1)),
