@@ -50,7 +50,9 @@ for f in test_debug_print test_line_profile; do
   take "$CUPY_GIT" "$CUPY_TAG" "tests/cupy_tests/cuda_tests/memory_hooks_tests/$f.py" "$d"
 done
 git --git-dir="$CUPY_GIT" show "$CUPY_TAG:LICENSE" > "$d/LICENSE"
-printf '%s\n' -m "not slow" test_stream.py test_memory.py test_pinned_memory.py test_device.py \
+# TestDeviceSwitch::test_thread_safe needs two GPUs: on one it blocks bare
+# as under the shim until the run's limit (H200, 2026-11-28), so it is left out.
+printf '%s\n' -m "not slow" -k "not (TestDeviceSwitch and test_thread_safe)" test_stream.py test_memory.py test_pinned_memory.py test_device.py \
   test_runtime.py test_driver.py test_memory_hook.py test_debug_print.py test_line_profile.py > "$d/pytest.args"
 
 # JAX tests (they import jax._src.test_util, absl, numpy, scipy: host + .peer/wheels)
