@@ -239,6 +239,7 @@ struct cg_capture_view {
 	int mode, tid;
 	uint32_t site;
 	int named;	/* already named abandoned: every later refusal is only counted */
+	int broken;	/* known invalidated, or a call that breaks it was seen: its end answers 901 */
 	char tname[16]; /* the begin thread's name */
 };
 int model_capture_conflict(int thread_mode, struct cg_capture_view *out);
@@ -248,6 +249,9 @@ int model_capture_find(uint64_t id, struct cg_capture_view *out);
  * the calling thread: the end of the capture links back to it ("broken").
  * Later calls leave it as it is. */
 void model_capture_breaker(uint64_t id, const char *api, const char *rule, int rc, uint32_t site);
+/* Capture id was invalidated by api (a refused call the driver answered
+ * with rc, at site): the shim's view, and an "invalidated" record. */
+void model_capture_invalidate(uint64_t id, const char *api, uint32_t site);
 /* The live capture that ev was last recorded in (capture-safe: model only). */
 int model_capture_of_event(CUevent ev, struct cg_capture_view *out);
 /* ev was recorded outside any capture: no live capture holds it any more. */

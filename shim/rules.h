@@ -63,6 +63,12 @@ static inline int cg_caprule_is_legacy(CUstream s, int ptsz)
 int cg_caprule_legacy(const char *api, CUstream s, int ptsz, const char *what);
 int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev);
 int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s);
+/* CGS021: an end of capture on s, which the driver says captures nothing
+ * (the hook asked). Writes the violation and returns 1. */
+int cg_caprule_end_none(const char *api, CUstream s);
+/* CGS022: an end of capture on s, which is in capture (the driver's
+ * answer for s) but did not begin it. */
+int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s);
 int cg_caprule_device_sync(const char *api);
 void cg_caprule_failed(const char *api, uint64_t capture, int rc);
 /* After a predicted call: a different answer than predicted_rc is a mismatch. */

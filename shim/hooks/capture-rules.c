@@ -14,6 +14,8 @@
  *   CGS015  a stream of one capture waits on an event of another: 902,
  *           both invalidated
  *   CGS016  a global or thread-local capture ended from another thread: 908
+ *   CGS021  a capture ended on a stream that is not capturing: 401
+ *   CGS022  a capture ended on a stream that joined another one's: 903
  */
 #include <stdio.h>
 #include <stdatomic.h>
@@ -82,6 +84,34 @@ int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s)
 	if (!rules_capture_end_thread(api, capture, s, &cv, cg_gettid(), &v))
 		return 0;
 	caprule_write(&v, api, cv.id);
+	return 1;
+}
+
+int cg_caprule_end_none(const char *api, CUstream s)
+{
+	struct cg_verdict v;
+	if (!rules_capture_end_not_capturing(api, s, &v))
+		return 0;
+	cg_verdict_write(&v, api, 0, CAPRULE_SKIP); /* the site as caprule_write takes it */
+	return 1;
+}
+
+/* A stream handle that names one stream whatever the thread: not the
+ * legacy or per-thread stream (their handles have several spellings). */
+static int plain_stream(CUstream s)
+{
+	return s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD;
+}
+
+int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s)
+{
+	struct cg_capture_view cv;
+	struct cg_verdict v;
+	if (!capture || !plain_stream(s) || !model_capture_find(capture, &cv) || !plain_stream(cv.stream))
+		return 0;
+	if (!rules_capture_end_unmatched(api, s, &cv, &v))
+		return 0;
+	caprule_write(&v, api, cv.id); /* the capture's breaker: its origin's end links here */
 	return 1;
 }
 

@@ -222,6 +222,26 @@ BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, 1,
 	      real_cuStreamBeginCaptureToGraph_ptsz(hStream, hGraph, dependencies, dependencyData, numDependencies,
 						    (CUstreamCaptureMode)use))
 
+/* Whether s captures nothing, as the driver says (asked only on the way to
+ * a refusal: the model found no capture on s). Never for the legacy
+ * stream: asking about it while a blocking capture is live answers 906. */
+static int stream_captures_nothing(CUstream s, int ptsz)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	PFN_cuStreamGetCaptureInfo_v12030 f = ptsz ? drv_cuStreamGetCaptureInfo_v3_ptsz : drv_cuStreamGetCaptureInfo_v3;
+	if (cg_caprule_is_legacy(s, ptsz) || !f)
+		return 0;
+	return f(s, &st, NULL, NULL, NULL, NULL, NULL) == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* Capture id is known invalidated or broken: its end answers 901 whatever
+ * its forks (the driver reports the invalidation first). */
+static int capture_broken(uint64_t id)
+{
+	struct cg_capture_view cv;
+	return model_capture_find(id, &cv) && cv.broken;
+}
+
 static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
 {
 	CG_ERRNO_IN; /* entered straight from the wrapper */
@@ -237,6 +257,24 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	if (!cg_call_begin(&c, hid, CG_CALL_LIFE))
 		return CG_FWD(fn(s, ph));
 	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
+	if (ph && (capturing ? cg_caprule_end_unmatched(cg_routes[hid].name, id, s) /* CGS022: 903 */
+			     : stream_captures_nothing(s, ptsz) &&
+				   cg_caprule_end_none(cg_routes[hid].name, s))) { /* CGS021 */
+		int rule = capturing ? R_END_UNMATCHED : R_END_NOT_CAPTURING;
+		int want = capturing ? CUDA_ERROR_STREAM_CAPTURE_UNMATCHED : CUDA_ERROR_ILLEGAL_STATE;
+		cg_call_mark_in(&c);
+		CG_FWD_OUT(rc, fn(s, ph));
+		cg_call_mark_out(&c);
+		cg_caprule_after(cg_routes[hid].name, rule, want, rc);
+		/* The 903 invalidates the capture, which goes on (its origin's
+		 * end answers 901, CuPy's test_stream_capture_failure2). */
+		if (capturing && rc == CUDA_ERROR_STREAM_CAPTURE_UNMATCHED)
+			model_capture_invalidate(id, cg_routes[hid].name, 0);
+		else if (capturing && rc == CUDA_SUCCESS)
+			model_capture_end(id, s, *ph, rc);
+		cg_call_end(&c, rc);
+		CG_RETURN(rc);
+	}
 	if (capturing && cg_caprule_end_thread(cg_routes[hid].name, id, s)) { /* CGS016: 908 */
 		cg_call_mark_in(&c);
 		CG_FWD_OUT(rc, fn(s, ph));
@@ -251,7 +289,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	}
 	/* the stream model's suspects, confirmed by the driver's own view of
 	 * the forks (joins.c) before anything is named */
-	if (capturing && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0 &&
+	if (capturing && !capture_broken(id) && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0 &&
 	    (n = model_capture_confirm_unjoined(id, s, ptsz, un, unsite, n)) > 0) {
 		struct cg_verdict v;
 		int found = model_capture_find(id, &cv);

@@ -377,6 +377,24 @@ static struct cg_capture *cap_find_locked(uint64_t id)
 	return c;
 }
 
+void model_capture_invalidate(uint64_t id, const char *api, uint32_t site)
+{
+	struct cg_capture *c;
+	struct cap_snap k;
+	int news = 0;
+	pthread_mutex_lock(&model_cap_lock);
+	c = cap_find_locked(id);
+	if (c && !c->invalid) {
+		c->invalid = 1;
+		model_tot.captures_bad++;
+		model_capture_snap_locked(c, &k);
+		news = 1;
+	}
+	pthread_mutex_unlock(&model_cap_lock);
+	if (news)
+		model_caprec_invalidated(&k, "call", api, site, NULL, 0, 0);
+}
+
 /* The view of capture c the rules and the records read. */
 static void cap_view(const struct cg_capture *c, struct cg_capture_view *out)
 {
@@ -386,6 +404,7 @@ static void cap_view(const struct cg_capture *c, struct cg_capture_view *out)
 	out->tid = c->tid;
 	out->site = c->site;
 	out->named = c->named;
+	out->broken = c->invalid || c->br.api;
 	memcpy(out->tname, c->tname, sizeof out->tname);
 }
 

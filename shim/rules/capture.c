@@ -12,6 +12,9 @@
  *   CGS015  a stream of one capture waits on an event of another: 902,
  *           both invalidated
  *   CGS016  a global or thread-local capture ended from another thread: 908
+ *   CGS021  a capture ended on a stream that is not capturing: 401
+ *   CGS022  a capture ended on a stream that joined another stream's
+ *           capture (not its origin): 903, that capture invalidated
  *
  * Each takes the capture(s) the hook looked up (NULL: none) and the calling
  * thread's id. Every capture-breaking verdict carries the same fields: the
@@ -165,5 +168,34 @@ int rules_capture_unjoined(uint64_t capture, CUstream s, CUstream const *unjoine
 	cg_vf_site(v, "fork_site", fork_sites[0]);
 	if (cv)
 		cg_vf_site(v, "begin_site", cv->site);
+	return 1;
+}
+
+int rules_capture_end_not_capturing(const char *api, CUstream s, struct cg_verdict *v)
+{
+	cg_verdict_init(v, R_END_NOT_CAPTURING, CUDA_ERROR_ILLEGAL_STATE);
+	snprintf(v->msg, 400,
+		 "%s on stream 0x%llx, which is not capturing: the call fails with 401 (cudaErrorIllegalState) and "
+		 "returns no graph; end a capture on the stream that began it, once",
+		 api, (unsigned long long)(uintptr_t)s);
+	cg_vf_hex(v, "stream", (uintptr_t)s);
+	cg_vf_caller(v);
+	cg_vf_site_here(v, "site");
+	return 1;
+}
+
+int rules_capture_end_unmatched(const char *api, CUstream s, const struct cg_capture_view *cv, struct cg_verdict *v)
+{
+	char what[160];
+	if (!cv || cv->stream == s)
+		return 0;
+	cg_verdict_init(v, R_END_UNMATCHED, CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+	snprintf(what, sizeof what, "ends the capture on stream 0x%llx, which joined it through an event wait",
+		 (unsigned long long)(uintptr_t)s);
+	capture_msg(v, api, cv, what,
+		    "only the origin stream can end a capture: 903, and the capture is invalidated (the origin's end "
+		    "returns 901)");
+	cg_vf_hex(v, "joined_stream", (uintptr_t)s);
+	capture_fields(v, cv);
 	return 1;
 }

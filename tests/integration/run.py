@@ -584,7 +584,7 @@ def case_capture_parity():
     same(bare, shim)
     mism = [(r.get("api"), r.get("rule"), r.get("rc")) for r in recs if r.get("ev") == "mismatch"]
     check(not mism, "no prediction the stand-in contradicts (%s)" % mism[:4])
-    named_rc = {"900", "902", "906", "907", "908"}
+    named_rc = {"401", "900", "902", "906", "907", "908"}
     want = len([r for r in got if (r[3] in named_rc or (r[3] == "0" and r[4] == "INVALIDATED"))
                 and r[0] not in PARITY_NOT_NAMED])
     want8 = len([r for r in got if r[5] == "904"])
@@ -593,8 +593,11 @@ def case_capture_parity():
     check(len(v) - len(v8) == want and len(v8) == want8,
           "every failing route is named before the call: %d violations for %d rows (+%d CGS008 for %d)"
           % (len(v) - len(v8), want, len(v8), want8))
-    check(all(r.get("call_thread") is not None and r.get("capture_thread") is not None for r in v if r.get("rule") != "CGS008"),
-          "each names the calling and the capturing thread")
+    check(all(r.get("call_thread") is not None and r.get("capture_thread") is not None for r in v
+              if r.get("rule") not in ("CGS008", "CGS021")),
+          "each names the calling and the capturing thread (CGS021: there is no capture)")
+    check(all(r.get("call_thread") is not None for r in v if r.get("rule") == "CGS021"),
+          "each end on a stream not capturing names the calling thread")
     b = [r for r in recs if r.get("ev") == "broken"]
     merge = len([r for r in got if r[0] == "wait on an event of another capture"])
     wrong = len([r for r in got if r[3] == "908"])  # a 908 ends the capture too (measured)
@@ -605,6 +608,34 @@ def case_capture_parity():
     linked = [r for r in b if r.get("by_api")]
     check(len(linked) == len(b) - unlinked,
           "every 901 links back to its breaking call (%d of %d; %d not seen by the shim)" % (len(linked), len(b), unlinked))
+
+
+def case_cupy_failure2():
+    """Issue 31, the bar: CuPy's test_stream_capture_failure2 in C. The end on
+    a stream that is not capturing (401, CGS021) and the end on a stream that
+    joined another's capture (903, CGS022) are both named before the call,
+    with predicted_rc equal to the stand-in's answer; the origin's end
+    answers 901 (not 904: the joined end invalidated the capture) and links
+    back to the CGS022 end; nothing else is named, nothing contradicted."""
+    exe = os.path.join(INTEG, "cupy_failure2")
+    bare, _, _ = run(exe, shim=False)
+    check(bare.returncode == 0, "bare: the program's own checks pass (401, 903, 901): %s" % bare.stdout[-300:])
+    shim, recs, _ = run(exe)
+    same(bare, shim)
+    v = [r for r in recs if r.get("ev") == "violation"]
+    ends = calls(recs, "cuStreamEndCapture")
+    check([e.get("rc") for e in ends] == [401, 903, 901], "the ends answer 401, 903, 901 (%s)" % [e.get("rc") for e in ends])
+    check([r.get("rule") for r in v] == ["CGS021", "CGS022"], "named: CGS021, CGS022 and nothing else (%s)" % [r.get("rule") for r in v])
+    for rule, end in zip(("CGS021", "CGS022"), ends):
+        mine = [r for r in v if r.get("rule") == rule]
+        check(mine and mine[0].get("predicted_rc") == end.get("rc") and mine[0]["seq"] < end["seq"]
+              and (not ends.index(end) or ends[ends.index(end) - 1]["seq"] < mine[0]["seq"]),
+              "%s before its end, predicted_rc %s = the answer %s" % (rule, mine and mine[0].get("predicted_rc"), end.get("rc")))
+    mism = [r for r in recs if r.get("ev") == "mismatch"]
+    check(not mism, "no mismatch (%s)" % [(r.get("api"), r.get("rule"), r.get("rc")) for r in mism])
+    b = [r for r in recs if r.get("ev") == "broken"]
+    check(len(b) == 1 and b[0].get("rc") == 901 and b[0].get("by_rule") == "CGS022",
+          "the origin's 901 links back to the joined end (%s)" % [(r.get("rc"), r.get("by_rule")) for r in b])
 
 
 def case_launch_passthrough():

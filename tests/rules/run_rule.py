@@ -42,18 +42,22 @@ EXPECT = {
     "CGS018": ("cuMemFree_v2", None),
     "CGS019": ("cuGraphUpload", None),
     "CGS020": ("cuGraphInstantiateWithFlags", None),
+    "CGS021": ("cuStreamEndCapture", 401),
+    "CGS022": ("cuStreamEndCapture", 903),
 }
 
 # Capture-breaking rules (issue 14): the violation names both threads, and
 # the capture's failed end ("broken") links back to it.
-CAPTURE_RULES = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS016"}
-LINKED = {"CGS007", "CGS013", "CGS014", "CGS015"}
+CAPTURE_RULES = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS016", "CGS022"}
+LINKED = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS022"}
 
 # Rules that cannot happen alone: a pool change always moves the allocation
 # too (different node address), so CGS012 comes with CGS003.
 COMPANIONS = {
     "CGS012": {"CGS003"},
     "CGS019": {"CGS018"},
+    # the 908 ends the capture: the reproducer's own end then finds none (401)
+    "CGS016": {"CGS021"},
 }
 
 T = cgtest.Tally()

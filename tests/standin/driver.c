@@ -2048,8 +2048,13 @@ static CUresult end_capture(CUstream hs, CUgraph *phGraph, int ptsz)
 	struct capture *c = s->cap;
 	if (!c) /* capture-map.md: a stream not capturing answers 401, not 903 */
 		return CUDA_ERROR_ILLEGAL_STATE;
-	if (c->origin != s)
+	if (c->origin != s) {
+		/* A stream that joined the capture cannot end it: 903, and the
+		 * capture is invalidated (its origin's end then answers 901:
+		 * CuPy's test_stream_capture_failure2 asserts it on the GPU). */
+		c->invalid = 1;
 		return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+	}
 	if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thr, pthread_self())) {
 		/* capture-map.md (H100): the 908 also ends the capture (status
 		 * none after it, a later end answers 401). */

@@ -144,6 +144,30 @@ static int end_relaxed(struct cg_verdict *o, int m)
 	return end(CU_STREAM_CAPTURE_MODE_RELAXED, OTHER, o);
 }
 
+/* ---- CGS021, CGS022 ------------------------------------------------------ */
+static int end_none(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return rules_capture_end_not_capturing("cuStreamEndCapture", (CUstream)0x41, o);
+}
+static int end_joined(struct cg_verdict *o, int m)
+{
+	(void)m;
+	C = cap(10, CU_STREAM_CAPTURE_MODE_RELAXED, ME, 0);
+	return rules_capture_end_unmatched("cuStreamEndCapture", (CUstream)0x41, &C, o);
+}
+static int end_origin(struct cg_verdict *o, int m)
+{
+	(void)m;
+	C = cap(10, CU_STREAM_CAPTURE_MODE_GLOBAL, ME, 0);
+	return rules_capture_end_unmatched("cuStreamEndCapture", S, &C, o);
+}
+static int end_unknown(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return rules_capture_end_unmatched("cuStreamEndCapture", (CUstream)0x41, NULL, o);
+}
+
 static const struct rule_case capture_cases[] = {
     {"CGS007", FIRES, "pinned allocation during another thread's global capture", unsafe_live,
      CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "capture", 3,
@@ -174,6 +198,14 @@ static const struct rule_case capture_cases[] = {
      CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, NULL, 0, NULL},
     {"CGS016", SILENT, "ended on its own thread", end_own, 0, NULL, 0, NULL},
     {"CGS016", SILENT, "relaxed capture", end_relaxed, 0, NULL, 0, NULL},
+    {"CGS021", FIRES, "end on a stream that captures nothing", end_none, CUDA_ERROR_ILLEGAL_STATE, "stream", 0x41,
+     "cuStreamEndCapture on stream 0x41, which is not capturing: the call fails with 401"},
+    {"CGS022", FIRES, "end on a stream that joined the capture", end_joined, CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+     "joined_stream", 0x41, "ends the capture on stream 0x41, which joined it through an event wait"},
+    {"CGS022", FIRES, "the capture is named", end_joined, CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, "capture", 10,
+     "903, and the capture is invalidated"},
+    {"CGS022", SILENT, "end on the origin stream", end_origin, 0, NULL, 0, NULL},
+    {"CGS022", SILENT, "capture unknown to the model", end_unknown, 0, NULL, 0, NULL},
 };
 RULE_CASES_TEST(capture_cases)
 
