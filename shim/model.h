@@ -57,14 +57,20 @@ struct cg_summary {
 	 * before its graph changes or goes (model_graph_settle). */
 	int partial;
 	/* topo: a 64-bit hash of exactly what the update prediction compares
-	 * (node count, edge count, each node's type and dependency count in
-	 * creation order), computed once per graph generation by the walk
+	 * (node count, edge count, each node's type, dependency count and
+	 * dependency signature in creation order), computed once per graph generation by the walk
 	 * (never 0; 0 in a partial summary: no hash, compare in full). Equal
 	 * hashes answer "same topology" in O(1); different ones fall through
 	 * to the node-by-node comparison that names the difference. */
 	uint64_t topo;
 	uint8_t *types;	 /* n_nodes node types, creation order */
 	uint16_t *ndeps; /* n_nodes dependency counts */
+	/* n_nodes dependency signatures: per node, the sum of a hash of each
+	 * incoming edge (its source's index, its data: ports and type), so
+	 * equal sets of edges give equal values in any order; two graphs of
+	 * the same types and counts whose edges differ (a chain against a
+	 * fork/join) differ here (issue 31). 0 for a node without edges. */
+	uint32_t *depsig;
 	CUgraphNode *nodes;
 	struct cg_mnode *mem; /* n_alloc + n_free memory nodes, read back from the driver */
 	/* node details (nodes.h) of the kernel, memcpy and memset nodes only,

@@ -93,7 +93,7 @@ static struct cg_summary *summary_walk(CUgraph g)
 	} else {
 		if (r)
 			summary_blocks_free(r);
-		s = malloc(sizeof *s + (n + 1) * (sizeof *s->nodes + sizeof *s->ndeps + 1));
+		s = malloc(sizeof *s + (n + 1) * (sizeof *s->nodes + sizeof *s->depsig + sizeof *s->ndeps + 1));
 		if (!s)
 			return NULL;
 	}
@@ -101,9 +101,11 @@ static struct cg_summary *summary_walk(CUgraph g)
 	s->cap_nodes = (uint32_t)cap;
 	atomic_init(&s->refs, 1);
 	s->nodes = (CUgraphNode *)(s + 1);
-	s->ndeps = (uint16_t *)(s->nodes + cap + 1);
+	s->depsig = (uint32_t *)(s->nodes + cap + 1);
+	s->ndeps = (uint16_t *)(s->depsig + cap + 1);
 	s->types = (uint8_t *)(s->ndeps + cap + 1);
 	memset(s->ndeps, 0, (n + 1) * sizeof *s->ndeps);
+	memset(s->depsig, 0, (n + 1) * sizeof *s->depsig);
 	if (n && drv_cuGraphGetNodes(g, s->nodes, &n) != CUDA_SUCCESS)
 		goto fail;
 	s->n_nodes = (uint32_t)n;
@@ -159,19 +161,25 @@ static struct cg_summary *summary_walk(CUgraph g)
 		nm++;
 	}
 	if (drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
-		/* dependency counts in O(N + E): node -> index, open addressing;
-		 * scratch on the stack for graphs of a few hundred nodes */
+		/* dependency counts and signatures in O(N + E): node -> index,
+		 * open addressing; scratch on the stack for graphs of a few
+		 * hundred nodes. The edges' data (ports, type: CUDA 12.3+) from
+		 * cuGraphGetEdges_v2 where the driver has it. */
 		size_t cap = 16;
 		while (cap < 2 * n)
 			cap *= 2;
-		size_t bytes = cap * sizeof(struct node_ix) + 2 * ne * sizeof(CUgraphNode);
+		size_t bytes = cap * sizeof(struct node_ix) + 2 * ne * sizeof(CUgraphNode) + ne * sizeof(CUgraphEdgeData);
 		_Alignas(16) unsigned char scratch_small[8192];
 		unsigned char *scratch = bytes <= sizeof scratch_small ? scratch_small : malloc(bytes);
 		if (scratch) {
 			struct node_ix *ix = (struct node_ix *)scratch;
 			CUgraphNode *from = (CUgraphNode *)(ix + cap), *to = from + ne;
+			CUgraphEdgeData *ed = (CUgraphEdgeData *)(to + ne);
+			size_t ne2 = ne;
+			int have_ed = drv_cuGraphGetEdges_v2 && drv_cuGraphGetEdges_v2(g, from, to, ed, &ne2) == CUDA_SUCCESS &&
+				      ne2 == ne;
 			memset(ix, 0, cap * sizeof *ix);
-			if (drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
+			if (have_ed || drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
 				for (size_t i = 0; i < n; i++) {
 					size_t h = model_node_slot(s->nodes[i], cap - 1);
 					while (ix[h].node)
@@ -181,11 +189,21 @@ static struct cg_summary *summary_walk(CUgraph g)
 				}
 				s->n_edges = (uint32_t)ne;
 				for (size_t e = 0; e < ne; e++) {
-					size_t h = model_node_slot(to[e], cap - 1);
+					size_t h = model_node_slot(to[e], cap - 1), f = model_node_slot(from[e], cap - 1);
 					while (ix[h].node && ix[h].node != to[e])
 						h = (h + 1) & (cap - 1);
-					if (ix[h].node)
-						s->ndeps[ix[h].index]++;
+					while (ix[f].node && ix[f].node != from[e])
+						f = (f + 1) & (cap - 1);
+					if (!ix[h].node)
+						continue;
+					s->ndeps[ix[h].index]++;
+					/* the dependency's index and the edge's data, summed:
+					 * the same set in any order gives the same signature */
+					s->depsig[ix[h].index] += (uint32_t)cg_mix64(
+					    (uint64_t)(ix[f].node ? ix[f].index + 1 : 0) << 24 |
+						(have_ed ? (uint64_t)ed[e].from_port << 16 | ed[e].to_port << 8 | ed[e].type
+							 : 0),
+					    0x5EDull);
 				}
 			}
 			if (scratch != scratch_small)
@@ -198,7 +216,7 @@ static struct cg_summary *summary_walk(CUgraph g)
 		 * and every later update of this generation compares 8 bytes. */
 		uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)s->n_nodes << 32 | s->n_edges);
 		for (uint32_t i = 0; i < s->n_nodes; i++)
-			h = cg_mix64(h, (uint64_t)s->types[i] << 16 | s->ndeps[i]);
+			h = cg_mix64(h, (uint64_t)s->depsig[i] << 32 | (uint64_t)s->types[i] << 16 | s->ndeps[i]);
 		s->topo = h | 1;
 	}
 	/* Details, exactly as many as described (none: no array) */

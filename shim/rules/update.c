@@ -1,8 +1,9 @@
 /*
  * shim/rules/update.c -- the update rules, pure verdicts (verdict.h):
  *
- *   CGS001  cuGraphExecUpdate will fail: node count, a node's type or
- *           dependency count, or a node detail the driver refuses
+ *   CGS001  cuGraphExecUpdate will fail: node count, a node's type,
+ *           dependency count or dependencies (the edges, their data), or a
+ *           node detail the driver refuses
  *   CGS002  update from a memory-node graph that has its own live exec
  *   CGS003  the update replaces an allocation the program may hold
  *   CGS012  the update carries an allocation from another pool
@@ -85,6 +86,14 @@ static void update_why_deps(char *o, uint32_t i, int type, unsigned exec_deps, u
 	o = rec_fmt_u64_(o, exec_deps);
 	o = rec_fmt_u64_(stpcpy(o, " dependencies in the exec and "), graph_deps);
 	stpcpy(o, " in the graph");
+}
+
+static void update_why_edges(char *o, uint32_t i, int type, unsigned deps)
+{
+	o = rec_fmt_u64_(stpcpy(o, "node "), i);
+	o = stpcpy(stpcpy(stpcpy(o, " ("), rules_update_node_type(type)), ") has ");
+	o = rec_fmt_u64_(o, deps);
+	stpcpy(o, " dependencies in both, but on other nodes (or with other edge data) in the graph than in the exec");
 }
 
 int rules_update_refusal(const struct cg_summary *old, const struct cg_summary *nu, const struct cg_model_view *mv,
@@ -174,6 +183,12 @@ int rules_update_fail(const struct cg_update_ev *ev, const struct cg_model_view 
 				fail = 1;
 				p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
 				update_why_deps(p->why, i, nu->types[i], old->ndeps[i], nu->ndeps[i]);
+			} else if (old->depsig && nu->depsig && old->depsig[i] != nu->depsig[i]) {
+				/* same count, other edges: a chain against a fork/join
+				 * (issue 31), or an edge's ports or type changed */
+				fail = 1;
+				p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+				update_why_edges(p->why, i, nu->types[i], nu->ndeps[i]);
 			}
 			if (fail) {
 				p->err_index = i;

@@ -73,6 +73,7 @@ struct pair {
 	struct cg_summary old, nu;
 	uint8_t to[4], tn[4];
 	uint16_t do_[4], dn[4];
+	uint32_t so[4], sn[4]; /* dependency signatures (issue 31) */
 	struct cg_mnode mo[2], mn[2];
 	struct cg_ndet xo[4], xn[4];
 };
@@ -82,6 +83,11 @@ static void pair_init(struct pair *p, uint32_t n_old, uint32_t n_new)
 	memset(p, 0, sizeof *p);
 	sum_chain(&p->old, p->to, p->do_, nodes_a, n_old);
 	sum_chain(&p->nu, p->tn, p->dn, nodes_b, n_new);
+	/* a chain: node i depends on node i-1 on both sides */
+	for (uint32_t i = 1; i < 4; i++)
+		p->so[i] = p->sn[i] = 0x1000 + i - 1;
+	p->old.depsig = p->so;
+	p->nu.depsig = p->sn;
 	fake_live = NULL;
 	fake_ctx = 0;
 }
@@ -131,6 +137,19 @@ static struct pair P;
 static int upd_count(struct cg_verdict *o, int m)
 {
 	pair_init(&P, 2, 3);
+	return run_update(&P, o, m, 0);
+}
+/* issue 31: a -> b -> c against a -> {b, c}: the same types and counts,
+ * node 2 depends on node 0 instead of node 1 */
+static int upd_edges(struct cg_verdict *o, int m)
+{
+	pair_init(&P, 3, 3);
+	P.sn[2] = 0x1000;
+	return run_update(&P, o, m, 0);
+}
+static int upd_edges_same(struct cg_verdict *o, int m)
+{
+	pair_init(&P, 3, 3);
 	return run_update(&P, o, m, 0);
 }
 static int upd_type(struct cg_verdict *o, int m)
@@ -271,6 +290,9 @@ static const struct rule_case update_cases[] = {
      "node 1 changed type: kernel in the exec, memset in the graph"},
     {"CGS001", FIRES, "a node's dependencies changed", upd_deps, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
      "predicted_result", CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, "has 1 dependencies in the exec and 2"},
+    {"CGS001", FIRES, "same counts, other edges (chain against fork/join)", upd_edges,
+     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "node_index", 2, "but on other nodes (or with other edge data)"},
+    {"CGS001", SILENT, "same counts, same edges", upd_edges_same, 0, NULL, 0, NULL},
     {"CGS001", FIRES, "function from another context", upd_ctx, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
      "predicted_result", CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE, "is from another context"},
     {"CGS001", FIRES, "cooperative launch added", upd_coop, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "predicted_result",
