@@ -280,7 +280,8 @@ void cg_rules_summary(struct cg_rec *r)
 	rec_close(r, '}');
 }
 
-void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result)
+void cg_mismatch_at(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result,
+		    CUgraphExec e, CUgraph g, uint32_t site)
 {
 	struct cg_rec r;
 	rec_begin(&r, CG_L_WARN, CGSHIM_EV_MISMATCH);
@@ -292,7 +293,17 @@ void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predic
 		rec_int(&r, "predicted_result", predicted_result);
 	if (result >= 0)
 		rec_int(&r, "result", result);
+	if (e)
+		rec_hex(&r, "exec", (uintptr_t)e);
+	if (g)
+		rec_hex(&r, "graph", (uintptr_t)g);
+	rec_site(&r, "site", site);
 	rec_end(&r);
+}
+
+void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result)
+{
+	cg_mismatch_at(api, rule, predicted_rc, rc, predicted_result, result, NULL, NULL, 0);
 }
 
 /* ---- CGS007 ------------------------------------------------------------ */

@@ -88,5 +88,10 @@ void cg_rule_pageable_copies(const struct ledger_pageable *p, const char *api);
 
 /* A prediction checked against the driver's answer. */
 void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result);
+/* The same for a call on exec e / graph g (NULL: none) made at site (0:
+ * unknown): the report's "Predictions the driver disagreed with" names the
+ * call and --dot draws an unpredicted failing update from them. */
+void cg_mismatch_at(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result,
+		    CUgraphExec e, CUgraph g, uint32_t site);
 
 #endif

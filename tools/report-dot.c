@@ -407,12 +407,18 @@ static void dot_write_update(FILE *f, void *arg)
 	      "  node [shape=box, fontname=\"monospace\", fontsize=10];\n  labelloc=t;\n"
 	      "  fontname=\"sans-serif\";\n  label=\"",
 	      f);
-	dot_esc(f, rp_str(u->viol, "rule"));
-	fputs(" ", f);
-	dot_esc(f, rp_str(u->viol, "api"));
-	fputs(" will fail (", f);
-	dot_esc(f, rp_str(u->viol, "predicted_err"));
-	fputs(")\\n", f);
+	if (rp_str(u->viol, "rule") && *rp_str(u->viol, "rule")) {
+		dot_esc(f, rp_str(u->viol, "rule"));
+		fputs(" ", f);
+		dot_esc(f, rp_str(u->viol, "api"));
+		fputs(" will fail (", f);
+		dot_esc(f, rp_str(u->viol, "predicted_err"));
+		fputs(")\\n", f);
+	} else { /* a mismatch: the driver refused what nothing predicted */
+		dot_esc(f, rp_str(u->viol, "api"));
+		fprintf(f, " failed with %lld, result %lld (not predicted)\\n", rp_int(u->viol, "rc", 0),
+			rp_int(u->viol, "result", -1));
+	}
 	/* the reason, wrapped for the picture */
 	for (size_t col = 0; msg && *msg; msg++, col++) {
 		if (*msg == ' ' && col > 70) {
@@ -477,9 +483,25 @@ static void dot_upd_free(struct dot_upd *u)
 	free(u);
 }
 
-/* `--dot update:N`: the Nth CGS001 violation (1-based, in time order; or
- * "last") and the node records the shim wrote with it (side "exec" and
- * "graph", at info level). */
+/* Record i is a failing update the shim drew: a CGS001 violation, or a
+ * mismatch where the driver answered 910 and nothing was predicted (the
+ * shim then writes both sides' node records after it, issue 31). */
+static int dot_failing_update(const struct rp_log *log, size_t i)
+{
+	const char *ev = log->recs[i].ev, *rule;
+	const json_t *j;
+	if (strcmp(ev, CGSHIM_EV_VIOLATION) && strcmp(ev, CGSHIM_EV_MISMATCH))
+		return 0;
+	j = rp_j(log, i);
+	rule = rp_str(j, "rule");
+	if (!strcmp(ev, CGSHIM_EV_VIOLATION))
+		return rule && !strcmp(rule, "CGS001");
+	return (!rule || !*rule) && rp_int(j, "rc", 0) == 910 && rp_str(j, "exec");
+}
+
+/* `--dot update:N`: the Nth failing update (1-based, in time order; or
+ * "last": a CGS001 violation or an unpredicted 910) and the node records
+ * the shim wrote with it (side "exec" and "graph", at info level). */
 static int rp_dot_update(const struct rp_log *log, const char *which, const char *out)
 {
 	struct dot_upd *u;
@@ -499,8 +521,7 @@ static int rp_dot_update(const struct rp_log *log, const char *which, const char
 		return 1;
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		if (strcmp(r->ev, CGSHIM_EV_VIOLATION) || !rp_str(rp_j(log, i), "rule") ||
-		    strcmp(rp_str(rp_j(log, i), "rule"), "CGS001"))
+		if (!dot_failing_update(log, i))
 			continue;
 		seen++;
 		if (want < 0 || seen == want) {
@@ -516,7 +537,7 @@ static int rp_dot_update(const struct rp_log *log, const char *which, const char
 	if (!u->viol) {
 		fprintf(stderr,
 			"cgshim report: --dot update:%s: the log has %lld failing update%s "
-			"(CGS001 violations)\n",
+			"(CGS001 violations, unpredicted 910s)\n",
 			which, seen, seen == 1 ? "" : "s");
 		free(u);
 		return 2;

@@ -544,6 +544,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "rewrites", rw_rows);
 	json_object_set_new(doc, "leaks", leaks);
 	json_object_set_new(doc, "ranks", rp_ranks(log));
+	json_object_set_new(doc, "mispredictions", rp_mismatches(log));
 
 	json_decref(pids);
 	json_decref(graphs);
@@ -690,6 +691,7 @@ void rp_print_text(FILE *f, const json_t *doc)
 			    RP_CELL(row, "rank"), RP_CELL(row, "records"), RP_CELL(row, "exe"));
 	}
 	rp_print_ranks(f, json_object_get(doc, "ranks"));
+	rp_print_mismatches(f, json_object_get(doc, "mispredictions"));
 
 	a = json_object_get(doc, "violations");
 	if (json_array_size(a)) {

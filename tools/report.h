@@ -64,9 +64,15 @@ void rp_print_text(FILE *f, const json_t *doc);
 json_t *rp_ranks(const struct rp_log *log);
 void rp_print_ranks(FILE *f, const json_t *ranks);
 
+/* "Predictions the driver disagreed with" (report-mismatch.c): one row per
+ * mismatch record, the call, its site, the driver's answer and the shim's
+ * prediction. New reference; printed by rp_print_mismatches. */
+json_t *rp_mismatches(const struct rp_log *log);
+void rp_print_mismatches(FILE *f, const json_t *rows);
+
 /* 0 on success, else an exit status (1 usage, 2 nothing to draw). graph:
  * a handle, first, last, or update:N / update:last (both sides of the Nth
- * failing update, CGS001). */
+ * failing update: a CGS001, or a 910 nothing predicted). */
 int rp_dot(const struct rp_log *log, const char *graph, const char *out);
 int rp_perfetto(const struct rp_log *log, const char *out);
 /* One self-contained HTML page from the analysis doc, the pictures drawn

@@ -203,13 +203,32 @@ static inline __attribute__((always_inline)) int update_before(struct cg_call *c
 /* Shared tail of both update forms. rc/result/err nodes are the driver's
  * answer or, after a rewrite, success; result is -1 when the application
  * passed no place for it (the shim never substitutes its own). */
-static void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
-			CUresult rc, int result, CUgraphNode errn, CUgraphNode fromn, int rewritten, const char *api)
+/* A prediction the driver disagreed with (issue 31): the mismatch names
+ * the call (exec, graph, site: taken here, two frames below the
+ * application: this function and the wrapper). A failure nothing
+ * predicted also gets both sides' node records, as a CGS001 does, so that
+ * `cgshim report --dot update:N` draws it. */
+static __attribute__((noinline)) void update_mismatch(const struct upd_pred *p, CUgraphExec app, CUgraph g,
+						      struct cg_summary *nu, CUresult rc, int result, const char *api)
+{
+	cg_mismatch_at(api, p->rule, p->rc, rc, p->result, result, app, g, cg_site_here(SITE_SKIP + 1));
+	if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && !p->rule && cg_log_on(CG_L_INFO)) {
+		struct cg_summary *old = model_exec_summary(app);
+		cgh_emit_nodes_at(model_summary_graph(old), old, CG_L_INFO, "exec", app);
+		cgh_emit_nodes_at(g, nu, CG_L_INFO, "graph", app);
+		model_summary_free(old);
+	}
+}
+
+static __attribute__((always_inline)) inline void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app,
+							      CUgraph g, struct cg_summary *nu, CUresult rc, int result,
+							      CUgraphNode errn, CUgraphNode fromn, int rewritten,
+							      const char *api)
 {
 	struct cg_rec r;
 	if (!rewritten &&
 	    (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 && p->result != result)))
-		cg_mismatch(api, p->rule, p->rc, rc, p->result, result);
+		update_mismatch(p, app, g, nu, rc, result, api);
 	if (rc == CUDA_SUCCESS)
 		cgh_ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
 	if (rc == CUDA_SUCCESS && !rewritten && p->same) {

@@ -69,6 +69,15 @@ long long model_graph_walks(void)
 	return atomic_load_explicit(&walks, memory_order_relaxed);
 }
 
+/* One incoming edge's share of its node's dependency signature: the
+ * source's index + 1 (0: not in the graph's node list) and the edge's data
+ * (ports, type; NULL: a driver without edge data, all default). */
+static inline uint32_t edge_sig(uint32_t from, const CUgraphEdgeData *ed)
+{
+	uint64_t data = ed ? (uint64_t)ed->from_port << 16 | (uint64_t)ed->to_port << 8 | ed->type : 0;
+	return (uint32_t)cg_mix64((uint64_t)from << 24 | data, 0x5EDull);
+}
+
 static struct cg_summary *summary_walk(CUgraph g)
 {
 	size_t n = 0, ne = 0, nm = 0;
@@ -168,7 +177,8 @@ static struct cg_summary *summary_walk(CUgraph g)
 		size_t cap = 16;
 		while (cap < 2 * n)
 			cap *= 2;
-		size_t bytes = cap * sizeof(struct node_ix) + 2 * ne * sizeof(CUgraphNode) + ne * sizeof(CUgraphEdgeData);
+		size_t bytes =
+		    cap * sizeof(struct node_ix) + 2 * ne * sizeof(CUgraphNode) + ne * sizeof(CUgraphEdgeData);
 		_Alignas(16) unsigned char scratch_small[8192];
 		unsigned char *scratch = bytes <= sizeof scratch_small ? scratch_small : malloc(bytes);
 		if (scratch) {
@@ -176,8 +186,8 @@ static struct cg_summary *summary_walk(CUgraph g)
 			CUgraphNode *from = (CUgraphNode *)(ix + cap), *to = from + ne;
 			CUgraphEdgeData *ed = (CUgraphEdgeData *)(to + ne);
 			size_t ne2 = ne;
-			int have_ed = drv_cuGraphGetEdges_v2 && drv_cuGraphGetEdges_v2(g, from, to, ed, &ne2) == CUDA_SUCCESS &&
-				      ne2 == ne;
+			int have_ed = drv_cuGraphGetEdges_v2 &&
+				      drv_cuGraphGetEdges_v2(g, from, to, ed, &ne2) == CUDA_SUCCESS && ne2 == ne;
 			memset(ix, 0, cap * sizeof *ix);
 			if (have_ed || drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
 				for (size_t i = 0; i < n; i++) {
@@ -189,7 +199,8 @@ static struct cg_summary *summary_walk(CUgraph g)
 				}
 				s->n_edges = (uint32_t)ne;
 				for (size_t e = 0; e < ne; e++) {
-					size_t h = model_node_slot(to[e], cap - 1), f = model_node_slot(from[e], cap - 1);
+					size_t h = model_node_slot(to[e], cap - 1),
+					       f = model_node_slot(from[e], cap - 1);
 					while (ix[h].node && ix[h].node != to[e])
 						h = (h + 1) & (cap - 1);
 					while (ix[f].node && ix[f].node != from[e])
@@ -197,13 +208,9 @@ static struct cg_summary *summary_walk(CUgraph g)
 					if (!ix[h].node)
 						continue;
 					s->ndeps[ix[h].index]++;
-					/* the dependency's index and the edge's data, summed:
-					 * the same set in any order gives the same signature */
-					s->depsig[ix[h].index] += (uint32_t)cg_mix64(
-					    (uint64_t)(ix[f].node ? ix[f].index + 1 : 0) << 24 |
-						(have_ed ? (uint64_t)ed[e].from_port << 16 | ed[e].to_port << 8 | ed[e].type
-							 : 0),
-					    0x5EDull);
+					/* summed: the same set in any order, the same value */
+					s->depsig[ix[h].index] +=
+					    edge_sig(ix[f].node ? ix[f].index + 1 : 0, have_ed ? &ed[e] : NULL);
 				}
 			}
 			if (scratch != scratch_small)

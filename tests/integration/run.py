@@ -638,6 +638,53 @@ def case_cupy_failure2():
           "the origin's 901 links back to the joined end (%s)" % [(r.get("rc"), r.get("by_rule")) for r in b])
 
 
+def case_mispredicted():
+    """Issue 31: a prediction the driver disagrees with is a regression case
+    the report names. The stand-in refuses every update (STANDIN_UPDATE_REFUSE,
+    fault injection: a refusal the model cannot foresee); the mismatch record
+    names the call (exec, graph, the application's site), the report's
+    "Predictions the driver disagreed with" shows the call, its site, the
+    driver's answer and the shim's prediction, and --dot update:1 draws both
+    sides of the unpredicted failure."""
+    exe = os.path.join(INTEG, "..", "rules", "valid_update-same-topology")
+    shim, recs, tmp = run(exe, extra={"STANDIN_UPDATE_REFUSE": "2"})
+    mism = [r for r in recs if r.get("ev") == "mismatch"]
+    check(len(mism) == 1, "one mismatch (%d)" % len(mism))
+    if not mism:
+        return
+    m = mism[0]
+    check(m.get("api") == "cuGraphExecUpdate_v2" and m.get("rule") == "" and m.get("rc") == 910
+          and m.get("result") == 2 and m.get("exec") and m.get("graph"),
+          "it names the update, the exec and the graph: %s" % {k: m.get(k) for k in ("api", "rc", "exec", "graph")})
+    site = m.get("site") or []
+    check(site and site[0].startswith("valid_update-same-topology:main"),
+          "its site is the application's call: %s" % site[:1])
+    sides = {r.get("side") for r in recs if r.get("ev") == "node" and r.get("exec") == m.get("exec")}
+    check(sides == {"exec", "graph"}, "both sides' node records follow it (%s)" % sides)
+    tool = os.environ.get("CGSHIM_TOOL")
+    if not tool:
+        return
+    log = glob.glob(os.path.join(tmp, "log-*.jsonl"))
+    rep = subprocess.run([tool, "report"] + log, capture_output=True, text=True, timeout=60)
+    sec = rep.stdout.split("== Predictions the driver disagreed with\n", 1)
+    check(rep.returncode == 0 and len(sec) == 2, "the report has the section (rc %d)" % rep.returncode)
+    if len(sec) == 2:
+        body = sec[1].split("\n== ", 1)[0]
+        check("cuGraphExecUpdate_v2 at main (" in body and "valid_update-same-topology" in body
+              and "driver: 910 CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, result 2" in body
+              and "no refusal predicted" in body and m["exec"] in body,
+              "the row names the call, its site, the answer and the prediction:\n%s" % body)
+    js = json.loads(subprocess.run([tool, "report", "--json"] + log, capture_output=True, text=True,
+                                   timeout=60).stdout)
+    rows = js.get("mispredictions") or []
+    check(len(rows) == 1 and rows[0].get("rc") == 910 and rows[0].get("rule") is None
+          and rows[0].get("site") and rows[0].get("result_name"),
+          "--json: mispredictions %s" % rows)
+    dot = subprocess.run([tool, "report", "--dot", "update:1"] + log, capture_output=True, text=True, timeout=60)
+    check(dot.returncode == 0 and dot.stdout.count("subgraph cluster_") == 2 and "(not predicted)" in dot.stdout,
+          "--dot update:1 draws the unpredicted failure (rc %d %s)" % (dot.returncode, dot.stderr[:200]))
+
+
 def case_launch_passthrough():
     """Issue 14 point 4: successful kernel launches and async copies pass
     straight through (no record even at trace level, where every other hooked

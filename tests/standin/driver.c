@@ -4484,6 +4484,15 @@ static CUresult exec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResultI
 	}
 	CUgraphExecUpdateResult res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	CUgraphNode en = NULL, ef = NULL;
+	/* Fault injection, not the driver: STANDIN_UPDATE_REFUSE=R refuses
+	 * every update with 910 and result R, a refusal the shim's model cannot
+	 * foresee (its mismatch record, the report's "Predictions the driver
+	 * disagreed with", --dot of an unpredicted failure: run.py 'mispredicted'). */
+	const char *inject = getenv("STANDIN_UPDATE_REFUSE");
+	if (inject && *inject) {
+		info->result = (CUgraphExecUpdateResult)atoi(inject);
+		return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+	}
 	if (!update_check(e->x, g, &res, &en, &ef)) {
 		info->result = res;
 		info->errorNode = en;
