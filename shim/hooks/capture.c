@@ -87,7 +87,7 @@ void cg_warm_capture(int hid)
  * end of the capture (model_capture_begin), its post_ns measuring the
  * window the hook added. */
 static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
-			   int asked)
+			   int asked, int nested)
 {
 	struct cg_rec r;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -107,8 +107,10 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 		model_capture_begin(id, s, mode, ptsz, into, site, c, cg_tls.via, g);
 		CG_RETURN(rc);
 	}
-	/* Refused: no capture is live on this stream from this call. */
-	model_capture_begin_refused(s, ptsz, cg_routes[c->hid].name, rc);
+	/* Refused: no capture is live on this stream from this call. The one
+	 * it is in already (CGS023) goes on: abandoned only if known broken. */
+	if (nested != 1)
+		model_capture_begin_refused(s, ptsz, cg_routes[c->hid].name, rc);
 	if (cg_call_rec(&r, c, rc)) {
 		rec_hex(&r, "stream", (uintptr_t)s);
 		rec_word(&r, "mode", mode_str(mode));
@@ -162,6 +164,23 @@ static int stream_blocking(CUstream s, int ptsz)
 	return !(flags & CU_STREAM_NON_BLOCKING);
 }
 
+/* CGS023, before a begin: s is in a live capture already (begun on it, or
+ * joined): named, and 1 (2: that capture is known broken). Asked only while a capture is live, never about
+ * the legacy stream (a begin there is refused anyway, and asking about it
+ * while a blocking stream captures answers 906). */
+static int begin_on_capturing(int hid, CUstream s, int ptsz)
+{
+	uint64_t id = 0;
+	if (cg_caprule_is_legacy(s, ptsz) || !model_stream_capture(s, ptsz, &id, NULL, NULL))
+		return 0;
+	return cg_caprule_begin_capturing(cg_routes[hid].name, id, s);
+}
+
+static void begin_nested_after(int hid, CUresult rc)
+{
+	cg_caprule_after(cg_routes[hid].name, R_BEGIN_CAPTURING, CUDA_ERROR_ILLEGAL_STATE, rc);
+}
+
 /* The modeless cuStreamBeginCapture (always global) begun with another mode:
  * through cuStreamBeginCapture_v2 (the same driver entry with a mode);
  * without it (a driver older than 10.1) the capture is left global. */
@@ -183,10 +202,11 @@ static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 		struct cg_call c;                                                                                      \
 		uint32_t site;                                                                                         \
 		CUresult rc;                                                                                           \
-		int asked, use, used;                                                                                  \
+		int asked, use, used, nested;                                                                          \
 		CG_REAL(name);                                                                                         \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                                      \
 			return CG_FWD(real_##name args);                                                               \
+		nested = begin_on_capturing(HID_##name, hStream, ptsz); /* CGS023 */                                   \
 		site = cg_site_here_deferred(SITE_SKIP);                                                               \
 		asked = (int)(mode_expr);                                                                              \
 		used = use = capture_mode_use(asked);                                                                  \
@@ -199,7 +219,9 @@ static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 			capture_mode_record(HID_##name, hStream, asked, use, site);                                    \
 		cg_call_mark_in(&c);                                                                                   \
 		rc = use == asked ? CG_FWD(real_##name args) : CG_FWD(rw_call);                                        \
-		return begin_post(&c, rc, hStream, used, ptsz, into_expr, site, asked);                                \
+		if (nested)                                                                                            \
+			begin_nested_after(HID_##name, rc);                                                            \
+		return begin_post(&c, rc, hStream, used, ptsz, into_expr, site, asked, nested);                        \
 	}
 BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL,
 	      begin_v1_as(0, hStream, use, &used))

@@ -15,6 +15,9 @@
  *   CGS021  a capture ended on a stream that is not capturing: 401
  *   CGS022  a capture ended on a stream that joined another stream's
  *           capture (not its origin): 903, that capture invalidated
+ *   CGS023  a capture begun on a stream already capturing (its own capture
+ *           or one it joined): 401 (the stand-in's answer; the GPU row
+ *           measures it), the capture going on
  *
  * Each takes the capture(s) the hook looked up (NULL: none) and the calling
  * thread's id. Every capture-breaking verdict carries the same fields: the
@@ -196,6 +199,26 @@ int rules_capture_end_unmatched(const char *api, CUstream s, const struct cg_cap
 		    "only the origin stream can end a capture: 903, and the capture is invalidated (the origin's end "
 		    "returns 901)");
 	cg_vf_hex(v, "joined_stream", (uintptr_t)s);
+	capture_fields(v, cv);
+	return 1;
+}
+
+int rules_capture_begin_capturing(const char *api, CUstream s, const struct cg_capture_view *cv, struct cg_verdict *v)
+{
+	char what[160];
+	if (!cv)
+		return 0;
+	cg_verdict_init(v, R_BEGIN_CAPTURING, CUDA_ERROR_ILLEGAL_STATE);
+	if (cv->named) { /* named abandoned already: its refusals are counted */
+		v->repeat = 1;
+		return 1;
+	}
+	snprintf(what, sizeof what, "begins a capture on stream 0x%llx, which %s", (unsigned long long)(uintptr_t)s,
+		 cv->stream == s ? "is capturing already" : "joined that capture through an event wait");
+	capture_msg(v, api, cv, what,
+		    "captures do not nest: the call fails with 401 (cudaErrorIllegalState) and the capture goes on; "
+		    "end it first, or capture on another stream");
+	cg_vf_hex(v, "begin_stream", (uintptr_t)s);
 	capture_fields(v, cv);
 	return 1;
 }

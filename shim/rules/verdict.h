@@ -198,6 +198,9 @@ int rules_capture_end_not_capturing(const char *api, CUstream s, struct cg_verdi
 /* CGS022: an end of capture on stream s, which joined capture cv begun on
  * another stream. 0 when s is cv's origin. */
 int rules_capture_end_unmatched(const char *api, CUstream s, const struct cg_capture_view *cv, struct cg_verdict *v);
+/* CGS023: a begin-capture on stream s, which is in capture cv (begun on
+ * it, or joined). */
+int rules_capture_begin_capturing(const char *api, CUstream s, const struct cg_capture_view *cv, struct cg_verdict *v);
 /* CGS008: capture on stream s ends with n forked streams unjoined
  * (unjoined[], their fork sites); cv: the capture, for its begin site. */
 int rules_capture_unjoined(uint64_t capture, CUstream s, CUstream const *unjoined, const uint32_t *fork_sites, int n,

@@ -729,6 +729,8 @@ def case_abandoned_named():
     s = [r for r in recs if r.get("ev") == "summary"]
     check([r.get("api") for r in v] == ["cuMemHostAlloc", "cuCtxSynchronize"],
           "refusals after the capture was named abandoned are counted, not written again: %s" % [r.get("api") for r in v])
+    check(s and s[0].get("rules", {}).get("CGS023") == 1,
+          "the second begin on the capturing stream is a counted CGS023 (%s)" % (s and s[0].get("rules")))
     check(s and s[0].get("rules", {}).get("CGS007") == 3, "summary counts 3 CGS007 (%s)" % (s and s[0].get("rules")))
 
 

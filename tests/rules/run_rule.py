@@ -44,11 +44,12 @@ EXPECT = {
     "CGS020": ("cuGraphInstantiateWithFlags", None),
     "CGS021": ("cuStreamEndCapture", 401),
     "CGS022": ("cuStreamEndCapture", 903),
+    "CGS023": ("cuStreamBeginCapture_v2", 401),
 }
 
 # Capture-breaking rules (issue 14): the violation names both threads, and
 # the capture's failed end ("broken") links back to it.
-CAPTURE_RULES = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS016", "CGS022"}
+CAPTURE_RULES = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS016", "CGS022", "CGS023"}
 LINKED = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS022"}
 
 # Rules that cannot happen alone: a pool change always moves the allocation

@@ -167,6 +167,29 @@ static int end_unknown(struct cg_verdict *o, int m)
 	(void)m;
 	return rules_capture_end_unmatched("cuStreamEndCapture", (CUstream)0x41, NULL, o);
 }
+static int begin_nested(struct cg_verdict *o, int m)
+{
+	(void)m;
+	C = cap(11, CU_STREAM_CAPTURE_MODE_GLOBAL, ME, 0);
+	return rules_capture_begin_capturing("cuStreamBeginCapture_v2", S, &C, o);
+}
+static int begin_joined(struct cg_verdict *o, int m)
+{
+	(void)m;
+	C = cap(11, CU_STREAM_CAPTURE_MODE_RELAXED, OTHER, 0);
+	return rules_capture_begin_capturing("cuStreamBeginCapture_v2", (CUstream)0x41, &C, o);
+}
+static int begin_named(struct cg_verdict *o, int m)
+{
+	(void)m;
+	C = cap(11, CU_STREAM_CAPTURE_MODE_GLOBAL, ME, 1);
+	return rules_capture_begin_capturing("cuStreamBeginCapture_v2", S, &C, o);
+}
+static int begin_free(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return rules_capture_begin_capturing("cuStreamBeginCapture_v2", S, NULL, o);
+}
 
 static const struct rule_case capture_cases[] = {
     {"CGS007", FIRES, "pinned allocation during another thread's global capture", unsafe_live,
@@ -206,6 +229,12 @@ static const struct rule_case capture_cases[] = {
      "903, and the capture is invalidated"},
     {"CGS022", SILENT, "end on the origin stream", end_origin, 0, NULL, 0, NULL},
     {"CGS022", SILENT, "capture unknown to the model", end_unknown, 0, NULL, 0, NULL},
+    {"CGS023", FIRES, "begin on a stream capturing already", begin_nested, CUDA_ERROR_ILLEGAL_STATE, "capture", 11,
+     "begins a capture on stream 0x30, which is capturing already"},
+    {"CGS023", FIRES, "begin on a stream that joined a capture", begin_joined, CUDA_ERROR_ILLEGAL_STATE, "begin_stream",
+     0x41, "which joined that capture through an event wait"},
+    {"CGS023", SILENT, "the stream captures nothing", begin_free, 0, NULL, 0, NULL},
+    {"CGS023", SILENT, "capture named abandoned: counted", begin_named, 0, NULL, 0, NULL},
 };
 RULE_CASES_TEST(capture_cases)
 
