@@ -91,7 +91,7 @@ int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s)
 int cg_caprule_end_none(const char *api, CUstream s)
 {
 	struct cg_verdict v;
-	if (!rules_capture_end_not_capturing(api, s, &v))
+	if (!rules_capture_end_not_capturing(api, s, 1, &v))
 		return 0;
 	cg_verdict_write(&v, api, 0, CAPRULE_SKIP); /* the site as caprule_write takes it */
 	return 1;

@@ -174,8 +174,10 @@ int rules_capture_unjoined(uint64_t capture, CUstream s, CUstream const *unjoine
 	return 1;
 }
 
-int rules_capture_end_not_capturing(const char *api, CUstream s, struct cg_verdict *v)
+int rules_capture_end_not_capturing(const char *api, CUstream s, int none, struct cg_verdict *v)
 {
+	if (!none)
+		return 0;
 	cg_verdict_init(v, R_END_NOT_CAPTURING, CUDA_ERROR_ILLEGAL_STATE);
 	snprintf(v->msg, 400,
 		 "%s on stream 0x%llx, which is not capturing: the call fails with 401 (cudaErrorIllegalState) and "

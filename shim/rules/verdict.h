@@ -192,9 +192,9 @@ int rules_capture_merge(const char *api, uint64_t capture, const struct cg_captu
 /* CGS016: capture cv, on stream s, ended from another thread. */
 int rules_capture_end_thread(const char *api, uint64_t capture, CUstream s, const struct cg_capture_view *cv, int me,
 			     struct cg_verdict *v);
-/* CGS021: an end of capture on stream s, which captures nothing (the
- * hook asked the driver). */
-int rules_capture_end_not_capturing(const char *api, CUstream s, struct cg_verdict *v);
+/* CGS021: an end of capture on stream s; none: the driver says s captures
+ * nothing (the hook asked). */
+int rules_capture_end_not_capturing(const char *api, CUstream s, int none, struct cg_verdict *v);
 /* CGS022: an end of capture on stream s, which joined capture cv begun on
  * another stream. 0 when s is cv's origin. */
 int rules_capture_end_unmatched(const char *api, CUstream s, const struct cg_capture_view *cv, struct cg_verdict *v);

@@ -148,7 +148,12 @@ static int end_relaxed(struct cg_verdict *o, int m)
 static int end_none(struct cg_verdict *o, int m)
 {
 	(void)m;
-	return rules_capture_end_not_capturing("cuStreamEndCapture", (CUstream)0x41, o);
+	return rules_capture_end_not_capturing("cuStreamEndCapture", (CUstream)0x41, 1, o);
+}
+static int end_capturing(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return rules_capture_end_not_capturing("cuStreamEndCapture", (CUstream)0x41, 0, o);
 }
 static int end_joined(struct cg_verdict *o, int m)
 {
@@ -223,6 +228,7 @@ static const struct rule_case capture_cases[] = {
     {"CGS016", SILENT, "relaxed capture", end_relaxed, 0, NULL, 0, NULL},
     {"CGS021", FIRES, "end on a stream that captures nothing", end_none, CUDA_ERROR_ILLEGAL_STATE, "stream", 0x41,
      "cuStreamEndCapture on stream 0x41, which is not capturing: the call fails with 401"},
+    {"CGS021", SILENT, "the stream is capturing", end_capturing, 0, NULL, 0, NULL},
     {"CGS022", FIRES, "end on a stream that joined the capture", end_joined, CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
      "joined_stream", 0x41, "ends the capture on stream 0x41, which joined it through an event wait"},
     {"CGS022", FIRES, "the capture is named", end_joined, CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, "capture", 10,
