@@ -189,25 +189,32 @@ int rules_capture_end_not_capturing(const char *api, CUstream s, int none, struc
 	return 1;
 }
 
-int rules_capture_end_unmatched(const char *api, CUstream s, const struct cg_capture_view *cv, struct cg_verdict *v)
+/* CGS022 and CGS023: api does something (does) on stream s, which is in
+ * capture cv (which: how); s is the record's field key. */
+static void on_stream(struct cg_verdict *v, const char *api, const struct cg_capture_view *cv, CUstream s,
+		      const char *does, const char *which, const char *effect, const char *key)
 {
 	char what[160];
+	snprintf(what, sizeof what, "%s on stream 0x%llx, which %s", does, (unsigned long long)(uintptr_t)s, which);
+	capture_msg(v, api, cv, what, effect);
+	cg_vf_hex(v, key, (uintptr_t)s);
+	capture_fields(v, cv);
+}
+
+int rules_capture_end_unmatched(const char *api, CUstream s, const struct cg_capture_view *cv, struct cg_verdict *v)
+{
 	if (!cv || cv->stream == s)
 		return 0;
 	cg_verdict_init(v, R_END_UNMATCHED, CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
-	snprintf(what, sizeof what, "ends the capture on stream 0x%llx, which joined it through an event wait",
-		 (unsigned long long)(uintptr_t)s);
-	capture_msg(v, api, cv, what,
-		    "only the origin stream can end a capture: 903, and the capture is invalidated (the origin's end "
-		    "returns 901)");
-	cg_vf_hex(v, "joined_stream", (uintptr_t)s);
-	capture_fields(v, cv);
+	on_stream(v, api, cv, s, "ends the capture", "joined it through an event wait",
+		  "only the origin stream can end a capture: 903, and the capture is invalidated (the origin's end "
+		  "returns 901)",
+		  "joined_stream");
 	return 1;
 }
 
 int rules_capture_begin_capturing(const char *api, CUstream s, const struct cg_capture_view *cv, struct cg_verdict *v)
 {
-	char what[160];
 	if (!cv)
 		return 0;
 	cg_verdict_init(v, R_BEGIN_CAPTURING, CUDA_ERROR_ILLEGAL_STATE);
@@ -215,12 +222,10 @@ int rules_capture_begin_capturing(const char *api, CUstream s, const struct cg_c
 		v->repeat = 1;
 		return 1;
 	}
-	snprintf(what, sizeof what, "begins a capture on stream 0x%llx, which %s", (unsigned long long)(uintptr_t)s,
-		 cv->stream == s ? "is capturing already" : "joined that capture through an event wait");
-	capture_msg(v, api, cv, what,
-		    "captures do not nest: the call fails with 401 (cudaErrorIllegalState) and the capture goes on; "
-		    "end it first, or capture on another stream");
-	cg_vf_hex(v, "begin_stream", (uintptr_t)s);
-	capture_fields(v, cv);
+	on_stream(v, api, cv, s, "begins a capture",
+		  cv->stream == s ? "is capturing already" : "joined that capture through an event wait",
+		  "captures do not nest: the call fails with 401 (cudaErrorIllegalState) and the capture goes on; "
+		  "end it first, or capture on another stream",
+		  "begin_stream");
 	return 1;
 }
