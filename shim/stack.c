@@ -36,8 +36,11 @@ extern void *__libc_stack_end;
 #ifndef CG_ASAN
 #define CG_ASAN 0
 #endif
-static __thread uintptr_t stack_lo, stack_hi;
-static __thread int stack_known;
+/* initial-exec: the shim is preloaded (no __tls_get_addr on the walk's
+ * path, as unwind.c's memo) */
+#define CG_TLS __thread __attribute__((tls_model("initial-exec")))
+static CG_TLS uintptr_t stack_lo, stack_hi;
+static CG_TLS int stack_known;
 
 static void stack_learn(void)
 {
@@ -61,6 +64,18 @@ static void stack_learn(void)
 		stack_hi = (uintptr_t)addr + size;
 	}
 	pthread_attr_destroy(&a);
+}
+
+int cg_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+	if (__builtin_expect(!stack_known, 0)) {
+		int saved = errno;
+		stack_learn();
+		errno = saved;
+	}
+	*lo = stack_lo;
+	*hi = stack_hi;
+	return stack_hi > stack_lo;
 }
 
 void cg_stack_thread_warm(void)

@@ -674,8 +674,9 @@ static uint64_t rule_for(uintptr_t pc, const struct dl_find_object *fo)
 
 /* ---- the walk ------------------------------------------------------------ */
 
-/* A walk's registers, and where it reads the stack: the live stack, or a
- * copy of [base, base + len) (cg_unwind_finish). */
+/* A walk's registers, and where it reads the stack: [base, base + len) of
+ * the live stack (the thread's known stack), or of a copy (copy != NULL:
+ * cg_unwind_finish, or a stack outside the thread's known one). */
 struct walk {
 	uintptr_t sp, bp, pc;
 	const unsigned char *copy;
@@ -713,33 +714,39 @@ struct memo {
 	void *pcs[64];
 };
 struct memos {
+	uintptr_t lo, hi; /* the thread's known stack (cg_stack_bounds); hi 0: not known yet */
 	unsigned next;
 	struct memo way[MEMO_WAYS];
 	struct memo rec; /* the walk being recorded */
 };
 
+/* A stack word at a, from [base, base + len): the thread's own stack (a
+ * live walk, mapped while the thread lives) or the copy. An address
+ * outside ends the walk: a fiber's stack without a terminating frame is
+ * never read past its top (issue 30). */
 static int stack_word(struct walk *w, uintptr_t a, uintptr_t *v)
 {
-	if (!w->copy) {
-		*v = *(const uintptr_t *)a;
-		if (w->rec) {
-			if (w->rec->nw < MEMO_WORDS) {
-				w->rec->addr[w->rec->nw] = a;
-				w->rec->val[w->rec->nw] = *v;
-				w->rec->need[w->rec->nw] = 1;
-			}
-			w->rec->nw++; /* past MEMO_WORDS: not kept */
-		}
+	if (a < w->base || a - w->base + sizeof *v > w->len)
+		return -1;
+	if (w->copy) {
+		memcpy(v, w->copy + (a - w->base), sizeof *v);
 		return 0;
 	}
-	if (a < w->base || a - w->base + sizeof *v > w->len)
-		return -1; /* beyond the copy: the walk ends there */
-	memcpy(v, w->copy + (a - w->base), sizeof *v);
+	*v = *(const uintptr_t *)a;
+	if (w->rec) {
+		if (w->rec->nw < MEMO_WORDS) {
+			w->rec->addr[w->rec->nw] = a;
+			w->rec->val[w->rec->nw] = *v;
+			w->rec->need[w->rec->nw] = 1;
+		}
+		w->rec->nw++; /* past MEMO_WORDS: not kept */
+	}
 	return 0;
 }
 
 #define WALK_HARD (-1) /* a frame this unwinder does not follow */
 #define WALK_COLD (-2) /* stopped at a frame whose rule is not cached (cold == 0) */
+#define WALK_OFF (-3) /* the start lies outside the thread's known stack (walk_live) */
 
 /* Frames from w on into pcs[*np..max), *np updated; *mask gets bit i for
  * a CUDA frame. cold: work out rules not cached; else stop before the
@@ -847,33 +854,54 @@ static void memo_keep(struct memos *ms, struct walk *w, void **pcs, int n, int m
 	m->n = n;
 }
 
-/* walk() of the live stack, through the memo. */
-static int walk_live(struct walk *w, void **pcs, int *np, int max, uint64_t *mask, int cold)
+/* Where a live walk from w's start may read. Inside the thread's known
+ * stack, the live words from there to the stack's top (returns 1; the
+ * bounds are kept in the thread's memo block: two compares). Else (a fiber, a coroutine, a signal stack, bounds
+ * unknown) returns 0: the walk reads a copy made through cg_stack_copy,
+ * which cannot fault, and a frame it does not follow ends it there (the
+ * generic unwinder would read the live stack without bounds). */
+static __attribute__((noinline)) int walk_bounded_learn(struct memos *ms, struct walk *w)
 {
-	struct memos *ms = memos_get();
+	uintptr_t lo, hi;
+	if (!cg_stack_bounds(&lo, &hi))
+		return 0;
+	if (ms)
+		ms->lo = lo, ms->hi = hi;
+	if (w->sp < lo || w->sp >= hi)
+		return 0;
+	w->base = lo;
+	w->len = hi - lo;
+	return 1;
+}
+
+static inline __attribute__((always_inline)) int walk_bounded(struct memos *ms, struct walk *w)
+{
+	if (__builtin_expect(!ms || !ms->hi, 0))
+		return walk_bounded_learn(ms, w);
+	if (w->sp < ms->lo || w->sp >= ms->hi)
+		return 0;
+	w->base = ms->lo;
+	w->len = ms->hi - ms->lo;
+	return 1;
+}
+
+/* walk() of the live stack, through the memo, or WALK_OFF. A memo answers
+ * before the bounds are looked at: it was recorded by a bounded walk of
+ * this thread from the same sp, so its words lie in the same stack. */
+static int walk_live(struct memos *ms, struct walk *w, void **pcs, int *np, int max, uint64_t *mask, int cold)
+{
 	int st;
 	if (memo_answer(ms, w, pcs, np, max, mask))
 		return 0;
+	if (!walk_bounded(ms, w)) {
+		w->rec = NULL;
+		return WALK_OFF;
+	}
 	st = walk(w, pcs, np, max, mask, cold);
 	if (!st)
 		memo_keep(ms, w, pcs, *np, max, *mask);
 	w->rec = NULL;
 	return st;
-}
-
-__attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda)
-{
-	/* This function keeps a frame pointer (__builtin_frame_address(0)
-	 * makes GCC and Clang set one up): its caller's state is exact. */
-	uintptr_t *fp = __builtin_frame_address(0);
-	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0, NULL};
-	uint64_t mask = 0;
-	int n = 0;
-	if (!_dl_find_object || max > 64 || walk_live(&w, pcs, &n, max, &mask, 1))
-		return -1;
-	if (cuda)
-		*cuda = mask;
-	return n;
 }
 
 /* One copy buffer kept ready, its pages touched (cg_unwind_spare_fill, from
@@ -901,6 +929,72 @@ void cg_unwind_rest_free(struct cg_unwind_rest *r)
 		free(r);
 }
 
+/* The spare, else a new copy buffer (NULL without memory); errno kept. */
+static struct cg_unwind_rest *rest_get(void)
+{
+	struct cg_unwind_rest *r = atomic_exchange(&spare, NULL);
+	int saved = errno;
+	if (!r)
+		r = malloc(sizeof *r);
+	errno = saved;
+	return r;
+}
+
+/* Copy the stack from w's sp up (cg_stack_copy: never past the thread's
+ * stack top or the last mapped page) into r, and point w at the copy. */
+static void walk_copy(struct walk *w, struct cg_unwind_rest *r)
+{
+	int saved = errno;
+	r->base = w->sp;
+	r->len = cg_stack_copy(r->stack, w->sp, sizeof r->stack);
+	errno = saved;
+	w->copy = r->stack;
+	w->base = r->base;
+	w->len = r->len;
+}
+
+/* cg_unwind and cg_unwind_warm on a stack outside the thread's known one:
+ * the walk over a copy. *rest (warm only: rest != NULL) keeps the copy at
+ * a cold frame. Returns the count. */
+static __attribute__((noinline, cold)) int walk_off_stack(struct walk *w, void **pcs, int max, uint64_t *mask, struct cg_unwind_rest **rest)
+{
+	struct cg_unwind_rest *r = rest_get();
+	int n = 0, st;
+	if (!r)
+		return 0; /* no frames rather than an unbounded read */
+	walk_copy(w, r);
+	st = walk(w, pcs, &n, max, mask, !rest);
+	if (st == WALK_COLD && rest) {
+		r->pc = w->pc;
+		r->sp = w->sp;
+		r->bp = w->bp;
+		*rest = r;
+		return n;
+	}
+	cg_unwind_rest_free(r);
+	return n;
+}
+
+__attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda)
+{
+	/* This function keeps a frame pointer (__builtin_frame_address(0)
+	 * makes GCC and Clang set one up): its caller's state is exact. */
+	uintptr_t *fp = __builtin_frame_address(0);
+	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0, NULL};
+	uint64_t mask = 0;
+	int n = 0, st;
+	if (!_dl_find_object || max > 64)
+		return -1;
+	st = walk_live(memos_get(), &w, pcs, &n, max, &mask, 1);
+	if (st == WALK_OFF)
+		n = walk_off_stack(&w, pcs, max, &mask, NULL);
+	else if (st)
+		return -1;
+	if (cuda)
+		*cuda = mask;
+	return n;
+}
+
 __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest)
 {
 	uintptr_t *fp = __builtin_frame_address(0);
@@ -910,24 +1004,22 @@ __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda
 	*rest = NULL;
 	if (!_dl_find_object || max > 64)
 		return -1;
-	st = walk_live(&w, pcs, &n, max, &mask, 0);
-	if (st == WALK_HARD)
-		return -1;
-	if (st == WALK_COLD) {
-		int saved = errno;
-		struct cg_unwind_rest *r = atomic_exchange(&spare, NULL);
-		if (!r)
-			r = malloc(sizeof *r);
-		if (!r) {
-			errno = saved;
+	st = walk_live(memos_get(), &w, pcs, &n, max, &mask, 0);
+	if (st == WALK_OFF) {
+		n = walk_off_stack(&w, pcs, max, &mask, rest);
+	} else {
+		if (st == WALK_HARD)
 			return -1;
+		if (st == WALK_COLD) {
+			struct cg_unwind_rest *r = rest_get();
+			if (!r)
+				return -1;
+			r->pc = w.pc;
+			r->sp = w.sp;
+			r->bp = w.bp;
+			walk_copy(&w, r);
+			*rest = r;
 		}
-		r->pc = w.pc;
-		r->sp = w.sp;
-		r->bp = w.bp;
-		r->len = cg_stack_copy(r->stack, w.sp, sizeof r->stack);
-		errno = saved;
-		*rest = r;
 	}
 	if (cuda)
 		*cuda = mask;
@@ -936,7 +1028,7 @@ __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda
 
 int cg_unwind_finish(struct cg_unwind_rest *r, void **pcs, int n, int max, uint64_t *cuda)
 {
-	struct walk w = {r->sp, r->bp, r->pc, r->stack, r->sp, r->len, NULL};
+	struct walk w = {r->sp, r->bp, r->pc, r->stack, r->base, r->len, NULL};
 	uint64_t mask = cuda ? *cuda : 0;
 	if (!_dl_find_object || max > 64 || n >= max)
 		return n;

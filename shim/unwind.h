@@ -43,6 +43,7 @@ int cg_unwind(void **pcs, int max, uint64_t *cuda);
 #define CG_UNWIND_COPY CG_STACK_COPY_MAX
 struct cg_unwind_rest {
 	uintptr_t pc, sp, bp;
+	uintptr_t base; /* the copy holds [base, base + len) */
 	size_t len;
 	unsigned char stack[CG_UNWIND_COPY];
 };
