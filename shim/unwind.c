@@ -746,7 +746,7 @@ static int stack_word(struct walk *w, uintptr_t a, uintptr_t *v)
 
 #define WALK_HARD (-1) /* a frame this unwinder does not follow */
 #define WALK_COLD (-2) /* stopped at a frame whose rule is not cached (cold == 0) */
-#define WALK_OFF (-3) /* the start lies outside the thread's known stack (walk_live) */
+#define WALK_OFF (-3)  /* the start lies outside the thread's known stack (walk_live) */
 
 /* Frames from w on into pcs[*np..max), *np updated; *mask gets bit i for
  * a CUDA frame. cold: work out rules not cached; else stop before the
@@ -956,7 +956,8 @@ static void walk_copy(struct walk *w, struct cg_unwind_rest *r)
 /* cg_unwind and cg_unwind_warm on a stack outside the thread's known one:
  * the walk over a copy. *rest (warm only: rest != NULL) keeps the copy at
  * a cold frame. Returns the count. */
-static __attribute__((noinline, cold)) int walk_off_stack(struct walk *w, void **pcs, int max, uint64_t *mask, struct cg_unwind_rest **rest)
+static __attribute__((noinline, cold)) int walk_off_stack(struct walk *w, void **pcs, int max, uint64_t *mask,
+							  struct cg_unwind_rest **rest)
 {
 	struct cg_unwind_rest *r = rest_get();
 	int n = 0, st;

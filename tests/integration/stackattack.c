@@ -23,16 +23,24 @@
 #include <unistd.h>
 #include <limits.h>
 static CUcontext ctx;
-static void kfn(void **p, unsigned long n) { (void)p; (void)n; }
+static void kfn(void **p, unsigned long n)
+{
+	(void)p;
+	(void)n;
+}
 static int rounds = 3;
 __attribute__((noinline)) static void work(const char *who)
 {
 	cuCtxSetCurrent(ctx);
 	for (int r = 0; r < rounds; r++) {
-		CUstream s; CUgraph g = NULL, g2 = NULL; CUgraphExec x = NULL; CUdeviceptr d = 0;
+		CUstream s;
+		CUgraph g = NULL, g2 = NULL;
+		CUgraphExec x = NULL;
+		CUdeviceptr d = 0;
 		int a = cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
 		int b = cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
-		long v = 1; void *params[] = {&v, NULL};
+		long v = 1;
+		void *params[] = {&v, NULL};
 		int c = cuLaunchKernel((CUfunction)kfn, 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
 		int e = cuStreamEndCapture(s, &g);
 		int f = cuGraphInstantiateWithFlags(&x, g, 0);
@@ -44,11 +52,17 @@ __attribute__((noinline)) static void work(const char *who)
 		int u = cuGraphExecUpdate(x, g2, &info);
 		int z = cuGraphExecDestroy(x) | cuGraphDestroy(g) | cuGraphDestroy(g2) | cuStreamDestroy(s);
 		if (r == rounds - 1)
-			printf("%s: create=%d begin=%d launchK=%d end=%d inst=%d launch=%d alloc=%d free=%d update=%d destroy=%d\n", who, a, b, c, e, f, l, m, m2, u, z);
+			printf(
+			    "%s: create=%d begin=%d launchK=%d end=%d inst=%d launch=%d alloc=%d free=%d update=%d destroy=%d\n",
+			    who, a, b, c, e, f, l, m, m2, u, z);
 	}
 	fflush(stdout);
 }
-static void *thr(void *arg) { work((const char *)arg); return NULL; }
+static void *thr(void *arg)
+{
+	work((const char *)arg);
+	return NULL;
+}
 #define GUARD_HI (1u << 20)
 static void *guarded(size_t size) /* a PROT_NONE page below, 1 MiB PROT_NONE above */
 {
@@ -58,21 +72,38 @@ static void *guarded(size_t size) /* a PROT_NONE page below, 1 MiB PROT_NONE abo
 	return p + 4096;
 }
 static ucontext_t uc_main, uc_co;
-static void co_entry(void) { work("ucontext"); }
-static void handler(int sig) { (void)sig; work(getenv("ALTMAIN") ? "altmain" : "altstack"); }
+static void co_entry(void)
+{
+	work("ucontext");
+}
+static void handler(int sig)
+{
+	(void)sig;
+	work(getenv("ALTMAIN") ? "altmain" : "altstack");
+}
 static char *fiber_top;
-__attribute__((noinline, used)) static void fiber_body(void) { work("fiber"); }
+__attribute__((noinline, used)) static void fiber_body(void)
+{
+	work("fiber");
+}
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "tiny";
-	if (argc > 2) rounds = atoi(argv[2]);
+	if (argc > 2)
+		rounds = atoi(argv[2]);
 	CUdevice dev;
-	cuInit(0); cuDeviceGet(&dev, 0); cuDevicePrimaryCtxRetain(&ctx, dev); cuCtxSetCurrent(ctx);
+	cuInit(0);
+	cuDeviceGet(&dev, 0);
+	cuDevicePrimaryCtxRetain(&ctx, dev);
+	cuCtxSetCurrent(ctx);
 	if (!strcmp(mode, "tiny") || !strcmp(mode, "setstack")) {
-		pthread_attr_t a; pthread_t t;
+		pthread_attr_t a;
+		pthread_t t;
 		pthread_attr_init(&a);
-		if (!strcmp(mode, "tiny")) pthread_attr_setstacksize(&a, PTHREAD_STACK_MIN > 65536 ? PTHREAD_STACK_MIN : 65536);
-		else pthread_attr_setstack(&a, guarded(64 * 1024), 64 * 1024);
+		if (!strcmp(mode, "tiny"))
+			pthread_attr_setstacksize(&a, PTHREAD_STACK_MIN > 65536 ? PTHREAD_STACK_MIN : 65536);
+		else
+			pthread_attr_setstack(&a, guarded(64 * 1024), 64 * 1024);
 		pthread_create(&t, &a, thr, (void *)mode);
 		pthread_join(t, NULL);
 	} else if (!strcmp(mode, "ucontext")) {
@@ -89,7 +120,8 @@ int main(int argc, char **argv)
 		stack_t ss = {0};
 		ss.ss_size = 1 << 16;
 		ss.ss_sp = !strcmp(mode, "altmain") ? (void *)localbuf : guarded(1 << 16);
-		if (!strcmp(mode, "altmain")) setenv("ALTMAIN", "1", 1);
+		if (!strcmp(mode, "altmain"))
+			setenv("ALTMAIN", "1", 1);
 		(void)mainbuf;
 		sigaltstack(&ss, NULL);
 		struct sigaction sa = {0};
@@ -100,29 +132,32 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "fiber")) {
 		size_t sz = 64 * 1024;
 		fiber_top = (char *)guarded(sz) + sz;
+		/* FIBER_WARM: the shim initialised and warmed on the normal stack first */
 		if (getenv("FIBER_WARM"))
-			work("main-stack first"); /* the shim initialised and warmed on the normal stack */
+			work("main-stack first");
+#if defined(__x86_64__)
 		/* switch to the fiber's stack and call its body from there, as a
 		 * minimal fiber switch does (no terminating frame set up); the
 		 * stack pointer stays 16-byte aligned at the call */
-#if defined(__x86_64__)
-		__asm__ volatile(
-			"mov %%rsp, %%r12\n\t"
-			"mov %0, %%rsp\n\t"
-			"sub $16, %%rsp\n\t"
-			"call fiber_body\n\t"
-			"mov %%r12, %%rsp\n\t"
-			: : "r"(fiber_top) : "r12", "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc");
+		__asm__ volatile("mov %%rsp, %%r12\n\t"
+				 "mov %0, %%rsp\n\t"
+				 "sub $16, %%rsp\n\t"
+				 "call fiber_body\n\t"
+				 "mov %%r12, %%rsp\n\t"
+				 :
+				 : "r"(fiber_top)
+				 : "r12", "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc");
 #elif defined(__aarch64__)
 		/* the same on aarch64: x29 still names main's frame record */
-		__asm__ volatile(
-			"mov x19, sp\n\t"
-			"mov sp, %0\n\t"
-			"sub sp, sp, #16\n\t"
-			"bl fiber_body\n\t"
-			"mov sp, x19\n\t"
-			: : "r"(fiber_top) : "x19", "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
-			  "x12", "x13", "x14", "x15", "x16", "x17", "x30", "memory", "cc");
+		__asm__ volatile("mov x19, sp\n\t"
+				 "mov sp, %0\n\t"
+				 "sub sp, sp, #16\n\t"
+				 "bl fiber_body\n\t"
+				 "mov sp, x19\n\t"
+				 :
+				 : "r"(fiber_top)
+				 : "x19", "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
+				   "x12", "x13", "x14", "x15", "x16", "x17", "x30", "memory", "cc");
 #else
 #error "stackattack: fiber switch written for x86_64 and aarch64"
 #endif
