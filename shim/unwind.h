@@ -1,5 +1,5 @@
 /*
- * shim/unwind.h -- fast call-site unwinding (x86-64).
+ * shim/unwind.h -- fast call-site unwinding (x86-64, aarch64).
  *
  * glibc's backtrace() goes through libgcc's generic unwinder, which finds
  * the FDE and interprets its CFA program again for every frame of every
