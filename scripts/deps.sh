@@ -7,14 +7,20 @@
 # test.sh) and .ci/run call it. Installs only what dpkg lacks, with sudo when
 # not root; a failing apt-get prints its own output. CGSHIM_NO_INSTALL=1 only
 # lists what is missing. The CUDA toolkit headers are not a Debian package
-# here: their absence is an error with the place looked at.
+# here: their absence is an error with the place looked at. "aarch64": the
+# cross build and its emulated tests (cross/aarch64-linux-gnu.txt, issue
+# 37): the cross compiler, qemu-user-static and Debian's arm64 libc and
+# cmocka (multiarch: adds the arm64 architecture to dpkg first; Debian's
+# mirrors carry it, Ubuntu's arm64 packages live on ports.ubuntu.com).
 set -euo pipefail
 what=${1:-build}
 case "$what" in
 build) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz) ;;
 test) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz
             libcmocka-dev binutils groff-base chromium clang-format-14 valgrind) ;;
-*) echo "usage: scripts/deps.sh [build|test]" >&2; exit 1 ;;
+aarch64) pkgs=(meson ninja-build pkg-config python3 uthash-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+               qemu-user-static libc6:arm64 libcmocka-dev:arm64) ;;
+*) echo "usage: scripts/deps.sh [build|test|aarch64]" >&2; exit 1 ;;
 esac
 
 cuda=${CUDA_HOME:-/usr/local/cuda}
@@ -48,6 +54,9 @@ echo "deps: installing ${need[*]}" >&2
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 export DEBIAN_FRONTEND=noninteractive
+if [ "$what" = aarch64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  "${SUDO[@]}" dpkg --add-architecture arm64
+fi
 if ! "${SUDO[@]}" apt-get update -qq >"$log" 2>&1 ||
    ! "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" >>"$log" 2>&1; then
   cat "$log" >&2

@@ -555,11 +555,12 @@ uint64_t cg_unwind_rule(uintptr_t pc, const struct dl_find_object *fo)
 	row = init;
 	if (run_cfa(&r, &c, &row, &init, begin, pc))
 		return R_HARD;
+	/* the outermost frame whatever its CFA (aarch64's _start: CFA = sp + 0) */
+	if (row.ra_k == K_UNDEF)
+		return R_KNOWN | R_STOP | cuda;
 	if (row.cfa_expr || (row.cfa_reg != CG_DW_SP && row.cfa_reg != CG_DW_FP) || row.cfa_off <= 0 ||
 	    row.cfa_off > INT32_MAX)
 		return R_HARD;
-	if (row.ra_k == K_UNDEF)
-		return R_KNOWN | R_STOP | cuda;
 	if (row.ra_k != K_OFFSET || !CG_RA_OK(row.ra_off))
 		return R_HARD;
 	rule = R_KNOWN | cuda | (uint32_t)(int32_t)row.cfa_off | CG_RA_RULE(row.ra_off);

@@ -15,6 +15,9 @@ at the next one. Prints one line per configuration, the first differences in
 full, and exits 1 on any difference."""
 import argparse, os, shutil, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+import cgtest  # noqa: E402,F401  (a cross build: programs through meson's exe wrapper)
+
 EXE = os.environ["DIFFTEST"]
 LIB = os.environ["CGSHIM_LIB"]
 STANDIN = os.environ["STANDIN_DIR"]

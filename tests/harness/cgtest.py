@@ -20,9 +20,53 @@ Nothing here asserts on records: the assertions stay in the runners.
 import glob
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
+
+
+# ---- a cross build ----------------------------------------------------------
+# In a cross build (cross/aarch64-linux-gnu.txt) meson runs each test with
+# MESON_EXE_WRAPPER set (qemu-aarch64-static). The runners start their
+# programs through subprocess: a program that is an ELF file for another
+# machine than this interpreter's goes through the wrapper too (the
+# interpreter, shells and native tools run as they are). Natively the
+# variable is unset and nothing changes.
+
+def _elf_machine(path):
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    return head[18:20] if head[:4] == b"\x7fELF" and len(head) == 20 else None
+
+
+def _cross_wrap():
+    wrapper = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
+    host = _elf_machine(os.path.realpath(sys.executable))
+    if not wrapper or not host:
+        return
+    init = subprocess.Popen.__init__
+
+    def wrapped(self, args, *a, **kw):
+        if not kw.get("shell") and isinstance(args, (list, tuple)) and args:
+            exe = os.fsdecode(args[0])
+            if os.sep not in exe:
+                exe = shutil.which(exe) or exe
+            elif not os.path.isabs(exe) and kw.get("cwd"):
+                exe = os.path.join(str(kw["cwd"]), exe)
+            m = _elf_machine(exe)
+            if m and m != host:
+                args = [os.fsencode(x) for x in wrapper] + [os.fsencode(x) for x in args]
+        init(self, args, *a, **kw)
+
+    subprocess.Popen.__init__ = wrapped
+
+
+_cross_wrap()
 
 
 # ---- running a program ------------------------------------------------------

@@ -25,7 +25,10 @@ def case(exe, mode):
     assert shim.stdout == bare.stdout, "output differs: bare %r, shim %r" % (bare.stdout, shim.stdout)
     inst = cgtest.calls(recs, "cuGraphInstantiate")
     assert inst, "the shim recorded no instantiate (%d records)" % len(recs)
-    assert all(r.get("site") for r in inst), "an instantiate without a call site: %s" % inst
+    # qemu-user has no process_vm_readv: a walk off the thread's stack gets
+    # no copy there, and no frame of the program's
+    if not os.environ.get("MESON_EXE_WRAPPER") or mode in ("tiny", "setstack"):
+        assert all(r.get("site") for r in inst), "an instantiate without a call site: %s" % inst
     return "rc 0 both, same output, %d records" % len(recs)
 
 

@@ -137,9 +137,18 @@ static void signal_frames(void **state)
 	signal(SIGUSR1, handler);
 	raise(SIGUSR1);
 	/* the frame above the handler is the kernel's sigreturn trampoline:
-	 * declined, so the site falls back to the generic unwinder */
-	assert_int_equal(sig.na, -1);
+	 * declined, so the site falls back to the generic unwinder. Under
+	 * qemu-user the trampoline lies in no module (no vDSO): the walk ends
+	 * there, at the trampoline, as a frame of JIT code ends it */
 	assert_true(sig.nb > 2);
+#if defined(__aarch64__)
+	if (sig.na != -1) {
+		assert_int_equal(sig.na, 2);
+		assert_ptr_equal(sig.a[1], sig.b[1]);
+	}
+#else
+	assert_int_equal(sig.na, -1);
+#endif
 }
 
 static void cached(void **state)
