@@ -575,4 +575,3 @@ uint64_t cg_unwind_rule(uintptr_t pc, const struct dl_find_object *fo)
 	}
 	return rule;
 }
-

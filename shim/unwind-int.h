@@ -41,7 +41,7 @@ static inline uintptr_t cg_unwind_ra(uintptr_t v)
  * offset that depends on its frame: with a frame record [x29, x30] at the
  * frame's bottom (GCC) it is -frame+8, at its top (Clang) -8. Kept as a
  * multiple of 8 in [-4096, -8], bits 38..47 of the rule (int10, x8). */
-#define CG_RA_OK(off) ((off) < 0 && (off) >= -4096 && ((off) & 7) == 0)
+#define CG_RA_OK(off) ((off) < 0 && (off) >= -4096 && (off) % 8 == 0)
 #define CG_RA_RULE(off) ((uint64_t)(((off) / 8) & 0x3ff) << 38)
 #define CG_RA_OFF(rule) ((intptr_t)((int64_t)((uint64_t)(rule) << 16) >> 54) * 8)
 /* DW_CFA_AARCH64_negate_ra_state: the frame signs x30 (pointer

@@ -443,7 +443,7 @@ static inline __attribute__((always_inline)) int unwind_from(struct walk *w, voi
 }
 
 static inline __attribute__((always_inline)) int unwind_warm_from(struct walk *w, void **pcs, int max, uint64_t *cuda,
-								   struct cg_unwind_rest **rest)
+								  struct cg_unwind_rest **rest)
 {
 	uint64_t mask = 0;
 	int n = 0, st;
@@ -494,11 +494,11 @@ __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda
  * they are at the call (a BL pushes nothing: they are the caller's state
  * after the return) and branch to the C part, which returns to the
  * caller. x30 is not signed yet (that is the callee's prologue). */
-__attribute__((visibility("hidden"))) int cg_unwind_at(void **pcs, int max, uint64_t *cuda, uintptr_t sp,
-							uintptr_t fp, uintptr_t pc);
+__attribute__((visibility("hidden"))) int cg_unwind_at(void **pcs, int max, uint64_t *cuda, uintptr_t sp, uintptr_t fp,
+						       uintptr_t pc);
 __attribute__((visibility("hidden"))) int cg_unwind_warm_at(void **pcs, int max, uint64_t *cuda,
-							     struct cg_unwind_rest **rest, uintptr_t sp, uintptr_t fp,
-							     uintptr_t pc);
+							    struct cg_unwind_rest **rest, uintptr_t sp, uintptr_t fp,
+							    uintptr_t pc);
 
 int cg_unwind_at(void **pcs, int max, uint64_t *cuda, uintptr_t sp, uintptr_t fp, uintptr_t pc)
 {
@@ -513,10 +513,11 @@ int cg_unwind_warm_at(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest
 	return unwind_warm_from(&w, pcs, max, cuda, rest);
 }
 
-#define CG_UNWIND_STUB(name, r_sp, r_fp, r_pc, target)                                                                \
-	__asm__(".pushsection .text\n\t.p2align 2\n\t.globl " #name "\n\t.hidden " #name "\n\t.type " #name ", %function\n" #name \
-		":\n\t.cfi_startproc\n\thint #34\n\tmov " #r_sp ", sp\n\tmov " #r_fp ", x29\n\tmov " #r_pc           \
-		", x30\n\tb " #target "\n\t.cfi_endproc\n\t.size " #name ", .-" #name "\n\t.popsection")
+#define CG_UNWIND_STUB(name, r_sp, r_fp, r_pc, target)                                                                 \
+	__asm__(".pushsection .text\n\t.p2align 2\n\t.globl " #name "\n\t.hidden " #name "\n\t.type " #name            \
+		", %function\n" #name ":\n\t.cfi_startproc\n\thint #34\n\tmov " #r_sp ", sp\n\tmov " #r_fp             \
+		", x29\n\tmov " #r_pc ", x30\n\tb " #target "\n\t.cfi_endproc\n\t.size " #name ", .-" #name            \
+		"\n\t.popsection")
 CG_UNWIND_STUB(cg_unwind, x3, x4, x5, cg_unwind_at);
 CG_UNWIND_STUB(cg_unwind_warm, x4, x5, x6, cg_unwind_warm_at);
 #else
