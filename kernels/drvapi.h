@@ -22,13 +22,41 @@ static struct {
 	CUresult (*getk)(CUkernel *, CUlibrary, const char *);
 	CUresult (*addk)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *);
 	CUresult (*setk)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *);
+	CUresult (*addn)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraphNodeParams *);
+	CUresult (*setn)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
+	CUresult (*cond)(CUgraphConditionalHandle *, CUgraph, CUcontext, unsigned, unsigned);
+	CUresult (*ctx)(CUcontext *);
+	CUresult (*setrec)(CUgraphExec, CUgraphNode, CUevent);
+	CUresult (*setwait)(CUgraphExec, CUgraphNode, CUevent);
+	CUresult (*setop)(CUgraphExec, CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+	CUresult (*setsig)(CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *);
+	CUresult (*setsw)(CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *);
 } d;
+
+static void drv_entry_at(const char *name, void **p, unsigned version)
+{
+	enum cudaDriverEntryPointQueryResult q;
+	CHECK(cudaGetDriverEntryPointByVersion(name, p, version, cudaEnableDefault, &q), cudaSuccess);
+	EXPECT(*p && q == cudaDriverEntryPointSuccess);
+}
 
 static void drv_entry(const char *name, void **p)
 {
-	enum cudaDriverEntryPointQueryResult q;
-	CHECK(cudaGetDriverEntryPointByVersion(name, p, 12000, cudaEnableDefault, &q), cudaSuccess);
-	EXPECT(*p && q == cudaDriverEntryPointSuccess);
+	drv_entry_at(name, p, 12000);
+}
+
+/* The generic node calls and the setters of every node type (node_types). */
+static void drv_init_nodes(void)
+{
+	drv_entry_at("cuGraphAddNode", (void **)&d.addn, 12020);
+	drv_entry_at("cuGraphExecNodeSetParams", (void **)&d.setn, 12020);
+	drv_entry_at("cuGraphConditionalHandleCreate", (void **)&d.cond, 12030);
+	drv_entry("cuCtxGetCurrent", (void **)&d.ctx);
+	drv_entry("cuGraphExecEventRecordNodeSetEvent", (void **)&d.setrec);
+	drv_entry("cuGraphExecEventWaitNodeSetEvent", (void **)&d.setwait);
+	drv_entry("cuGraphExecBatchMemOpNodeSetParams", (void **)&d.setop);
+	drv_entry("cuGraphExecExternalSemaphoresSignalNodeSetParams", (void **)&d.setsig);
+	drv_entry("cuGraphExecExternalSemaphoresWaitNodeSetParams", (void **)&d.setsw);
 }
 
 static void drv_init(void)

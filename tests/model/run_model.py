@@ -5,7 +5,7 @@ under libcgshim.so (CGSHIM_LOG=info, jsonl).
 
 usage: run_model.py --case NAME --prog PATH --standin-dir DIR --shim LIBCGSHIM
 
-Cases: module_reuse, kernel_forms, three_pools, current_pool, destroy_outstanding, exit_outstanding,
+Cases: module_reuse, kernel_forms, node_types, three_pools, current_pool, destroy_outstanding, exit_outstanding,
 relaxed_malloc, deferred_summary, node_memory. The scenarios print the pool handles they
 created on stderr ("pool A 0x..."); stdout is deterministic and must be the
 same bare and under the shim. One line per check; exit status non-zero when
@@ -529,12 +529,43 @@ def after_kernel_forms(a, base):
         check(not ev(recs, "warning"), "no warnings at debug (%s)" % [x.get("msg") for x in ev(recs, "warning")])
 
 
-AFTER = {"condensed": after_condensed, "module_reuse": after_module_reuse, "kernel_forms": after_kernel_forms}
+def case_node_types(recs, pools):
+    """A node of every type through cuGraphAddNode, each exec node set again (kernels/model/node_types.cu)."""
+    s = one(recs, "summary")
+    check(s.get("walks") == 1, "the graph walked at its instantiate (%s)" % s.get("walks"))
+    check(not ev(recs, "violation"), "no violations (%s)" % [x.get("rule") for x in ev(recs, "violation")])
+    calls = [r for r in ev(recs, "call") if r.get("rc")]
+    check(not calls, "every call answered 0 (%s)" % [(r.get("api"), r.get("rc")) for r in calls])
+
+
+def after_node_types(a, base):
+    """At debug a node record per node, of its type; kernel, memset and
+    memcpy described, the others by type alone."""
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        log = os.path.join(tmp, "debug.jsonl")
+        p = run([a.prog], cgtest.shim_env(base, a.shim, log, "debug"))
+        check(p.returncode == 0, "node_types at debug: exit 0 (got %d)" % p.returncode)
+        recs = read_log(log)
+        nodes = ev(recs, "node")
+        got = [n.get("type") for n in nodes]
+        want = ["kernel", "memset", "memcpy", "host", "empty", "event_record", "wait_event", "batch_mem_op", "graph",
+                "conditional", "ext_sem_signal", "ext_sem_wait"]
+        check(got == want, "12 node records, one per type (%s)" % got)
+        k = [n for n in nodes if n.get("type") == "kernel"]
+        check(k and k[0].get("kernel") == "k1" and k[0].get("nparams") == 1,
+              "the kernel node described (k1, 1 parameter) (%s)" % (k and k[0].get("kernel")))
+        check(all("bytes" in n for n in nodes if n.get("type") in ("memset", "memcpy")), "memset and memcpy described")
+        check(not ev(recs, "warning"), "no warnings at debug (%s)" % [x.get("msg") for x in ev(recs, "warning")])
+
+
+AFTER = {"condensed": after_condensed, "module_reuse": after_module_reuse, "kernel_forms": after_kernel_forms,
+         "node_types": after_node_types}
 
 
 CASES = {
     "module_reuse": case_module_reuse,
     "kernel_forms": case_kernel_forms,
+    "node_types": case_node_types,
     "multi_device": case_multi_device,
     "deferred_summary": case_deferred_summary,
     "deferred_refs": case_deferred_refs,

@@ -185,6 +185,18 @@ struct nparams {
 	struct allocp al;
 	CUdeviceptr fr;
 	CUevent ev;
+	/* external semaphores (signal, wait) and batch memory operations: the
+	 * arrays the node was given, copied (owned; np_own after a struct copy) */
+	unsigned nsem, nops;
+	CUexternalSemaphore *sems;
+	void *semp; /* nsem CUDA_EXTERNAL_SEMAPHORE_{SIGNAL,WAIT}_PARAMS */
+	CUstreamBatchMemOpParams *ops;
+	unsigned opflags;
+	/* conditional: its handle, type, and the body graphs it owns */
+	CUgraphConditionalHandle cond;
+	int ctype;
+	unsigned nbody;
+	struct graph **body;
 };
 
 struct node {
@@ -875,10 +887,54 @@ static struct graph *graph_new(void)
 
 static void graph_free(struct graph *g);
 
+/* The arrays of p other than the kernel's and the graphs. */
+static void np_arrays_free(struct nparams *p)
+{
+	free(p->sems);
+	free(p->semp);
+	free(p->ops);
+	p->sems = NULL, p->semp = NULL, p->ops = NULL;
+}
+
+static void *dup_bytes(const void *src, size_t n)
+{
+	void *d = malloc(n ? n : 1);
+	if (!d)
+		abort(); /* a test double out of memory */
+	if (n)
+		memcpy(d, src, n);
+	return d;
+}
+
+static size_t sem_param_size(int type)
+{
+	return type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL ? sizeof(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)
+							   : sizeof(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS);
+}
+
+/* A struct copy of p becomes a copy of its own (arrays; graphs are the
+ * caller's). */
+static void np_own(struct nparams *p)
+{
+	if (p->type == CU_GRAPH_NODE_TYPE_KERNEL)
+		kp_dup(&p->k);
+	if (p->sems) {
+		p->sems = dup_bytes(p->sems, p->nsem * sizeof *p->sems);
+		p->semp = dup_bytes(p->semp, p->nsem * sem_param_size(p->type));
+	}
+	if (p->ops)
+		p->ops = dup_bytes(p->ops, p->nops * sizeof *p->ops);
+}
+
 static void np_free(struct nparams *p)
 {
 	if (p->type == CU_GRAPH_NODE_TYPE_KERNEL)
 		kp_free(&p->k);
+	np_arrays_free(p);
+	for (unsigned i = 0; i < p->nbody; i++)
+		graph_free(p->body[i]);
+	free(p->body);
+	p->body = NULL, p->nbody = 0;
 	if (p->type == CU_GRAPH_NODE_TYPE_GRAPH && p->child) {
 		graph_free(p->child);
 		p->child = NULL;
@@ -1011,8 +1067,13 @@ static struct graph *graph_clone(const struct graph *src)
 		struct nparams p = sn->p;
 		if (p.type == CU_GRAPH_NODE_TYPE_GRAPH && p.child)
 			p.child = graph_clone(p.child);
-		if (p.type == CU_GRAPH_NODE_TYPE_KERNEL)
-			kp_dup(&p.k);
+		np_own(&p);
+		if (p.nbody) {
+			struct graph **b = calloc(p.nbody, sizeof *b);
+			for (unsigned j = 0; j < p.nbody; j++)
+				b[j] = graph_clone(p.body[j]);
+			p.body = b;
+		}
 		struct node **deps = calloc(sn->ndeps + 1, sizeof *deps);
 		for (size_t j = 0; j < sn->ndeps; j++)
 			deps[j] = g->nodes[node_index(src, sn->deps[j])];
@@ -1180,6 +1241,7 @@ static void xg_free(struct xg *x)
 	for (size_t i = 0; i < x->n; i++) {
 		if (x->v[i].type == CU_GRAPH_NODE_TYPE_KERNEL)
 			kp_free(&x->v[i].p.k);
+		np_arrays_free(&x->v[i].p);
 		free(x->v[i].deps);
 		xg_free(x->v[i].child);
 	}
@@ -1202,8 +1264,8 @@ static CUresult xg_build(const struct graph *g, struct xg **out)
 		v->type = n->p.type;
 		v->p = n->p;
 		v->p.child = NULL;
-		if (v->type == CU_GRAPH_NODE_TYPE_KERNEL)
-			kp_dup(&v->p.k);
+		v->p.body = NULL, v->p.nbody = 0; /* bodies are not run here */
+		np_own(&v->p);
 		v->enabled = 1;
 		v->ndeps = n->ndeps;
 		v->deps = calloc(n->ndeps + 1, sizeof *v->deps);
@@ -3635,6 +3697,89 @@ DEF(cuGraphAddChildGraphNode, PFN_cuGraphAddChildGraphNode_v10000,
 	return rc;
 }
 
+/* ---- event, external-semaphore, batch-memory-operation and conditional
+ * node parameters (issue 30) -- Inferred from cuda.h: an event must be a
+ * live event; semaphore and operation arrays are copied (count >= 1,
+ * arrays non-NULL; semaphore handles are not validated: the stand-in has
+ * no cuImportExternalSemaphore); a conditional's handle must come from
+ * cuGraphConditionalHandleCreate on the same graph, size 1 (WHILE), 1 or 2
+ * (IF), >= 1 (SWITCH); the node creates and owns its body graphs, returned
+ * in phGraph_out. Bodies are not run (no device code sets the value). */
+#define COND_MAX 1024
+static struct {
+	CUgraphConditionalHandle h;
+	struct graph *g;
+} g_cond[COND_MAX];
+static unsigned g_ncond;
+
+DEF(cuGraphConditionalHandleCreate, PFN_cuGraphConditionalHandleCreate_v12030,
+    (CUgraphConditionalHandle * pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue,
+     unsigned int flags))
+{
+	ENTER_OBJ();
+	struct graph *g = reg_find(hGraph, K_GRAPH);
+	(void)defaultLaunchValue;
+	if (!pHandle_out || !g || (ctx && !ctx_ok(ctx)) || (flags & ~(unsigned)CU_GRAPH_COND_ASSIGN_DEFAULT))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (g_ncond == COND_MAX)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g_cond[g_ncond].h = 0x1000 + g_ncond;
+	g_cond[g_ncond].g = g;
+	*pHandle_out = g_cond[g_ncond++].h;
+	return CUDA_SUCCESS;
+}
+
+static CUresult sems_np(struct nparams *p, int type, const CUexternalSemaphore *sems, const void *params, unsigned n)
+{
+	if (!n || !sems || !params)
+		return CUDA_ERROR_INVALID_VALUE;
+	p->type = type;
+	p->nsem = n;
+	p->sems = dup_bytes(sems, n * sizeof *sems);
+	p->semp = dup_bytes(params, n * sem_param_size(type));
+	return CUDA_SUCCESS;
+}
+
+static CUresult memop_np(struct nparams *p, CUcontext ctx, unsigned count, const CUstreamBatchMemOpParams *ops,
+			 unsigned flags)
+{
+	if (!count || !ops || (ctx && !ctx_ok(ctx)))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < count; i++)
+		if (ops[i].operation != CU_STREAM_MEM_OP_WAIT_VALUE_32 &&
+		    ops[i].operation != CU_STREAM_MEM_OP_WRITE_VALUE_32 &&
+		    ops[i].operation != CU_STREAM_MEM_OP_WAIT_VALUE_64 &&
+		    ops[i].operation != CU_STREAM_MEM_OP_WRITE_VALUE_64 && ops[i].operation != CU_STREAM_MEM_OP_BARRIER)
+			return CUDA_ERROR_INVALID_VALUE;
+	p->type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+	p->nops = count;
+	p->ops = dup_bytes(ops, count * sizeof *ops);
+	p->opflags = flags;
+	return CUDA_SUCCESS;
+}
+
+static CUresult cond_np(struct nparams *p, struct graph *g, CUDA_CONDITIONAL_NODE_PARAMS *c)
+{
+	unsigned i;
+	for (i = 0; i < g_ncond && g_cond[i].h != c->handle; i++)
+		;
+	if (i == g_ncond || g_cond[i].g != g || !c->phGraph_out || !c->size ||
+	    (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) ||
+	    (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2) ||
+	    (c->type != CU_GRAPH_COND_TYPE_IF && c->type != CU_GRAPH_COND_TYPE_WHILE &&
+	     c->type != CU_GRAPH_COND_TYPE_SWITCH) ||
+	    (c->ctx && !ctx_ok(c->ctx)))
+		return CUDA_ERROR_INVALID_VALUE;
+	p->type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+	p->cond = c->handle;
+	p->ctype = c->type;
+	p->nbody = c->size;
+	p->body = calloc(c->size, sizeof *p->body);
+	for (i = 0; i < c->size; i++)
+		p->body[i] = graph_new();
+	return CUDA_SUCCESS;
+}
+
 /* cuGraphAddNode(_v2): generic node parameters. */
 static CUresult add_node_generic(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t nd, CUgraphNodeParams *np)
 {
@@ -3687,11 +3832,35 @@ static CUresult add_node_generic(CUgraphNode *ph, CUgraph hg, const CUgraphNode 
 		p.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
 		p.fr = np->free.dptr;
 		break;
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+		p.type = np->type;
+		p.ev = np->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD ? np->eventRecord.event : np->eventWait.event;
+		if (!reg_find(p.ev, K_EVENT))
+			rc = CUDA_ERROR_INVALID_VALUE;
+		break;
+	case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+		rc = sems_np(&p, np->type, np->extSemSignal.extSemArray, np->extSemSignal.paramsArray,
+			     np->extSemSignal.numExtSems);
+		break;
+	case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
+		rc = sems_np(&p, np->type, np->extSemWait.extSemArray, np->extSemWait.paramsArray,
+			     np->extSemWait.numExtSems);
+		break;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		rc = memop_np(&p, np->memOp.ctx, np->memOp.count, np->memOp.paramArray, np->memOp.flags);
+		break;
+	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+		rc = cond_np(&p, g, &np->conditional);
+		break;
 	default:
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
-	if (rc)
+	if (rc) {
+		if (p.type != CU_GRAPH_NODE_TYPE_GRAPH)
+			np_free(&p);
 		return rc;
+	}
 	if ((rc = add_node_common(ph, hg, deps, nd, &p))) {
 		if (p.type == CU_GRAPH_NODE_TYPE_GRAPH && np->graph.ownership == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
 			np_free(&p);
@@ -3702,6 +3871,9 @@ static CUresult add_node_generic(CUgraphNode *ph, CUgraph hg, const CUgraphNode 
 		np->alloc.dptr = n->p.al.dptr;
 	if (p.type == CU_GRAPH_NODE_TYPE_GRAPH)
 		np->graph.graph = (CUgraph)n->p.child;
+	if (p.type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+		for (unsigned i = 0; i < p.nbody; i++)
+			np->conditional.phGraph_out[i] = (CUgraph)n->p.body[i];
 	return CUDA_SUCCESS;
 }
 
@@ -4462,10 +4634,11 @@ static void update_apply(struct xg *x, const struct graph *g)
 		}
 		if (v->type == CU_GRAPH_NODE_TYPE_KERNEL)
 			kp_free(&v->p.k);
+		np_arrays_free(&v->p);
 		v->p = n->p;
 		v->p.child = NULL;
-		if (v->type == CU_GRAPH_NODE_TYPE_KERNEL)
-			kp_dup(&v->p.k);
+		v->p.body = NULL, v->p.nbody = 0;
+		np_own(&v->p);
 	}
 }
 
@@ -4613,6 +4786,32 @@ static CUresult exec_set_child(struct xnode *v, CUgraph hchild)
 	return CUDA_SUCCESS;
 }
 
+/* The exec's copy of a semaphore or operation node takes the new arrays
+ * (same count: the node's shape is fixed, inferred). */
+static CUresult exec_set_sems(struct xnode *v, int type, const CUexternalSemaphore *sems, const void *params,
+			      unsigned n)
+{
+	struct nparams p = {0};
+	if (!v || v->type != type || n != v->p.nsem || sems_np(&p, type, sems, params, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	np_arrays_free(&v->p);
+	v->p.sems = p.sems, v->p.semp = p.semp;
+	return CUDA_SUCCESS;
+}
+
+static CUresult exec_set_memop(struct xnode *v, CUcontext ctx, unsigned count, const CUstreamBatchMemOpParams *ops,
+			       unsigned flags)
+{
+	struct nparams p = {0};
+	if (!v || v->type != CU_GRAPH_NODE_TYPE_BATCH_MEM_OP || memop_np(&p, ctx, count, ops, flags))
+		return CUDA_ERROR_INVALID_VALUE;
+	np_arrays_free(&v->p);
+	v->p.ops = p.ops, v->p.nops = p.nops, v->p.opflags = p.opflags;
+	return CUDA_SUCCESS;
+}
+
+static CUresult exec_set_event(CUgraphExec he, CUgraphNode hn, CUevent ev, int type);
+
 DEF(cuGraphExecNodeSetParams, PFN_cuGraphExecNodeSetParams_v12020,
     (CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams))
 {
@@ -4645,10 +4844,54 @@ DEF(cuGraphExecNodeSetParams, PFN_cuGraphExecNodeSetParams_v12020,
 		return exec_set_child(v, nodeParams->graph.graph);
 	case CU_GRAPH_NODE_TYPE_EMPTY:
 		return CUDA_SUCCESS;
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+		return exec_set_event(hGraphExec, hNode, nodeParams->eventRecord.event, v->type);
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+		return exec_set_event(hGraphExec, hNode, nodeParams->eventWait.event, v->type);
+	case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+		return exec_set_sems(v, v->type, nodeParams->extSemSignal.extSemArray,
+				     nodeParams->extSemSignal.paramsArray, nodeParams->extSemSignal.numExtSems);
+	case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
+		return exec_set_sems(v, v->type, nodeParams->extSemWait.extSemArray, nodeParams->extSemWait.paramsArray,
+				     nodeParams->extSemWait.numExtSems);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		return exec_set_memop(v, nodeParams->memOp.ctx, nodeParams->memOp.count, nodeParams->memOp.paramArray,
+				      nodeParams->memOp.flags);
 	default:
-		/* MEM_ALLOC / MEM_FREE are not supported (cuda-facts §3) */
+		/* MEM_ALLOC / MEM_FREE are not supported (cuda-facts §3), nor a
+		 * conditional's (inferred) */
 		return CUDA_ERROR_INVALID_VALUE;
 	}
+}
+
+DEF(cuGraphExecExternalSemaphoresSignalNodeSetParams, PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020,
+    (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *nodeParams))
+{
+	ENTER_OBJ();
+	if (!nodeParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	return exec_set_sems(exec_node(hGraphExec, hNode, NULL), CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL,
+			     nodeParams->extSemArray, nodeParams->paramsArray, nodeParams->numExtSems);
+}
+
+DEF(cuGraphExecExternalSemaphoresWaitNodeSetParams, PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020,
+    (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *nodeParams))
+{
+	ENTER_OBJ();
+	if (!nodeParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	return exec_set_sems(exec_node(hGraphExec, hNode, NULL), CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT,
+			     nodeParams->extSemArray, nodeParams->paramsArray, nodeParams->numExtSems);
+}
+
+DEF(cuGraphExecBatchMemOpNodeSetParams, PFN_cuGraphExecBatchMemOpNodeSetParams_v11070,
+    (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams))
+{
+	ENTER_OBJ();
+	if (!nodeParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	return exec_set_memop(exec_node(hGraphExec, hNode, NULL), nodeParams->ctx, nodeParams->count,
+			      nodeParams->paramArray, nodeParams->flags);
 }
 
 DEF(cuGraphExecMemsetNodeSetParams, PFN_cuGraphExecMemsetNodeSetParams_v10020,
@@ -4876,33 +5119,39 @@ static const struct procent g_procs[] = {
 											    cuGraphExecChildGraphNodeSetParams,
 											    11010,
 											    cuGraphExecChildGraphNodeSetParams)
-											    E(cuGraphExecEventRecordNodeSetEvent,
-											      11010,
-											      cuGraphExecEventRecordNodeSetEvent)
-												E(cuGraphExecEventWaitNodeSetEvent,
-												  11010,
-												  cuGraphExecEventWaitNodeSetEvent)
-												    E(cuGraphNodeSetEnabled,
-												      11060,
-												      cuGraphNodeSetEnabled)
-													E(cuGraphNodeGetEnabled,
-													  11060,
-													  cuGraphNodeGetEnabled)
-													    E(cuModuleGetFunction,
-													      2000,
-													      cuModuleGetFunction)
-														E(cuLibraryGetKernel,
-														  12000,
-														  cuLibraryGetKernel)
-														    E(cuKernelGetFunction,
-														      12000,
-														      cuKernelGetFunction)
-															E(cuKernelGetLibrary,
-															  12050,
-															  cuKernelGetLibrary)
-															    E(cuFuncGetModule,
-															      11000,
-															      cuFuncGetModule)};
+											    E(cuGraphExecEventRecordNodeSetEvent, 11010, cuGraphExecEventRecordNodeSetEvent) E(
+												cuGraphExecEventWaitNodeSetEvent,
+												11010,
+												cuGraphExecEventWaitNodeSetEvent)
+												E(cuGraphNodeSetEnabled,
+												  11060,
+												  cuGraphNodeSetEnabled) E(cuGraphNodeGetEnabled,
+															   11060,
+															   cuGraphNodeGetEnabled)
+												    E(cuModuleGetFunction, 2000, cuModuleGetFunction) E(
+													cuLibraryGetKernel,
+													12000,
+													cuLibraryGetKernel) E(cuKernelGetFunction,
+															      12000,
+															      cuKernelGetFunction)
+													E(cuKernelGetLibrary,
+													  12050,
+													  cuKernelGetLibrary)
+													    E(cuFuncGetModule,
+													      11000,
+													      cuFuncGetModule)
+														E(cuGraphConditionalHandleCreate,
+														  12030,
+														  cuGraphConditionalHandleCreate)
+														    E(cuGraphExecExternalSemaphoresSignalNodeSetParams,
+														      11020,
+														      cuGraphExecExternalSemaphoresSignalNodeSetParams)
+															E(cuGraphExecExternalSemaphoresWaitNodeSetParams,
+															  11020,
+															  cuGraphExecExternalSemaphoresWaitNodeSetParams)
+															    E(cuGraphExecBatchMemOpNodeSetParams,
+															      11070,
+															      cuGraphExecBatchMemOpNodeSetParams)};
 
 #undef E
 #undef P
