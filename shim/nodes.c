@@ -161,7 +161,7 @@ struct fn_ent {
 	int refs;      /* holders, under names_lock */
 	uint8_t dead;  /* out of fn_tab: freed at refs 0 */
 	uint8_t stale; /* its module was unloaded */
-	uint8_t bad;   /* the driver disagreed twice: not described */
+	uint8_t bad;   /* the driver disagreed twice: not described (atomic: read unlocked) */
 	uint8_t trunc; /* more than MAX_ASK parameters: the first MAX_ASK kept */
 };
 static struct fn_ent *fn_tab[FN_SLOTS];
@@ -347,7 +347,7 @@ static struct fn_ent *nodes_fn(CUfunction f, CUkernel k)
 	uint64_t key = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
 	long long walk = model_graph_walks();
 	struct fn_ent *e = nodes_fn_get(f, k, 0);
-	if (!e || e->bad)
+	if (!e || __atomic_load_n(&e->bad, __ATOMIC_RELAXED))
 		return e;
 	if (fn_ok.func == key && fn_ok.seq == e->seq && fn_ok.walk == walk)
 		return e;
@@ -358,7 +358,7 @@ static struct fn_ent *nodes_fn(CUfunction f, CUkernel k)
 		if (!nodes_fn_check(f, k, e)) {
 			int warn;
 			pthread_mutex_lock(&names_lock);
-			e->bad = 1;
+			__atomic_store_n(&e->bad, 1, __ATOMIC_RELAXED);
 			warn = fn_warned < FN_WARN_MAX ? ++fn_warned : 0;
 			pthread_mutex_unlock(&names_lock);
 			if (warn)
@@ -431,7 +431,7 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 	d->name = fe->name;
 	d->module = fe->module;
 	d->mctx = fe->mctx;
-	if (fe->bad || fe->np < 0)
+	if (__atomic_load_n(&fe->bad, __ATOMIC_RELAXED) || fe->np < 0)
 		goto done;
 
 	/* The values: one pointer per parameter (kernelParams, an array of
