@@ -21,6 +21,44 @@ static void host_fn(void *ud)
 	(void)ud;
 }
 
+/* A 1x1x1 launch of f with args. */
+static void kernel_params(CUgraphNodeParams *p, CUfunction f, void **args)
+{
+	memset(p, 0, sizeof *p);
+	p->type = CU_GRAPH_NODE_TYPE_KERNEL;
+	p->kernel.func = f;
+	p->kernel.gridDimX = p->kernel.gridDimY = p->kernel.gridDimZ = 1;
+	p->kernel.blockDimX = p->kernel.blockDimY = p->kernel.blockDimZ = 1;
+	p->kernel.kernelParams = args;
+}
+
+/* 16 words of dst set to value. */
+static void memset_params(CUgraphNodeParams *p, unsigned *dst, unsigned value, CUcontext ctx)
+{
+	memset(p, 0, sizeof *p);
+	p->type = CU_GRAPH_NODE_TYPE_MEMSET;
+	p->memset.dst = (CUdeviceptr)(uintptr_t)dst;
+	p->memset.value = value;
+	p->memset.elementSize = 4;
+	p->memset.width = 16;
+	p->memset.height = 1;
+	p->memset.ctx = ctx;
+}
+
+/* 256 bytes from src to dst, device to device. */
+static void copy_params(CUgraphNodeParams *p, unsigned *src, unsigned *dst, CUcontext ctx)
+{
+	memset(p, 0, sizeof *p);
+	p->type = CU_GRAPH_NODE_TYPE_MEMCPY;
+	p->memcpy.copyParams.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	p->memcpy.copyParams.srcDevice = (CUdeviceptr)(uintptr_t)src;
+	p->memcpy.copyParams.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	p->memcpy.copyParams.dstDevice = (CUdeviceptr)(uintptr_t)dst;
+	p->memcpy.copyParams.WidthInBytes = 256;
+	p->memcpy.copyParams.Height = p->memcpy.copyParams.Depth = 1;
+	p->memcpy.copyCtx = ctx;
+}
+
 static CUgraphNode add(CUgraph g, CUgraphNodeParams *p)
 {
 	CUgraphNode n = NULL;
@@ -58,30 +96,11 @@ int main(void)
 	CHECK(d.getf(&k1, m, "k1"), CUDA_SUCCESS);
 	CHECK(cudaGraphCreate(&g, 0), cudaSuccess);
 
-	memset(&p, 0, sizeof p);
-	p.type = CU_GRAPH_NODE_TYPE_KERNEL;
-	p.kernel.func = k1;
-	p.kernel.gridDimX = p.kernel.gridDimY = p.kernel.gridDimZ = 1;
-	p.kernel.blockDimX = p.kernel.blockDimY = p.kernel.blockDimZ = 1;
-	p.kernel.kernelParams = kargs;
+	kernel_params(&p, k1, kargs);
 	kn = add((CUgraph)g, &p);
-	memset(&p, 0, sizeof p);
-	p.type = CU_GRAPH_NODE_TYPE_MEMSET;
-	p.memset.dst = (CUdeviceptr)(uintptr_t)word;
-	p.memset.elementSize = 4;
-	p.memset.width = 16;
-	p.memset.height = 1;
-	p.memset.ctx = ctx;
+	memset_params(&p, word, 0, ctx);
 	msn = add((CUgraph)g, &p);
-	memset(&p, 0, sizeof p);
-	p.type = CU_GRAPH_NODE_TYPE_MEMCPY;
-	p.memcpy.copyParams.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-	p.memcpy.copyParams.srcDevice = (CUdeviceptr)(uintptr_t)word;
-	p.memcpy.copyParams.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-	p.memcpy.copyParams.dstDevice = (CUdeviceptr)(uintptr_t)(word + 256);
-	p.memcpy.copyParams.WidthInBytes = 256;
-	p.memcpy.copyParams.Height = p.memcpy.copyParams.Depth = 1;
-	p.memcpy.copyCtx = ctx;
+	copy_params(&p, word, word + 256, ctx);
 	cpn = add((CUgraph)g, &p);
 	memset(&p, 0, sizeof p);
 	p.type = CU_GRAPH_NODE_TYPE_HOST;
@@ -140,12 +159,7 @@ int main(void)
 	p.conditional.phGraph_out = body;
 	p.conditional.ctx = ctx;
 	add((CUgraph)g, &p);
-	memset(&p, 0, sizeof p);
-	p.type = CU_GRAPH_NODE_TYPE_KERNEL;
-	p.kernel.func = k1;
-	p.kernel.gridDimX = p.kernel.gridDimY = p.kernel.gridDimZ = 1;
-	p.kernel.blockDimX = p.kernel.blockDimY = p.kernel.blockDimZ = 1;
-	p.kernel.kernelParams = kargs;
+	kernel_params(&p, k1, kargs);
 	add(body[0], &p);
 
 #ifndef __CUDACC__
@@ -174,31 +188,11 @@ int main(void)
 
 	/* each exec node set again through the setters that apply to it */
 	arg = 6;
-	memset(&p, 0, sizeof p);
-	p.type = CU_GRAPH_NODE_TYPE_KERNEL;
-	p.kernel.func = k1;
-	p.kernel.gridDimX = p.kernel.gridDimY = p.kernel.gridDimZ = 1;
-	p.kernel.blockDimX = p.kernel.blockDimY = p.kernel.blockDimZ = 1;
-	p.kernel.kernelParams = kargs;
+	kernel_params(&p, k1, kargs);
 	CHECK(d.setn((CUgraphExec)e, kn, &p), CUDA_SUCCESS);
-	memset(&p, 0, sizeof p);
-	p.type = CU_GRAPH_NODE_TYPE_MEMSET;
-	p.memset.dst = (CUdeviceptr)(uintptr_t)word;
-	p.memset.value = 3;
-	p.memset.elementSize = 4;
-	p.memset.width = 16;
-	p.memset.height = 1;
-	p.memset.ctx = ctx;
+	memset_params(&p, word, 3, ctx);
 	CHECK(d.setn((CUgraphExec)e, msn, &p), CUDA_SUCCESS);
-	memset(&p, 0, sizeof p);
-	p.type = CU_GRAPH_NODE_TYPE_MEMCPY;
-	p.memcpy.copyParams.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-	p.memcpy.copyParams.srcDevice = (CUdeviceptr)(uintptr_t)(word + 512);
-	p.memcpy.copyParams.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-	p.memcpy.copyParams.dstDevice = (CUdeviceptr)(uintptr_t)(word + 256);
-	p.memcpy.copyParams.WidthInBytes = 256;
-	p.memcpy.copyParams.Height = p.memcpy.copyParams.Depth = 1;
-	p.memcpy.copyCtx = ctx;
+	copy_params(&p, word + 512, word + 256, ctx);
 	CHECK(d.setn((CUgraphExec)e, cpn, &p), CUDA_SUCCESS);
 	memset(&p, 0, sizeof p);
 	p.type = CU_GRAPH_NODE_TYPE_HOST;
