@@ -30,8 +30,12 @@
  * last-call slots are read without a lock (a thread starting or ending at
  * that moment may be missed or named with its previous call).
  *
- * One `fatal` record per process: a second thread faulting while the first
- * writes waits for it (at most ~1 s) and then passes its signal on.
+ * Every signal writes out the batches. The `fatal` record is written at
+ * most twice per process: once when the program's handler comes next, once
+ * when the default action does (a runtime that recovers from SIGSEGV, as a
+ * JVM or Go does on purpose, gets one record, not one per signal, and its
+ * real crash later still gets its own). A second thread faulting while the
+ * first writes waits for it (at most ~1 s).
  *
  * Not installed with CGSHIM_LOG=off, nor for a signal the program ignores
  * (SIG_IGN: the kernel then kills on a fault and a raise() does nothing,
@@ -39,9 +43,7 @@
  * is not replaced again: the program's own sigaction keeps its meaning (it
  * reads back what it set, and its handler runs); handlers that chain to the
  * previous action (Python's faulthandler, breakpad, absl) reach this one.
- * A program that recovers from the signal (a runtime that uses SIGSEGV on
- * purpose) keeps running, with batching off and its one `fatal` record
- * written: the shim cannot know the signal was not fatal.
+ * When the program's handler returns, batching resumes (cg_log_fatal_resume).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,8 +70,12 @@ static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
  * prev_once: SA_RESETHAND's one use is spent (then the default applies). */
 static struct sigaction crash_prev[CRASH_NSIG];
 static _Atomic int crash_prev_spent[CRASH_NSIG];
-/* 0 nothing written, 1 a thread is writing, 2 written */
-static _Atomic int crash_state;
+/* 1 while a thread writes (one at a time: the record and the captures
+ * below are static) */
+static _Atomic int crash_busy;
+/* A record was written whose next step was [0] the program's handler,
+ * [1] the default action: one of each per process. */
+static _Atomic int crash_said[2];
 
 static int crash_index(int sig)
 {
@@ -108,15 +114,14 @@ static int crash_has_handler(int i)
 	return p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN;
 }
 
-static void crash_record(int sig, int i, const siginfo_t *si)
+static void crash_record(int sig, int i, const siginfo_t *si, int left)
 {
 	static const char *const modes[] = {"global", "thread_local", "relaxed"};
 	/* static, not on the (perhaps alternate, small) stack: one thread at a
-	 * time gets here (crash_state) */
+	 * time gets here (crash_busy) */
 	static struct model_live_cap caps[CRASH_CAPS];
 	static struct cg_rec r;
 	char el[160];
-	int left = cg_log_fatal_flush();
 	int ncap = model_capture_live_try(caps, CRASH_CAPS);
 	rec_begin(&r, CG_L_ERROR, CGSHIM_EV_FATAL);
 	if (!r.on)
@@ -159,8 +164,9 @@ static void crash_record(int sig, int i, const siginfo_t *si)
 	rec_end(&r);
 }
 
-/* Hand the signal on as the kernel would have without the shim. */
-static void crash_pass_on(int sig, int i, siginfo_t *si, void *uc)
+/* Hand the signal on as the kernel would have without the shim. Returns 1
+ * when the program's handler was called and returned. */
+static int crash_pass_on(int sig, int i, siginfo_t *si, void *uc)
 {
 	const struct sigaction *p = &crash_prev[i];
 	if (crash_has_handler(i)) {
@@ -182,7 +188,7 @@ static void crash_pass_on(int sig, int i, siginfo_t *si, void *uc)
 		else
 			p->sa_handler(sig);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		return; /* a fault the handler did not mend faults again, as bare */
+		return 1; /* a fault the handler did not mend faults again, as bare */
 	}
 	/* The default action: restore it and raise the signal again. It is
 	 * blocked while this handler runs, so it is delivered on return, after
@@ -193,6 +199,7 @@ static void crash_pass_on(int sig, int i, siginfo_t *si, void *uc)
 	sigemptyset(&dfl.sa_mask);
 	sigaction(sig, &dfl, NULL);
 	raise(sig);
+	return 0;
 }
 
 /* Room left on the alternate signal stack, when the handler runs on one
@@ -213,7 +220,7 @@ static size_t crash_stack_room(void)
 
 static void crash_handler(int sig, siginfo_t *si, void *uc)
 {
-	int saved = errno, i = crash_index(sig), idle = 0;
+	int saved = errno, i = crash_index(sig), idle, got = 0;
 	if (i < 0)
 		return;
 	if (crash_stack_room() < CRASH_STACK_NEED) {
@@ -221,17 +228,26 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
 		errno = saved;
 		return;
 	}
-	if (atomic_compare_exchange_strong(&crash_state, &idle, 1)) {
-		crash_record(sig, i, si);
-		atomic_store(&crash_state, 2);
-	} else {
-		/* Another thread is writing: let it finish (bounded). */
-		for (int k = 0; k < 1000 && atomic_load(&crash_state) == 1; k++) {
-			struct timespec pause = {0, 1000000};
+	/* Another thread writing: let it finish (bounded), then write what
+	 * this one has. */
+	for (int k = 0; !got && k < 1000; k++) {
+		struct timespec pause = {0, 1000000};
+		idle = 0;
+		got = atomic_compare_exchange_strong(&crash_busy, &idle, 1);
+		if (!got)
 			nanosleep(&pause, NULL);
-		}
 	}
-	crash_pass_on(sig, i, si, uc);
+	if (got) {
+		int dflt = !crash_has_handler(i), left = cg_log_fatal_flush();
+		if (!atomic_exchange(&crash_said[dflt], 1))
+			crash_record(sig, i, si, left);
+		atomic_store(&crash_busy, 0);
+	}
+	/* The program's handler returned: the signal was handled (a runtime
+	 * that uses SIGSEGV on purpose) or its fault comes again (then this
+	 * handler flushes again). Batching resumes. */
+	if (crash_pass_on(sig, i, si, uc))
+		cg_log_fatal_resume();
 	errno = saved;
 }
 

@@ -213,11 +213,22 @@ static int tb_fatal_flush(struct tbuf *b, int own)
 	return 1;
 }
 
+/* tb_off was set by cg_log_fatal_flush (not by the exit): resume undoes it */
+static _Atomic int tb_off_fatal;
+
+void cg_log_fatal_resume(void)
+{
+	if (atomic_exchange(&tb_off_fatal, 0))
+		atomic_store(&tb_off, 0);
+	cg_sink_fatal(0);
+}
+
 int cg_log_fatal_flush(void)
 {
 	int left = 0, tries = 0;
-	atomic_store(&tb_off, 1);
-	cg_sink_fatal();
+	if (!atomic_exchange(&tb_off, 1))
+		atomic_store(&tb_off_fatal, 1);
+	cg_sink_fatal(1);
 	while (pthread_mutex_trylock(&tb_lock) != 0) {
 		struct timespec pause = {0, 1000000};
 		if (++tries > 50) { /* the list may be mid-change: this thread's batch only */

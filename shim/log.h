@@ -248,6 +248,11 @@ void cg_log_unbuffered(void);
  * the signal came in the middle of its append: at worst a line it was
  * flushing is written twice. */
 int cg_log_fatal_flush(void);
+/* The program's own handler took the signal and returned (a runtime that
+ * recovers from SIGSEGV): batching resumes unless the exit had stopped it
+ * (a race with an exit running at that moment can resume it after the exit
+ * flush: its later records are then lost). */
+void cg_log_fatal_resume(void);
 
 /* Printf-style one-line warning record (ev "warning"), for the shim's own trouble. */
 void cg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

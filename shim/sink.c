@@ -349,7 +349,7 @@ void cg_sink_write(const char *buf, size_t len)
 	errno = saved;
 }
 
-void cg_sink_fatal(void)
+void cg_sink_fatal(int on)
 {
-	atomic_store(&sink_fatal, 1);
+	atomic_store(&sink_fatal, on);
 }

@@ -14,10 +14,11 @@ extern int cg_sink_pid;
  * the first write). Never changes errno, the signal mask or a disposition;
  * never raises SIGPIPE in the host. */
 void cg_sink_write(const char *buf, size_t len);
-/* A fatal signal is being handled (crashlog.c): a file sink not yet open is
- * opened without waiting on a lock the interrupted code may hold (a few
- * tries, then the records are dropped). For the rest of the process. */
-void cg_sink_fatal(void);
+/* on: a fatal signal is being handled (crashlog.c): a file sink not yet
+ * open is opened without waiting on a lock the interrupted code may hold (a
+ * few tries, then the records are dropped); 0: the program's handler
+ * returned, back to waiting. */
+void cg_sink_fatal(int on);
 /* In the child after fork: a %p path gets its own file. */
 void cg_sink_after_fork_child(void);
 

@@ -17,6 +17,9 @@
  *              shim's) prints, then hands on to the action it replaced
  *   thread     a second thread made records (batched, unwritten) and waits;
  *              the main thread then raises SIGSEGV
+ *   recover    a handler (installed before the first CUDA call) that counts
+ *              and returns, as a runtime using SIGSEGV on purpose: three
+ *              raises, then more CUDA calls, then a normal exit 0
  *   overflow   a stack overflow, with the program's handler on a 64 KiB
  *              alternate stack (SA_ONSTACK); it prints and _exits 43
  *   overflow8  the same on an 8 KiB alternate stack: too small for the
@@ -56,6 +59,14 @@ static void oneshot(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	snprintf(m, sizeof m, "oneshot handler: signo=%d si_signo=%d code=%d\n", sig, si->si_signo, si->si_code);
 	say(m);
+}
+
+static int recovered;
+
+static void recover(int sig)
+{
+	(void)sig;
+	recovered++;
 }
 
 static struct sigaction replaced;
@@ -140,6 +151,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (!strcmp(m, "handler"))
 		signal(SIGSEGV, own);
+	if (!strcmp(m, "recover"))
+		signal(SIGSEGV, recover);
 	if (!strcmp(m, "oneshot")) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
@@ -187,6 +200,19 @@ int main(int argc, char **argv)
 	say("about to crash\n");
 	if (!strncmp(m, "overflow", 8))
 		return deeper(NULL);
+	if (!strcmp(m, "recover")) {
+		char line[64];
+		CUgraph g;
+		raise(SIGSEGV);
+		raise(SIGSEGV);
+		raise(SIGSEGV);
+		cuStreamEndCapture(s, &g);
+		cuGraphDestroy(g);
+		cuGraphExecDestroy(x);
+		snprintf(line, sizeof line, "recovered %d times\n", recovered);
+		say(line);
+		return 0;
+	}
 	if (!strcmp(m, "fault"))
 		*(volatile int *)(uintptr_t)(argc - 2) = 1; /* argc is 2: NULL, unknown to the compiler */
 	else if (!strcmp(m, "abort"))

@@ -1062,7 +1062,9 @@ def case_crash_log():
         fatal = [r for r in recs if r["ev"] == "fatal"]
         check(seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 5,
               "%s: %d records, seq 1..N with none missing (%s)" % (mode, len(seqs), seqs[:3] + seqs[-3:]))
-        check(len(fatal) == 1 and recs[-1]["ev"] == "fatal", "%s: one fatal record, the last" % mode)
+        # one-shot: the program's handler, then the default action: a record for each
+        check(len(fatal) == (2 if mode == "oneshot" else 1) and recs[-1]["ev"] == "fatal",
+              "%s: %d fatal record(s), the last record" % (mode, len(fatal)))
         if not fatal:
             continue
         f = fatal[0]
@@ -1073,6 +1075,8 @@ def case_crash_log():
               % (mode, f.get("captures")))
         check(any(c.endswith(":cuStreamBeginCapture_v2") for c in f.get("last_calls", [])),
               "%s: the thread's last call: %s" % (mode, f.get("last_calls")))
+        if mode == "oneshot":
+            check(fatal[-1].get("then") == "default_action", "oneshot: the second record: then default_action")
         want_then = "program_handler" if mode in ("handler", "oneshot") else "default_action"
         if os.environ.get("CGSHIM_TEST_SANITIZED") and sig == "SIGSEGV":
             want_then = "program_handler"  # ASan's SEGV handler was there before the shim's
@@ -1096,7 +1100,19 @@ def case_crash_log():
         fatal = [r for r in recs if r["ev"] == "fatal"]
         check(len(fatal) == (1 if room else 0),
               "%s: %d fatal record (the shim writes one only with room on that stack)" % (mode, len(fatal)))
-        # info level (the default with a file): the batch holds the lines too
+        # A runtime that uses SIGSEGV on purpose: its handler returns, the program
+    # goes on and exits 0; one fatal record, batching resumed, nothing lost.
+    bare, _ = crash_run("recover", False)
+    p, recs = crash_run("recover", True)
+    check(p.returncode == bare.returncode == 0 and p.stdout == bare.stdout and "recovered 3 times" in p.stdout,
+          "recover: runs on and exits 0 as bare: %r" % p.stdout)
+    fatal = [r for r in recs if r["ev"] == "fatal"]
+    seqs = [r["seq"] for r in recs]
+    check(len(fatal) == 1 and fatal[0].get("then") == "program_handler",
+          "recover: one fatal record for three signals (%d)" % len(fatal))
+    check(seqs == list(range(1, len(seqs) + 1)) and any(r.get("api") == "cuGraphExecDestroy" for r in recs)
+          and any(r["ev"] == "summary" for r in recs), "recover: the records after it and the exit summary are there")
+    # info level (the default with a file): the batch holds the lines too
     p, recs = crash_run("raise", True, level="info")
     check(p.returncode == -11 or os.environ.get("CGSHIM_TEST_SANITIZED"), "info: dies of SIGSEGV (%d)" % p.returncode)
     check(recs and recs[-1]["ev"] == "fatal" and [r["seq"] for r in recs] == list(range(1, len(recs) + 1)),
