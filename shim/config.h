@@ -7,8 +7,8 @@
  * (jsonl to a file, else text). */
 /* clang-format off */
 /* BEGIN generated from config.def by tests/lists_check.py --write */
-enum cg_level { CG_L_AUTO, CG_L_OFF, CG_L_ERROR, CG_L_WARN, CG_L_INFO, CG_L_DEBUG, CG_L_TRACE };
-#define CG_L_NAMES { "auto", "off", "error", "warn", "info", "debug", "trace" }
+enum cg_level { CG_L_AUTO, CG_L_OFF, CG_L_ERROR, CG_L_WARN, CG_L_HINT, CG_L_INFO, CG_L_DEBUG, CG_L_TRACE };
+#define CG_L_NAMES { "auto", "off", "error", "warn", "hint", "info", "debug", "trace" }
 enum cg_format { CG_FMT_AUTO, CG_FMT_TEXT, CG_FMT_JSONL };
 #define CG_FMT_NAMES { "auto", "text", "jsonl" }
 enum cg_meminfo { CG_MEMINFO_AUTO, CG_MEMINFO_ON, CG_MEMINFO_OFF };

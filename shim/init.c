@@ -20,6 +20,8 @@
 #include "cgshim/record.h"
 #include "config.h"
 #include "crashlog.h"
+#include "fold.h"
+#include "rules.h"
 #include "doors.h"
 #include "findings.h"
 #include "log.h"
@@ -91,6 +93,7 @@ static void atfork_child(void)
 	cg_thread_after_fork_child();
 	cg_door_after_fork_child();
 	cg_log_after_fork_child();
+	cg_fold_after_fork_child();
 	cg_model_after_fork_child();
 	cg_findings_after_fork_child();
 }
@@ -131,6 +134,9 @@ static void exit_handler(void)
 	 * imported the framework) writes nothing, not even a summary. */
 	if (cg_cfg.summary && cg_door_any_call())
 		cg_summary_exit();
+	/* the folded repeats' totals and the print limit's closing line:
+	 * written with or without the summary */
+	cg_rules_fold_exit();
 	cg_findings_exit();
 	cg_log_unbuffered(); /* every thread's batch out; later records go straight */
 	cg_tls.in_shim--;

@@ -459,11 +459,11 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 		l = (int)k;
 		r->nfields = 1;
 	} else {
-		static const char *lv[] = {"", "", "error", "warn", "info", "debug", "trace"};
+		static const char *const lv[] = CG_L_NAMES; /* "auto" and "off" never begin a record */
 		char when[72];
 		text_stamp(when, sizeof when, ts);
 		l = snprintf(tmp, sizeof tmp, "cgshim %s %d:%d %s %s%s%s", when, cg_sink_pid, cg_gettid(),
-			     level >= 0 && level <= 6 ? lv[level] : "", ev, cg_log_rank() ? " rank=" : "",
+			     level >= CG_L_ERROR && level <= CG_L_TRACE ? lv[level] : "", ev, cg_log_rank() ? " rank=" : "",
 			     cg_log_rank() ? cg_log_rank() : "");
 	}
 	if (l > 0)

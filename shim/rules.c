@@ -8,6 +8,7 @@
 #include "cgshim/record.h"
 #include "config.h"
 #include "findings.h"
+#include "fold.h"
 #include "resolve.h"
 #include "rules.h"
 #include "rules/verdict.h"
@@ -26,6 +27,13 @@ static const struct {
 
 static _Atomic long long n_viol[R_COUNT];
 
+/* The record level of a rule's severity: error, warn or hint. */
+static int rule_level(int rule)
+{
+	const char *s = rule_tab[rule].sev;
+	return s[0] == 'e' ? CG_L_ERROR : s[0] == 'h' ? CG_L_HINT : CG_L_WARN;
+}
+
 const char *cg_rule_id(int rule)
 {
 	return rule > 0 && rule < R_COUNT ? rule_tab[rule].id : "";
@@ -43,17 +51,10 @@ int cg_rule_on(int rule)
 	return 1;
 }
 
-static int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicted_rc, const char *msg)
+/* The record of a violation the caller counted (cg_violation_take). */
+static void cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicted_rc, const char *msg)
 {
-	int sev_err = !strcmp(rule_tab[rule].sev, "error");
-	if (!cg_rule_on(rule)) {
-		r->on = 0;
-		return 0;
-	}
-	atomic_fetch_add(&n_viol[rule], 1);
-	cg_count_noted();
-	cg_findings_note(sev_err);
-	rec_begin(r, sev_err ? CG_L_ERROR : CG_L_WARN, CGSHIM_EV_VIOLATION);
+	rec_begin(r, rule_level(rule), CGSHIM_EV_VIOLATION);
 	rec_str(r, "rule", rule_tab[rule].id);
 	rec_str(r, "name", rule_tab[rule].slug);
 	rec_str(r, "severity", rule_tab[rule].sev);
@@ -64,14 +65,14 @@ static int cg_violation_begin(struct cg_rec *r, int rule, const char *api, int p
 		rec_int(r, "predicted_rc", predicted_rc);
 		rec_str(r, "predicted_err", cg_result_name(predicted_rc));
 	}
-	return 1;
 }
 
 /* CGSHIM_ON_VIOLATION=abort: stop before the driver call, after this
  * thread's records (a batched violation among them) reach the log. */
 static void abort_if_asked(int rule)
 {
-	if (cg_cfg.on_violation == CG_VIOL_ABORT && cg_rule_on(rule)) {
+	/* a hint is no fault: it never stops the program */
+	if (cg_cfg.on_violation == CG_VIOL_ABORT && cg_rule_on(rule) && rule_level(rule) != CG_L_HINT) {
 		cg_log_flush_thread();
 		raise(SIGABRT);
 	}
@@ -83,7 +84,8 @@ static void cg_violation_counted(int rule)
 		return;
 	atomic_fetch_add(&n_viol[rule], 1);
 	cg_count_noted();
-	cg_findings_note(!strcmp(rule_tab[rule].sev, "error"));
+	if (rule_level(rule) != CG_L_HINT) /* a hint is no finding: CI passes on it */
+		cg_findings_note(rule_level(rule) == CG_L_ERROR);
 	abort_if_asked(rule);
 }
 
@@ -125,12 +127,57 @@ static int verdict_needs_site(const struct cg_verdict *v)
 	return 0;
 }
 
+/* The fold key of v (fold.h): the call site is the field "site" (or
+ * "free_site": a free's), else the first site the verdict names; the
+ * object its first handle, with the node when it names one. */
+static void verdict_fold_key(const struct cg_verdict *v, uint32_t here, struct cg_fold_key *k)
+{
+	int site_rank = 3;
+	*k = (struct cg_fold_key){.rule = v->rule, .node = -1};
+	for (int i = 0; i < v->nf; i++) {
+		const struct cg_vfield *f = &v->f[i];
+		if (f->kind == CG_VF_SITE || f->kind == CG_VF_SITE_HERE) {
+			int rank = !strcmp(f->key, "site") ? 0 : !strcmp(f->key, "free_site") ? 1 : 2;
+			if (rank < site_rank) {
+				site_rank = rank;
+				k->site = f->kind == CG_VF_SITE_HERE ? here : (uint32_t)f->val;
+				k->site_key = f->key;
+			}
+		} else if (f->kind == CG_VF_HEX && !k->obj_key) {
+			k->obj = f->val;
+			k->obj_key = f->key;
+		} else if (f->kind == CG_VF_INT && !strcmp(f->key, "node_index")) {
+			k->node = (int64_t)f->val;
+		}
+	}
+}
+
+/* Whether a violation of v is written: counted either way; a repeat of
+ * its rule, site and object is folded (fold.h), and past the print limit
+ * on stderr it is not printed. CGSHIM_ON_VIOLATION=abort still stops
+ * before the call for one not written (unless CG_VW_NO_ABORT). */
+static int cg_violation_take(const struct cg_verdict *v, unsigned flags, uint32_t here)
+{
+	struct cg_fold_key k;
+	atomic_fetch_add(&n_viol[v->rule], 1);
+	cg_count_noted();
+	if (rule_level(v->rule) != CG_L_HINT) /* a hint is no finding: CI passes on it */
+		cg_findings_note(rule_level(v->rule) == CG_L_ERROR);
+	verdict_fold_key(v, here, &k);
+	if (cg_fold_note(&k) && (!cg_log_on(rule_level(v->rule)) || cg_print_take()))
+		return 1;
+	if (!(flags & CG_VW_NO_ABORT))
+		abort_if_asked(v->rule);
+	return 0;
+}
+
 /* The record of v; here: the call's site for CG_VF_SITE_HERE fields. */
 static int verdict_emit(const struct cg_verdict *v, const char *api, unsigned flags, uint32_t here)
 {
 	struct cg_rec r;
-	if (!cg_violation_begin(&r, v->rule, api, v->predicted_rc, v->msg))
+	if (!cg_rule_on(v->rule) || !cg_violation_take(v, flags, here))
 		return 0;
+	cg_violation_begin(&r, v->rule, api, v->predicted_rc, v->msg);
 	for (int i = 0; i < v->nf; i++) {
 		const struct cg_vfield *f = &v->f[i];
 		switch (f->kind) {
@@ -210,7 +257,8 @@ int cg_verdict_write(const struct cg_verdict *v, const char *api, unsigned flags
 	}
 	if (!cg_rule_on(v->rule))
 		return 0;
-	/* The call site costs a backtrace: taken only when written. */
+	/* The call site costs a backtrace: taken only for a verdict that
+	 * names it (the fold key has it too). */
 	if (verdict_needs_site(v))
 		here = cg_site_here(skip + 1);
 	return verdict_emit(v, api, flags, here);
@@ -278,6 +326,55 @@ void cg_rules_summary(struct cg_rec *r)
 			rec_int(r, rule_tab[i].id, n);
 	}
 	rec_close(r, '}');
+}
+
+void cg_rules_fold_exit(void)
+{
+	struct cg_fold_key k;
+	uint64_t count, repeats = cg_fold_repeats(), unprinted = cg_print_unprinted();
+	int pos = 0, limited = cg_print_limited();
+	struct cg_rec r;
+	while (cg_fold_next(&pos, &k, &count)) {
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_REPEAT);
+		rec_str(&r, "rule", rule_tab[k.rule].id);
+		rec_str(&r, "name", rule_tab[k.rule].slug);
+		rec_str(&r, "severity", rule_tab[k.rule].sev);
+		if (k.obj_key)
+			rec_hex(&r, k.obj_key, k.obj);
+		if (k.node >= 0)
+			rec_int(&r, "node_index", k.node);
+		if (k.site_key)
+			rec_site(&r, k.site_key, k.site);
+		rec_u64(&r, "count", count);
+		rec_u64(&r, "repeats", count - 1);
+		rec_end(&r);
+	}
+	if (!repeats && !unprinted && !cg_fold_full())
+		return;
+	/* One closing line: on stderr (the print limit's) a warning, so the
+	 * user sees what was not printed; in a log file an info record. */
+	rec_begin(&r, limited ? CG_L_WARN : CG_L_INFO, CGSHIM_EV_FOLDED);
+	if (r.on) {
+		char msg[320];
+		int n = 0;
+		if (unprinted)
+			n = snprintf(msg, sizeof msg, "%llu violation records not printed (CGSHIM_PRINT_LIMIT=%ld); ",
+				     (unsigned long long)unprinted, (long)cg_cfg.print_limit);
+		if (repeats)
+			n += snprintf(msg + n, sizeof msg - (size_t)n,
+				      "%llu repeats of one rule, call site and object folded into their first record; ",
+				      (unsigned long long)repeats);
+		snprintf(msg + n, sizeof msg - (size_t)n, "totals by rule below%s",
+			 limited ? "; CGSHIM_LOG_FILE keeps every record" : "");
+		rec_str(&r, "msg", msg);
+		rec_u64(&r, "unprinted", unprinted);
+		rec_u64(&r, "repeats", repeats);
+		rec_u64(&r, "unfolded", cg_fold_full());
+		rec_int(&r, "print_limit", limited ? cg_cfg.print_limit : 0);
+		rec_int(&r, "violations", cg_violations_total());
+		cg_rules_summary(&r);
+	}
+	rec_end(&r);
 }
 
 void cg_mismatch_at(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result,

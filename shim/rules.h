@@ -42,6 +42,10 @@ void cg_rule_leaks(struct model_leak *leaks, int n, const char *when);
 /* Per-rule violation counts as a "rules" object field of record r. */
 void cg_rules_summary(struct cg_rec *r);
 long long cg_violations_total(void);
+/* At exit: one "repeat" record per folded key (rule, site, object) with
+ * its count, then one "folded" line with the totals when anything was
+ * folded or not printed (a warning on stderr: the print limit's). */
+void cg_rules_fold_exit(void);
 /* CGS007 (hooks/capture-rules.c): whether a capture-unsafe call by this thread
  * (what it does, or NULL to say it from api) collides with a live capture
  * under this thread's capture mode. When it does, the violation naming the

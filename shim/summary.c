@@ -7,6 +7,7 @@
 #include "cgshim/record.h"
 #include "counters.h"
 #include "doors.h"
+#include "fold.h"
 #include "model.h"
 #include "rules.h"
 #include "site.h"
@@ -72,6 +73,8 @@ void cg_summary_exit(void)
 		rec_int(&r, "copy_checks", all);
 		rec_int(&r, "copy_checks_tallied", tallied);
 	}
+	rec_u64(&r, "repeats_folded", cg_fold_repeats());
+	rec_u64(&r, "unprinted", cg_print_unprinted());
 	cg_rules_summary(&r);
 	cg_door_summary(&r);
 	rec_end(&r);

@@ -44,6 +44,8 @@
 #define CGSHIM_EV_BROKEN "broken" /* a failed end of capture linked to the first call that broke it */
 #define CGSHIM_EV_CAPMODE "capture_mode" /* a begin-capture's mode rewritten (CGSHIM_CAPTURE_MODE) */
 #define CGSHIM_EV_MODULE "module" /* a loaded object named by call sites: path, build-id */
+#define CGSHIM_EV_REPEAT "repeat" /* repeats of one violation (rule, call site, object) folded: the total, at exit */
+#define CGSHIM_EV_FOLDED "folded" /* violations not written (folded repeats, past CGSHIM_PRINT_LIMIT): the tally at exit */
 #define CGSHIM_EV_UPDATE_DIFF "update_diff" /* a node an update changes: kernel and fields */
 #define CGSHIM_EV_FATAL "fatal" /* a fatal signal: batches written, then the signal, thread, last calls, live captures */
 /* END generated */
