@@ -326,6 +326,11 @@ json_t *rp_analyse(const struct rp_log *log)
 				json_object_set(viol_idx, key, row);
 			}
 			rp_count(row, "count", 1);
+		} else if (!strcmp(ev, CGSHIM_EV_REPEAT)) { /* keyed as the violation's row */
+			rp_key(key, sizeof key, 0, rp_str(j, "rule") ? rp_str(j, "rule") : "?", rp_site0(j, "site"));
+			long long more = rp_fold_repeat(json_object_get(viol_idx, key), j, sev);
+			nviol += more;
+			rp_pcount(derived, r->pid, "violations", more);
 		} else if (!strcmp(ev, CGSHIM_EV_REWRITE)) {
 			json_t *row = json_object();
 			unsigned k;

@@ -52,6 +52,11 @@ int rp_has_int(const json_t *j, const char *key);
 int rp_bool(const json_t *j, const char *key);
 const char *rp_site0(const json_t *j, const char *key); /* first frame, or NULL */
 
+/* A "repeat" record j (folded repeats of one violation key): adds its
+ * repeats to row (the violation's, NULL when the log lacks it) and to the
+ * counts by severity sev; returns them (report-fold.c). */
+long long rp_fold_repeat(json_t *row, const json_t *j, json_t *sev);
+
 /* "1.5 MiB"; buf of at least 32 bytes. */
 const char *rp_bytes(long long v, char *buf, size_t len);
 

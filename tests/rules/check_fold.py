@@ -25,6 +25,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--prog", required=True)
 ap.add_argument("--standin-dir", required=True)
 ap.add_argument("--shim", required=True)
+ap.add_argument("--cgshim", help="the cgshim launcher: its report's totals are checked too")
 a = ap.parse_args()
 T = cgtest.Tally()
 N = 1000
@@ -73,6 +74,14 @@ with tempfile.TemporaryDirectory(prefix="cgs-fold-") as tmp:
             "same: one folded record, %d repeats, 0 unprinted (a log file has no limit)" % (N - 1))
     nodes = [r for r in recs if r.get("ev") == "node"]
     T.check(0 < len(nodes) <= 3, "same: the nodes of the failing update written once, not per repeat (%d)" % len(nodes))
+    if a.cgshim:
+        rp = subprocess.run([a.cgshim, "report", "--json", log], capture_output=True, text=True, timeout=60)
+        doc = json.loads(rp.stdout) if rp.returncode == 0 else {}
+        rows = [r for r in doc.get("violations", []) if r.get("rule") == "CGS001"]
+        T.check(len(rows) == 1 and rows[0].get("count") == N and rows[0].get("repeats") == N - 1
+                and doc.get("summary", {}).get("violations_by_severity", {}).get("error") == N,
+                "same: the report's CGS001 row says x%d (%d repeats), %d errors by severity (%s)" % (
+                    N, N - 1, N, [(r.get("count"), r.get("repeats")) for r in rows]))
     p = run("same", {})
     err = lines(p.stderr)
     T.check(len(err) == 2 and " error violation " in err[0] and "CGS001" in err[0] and " folded " in err[1]
