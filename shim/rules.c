@@ -51,13 +51,22 @@ int cg_rule_on(int rule)
 	return 1;
 }
 
-/* The record of a violation the caller counted (cg_violation_take). */
-static void cg_violation_begin(struct cg_rec *r, int rule, const char *api, int predicted_rc, const char *msg)
+/* The level of verdict v's record: its rule's, or hint where the rule
+ * grades this finding lower (verdict.h). */
+static int verdict_level(const struct cg_verdict *v)
 {
-	rec_begin(r, rule_level(rule), CGSHIM_EV_VIOLATION);
+	return v->hint ? CG_L_HINT : rule_level(v->rule);
+}
+
+/* The record of a violation the caller counted (cg_violation_take). */
+static void cg_violation_begin(struct cg_rec *r, const struct cg_verdict *v, const char *api)
+{
+	int rule = v->rule, predicted_rc = v->predicted_rc;
+	const char *msg = v->msg;
+	rec_begin(r, verdict_level(v), CGSHIM_EV_VIOLATION);
 	rec_str(r, "rule", rule_tab[rule].id);
 	rec_str(r, "name", rule_tab[rule].slug);
-	rec_str(r, "severity", rule_tab[rule].sev);
+	rec_str(r, "severity", v->hint ? "hint" : rule_tab[rule].sev);
 	rec_str(r, "api", api);
 	rec_str(r, "msg", msg);
 	rec_str(r, "doc", rule_tab[rule].doc);
@@ -164,7 +173,7 @@ static int cg_violation_take(const struct cg_verdict *v, unsigned flags, uint32_
 	if (rule_level(v->rule) != CG_L_HINT) /* a hint is no finding: CI passes on it */
 		cg_findings_note(rule_level(v->rule) == CG_L_ERROR);
 	verdict_fold_key(v, here, &k);
-	if (cg_fold_note(&k) && (!cg_log_on(rule_level(v->rule)) || cg_print_take()))
+	if (cg_fold_note(&k) && (!cg_log_on(verdict_level(v)) || cg_print_take()))
 		return 1;
 	if (!(flags & CG_VW_NO_ABORT))
 		abort_if_asked(v->rule);
@@ -177,7 +186,7 @@ static int verdict_emit(const struct cg_verdict *v, const char *api, unsigned fl
 	struct cg_rec r;
 	if (!cg_rule_on(v->rule) || !cg_violation_take(v, flags, here))
 		return 0;
-	cg_violation_begin(&r, v->rule, api, v->predicted_rc, v->msg);
+	cg_violation_begin(&r, v, api);
 	for (int i = 0; i < v->nf; i++) {
 		const struct cg_vfield *f = &v->f[i];
 		switch (f->kind) {
@@ -291,7 +300,7 @@ static void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *wh
 		return;
 	{
 		struct cg_rec l;
-		rec_begin(&l, CG_L_WARN, CGSHIM_EV_LEAK);
+		rec_begin(&l, verdict_level(&v), CGSHIM_EV_LEAK);
 		rec_hex(&l, "exec", (uintptr_t)e);
 		rec_hex(&l, "dptr", m->dptr);
 		rec_u64(&l, "size", m->size);

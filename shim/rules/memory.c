@@ -75,6 +75,7 @@ int rules_memory_leak(CUgraphExec e, const struct cg_mnode *mem, int n, int i, c
 	if (m->is_free || model_mnode_has(mem, n, m->dptr, 1))
 		return 0;
 	cg_verdict_init(v, R_LEAK, -1);
+	v->hint = at_exit; /* the context's teardown gives it back: docs/rules/CGS011.md */
 	snprintf(
 	    v->msg, 256,
 	    "graph allocation 0x%llx (%zu bytes) is still outstanding at %s; destroying an executable frees none of "

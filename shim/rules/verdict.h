@@ -57,6 +57,7 @@ struct cg_verdict {
 	int rule;	  /* R_* (rules.h) */
 	int predicted_rc; /* CUresult the driver will answer, -1 when it accepts */
 	int repeat;	  /* a repeat of a record already written: counted, not written */
+	int hint;	  /* this finding is a hint, below its rule's grade (CGS011 at exit) */
 	int nf;
 	struct cg_vfield f[CG_VERDICT_FIELDS];
 	char msg[CG_VERDICT_MSG];
@@ -67,6 +68,7 @@ static inline void cg_verdict_init(struct cg_verdict *v, int rule, int predicted
 	v->rule = rule;
 	v->predicted_rc = predicted_rc;
 	v->repeat = 0;
+	v->hint = 0;
 	v->nf = 0;
 	v->msg[0] = 0;
 }

@@ -61,6 +61,18 @@ COMPANIONS = {
     "CGS016": {"CGS021"},
 }
 
+# rule -> severity, from shim/rules.def (the one list): a record's severity
+# must be its rule's (issue 31: error, warn or hint).
+SEVERITY = dict(re.findall(r'^RULE\(\w+,\s*"(CGS\d+)",\s*"[^"]*",\s*"(\w+)"', open(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shim", "rules.def")).read(), re.M))
+
+
+def faults(viols):
+    """Violation records that say a correct program is wrong: warn or error
+    (a hint is no fault, docs/rules/README.md)."""
+    return [v for v in viols if v.get("severity") in ("warn", "error")]
+
+
 T = cgtest.Tally()
 failures = 0  # this runner's failed checks (run_model, run_policy and tests/gpu/model.py read theirs)
 
@@ -93,11 +105,42 @@ def shim_env(base, shim, log, extra=None):
     return env
 
 
+LEVELS = ["off", "error", "warn", "hint", "info", "debug", "trace"]  # shim/config.def, most severe first
+
+
+def check_levels(a, base, name, rule, tmp):
+    """The rule's record at each level: text on stderr (the default sink:
+    its level word after pid:tid) and JSONL in a file."""
+    sev = SEVERITY[rule]
+    for lv in ["auto"] + LEVELS:
+        # auto: warn on stderr, info with a log file (shim/config.def)
+        want = LEVELS.index(sev) <= LEVELS.index("warn" if lv == "auto" else lv)
+        want_file = LEVELS.index(sev) <= LEVELS.index("info" if lv == "auto" else lv)
+        env = cgtest.clean_env(base)
+        env.update(LD_PRELOAD=a.shim, CGSHIM_LOG=lv, CGSHIM_RULES_OFF="")
+        p = run(a.prog, env)
+        lines = [l for l in p.stderr.decode(errors="replace").splitlines() if ' violation rule="%s"' % rule in l]
+        ok = p.returncode == 0 and (bool(lines) == want) and all(
+            re.match(r'^cgshim \S+ \d+:\d+ %s violation rule="%s" name="[a-z0-9-]+" severity="%s" ' % (sev, rule, sev), l)
+            for l in lines)
+        check(ok, "%s at CGSHIM_LOG=%s, text on stderr: %s record %s (%s)" % (
+            name, lv, sev, "written, level word '%s'" % sev if want else "not written",
+            lines[0][:110] if lines else "no line"))
+        log = os.path.join(tmp, "level-%s.jsonl" % lv)
+        run(a.prog, shim_env(base, a.shim, log, {"CGSHIM_LOG": lv}))
+        recs = [r for r in read_log(log) if r.get("ev") == "violation" and r.get("rule") == rule]
+        check(bool(recs) == want_file and all(r.get("severity") == sev for r in recs),
+              "%s at CGSHIM_LOG=%s, JSONL: %s record %s" % (name, lv, sev, "written" if want_file else "not written"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--prog", required=True)
     ap.add_argument("--standin-dir", required=True)
     ap.add_argument("--shim", required=True)
+    ap.add_argument("--levels", action="store_true",
+                    help="also run at every CGSHIM_LOG level, text on stderr and JSONL in a file: the rule's "
+                         "record is written exactly at the levels at or below its severity")
     ap.add_argument("--abort", action="store_true",
                     help="also run with CGSHIM_ON_VIOLATION=abort and expect SIGABRT before the failing call")
     a = ap.parse_args()
@@ -131,7 +174,9 @@ def main():
         calls = [r for r in recs if r.get("ev") == "call"]
 
         if valid:
-            check(not viols, "%s: no violation records (got %s)" % (name, [v.get("rule") for v in viols]))
+            check(not faults(viols), "%s: no warn or error record (got %s; hints %s)" % (
+                name, [v.get("rule") for v in faults(viols)],
+                [v.get("rule") for v in viols if v.get("severity") == "hint"]))
             check(not mism, "%s: no mismatch records (got %d)" % (name, len(mism)))
         else:
             api, prc = EXPECT[rule]
@@ -145,8 +190,9 @@ def main():
             if mine:
                 v = mine[0]
                 check(base_api(v.get("api")) == api, "%s: violation api %s (want %s)" % (name, v.get("api"), api))
-                check(v.get("name") and v.get("severity") in ("error", "warn") and v.get("msg"),
-                      "%s: violation has name, severity, msg" % name)
+                check(v.get("name") and v.get("severity") == SEVERITY.get(rule) and v.get("msg"),
+                      "%s: violation has name, severity %s (rules.def: %s), msg" % (
+                          name, v.get("severity"), SEVERITY.get(rule)))
                 if prc is not None:
                     check(v.get("predicted_rc") == prc,
                           "%s: predicted_rc %s (want %d)" % (name, v.get("predicted_rc"), prc))
@@ -166,6 +212,9 @@ def main():
                     check(c["seq"] > v["seq"], "%s: violation seq %d < call seq %d" % (name, v["seq"], c["seq"]))
                     if prc is not None:
                         check(c.get("rc") == prc, "%s: the call returned %s (want %d)" % (name, c.get("rc"), prc))
+
+        if a.levels and rule:
+            check_levels(a, base, name, rule, tmp)
 
         if a.abort and rule:
             api, prc = EXPECT[rule]
