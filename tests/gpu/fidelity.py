@@ -8,7 +8,11 @@ call the rule is about, whether the rule was logged before that call (and
 which), and the verdict. A reproducer passes when its rule fired before the
 call, the driver then answered what the rule predicted, no other rule
 fired and the model reported no mismatch. A valid program passes when the
-shim stays silent (no violation, no mismatch). Closing line: N passed, N failed.
+shim writes no warn or error record and no mismatch (a hint is no fault:
+docs/rules/README.md). Before the closing line, precision (warn/error
+records on the correct programs: 0 wanted) beside recall (refusals, rules
+that predict a driver error, announced before the call: all wanted).
+Closing line: N passed, N failed.
 """
 import glob, json, os, re, subprocess, sys, tempfile
 
@@ -16,7 +20,7 @@ BUILD, BIN = sys.argv[1], sys.argv[2]
 LIB = os.path.join(BUILD, "shim", "libcgshim.so")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "rules"))
-from run_rule import EXPECT, COMPANIONS  # noqa: E402  one table for CPU and GPU
+from run_rule import EXPECT, COMPANIONS, SEVERITY, faults  # noqa: E402  one table for CPU and GPU
 
 
 DEFAULT_OFF = ()  # rules off by default: none since CGS017 was retired
@@ -41,6 +45,8 @@ def run(exe, shim):
 
 
 rows, ok_all = [], 0
+n_valid, n_faults, n_hints, faulty = 0, 0, 0, []  # precision: correct programs
+n_refusals, n_announced, missed = 0, 0, []  # recall: reproducers whose rule predicts an error
 progs = sorted(glob.glob(os.path.join(BIN, "cgs*"))) + sorted(glob.glob(os.path.join(BIN, "valid_*")))
 for exe in progs:
     name = os.path.basename(exe)
@@ -50,9 +56,16 @@ for exe in progs:
     mism = [r for r in recs if r["ev"] == "mismatch"]
     same = bare.stdout == shim.stdout and bare.returncode == shim.returncode
     if name.startswith("valid_"):
-        fired = ",".join(sorted({v["rule"] for v in viol})) or "none"
-        verdict = same and bare.returncode == 0 and not viol and not mism
-        rows.append((name, "exit %d (program's own checks)" % bare.returncode, "silent" if not viol else fired,
+        bad = faults(viol)
+        n_valid += 1
+        n_faults += len(bad)
+        n_hints += len(viol) - len(bad)
+        if bad:
+            faulty.append("%s (%s)" % (name, ",".join(sorted({v["rule"] for v in bad}))))
+        fired = ",".join(sorted({"%s %s" % (v["rule"], v.get("severity")) for v in viol})) or "none"
+        verdict = same and bare.returncode == 0 and not bad and not mism
+        rows.append((name, "exit %d (program's own checks)" % bare.returncode,
+                     "silent" if not viol else ("hints only: " if not bad else "") + fired,
                      "PASS" if verdict else "FAIL" + ("" if same else " (output differs)") + (" mismatch" if mism else "")))
     else:
         rule = "CGS" + re.match(r"cgs(\d+)", name).group(1)
@@ -68,6 +81,15 @@ for exe in progs:
             real = 0
         logged = "yes, %s (seq %d < %s)" % (rule, first["seq"], calls[0]["seq"] if calls else "exit") if first else "no"
         verdict = bool(first) and same and bare.returncode == 0 and not others and not mism
+        if first and first.get("severity") != SEVERITY.get(rule):
+            verdict = False
+            logged += " severity %s, rules.def %s" % (first.get("severity"), SEVERITY.get(rule))
+        if pred is not None:  # a refusal: announced when the rule fired before the call that got it
+            n_refusals += 1
+            if first and real == pred:
+                n_announced += 1
+            else:
+                missed.append(name)
         if pred is not None:
             verdict = verdict and real == pred
         realtxt = "%s -> %s" % (api, real) if real is not None else "%s (no call record)" % api
@@ -93,5 +115,9 @@ print("| " + " | ".join(h.ljust(w[i]) for i, h in enumerate(hdr)) + " |")
 print("|" + "|".join("-" * (x + 2) for x in w) + "|")
 for r in rows:
     print("| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |")
+print("precision: %d warn/error records on %d correct programs (want 0)%s; %d hint records" % (
+    n_faults, n_valid, ": " + ", ".join(faulty) if faulty else "", n_hints))
+print("recall: %d of %d refusals announced before the call (want all)%s" % (
+    n_announced, n_refusals, ": missed " + ", ".join(missed) if missed else ""))
 print("%d passed, %d failed" % (ok_all, len(rows) - ok_all))
 sys.exit(0 if ok_all == len(rows) else 1)
