@@ -180,10 +180,23 @@ static const struct rule_case memory_cases[] = {
 };
 RULE_CASES_TEST(memory_cases)
 
+/* CGS011's grade (docs/rules/CGS011.md): warn at the exec's destroy, a
+ * hint at process exit (the context's teardown gives the memory back). */
+static void test_leak_grade(void **state)
+{
+	struct cg_verdict v;
+	(void)state;
+	assert_int_equal(rules_memory_leak((CUgraphExec)0x100, leak_mem, 3, 0, "exec_destroy", &v), 1);
+	assert_int_equal(v.hint, 0);
+	assert_int_equal(rules_memory_leak((CUgraphExec)0x100, leak_mem, 3, 0, "exit", &v), 1);
+	assert_int_equal(v.hint, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_memory_cases),
+	    cmocka_unit_test(test_leak_grade),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
