@@ -1,5 +1,5 @@
 /*
- * kernels/rules/cgs018_stale-pointer-freed.cu -- CGS018 (warn).
+ * kernels/rules/cgs018_stale-pointer-freed.cu -- CGS018 (hint: no launch follows).
  *
  * A graph captured with a kernel on buf is instantiated and launched; then
  * buf is freed while the executable lives. The exec's kernel node still

@@ -1,5 +1,5 @@
 /*
- * kernels/rules/cgs020_pageable-copy-in-graph.cu -- CGS020 (warn).
+ * kernels/rules/cgs020_pageable-copy-in-graph.cu -- CGS020 (hint).
  *
  * A captured host-to-device copy from malloc'd (pageable) memory: the
  * graph's copy node reads from memory the driver does not know, and every
