@@ -163,6 +163,7 @@ def case_destroy_outstanding(recs, pools):
           "allocation site points into the program (%s)" % site[:3])
     v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS011"]
     if check(len(v) == 1, "one CGS011 violation (got %d)" % len(v)):
+        check(v[0].get("severity") == "warn", "CGS011 at the exec's destroy is a warn (got %s)" % v[0].get("severity"))
         check(v[0].get("alloc_site") == site, "CGS011 alloc_site = the allocation site")
         check(v[0].get("exec") == l.get("exec") and v[0].get("exec"), "CGS011 names the exec")
     others = [x.get("rule") for x in ev(recs, "violation") if x.get("rule") != "CGS011"]
@@ -182,6 +183,10 @@ def case_exit_outstanding(recs, pools):
     l = leaks[0] if leaks else {}
     check(l.get("dptr") == a.get("dptr") and l.get("size") == 1 * MiB and l.get("site") == a.get("site")
           and bool(l.get("site")), "exit leak names the allocation and its site")
+    v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS011"]
+    check(len(v) == 1 and v[0].get("severity") == "hint" and v[0].get("api") == "exit",
+          "CGS011 at exit is a hint: the context's teardown gives the memory back (got %s)" % [
+              (x.get("api"), x.get("severity")) for x in v])
     s = one(recs, "summary")
     summ_seq = s.get("seq", 0)
     check(s.get("leaks") == 1 and s.get("execs_live") == 1 and s.get("launches") == 1,
