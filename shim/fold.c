@@ -29,6 +29,7 @@ static uint64_t fold_hash(const struct cg_fold_key *k)
 	h ^= (uint64_t)k->site + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
 	h ^= k->obj + 0x85ebca6bull + (h << 6) + (h >> 2);
 	h ^= (uint64_t)k->node + 0xc2b2ae35ull + (h << 6) + (h >> 2);
+	h ^= k->capture + 0x27d4eb2full + (h << 6) + (h >> 2);
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
@@ -37,7 +38,8 @@ static uint64_t fold_hash(const struct cg_fold_key *k)
 
 static int fold_same(const struct cg_fold_key *a, const struct cg_fold_key *b)
 {
-	return a->rule == b->rule && a->site == b->site && a->obj == b->obj && a->node == b->node;
+	return a->rule == b->rule && a->site == b->site && a->obj == b->obj && a->node == b->node &&
+	       a->capture == b->capture;
 }
 
 int cg_fold_note(const struct cg_fold_key *k)

@@ -25,13 +25,14 @@
 /* One folded key: the site and object as the violation record named them
  * (site_key, obj_key: string literals, the record's field names; NULL when
  * the record has none). Two keys are one when rule, site, object and node
- * are equal. */
+ * (and capture) are equal. */
 struct cg_fold_key {
 	int rule;
 	uint32_t site;
 	uint64_t obj;
 	int64_t node; /* the node the record names (node_index), -1 none */
 	const char *site_key, *obj_key;
+	uint64_t capture; /* the capture the record names, 0 none: each its own refusal */
 };
 
 /* Counts one violation of key k. Returns 1 when it is the first of its key

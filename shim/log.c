@@ -463,8 +463,8 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 		char when[72];
 		text_stamp(when, sizeof when, ts);
 		l = snprintf(tmp, sizeof tmp, "cgshim %s %d:%d %s %s%s%s", when, cg_sink_pid, cg_gettid(),
-			     level >= CG_L_ERROR && level <= CG_L_TRACE ? lv[level] : "", ev, cg_log_rank() ? " rank=" : "",
-			     cg_log_rank() ? cg_log_rank() : "");
+			     level >= CG_L_ERROR && level <= CG_L_TRACE ? lv[level] : "", ev,
+			     cg_log_rank() ? " rank=" : "", cg_log_rank() ? cg_log_rank() : "");
 	}
 	if (l > 0)
 		put(r, tmp, (size_t)l < sizeof tmp ? (size_t)l : sizeof tmp - 1);

@@ -138,7 +138,8 @@ static int verdict_needs_site(const struct cg_verdict *v)
 
 /* The fold key of v (fold.h): the call site is the field "site" (or
  * "free_site": a free's), else the first site the verdict names; the
- * object its first handle, with the node when it names one. */
+ * object its first handle, with the node and the capture when it names
+ * them (every capture a refusal breaks is announced). */
 static void verdict_fold_key(const struct cg_verdict *v, uint32_t here, struct cg_fold_key *k)
 {
 	int site_rank = 3;
@@ -157,6 +158,8 @@ static void verdict_fold_key(const struct cg_verdict *v, uint32_t here, struct c
 			k->obj_key = f->key;
 		} else if (f->kind == CG_VF_INT && !strcmp(f->key, "node_index")) {
 			k->node = (int64_t)f->val;
+		} else if (f->kind == CG_VF_U64 && !strcmp(f->key, "capture")) {
+			k->capture = f->val;
 		}
 	}
 }
@@ -352,6 +355,8 @@ void cg_rules_fold_exit(void)
 			rec_hex(&r, k.obj_key, k.obj);
 		if (k.node >= 0)
 			rec_int(&r, "node_index", k.node);
+		if (k.capture)
+			rec_u64(&r, "capture", k.capture);
 		if (k.site_key)
 			rec_site(&r, k.site_key, k.site);
 		rec_u64(&r, "count", count);

@@ -43,6 +43,9 @@ static void test_fold_by_key(void **state)
 	assert_int_equal(cg_fold_note(&d), 1);
 	assert_int_equal(cg_fold_note(&e), 1);
 	assert_int_equal(cg_fold_note(&e), 0);
+	struct cg_fold_key f = a;
+	f.capture = 9; /* another capture: its own refusal */
+	assert_int_equal(cg_fold_note(&f), 1);
 	assert_int_equal(cg_fold_repeats(), 10);
 	/* the exit's list: the keys seen more than once, with their counts */
 	int pos = 0, n = 0;
