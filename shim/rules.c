@@ -173,8 +173,8 @@ static int cg_violation_take(const struct cg_verdict *v, unsigned flags, uint32_
 	struct cg_fold_key k;
 	atomic_fetch_add(&n_viol[v->rule], 1);
 	cg_count_noted();
-	if (rule_level(v->rule) != CG_L_HINT) /* a hint is no finding: CI passes on it */
-		cg_findings_note(rule_level(v->rule) == CG_L_ERROR);
+	if (verdict_level(v) != CG_L_HINT) /* a hint is no finding: CI passes on it */
+		cg_findings_note(verdict_level(v) == CG_L_ERROR);
 	verdict_fold_key(v, here, &k);
 	if (cg_fold_note(&k) && (!cg_log_on(verdict_level(v)) || cg_print_take()))
 		return 1;
