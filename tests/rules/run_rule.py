@@ -131,6 +131,17 @@ def check_levels(a, base, name, rule, tmp):
         recs = [r for r in read_log(log) if r.get("ev") == "violation" and r.get("rule") == rule]
         check(bool(recs) == want_file and all(r.get("severity") == sev for r in recs),
               "%s at CGSHIM_LOG=%s, JSONL: %s record %s" % (name, lv, sev, "written" if want_file else "not written"))
+    # the launcher's tally (docs/ci.md): an error or warn is a finding, a hint never
+    tally = os.path.join(tmp, "tally")
+    env = cgtest.clean_env(base)
+    env.update(LD_PRELOAD=a.shim, CGSHIM_LOG="off", CGSHIM_RULES_OFF="", CGSHIM_TALLY_FILE=tally)
+    run(a.prog, env)
+    rows = [l.split() for l in open(tally)] if os.path.exists(tally) else []
+    errs = sum(int(r[1]) for r in rows if len(r) == 3)
+    warns = sum(int(r[2]) for r in rows if len(r) == 3)
+    check((errs > 0, warns > 0) == (sev == "error", sev == "warn"),
+          "%s: the tally counts a %s as %s (errors %d, warnings %d)" % (
+              name, sev, {"error": "an error", "warn": "a warning", "hint": "nothing"}[sev], errs, warns))
 
 
 def main():
