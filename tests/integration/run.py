@@ -590,9 +590,13 @@ def case_capture_parity():
     want8 = len([r for r in got if r[5] == "904"])
     v = [r for r in recs if r.get("ev") == "violation"]
     v8 = [r for r in v if r.get("rule") == "CGS008"]
-    check(len(v) - len(v8) == want and len(v8) == want8,
-          "every failing route is named before the call: %d violations for %d rows (+%d CGS008 for %d)"
-          % (len(v) - len(v8), want, len(v8), want8))
+    # a repeat of one rule, call site and object is folded into its first
+    # record and counted (docs/log-format.md, `repeat`): CGS021's ends on
+    # one stream not capturing, from one site, are one record and a count
+    folded = sum(r.get("repeats", 0) for r in recs if r.get("ev") == "repeat" and r.get("rule") != "CGS008")
+    check(len(v) - len(v8) + folded == want and len(v8) == want8,
+          "every failing route is named before the call: %d violations + %d folded repeats for %d rows "
+          "(+%d CGS008 for %d)" % (len(v) - len(v8), folded, want, len(v8), want8))
     check(all(r.get("call_thread") is not None and r.get("capture_thread") is not None for r in v
               if r.get("rule") not in ("CGS008", "CGS021")),
           "each names the calling and the capturing thread (CGS021: there is no capture)")
