@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "doors.h"
+#include "locks.h"
 #include "resolve.h"
 
 _Atomic unsigned char cg_door_of[HID_COUNT];
@@ -16,7 +17,6 @@ struct door_thread {
 	struct cg_call_slot *slot; /* NULL: the table was full */
 	struct door_thread *next, *prev;
 };
-static pthread_mutex_t door_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct door_thread *threads;
 static unsigned long gone[CG_DOOR_COUNT];
 static _Atomic unsigned long lookups[CG_DOOR_COUNT];
@@ -100,9 +100,8 @@ void cg_door_unroutable(const char *name, int version, unsigned long long flags)
 	/* One warning per hooked name: a small fixed table of names seen. */
 	static const char *seen[64];
 	static _Atomic int nseen;
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	int n, dup = 0;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&door_unroutable_lock);
 	n = atomic_load(&nseen);
 	for (int i = 0; i < n; i++)
 		if (!strcmp(seen[i], name))
@@ -111,7 +110,7 @@ void cg_door_unroutable(const char *name, int version, unsigned long long flags)
 		seen[n] = name; /* the caller's string: compared only while it lives in this table */
 		atomic_store(&nseen, n + 1);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&door_unroutable_lock);
 	if (dup)
 		return;
 	cg_warn("cuGetProcAddress(\"%s\", %d, flags %llu) returned an entry point the shim does not hook "
@@ -172,7 +171,6 @@ void cg_door_summary(struct cg_rec *r)
  * its own calls from zero. */
 void cg_door_after_fork_child(void)
 {
-	pthread_mutex_init(&door_lock, NULL);
 	threads = NULL;
 	/* the parent's threads' slots are free again; this thread takes one
 	 * afresh at its next call (door_reg 0 below) */

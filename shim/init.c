@@ -24,6 +24,7 @@
 #include "rules.h"
 #include "doors.h"
 #include "findings.h"
+#include "locks.h"
 #include "log.h"
 #include "model.h"
 #include "policy.h"
@@ -71,25 +72,20 @@ void cg_degrade(const char *why)
 static void atfork_prepare(void)
 {
 	cg_log_flush_thread(); /* the child must not write the parent's lines again */
-	cg_policy_atfork_prepare();
-	cg_model_lock_all();
-	cg_log_atfork_prepare();
+	cg_locks_prepare();
 }
 
 static void atfork_parent(void)
 {
-	cg_log_atfork_parent();
-	cg_model_unlock_all();
-	cg_policy_atfork_release();
+	cg_locks_parent();
 }
 
-/* The locks taken in atfork_prepare are initialised afresh, not unlocked:
- * their owner is the parent's thread, and an rwlock's write owner is checked
- * by thread id (a forked child blocked on its first update otherwise). */
+/* Every lock of the shim is initialised afresh, not unlocked: its owner is
+ * the parent's thread, and an rwlock's write owner is checked by thread id
+ * (a forked child blocked on its first update otherwise). locks.def. */
 static void atfork_child(void)
 {
-	cg_model_lock_reset();
-	cg_policy_atfork_child();
+	cg_locks_child();
 	cg_thread_after_fork_child();
 	cg_door_after_fork_child();
 	cg_log_after_fork_child();

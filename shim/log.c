@@ -16,6 +16,7 @@
 #include "cgshim/record.h"
 #include "counters.h"
 #include "labels.h"
+#include "locks.h"
 #include "log.h"
 #include "sink.h"
 #include "state.h"
@@ -55,7 +56,6 @@ struct tbuf {
 };
 
 static CG_TLS struct tbuf tb;
-static pthread_mutex_t tb_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tbuf *tb_head;
 static pthread_key_t tb_key;
 static pthread_once_t tb_key_once = PTHREAD_ONCE_INIT;
@@ -167,20 +167,6 @@ void cg_log_flush_all(void)
 	pthread_mutex_unlock(&tb_lock);
 }
 
-/* Around fork: the list of thread buffers is held across it (a thread
- * exiting in the parent unlinks its buffer under tb_lock), so the child
- * starts from a list no thread was changing; taken last in atfork_prepare
- * (nothing holding tb_lock takes another of the locks taken there). */
-void cg_log_atfork_prepare(void)
-{
-	pthread_mutex_lock(&tb_lock);
-}
-
-void cg_log_atfork_parent(void)
-{
-	pthread_mutex_unlock(&tb_lock);
-}
-
 /* The parent's other threads do not exist in the child: forget their
  * buffers (what they held is the parent's to write). This thread's buffer
  * was flushed before the fork. */
@@ -189,7 +175,6 @@ static void tb_after_fork(void)
 	tb_head = NULL;
 	tb.registered = 0;
 	tb.n = 0;
-	pthread_mutex_init(&tb_lock, NULL);
 }
 
 /* One thread's batch out from a signal handler (cg_log_fatal_flush): own is

@@ -48,10 +48,6 @@ int cg_log_open(void);
  * the first other record; never if nothing is recorded. */
 void cg_log_set_preamble(void (*fn)(void));
 void cg_log_after_fork_child(void);
-/* Around fork (init.c): the thread-buffer list held across it; the child
- * initialises the lock afresh (cg_log_after_fork_child). */
-void cg_log_atfork_prepare(void);
-void cg_log_atfork_parent(void);
 /* The process's rank token (RANK, LOCAL_RANK, OMPI_COMM_WORLD_RANK or
  * SLURM_PROCID, validated; "badrank" when malformed), read once by
  * cg_log_open; NULL when none is set. Every record's header carries it

@@ -114,9 +114,6 @@ struct cg_exec_view {
 extern _Atomic int cg_live_captures;
 
 int cg_model_init(void);
-void cg_model_lock_all(void);
-void cg_model_unlock_all(void);
-void cg_model_lock_reset(void);
 void cg_model_after_fork_child(void);
 
 /* ---- at exit (summary.c asks; the model writes its own records) ------- */

@@ -17,12 +17,12 @@
 #include <unistd.h>
 
 #include "cgshim/record.h"
+#include "locks.h"
 #include "log.h"
 #include "module.h"
 
 #define MODULE_MAX 512
 
-static pthread_mutex_t module_lock = PTHREAD_MUTEX_INITIALIZER;
 static const void *module_seen[MODULE_MAX];
 static unsigned module_n;
 

@@ -16,6 +16,7 @@
 #include "cgshim/record.h"
 #include "model.h"
 #include "ledger.h"
+#include "locks.h"
 #include "nodes.h"
 #include "resolve.h"
 
@@ -26,7 +27,7 @@
  * NAME_SLOTS names a node's name is left unknown). */
 #define NAME_SLOTS 8192
 static const char *names[NAME_SLOTS];
-static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER; /* names[] and fn_tab[] */
+/* names_lock (locks.h): names[], mods[] and fn_tab[] */
 
 static const char *nodes_intern(const char *s)
 {

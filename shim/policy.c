@@ -6,6 +6,7 @@
 #include "call.h"
 #include "cgshim/record.h"
 #include "config.h"
+#include "locks.h"
 #include "policy.h"
 #include "table.h"
 
@@ -63,7 +64,6 @@ struct proxy {
 	UT_hash_handle hh;
 };
 
-static pthread_rwlock_t proxy_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct proxy *proxies;
 /* A failed add leaves the handle unrewritten (the update keeps the
  * driver's answer). */
@@ -204,7 +204,6 @@ static void doomed_run(struct doomed *d)
  * instantiation it stands for, and the destruction is paid where the
  * application does graph work anyway. */
 #define GARBAGE_MAX 64
-static pthread_mutex_t garbage_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct doomed garbage_q[GARBAGE_MAX / 2];
 static int garbage_len;
 static _Atomic int garbage_pending;
@@ -739,27 +738,4 @@ int cg_policy_graph_destroy(CUgraph g)
 	}
 	pthread_rwlock_unlock(&proxy_lock);
 	return held;
-}
-
-/* fork: no policy lock may be held by another thread across fork(). */
-void cg_policy_atfork_prepare(void)
-{
-	pthread_rwlock_wrlock(&proxy_lock);
-	pthread_mutex_lock(&garbage_lock);
-}
-
-void cg_policy_atfork_release(void)
-{
-	pthread_mutex_unlock(&garbage_lock);
-	pthread_rwlock_unlock(&proxy_lock);
-}
-
-/* The child's copies were taken by the parent's thread: glibc ties a
- * write-locked rwlock to that thread's id, which the child's thread does not
- * have, so unlocking would leave the lock held. The child has one thread and
- * nothing else can hold them: start them afresh. */
-void cg_policy_atfork_child(void)
-{
-	pthread_mutex_init(&garbage_lock, NULL);
-	pthread_rwlock_init(&proxy_lock, NULL);
 }

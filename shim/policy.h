@@ -48,10 +48,6 @@ int cg_policy_graph_destroy(CUgraph g);
  * call). Called at graph lifecycle calls, before the real call, never
  * inside a live capture of the calling thread's making. */
 void cg_policy_collect(void);
-/* pthread_atfork: take the policy's locks before fork, release after. */
-void cg_policy_atfork_prepare(void);
-void cg_policy_atfork_release(void);
-void cg_policy_atfork_child(void);
 /* AutoFreeOnLaunch kept across a rewrite: before the first launch of the
  * handle after it, free (on the launch stream) the allocations the replaced
  * executable's last launch left. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "locks.h"
 #include "pyframes.h"
 #include "resolve.h"
 
@@ -37,7 +38,6 @@ struct py_api {
  * snapshot under the lock. trylock: a thread that finds the lock busy (or
  * a child forked while it was held) gets no Python frames this time rather
  * than wait. */
-static pthread_mutex_t py_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int py_done, py12_done;
 static _Atomic unsigned py_absent; /* calls while neither reader is resolved */
 static struct py_api py_g;
@@ -254,7 +254,6 @@ struct py12_text {
 };
 static struct py12_name py12_cache[PY12_CACHE];
 static struct py12_text py12_texts[PY12_TEXTS];
-static pthread_mutex_t py12_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned py12_slot(void *code)
 {

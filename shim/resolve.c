@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "locks.h"
 #include "log.h"
 #include "resolve.h"
 
@@ -33,8 +34,6 @@ const struct cg_route cg_routes[HID_COUNT] = {
 void *(*cg_real_dlsym)(void *, const char *);
 void *cg_libcuda;
 _Atomic int cg_driver_resolved;
-
-static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Sorted by name for cg_hook_by_name; sorted by real address after resolve. */
 static short by_name[HID_COUNT];

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "locks.h"
 #include "log.h"
 #include "sink.h"
 #include "state.h"
@@ -26,7 +27,6 @@
  * an acquire load, published with a release store after the identity. */
 static int log_fd = 2;
 static char log_path[4096];
-static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The sink's identity: the file log_fd named when it was bound (opened, or
  * stderr/stdout taken at start-up). A program may close that descriptor and
  * get the same number for a file of its own (fd 2 for a data file, a daemon
@@ -276,7 +276,6 @@ static int sink_open(void)
 void cg_sink_after_fork_child(void)
 {
 	cg_sink_pid = (int)getpid();
-	pthread_mutex_init(&open_lock, NULL);
 	/* If the path names the pid, the child gets its own file, opened by
 	 * its first record. */
 	if (cg_cfg.log_file && strstr(cg_cfg.log_file, "%p") && log_fd != 1 && log_fd != 2) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "locks.h"
 #include "resolve.h"
 #include "module.h"
 #include "pyframes.h"
@@ -50,30 +51,28 @@ struct site_ent {
 	UT_hash_handle hh;
 };
 
-static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void cg_site_lock_reset(void)
-{
-	pthread_mutex_init(&site_lock, NULL);
-}
 static struct site_ent *site_tab;
 static struct cg_table site_table = CG_TABLE_INIT("site table"); /* a failed add: the site is not interned (id 0) */
 static struct site_ent **site_by_id;
 static uint32_t site_n, site_cap;
 static _Atomic long long sites_deferred;
+/* Sites are never removed (an id stays valid while any record or model
+ * object may name it), so their number is capped: a program that makes
+ * calls from ever new places (generated code, a JIT's stubs: 10^6 one-frame
+ * sites took 1.3 GB, issue 30) gets id 0 (no site) for each new one past
+ * the cap, counted in the summary's sites_dropped. ~1.2 KiB a site: at most
+ * ~80 MB. */
+#define SITE_MAX 65536u
+static _Atomic long long sites_dropped;
+
+long long cg_sites_dropped(void)
+{
+	return atomic_load_explicit(&sites_dropped, memory_order_relaxed);
+}
 
 long long cg_sites_deferred(void)
 {
 	return atomic_load_explicit(&sites_deferred, memory_order_relaxed);
-}
-
-void cg_site_lock(void)
-{
-	pthread_mutex_lock(&site_lock);
-}
-void cg_site_unlock(void)
-{
-	pthread_mutex_unlock(&site_lock);
 }
 
 /* Module file name of pc. _dl_find_object (glibc >= 2.35) is a lock-free
@@ -135,9 +134,14 @@ static size_t site_kb(const struct site_key *k, unsigned char *kb)
 	return klen + pl;
 }
 
-/* A new id for e, under site_lock; 0 when the table cannot grow. */
+/* A new id for e, under site_lock; 0 when the table cannot grow or is
+ * full (SITE_MAX: counted as dropped). */
 static uint32_t site_id_locked(struct site_ent *e)
 {
+	if (site_n >= SITE_MAX) {
+		atomic_fetch_add_explicit(&sites_dropped, 1, memory_order_relaxed);
+		return 0;
+	}
 	if (site_n + 1 >= site_cap) {
 		uint32_t nc = site_cap ? site_cap * 2 : 256;
 		struct site_ent **nb = realloc(site_by_id, nc * sizeof *nb);

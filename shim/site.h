@@ -35,6 +35,9 @@ void cg_site_settle(uint32_t site);
 int cg_site_pending(uint32_t site);
 /* Sites whose walk waited so far (the summary's sites_deferred). */
 long long cg_sites_deferred(void);
+/* New sites not interned because the table was full (the summary's
+ * sites_dropped): their records carry no site. */
+long long cg_sites_dropped(void);
 /* First-use initialisation of what cg_site_here needs, without interning a
  * site: the unwinder's walk of this stack (module lookups, .eh_frame_hdr
  * pages), glibc's backtrace (its first call loads libgcc_s), the Python
@@ -45,9 +48,5 @@ void cg_site_warm(void);
 void rec_site(struct cg_rec *r, const char *key, uint32_t site);
 /* First frame as text ("py:serve.py:12:capture" or "libx.so:fn+0x10"). */
 void cg_site_first(uint32_t site, char *out, unsigned cap);
-void cg_site_lock(void);
-void cg_site_unlock(void);
-/* fork child: the lock afresh (it was taken by the parent's thread). */
-void cg_site_lock_reset(void);
 
 #endif

@@ -66,6 +66,7 @@ void cg_summary_exit(void)
 	rec_int(&r, "meminfo_steady", model_meminfo_steady());
 	rec_int(&r, "records_condensed", cg_condensed_total());
 	rec_int(&r, "sites_deferred", cg_sites_deferred());
+	rec_int(&r, "sites_dropped", cg_sites_dropped());
 	rec_int(&r, "walks", model_graph_walks());
 	{
 		long long all, tallied;

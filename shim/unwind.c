@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "locks.h"
 #include "stack.h"
 #include "thread.h"
 #include "unwind-int.h"
@@ -43,7 +44,6 @@ struct slot {
 };
 
 static struct slot cache[SLOTS];
-static pthread_mutex_t fill_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic unsigned long memo_hits;
 
 unsigned long cg_unwind_memo_hits(void)

@@ -269,6 +269,33 @@ def check_driver_calls(t):
     t.check(not unknown, "every drv_ the shim calls is listed or aliased%s" % (": %s" % unknown if unknown else ""))
 
 
+# ---- locks ----------------------------------------------------------------------
+
+def check_locks(t):
+    """Every lock of the shim is a row of shim/locks.def, defined nowhere
+    else, so that the fork handlers (locks.c) know them all (issue 30)."""
+    rows = re.findall(r"^CG_LOCK\((\w+), (\w+), (\w+)\)", rd("shim/locks.def"), re.M)
+    names = [n for _, n, _ in rows]
+    t.check(rows and len(names) == len(set(names)), "locks.def: %d locks, every name once" % len(rows))
+    bad = sorted("%s (%s, %s)" % (n, k, f) for k, n, f in rows if k not in ("mutex", "rwlock") or f not in ("TAKE", "RESET"))
+    t.check(not bad, "locks.def: kind mutex|rwlock, fork TAKE|RESET%s" % (": %s" % bad if bad else ""))
+    own, used, locked = [], set(), set()
+    for path in files("shim/**/*.[ch]"):
+        if rel(path) in ("shim/locks.c", "shim/locks.h"):
+            continue
+        code = strip_c_comments(open(path).read())
+        for m in re.finditer(r"\bpthread_(?:mutex|rwlock|spinlock)_t\s+[\w\s,*]*?(\w+)\s*[=;]|PTHREAD_\w*INITIALIZER"
+                             r"|\bpthread_(?:mutex|rwlock|spin)_init\b", code):
+            own.append("%s: %s" % (rel(path), m.group(0).strip()))
+        used |= set(re.findall(r"&(\w+)", code))
+        locked |= set(re.findall(r"\bpthread_(?:mutex|rwlock|spin)_\w*(?:lock|unlock)\(&(\w+)\)", code))
+    t.check(not own, "no lock defined or initialised outside locks.c%s" % (": %s" % own if own else ""))
+    dead = sorted(n for n in names if n not in used)
+    t.check(not dead, "every row of locks.def is used%s" % (": never %s" % dead if dead else ""))
+    unknown = sorted(locked - set(names))
+    t.check(not unknown, "every lock the shim takes is a row of locks.def%s" % (": %s" % unknown if unknown else ""))
+
+
 # ---- layers -------------------------------------------------------------------
 
 def read_layers():
@@ -444,7 +471,8 @@ def check_citations(t):
 
 
 CHECKS = {"citations": check_citations, "layers": check_layers, "events": check_events, "rules": check_rules, "config": check_config,
-          "scenarios": check_scenarios, "driver-calls": check_driver_calls}
+          "scenarios": check_scenarios, "driver-calls": check_driver_calls,
+          "locks": check_locks}
 
 
 def main():

@@ -53,7 +53,6 @@ static _Atomic long long meminfo_skipped, meminfo_reused;
 static _Atomic int meminfo_hold; /* calls to skip before the budget is looked at again */
 static _Atomic uint64_t mem_epoch;
 static _Atomic int settle_owed; /* a move since the last quiet point's sample (model_mem_quiet) */
-pthread_mutex_t model_last_lock = PTHREAD_MUTEX_INITIALIZER; /* sampling boundaries only */
 static struct {
 	int have;
 	size_t free;

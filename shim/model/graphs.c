@@ -527,7 +527,6 @@ struct cg_summary *model_graph_partial(CUgraph g)
  * settles it first, so it waits here while another thread (a free working
  * out pending references, ledger.h) walks the same graph. Never taken with
  * another model lock held. */
-static pthread_mutex_t settle_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void model_graph_settle(CUgraph g)
 {

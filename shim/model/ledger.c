@@ -54,7 +54,6 @@ struct lg_exec {
 	struct lg_exec *next;
 };
 
-static pthread_mutex_t lg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lg_range *rg;
 static size_t nrg, caprg;
 static struct lg_exec *execs;

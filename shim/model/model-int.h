@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "../call.h"
+#include "../locks.h"
 #include "cgshim/record.h"
 #include "../model.h"
 #include "../nodes.h"
@@ -35,8 +36,6 @@
 #include "../site.h"
 #include "../state.h"
 #include "../table.h"
-
-extern pthread_mutex_t model_cap_lock, model_gx_lock, model_mem_lock, model_last_lock;
 
 /* Each total written under the lock of the table it counts (model.h). */
 extern struct model_totals model_tot;

@@ -5,9 +5,6 @@
 #include "model-int.h"
 
 _Atomic int cg_live_captures;
-pthread_mutex_t model_cap_lock = PTHREAD_MUTEX_INITIALIZER;
-pthread_mutex_t model_gx_lock = PTHREAD_MUTEX_INITIALIZER;
-pthread_mutex_t model_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 struct model_totals model_tot;
 _Atomic uint64_t model_epoch;
 
@@ -30,36 +27,6 @@ int cg_model_init(void)
 	 * outside any hook that may run inside a capture or a malloc. */
 	(void)cg_site_here(0);
 	return 0;
-}
-
-void cg_model_lock_all(void)
-{
-	cg_site_lock();
-	pthread_mutex_lock(&model_cap_lock);
-	pthread_mutex_lock(&model_gx_lock);
-	pthread_mutex_lock(&model_mem_lock);
-	pthread_mutex_lock(&model_last_lock);
-}
-
-void cg_model_unlock_all(void)
-{
-	pthread_mutex_unlock(&model_last_lock);
-	pthread_mutex_unlock(&model_mem_lock);
-	pthread_mutex_unlock(&model_gx_lock);
-	pthread_mutex_unlock(&model_cap_lock);
-	cg_site_unlock();
-}
-
-/* In the child the locks taken by cg_model_lock_all are initialised again
- * rather than unlocked: they belong to the parent's thread (see
- * cg_policy_atfork_child), and the child's only thread is the one here. */
-void cg_model_lock_reset(void)
-{
-	pthread_mutex_init(&model_last_lock, NULL);
-	pthread_mutex_init(&model_mem_lock, NULL);
-	pthread_mutex_init(&model_gx_lock, NULL);
-	pthread_mutex_init(&model_cap_lock, NULL);
-	cg_site_lock_reset();
 }
 
 void cg_model_after_fork_child(void)

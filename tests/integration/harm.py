@@ -93,7 +93,7 @@ def case_fork():
     exits."""
     off = gmu_off()
     T.check(off is not None, "the stand-in's mutex found (%s)" % off)
-    n = os.environ.get("HARM_FORKS", "400")
+    n = os.environ.get("HARM_FORKS", "250")
     for pol, level in (("reinstantiate", "info"), ("log", "debug")):
         p, recs = run(["fork", n], extra={"STANDIN_GMU_OFF": off or "0", "CGSHIM_ON_UPDATE_FAILURE": pol},
                       level=level)

@@ -69,15 +69,6 @@ void cg_site_first(uint32_t site, char *out, unsigned cap)
 	if (cap)
 		out[0] = 0;
 }
-void cg_site_lock(void)
-{
-}
-void cg_site_unlock(void)
-{
-}
-void cg_site_lock_reset(void)
-{
-}
 
 int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d)
 {
