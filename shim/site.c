@@ -185,8 +185,10 @@ static uint32_t site_intern(const struct site_key *k)
 		pthread_mutex_unlock(&site_lock);
 		return id;
 	}
-	e = calloc(1, sizeof *e);
+	e = site_n < SITE_MAX ? calloc(1, sizeof *e) : NULL;
 	if (!e || !site_id_locked(e)) {
+		if (!e && site_n >= SITE_MAX)
+			atomic_fetch_add_explicit(&sites_dropped, 1, memory_order_relaxed);
 		free(e);
 		pthread_mutex_unlock(&site_lock);
 		return 0;
