@@ -51,10 +51,15 @@ struct cg_stale {
 /* The executables one free or unmap made stale: the first LEDGER_FOUND in
  * full, the rest counted. n is 0 while Python finalizes (its globals go in
  * no order: no warning; the execs are still marked stale). */
+struct lg_holder;
 struct ledger_freed {
 	uint64_t base, size;
 	int n, more;
 	struct cg_stale s[LEDGER_FOUND];
+	/* every exec made stale (handle, serial), for ledger_free_site,
+	 * which releases it; malloc'd, NULL when none */
+	struct lg_holder *marked;
+	int n_marked, cap_marked;
 };
 
 /* Whether v can be an address at all (x86-64 and CUDA's unified address
@@ -71,7 +76,11 @@ void ledger_add(uint64_t base, uint64_t size, int kind, uint32_t site);
  * so the CGS018 record has its call beside it). */
 int ledger_free(uint64_t base, uint64_t size, int host, struct ledger_freed *out);
 /* The free's site, once known, for the launch check's record (CGS019). */
-void ledger_free_site(const struct ledger_freed *f, uint32_t site);
+void ledger_free_site(struct ledger_freed *f, uint32_t site);
+/* Holder entries frees and unmaps examined (the summary's ledger_examined):
+ * the interval index's work, the execs that pointed into the freed ranges,
+ * never every live exec. */
+long long ledger_examined(void);
 /* Whether v points into a range of the ledger (node walks). */
 int ledger_tracked(uint64_t v);
 /* Base of the range holding v, 0 if none. */

@@ -452,7 +452,7 @@ void cg_rule_pageable_copies(const struct ledger_pageable *p, const char *api)
 
 /* Not inlined: the free's site is counted from here (the hook's frame and
  * the application's above it). */
-__attribute__((noinline)) void cg_rule_stale_frees(const struct ledger_freed *f, const char *api)
+__attribute__((noinline)) void cg_rule_stale_frees(struct ledger_freed *f, const char *api)
 {
 	uint32_t fsite = cg_site_here(2);
 	for (int k = 0; k < f->n; k++) {

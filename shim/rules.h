@@ -88,7 +88,7 @@ void cg_rule_stale_free(const struct cg_stale *s, const char *api);
 void cg_rule_stale_launch(const struct cg_stale *s, const char *api, int first);
 /* CGS018 for every executable one free made stale (f from ledger_free),
  * with the free's site; after the call. */
-void cg_rule_stale_frees(const struct ledger_freed *f, const char *api);
+void cg_rule_stale_frees(struct ledger_freed *f, const char *api);
 /* CGS020: the copy nodes of an executable whose host operand (what:
  * CG_REF_SRC or CG_REF_DST) is pageable (in no pinned or registered range),
  * from ledger_exec_set. */

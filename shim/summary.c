@@ -8,6 +8,7 @@
 #include "counters.h"
 #include "doors.h"
 #include "fold.h"
+#include "ledger.h"
 #include "model.h"
 #include "rules.h"
 #include "site.h"
@@ -67,6 +68,7 @@ void cg_summary_exit(void)
 	rec_int(&r, "records_condensed", cg_condensed_total());
 	rec_int(&r, "sites_deferred", cg_sites_deferred());
 	rec_int(&r, "sites_dropped", cg_sites_dropped());
+	rec_int(&r, "ledger_examined", ledger_examined());
 	rec_int(&r, "walks", model_graph_walks());
 	{
 		long long all, tallied;

@@ -130,6 +130,30 @@ def case_sites():
     T.check(rss is not None and rss < 200, "peak RSS %s MB under the shim (want < 200)" % rss)
 
 
+def case_frees():
+    """A free touches only the executables that point into the freed range
+    (the ledger's interval index): E execs, each with K allocations of its
+    own, then every allocation freed; the summary's ledger_examined is one
+    per free (E*K), not E*K times the live execs, each exec's first free
+    names it (CGS018), and the peak RSS stays under 200 MB. Times are
+    reported, not asserted."""
+    e, k = os.environ.get("HARM_EXECS", "3000"), 4
+    bare, _ = run(["frees", e, str(k)], shim=False)
+    shim, recs = run(["frees", e, str(k)], level="info")
+    print("bare:", bare.stderr.strip().splitlines()[-1:], "shim:", shim.stderr.strip().splitlines()[-1:])
+    T.check(bare.returncode == 0 and shim.returncode == 0 and bare.stdout == shim.stdout,
+            "every call answered as bare (%s)" % shim.stdout.strip())
+    frees = int(e) * k
+    summ = cgtest.ev(recs, "summary")
+    ex = summ[0].get("ledger_examined") if summ else None
+    T.check(ex is not None and frees <= ex <= 2 * frees, "ledger_examined %s for %d frees (want %d..%d)"
+            % (ex, frees, frees, 2 * frees))
+    stale = [r for r in recs if r.get("rule") == "CGS018"]
+    T.check(len(stale) == int(e), "%d CGS018 findings (want one per exec, its first free: %s)" % (len(stale), e))
+    rss = maxrss_mb(shim.stderr, "frees")
+    T.check(rss is not None and rss < 200, "peak RSS %s MB under the shim (want < 200)" % rss)
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 
 if __name__ == "__main__":
