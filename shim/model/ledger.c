@@ -311,14 +311,16 @@ static void ledger_holder_add_locked(struct lg_range *r, const struct lg_exec *x
 	struct lg_holders *h = r->h;
 	if (h && h->n && h->v[h->n - 1].e == x->e && h->v[h->n - 1].serial == x->serial)
 		return;
+	int grow = !h;
 	if (h && h->n == h->cap) {
 		uint32_t k = 0;
 		for (uint32_t i = 0; i < h->n; i++)
 			if (ledger_holder_exec_locked(&h->v[i]))
 				h->v[k++] = h->v[i];
 		h->n = k;
+		grow = k > h->cap / 2;
 	}
-	if (!h || h->n > h->cap / 2) {
+	if (grow) {
 		uint32_t nc = h ? 2 * h->cap : 4;
 		struct lg_holders *g = realloc(h, sizeof *g + nc * sizeof g->v[0]);
 		if (!g)
