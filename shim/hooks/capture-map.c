@@ -6,10 +6,13 @@
  *
  * Launch contract: while no capture is live (cg_live_captures == 0, one
  * relaxed load) a launch is forwarded at once: no lock, no allocation, no
- * record, not even at trace level. With a capture live, only a launch on
- * the legacy stream is looked at (CGS014 before the call); everything else
- * is still forwarded untouched, and an accepted one counted in this
- * thread's capture tally (model_tally_launch: a TLS write).
+ * record, not even at trace level. With a capture live, a launch on the
+ * legacy stream is looked at (CGS014 before the call), and so is one by a
+ * thread whose own capture is live (model_tally.cap) on another stream
+ * than that capture's origin (CGS024: the driver's capture-safe query
+ * says whether the stream is in a capture); everything else is still
+ * forwarded untouched, and an accepted one counted in this thread's
+ * capture tally (model_tally_launch: a TLS write).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -149,6 +152,107 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
 	}
 }
 
+/* The kernels this thread launched outside the capture it began (CGS024),
+ * for that capture's end (CGS025): the thread's own, no lock. */
+#define ESC_NAMES 200
+static CG_TLS struct {
+	uint64_t cap; /* the capture they escaped, 0 none */
+	int kernels;
+	char names[ESC_NAMES]; /* the first ones' names, comma-joined */
+} esc;
+
+/* CGS024: this thread began capture model_tally.cap, still live, and sends
+ * work (a kernel f, or a copy or memset: what) to stream s, which is not
+ * that capture's origin. Named before the call when the stream is in no
+ * capture: the legacy stream with no blocking capture live (the caller's
+ * CGS014 check found none; it is never asked about, a query of it could
+ * answer 906), or any other stream the driver's capture-safe query says
+ * captures nothing. A stream joined to a capture (an event wait), or in
+ * another one, is left alone. *name: the kernel's, for the count after
+ * the driver accepts. Returns 1 when named. */
+static __attribute__((noinline, cold)) int cgh_escape_check(int hid, CUstream s, int ptsz, CUfunction f,
+							    const char *what, const char **name)
+{
+	struct cg_capture_view cv;
+	struct cg_escape_ev ev = {s, "other_stream", NULL, what, -1};
+	struct cg_verdict v;
+	struct cg_call c;
+	CUdevice dev;
+	if (!model_tally.cap || s == CGH_NO_STREAM || !cg_call_begin(&c, hid, 0))
+		return 0;
+	if (cg_caprule_is_legacy(s, ptsz))
+		ev.route = "legacy_stream";
+	else if (!cgh_stream_captures_nothing(s, ptsz))
+		return 0;
+	else if (s == CU_STREAM_PER_THREAD || (ptsz && !s))
+		ev.route = "per_thread_stream";
+	if (!model_capture_find(model_tally.cap, &cv) || cv.tid != cg_gettid()) {
+		model_tally.cap = 0; /* ended by another thread: nothing left to escape */
+		model_tally.stream = NULL;
+		return 0;
+	}
+	if (f && drv_cuFuncGetName && drv_cuFuncGetName(&ev.kernel, f) != CUDA_SUCCESS)
+		ev.kernel = NULL;
+	if (drv_cuCtxGetDevice && drv_cuCtxGetDevice(&dev) == CUDA_SUCCESS)
+		ev.device = (int)dev;
+	if (!rules_capture_escape(cg_routes[hid].name, &ev, &cv, &v))
+		return 0;
+	cg_verdict_write(&v, cg_routes[hid].name, 0, 2);
+	*name = ev.kernel ? ev.kernel : "?";
+	return 1;
+}
+
+/* After the call CGS024 named: its call record at info (beside the
+ * violation, whatever the answer), and a kernel the driver accepted kept
+ * for its capture's end (name NULL: a copy or memset). */
+static __attribute__((noinline, cold)) void cgh_escape_after(int hid, CUresult rc, const char *name)
+{
+	struct cg_call c;
+	size_t n;
+	if (cg_call_begin(&c, hid, CG_CALL_LIFE))
+		cg_call_end(&c, rc);
+	if (!name || rc != CUDA_SUCCESS)
+		return;
+	if (esc.cap != model_tally.cap) {
+		esc.cap = model_tally.cap;
+		esc.kernels = 0;
+		esc.names[0] = 0;
+	}
+	esc.kernels++;
+	n = strlen(esc.names);
+	if (!strstr(esc.names, name) && n + strlen(name) + 2 < ESC_NAMES)
+		snprintf(esc.names + n, ESC_NAMES - n, "%s%s", n ? "," : "", name);
+}
+
+int cgh_escaped(uint64_t id)
+{
+	return id && esc.cap == id && esc.kernels;
+}
+
+void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
+{
+	CUgraphNode *nodes = NULL;
+	CUgraphNodeType t;
+	size_t n = 0, i;
+	struct cg_verdict v;
+	int kernel = 0;
+	if (CG_LIKELY(esc.cap != id) || !id)
+		return;
+	esc.cap = 0;
+	if (!g || !cv || !esc.kernels || !drv_cuGraphGetNodes || !drv_cuGraphNodeGetType ||
+	    drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
+		return;
+	if (n && !(nodes = calloc(n, sizeof *nodes)))
+		return;
+	if (n && drv_cuGraphGetNodes(g, nodes, &n) != CUDA_SUCCESS)
+		kernel = 1; /* unknown: say nothing */
+	for (i = 0; i < n && !kernel; i++)
+		kernel = drv_cuGraphNodeGetType(nodes[i], &t) != CUDA_SUCCESS || t == CU_GRAPH_NODE_TYPE_KERNEL;
+	free(nodes);
+	if (!kernel && rules_capture_empty(g, esc.kernels, esc.names, cv, &v))
+		cg_verdict_write(&v, "cuStreamEndCapture", 0, 2);
+}
+
 #define CGH_CAPTURE_ERR(rc)                                                                                            \
 	((rc) >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (rc) <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
 
@@ -164,17 +268,21 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
  * Measured on the stand-in (callgrind): ~59 instructions a launch inside a
  * capture before, most of them saving 11 arguments across a call to
  * __errno_location. */
-#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check, kernel)                                        \
+#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check, kernel, fn_expr, what)                         \
 	static __attribute__((noinline, cold)) CUresult name##_slow params                                             \
 	{                                                                                                              \
 		CUresult rc;                                                                                           \
+		const char *esc_name = NULL;                                                                           \
 		CG_REAL(name);                                                                                         \
 		if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))                                    \
 			return CG_FWD(real_##name args);                                                               \
-		model_tally.off = 1; /* not counted: the legacy stream, or the driver resolved late */                 \
+		model_tally.off = 1; /* not counted: another stream, or the driver resolved late */                    \
 		if (!(check)) {                                                                                        \
+			int escaped = cgh_escape_check(HID_##name, (stream_expr), ptsz, (fn_expr), what, &esc_name);  \
 			rc = CG_FWD(real_##name args);                                                                 \
-			if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                          \
+			if (CG_UNLIKELY(escaped))                                                                      \
+				CG_KEEP_ERRNO(cgh_escape_after(HID_##name, rc, kernel ? esc_name : NULL));             \
+			else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                     \
 				CG_KEEP_ERRNO(cgh_failed(HID_##name, (stream_expr), ptsz, rc));                        \
 			return rc;                                                                                     \
 		}                                                                                                      \
@@ -191,6 +299,8 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
 			return real_##name args;                                                                       \
 		if (CG_UNLIKELY(cg_caprule_is_legacy((stream_expr), ptsz)))                                            \
 			return name##_slow args;                                                                       \
+		if (CG_UNLIKELY(model_tally.cap && (const void *)(stream_expr) != model_tally.stream))                 \
+			return name##_slow args; /* CGS024's question: this thread's capture, another stream */        \
 		rc = real_##name args;                                                                                 \
 		if (CG_LIKELY(rc == CUDA_SUCCESS))                                                                     \
 			model_tally_launch((stream_expr), kernel);                                                     \
@@ -202,7 +312,8 @@ static __attribute__((noinline, cold)) void cgh_failed(int hid, CUstream s, int 
 #define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                                             \
 	LIVE_CAPTURE_HOOK(                                                                                             \
 	    name, ptsz, params, args, stream_expr,                                                                     \
-	    cg_caprule_is_legacy((stream_expr), ptsz) && cgh_launch_check(HID_##name, (stream_expr), ptsz), 1)
+	    cg_caprule_is_legacy((stream_expr), ptsz) && cgh_launch_check(HID_##name, (stream_expr), ptsz), 1, f,      \
+	    "launches a kernel")
 
 #define LAUNCH_PARAMS                                                                                                  \
 	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,    \
@@ -220,9 +331,10 @@ LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1, (const CUlaunchConfig *config, CUfunction 
 
 /* Async copies and memsets: the launch contract (one relaxed load while no
  * capture is live), looked at only on the legacy stream (CGS014). */
-#define ASYNC_HOOK(name, ptsz, params, args, what)                                                                     \
+#define ASYNC_HOOK(name, ptsz, params, args, what, esc_what)                                                           \
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, hStream,                                                           \
-			  cg_caprule_is_legacy(hStream, ptsz) && cgh_async_check(HID_##name, hStream, ptsz, what), 0)
+			  cg_caprule_is_legacy(hStream, ptsz) && cgh_async_check(HID_##name, hStream, ptsz, what), 0,  \
+			  NULL, esc_what)
 
 /* The same for an async copy or memset on the legacy stream. */
 static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)
@@ -248,18 +360,18 @@ static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, 
 #define COPY_WHAT "copies on the legacy default stream"
 #define SET_WHAT "sets memory on the legacy default stream"
 
-ASYNC_HOOK(cuMemcpyAsync, 0, COPY_P, COPY_A, COPY_WHAT)
-ASYNC_HOOK(cuMemcpyAsync_ptsz, 1, COPY_P, COPY_A, COPY_WHAT)
-ASYNC_HOOK(cuMemcpyHtoDAsync_v2, 0, HTOD_P, HTOD_A, COPY_WHAT)
-ASYNC_HOOK(cuMemcpyHtoDAsync_v2_ptsz, 1, HTOD_P, HTOD_A, COPY_WHAT)
-ASYNC_HOOK(cuMemcpyDtoHAsync_v2, 0, DTOH_P, DTOH_A, COPY_WHAT)
-ASYNC_HOOK(cuMemcpyDtoHAsync_v2_ptsz, 1, DTOH_P, DTOH_A, COPY_WHAT)
-ASYNC_HOOK(cuMemcpyDtoDAsync_v2, 0, DTOD_P, DTOD_A, COPY_WHAT)
-ASYNC_HOOK(cuMemcpyDtoDAsync_v2_ptsz, 1, DTOD_P, DTOD_A, COPY_WHAT)
-ASYNC_HOOK(cuMemsetD8Async, 0, SET8_P, SET8_A, SET_WHAT)
-ASYNC_HOOK(cuMemsetD8Async_ptsz, 1, SET8_P, SET8_A, SET_WHAT)
-ASYNC_HOOK(cuMemsetD32Async, 0, SET32_P, SET32_A, SET_WHAT)
-ASYNC_HOOK(cuMemsetD32Async_ptsz, 1, SET32_P, SET32_A, SET_WHAT)
+ASYNC_HOOK(cuMemcpyAsync, 0, COPY_P, COPY_A, COPY_WHAT, "copies memory")
+ASYNC_HOOK(cuMemcpyAsync_ptsz, 1, COPY_P, COPY_A, COPY_WHAT, "copies memory")
+ASYNC_HOOK(cuMemcpyHtoDAsync_v2, 0, HTOD_P, HTOD_A, COPY_WHAT, "copies memory")
+ASYNC_HOOK(cuMemcpyHtoDAsync_v2_ptsz, 1, HTOD_P, HTOD_A, COPY_WHAT, "copies memory")
+ASYNC_HOOK(cuMemcpyDtoHAsync_v2, 0, DTOH_P, DTOH_A, COPY_WHAT, "copies memory")
+ASYNC_HOOK(cuMemcpyDtoHAsync_v2_ptsz, 1, DTOH_P, DTOH_A, COPY_WHAT, "copies memory")
+ASYNC_HOOK(cuMemcpyDtoDAsync_v2, 0, DTOD_P, DTOD_A, COPY_WHAT, "copies memory")
+ASYNC_HOOK(cuMemcpyDtoDAsync_v2_ptsz, 1, DTOD_P, DTOD_A, COPY_WHAT, "copies memory")
+ASYNC_HOOK(cuMemsetD8Async, 0, SET8_P, SET8_A, SET_WHAT, "sets memory")
+ASYNC_HOOK(cuMemsetD8Async_ptsz, 1, SET8_P, SET8_A, SET_WHAT, "sets memory")
+ASYNC_HOOK(cuMemsetD32Async, 0, SET32_P, SET32_A, SET_WHAT, "sets memory")
+ASYNC_HOOK(cuMemsetD32Async_ptsz, 1, SET32_P, SET32_A, SET_WHAT, "sets memory")
 
 /* Module and library loads (LIFE rows: a record at info, rare calls). A
  * load inside a capture leaves it alone (capture-map.md; CGS017 was

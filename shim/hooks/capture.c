@@ -247,7 +247,7 @@ BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, 1,
 /* Whether s captures nothing, as the driver says (asked only on the way to
  * a refusal: the model found no capture on s). Never for the legacy
  * stream: asking about it while a blocking capture is live answers 906. */
-static int stream_captures_nothing(CUstream s, int ptsz)
+int cgh_stream_captures_nothing(CUstream s, int ptsz)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
 	PFN_cuStreamGetCaptureInfo_v12030 f = ptsz ? drv_cuStreamGetCaptureInfo_v3_ptsz : drv_cuStreamGetCaptureInfo_v3;
@@ -280,7 +280,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		return CG_FWD(fn(s, ph));
 	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
 	if (ph && (capturing ? cg_caprule_end_unmatched(cg_routes[hid].name, id, s) /* CGS022: 903 */
-			     : stream_captures_nothing(s, ptsz) &&
+			     : cgh_stream_captures_nothing(s, ptsz) &&
 				   cg_caprule_end_none(cg_routes[hid].name, s))) { /* CGS021 */
 		int rule = capturing ? R_END_UNMATCHED : R_END_NOT_CAPTURING;
 		int want = capturing ? CUDA_ERROR_STREAM_CAPTURE_UNMATCHED : CUDA_ERROR_ILLEGAL_STATE;
@@ -321,11 +321,15 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		model_capture_breaker(id, cg_routes[hid].name, cg_rule_id(R_UNJOINED),
 				      CUDA_ERROR_STREAM_CAPTURE_UNJOINED, unsite[0]);
 	}
+	/* CGS025 needs the capture as it was: found only when kernels escaped */
+	int escaped = capturing && cgh_escaped(id) && model_capture_find(id, &cv);
 	cg_call_mark_in(&c);
 	CG_FWD_OUT(rc, fn(s, ph));
 	cg_call_mark_out(&c);
 	{
 		CUgraph g = rc == CUDA_SUCCESS && ph ? *ph : NULL;
+		if (CG_UNLIKELY(escaped))
+			cgh_escape_end(id, &cv, g);
 		struct cg_summary *sum = NULL;
 		int have_counts = 0, repeat = 0;
 		uint32_t n_alloc = 0, n_free = 0;

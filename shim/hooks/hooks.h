@@ -130,6 +130,17 @@ void cgh_capinfo_seen(CUresult rc, CUstream s, const CUstreamCaptureStatus *st, 
  * level for every instantiated graph. */
 void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e);
 
+/* capture.c: whether the driver says s captures nothing (a capture-safe
+ * query; never asked of the legacy stream). */
+int cgh_stream_captures_nothing(CUstream s, int ptsz);
+/* capture-map.c, CGS025: whether this thread launched kernels outside
+ * capture id (a TLS load); then cgh_escape_end after the end of capture
+ * id (cv found before the end) into graph g. When this thread launched kernels outside
+ * it (CGS024's) and g has no kernel node, named; the escapes are
+ * forgotten either way. Cold; a TLS load when nothing escaped. */
+int cgh_escaped(uint64_t id);
+void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g);
+
 /* A repeat's call (call.h): its record is left to debug level. */
 static inline void cgh_call_repeat(struct cg_call *c, int repeat)
 {

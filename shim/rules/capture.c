@@ -18,6 +18,11 @@
  *   CGS023  a capture begun on a stream already capturing (its own capture
  *           or one it joined): 401 (the stand-in's answer; the GPU row
  *           measures it), the capture going on
+ *   CGS024  the thread that began a live capture launches, copies or sets
+ *           memory on a stream the driver says is in no capture: accepted,
+ *           run once now, missing from every replay (warn)
+ *   CGS025  a capture ends with no kernel node while its thread launched
+ *           kernels outside it (CGS024's): the graph is empty of work (warn)
  *
  * Each takes the capture(s) the hook looked up (NULL: none) and the calling
  * thread's id. Every capture-breaking verdict carries the same fields: the
@@ -227,5 +232,66 @@ int rules_capture_begin_capturing(const char *api, CUstream s, const struct cg_c
 		  "captures do not nest: the call fails with 401 (cudaErrorIllegalState) and the capture goes on; "
 		  "end it first, or capture on another stream",
 		  "begin_stream");
+	return 1;
+}
+
+/* Why the work went elsewhere, for the message. */
+static const char *escape_why(const char *route)
+{
+	if (!strcmp(route, "legacy_stream"))
+		return "the legacy stream does not synchronise with a non-blocking capturing stream";
+	if (!strcmp(route, "per_thread_stream"))
+		return "the per-thread default stream is not the capturing stream";
+	return "that stream is not in the capture (a handle cached before it?)";
+}
+
+int rules_capture_escape(const char *api, const struct cg_escape_ev *ev, const struct cg_capture_view *cv,
+			 struct cg_verdict *v)
+{
+	char what[200], effect[400];
+	if (!ev || !cv || !ev->route)
+		return 0;
+	cg_verdict_init(v, R_ESCAPED, -1);
+	if (ev->kernel)
+		snprintf(what, sizeof what, "launches kernel %.120s on stream 0x%llx", ev->kernel,
+			 (unsigned long long)(uintptr_t)ev->s);
+	else
+		snprintf(what, sizeof what, "%s on stream 0x%llx", ev->what ? ev->what : "enqueues work",
+			 (unsigned long long)(uintptr_t)ev->s);
+	snprintf(effect, sizeof effect,
+		 "%s; it runs once, now, and every replay of the graph lacks it: use the capturing stream, or join "
+		 "this one to the capture with an event wait",
+		 escape_why(ev->route));
+	capture_msg(v, api, cv, what, effect);
+	cg_vf_hex(v, "launch_stream", (uintptr_t)ev->s);
+	cg_vf_word(v, "route", ev->route);
+	if (ev->kernel)
+		cg_vf_str(v, "kernel", ev->kernel);
+	if (ev->device >= 0)
+		cg_vf_int(v, "device", ev->device);
+	capture_fields(v, cv);
+	return 1;
+}
+
+int rules_capture_empty(CUgraph g, int n, const char *kernels, const struct cg_capture_view *cv,
+			struct cg_verdict *v)
+{
+	if (!cv || n <= 0)
+		return 0;
+	cg_verdict_init(v, R_EMPTY_GRAPH, -1);
+	snprintf(v->msg, 480,
+		 "capture %llu on stream 0x%llx ended into graph 0x%llx with no kernel node, while its thread launched "
+		 "%d kernel(s) outside it (%.200s): the graph replays none of that work",
+		 (unsigned long long)cv->id, (unsigned long long)(uintptr_t)cv->stream, (unsigned long long)(uintptr_t)g,
+		 n, kernels && kernels[0] ? kernels : "names unknown");
+	cg_vf_u64(v, "capture", cv->id);
+	cg_vf_hex(v, "stream", (uintptr_t)cv->stream);
+	cg_vf_hex(v, "graph", (uintptr_t)g);
+	cg_vf_int(v, "escaped_kernels", n);
+	if (kernels && kernels[0])
+		cg_vf_str(v, "kernels", kernels);
+	cg_vf_caller(v);
+	cg_vf_site_here(v, "site");
+	cg_vf_site(v, "begin_site", cv->site);
 	return 1;
 }

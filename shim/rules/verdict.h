@@ -203,6 +203,24 @@ int rules_capture_end_unmatched(const char *api, CUstream s, const struct cg_cap
 /* CGS023: a begin-capture on stream s, which is in capture cv (begun on
  * it, or joined). */
 int rules_capture_begin_capturing(const char *api, CUstream s, const struct cg_capture_view *cv, struct cg_verdict *v);
+/* CGS024: the calling thread began capture cv, still live, and launches
+ * (kernel: the function's name, NULL for a copy or memset; what: the call
+ * said in words) on stream s, which the driver says is in no capture:
+ * route is why it escaped ("legacy_stream", "per_thread_stream",
+ * "other_stream"), device the calling thread's current device (-1
+ * unknown). */
+struct cg_escape_ev {
+	CUstream s;
+	const char *route, *kernel, *what;
+	int device;
+};
+int rules_capture_escape(const char *api, const struct cg_escape_ev *ev, const struct cg_capture_view *cv,
+			 struct cg_verdict *v);
+/* CGS025: capture cv ended into graph g with no kernel node while its
+ * thread launched n kernels outside it (kernels: the first names, joined
+ * by commas). */
+int rules_capture_empty(CUgraph g, int n, const char *kernels, const struct cg_capture_view *cv,
+			struct cg_verdict *v);
 /* CGS008: capture on stream s ends with n forked streams unjoined
  * (unjoined[], their fork sites); cv: the capture, for its begin site. */
 int rules_capture_unjoined(uint64_t capture, CUstream s, CUstream const *unjoined, const uint32_t *fork_sites, int n,

@@ -45,11 +45,13 @@ EXPECT = {
     "CGS021": ("cuStreamEndCapture", 401),
     "CGS022": ("cuStreamEndCapture", 903),
     "CGS023": ("cuStreamBeginCapture_v2", 401),
+    "CGS024": ("cuLaunchKernel", None),
+    "CGS025": ("cuStreamEndCapture", None),
 }
 
 # Capture-breaking rules (issue 14): the violation names both threads, and
 # the capture's failed end ("broken") links back to it.
-CAPTURE_RULES = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS016", "CGS022", "CGS023"}
+CAPTURE_RULES = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS016", "CGS022", "CGS023", "CGS024"}
 LINKED = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS022"}
 
 # Rules that cannot happen alone: a pool change always moves the allocation
@@ -59,6 +61,8 @@ COMPANIONS = {
     "CGS019": {"CGS018"},
     # the 908 ends the capture: the reproducer's own end then finds none (401)
     "CGS016": {"CGS021"},
+    # the empty graph's kernels escaped: each named when it went
+    "CGS025": {"CGS024"},
 }
 
 # rule -> severity, from shim/rules.def (the one list): a record's severity
