@@ -278,7 +278,7 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 			return CG_FWD(real_##name args);                                                               \
 		model_tally.off = 1; /* not counted: another stream, or the driver resolved late */                    \
 		if (!(check)) {                                                                                        \
-			int escaped = cgh_escape_check(HID_##name, (stream_expr), ptsz, (fn_expr), what, &esc_name);  \
+			int escaped = cgh_escape_check(HID_##name, (stream_expr), ptsz, (fn_expr), what, &esc_name);   \
 			rc = CG_FWD(real_##name args);                                                                 \
 			if (CG_UNLIKELY(escaped))                                                                      \
 				CG_KEEP_ERRNO(cgh_escape_after(HID_##name, rc, kernel ? esc_name : NULL));             \
@@ -310,10 +310,10 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 	}
 
 #define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                                             \
-	LIVE_CAPTURE_HOOK(                                                                                             \
-	    name, ptsz, params, args, stream_expr,                                                                     \
-	    cg_caprule_is_legacy((stream_expr), ptsz) && cgh_launch_check(HID_##name, (stream_expr), ptsz), 1, f,      \
-	    "launches a kernel")
+	LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr,                                                       \
+			  cg_caprule_is_legacy((stream_expr), ptsz) &&                                                 \
+			      cgh_launch_check(HID_##name, (stream_expr), ptsz),                                       \
+			  1, f, "launches a kernel")
 
 #define LAUNCH_PARAMS                                                                                                  \
 	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,    \

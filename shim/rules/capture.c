@@ -273,8 +273,7 @@ int rules_capture_escape(const char *api, const struct cg_escape_ev *ev, const s
 	return 1;
 }
 
-int rules_capture_empty(CUgraph g, int n, const char *kernels, const struct cg_capture_view *cv,
-			struct cg_verdict *v)
+int rules_capture_empty(CUgraph g, int n, const char *kernels, const struct cg_capture_view *cv, struct cg_verdict *v)
 {
 	if (!cv || n <= 0)
 		return 0;
@@ -282,8 +281,8 @@ int rules_capture_empty(CUgraph g, int n, const char *kernels, const struct cg_c
 	snprintf(v->msg, 480,
 		 "capture %llu on stream 0x%llx ended into graph 0x%llx with no kernel node, while its thread launched "
 		 "%d kernel(s) outside it (%.200s): the graph replays none of that work",
-		 (unsigned long long)cv->id, (unsigned long long)(uintptr_t)cv->stream, (unsigned long long)(uintptr_t)g,
-		 n, kernels && kernels[0] ? kernels : "names unknown");
+		 (unsigned long long)cv->id, (unsigned long long)(uintptr_t)cv->stream,
+		 (unsigned long long)(uintptr_t)g, n, kernels && kernels[0] ? kernels : "names unknown");
 	cg_vf_u64(v, "capture", cv->id);
 	cg_vf_hex(v, "stream", (uintptr_t)cv->stream);
 	cg_vf_hex(v, "graph", (uintptr_t)g);

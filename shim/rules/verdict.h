@@ -219,8 +219,7 @@ int rules_capture_escape(const char *api, const struct cg_escape_ev *ev, const s
 /* CGS025: capture cv ended into graph g with no kernel node while its
  * thread launched n kernels outside it (kernels: the first names, joined
  * by commas). */
-int rules_capture_empty(CUgraph g, int n, const char *kernels, const struct cg_capture_view *cv,
-			struct cg_verdict *v);
+int rules_capture_empty(CUgraph g, int n, const char *kernels, const struct cg_capture_view *cv, struct cg_verdict *v);
 /* CGS008: capture on stream s ends with n forked streams unjoined
  * (unjoined[], their fork sites); cv: the capture, for its begin site. */
 int rules_capture_unjoined(uint64_t capture, CUstream s, CUstream const *unjoined, const uint32_t *fork_sites, int n,

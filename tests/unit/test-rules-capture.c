@@ -196,6 +196,42 @@ static int begin_free(struct cg_verdict *o, int m)
 	return rules_capture_begin_capturing("cuStreamBeginCapture_v2", S, NULL, o);
 }
 
+/* ---- CGS024, CGS025 ----------------------------------------------------- */
+static int escape(const char *route, const char *kernel, const struct cg_capture_view *cv, struct cg_verdict *o)
+{
+	struct cg_escape_ev ev = {(CUstream)0x41, route, kernel, "sets memory", 0};
+	return rules_capture_escape("cuLaunchKernel", &ev, cv, o);
+}
+static int escape_cached(struct cg_verdict *o, int m)
+{
+	(void)m;
+	C = cap(12, CU_STREAM_CAPTURE_MODE_GLOBAL, ME, 0);
+	return escape("other_stream", "_Z6k_fillPfld", &C, o);
+}
+static int escape_legacy(struct cg_verdict *o, int m)
+{
+	(void)m;
+	C = cap(12, CU_STREAM_CAPTURE_MODE_GLOBAL, ME, 0);
+	return escape("legacy_stream", NULL, &C, o);
+}
+static int escape_no_capture(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return escape("other_stream", "_Z6k_fillPfld", NULL, o);
+}
+static int empty_graph(struct cg_verdict *o, int m)
+{
+	(void)m;
+	C = cap(13, CU_STREAM_CAPTURE_MODE_GLOBAL, ME, 0);
+	return rules_capture_empty((CUgraph)0x77, 2, "_Z6k_fillPfld", &C, o);
+}
+static int empty_nothing_escaped(struct cg_verdict *o, int m)
+{
+	(void)m;
+	C = cap(13, CU_STREAM_CAPTURE_MODE_GLOBAL, ME, 0);
+	return rules_capture_empty((CUgraph)0x77, 0, "", &C, o);
+}
+
 static const struct rule_case capture_cases[] = {
     {"CGS007", FIRES, "pinned allocation during another thread's global capture", unsafe_live,
      CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "capture", 3,
@@ -241,6 +277,16 @@ static const struct rule_case capture_cases[] = {
      0x41, "which joined that capture through an event wait"},
     {"CGS023", SILENT, "the stream captures nothing", begin_free, 0, NULL, 0, NULL},
     {"CGS023", SILENT, "capture named abandoned: counted", begin_named, 0, NULL, 0, NULL},
+    {"CGS024", FIRES, "kernel on a stream cached before the capture", escape_cached, -1, "launch_stream", 0x41,
+     "launches kernel _Z6k_fillPfld on stream 0x41 while capture 12"},
+    {"CGS024", FIRES, "the route is named", escape_cached, -1, "capture", 12, "that stream is not in the capture"},
+    {"CGS024", FIRES, "a memset on the legacy stream", escape_legacy, -1, "device", 0,
+     "sets memory on stream 0x41 while capture 12 (global mode, stream 0x30, begun by thread 100 \"worker\") is "
+     "live: the legacy stream does not synchronise with a non-blocking capturing stream"},
+    {"CGS024", SILENT, "no capture of this thread's live", escape_no_capture, 0, NULL, 0, NULL},
+    {"CGS025", FIRES, "no kernel node, two kernels escaped", empty_graph, -1, "escaped_kernels", 2,
+     "ended into graph 0x77 with no kernel node, while its thread launched 2 kernel(s) outside it (_Z6k_fillPfld)"},
+    {"CGS025", SILENT, "nothing escaped", empty_nothing_escaped, 0, NULL, 0, NULL},
 };
 RULE_CASES_TEST(capture_cases)
 
