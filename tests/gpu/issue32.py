@@ -1,0 +1,61 @@
+"""tests/gpu/issue32.py BUILD -- issue 32's GPU rows (tests/gpu/issue32):
+work that escapes a capture (CGS024) and the empty graph (CGS025), in a C++
+program and in PyTorch. Every case: the output under the shim equals the
+bare run's, and the rule fires exactly as listed (route included), nothing
+else warns."""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpucase  # noqa: E402
+from gpucase import case  # noqa: E402
+
+B = os.path.abspath(sys.argv[1])
+LIB = os.path.join(B, "shim", "libcgshim.so")
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = tempfile.mkdtemp(prefix="issue32-")
+EXE = os.path.join(BIN, "escape")
+subprocess.run(["nvcc", "-O2", "-o", EXE, os.path.join(HERE, "issue32_escape.cu")], check=True)
+
+
+def both(cmd, timeout=400):
+    bare, _, _ = gpucase.run(cmd, None, timeout=timeout)
+    shim, recs, _ = gpucase.run(cmd, LIB, timeout=timeout)
+    assert bare.returncode == 0, "bare exit %d: %s" % (bare.returncode, bare.stdout[-800:] + bare.stderr[-800:])
+    assert shim.returncode == 0, "shim exit %d: %s" % (shim.returncode, shim.stderr[-800:])
+    assert shim.stdout == bare.stdout, "output differs: %r vs %r" % (shim.stdout, bare.stdout)
+    print("  " + bare.stdout.strip().splitlines()[-1])
+    return [r for r in recs if r.get("ev") == "violation" and r.get("severity") in ("error", "warn")], bare.stdout
+
+
+def expect(viols, routes, empty=0):
+    esc = [v for v in viols if v.get("rule") == "CGS024"]
+    other = sorted({v.get("rule") for v in viols if v.get("rule") not in ("CGS024", "CGS025")})
+    assert not other, "other rules fired: %s" % other
+    assert [v.get("route") for v in esc] == routes, "CGS024 routes %r (want %r): %s" % (
+        [v.get("route") for v in esc], routes, [v.get("msg") for v in esc])
+    n25 = len([v for v in viols if v.get("rule") == "CGS025"])
+    assert n25 == empty, "CGS025 %d (want %d)" % (n25, empty)
+    for v in esc:
+        assert v.get("site") and v.get("capture") and "device" in v, v
+
+
+for mode, routes, empty, out in (("cached", ["other_stream"], 0, "b 10 "), ("legacy", ["legacy_stream"], 0, "b 10 "),
+                                 ("ptds", ["per_thread_stream"], 0, "b 10 "), ("empty", ["other_stream"], 1, "nodes 0"),
+                                 ("joined", [], 0, "b 30 "), ("thread", [], 0, "b 10 ")):
+    @case("escape-" + mode)
+    def _(mode=mode, routes=routes, empty=empty, out=out):
+        v, stdout = both([EXE, mode])
+        assert out in stdout, "want %r in %r" % (out, stdout)
+        expect(v, routes, empty)
+
+for mode, routes in (("op", ["other_stream"]), ("custom", ["other_stream"]), ("right", [])):
+    @case("torch-" + mode)
+    def _(mode=mode, routes=routes):
+        v, stdout = both([sys.executable, os.path.join(HERE, "issue32_torch.py"), mode], timeout=500)
+        assert stdout.startswith("y "), stdout
+        expect([x for x in v if x.get("rule") in ("CGS024", "CGS025")], routes)
+
+gpucase.finish()
