@@ -31,6 +31,7 @@
 #include "resolve.h"
 #include "state.h"
 #include "summary.h"
+#include "suppress.h"
 
 _Atomic int cg_state = CG_SETUP;
 CG_TLS struct cg_tls cg_tls;
@@ -133,6 +134,7 @@ static void exit_handler(void)
 	/* the folded repeats' totals and the print limit's closing line:
 	 * written with or without the summary */
 	cg_rules_fold_exit();
+	cg_suppress_exit();
 	cg_findings_exit();
 	cg_log_unbuffered(); /* every thread's batch out; later records go straight */
 	cg_tls.in_shim--;

@@ -1,6 +1,7 @@
 /* shim/rules.c -- rule table, switches, violation and mismatch records. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "rules.h"
 #include "rules/verdict.h"
 #include "site.h"
+#include "suppress.h"
 
 /* doc: the rule's page, written on every violation so a log line leads to
  * the explanation (CGSHIM_RULE_DOC: relative to the source tree). */
@@ -183,11 +185,55 @@ static int cg_violation_take(const struct cg_verdict *v, unsigned flags, uint32_
 	return 0;
 }
 
+/* CGSHIM_SUPPRESS: rules whose every written instance so far was
+ * suppressed; their repeats (counted, never written) are not counted. */
+static _Atomic int rule_hidden[R_COUNT], rule_shown[R_COUNT];
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether a baseline entry (suppress.h) matches v: its fingerprint is the
+ * rule, the site field's first frame and the handle fields' names. */
+static int verdict_suppressed(const struct cg_verdict *v, uint32_t here)
+{
+	const char *keys[CG_VERDICT_FIELDS];
+	char kind[256];
+	uint32_t site = 0;
+	int nk = 0, o = 0;
+
+	if (!cg_cfg.suppress || !*cg_cfg.suppress)
+		return 0;
+	for (int i = 0; i < v->nf; i++) {
+		if (v->f[i].kind == CG_VF_HEX)
+			keys[nk++] = v->f[i].key;
+		else if (!strcmp(v->f[i].key, "site") &&
+			 (v->f[i].kind == CG_VF_SITE_HERE || v->f[i].kind == CG_VF_SITE))
+			site = v->f[i].kind == CG_VF_SITE_HERE ? here : (uint32_t)v->f[i].val;
+	}
+	qsort(keys, (size_t)nk, sizeof keys[0], cmp_key);
+	kind[0] = '\0';
+	for (int i = 0; i < nk && o < (int)sizeof kind; i++)
+		o += snprintf(kind + o, sizeof kind - (size_t)o, "%s%s", i ? "," : "", keys[i]);
+	if (!cg_suppress_match(cg_rule_id(v->rule), kind, site)) {
+		atomic_store(&rule_shown[v->rule], 1);
+		return 0;
+	}
+	atomic_store(&rule_hidden[v->rule], 1);
+	return 1;
+}
+
+static int repeat_hidden(int rule)
+{
+	return atomic_load(&rule_hidden[rule]) && !atomic_load(&rule_shown[rule]);
+}
+
 /* The record of v; here: the call's site for CG_VF_SITE_HERE fields. */
 static int verdict_emit(const struct cg_verdict *v, const char *api, unsigned flags, uint32_t here)
 {
 	struct cg_rec r;
-	if (!cg_rule_on(v->rule) || !cg_violation_take(v, flags, here))
+	if (!cg_rule_on(v->rule) || verdict_suppressed(v, here) || !cg_violation_take(v, flags, here))
 		return 0;
 	cg_violation_begin(&r, v, api);
 	for (int i = 0; i < v->nf; i++) {
@@ -264,7 +310,8 @@ int cg_verdict_write(const struct cg_verdict *v, const char *api, unsigned flags
 {
 	uint32_t here = 0;
 	if (v->repeat) {
-		cg_violation_counted(v->rule);
+		if (!repeat_hidden(v->rule))
+			cg_violation_counted(v->rule);
 		return 0;
 	}
 	if (!cg_rule_on(v->rule))
@@ -279,7 +326,8 @@ int cg_verdict_write(const struct cg_verdict *v, const char *api, unsigned flags
 int cg_verdict_write_capture(const struct cg_verdict *v, const char *api, uint64_t capture, uint32_t site)
 {
 	if (v->repeat) {
-		cg_violation_counted(v->rule);
+		if (!repeat_hidden(v->rule))
+			cg_violation_counted(v->rule);
 		return 0;
 	}
 	/* The first call that breaks the capture is its link; an end from the

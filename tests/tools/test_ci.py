@@ -173,6 +173,35 @@ def case_baseline():
     print("baseline: identical run nothing new; one new violation reported and fails; stale listed")
 
 
+def case_suppress():
+    """CGSHIM_SUPPRESS: the shim applies a baseline at run time."""
+    d = tempfile.mkdtemp(dir=TMP)
+    b = os.path.join(d, "s.json")
+
+    def with_sup(entries, mode="cgs001"):
+        json.dump({"cgshim_baseline": 1, "suppressions": entries}, open(b, "w"))
+        return launch(mode, "--error-exitcode=3", env=clean_env({"CGSHIM_SUPPRESS": b}))
+
+    # ci_app's frames are not exported symbols: the shim names the module.
+    rc, err, logs = with_sup([{"rule": "CGS001", "function": "*", "file": "ci_app", "kind": "exec,graph"}])
+    check(rc == 0 and not records(logs, "violation"), "suppressed CGS001 still written or counted: rc %d %r" %
+          (rc, records(logs, "violation")))
+    check("ERROR SUMMARY: 0 errors" in summary_line(err), "suppressed finding counted: %r" % err[-300:])
+    # A new finding (other kind) is written and counted; the stale entry named at exit.
+    rc, err, logs = with_sup([{"rule": "CGS001", "kind": "exec"}, {"rule": "CGS004", "function": "gone"}])
+    check(rc == 3 and len(records(logs, "violation")) == 1, "unmatched entries suppressed: rc %d" % rc)
+    warns = [r.get("msg", "") for r in records(logs, "warning")]
+    check(sum("stale suppression (matched nothing): CGS004 at gone" in w for w in warns) == 1 and
+          sum("stale suppression (matched nothing): CGS001 at * (*) kind exec" in w for w in warns) == 1,
+          "stale entries at exit: %r" % warns)
+    # A Python-style entry for a file path matches at a '/' only; a malformed file: one warning, nothing hidden.
+    open(b, "w").write('{"suppressions": [{"function": "x"}]}')
+    rc, err, logs = launch("cgs001", "--error-exitcode=3", env=clean_env({"CGSHIM_SUPPRESS": b}))
+    check(rc == 3 and records(logs, "violation"), "a malformed suppression file hid the finding")
+    check(any("malformed" in r.get("msg", "") for r in records(logs, "warning")), "no warning for the malformed file")
+    print("suppress: matched finding neither written nor counted; new one reported; stale named; malformed warned")
+
+
 # ---------------------------------------------------------------- SARIF, JUnit
 
 def case_sarif():
