@@ -88,7 +88,33 @@ struct cg_summary {
 	/* a walked summary's block capacities (graphs.c: its blocks are
 	 * kept for the next walk when it is freed); 0 in a partial one */
 	uint32_t cap_nodes, cap_det, cap_mem;
+	/* child graph nodes (type GRAPH), n_kids of them in node order, each
+	 * with the walked summary of the graph the node owns
+	 * (cuGraphChildGraphNodeGetGraph, read while the walk's graph is held
+	 * by the call), CG_KID_DEPTH levels at most; the child's topology hash
+	 * and refusal fingerprint are folded into topo, so a changed child
+	 * makes the update compare in full (rules/update.c). NULL: no child
+	 * node, or none walked (then nothing about the child is predicted). */
+	struct cg_kid *kids;
+	uint32_t n_kids;
 };
+
+/* Levels of child graphs a walk descends (each level costs the walk's
+ * ~9 KiB of stack scratch; deeper children are not compared). */
+#define CG_KID_DEPTH 3
+struct cg_kid {
+	uint32_t node; /* index of the child graph node in the summary */
+	struct cg_summary *s;
+};
+
+/* The child summary of node i of s, or NULL (not a child node, or not walked). */
+static inline const struct cg_summary *model_summary_kid(const struct cg_summary *s, uint32_t i)
+{
+	for (uint32_t k = 0; s && k < s->n_kids; k++)
+		if (s->kids[k].node == i)
+			return s->kids[k].s;
+	return NULL;
+}
 
 struct cg_ndet;
 

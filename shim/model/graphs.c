@@ -20,8 +20,19 @@ struct cg_graph *model_graph_find_locked(CUgraph g)
  * the update's summary swap ~500 -> ~150 instructions). */
 static _Atomic(struct cg_summary *) spare_sum;
 
+/* A summary's child summaries go with it (never kept in the spare). */
+static void summary_kids_free(struct cg_summary *s)
+{
+	for (uint32_t k = 0; k < s->n_kids; k++)
+		model_summary_free(s->kids[k].s);
+	free(s->kids);
+	s->kids = NULL;
+	s->n_kids = 0;
+}
+
 static void summary_blocks_free(struct cg_summary *s)
 {
+	summary_kids_free(s);
 	if (s->mem != (struct cg_mnode *)(s + 1)) /* a partial one's are in its block */
 		free(s->mem);
 	free(s->det);
@@ -33,6 +44,7 @@ void model_summary_free(struct cg_summary *s)
 	struct cg_summary *none = NULL;
 	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
+	summary_kids_free(s);
 	if (s->cap_nodes && atomic_compare_exchange_strong(&spare_sum, &none, s))
 		return;
 	summary_blocks_free(s);
@@ -78,7 +90,34 @@ static inline uint32_t edge_sig(uint32_t from, const CUgraphEdgeData *ed)
 	return (uint32_t)cg_mix64((uint64_t)from << 24 | data, 0x5EDull);
 }
 
+/* A child graph node's graph, walked one level deeper (no lock held; the
+ * handle is owned by the node, which the parent walk holds); appended to
+ * s->kids. Best effort: a child not walked is not compared. */
+static struct cg_summary *summary_walk_at(CUgraph g, int depth);
+
+static void summary_kid_add(struct cg_summary *s, CUgraphNode node, uint32_t index, int depth)
+{
+	CUgraph child = NULL;
+	if (depth >= CG_KID_DEPTH || !drv_cuGraphChildGraphNodeGetGraph ||
+	    drv_cuGraphChildGraphNodeGetGraph(node, &child) != CUDA_SUCCESS || !child)
+		return;
+	struct cg_kid *k = realloc(s->kids, (s->n_kids + 1) * sizeof *k);
+	if (!k)
+		return;
+	s->kids = k;
+	struct cg_summary *c = summary_walk_at(child, depth + 1);
+	if (!c)
+		return;
+	k[s->n_kids].node = index;
+	k[s->n_kids++].s = c;
+}
+
 static struct cg_summary *summary_walk(CUgraph g)
+{
+	return summary_walk_at(g, 0);
+}
+
+static struct cg_summary *summary_walk_at(CUgraph g, int depth)
 {
 	size_t n = 0, ne = 0, nm = 0;
 	struct cg_summary *s;
@@ -86,7 +125,8 @@ static struct cg_summary *summary_walk(CUgraph g)
 	size_t mem_cap = 16;
 	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
 		return NULL;
-	atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
+	if (!depth)
+		atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
 	/* One block: header, node handles, dependency counts, types; the
 	 * spare's when it is large enough (its other blocks kept aside). */
 	struct cg_summary *r = atomic_exchange(&spare_sum, NULL);
@@ -134,6 +174,8 @@ static struct cg_summary *summary_walk(CUgraph g)
 		s->types[i] = (uint8_t)t;
 		if (s->det && nodes_described(t))
 			nodes_describe(s->nodes[i], t, (uint32_t)i, &s->det[s->n_det++]);
+		if (t == CU_GRAPH_NODE_TYPE_GRAPH)
+			summary_kid_add(s, s->nodes[i], (uint32_t)i, depth);
 		if (t != CU_GRAPH_NODE_TYPE_MEM_ALLOC && t != CU_GRAPH_NODE_TYPE_MEM_FREE)
 			continue;
 		if (nm == mem_cap) {
@@ -224,6 +266,11 @@ static struct cg_summary *summary_walk(CUgraph g)
 		uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)s->n_nodes << 32 | s->n_edges);
 		for (uint32_t i = 0; i < s->n_nodes; i++)
 			h = cg_mix64(h, (uint64_t)s->depsig[i] << 32 | (uint64_t)s->types[i] << 16 | s->ndeps[i]);
+		/* each walked child's topology hash and refusal fingerprint
+		 * (nodes.h sig), complete when its walk returned */
+		for (uint32_t k = 0; k < s->n_kids; k++)
+			h = cg_mix64(cg_mix64(h, (uint64_t)s->kids[k].node << 32 | 0x6B1D),
+				     s->kids[k].s->topo ^ (s->kids[k].s->sig * 0x9E3779B97F4A7C15ull));
 		s->topo = h | 1;
 	}
 	/* Details, exactly as many as described (none: no array) */

@@ -2,8 +2,9 @@
  * shim/rules/update.c -- the update rules, pure verdicts (verdict.h):
  *
  *   CGS001  cuGraphExecUpdate will fail: node count, a node's type,
- *           dependency count or dependencies (the edges, their data), or a
- *           node detail the driver refuses
+ *           dependency count or dependencies (the edges, their data), a
+ *           node detail the driver refuses, or any of these inside a child
+ *           graph node (the update is recursive)
  *   CGS002  update from a memory-node graph that has its own live exec
  *   CGS003  the update replaces an allocation the program may hold
  *   CGS012  the update carries an allocation from another pool
@@ -153,6 +154,59 @@ int rules_update_refusal(const struct cg_summary *old, const struct cg_summary *
 	return 0;
 }
 
+static int update_nodes(const struct cg_summary *old, const struct cg_summary *nu, const struct cg_model_view *mv,
+			int depth, int *result, char *why, size_t cap);
+
+/* Node i, a child graph node in both: the update is recursive (the
+ * child's topology and node insertion order must match, and its nodes
+ * obey the same limits: cuGraphExecChildGraphNodeSetParams' contract), so
+ * the two child summaries are compared as the parents are. The result is
+ * the inner comparison's; the node named is the parent's. A child not
+ * walked on either side (model_summary_kid NULL) is not compared. */
+static int update_kid(const struct cg_summary *old, const struct cg_summary *nu, uint32_t i,
+		      const struct cg_model_view *mv, int depth, int *result, char *why, size_t cap)
+{
+	const struct cg_summary *ko = model_summary_kid(old, i), *kn = model_summary_kid(nu, i);
+	char sub[200];
+	uint32_t j = 0;
+	if (!ko || !kn || depth >= CG_KID_DEPTH || (ko->topo && ko->topo == kn->topo && ko->sig == kn->sig))
+		return 0;
+	if (ko->n_nodes != kn->n_nodes) {
+		*result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+		snprintf(sub, sizeof sub, "%u nodes in the exec's, %u in the graph's", ko->n_nodes, kn->n_nodes);
+	} else if (!update_nodes(ko, kn, mv, depth + 1, result, sub, sizeof sub) &&
+		   !rules_update_refusal(ko, kn, mv, &j, result, sub, sizeof sub))
+		return 0;
+	snprintf(why, cap, "node %u (graph): its child graph differs: %s", i, sub);
+	return 1;
+}
+
+/* Two summaries of the same node count, node by node: type, dependency
+ * count, dependencies, child graphs. The first difference: its index
+ * (returned + 1; 0: none), result and reason. */
+static int update_nodes(const struct cg_summary *old, const struct cg_summary *nu, const struct cg_model_view *mv,
+			int depth, int *result, char *why, size_t cap)
+{
+	for (uint32_t i = 0; i < nu->n_nodes; i++) {
+		if (old->types[i] != nu->types[i]) {
+			*result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+			update_why_type(why, i, old->types[i], nu->types[i]);
+		} else if (old->ndeps[i] != nu->ndeps[i]) {
+			*result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+			update_why_deps(why, i, nu->types[i], old->ndeps[i], nu->ndeps[i]);
+		} else if (old->depsig && nu->depsig && old->depsig[i] != nu->depsig[i]) {
+			/* same count, other edges: a chain against a fork/join
+			 * (issue 31), or an edge's ports or type changed */
+			*result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+			update_why_edges(why, i, nu->types[i], nu->ndeps[i]);
+		} else if (nu->types[i] != CU_GRAPH_NODE_TYPE_GRAPH ||
+			   !update_kid(old, nu, i, mv, depth, result, why, cap))
+			continue;
+		return (int)i + 1;
+	}
+	return 0;
+}
+
 int rules_update_fail(const struct cg_update_ev *ev, const struct cg_model_view *mv, struct cg_update_pred *p,
 		      struct cg_verdict *v)
 {
@@ -173,29 +227,13 @@ int rules_update_fail(const struct cg_update_ev *ev, const struct cg_model_view 
 		fail = 1;
 		p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
 		update_why_count(p->why, old->n_nodes, ev->g, nu->n_nodes);
-	} else {
-		for (uint32_t i = 0; i < nu->n_nodes; i++) {
-			if (old->types[i] != nu->types[i]) {
-				fail = 1;
-				p->result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
-				update_why_type(p->why, i, old->types[i], nu->types[i]);
-			} else if (old->ndeps[i] != nu->ndeps[i]) {
-				fail = 1;
-				p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
-				update_why_deps(p->why, i, nu->types[i], old->ndeps[i], nu->ndeps[i]);
-			} else if (old->depsig && nu->depsig && old->depsig[i] != nu->depsig[i]) {
-				/* same count, other edges: a chain against a fork/join
-				 * (issue 31), or an edge's ports or type changed */
-				fail = 1;
-				p->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
-				update_why_edges(p->why, i, nu->types[i], nu->ndeps[i]);
-			}
-			if (fail) {
-				p->err_index = i;
-				p->err_node = nu->nodes[i];
-				p->from_node = old->nodes[i];
-				break;
-			}
+	} else if (old->types && nu->types) {
+		int at = update_nodes(old, nu, mv, 0, &p->result, p->why, sizeof p->why);
+		if (at) {
+			fail = 1;
+			p->err_index = (uint32_t)at - 1;
+			p->err_node = nu->nodes[p->err_index];
+			p->from_node = old->nodes[p->err_index];
 		}
 	}
 	/* Same shape, other summaries: node details the driver will not take;

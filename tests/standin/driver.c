@@ -4137,6 +4137,19 @@ DEF(cuGraphNodeGetType, PFN_cuGraphNodeGetType_v10000, (CUgraphNode hNode, CUgra
 	return CUDA_SUCCESS;
 }
 
+/* The graph a child graph node owns, not a copy: changes to it are
+ * changes to the node, and it goes with the node (the driver's contract;
+ * INVALID_VALUE for another node type). */
+DEF(cuGraphChildGraphNodeGetGraph, PFN_cuGraphChildGraphNodeGetGraph_v10000, (CUgraphNode hNode, CUgraph *phGraph))
+{
+	ENTER_OBJ();
+	struct node *n = reg_find(hNode, K_NODE);
+	if (!n || !phGraph || n->p.type != CU_GRAPH_NODE_TYPE_GRAPH || !n->p.child)
+		return CUDA_ERROR_INVALID_VALUE;
+	*phGraph = (CUgraph)n->p.child;
+	return CUDA_SUCCESS;
+}
+
 DEF(cuGraphMemAllocNodeGetParams, PFN_cuGraphMemAllocNodeGetParams_v11040,
     (CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out))
 {
@@ -5090,7 +5103,7 @@ static const struct procent g_procs[] = {
 																																																																																																																																																																																																																																																																																																																																															    10000, cuGraphGetNodes) E(cuGraphGetRootNodes,
 																																																																																																																																																																																																																																																																																																																																																		      10000, cuGraphGetRootNodes) E(cuGraphGetEdges, 10000, cuGraphGetEdges) E(cuGraphGetEdges, 12030, cuGraphGetEdges_v2) E(cuGraphNodeGetType,
 																																																																																																																																																																																																																																																																																																																																																																	     10000,
-																																																																																																																																																																																																																																																																																																																																																																	     cuGraphNodeGetType) E(cuGraphMemAllocNodeGetParams,
+																																																																																																																																																																																																																																																																																																																																																																	     cuGraphNodeGetType) E(cuGraphChildGraphNodeGetGraph, 10000, cuGraphChildGraphNodeGetGraph) E(cuGraphMemAllocNodeGetParams,
 																																																																																																																																																																																																																																																																																																																																																																				   11040,
 																																																																																																																																																																																																																																																																																																																																																																				   cuGraphMemAllocNodeGetParams) E(cuGraphMemFreeNodeGetParams,
 																																																																																																																																																																																																																																																																																																																																																																								   11040,
