@@ -76,6 +76,12 @@ struct pair {
 	uint32_t so[4], sn[4]; /* dependency signatures (issue 31) */
 	struct cg_mnode mo[2], mn[2];
 	struct cg_ndet xo[4], xn[4];
+	/* a child graph node's summaries (model_summary_kid) */
+	struct cg_summary ko, kn;
+	uint8_t kto[4], ktn[4];
+	uint16_t kdo[4], kdn[4];
+	struct cg_ndet kxo, kxn;
+	struct cg_kid kido, kidn;
 };
 
 static void pair_init(struct pair *p, uint32_t n_old, uint32_t n_new)
@@ -112,6 +118,20 @@ static void pair_det(struct pair *p, uint32_t i, int t)
 	p->nu.det = p->xn;
 	p->old.n_det = p->nu.n_det = 1;
 	p->to[i] = p->tn[i] = (uint8_t)t;
+}
+
+/* Node i a child graph node on both sides, its graph a chain of n_old
+ * kernels in the exec's summary and n_new in the graph's. */
+static void pair_kid(struct pair *p, uint32_t i, uint32_t n_old, uint32_t n_new)
+{
+	p->to[i] = p->tn[i] = CU_GRAPH_NODE_TYPE_GRAPH;
+	sum_chain(&p->ko, p->kto, p->kdo, nodes_a, n_old);
+	sum_chain(&p->kn, p->ktn, p->kdn, nodes_b, n_new);
+	p->kido = (struct cg_kid){.node = i, .s = &p->ko};
+	p->kidn = (struct cg_kid){.node = i, .s = &p->kn};
+	p->old.kids = &p->kido;
+	p->nu.kids = &p->kidn;
+	p->old.n_kids = p->nu.n_kids = 1;
 }
 
 /* The update rules in the hook's order (hooks: update_predict). */
@@ -193,6 +213,47 @@ static int upd_memcpy(struct cg_verdict *o, int m)
 	pair_det(&P, 1, CU_GRAPH_NODE_TYPE_MEMCPY);
 	P.xo[0].grid[0] = CG_CPY_H2D;
 	P.xn[0].grid[0] = CG_CPY_D2H;
+	return run_update(&P, o, m, 0);
+}
+/* issue 31: child graph nodes, compared inside (the update is recursive) */
+static int upd_kid_count(struct cg_verdict *o, int m)
+{
+	pair_init(&P, 2, 2);
+	pair_kid(&P, 1, 1, 2);
+	return run_update(&P, o, m, 0);
+}
+static int upd_kid_type(struct cg_verdict *o, int m)
+{
+	pair_init(&P, 2, 2);
+	pair_kid(&P, 1, 2, 2);
+	P.ktn[1] = CU_GRAPH_NODE_TYPE_MEMSET;
+	return run_update(&P, o, m, 0);
+}
+static int upd_kid_memcpy(struct cg_verdict *o, int m)
+{
+	pair_init(&P, 2, 2);
+	pair_kid(&P, 0, 1, 1);
+	P.kto[0] = P.ktn[0] = CU_GRAPH_NODE_TYPE_MEMCPY;
+	P.kxo = (struct cg_ndet){.node = 0, .type = CU_GRAPH_NODE_TYPE_MEMCPY, .grid = {CG_CPY_D2H}};
+	P.kxn = (struct cg_ndet){.node = 0, .type = CU_GRAPH_NODE_TYPE_MEMCPY, .grid = {CG_CPY_H2D}};
+	P.ko.det = &P.kxo;
+	P.kn.det = &P.kxn;
+	P.ko.n_det = P.kn.n_det = 1;
+	return run_update(&P, o, m, 0);
+}
+static int upd_kid_same(struct cg_verdict *o, int m)
+{
+	pair_init(&P, 2, 2);
+	pair_kid(&P, 1, 2, 2);
+	return run_update(&P, o, m, 0);
+}
+/* a child not walked on one side (depth, a failed query): not compared */
+static int upd_kid_unknown(struct cg_verdict *o, int m)
+{
+	pair_init(&P, 2, 2);
+	pair_kid(&P, 1, 1, 2);
+	P.nu.kids = NULL;
+	P.nu.n_kids = 0;
 	return run_update(&P, o, m, 0);
 }
 static int upd_same(struct cg_verdict *o, int m)
@@ -301,6 +362,16 @@ static const struct rule_case update_cases[] = {
      CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, "256 -> 512 bytes"},
     {"CGS001", FIRES, "copy kind changed", upd_memcpy, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "predicted_result",
      CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, "kind h2d -> d2h"},
+    {"CGS001", FIRES, "child graph: node count", upd_kid_count, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "node_index", 1,
+     "node 1 (graph): its child graph differs: 1 nodes in the exec's, 2 in the graph's"},
+    {"CGS001", FIRES, "child graph: a node changed type", upd_kid_type, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+     "predicted_result", CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED,
+     "its child graph differs: node 1 changed type: kernel in the exec, memset in the graph"},
+    {"CGS001", FIRES, "child graph: copy kind changed", upd_kid_memcpy, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+     "predicted_result", CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED,
+     "node 0 (graph): its child graph differs: node 0 (memcpy): kind d2h -> h2d"},
+    {"CGS001", SILENT, "child graph: same", upd_kid_same, 0, NULL, 0, NULL},
+    {"CGS001", SILENT, "child graph: not walked on one side", upd_kid_unknown, 0, NULL, 0, NULL},
     {"CGS001", SILENT, "same topology", upd_same, 0, NULL, 0, NULL},
     {"CGS001", SILENT, "the exec's own summary", upd_own, 0, NULL, 0, NULL},
     {"CGS001", SILENT, "equal topology hashes", upd_hash, 0, NULL, 0, NULL},
