@@ -26,6 +26,15 @@ Cases (one line each, then 'N passed, N failed'):
                   the shim in 30 rounds, the order alternating, pinned: the
                   median of per-round ratios with bench/run.py's bootstrap
                   interval, judged by its rule (upper end <= 1.02 + 0.03).
+  cross_device_capture  tests/gpu/cross_device_capture.cu (issue 31.3), bare
+                  and under the shim: a capture forked onto another device's
+                  stream, a launch into the capturing stream with the other
+                  device current, another device's event recorded into it.
+                  A measurement: the driver's answers are printed (NVIDIA
+                  documents no refusal, so the shim predicts none); passes
+                  when the output is the same under the shim and no mismatch
+                  or violation is logged. Put the answers in
+                  docs/update-refusals.md.
 """
 import contextlib
 import io
@@ -272,6 +281,28 @@ def launch_loop():
             bad.append(d)
     assert not bad, "; ".join(out) + " (bar 1.02: the interval's upper end <= 1.05)"
     return "; ".join(out)
+
+
+@case("cross_device_capture")
+def cross_device_capture():
+    prog = os.path.join(BIN, "cross_device_capture")
+    tmp = tempfile.mkdtemp(prefix="cgshim-xdev-")
+    log = os.path.join(tmp, "log.jsonl")
+    bare = subprocess.run([prog], env=base_env(), capture_output=True, text=True, timeout=120)
+    assert bare.returncode == 0, "bare exit %d: %s" % (bare.returncode, bare.stdout[-600:])
+    sh = subprocess.run([prog], env=shim_env(log), capture_output=True, text=True, timeout=120)
+    assert sh.returncode == 0, "shim exit %d: %s" % (sh.returncode, sh.stdout[-600:])
+    recs = rm.read_log(log)
+    if OUT:
+        shutil.copytree(tmp, os.path.join(OUT, "cross_device_capture"), dirs_exist_ok=True)
+        with open(os.path.join(OUT, "cross_device_capture.txt"), "w") as f:
+            f.write(bare.stdout)
+    assert sh.stdout == bare.stdout, "program output differs under the shim:\n%s\n---\n%s" % (bare.stdout,
+                                                                                          sh.stdout)
+    bad = [(r.get("ev"), r.get("rule") or r.get("api")) for r in recs
+           if r.get("ev") in ("mismatch", "violation")]
+    assert not bad, "records %s; driver: %s" % (bad, " | ".join(bare.stdout.splitlines()))
+    return "driver: " + " | ".join(bare.stdout.splitlines())
 
 
 gpucase.finish()
