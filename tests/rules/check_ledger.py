@@ -103,6 +103,17 @@ for case, word in (("refuse-kind", "kind HtoD -> DtoD"), ("refuse-memset", "128 
     check("%s: no mismatch with the driver" % case, not [x for x in r if x.get("ev") == "mismatch"],
           [x for x in r if x.get("ev") == "mismatch"])
 
+# issue 31: the node-type row of docs/update-refusals.md, and a copy's kind
+# changed inside a child graph node (the update is recursive)
+for case, res, word in (("refuse-type", 3, "changed type: memset in the exec, kernel in the graph"),
+                        ("refuse-child-kind", 5, "its child graph differs: node 0 (memcpy): kind HtoD -> DtoD")):
+    r = run(case)
+    v = viols(r, "CGS001")
+    check("%s: CGS001 predicts result %d before the 910" % (case, res),
+          len(v) == 1 and v[0].get("predicted_result") == res and word in v[0].get("msg", ""), v)
+    check("%s: no mismatch with the driver" % case, not [x for x in r if x.get("ev") == "mismatch"],
+          [x for x in r if x.get("ev") == "mismatch"])
+
 if a.cgshim:
     dot = []
     run("async", "debug", dot)

@@ -172,6 +172,41 @@ int main(int argc, char **argv)
 		memset(&info, 0, sizeof info);
 		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaErrorGraphExecUpdateFailure);
 		CHECK(cudaFreeHost(host), cudaSuccess);
+	} else if (!strcmp(c, "refuse-type")) {
+		/* memset -> kernel: NodeTypeChanged (docs/update-refusals.md) */
+		CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+		CHECK(cudaMemsetAsync(a, 0, 256, s), cudaSuccess);
+		CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
+		g2 = cap_kernel(s, a);
+		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+		cudaGraphExecUpdateResultInfo info;
+		memset(&info, 0, sizeof info);
+		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaErrorGraphExecUpdateFailure);
+	} else if (!strcmp(c, "refuse-child-kind")) {
+		/* the copy kind changed inside a child graph node: the update is
+		 * recursive, the child's copy obeys the same limit */
+		cudaGraph_t c1 = NULL, c2 = NULL;
+		cudaGraphNode_t n1, n2;
+		CHECK(cudaMalloc((void **)&b, N * sizeof(float)), cudaSuccess);
+		CHECK(cudaMallocHost((void **)&host, N * sizeof(float)), cudaSuccess);
+		for (int k = 0; k < 2; k++) {
+			CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+			CHECK(cudaMemcpyAsync(a, k ? (const void *)b : (const void *)host, 256,
+					      k ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice, s),
+			      cudaSuccess);
+			CHECK(cudaStreamEndCapture(s, k ? &c2 : &c1), cudaSuccess);
+		}
+		CHECK(cudaGraphCreate(&g, 0), cudaSuccess);
+		CHECK(cudaGraphCreate(&g2, 0), cudaSuccess);
+		CHECK(cudaGraphAddChildGraphNode(&n1, g, NULL, 0, c1), cudaSuccess);
+		CHECK(cudaGraphAddChildGraphNode(&n2, g2, NULL, 0, c2), cudaSuccess);
+		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+		cudaGraphExecUpdateResultInfo info;
+		memset(&info, 0, sizeof info);
+		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaErrorGraphExecUpdateFailure);
+		CHECK(cudaGraphDestroy(c1), cudaSuccess);
+		CHECK(cudaGraphDestroy(c2), cudaSuccess);
+		CHECK(cudaFreeHost(host), cudaSuccess);
 	}
 	if (e)
 		CHECK(cudaGraphExecDestroy(e), cudaSuccess);
