@@ -97,6 +97,11 @@ struct cg_summary {
 	 * node, or none walked (then nothing about the child is predicted). */
 	struct cg_kid *kids;
 	uint32_t n_kids;
+	/* with kids: the count of hooked graph changes (any graph) when the
+	 * walk began; a child graph changed in place through its handle bumps
+	 * it, not its parent's generation, so a cached summary with kids
+	 * stands only while this count holds (graphs.c summary_cached) */
+	uint32_t kid_gen;
 };
 
 /* Levels of child graphs a walk descends (each level costs the walk's

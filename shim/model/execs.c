@@ -322,7 +322,7 @@ void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, s
 		have_old = 1;
 	}
 	gr = model_graph_find_locked(g);
-	if (gr && gr->sum && gr->sum_gen == gr->gen) {
+	if (gr && model_graph_sum_current_locked(gr)) {
 		*nu = model_summary_ref(gr->sum);
 		have_nu = 1;
 	}

@@ -90,6 +90,11 @@ static inline uint32_t edge_sig(uint32_t from, const CUgraphEdgeData *ed)
 	return (uint32_t)cg_mix64((uint64_t)from << 24 | data, 0x5EDull);
 }
 
+/* Hooked changes of any graph (nodes added or destroyed, memory nodes):
+ * a child graph's handle is owned by its node and unknown to the graph
+ * table, so its change reaches its parent's cached summary only here. */
+static _Atomic uint32_t graph_changes;
+
 /* A child graph node's graph, walked one level deeper (no lock held; the
  * handle is owned by the node, which the parent walk holds); appended to
  * s->kids. Best effort: a child not walked is not compared. */
@@ -147,6 +152,7 @@ static struct cg_summary *summary_walk_at(CUgraph g, int depth)
 			return NULL;
 	}
 	memset(s, 0, sizeof *s);
+	s->kid_gen = atomic_load_explicit(&graph_changes, memory_order_acquire);
 	s->cap_nodes = (uint32_t)cap;
 	atomic_init(&s->refs, 1);
 	s->nodes = (CUgraphNode *)(s + 1);
@@ -399,14 +405,18 @@ static _Atomic unsigned node_destroys;
 void model_graph_node_destroyed(void)
 {
 	atomic_fetch_add_explicit(&node_destroys, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&graph_changes, 1, memory_order_release);
 	model_epoch_bump(); /* some graph changed: no memo stands */
 }
 
 void model_graph_mutated(CUgraph g)
 {
 	struct cg_graph *x;
+	atomic_fetch_add_explicit(&graph_changes, 1, memory_order_release);
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
+	if (!x)
+		model_epoch_bump(); /* perhaps a child graph: no memo stands */
 	if (x) {
 		x->gen++;
 		model_epoch_bump();
@@ -419,6 +429,7 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 {
 	struct cg_graph *x;
 	struct cg_mnode mm = *m_in, *m = &mm;
+	atomic_fetch_add_explicit(&graph_changes, 1, memory_order_release);
 	if (!mm.is_free && !mm.dev)
 		mm.dev = model_pool_mnode_dev(&mm); /* before gx_lock: it may take mem_lock */
 	pthread_mutex_lock(&model_gx_lock);
@@ -453,6 +464,12 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
+int model_graph_sum_current_locked(const struct cg_graph *gr)
+{
+	return gr->sum && gr->sum_gen == gr->gen &&
+	       (!gr->sum->n_kids || gr->sum->kid_gen == atomic_load_explicit(&graph_changes, memory_order_acquire));
+}
+
 /* The graph's cached summary if current (a reference), else NULL; *gen
  * gets the graph's generation (0 when the graph is unknown). */
 static struct cg_summary *summary_cached(CUgraph g, uint32_t *gen)
@@ -461,7 +478,7 @@ static struct cg_summary *summary_cached(CUgraph g, uint32_t *gen)
 	struct cg_summary *s = NULL;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
-	if (x && x->sum && x->sum_gen == x->gen)
+	if (x && model_graph_sum_current_locked(x))
 		s = model_summary_ref(x->sum);
 	*gen = x ? x->gen : 0;
 	pthread_mutex_unlock(&model_gx_lock);

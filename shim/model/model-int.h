@@ -216,6 +216,10 @@ struct cg_exec {
 extern struct cg_graph *model_graphs;
 extern struct cg_exec *model_execs;
 struct cg_graph *model_graph_find_locked(CUgraph g);
+/* Whether graph gr's cached summary describes it now: its generation, and
+ * for a summary with child graphs no graph changed since its walk (a child
+ * is changed through its own handle). gx_lock held. */
+int model_graph_sum_current_locked(const struct cg_graph *gr);
 struct cg_exec *model_exec_find_locked(CUgraphExec e);
 void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out);
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum);

@@ -182,6 +182,37 @@ int main(int argc, char **argv)
 		cudaGraphExecUpdateResultInfo info;
 		memset(&info, 0, sizeof info);
 		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaErrorGraphExecUpdateFailure);
+	} else if (!strcmp(c, "child-inplace")) {
+		/* the exec's child: fill; the graph's: fill -> scale (a refusal
+		 * named); then the graph's child is changed in place through its
+		 * handle (scale destroyed) and the same update succeeds: the
+		 * parent's summary must not be the one walked before */
+		cudaGraph_t c1, c2, kid = NULL;
+		cudaGraphNode_t n1, n2, kn[2];
+		size_t nk = 2;
+		c1 = cap_kernel(s, a);
+		CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+		LAUNCH_FILL(s, a, N, 1.0);
+		LAUNCH_SCALE(s, a, N, 2.0);
+		CHECK(cudaStreamEndCapture(s, &c2), cudaSuccess);
+		CHECK(cudaGraphCreate(&g, 0), cudaSuccess);
+		CHECK(cudaGraphCreate(&g2, 0), cudaSuccess);
+		CHECK(cudaGraphAddChildGraphNode(&n1, g, NULL, 0, c1), cudaSuccess);
+		CHECK(cudaGraphAddChildGraphNode(&n2, g2, NULL, 0, c2), cudaSuccess);
+		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+		cudaGraphExecUpdateResultInfo info;
+		memset(&info, 0, sizeof info);
+		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaErrorGraphExecUpdateFailure);
+		(void)cudaGetLastError();
+		CHECK(cudaGraphChildGraphNodeGetGraph(n2, &kid), cudaSuccess);
+		CHECK(cudaGraphGetNodes(kid, kn, &nk), cudaSuccess);
+		EXPECT(nk == 2);
+		CHECK(cudaGraphDestroyNode(kn[1]), cudaSuccess);
+		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaSuccess);
+		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+		CHECK(cudaStreamSynchronize(s), cudaSuccess);
+		CHECK(cudaGraphDestroy(c1), cudaSuccess);
+		CHECK(cudaGraphDestroy(c2), cudaSuccess);
 	} else if (!strcmp(c, "refuse-child-kind")) {
 		/* the copy kind changed inside a child graph node: the update is
 		 * recursive, the child's copy obeys the same limit */

@@ -140,6 +140,7 @@
 	X(graphMemAllocNodeGetParams, "cuGraphMemAllocNodeGetParams", PFN_cuGraphMemAllocNodeGetParams_v11040)         \
 	X(graphAddEmptyNode, "cuGraphAddEmptyNode", PFN_cuGraphAddEmptyNode_v10000)                                    \
 	X(graphAddChildGraphNode, "cuGraphAddChildGraphNode", PFN_cuGraphAddChildGraphNode_v10000)                     \
+	X(graphChildGraphNodeGetGraph, "cuGraphChildGraphNodeGetGraph", PFN_cuGraphChildGraphNodeGetGraph_v10000)      \
 	DRV_VERSIONED(X)
 
 static struct {
@@ -842,6 +843,12 @@ EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
 {
 	INIT();
 	return DRV(graphDestroyNode, (CUgraphNode)node);
+}
+
+EXPORT cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph)
+{
+	INIT();
+	return DRV(graphChildGraphNodeGetGraph, (CUgraphNode)node, (CUgraph *)pGraph);
 }
 
 EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType)

@@ -3924,9 +3924,10 @@ DEF(cuGraphDestroyNode, PFN_cuGraphDestroyNode_v10000, (CUgraphNode hNode))
 	struct node *n = reg_find(hNode, K_NODE);
 	if (!n)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* a child graph's node too: the graph a child graph node owns is
+	 * changed through its handle (cuGraphChildGraphNodeGetGraph: "changes
+	 * to the graph will be reflected in the node") */
 	struct graph *g = n->g;
-	if (g->owner)
-		return CUDA_ERROR_INVALID_VALUE;
 	size_t i = node_index(g, n);
 	memmove(&g->nodes[i], &g->nodes[i + 1], (g->n - i - 1) * sizeof *g->nodes);
 	g->n--;
