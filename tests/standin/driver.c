@@ -5104,17 +5104,18 @@ static const struct procent g_procs[] = {
 																																																																																																																																																																																																																																																																																																																																															    10000, cuGraphGetNodes) E(cuGraphGetRootNodes,
 																																																																																																																																																																																																																																																																																																																																																		      10000, cuGraphGetRootNodes) E(cuGraphGetEdges, 10000, cuGraphGetEdges) E(cuGraphGetEdges, 12030, cuGraphGetEdges_v2) E(cuGraphNodeGetType,
 																																																																																																																																																																																																																																																																																																																																																																	     10000,
-																																																																																																																																																																																																																																																																																																																																																																	     cuGraphNodeGetType) E(cuGraphChildGraphNodeGetGraph, 10000, cuGraphChildGraphNodeGetGraph) E(cuGraphMemAllocNodeGetParams,
-																																																																																																																																																																																																																																																																																																																																																																				   11040,
-																																																																																																																																																																																																																																																																																																																																																																				   cuGraphMemAllocNodeGetParams) E(cuGraphMemFreeNodeGetParams,
-																																																																																																																																																																																																																																																																																																																																																																								   11040,
-																																																																																																																																																																																																																																																																																																																																																																								   cuGraphMemFreeNodeGetParams) E(cuGraphKernelNodeGetParams, 10000, cuGraphKernelNodeGetParams)
-								    E(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2) E(
+																																																																																																																																																																																																																																																																																																																																																																	     cuGraphNodeGetType) E(cuGraphChildGraphNodeGetGraph,
+																																																																																																																																																																																																																																																																																																																																																																				   10000,
+																																																																																																																																																																																																																																																																																																																																																																				   cuGraphChildGraphNodeGetGraph) E(cuGraphMemAllocNodeGetParams,
+																																																																																																																																																																																																																																																																																																																																																																								    11040,
+																																																																																																																																																																																																																																																																																																																																																																								    cuGraphMemAllocNodeGetParams) E(cuGraphMemFreeNodeGetParams, 11040, cuGraphMemFreeNodeGetParams)
+								    E(cuGraphKernelNodeGetParams, 10000, cuGraphKernelNodeGetParams) E(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2) E(
 									cuGraphInstantiate,
 									10000,
 									cuGraphInstantiate) E(cuGraphInstantiate, 11000, cuGraphInstantiate_v2)
 									E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags) P(
-									    cuGraphInstantiateWithParams, 12000,
+									    cuGraphInstantiateWithParams,
+									    12000,
 									    cuGraphInstantiateWithParams) E(cuGraphExecDestroy, 10000, cuGraphExecDestroy)
 									    E(cuGraphExecGetFlags, 12000, cuGraphExecGetFlags) E(
 										cuGraphExecUpdate, 10020,
@@ -5122,50 +5123,49 @@ static const struct procent g_procs[] = {
 										P(cuGraphLaunch, 10000, cuGraphLaunch) P(cuGraphUpload, 11010, cuGraphUpload) E(
 										    cuGraphExecKernelNodeSetParams,
 										    10010,
-										    cuGraphExecKernelNodeSetParams) E(cuGraphExecKernelNodeSetParams,
-														      12000,
-														      cuGraphExecKernelNodeSetParams_v2)
+										    cuGraphExecKernelNodeSetParams) E(cuGraphExecKernelNodeSetParams, 12000, cuGraphExecKernelNodeSetParams_v2)
 										    E(cuGraphExecNodeSetParams, 12020, cuGraphExecNodeSetParams) E(
 											cuGraphExecMemsetNodeSetParams,
-											10020, cuGraphExecMemsetNodeSetParams) E(cuGraphExecMemcpyNodeSetParams,
-																 10020, cuGraphExecMemcpyNodeSetParams)
+											10020,
+											cuGraphExecMemsetNodeSetParams) E(cuGraphExecMemcpyNodeSetParams, 10020, cuGraphExecMemcpyNodeSetParams)
 											E(cuGraphExecHostNodeSetParams, 10020, cuGraphExecHostNodeSetParams) E(
 											    cuGraphExecChildGraphNodeSetParams,
 											    11010,
 											    cuGraphExecChildGraphNodeSetParams)
-											    E(cuGraphExecEventRecordNodeSetEvent, 11010, cuGraphExecEventRecordNodeSetEvent) E(
-												cuGraphExecEventWaitNodeSetEvent,
-												11010,
-												cuGraphExecEventWaitNodeSetEvent)
+											    E(cuGraphExecEventRecordNodeSetEvent,
+											      11010,
+											      cuGraphExecEventRecordNodeSetEvent) E(cuGraphExecEventWaitNodeSetEvent,
+																    11010,
+																    cuGraphExecEventWaitNodeSetEvent)
 												E(cuGraphNodeSetEnabled,
 												  11060,
 												  cuGraphNodeSetEnabled) E(cuGraphNodeGetEnabled,
-															   11060,
-															   cuGraphNodeGetEnabled)
-												    E(cuModuleGetFunction, 2000, cuModuleGetFunction) E(
-													cuLibraryGetKernel,
-													12000,
-													cuLibraryGetKernel) E(cuKernelGetFunction,
-															      12000,
-															      cuKernelGetFunction)
-													E(cuKernelGetLibrary,
-													  12050,
-													  cuKernelGetLibrary)
-													    E(cuFuncGetModule,
-													      11000,
-													      cuFuncGetModule)
-														E(cuGraphConditionalHandleCreate,
-														  12030,
-														  cuGraphConditionalHandleCreate)
-														    E(cuGraphExecExternalSemaphoresSignalNodeSetParams,
-														      11020,
-														      cuGraphExecExternalSemaphoresSignalNodeSetParams)
-															E(cuGraphExecExternalSemaphoresWaitNodeSetParams,
+															   11060, cuGraphNodeGetEnabled)
+												    E(cuModuleGetFunction,
+												      2000,
+												      cuModuleGetFunction) E(cuLibraryGetKernel,
+															     12000, cuLibraryGetKernel)
+													E(cuKernelGetFunction,
+													  12000,
+													  cuKernelGetFunction)
+													    E(cuKernelGetLibrary,
+													      12050,
+													      cuKernelGetLibrary)
+														E(cuFuncGetModule,
+														  11000,
+														  cuFuncGetModule)
+														    E(cuGraphConditionalHandleCreate,
+														      12030,
+														      cuGraphConditionalHandleCreate)
+															E(cuGraphExecExternalSemaphoresSignalNodeSetParams,
 															  11020,
-															  cuGraphExecExternalSemaphoresWaitNodeSetParams)
-															    E(cuGraphExecBatchMemOpNodeSetParams,
-															      11070,
-															      cuGraphExecBatchMemOpNodeSetParams)};
+															  cuGraphExecExternalSemaphoresSignalNodeSetParams)
+															    E(cuGraphExecExternalSemaphoresWaitNodeSetParams,
+															      11020,
+															      cuGraphExecExternalSemaphoresWaitNodeSetParams)
+																E(cuGraphExecBatchMemOpNodeSetParams,
+																  11070,
+																  cuGraphExecBatchMemOpNodeSetParams)};
 
 #undef E
 #undef P
