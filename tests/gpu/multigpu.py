@@ -103,15 +103,22 @@ def rm_checks(fn):
     return len(lines)
 
 
-@case("per_device")
-def per_device():
-    prog = os.path.join(BIN, "multi_device")
-    tmp = tempfile.mkdtemp(prefix="cgshim-mgpu-")
+def bare_and_shim(name, prefix):
+    """Program BIN/name bare, then under the shim (its log in a new temporary
+    directory): both must exit 0. (bare, shim, tmp, log)."""
+    prog = os.path.join(BIN, name)
+    tmp = tempfile.mkdtemp(prefix=prefix)
     log = os.path.join(tmp, "log.jsonl")
     bare = subprocess.run([prog], env=base_env(), capture_output=True, text=True, timeout=120)
     assert bare.returncode == 0, "bare exit %d: %s" % (bare.returncode, bare.stdout[-600:])
     sh = subprocess.run([prog], env=shim_env(log), capture_output=True, text=True, timeout=120)
     assert sh.returncode == 0, "shim exit %d: %s" % (sh.returncode, sh.stdout[-600:])
+    return bare, sh, tmp, log
+
+
+@case("per_device")
+def per_device():
+    bare, sh, tmp, log = bare_and_shim("multi_device", "cgshim-mgpu-")
     assert sh.stdout == bare.stdout, "program output differs under the shim"
     recs = rm.read_log(log)
     assert not rm.ev(recs, "mismatch"), "mismatch records: %s" % rm.ev(recs, "mismatch")
@@ -285,13 +292,7 @@ def launch_loop():
 
 @case("cross_device_capture")
 def cross_device_capture():
-    prog = os.path.join(BIN, "cross_device_capture")
-    tmp = tempfile.mkdtemp(prefix="cgshim-xdev-")
-    log = os.path.join(tmp, "log.jsonl")
-    bare = subprocess.run([prog], env=base_env(), capture_output=True, text=True, timeout=120)
-    assert bare.returncode == 0, "bare exit %d: %s" % (bare.returncode, bare.stdout[-600:])
-    sh = subprocess.run([prog], env=shim_env(log), capture_output=True, text=True, timeout=120)
-    assert sh.returncode == 0, "shim exit %d: %s" % (sh.returncode, sh.stdout[-600:])
+    bare, sh, tmp, log = bare_and_shim("cross_device_capture", "cgshim-xdev-")
     recs = rm.read_log(log)
     if OUT:
         shutil.copytree(tmp, os.path.join(OUT, "cross_device_capture"), dirs_exist_ok=True)

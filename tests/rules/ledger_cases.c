@@ -52,6 +52,24 @@ static cudaGraph_t cap_kernel(cudaStream_t s, float *p)
 	return g;
 }
 
+/* Two parents of one child graph node each (c1 cloned into *g, c2 into
+ * *g2), *g instantiated as *e and updated from *g2, which fails (910):
+ * the child graphs differ in a way the driver refuses. The node of *g2. */
+static cudaGraphNode_t parents_refused(cudaGraph_t c1, cudaGraph_t c2, cudaGraph_t *g, cudaGraph_t *g2,
+				       cudaGraphExec_t *e)
+{
+	cudaGraphNode_t n1 = NULL, n2 = NULL;
+	cudaGraphExecUpdateResultInfo info;
+	CHECK(cudaGraphCreate(g, 0), cudaSuccess);
+	CHECK(cudaGraphCreate(g2, 0), cudaSuccess);
+	CHECK(cudaGraphAddChildGraphNode(&n1, *g, NULL, 0, c1), cudaSuccess);
+	CHECK(cudaGraphAddChildGraphNode(&n2, *g2, NULL, 0, c2), cudaSuccess);
+	CHECK(cudaGraphInstantiate(e, *g, 0), cudaSuccess);
+	memset(&info, 0, sizeof info);
+	CHECK(cudaGraphExecUpdate(*e, *g2, &info), cudaErrorGraphExecUpdateFailure);
+	return n2;
+}
+
 int main(int argc, char **argv)
 {
 	cudaStream_t s;
@@ -188,21 +206,15 @@ int main(int argc, char **argv)
 		 * handle (scale destroyed) and the same update succeeds: the
 		 * parent's summary must not be the one walked before */
 		cudaGraph_t c1, c2, kid = NULL;
-		cudaGraphNode_t n1, n2, kn[2];
+		cudaGraphNode_t n2, kn[2];
+		cudaGraphExecUpdateResultInfo info;
 		size_t nk = 2;
 		c1 = cap_kernel(s, a);
 		CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
 		LAUNCH_FILL(s, a, N, 1.0);
 		LAUNCH_SCALE(s, a, N, 2.0);
 		CHECK(cudaStreamEndCapture(s, &c2), cudaSuccess);
-		CHECK(cudaGraphCreate(&g, 0), cudaSuccess);
-		CHECK(cudaGraphCreate(&g2, 0), cudaSuccess);
-		CHECK(cudaGraphAddChildGraphNode(&n1, g, NULL, 0, c1), cudaSuccess);
-		CHECK(cudaGraphAddChildGraphNode(&n2, g2, NULL, 0, c2), cudaSuccess);
-		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
-		cudaGraphExecUpdateResultInfo info;
-		memset(&info, 0, sizeof info);
-		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaErrorGraphExecUpdateFailure);
+		n2 = parents_refused(c1, c2, &g, &g2, &e);
 		(void)cudaGetLastError();
 		CHECK(cudaGraphChildGraphNodeGetGraph(n2, &kid), cudaSuccess);
 		CHECK(cudaGraphGetNodes(kid, kn, &nk), cudaSuccess);
@@ -217,7 +229,6 @@ int main(int argc, char **argv)
 		/* the copy kind changed inside a child graph node: the update is
 		 * recursive, the child's copy obeys the same limit */
 		cudaGraph_t c1 = NULL, c2 = NULL;
-		cudaGraphNode_t n1, n2;
 		CHECK(cudaMalloc((void **)&b, N * sizeof(float)), cudaSuccess);
 		CHECK(cudaMallocHost((void **)&host, N * sizeof(float)), cudaSuccess);
 		for (int k = 0; k < 2; k++) {
@@ -227,14 +238,7 @@ int main(int argc, char **argv)
 			      cudaSuccess);
 			CHECK(cudaStreamEndCapture(s, k ? &c2 : &c1), cudaSuccess);
 		}
-		CHECK(cudaGraphCreate(&g, 0), cudaSuccess);
-		CHECK(cudaGraphCreate(&g2, 0), cudaSuccess);
-		CHECK(cudaGraphAddChildGraphNode(&n1, g, NULL, 0, c1), cudaSuccess);
-		CHECK(cudaGraphAddChildGraphNode(&n2, g2, NULL, 0, c2), cudaSuccess);
-		CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
-		cudaGraphExecUpdateResultInfo info;
-		memset(&info, 0, sizeof info);
-		CHECK(cudaGraphExecUpdate(e, g2, &info), cudaErrorGraphExecUpdateFailure);
+		parents_refused(c1, c2, &g, &g2, &e);
 		CHECK(cudaGraphDestroy(c1), cudaSuccess);
 		CHECK(cudaGraphDestroy(c2), cudaSuccess);
 		CHECK(cudaFreeHost(host), cudaSuccess);
