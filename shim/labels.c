@@ -56,6 +56,23 @@ static struct cg_label_stack *label_stack(void)
 	return s;
 }
 
+int cg_label_copy(char *dst, const char *t)
+{
+	size_t n = strnlen(t, CG_LABEL_LEN);
+	if (n < CG_LABEL_LEN) {
+		memcpy(dst, t, n + 1);
+		return 0;
+	}
+	/* room for the mark and the NUL; t[n], the first byte dropped, must
+	 * start a character (not continue one) */
+	n = CG_LABEL_LEN - sizeof CG_LABEL_MORE;
+	while (n > 0 && ((unsigned char)t[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(dst, t, n);
+	memcpy(dst + n, CG_LABEL_MORE, sizeof CG_LABEL_MORE);
+	return 1;
+}
+
 int cg_label_push(const char *label)
 {
 	struct cg_label_stack *s;
@@ -63,10 +80,11 @@ int cg_label_push(const char *label)
 	if (!(s = label_stack()))
 		return -1;
 	if (s->depth < CG_LABEL_DEPTH) {
-		const char *t = label ? label : "?";
-		size_t n = strnlen(t, CG_LABEL_LEN - 1);
-		memcpy(s->text[s->depth], t, n);
-		s->text[s->depth][n] = '\0';
+		unsigned bit = 1u << s->depth;
+		if (cg_label_copy(s->text[s->depth], label ? label : "?"))
+			s->cut |= bit;
+		else
+			s->cut &= ~bit;
 	}
 	return ++s->depth;
 }
@@ -91,10 +109,11 @@ CG_EXPORT int cgshim_label_pop(void)
 
 /* ---- NVTX ---------------------------------------------------------------- */
 
-/* A wide string as ASCII: other characters become '?'. */
+/* A wide string as ASCII: other characters become '?'. One byte more than
+ * a label holds, so that an over-long one is cut and marked. */
 static int push_wide(const wchar_t *w)
 {
-	char buf[CG_LABEL_LEN];
+	char buf[CG_LABEL_LEN + 1];
 	size_t i = 0;
 	for (; w && w[i] && i < sizeof buf - 1; i++)
 		buf[i] = w[i] > 0 && w[i] < 128 ? (char)w[i] : '?';
@@ -161,13 +180,13 @@ static nvtxStringHandle_t nvtx_register_a(nvtxDomainHandle_t dom, const char *s)
 {
 	char *c;
 	(void)dom;
-	c = strndup(s ? s : "?", CG_LABEL_LEN - 1);
+	c = strndup(s ? s : "?", CG_LABEL_LEN); /* over-long: cut and marked at the push */
 	return (nvtxStringHandle_t)c;
 }
 
 static nvtxStringHandle_t nvtx_register_w(nvtxDomainHandle_t dom, const wchar_t *w)
 {
-	char buf[CG_LABEL_LEN];
+	char buf[CG_LABEL_LEN + 1];
 	size_t i = 0;
 	(void)dom;
 	for (; w && w[i] && i < sizeof buf - 1; i++)

@@ -12,11 +12,19 @@
 #ifndef CGSHIM_LABELS_H
 #define CGSHIM_LABELS_H
 
+#include <string.h>
+
 #define CG_LABEL_DEPTH 16 /* levels kept; deeper pushes are counted, not kept */
-#define CG_LABEL_LEN 64	  /* bytes per label, NUL included */
+/* Bytes per kept label, NUL included: a pytest node id with parameters
+ * (200+ bytes) fits whole. A longer label is cut at a UTF-8 character
+ * boundary and ends in CG_LABEL_MORE, and its record says
+ * labels_truncated: a consumer never takes a prefix for a name. */
+#define CG_LABEL_LEN 512
+#define CG_LABEL_MORE "\xe2\x80\xa6" /* U+2026 (...): the label was cut */
 
 struct cg_label_stack {
-	int depth; /* pushes minus pops; may exceed CG_LABEL_DEPTH */
+	int depth;    /* pushes minus pops; may exceed CG_LABEL_DEPTH */
+	unsigned cut; /* bit i: kept level i was cut */
 	char text[CG_LABEL_DEPTH][CG_LABEL_LEN];
 };
 
@@ -25,20 +33,34 @@ extern __thread struct cg_label_stack *cg_label_tls;
 
 int cg_label_push(const char *label);
 int cg_label_pop(void);
+/* Copies label t into dst (CG_LABEL_LEN bytes): whole when it fits, else
+ * cut at a character boundary and ended with CG_LABEL_MORE; 1 when cut. */
+int cg_label_copy(char *dst, const char *t);
 
 /* What a record of this thread carries, outermost first: CGSHIM_LABEL (the
- * process's label, when set), then the stack's kept levels. Fills at most
- * max pointers (valid until this thread's next push or pop); returns how
- * many. 0 with no TLS access beyond cg_label_tls when nothing is set. */
-static inline int cg_labels_get(const char *out[], int max, const char *base)
+ * process's label, when set; cut into base_cut when longer than a label
+ * may be), then the stack's kept levels. Fills at most max pointers (valid
+ * until this thread's next push or pop, and while base_cut lives); returns
+ * how many, *cut 1 when one of them was cut. 0 with no TLS access beyond
+ * cg_label_tls when nothing is set. No allocation. */
+static inline int cg_labels_get(const char *out[], int max, const char *base, char base_cut[CG_LABEL_LEN], int *cut)
 {
 	const struct cg_label_stack *s = cg_label_tls;
 	int n = 0;
-	if (base && *base && n < max)
+	*cut = 0;
+	if (base && *base && n < max) {
+		if (strnlen(base, CG_LABEL_LEN) == CG_LABEL_LEN) {
+			*cut = cg_label_copy(base_cut, base);
+			base = base_cut;
+		}
 		out[n++] = base;
+	}
 	if (s)
-		for (int i = 0; i < s->depth && i < CG_LABEL_DEPTH && n < max; i++)
+		for (int i = 0; i < s->depth && i < CG_LABEL_DEPTH && n < max; i++) {
 			out[n++] = s->text[i];
+			if (s->cut & 1u << i)
+				*cut = 1;
+		}
 	return n;
 }
 

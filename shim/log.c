@@ -532,17 +532,20 @@ void rec_elem_raw(struct cg_rec *r, const char *v)
 void rec_end(struct cg_rec *r)
 {
 	const char *labels[CG_LABEL_DEPTH + 1];
-	int nl;
+	char base_cut[CG_LABEL_LEN];
+	int nl, cut;
 
 	if (!r->on)
 		return;
 	/* The thread's label stack (labels.h): nothing but a TLS load when
 	 * no label is set. */
-	if (!r->trunc && (nl = cg_labels_get(labels, CG_LABEL_DEPTH + 1, cg_cfg.label)) > 0) {
+	if (!r->trunc && (nl = cg_labels_get(labels, CG_LABEL_DEPTH + 1, cg_cfg.label, base_cut, &cut)) > 0) {
 		rec_open(r, "labels", '[');
 		for (int i = 0; i < nl; i++)
 			rec_elem_str(r, labels[i]);
 		rec_close(r, ']');
+		if (cut) /* a label ending in CG_LABEL_MORE is a prefix, not a name */
+			rec_bool(r, "labels_truncated", 1);
 	}
 	if (r->trunc) {
 		r->trunc = 0;

@@ -24,7 +24,7 @@ for want in ("lib*/**/libcgshim.so", "bin/cgshim", "share/doc/cgshim/log-format.
              "share/doc/cgshim/rules/CGS001.md", "share/doc/cgshim/README.md",
              "include/cgshim/record.h", "include/cgshim/events.def", "lib*/**/pkgconfig/cgshim.pc",
              "share/man/man1/cgshim.1", "share/man/man1/cgshim-report.1", "share/man/man7/cgshim.7",
-             "include/cgshim/label.h", "cgshim/__init__.py", "cgshim/plugin.py", "cgshim/__main__.py",
+             "include/cgshim/label.h", "cgshim/__init__.py", "cgshim/plugin.py", "cgshim/labels.py", "cgshim/__main__.py",
              "cgshim/_paths.py"):
     pat = os.path.join(dest, "**", want)
     check(bool(glob.glob(pat, recursive=True)), "installed: %s" % want)

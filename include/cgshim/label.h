@@ -20,7 +20,8 @@
 extern "C" {
 #endif
 
-/* Push a copy of label (cut at 63 bytes) on the calling thread's stack;
+/* Push a copy of label on the calling thread's stack (511 bytes kept: a
+ * longer one is cut and ends in U+2026, its records say labels_truncated);
  * returns the new depth, or -1 (no shim, or deeper than 16: the push is
  * counted so that its pop still matches, the label not kept). */
 int cgshim_label_push(const char *label) __attribute__((weak));

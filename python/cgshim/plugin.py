@@ -21,6 +21,7 @@ import sys
 import pytest
 
 from ._paths import launcher, library
+from .labels import joined_names, label_names
 
 __all__ = ["pytest_addoption", "pytest_load_initial_conftests", "pytest_configure"]
 
@@ -101,7 +102,7 @@ class _Logs:
     def files(self):
         return sorted(glob.glob(self.pattern))
 
-    def new_errors(self, label):
+    def new_errors(self, label, ids=()):
         out = []
         for p in glob.glob(self.pattern):
             try:
@@ -118,7 +119,8 @@ class _Logs:
                 except ValueError:
                     continue
                 labels = r.get("labels") or []
-                if r.get("ev") == "violation" and r.get("severity") == "error" and label in labels:
+                if r.get("ev") == "violation" and r.get("severity") == "error" and any(
+                        label_names(l, label, ids) for l in labels):
                     out.append(r)
         return out
 
@@ -130,6 +132,7 @@ class _Plugin:
         self.baseline = config.getoption("cgshim_baseline")
         self.logs = _Logs(_log_template())
         self.push = self.pop = None
+        self.ids = None
         try:
             dl = ctypes.CDLL(None)
             self.push, self.pop = dl.cgshim_label_push, dl.cgshim_label_pop
@@ -138,7 +141,14 @@ class _Plugin:
         except (AttributeError, OSError):
             pass  # no shim in this process: its children are still labelled
 
-    def _new_findings(self, nodeid, raw):
+    def _ids(self, item):
+        """The session's test ids (a cut label names a test only when its
+        prefix starts no other)."""
+        if self.ids is None:
+            self.ids = [i.nodeid for i in getattr(item.session, "items", None) or [item]]
+        return self.ids
+
+    def _new_findings(self, nodeid, raw, ids):
         """The findings of raw as `cgshim report` names them, minus those
         the baseline knows: [(rule, name, site, msg)]."""
         exe = launcher()
@@ -149,7 +159,7 @@ class _Plugin:
                 doc = json.loads(p.stdout)
                 return [(f["rule"], f["name"], f["site"], f["msg"]) for f in doc.get("findings", [])
                         if f.get("severity") == "error" and f.get("baseline") != "unchanged"
-                        and any(l == nodeid or l.startswith(nodeid + " > ") for l in f.get("labels", []))]
+                        and any(joined_names(l, nodeid, ids) for l in f.get("labels", []))]
             if self.baseline:
                 raise pytest.UsageError("cgshim report --baseline %s failed: %s" % (self.baseline, p.stderr))
         return [(r.get("rule"), r.get("name"), (r.get("site") or ["?"])[0], r.get("msg")) for r in raw]
@@ -175,9 +185,10 @@ class _Plugin:
             return
         # At the end of the call, then what teardown added: a test's own
         # findings fail the test itself, not its teardown.
-        raw = self.logs.new_errors(item.nodeid)
+        ids = self._ids(item)
+        raw = self.logs.new_errors(item.nodeid, ids)
         self.logs.mark()
-        found = self._new_findings(item.nodeid, raw) if raw else []
+        found = self._new_findings(item.nodeid, raw, ids) if raw else []
         if not found:
             return
         text = "cgshim: %d error-level finding(s) during this test:\n" % len(found) + "\n".join(

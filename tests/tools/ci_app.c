@@ -6,6 +6,9 @@
  *   ci_app new      that one, and a second CGS001 from another function (update_b)
  *   ci_app nvtx     the CGS001 inside NVTX ranges "outer" > "decode" (nvtx3)
  *   ci_app label    the CGS001 inside cgshim_push("phase-a") (include/cgshim/label.h)
+ *   ci_app long     the CGS001 inside cgshim_push of a 200-byte test id, and
+ *                   update_b's inside that and an NVTX range of 600 bytes
+ *                   (300 two-byte characters: more than a label keeps)
  */
 #include <stdio.h>
 #include <string.h>
@@ -81,6 +84,23 @@ int main(int argc, char **argv)
 		printf("push depth %d\n", cgshim_push("phase-a"));
 		update_a(e, s, buf, 2);
 		printf("pop depth %d\n", cgshim_pop());
+	} else if (!strcmp(mode, "long")) {
+		char id[201], big[601];
+		memset(id, 'p', sizeof id - 1);
+		memcpy(id, "test_long.py::test_x[", 21);
+		id[199] = ']';
+		id[200] = '\0';
+		for (int i = 0; i < 600; i += 2) {
+			big[i] = (char)0xc3; /* U+00E9 */
+			big[i + 1] = (char)0xa9;
+		}
+		big[600] = '\0';
+		cgshim_push(id);
+		update_a(e, s, buf, 2);
+		nvtxRangePushA(big);
+		update_b(e, s, buf);
+		nvtxRangePop();
+		cgshim_pop();
 	} else {
 		fprintf(stderr, "ci_app: unknown mode %s\n", mode);
 		return 2;

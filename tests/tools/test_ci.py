@@ -305,6 +305,35 @@ def case_labels():
     check(viol[0].get("labels") == ["test_x[1]", "outer", "decode"], "CGSHIM_LABEL: %r" % viol[0].get("labels"))
     start = records(logs, "start")
     check(start and start[0].get("labels") == ["test_x[1]"], "the start record carries the process label")
+    # Long labels (issue 34, a pytest id of 200 bytes): kept whole; one longer
+    # than a label keeps (511 bytes) is cut at a character boundary, ends in
+    # U+2026 and the record says labels_truncated.
+    rc, err, logs = launch("long")
+    viol = records(logs, "violation")
+    tid = "test_long.py::test_x[" + "p" * 178 + "]"
+    check(rc == 0 and len(viol) == 2, "ci_app long: rc %d, %d violations" % (rc, len(viol)))
+    if len(viol) == 2:
+        check(viol[0].get("labels") == [tid] and "labels_truncated" not in viol[0],
+              "the 200-byte label whole: %r" % viol[0].get("labels"))
+        l2 = viol[1].get("labels") or ["", ""]
+        cut = l2[-1]
+        check(len(l2) == 2 and l2[0] == tid and cut.endswith("\u2026") and len(cut.encode()) <= 511
+              and cut[:-1] == "\u00e9" * len(cut[:-1]) and len(cut[:-1]) == 254 and viol[1].get("labels_truncated") is True,
+              "the 600-byte label cut at a character and marked: %d bytes %r..., truncated %r" % (
+                  len(cut.encode()), cut[-6:], viol[1].get("labels_truncated")))
+    rc, err, logs = launch("clean", env=clean_env({"CGSHIM_LABEL": "t" * 600}))
+    start = records(logs, "start")
+    check(start and start[0].get("labels") == ["t" * 508 + "\u2026"] and start[0].get("labels_truncated") is True,
+          "CGSHIM_LABEL of 600 bytes cut and marked: %r" % (start and start[0].get("labels")))
+    # The pytest plugin attributes a cut label by its prefix only when no
+    # other test id starts with it.
+    sys.path.insert(0, A.python_dir)
+    from cgshim.labels import joined_names, label_names
+    ids = ["t.py::test_a[x-1]", "t.py::test_a[x-10]", "t.py::test_b[long]"]
+    check(label_names("t.py::test_b[lo\u2026", ids[2], ids) and not label_names("t.py::test_b[lo", ids[2], ids)
+          and not label_names("t.py::test_a[x-1\u2026", ids[0], ids) and label_names(ids[0], ids[0], ids)
+          and joined_names("t.py::test_b\u2026 > decode", ids[2], ids) and not joined_names("t.py::test_a\u2026", ids[0], ids),
+          "plugin: a cut label names a test only when unambiguous")
     # Disabled: NVTX stays a no-op and nothing is written.
     rc, err, logs = launch("nvtx", "--disable", env=clean_env())
     check(rc == 0 and not logs, "CGSHIM_DISABLE=1 wrote %r" % logs)
