@@ -7,6 +7,8 @@
 #ifndef CGSHIM_COUNTERS_H
 #define CGSHIM_COUNTERS_H
 
+#include <stdatomic.h>
+
 #include "cuda-abi.h"
 
 /* A hooked call the driver failed (the summary's "failures"). */
@@ -22,5 +24,28 @@ long long cg_noted_total(void);
  * (call.h, CG_CALL_REPEAT): the summary's "records_condensed". */
 void cg_count_condensed(void);
 long long cg_condensed_total(void);
+
+/* Kernel launches that ran eagerly (issue 32, coverage): per thread, no
+ * lock, no allocation on the launch path. The owner adds with a relaxed
+ * load and store (a plain add); a thread's first count registers its word
+ * (cold: a slot of a fixed table and a pthread key whose destructor folds
+ * the count into the process's at thread exit). cg_eager_total sums the
+ * folded counts and the words of threads still registered. */
+struct cg_eager_tls {
+	_Atomic long long n;
+	int reg; /* 0 not yet, 1 registered (slot or key), 2 cannot be */
+};
+extern __thread __attribute__((tls_model("initial-exec"))) struct cg_eager_tls cg_eager_tls;
+void cg_eager_register(void);
+static inline void cg_count_eager(void)
+{
+	if (__builtin_expect(!cg_eager_tls.reg, 0))
+		cg_eager_register();
+	atomic_store_explicit(&cg_eager_tls.n, atomic_load_explicit(&cg_eager_tls.n, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+long long cg_eager_total(void);
+/* In the child after fork: only its own thread's count stays. */
+void cg_eager_after_fork_child(void);
 
 #endif

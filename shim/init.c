@@ -19,6 +19,7 @@
 #include "call.h"
 #include "cgshim/record.h"
 #include "config.h"
+#include "counters.h"
 #include "crashlog.h"
 #include "fold.h"
 #include "rules.h"
@@ -93,6 +94,7 @@ static void atfork_child(void)
 	cg_fold_after_fork_child();
 	cg_model_after_fork_child();
 	cg_findings_after_fork_child();
+	cg_eager_after_fork_child();
 }
 
 static const char *const level_names[] = CG_L_NAMES;

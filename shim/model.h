@@ -152,7 +152,8 @@ void cg_model_after_fork_child(void);
 struct model_totals {
 	long long captures, captures_bad, graphs, execs, updates, update_failures, alloc_nodes, alloc_bytes, pools,
 	    leaks, rewrites, launches_destroyed;
-	long long updates_known; /* of updates: answered by the identical-update memo */
+	long long kernels_destroyed; /* graph launches x kernel nodes of executables destroyed */
+	long long updates_known;     /* of updates: answered by the identical-update memo */
 };
 void model_totals_get(struct model_totals *out);
 /* A graph allocation an executable's last launch left outstanding when the
@@ -164,6 +165,10 @@ struct model_leak {
 };
 /* Returns the number of leaks, *leaks malloc'd (the caller frees). */
 int model_exec_exit(long long *launches, long long *n_live, struct model_leak **leaks);
+/* Kernels run through graph launches (issue 32, coverage): each exec's
+ * launches times its kernel nodes (counted once at instantiation; kernels
+ * inside child graphs not counted), destroyed execs included. */
+long long model_exec_kernels_run(void);
 void model_pool_exit(void);
 #define MODEL_CAPTURE_EXIT_MAX 8
 int model_capture_exit(uint64_t *ids, int max, int *n_named);

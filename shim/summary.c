@@ -3,6 +3,10 @@
  * rules, called only from the exit path.
  */
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "findings.h"
 
 #include "cgshim/record.h"
 #include "counters.h"
@@ -14,6 +18,44 @@
 #include "site.h"
 #include "summary.h"
 
+/* Coverage (issue 32): kernels launched eagerly against kernels run
+ * through graph launches, the share as graphs in per mille; under
+ * CGSHIM_EXPECT_GRAPHED a share below it is said (graphed_below: the
+ * summary is then written at error level, so stderr shows it) and counted
+ * an error-level finding. */
+struct coverage {
+	long long eager, graphed;
+	long long expect; /* per mille, -1 unset */
+	int below;
+};
+
+static void coverage_get(struct coverage *c)
+{
+	const char *want = cg_cfg.expect_graphed;
+	char *end = NULL;
+	double x = want && *want ? strtod(want, &end) : -1;
+	long long all;
+	c->eager = cg_eager_total();
+	c->graphed = model_exec_kernels_run();
+	all = c->eager + c->graphed;
+	c->expect = want && *want && end && !*end && x >= 0 && x <= 1 ? (long long)(x * 1000 + 0.5) : -1;
+	c->below = c->expect >= 0 && all && (double)c->graphed < x * (double)all;
+	if (c->below)
+		cg_findings_note(1);
+}
+
+static void coverage_rec(struct cg_rec *r, const struct coverage *c)
+{
+	rec_int(r, "eager_kernels", c->eager);
+	rec_int(r, "graph_kernels", c->graphed);
+	if (c->eager + c->graphed)
+		rec_int(r, "graphed_permille", c->graphed * 1000 / (c->eager + c->graphed));
+	if (c->expect >= 0) {
+		rec_int(r, "expect_graphed_permille", c->expect);
+		rec_bool(r, "graphed_below", c->below);
+	}
+}
+
 void cg_summary_exit(void)
 {
 	struct model_totals t;
@@ -21,6 +63,7 @@ void cg_summary_exit(void)
 	long long launches = 0, n_exec_live = 0;
 	int n_open = 0, n_open_all;
 	struct cg_rec r;
+	struct coverage cov;
 
 	/* Executables still alive: their launch counts and outstanding graph
 	 * allocations. */
@@ -35,7 +78,8 @@ void cg_summary_exit(void)
 	n_open_all = model_capture_exit(open_ids, MODEL_CAPTURE_EXIT_MAX, &n_open);
 	model_totals_get(&t);
 
-	rec_begin(&r, CG_L_INFO, CGSHIM_EV_SUMMARY);
+	coverage_get(&cov);
+	rec_begin(&r, cov.below ? CG_L_ERROR : CG_L_INFO, CGSHIM_EV_SUMMARY);
 	rec_int(&r, "graphs", t.graphs);
 	rec_int(&r, "execs", t.execs);
 	rec_int(&r, "execs_live", n_exec_live);
@@ -78,6 +122,7 @@ void cg_summary_exit(void)
 	}
 	rec_u64(&r, "repeats_folded", cg_fold_repeats());
 	rec_u64(&r, "unprinted", cg_print_unprinted());
+	coverage_rec(&r, &cov);
 	cg_rules_summary(&r);
 	cg_door_summary(&r);
 	rec_end(&r);

@@ -19,6 +19,7 @@
 
 #include "hooks.h"
 #include "../call.h"
+#include "../counters.h"
 #include "../model.h"
 #include "../nodes.h"
 #include "../rules.h"
@@ -213,6 +214,7 @@ static __attribute__((noinline, cold)) void cgh_escape_after(int hid, CUresult r
 		cg_call_end(&c, rc);
 	if (!name || rc != CUDA_SUCCESS)
 		return;
+	cg_count_eager(); /* an escaped kernel ran eagerly */
 	if (esc.cap != model_tally.cap) {
 		esc.cap = model_tally.cap;
 		esc.kernels = 0;
@@ -274,8 +276,13 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 		CUresult rc;                                                                                           \
 		const char *esc_name = NULL;                                                                           \
 		CG_REAL(name);                                                                                         \
-		if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))                                    \
+		if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {                                  \
+			if (kernel)                                                                                    \
+				cg_count_eager();                                                                      \
 			return CG_FWD(real_##name args);                                                               \
+		}                                                                                                      \
+		if (kernel && !model_tally.cap)                                                                        \
+			cg_count_eager();                                                                              \
 		model_tally.off = 1; /* not counted: another stream, or the driver resolved late */                    \
 		if (!(check)) {                                                                                        \
 			int escaped = cgh_escape_check(HID_##name, (stream_expr), ptsz, (fn_expr), what, &esc_name);   \
@@ -295,8 +302,13 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 		CUresult rc;                                                                                           \
 		if (CG_UNLIKELY(!atomic_load_explicit(&cg_driver_resolved, memory_order_acquire) || !real_##name))     \
 			return name##_slow args;                                                                       \
-		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)))                         \
+		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))) {                       \
+			if (kernel)                                                                                    \
+				cg_count_eager();                                                                      \
 			return real_##name args;                                                                       \
+		}                                                                                                      \
+		if (kernel && !model_tally.cap)                                                                        \
+			cg_count_eager(); /* a thread with no capture of its own launches eagerly */                   \
 		if (CG_UNLIKELY(cg_caprule_is_legacy((stream_expr), ptsz)))                                            \
 			return name##_slow args;                                                                       \
 		if (CG_UNLIKELY(model_tally.cap && (const void *)(stream_expr) != model_tally.stream))                 \

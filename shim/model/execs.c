@@ -194,11 +194,35 @@ void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 	X_SET(x, foreign_frees, foreign);
 }
 
+/* Kernel nodes of g: from a full summary's types, else one capture-safe
+ * query per node (at instantiation only, which costs far more). */
+static int exec_kernel_count(CUgraph g, const struct cg_summary *sum)
+{
+	CUgraphNode *nodes;
+	CUgraphNodeType t;
+	size_t n = 0, i;
+	int k = 0;
+	if (sum && !sum->partial && sum->types) {
+		for (i = 0; i < sum->n_nodes; i++)
+			k += sum->types[i] == CU_GRAPH_NODE_TYPE_KERNEL;
+		return k;
+	}
+	if (!g || !drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS ||
+	    !n || !(nodes = calloc(n, sizeof *nodes)))
+		return 0;
+	if (drv_cuGraphGetNodes(g, nodes, &n) == CUDA_SUCCESS)
+		for (i = 0; i < n; i++)
+			k += drv_cuGraphNodeGetType(nodes[i], &t) == CUDA_SUCCESS && t == CU_GRAPH_NODE_TYPE_KERNEL;
+	free(nodes);
+	return k;
+}
+
 int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat)
 {
 	struct cg_exec *x;
 	struct cg_graph *gr;
 	int dev = cg_current_device(); /* the exec belongs to the instantiating context */
+	int kernels = exec_kernel_count(g, sum);
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
 	if (!x) {
@@ -231,6 +255,7 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 	x->inst_dev = dev;
 	X_SET(x, flags, flags);
 	x->site = site;
+	x->kernels = kernels;
 	atomic_store(&x->real, e);
 	atomic_store(&x->launches, 0);
 	atomic_store(&x->outstanding, 0);
@@ -493,6 +518,7 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out
 		x->n_mem = 0;
 		x->sum = NULL;
 		model_tot.launches_destroyed += launches;
+		model_tot.kernels_destroyed += launches * x->kernels;
 		x->next_free = exec_free_list;
 		exec_free_list = x;
 	}
@@ -521,6 +547,18 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out
 /* At exit: a "launches" record per live exec, the leaks of those whose last
  * launch left graph allocations, and the launch count of every exec the
  * process made (*launches) and how many are still alive (*n_live). */
+long long model_exec_kernels_run(void)
+{
+	struct cg_exec *x, *tmp;
+	long long k;
+	pthread_mutex_lock(&model_gx_lock);
+	k = model_tot.kernels_destroyed;
+	HASH_ITER(hh, model_execs, x, tmp)
+	k += atomic_load(&x->launches) * x->kernels;
+	pthread_mutex_unlock(&model_gx_lock);
+	return k;
+}
+
 int model_exec_exit(long long *launches, long long *n_live, struct model_leak **leaks)
 {
 	int n_leaks = 0;

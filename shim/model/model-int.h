@@ -208,6 +208,7 @@ struct cg_exec {
 	int inst_dev;	  /* device of the context it was instantiated in */
 	unsigned devmask; /* devices its allocation nodes allocate on (bit d) */
 	int repeat;	  /* instantiated from a repeat graph with nothing to say; not updated since (X_SET/X_GET) */
+	int kernels;	  /* kernel nodes, counted at instantiation */
 	struct cg_exec *next_free;
 	UT_hash_handle hh;
 };
