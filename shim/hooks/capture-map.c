@@ -6,7 +6,8 @@
  *
  * Launch contract: while no capture is live (cg_live_captures == 0, one
  * relaxed load) a launch is forwarded at once: no lock, no allocation, no
- * record, not even at trace level. With a capture live, a launch on the
+ * record, not even at trace level; a kernel launch adds one to its
+ * thread's eager count (counters.h: a TLS add, issue 32's coverage). With a capture live, a launch on the
  * legacy stream is looked at (CGS014 before the call), and so is one by a
  * thread whose own capture is live (model_tally.cap) on another stream
  * than that capture's origin (CGS024: the driver's capture-safe query
