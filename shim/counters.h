@@ -37,12 +37,19 @@ struct cg_eager_tls {
 };
 extern __thread __attribute__((tls_model("initial-exec"))) struct cg_eager_tls cg_eager_tls;
 void cg_eager_register(void);
+/* The add alone, for a caller that checked cg_eager_tls.reg (the launch
+ * wrappers: their registering call is on their slow path, so the fast one
+ * saves no argument across a call). */
+static inline void cg_eager_add(void)
+{
+	atomic_store_explicit(&cg_eager_tls.n, atomic_load_explicit(&cg_eager_tls.n, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
 static inline void cg_count_eager(void)
 {
 	if (__builtin_expect(!cg_eager_tls.reg, 0))
 		cg_eager_register();
-	atomic_store_explicit(&cg_eager_tls.n, atomic_load_explicit(&cg_eager_tls.n, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	cg_eager_add();
 }
 long long cg_eager_total(void);
 /* In the child after fork: only its own thread's count stays. */

@@ -303,13 +303,15 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 		CUresult rc;                                                                                           \
 		if (CG_UNLIKELY(!atomic_load_explicit(&cg_driver_resolved, memory_order_acquire) || !real_##name))     \
 			return name##_slow args;                                                                       \
+		if (CG_UNLIKELY(kernel && !cg_eager_tls.reg))                                                          \
+			return name##_slow args; /* the thread's first launch: its count registered there */           \
 		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))) {                       \
 			if (kernel)                                                                                    \
-				cg_count_eager();                                                                      \
+				cg_eager_add();                                                                        \
 			return real_##name args;                                                                       \
 		}                                                                                                      \
 		if (kernel && !model_tally.cap)                                                                        \
-			cg_count_eager(); /* a thread with no capture of its own launches eagerly */                   \
+			cg_eager_add(); /* a thread with no capture of its own launches eagerly */                     \
 		if (CG_UNLIKELY(cg_caprule_is_legacy((stream_expr), ptsz)))                                            \
 			return name##_slow args;                                                                       \
 		if (CG_UNLIKELY(model_tally.cap && (const void *)(stream_expr) != model_tally.stream))                 \
