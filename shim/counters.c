@@ -1,4 +1,5 @@
 /* shim/counters.c -- process-wide counts (counters.h). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -66,19 +67,22 @@ static void eager_exit(void *arg)
 
 void cg_eager_register(void)
 {
-	int none = 0, i;
+	int none = 0, i, saved = errno; /* on the application's launch: its errno kept */
 	cg_eager_tls.reg = 2;
 	if (atomic_compare_exchange_strong(&eager_key_state, &none, 2))
 		atomic_store(&eager_key_state, pthread_key_create(&eager_key, eager_exit) == 0 ? 1 : -1);
-	if (atomic_load(&eager_key_state) != 1 || pthread_setspecific(eager_key, &cg_eager_tls) != 0)
+	if (atomic_load(&eager_key_state) != 1 || pthread_setspecific(eager_key, &cg_eager_tls) != 0) {
+		errno = saved;
 		return; /* counted, never summed: the summary falls short */
+	}
 	cg_eager_tls.reg = 1;
 	for (i = 0; i < EAGER_SLOTS; i++) {
 		struct cg_eager_tls *free_slot = NULL;
 		if (atomic_compare_exchange_strong(&eager_slot[i], &free_slot, &cg_eager_tls))
-			return;
+			break;
 	}
 	/* no slot: the count is folded at the thread's exit only */
+	errno = saved;
 }
 
 long long cg_eager_total(void)

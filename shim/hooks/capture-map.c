@@ -276,6 +276,10 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 	{                                                                                                              \
 		CUresult rc;                                                                                           \
 		const char *esc_name = NULL;                                                                           \
+		if (kernel && !cg_eager_tls.reg) {                                                                     \
+			cg_eager_register(); /* sets reg either way: the wrapper again, as any launch */               \
+			return cgh_##name args;                                                                        \
+		}                                                                                                      \
 		CG_REAL(name);                                                                                         \
 		if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {                                  \
 			if (kernel)                                                                                    \
