@@ -58,4 +58,19 @@ for mode, routes in (("op", ["other_stream"]), ("custom", ["other_stream"]), ("r
         assert stdout.startswith("y "), stdout
         expect([x for x in v if x.get("rule") in ("CGS024", "CGS025")], routes)
 
+# Coverage: graph launches x kernel nodes against eager launches, and
+# CGSHIM_EXPECT_GRAPHED (the summary's graphed_below).
+for mode, eager, graphed, below in (("joined", 0, 6, False), ("cached", 1, 3, True)):
+    @case("coverage-" + mode)
+    def _(mode=mode, eager=eager, graphed=graphed, below=below):
+        p, recs, _ = gpucase.run([EXE, mode], LIB, extra={"CGSHIM_EXPECT_GRAPHED": "0.95"})
+        assert p.returncode == 0, p.stderr[-800:]
+        s = [r for r in recs if r.get("ev") == "summary"]
+        assert s, "no summary record"
+        s = s[0]
+        print("  eager %s graph %s permille %s below %s" % (s.get("eager_kernels"), s.get("graph_kernels"),
+                                                           s.get("graphed_permille"), s.get("graphed_below")))
+        assert s.get("eager_kernels") == eager and s.get("graph_kernels") == graphed, s
+        assert s.get("graphed_below") is below, s
+
 gpucase.finish()
