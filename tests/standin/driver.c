@@ -152,7 +152,9 @@ struct sfunc {
  * either kernelParams or extra, whichever was set. Each array is its own
  * allocation of exactly its size, so a reader that goes past the
  * function's parameter count is caught by ASan (issue 30). kp_free gives
- * them back; kp_dup makes a copy its own. */
+ * them back; kp_dup makes a copy its own. Nothing in them points into the
+ * struct: node_add and graph_clone move it by value (extra's size once
+ * pointed at nbytes, and so at the caller's stack after the move). */
 enum { KP_PTRS, KP_PACKED, KP_PTR_ONLY };
 struct kparams {
 	CUfunction fn;
@@ -162,7 +164,8 @@ struct kparams {
 	size_t nbytes;	     /* bytes of vals */
 	unsigned char *vals; /* the argument bytes, at the function's offsets */
 	void **ptrs;	     /* KP_PTRS: np pointers into vals */
-	void **extra;	     /* packed forms: {BUFFER_POINTER, vals, [BUFFER_SIZE, &nbytes,] END} */
+	void **extra;	     /* packed forms: {BUFFER_POINTER, vals, [BUFFER_SIZE, size,] END} */
+	size_t *size;	     /* KP_PACKED: nbytes again, the size extra points at */
 };
 
 struct allocp {
@@ -670,13 +673,14 @@ static void kp_free(struct kparams *k)
 	free(k->vals);
 	free(k->ptrs);
 	free(k->extra);
-	k->vals = NULL, k->ptrs = NULL, k->extra = NULL;
+	free(k->size);
+	k->vals = NULL, k->ptrs = NULL, k->extra = NULL, k->size = NULL;
 }
 
 /* The arrays of k point into vals: built for k's own vals. */
 static int kp_arrays(struct kparams *k, const struct sfunc *f)
 {
-	k->ptrs = NULL, k->extra = NULL;
+	k->ptrs = NULL, k->extra = NULL, k->size = NULL;
 	if (k->form == KP_PTRS) {
 		k->ptrs = malloc((size_t)k->np * sizeof *k->ptrs + (k->np ? 0 : 1)); /* never NULL: 0 params too */
 		if (!k->ptrs)
@@ -688,11 +692,17 @@ static int kp_arrays(struct kparams *k, const struct sfunc *f)
 	k->extra = malloc((k->form == KP_PACKED ? 5 : 3) * sizeof *k->extra);
 	if (!k->extra)
 		return 0;
+	if (k->form == KP_PACKED && !(k->size = malloc(sizeof *k->size))) {
+		free(k->extra);
+		k->extra = NULL;
+		return 0;
+	}
 	k->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
 	k->extra[1] = k->vals;
 	if (k->form == KP_PACKED) {
 		k->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
-		k->extra[3] = &k->nbytes;
+		*k->size = k->nbytes;
+		k->extra[3] = k->size;
 		k->extra[4] = CU_LAUNCH_PARAM_END;
 	} else {
 		k->extra[2] = CU_LAUNCH_PARAM_END;
@@ -711,8 +721,6 @@ static void kp_dup(struct kparams *k)
 	k->vals = v;
 	if (!v || !kp_arrays(k, sfunc_of(k->fn)))
 		abort(); /* a test double out of memory */
-	if (k->form == KP_PACKED)
-		k->extra[3] = &k->nbytes;
 }
 
 static void fn_learn(void *fn, int np);
@@ -791,8 +799,6 @@ static CUresult kp_set(struct kparams *k, CUfunction fn, const unsigned grid[3],
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	*k = n;
-	if (k->form == KP_PACKED)
-		k->extra[3] = &k->nbytes;
 	if (!f)
 		fn_learn((void *)fn, n.np);
 	return CUDA_SUCCESS;
