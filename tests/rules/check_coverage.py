@@ -16,6 +16,11 @@ import subprocess
 import sys
 import tempfile
 
+# cgtest on import: programs of another machine (the aarch64 cross build)
+# start through MESON_EXE_WRAPPER, as in every other runner.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+import cgtest  # noqa: E402,F401
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--prog", required=True)
 ap.add_argument("--standin-dir", required=True)
