@@ -73,10 +73,9 @@ int cg_caprule_end_none(const char *api, CUstream s);
 /* CGS022: an end of capture on s, which is in capture (the driver's
  * answer for s) but did not begin it. */
 int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s);
-/* CGS023: a begin-capture on s, which is in capture (the driver's answer for
- * s). The capture's breaker: the refused begin invalidates it (measured).
- * 2 when that capture was known broken before (then the refused begin
- * names it abandoned), 1 when not. */
+/* CGS023: a begin-capture on s, which is in capture (the driver's answer
+ * for s). Not a breaker: the capture goes on. 2 when that capture is
+ * known broken (then the refused begin names it abandoned), 1 when not. */
 int cg_caprule_begin_capturing(const char *api, uint64_t capture, CUstream s);
 int cg_caprule_device_sync(const char *api);
 void cg_caprule_failed(const char *api, uint64_t capture, int rc);

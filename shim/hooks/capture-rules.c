@@ -16,8 +16,7 @@
  *   CGS016  a global or thread-local capture ended from another thread: 908
  *   CGS021  a capture ended on a stream that is not capturing: 401
  *   CGS022  a capture ended on a stream that joined another one's: 903
- *   CGS023  a capture begun on a stream already capturing: 401, that
- *           capture invalidated
+ *   CGS023  a capture begun on a stream already capturing: 401
  */
 #include <stdio.h>
 #include <stdatomic.h>
@@ -123,7 +122,7 @@ int cg_caprule_begin_capturing(const char *api, uint64_t capture, CUstream s)
 	struct cg_verdict v;
 	if (!capture || !model_capture_find(capture, &cv) || !rules_capture_begin_capturing(api, s, &cv, &v))
 		return 0;
-	caprule_write(&v, api, cv.id); /* the capture's breaker: its end (901) links here; a repeat is counted */
+	cg_verdict_write(&v, api, 0, CAPRULE_SKIP); /* the site as caprule_write takes it (a repeat: counted) */
 	return cv.broken ? 2 : 1;
 }
 

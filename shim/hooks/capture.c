@@ -108,8 +108,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 		CG_RETURN(rc);
 	}
 	/* Refused: no capture is live on this stream from this call. The one
-	 * it is in already (CGS023) is broken by it and its end may still
-	 * come: named abandoned here only if it was broken before. */
+	 * it is in already (CGS023) goes on: abandoned only if known broken. */
 	if (nested != 1)
 		model_capture_begin_refused(s, ptsz, cg_routes[c->hid].name, rc);
 	if (cg_call_rec(&r, c, rc)) {
@@ -166,24 +165,20 @@ static int stream_blocking(CUstream s, int ptsz)
 }
 
 /* CGS023, before a begin: s is in a live capture already (begun on it, or
- * joined; *id): named, the begin noted as its breaker, and 1 (2: that
- * capture was known broken before). Asked only while a capture is live,
- * never about the legacy stream (a begin there is refused anyway, and
- * asking about it while a blocking stream captures answers 906). */
-static int begin_on_capturing(int hid, CUstream s, int ptsz, uint64_t *id)
+ * joined): named, and 1 (2: that capture is known broken). Asked only while a capture is live, never about
+ * the legacy stream (a begin there is refused anyway, and asking about it
+ * while a blocking stream captures answers 906). */
+static int begin_on_capturing(int hid, CUstream s, int ptsz)
 {
-	if (cg_caprule_is_legacy(s, ptsz) || !model_stream_capture(s, ptsz, id, NULL, NULL))
+	uint64_t id = 0;
+	if (cg_caprule_is_legacy(s, ptsz) || !model_stream_capture(s, ptsz, &id, NULL, NULL))
 		return 0;
-	return cg_caprule_begin_capturing(cg_routes[hid].name, *id, s);
+	return cg_caprule_begin_capturing(cg_routes[hid].name, id, s);
 }
 
-/* The refused begin (401) invalidated capture id (measured on the H200:
- * its status reads invalidated, its end answers 901 and no graph). */
-static void begin_nested_after(int hid, CUresult rc, uint64_t id)
+static void begin_nested_after(int hid, CUresult rc)
 {
 	cg_caprule_after(cg_routes[hid].name, R_BEGIN_CAPTURING, CUDA_ERROR_ILLEGAL_STATE, rc);
-	if (rc == CUDA_ERROR_ILLEGAL_STATE)
-		model_capture_invalidate(id, cg_routes[hid].name, 0);
 }
 
 /* The modeless cuStreamBeginCapture (always global) begun with another mode:
@@ -208,11 +203,10 @@ static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 		uint32_t site;                                                                                         \
 		CUresult rc;                                                                                           \
 		int asked, use, used, nested;                                                                          \
-		uint64_t nid = 0;                                                                                      \
 		CG_REAL(name);                                                                                         \
 		if (!cg_call_begin(&c, HID_##name, CG_CALL_LIFE))                                                      \
 			return CG_FWD(real_##name args);                                                               \
-		nested = begin_on_capturing(HID_##name, hStream, ptsz, &nid); /* CGS023 */                             \
+		nested = begin_on_capturing(HID_##name, hStream, ptsz); /* CGS023 */                                   \
 		site = cg_site_here_deferred(SITE_SKIP);                                                               \
 		asked = (int)(mode_expr);                                                                              \
 		used = use = capture_mode_use(asked);                                                                  \
@@ -226,7 +220,7 @@ static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 		cg_call_mark_in(&c);                                                                                   \
 		rc = use == asked ? CG_FWD(real_##name args) : CG_FWD(rw_call);                                        \
 		if (nested)                                                                                            \
-			begin_nested_after(HID_##name, rc, nid);                                                       \
+			begin_nested_after(HID_##name, rc);                                                            \
 		return begin_post(&c, rc, hStream, used, ptsz, into_expr, site, asked, nested);                        \
 	}
 BEGIN_CAPTURE(cuStreamBeginCapture, 0, (CUstream hStream), (hStream), CU_STREAM_CAPTURE_MODE_GLOBAL, NULL,

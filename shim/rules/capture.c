@@ -16,8 +16,8 @@
  *   CGS022  a capture ended on a stream that joined another stream's
  *           capture (not its origin): 903, that capture invalidated
  *   CGS023  a capture begun on a stream already capturing (its own capture
- *           or one it joined): 401, that capture invalidated (measured on
- *           the H200, driver 580: its end returns 901)
+ *           or one it joined): 401 (the stand-in's answer; the GPU row
+ *           measures it), the capture going on
  *   CGS024  the thread that began a live capture launches, copies or sets
  *           memory on a stream the driver says is in no capture: accepted,
  *           run once now, missing from every replay (warn)
@@ -229,8 +229,8 @@ int rules_capture_begin_capturing(const char *api, CUstream s, const struct cg_c
 	}
 	on_stream(v, api, cv, s, "begins a capture",
 		  cv->stream == s ? "is capturing already" : "joined that capture through an event wait",
-		  "captures do not nest: the call fails with 401 (cudaErrorIllegalState) and invalidates the "
-		  "capture (its end returns 901 and no graph); end it first, or capture on another stream",
+		  "captures do not nest: the call fails with 401 (cudaErrorIllegalState) and the capture goes on; "
+		  "end it first, or capture on another stream",
 		  "begin_stream");
 	return 1;
 }

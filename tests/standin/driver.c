@@ -1989,13 +1989,8 @@ static CUresult begin_capture(CUstream hs, int mode, int ptsz, struct graph *int
 		return CUDA_ERROR_INVALID_VALUE;
 	if (s->legacy)
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	if (s->cap) {
-		/* Captures do not nest: 401, and the capture the stream is in is
-		 * invalidated (measured on the H200, driver 580: its status then
-		 * reads invalidated, its end answers 901 and no graph). */
-		s->cap->invalid = 1;
+	if (s->cap)
 		return CUDA_ERROR_ILLEGAL_STATE;
-	}
 	struct capture *c = calloc(1, sizeof *c);
 	c->id = g_next_cap_id++;
 	c->mode = mode;
