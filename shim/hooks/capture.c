@@ -154,11 +154,32 @@ static void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_
 }
 
 /* Whether s is a blocking stream (the legacy stream joins a capture on it:
- * CGS014). Asked before the begin, so no capture of this call is live. */
-static int stream_blocking(CUstream s, int ptsz)
+ * CGS014). Asked before the begin, so no capture of this call is live; but
+ * s may be in another capture already (a nested begin, CGS023), and
+ * cuStreamGetFlags on a capturing stream answers 900 and invalidates that
+ * capture (measured on the H200, driver 580: the end then answered 901
+ * where bare it answers 0). So: never for a stream the model has in a
+ * capture (nested), never for the legacy stream (a begin there is refused
+ * anyway), and while any capture is live, only after the driver says s is
+ * not capturing (cuStreamGetCaptureInfo on a non-legacy stream is safe:
+ * measured likewise). A capture the shim never saw begin, with none it
+ * knows live, is the one case still asked blind. */
+static int stream_blocking(CUstream s, int ptsz, int nested)
 {
 	unsigned flags = 0;
 	PFN_cuStreamGetFlags_v5050 f = ptsz ? drv_cuStreamGetFlags_ptsz : drv_cuStreamGetFlags;
+	if (nested || cg_caprule_is_legacy(s, ptsz))
+		return 0;
+	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
+		CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+		CUresult q = CUDA_ERROR_NOT_SUPPORTED;
+		if (ptsz && drv_cuStreamGetCaptureInfo_v3_ptsz)
+			q = drv_cuStreamGetCaptureInfo_v3_ptsz(s, &st, NULL, NULL, NULL, NULL, NULL);
+		else if (!ptsz && drv_cuStreamGetCaptureInfo_v3)
+			q = drv_cuStreamGetCaptureInfo_v3(s, &st, NULL, NULL, NULL, NULL, NULL);
+		if (q != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE)
+			return 0; /* unknown: no CGS014 prediction for it */
+	}
 	if (!f || f(s, &flags) != CUDA_SUCCESS)
 		return 0; /* unknown: no CGS014 prediction for it */
 	return !(flags & CU_STREAM_NON_BLOCKING);
@@ -213,7 +234,7 @@ static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 		cg_policy_collect();                                                                                   \
 		learn_current_pool();                                                                                  \
 		model_capture_presample(site, hStream);                                                                \
-		model_capture_prepare_blocking(stream_blocking(hStream, ptsz));                                        \
+		model_capture_prepare_blocking(stream_blocking(hStream, ptsz, nested));                                \
 		cg_exit_register_late();                                                                               \
 		if (use != asked)                                                                                      \
 			capture_mode_record(HID_##name, hStream, asked, use, site);                                    \

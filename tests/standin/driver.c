@@ -1763,6 +1763,13 @@ static CUresult stream_get_flags(CUstream h, unsigned *flags, int ptsz)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!flags)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* Not on a capturing stream: 900, and the capture is invalidated
+	 * (measured on the H200, driver 580, 2026-11-28: begin, cuStreamGetFlags
+	 * 900, the capture's end 901) */
+	if (s->cap) {
+		s->cap->invalid = 1;
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
 	/* the per-thread stream never joins the legacy stream here
 	 * (blocking_capture_exists): said as non-blocking */
 	*flags = s == t_pts ? CU_STREAM_NON_BLOCKING : s->flags;
