@@ -106,6 +106,19 @@ def case_fork():
                 "%s, %s: every child done, none hung (%s)" % (pol, level, p.stdout.strip()[-80:]))
 
 
+# A sanitizer build's peak RSS is its shadow memory and quarantine (harm-sites
+# measured 816 MB under ASan on 2026-11-28 against 97 MB plain): the memory
+# bars are checked in the plain build only, and reported here.
+SANITIZED = os.environ.get("CGSHIM_TEST_SANITIZED", "none") not in ("", "none")
+
+
+def check_rss(rss):
+    if SANITIZED:
+        print("peak RSS %s MB under the shim (sanitizer build: not judged)" % rss)
+        return
+    T.check(rss is not None and rss < 200, "peak RSS %s MB under the shim (want < 200)" % rss)
+
+
 def maxrss_mb(err, mode):
     m = re.search(mode + r": .*maxrss (\d+) KB", err)
     return int(m.group(1)) / 1024 if m else None
@@ -129,8 +142,7 @@ def case_sites():
     dropped = summ[0].get("sites_dropped") if summ else None
     T.check(dropped is not None and n - 65536 <= dropped <= n, "sites_dropped %s of %d (want >= %d)"
             % (dropped, n, n - 65536))
-    rss = maxrss_mb(shim.stderr, "sites")
-    T.check(rss is not None and rss < 200, "peak RSS %s MB under the shim (want < 200)" % rss)
+    check_rss(maxrss_mb(shim.stderr, "sites"))
 
 
 def case_frees():
@@ -153,8 +165,7 @@ def case_frees():
             % (ex, frees, frees, 2 * frees))
     stale = [r for r in recs if r.get("rule") == "CGS018"]
     T.check(len(stale) == int(e), "%d CGS018 findings (want one per exec, its first free: %s)" % (len(stale), e))
-    rss = maxrss_mb(shim.stderr, "frees")
-    T.check(rss is not None and rss < 200, "peak RSS %s MB under the shim (want < 200)" % rss)
+    check_rss(maxrss_mb(shim.stderr, "frees"))
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
