@@ -9,43 +9,36 @@ file counts an error; at a share it meets, neither.
 usage: check_coverage.py --prog PATH --standin-dir DIR --shim LIBCGSHIM
 One line per check; exit status non-zero when any failed."""
 import argparse
-import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-# cgtest on import: programs of another machine (the aarch64 cross build)
-# start through MESON_EXE_WRAPPER, as in every other runner.
+# cgtest: the tally, the run under the shim, and (on import) programs of
+# another machine (the aarch64 cross build) through MESON_EXE_WRAPPER.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-import cgtest  # noqa: E402,F401
+import cgtest  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--prog", required=True)
 ap.add_argument("--standin-dir", required=True)
 ap.add_argument("--shim", required=True)
 a = ap.parse_args()
-
-bad = total = 0
+T = cgtest.Tally()
 
 
 def check(name, ok, detail=""):
-    global bad, total
-    total += 1
-    print("%s %s%s" % ("ok  " if ok else "FAIL", name, (": " + str(detail)) if detail and not ok else ""))
-    bad += not ok
-    return ok
+    return T.check(ok, name, str(detail) if detail and not ok else "")
 
 
 def run(d, tag, extra):
-    log, tally = os.path.join(d, tag + ".jsonl"), os.path.join(d, tag + ".tally")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_")}
-    env.update(LD_LIBRARY_PATH=a.standin_dir, LD_PRELOAD=a.shim, CGSHIM_LOG="info", CGSHIM_LOG_FILE=log,
-               CGSHIM_TALLY_FILE=tally, **extra)
-    p = subprocess.run([a.prog], env=env, capture_output=True, text=True, timeout=60)
-    recs = [json.loads(line) for line in open(log)] if os.path.exists(log) else []
-    summ = [r for r in recs if r.get("ev") == "summary"]
+    """The program under the shim at info (its own log folder d/tag), with the
+    tally file d/tag.tally: (CompletedProcess, summary record, tally words)."""
+    tally = os.path.join(d, tag + ".tally")
+    os.mkdir(os.path.join(d, tag))
+    p, recs, _ = cgtest.run([a.prog], a.shim, logdir=os.path.join(d, tag), timeout=60,
+                            extra=dict(extra, LD_LIBRARY_PATH=a.standin_dir, CGSHIM_TALLY_FILE=tally))
+    summ = cgtest.ev(recs, "summary")
     lines = open(tally).read().split() if os.path.exists(tally) else []
     return p, (summ[0] if summ else {}), lines
 
@@ -70,5 +63,4 @@ with tempfile.TemporaryDirectory() as d:
     p, s, tally = run(d, "met", {"CGSHIM_EXPECT_GRAPHED": "0.5"})
     check("met: graphed_below false", s.get("graphed_below") is False, s)
     check("met: no error-level finding", not tally or int(tally[1]) == 0, tally)
-print("%d passed, %d failed" % (total - bad, bad))
-sys.exit(1 if bad else 0)
+T.finish(exit=True)

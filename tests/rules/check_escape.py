@@ -10,33 +10,24 @@ stream's own capture, another thread's launches on its own stream).
 usage: check_escape.py --prog PATH --standin-dir DIR --shim LIBCGSHIM
 One line per check; exit status non-zero when any failed."""
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
 
-# cgtest on import: programs of another machine (the aarch64 cross build)
-# start through MESON_EXE_WRAPPER, as in every other runner.
+# cgtest: the tally, the run under the shim, and (on import) programs of
+# another machine (the aarch64 cross build) through MESON_EXE_WRAPPER.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-import cgtest  # noqa: E402,F401
+import cgtest  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--prog", required=True)
 ap.add_argument("--standin-dir", required=True)
 ap.add_argument("--shim", required=True)
 a = ap.parse_args()
-
-bad = 0
-total = 0
+T = cgtest.Tally()
 
 
 def check(name, ok, detail=""):
-    global bad, total
-    total += 1
-    print("%s %s%s" % ("ok  " if ok else "FAIL", name, (": " + str(detail)) if detail and not ok else ""))
-    bad += not ok
-    return ok
+    return T.check(ok, name, str(detail) if detail and not ok else "")
 
 
 KERNEL = "_Z6k_fillPfld"
@@ -45,18 +36,12 @@ WANT = [("other_stream", "cuLaunchKernel", KERNEL), ("legacy_stream", "cuLaunchK
         ("per_thread_stream", "cuLaunchKernel", KERNEL), ("other_stream", "cuMemsetD8Async", None),
         ("other_stream", "cuMemcpyDtoDAsync_v2", None)]
 
-with tempfile.TemporaryDirectory() as d:
-    log = os.path.join(d, "l.jsonl")
-    env = dict(os.environ, LD_LIBRARY_PATH=a.standin_dir, LD_PRELOAD=a.shim, CGSHIM_LOG="info",
-               CGSHIM_LOG_FILE=log, CGSHIM_RULES_OFF="")
-    env.pop("CGSHIM_ON_VIOLATION", None)
-    p = subprocess.run([a.prog], env=env, capture_output=True, text=True, timeout=60)
-    check("program exits 0", p.returncode == 0, p.stdout + p.stderr)
-    recs = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+p, recs, _ = cgtest.run([a.prog], a.shim, extra={"LD_LIBRARY_PATH": a.standin_dir}, timeout=60)
+check("program exits 0", p.returncode == 0, p.stdout + p.stderr)
 
-viol = [r for r in recs if r.get("ev") == "violation"]
-esc = [r for r in viol if r.get("rule") == "CGS024"]
-empty = [r for r in viol if r.get("rule") == "CGS025"]
+viol = cgtest.viol(recs)
+esc = cgtest.viol(recs, "CGS024")
+empty = cgtest.viol(recs, "CGS025")
 check("only CGS024 and CGS025 fire", all(r.get("rule") in ("CGS024", "CGS025") for r in viol),
       sorted({r.get("rule") for r in viol}))
 check("%d CGS024 records (want %d)" % (len(esc), len(WANT)), len(esc) == len(WANT),
@@ -89,5 +74,4 @@ if empty and len(esc) >= 3:
     check("CGS025: at the end of the capture", bool(end) and end[0].get("seq", 0) > e.get("seq", 0), end[:1])
 check("0 escape records for another thread's launches on its own stream",
       not [r for r in esc if r.get("call_tid") != main_tid])
-print("%d passed, %d failed" % (total - bad, bad))
-sys.exit(1 if bad else 0)
+T.finish(exit=True)
