@@ -12,6 +12,10 @@ shim writes no warn or error record and no mismatch (a hint is no fault:
 docs/rules/README.md). Before the closing line, precision (warn/error
 records on the correct programs: 0 wanted) beside recall (refusals, rules
 that predict a driver error, announced before the call: all wanted).
+Then the real stacks (FIDELITY_REAL=0 leaves them out): correct programs
+on cuBLAS, PyTorch eager, torch.cuda.graph, torch.compile, JAX and CuPy, each
+run bare and under the shim; a row passes when the outputs match and the shim
+wrote no warn or error record (their own precision line).
 Closing line: N passed, N failed.
 """
 import glob, json, os, re, subprocess, sys, tempfile
@@ -34,9 +38,10 @@ def run(exe, shim):
                    CGSHIM_LOG_FILE=os.path.join(tmp, "l-%p.jsonl"))
         # A rule off by default (CGS017) is switched on for its own reproducer
         # only: every other program runs with the defaults a user gets.
-        if os.path.basename(exe).startswith(DEFAULT_OFF):
+        if isinstance(exe, str) and os.path.basename(exe).startswith(DEFAULT_OFF):
             env["CGSHIM_RULES_OFF"] = ""
-    p = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(exe if isinstance(exe, list) else [exe], env=env, capture_output=True, text=True,
+                       timeout=240)
     recs = []
     for f in glob.glob(os.path.join(tmp, "*.jsonl")):
         recs += [json.loads(l) for l in open(f) if l.strip()]
@@ -109,6 +114,50 @@ for exe in progs:
     if rows[-1][3].startswith("FAIL"):
         print("---- %s stdout:\n%s" % (name, shim.stdout[-1500:]))
 
+# Real stacks (issue 31): correct programs nobody here wrote the library of,
+# each run bare and under the shim: outputs must match and the shim must write
+# no warn or error record. FIDELITY_REAL=0 leaves them out.
+HERE = os.path.dirname(os.path.abspath(__file__))
+REAL = [("real: cuBLAS binary (capture, launch, update)", [os.path.join(BIN, "real-cublas")]),
+        ("real: PyTorch eager training", [sys.executable, os.path.join(HERE, "torch_eager.py")]),
+        ("real: PyTorch torch.cuda.graph + make_graphed_callables",
+         [sys.executable, os.path.join(HERE, "torch_graphed.py")]),
+        ("real: PyTorch capture + replay", [sys.executable, os.path.join(HERE, "torch_capture.py")]),
+        ("real: torch.compile reduce-overhead", [sys.executable, os.path.join(HERE, "torch_compile_ro.py")]),
+        ("real: JAX command buffers", [sys.executable, os.path.join(HERE, "jax_capture.py")]),
+        ("real: CuPy capture + launch", [sys.executable, os.path.join(HERE, "cupy_capture.py")])]
+n_real, n_real_faults, real_faulty = 0, 0, []
+for label, argv in (REAL if os.environ.get("FIDELITY_REAL", "1") != "0" else []):
+    if not os.path.exists(argv[-1]):
+        rows.append((label, "not built", "-", "FAIL (missing %s)" % argv[-1]))
+        continue
+    try:
+        bare, _ = run(argv, False)
+        shim, recs = run(argv, True)
+    except subprocess.TimeoutExpired:
+        rows.append((label, "timeout", "-", "FAIL (timeout)"))
+        continue
+    viol = [r for r in recs if r["ev"] == "violation"]
+    bad, mism = faults(viol), [r for r in recs if r["ev"] == "mismatch"]
+    n_real += 1
+    n_real_faults += len(bad)
+    if bad:
+        real_faulty.append("%s (%s)" % (label, ",".join(sorted({v["rule"] for v in bad}))))
+    same = bare.stdout == shim.stdout and bare.returncode == shim.returncode
+    fired = ",".join(sorted({"%s %s" % (v["rule"], v.get("severity")) for v in viol})) or "none"
+    verdict = same and bare.returncode == 0 and not bad and not mism and bool(recs)
+    note = [] if same else ["output differs"]
+    if bare.returncode:
+        note.append("exit %d bare: %s" % (bare.returncode, bare.stderr[-300:].replace("\n", " ")))
+    if not recs:
+        note.append("no log: the shim did not load")
+    rows.append((label, "exit %d, %d records" % (shim.returncode, len(recs)),
+                 "silent" if not viol else ("hints only: " if not bad else "") + fired,
+                 ("PASS" if verdict else "FAIL") + ("; " + "; ".join(note) if note else "")))
+    ok_all += verdict
+    if not verdict:
+        print("---- %s stdout bare:\n%s\n---- shim:\n%s" % (label, bare.stdout[-800:], shim.stdout[-800:]))
+
 w = [max(len(r[i]) for r in rows + [("scenario", "real driver result", "rule logged before the call", "verdict")]) for i in range(4)]
 hdr = ("scenario", "real driver result", "rule logged before the call", "verdict")
 print("| " + " | ".join(h.ljust(w[i]) for i, h in enumerate(hdr)) + " |")
@@ -117,6 +166,9 @@ for r in rows:
     print("| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |")
 print("precision: %d warn/error records on %d correct programs (want 0)%s; %d hint records" % (
     n_faults, n_valid, ": " + ", ".join(faulty) if faulty else "", n_hints))
+if n_real:
+    print("precision on real stacks: %d warn/error records on %d correct programs (want 0)%s" % (
+        n_real_faults, n_real, ": " + ", ".join(real_faulty) if real_faulty else ""))
 print("recall: %d of %d refusals announced before the call (want all)%s" % (
     n_announced, n_refusals, ": missed " + ", ".join(missed) if missed else ""))
 print("%d passed, %d failed" % (ok_all, len(rows) - ok_all))
