@@ -33,13 +33,16 @@ FACTOR = {
     ("update-same-1000", "shim"): 1.040,
     ("update-fresh-64", "shim"): 1.200,  # FAIL
     ("update-fresh-1000", "shim"): 1.020,
+    ("update-alt-64", "shim"): 1.030,
+    ("update-alt-1000", "shim"): 1.010,
+    ("update-capture-64", "shim"): 1.040,
     ("rewrite-warm", "shim"): 1.070,
     ("rewrite-launch", "shim"): 1.010,
     ("rewrite-cold", "shim"): 1.300,  # FAIL
     ("capture-1000", "disabled"): 1.060,  # FAIL (disabled bar 1.005)
 }
 BASE = {"launch": 2400.0, "eager": 2100.0, "capture": 180e3, "update-same": 30e3, "update-fresh": 45e3,
-        "instantiate": 140e3, "rewrite_launch": 2500.0}
+        "update-alt": 40e3, "update-capture": 120e3, "instantiate": 140e3, "rewrite_launch": 2500.0}
 NOISE = 0.005  # per-process lognormal sigma
 
 

@@ -34,6 +34,12 @@ Cases (the run that measures them, and the ratio taken per round):
                      identical graph captured once and reused
   update-fresh-64/-1000  workload update-fresh: the update from a graph
                      captured anew every iteration (the capture not timed)
+  update-alt-64/-1000    workload update-alt: one exec updated in turn from
+                     two graphs of its topology with other kernel arguments,
+                     both captured once and kept (issue 36)
+  update-capture-64  workload update-capture: per step a fresh capture, the
+                     update from it and the graph's destroy, all timed (the
+                     vLLM/SGLang shape, issue 36)
   rewrite-warm       rewrite_bench: shim rewrite_ns (an update the driver refuses,
                      served by a cached executable) / bare instantiate_ns
   rewrite-launch     rewrite_bench: launch_ns of the rewritten exec / bare launch_ns
@@ -71,12 +77,13 @@ upper end of the interval <= bar + margin (bench/bars.tsv); the older bar,
 where it differs, by the older rule (median <= bar). Closing line
 "N passed, N failed" (issue-17 bars). --json FILE: every raw number.
 
-Default: 30 rounds, full iteration counts, sized for about 8 minutes on an
-H100 before the launch and eager workloads warmed up for 300 ms each
-(2026-11-28: about one more minute at 30 rounds, 20 s with --quick);
---quick: 10 rounds, fewer iterations, sized for under 3 (sizes
-estimated from ~0.3 s of CUDA start-up per process: the harness prints the
-elapsed time and a projection after the first round)."""
+Default: 30 rounds, full iteration counts, the cases in DEFAULT (the
+workload cases of issues 17 and 36; --cases all adds update-same-1000 and
+the rewrite cases): about 1.2 s a case a round on an H200, the three
+processes' CUDA start-up on one core dominating (the 8-case table took ~5
+minutes at 30 rounds on 2026-11-28), so ~6.5 minutes; --quick: 10 rounds,
+fewer iterations. The harness prints the elapsed time and a projection
+after the first round."""
 import argparse
 import glob
 import json
@@ -120,6 +127,9 @@ RUNS = {
     "update-same-1000": Run("workload", ["update-same", "1000", "100"], ["update-same", "1000", "40"], ring=True),
     "update-fresh-64": Run("workload", ["update-fresh", "64", "300"], ["update-fresh", "64", "150"], ring=True),
     "update-fresh-1000": Run("workload", ["update-fresh", "1000", "40"], ["update-fresh", "1000", "20"], ring=True),
+    "update-alt-64": Run("workload", ["update-alt", "64", "600"], ["update-alt", "64", "300"], ring=True),
+    "update-alt-1000": Run("workload", ["update-alt", "1000", "60"], ["update-alt", "1000", "30"], ring=True),
+    "update-capture-64": Run("workload", ["update-capture", "64", "300"], ["update-capture", "64", "150"], ring=True),
     # rewrite_bench REPS ITERS NODES
     "rewrite": Run("rewrite_bench", ["100", "5000", "64"], ["40", "2000", "64"],
                    {"CGSHIM_ON_UPDATE_FAILURE": "reinstantiate"}),
@@ -137,11 +147,19 @@ class Case:
 
 
 CASES = [Case(n, n) for n in ("launch", "eager", "capture-64", "capture-1000", "update-same-64",
-                              "update-same-1000", "update-fresh-64", "update-fresh-1000")] + [
+                              "update-same-1000", "update-fresh-64", "update-fresh-1000", "update-alt-64",
+                              "update-alt-1000", "update-capture-64")] + [
     Case("rewrite-warm", "rewrite", "rewrite_ns", "instantiate_ns", modes=("shim",)),  # disabled: no rewrite
     Case("rewrite-launch", "rewrite", "launch_ns", "launch_ns"),
     Case("rewrite-cold", "lockstep-rewrite", modes=("shim",)),
 ]
+
+
+# Without --cases: the workload cases of issues 17 and 36, one harness run
+# of all of them (30 rounds in about 7 minutes on an H200, start-up of the
+# three processes a round dominating). --cases all: every case.
+DEFAULT = ("launch", "eager", "capture-64", "capture-1000", "update-same-64", "update-fresh-64", "update-fresh-1000",
+           "update-alt-64", "update-alt-1000", "update-capture-64")
 
 
 def load_bars(path=os.path.join(HERE, "bars.tsv")):
@@ -315,8 +333,11 @@ class Bench:
 
 
 def select(spec):
-    """The cases named in spec (comma-separated names or prefixes)."""
+    """The cases named in spec (comma-separated names or prefixes; "all"
+    every case); none: DEFAULT."""
     if not spec:
+        return [c for c in CASES if c.name in DEFAULT]
+    if spec.strip() == "all":
         return list(CASES)
     want = [w.strip() for w in spec.split(",") if w.strip()]
     sel = [c for c in CASES if any(c.name == w or c.name.startswith(w) for w in want)]
@@ -417,7 +438,7 @@ def parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="10 rounds, fewer iterations (sized for under 3 min on an H100)")
     p.add_argument("--rounds", type=int, help="rounds (default 30; --quick 10)")
-    p.add_argument("--cases", help="comma-separated case names or prefixes (default: all)")
+    p.add_argument("--cases", help="comma-separated case names or prefixes, or all (default: %s)" % ",".join(DEFAULT))
     p.add_argument("--core", default="4", help="the core every run is pinned to (taskset -c), or none")
     p.add_argument("--bin", default=os.path.join(ROOT, "build-gpu", "bench-bin"), help="the workloads (bench/build.sh)")
     p.add_argument("--lib", default=os.path.join(ROOT, "build-gpu", "shim", "libcgshim.so"), help="libcgshim.so")

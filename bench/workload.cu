@@ -14,6 +14,13 @@
  *                  iteration (the replay/update loop of a serving engine)
  *   update-fresh   the same update from a graph captured anew every iteration
  *                  (other kernel arguments); the capture is not timed
+ *   update-alt     the update alternating between two graphs of the exec's
+ *                  topology with other kernel arguments, both captured once
+ *                  and kept (a replay loop keeping one graph per batch
+ *                  variant); the update alone timed
+ *   update-capture a step of the vLLM/SGLang shape: a fresh capture (other
+ *                  kernel arguments), the update from it, the graph destroyed;
+ *                  the whole step timed
  * (NODES is ignored by launch and eager; defaults: NODES 64, ITERS 300,
  * BATCH 1000.)
  *
@@ -176,25 +183,41 @@ static int capture(int nodes, int iters, cudaStream_t s, int lock)
 	return 0;
 }
 
-/* update-same (fresh = 0) and update-fresh (fresh = 1): the update alone
- * timed. Every 16th iteration the exec is launched (untimed), as a replay
- * loop does between updates. */
-static int update(int fresh, int nodes, int iters, cudaStream_t s, float *buf, int lock)
+/* The update cases (workload usage above): the graph each iteration
+ * updates from, and what is timed. */
+enum upd_kind { UPD_SAME, UPD_FRESH, UPD_ALT, UPD_CAPTURE };
+static const char *const upd_name[] = {"update-same", "update-fresh", "update-alt", "update-capture"};
+
+/* update-same, -fresh, -alt: the update alone timed; update-capture: the
+ * capture, the update and the graph's destroy. Every 16th iteration the
+ * exec is launched (untimed), as a replay loop does between updates. */
+static int update(enum upd_kind kind, int nodes, int iters, cudaStream_t s, float *buf, int lock)
 {
 	double *t = (double *)malloc((size_t)iters * sizeof *t);
-	cudaGraph_t g0 = chain(s, buf, nodes, 1.0), same = NULL;
+	cudaGraph_t g0 = chain(s, buf, nodes, 1.0), same = NULL, alt = NULL;
 	cudaGraphExec_t e = NULL;
 	cudaGraphExecUpdateResultInfo info;
+	int fresh = kind == UPD_FRESH || kind == UPD_CAPTURE;
 	MUST(cudaGraphInstantiate(&e, g0, 0));
-	if (!fresh)
+	if (kind == UPD_SAME)
 		same = chain(s, buf, nodes, 1.0); /* identical to g0, captured once */
-	for (int r = -10; r < iters; r++) {	  /* 10 warm-up iterations */
-		cudaGraph_t g = fresh ? chain(s, buf, nodes, 1.0 + (r + 10) * 1e-3) : same;
+	if (kind == UPD_ALT) {			  /* the exec's topology, other arguments */
+		same = chain(s, buf, nodes, 2.0);
+		alt = chain(s, buf, nodes, 3.0);
+	}
+	for (int r = -10; r < iters; r++) { /* 10 warm-up iterations */
 		double t0 = now_ns();
+		cudaGraph_t g = kind == UPD_ALT ? (r % 2 ? alt : same)
+				: fresh	       ? chain(s, buf, nodes, 1.0 + (r + 10) * 1e-3)
+					       : same;
+		if (kind != UPD_CAPTURE)
+			t0 = now_ns(); /* the capture is not timed */
 		MUST(cudaGraphExecUpdate(e, g, &info));
 		double dt = now_ns() - t0;
 		if (fresh)
 			MUST(cudaGraphDestroy(g));
+		if (kind == UPD_CAPTURE)
+			dt = now_ns() - t0;
 		if (r >= 0)
 			t[r] = dt;
 		if ((r + 10) % 16 == 0)
@@ -206,11 +229,13 @@ static int update(int fresh, int nodes, int iters, cudaStream_t s, float *buf, i
 		}
 	}
 	MUST(cudaStreamSynchronize(s));
-	report(fresh ? "update-fresh" : "update-same", nodes, iters, t);
+	report(upd_name[kind], nodes, iters, t);
 	MUST(cudaGraphExecDestroy(e));
 	MUST(cudaGraphDestroy(g0));
 	if (same)
 		MUST(cudaGraphDestroy(same));
+	if (alt)
+		MUST(cudaGraphDestroy(alt));
 	free(t);
 	return 0;
 }
@@ -225,7 +250,8 @@ int main(int argc, char **argv)
 	float *buf;
 	int lock, rc;
 	if (iters < 1 || batch < 1 || nodes < 1 || (!strcmp(c, "capture") && nodes < 3)) {
-		printf("usage: workload launch|eager|capture|update-same|update-fresh [NODES] [ITERS] [BATCH]\n");
+		printf("usage: workload launch|eager|capture|update-same|update-fresh|update-alt|update-capture [NODES] "
+		       "[ITERS] [BATCH]\n");
 		return 2;
 	}
 	MUST(cudaFree(0));
@@ -236,9 +262,13 @@ int main(int argc, char **argv)
 		rc = launches(c[0] == 'e', iters, batch, s, buf, lock);
 	else if (!strcmp(c, "capture"))
 		rc = capture(nodes, iters, s, lock);
-	else if (!strcmp(c, "update-same") || !strcmp(c, "update-fresh"))
-		rc = update(c[7] == 'f', nodes, iters, s, buf, lock);
 	else {
+		rc = -1;
+		for (int k = UPD_SAME; k <= UPD_CAPTURE; k++)
+			if (!strcmp(c, upd_name[k]))
+				rc = update((enum upd_kind)k, nodes, iters, s, buf, lock);
+	}
+	if (rc == -1) {
 		printf("unknown case '%s'\n", c);
 		rc = 2;
 	}
