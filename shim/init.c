@@ -21,6 +21,7 @@
 #include "config.h"
 #include "counters.h"
 #include "crashlog.h"
+#include "emit.h"
 #include "fold.h"
 #include "rules.h"
 #include "doors.h"
@@ -101,26 +102,23 @@ static const char *const level_names[] = CG_L_NAMES;
 
 static void write_start_record(void)
 {
-	struct cg_rec r;
 	char exe[512];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
-	rec_begin(&r, CG_L_INFO, CGSHIM_EV_START);
-	rec_str(&r, "lib", "cgshim");
-	rec_str(&r, "version", CGSHIM_VERSION);
-	rec_str(&r, "exe", exe);
-	rec_int(&r, "ppid", getppid());
-	/* A set rank is in every record's header already: one "rank" key. */
-	if (!cg_log_rank())
-		rec_str(&r, "rank", NULL);
-	rec_str(&r, "log_level", level_names[cg_cfg.log_level]);
-	rec_str(&r, "log_format", cg_cfg.log_format == CG_FMT_JSONL ? "jsonl" : "text");
-	rec_str(&r, "on_update_failure",
-		cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE ? "reinstantiate"
-		: cg_cfg.on_update_failure == CG_UPD_ABORT	 ? "abort"
-								 : "log");
-	rec_str(&r, "on_violation", cg_cfg.on_violation == CG_VIOL_ABORT ? "abort" : "log");
-	rec_end(&r);
+	emit_start(CG_L_INFO,
+		   &(struct ev_start){.lib = "cgshim",
+				      .version = CGSHIM_VERSION,
+				      .exe = exe,
+				      .ppid = getppid(),
+				      /* A set rank is in every record's header already: one "rank" key. */
+				      .has_rank = !cg_log_rank(),
+				      .log_level = level_names[cg_cfg.log_level],
+				      .log_format = cg_cfg.log_format == CG_FMT_JSONL ? "jsonl" : "text",
+				      .on_update_failure = cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE
+							       ? "reinstantiate"
+							   : cg_cfg.on_update_failure == CG_UPD_ABORT ? "abort"
+												      : "log",
+				      .on_violation = cg_cfg.on_violation == CG_VIOL_ABORT ? "abort" : "log"});
 }
 
 static void exit_handler(void)

@@ -54,7 +54,7 @@ void cg_log_after_fork_child(void);
  * ("rank") when it is set. */
 const char *cg_log_rank(void);
 
-/* ev: one of record.h's CGSHIM_EV_* names (include/cgshim/events.def),
+/* ev: one of record.h's CGSHIM_EV_* names (include/cgshim/records.def),
  * never a literal: tests/lists_check.py checks. */
 void rec_begin(struct cg_rec *r, int level, const char *ev);
 /* The level of a lifecycle event record (capture, alloc, launches): info,

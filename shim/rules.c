@@ -8,6 +8,7 @@
 #include "call.h"
 #include "cgshim/record.h"
 #include "config.h"
+#include "emit.h"
 #include "findings.h"
 #include "fold.h"
 #include "resolve.h"
@@ -349,17 +350,12 @@ static void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *wh
 	/* leaks never abort: they are found after the fact */
 	if (!cg_verdict_write(&v, !strcmp(when, "exit") ? "exit" : "cuGraphExecDestroy", CG_VW_NO_ABORT, 0))
 		return;
-	{
-		struct cg_rec l;
-		rec_begin(&l, verdict_level(&v), CGSHIM_EV_LEAK);
-		rec_hex(&l, "exec", (uintptr_t)e);
-		rec_hex(&l, "dptr", m->dptr);
-		rec_u64(&l, "size", m->size);
-		rec_hex(&l, "pool", (uintptr_t)m->pool);
-		rec_str(&l, "when", when);
-		rec_site(&l, "site", m->site);
-		rec_end(&l);
-	}
+	emit_leak(verdict_level(&v), &(struct ev_leak){.exec = (uintptr_t)e,
+						       .dptr = m->dptr,
+						       .size = m->size,
+						       .pool = (uintptr_t)m->pool,
+						       .when = when,
+						       .site = m->site});
 }
 
 void cg_rule_leaks(struct model_leak *leaks, int n, const char *when)
@@ -377,9 +373,10 @@ long long cg_violations_total(void)
 	return t;
 }
 
-void cg_rules_summary(struct cg_rec *r)
+/* The "rules" object (rule ID -> count) of the folded and summary records. */
+static void rules_counts_rec(struct cg_rec *r, const char *key, const void *arg)
 {
-	rec_open(r, "rules", '{');
+	rec_open(r, key, '{');
 	for (int i = 1; i < R_COUNT; i++) {
 		long long n = atomic_load(&n_viol[i]);
 		if (n)
@@ -388,35 +385,35 @@ void cg_rules_summary(struct cg_rec *r)
 	rec_close(r, '}');
 }
 
+void cg_rules_summary(struct cg_rec *r)
+{
+	rules_counts_rec(r, "rules", NULL);
+}
+
 void cg_rules_fold_exit(void)
 {
 	struct cg_fold_key k;
 	uint64_t count, repeats = cg_fold_repeats(), unprinted = cg_print_unprinted();
 	int pos = 0, limited = cg_print_limited();
-	struct cg_rec r;
-	while (cg_fold_next(&pos, &k, &count)) {
-		rec_begin(&r, CG_L_INFO, CGSHIM_EV_REPEAT);
-		rec_str(&r, "rule", rule_tab[k.rule].id);
-		rec_str(&r, "name", rule_tab[k.rule].slug);
-		rec_str(&r, "severity", rule_tab[k.rule].sev);
-		if (k.obj_key)
-			rec_hex(&r, k.obj_key, k.obj);
-		if (k.node >= 0)
-			rec_int(&r, "node_index", k.node);
-		if (k.capture)
-			rec_u64(&r, "capture", k.capture);
-		if (k.site_key)
-			rec_site(&r, k.site_key, k.site);
-		rec_u64(&r, "count", count);
-		rec_u64(&r, "repeats", count - 1);
-		rec_end(&r);
-	}
+	while (cg_fold_next(&pos, &k, &count))
+		emit_repeat(CG_L_INFO, &(struct ev_repeat){.rule = rule_tab[k.rule].id,
+							   .name = rule_tab[k.rule].slug,
+							   .severity = rule_tab[k.rule].sev,
+							   .object_key = k.obj_key,
+							   .object = k.obj,
+							   .node_index = k.node,
+							   .has_node_index = k.node >= 0,
+							   .capture = k.capture,
+							   .has_capture = k.capture != 0,
+							   .call_site_key = k.site_key,
+							   .call_site = k.site,
+							   .count = count,
+							   .repeats = count - 1});
 	if (!repeats && !unprinted && !cg_fold_full())
 		return;
 	/* One closing line: on stderr (the print limit's) a warning, so the
 	 * user sees what was not printed; in a log file an info record. */
-	rec_begin(&r, limited ? CG_L_WARN : CG_L_INFO, CGSHIM_EV_FOLDED);
-	if (r.on) {
+	if (cg_log_on(limited ? CG_L_WARN : CG_L_INFO)) {
 		char msg[320];
 		int n = 0;
 		if (unprinted)
@@ -428,36 +425,33 @@ void cg_rules_fold_exit(void)
 				      (unsigned long long)repeats);
 		snprintf(msg + n, sizeof msg - (size_t)n, "totals by rule below%s",
 			 limited ? "; CGSHIM_LOG_FILE keeps every record" : "");
-		rec_str(&r, "msg", msg);
-		rec_u64(&r, "unprinted", unprinted);
-		rec_u64(&r, "repeats", repeats);
-		rec_u64(&r, "unfolded", cg_fold_full());
-		rec_int(&r, "print_limit", limited ? cg_cfg.print_limit : 0);
-		rec_int(&r, "violations", cg_violations_total());
-		cg_rules_summary(&r);
+		emit_folded(limited ? CG_L_WARN : CG_L_INFO,
+			    &(struct ev_folded){.msg = msg,
+						.unprinted = unprinted,
+						.repeats = repeats,
+						.unfolded = cg_fold_full(),
+						.print_limit = limited ? cg_cfg.print_limit : 0,
+						.violations = cg_violations_total(),
+						.rules = {rules_counts_rec, NULL}});
 	}
-	rec_end(&r);
 }
 
 void cg_mismatch_at(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result,
 		    CUgraphExec e, CUgraph g, uint32_t site)
 {
-	struct cg_rec r;
-	rec_begin(&r, CG_L_WARN, CGSHIM_EV_MISMATCH);
-	rec_str(&r, "api", api);
-	rec_str(&r, "rule", cg_rule_id(rule));
-	rec_int(&r, "predicted_rc", predicted_rc);
-	rec_int(&r, "rc", rc);
-	if (predicted_result >= 0)
-		rec_int(&r, "predicted_result", predicted_result);
-	if (result >= 0)
-		rec_int(&r, "result", result);
-	if (e)
-		rec_hex(&r, "exec", (uintptr_t)e);
-	if (g)
-		rec_hex(&r, "graph", (uintptr_t)g);
-	rec_site(&r, "site", site);
-	rec_end(&r);
+	emit_mismatch(CG_L_WARN, &(struct ev_mismatch){.api = api,
+						       .rule = cg_rule_id(rule),
+						       .predicted_rc = predicted_rc,
+						       .rc = rc,
+						       .predicted_result = predicted_result,
+						       .has_predicted_result = predicted_result >= 0,
+						       .result = result,
+						       .has_result = result >= 0,
+						       .exec = (uintptr_t)e,
+						       .has_exec = e != NULL,
+						       .graph = (uintptr_t)g,
+						       .has_graph = g != NULL,
+						       .site = site});
 }
 
 void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result)

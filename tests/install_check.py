@@ -22,7 +22,7 @@ check(p.returncode == 0, "meson install exits 0 (%s)" % p.stderr.strip()[-300:])
 files = [os.path.relpath(f, dest) for f in glob.glob(dest + "/**/*", recursive=True) if os.path.isfile(f)]
 for want in ("lib*/**/libcgshim.so", "bin/cgshim", "share/doc/cgshim/log-format.md",
              "share/doc/cgshim/rules/CGS001.md", "share/doc/cgshim/README.md",
-             "include/cgshim/record.h", "include/cgshim/events.def", "lib*/**/pkgconfig/cgshim.pc",
+             "include/cgshim/record.h", "include/cgshim/records.def", "lib*/**/pkgconfig/cgshim.pc",
              "share/man/man1/cgshim.1", "share/man/man1/cgshim-report.1", "share/man/man7/cgshim.7",
              "include/cgshim/label.h", "cgshim/__init__.py", "cgshim/plugin.py", "cgshim/labels.py", "cgshim/__main__.py",
              "cgshim/_paths.py"):

@@ -25,7 +25,7 @@ struct rp_fetch {
 
 static const char *const rp_known_ev[] = {
 #define CGSHIM_EVENT(id, name, what) name,
-#include <cgshim/events.def>
+#include <cgshim/records.def>
 #undef CGSHIM_EVENT
 };
 

@@ -24,7 +24,7 @@
 #define CGSHIM_RULE_DOC_DIR "docs/rules/"
 
 /* clang-format off */
-/* BEGIN generated from events.def by tests/lists_check.py --write */
+/* BEGIN generated from records.def by tests/lists_check.py --write */
 #define CGSHIM_EV_START "start" /* first record of a process */
 #define CGSHIM_EV_CALL "call" /* one intercepted call */
 #define CGSHIM_EV_ALLOC "alloc" /* a captured graph allocation, with provenance */

@@ -142,15 +142,12 @@ static int capture_mode_use(int asked)
 
 static void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_t site)
 {
-	struct cg_rec r;
-	rec_begin(&r, CG_L_INFO, CGSHIM_EV_CAPMODE);
-	rec_word(&r, "api", cg_routes[hid].name);
-	rec_hex(&r, "stream", (uintptr_t)s);
-	rec_word(&r, "asked", mode_str(asked));
-	rec_word(&r, "mode", mode_str(use));
-	rec_str(&r, "why", "CGSHIM_CAPTURE_MODE");
-	rec_site(&r, "site", site);
-	rec_end(&r);
+	emit_capture_mode(CG_L_INFO, &(struct ev_capture_mode){.api = cg_routes[hid].name,
+							       .stream = (uintptr_t)s,
+							       .asked = mode_str(asked),
+							       .mode = mode_str(use),
+							       .why = "CGSHIM_CAPTURE_MODE",
+							       .site = site});
 }
 
 /* Whether s is a blocking stream (the legacy stream joins a capture on it:

@@ -44,12 +44,7 @@ static void launch_record(int hid, CUgraphExec e, CUstream s, CUresult rc, uint6
 
 static __attribute__((noinline)) void launch_every(CUgraphExec e, long long n)
 {
-	struct cg_rec r;
-	rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
-	rec_hex(&r, "exec", (uintptr_t)e);
-	rec_int(&r, "count", n);
-	rec_str(&r, "reason", "every");
-	rec_end(&r);
+	emit_launches(CG_L_INFO, &(struct ev_launches){.exec = (uintptr_t)e, .count = n, .reason = "every"});
 }
 
 /* A launch the driver refused: the exec's count taken back, the record. */

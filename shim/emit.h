@@ -1,0 +1,36 @@
+/*
+ * shim/emit.h -- the record writer: emit_<event>(level, facts), one per
+ * event of include/cgshim/records.def, generated (shim/gen-records.py,
+ * emit-gen.h) with its facts struct ev_<event>. The only code in the shim
+ * that starts a record: a hook's last step hands the facts the model and
+ * the policy returned to emit_*; the writer reads nothing else (never the
+ * model). A field's name, type and order are the schema's; the facts carry
+ * only values (has_<field> beside an optional number or bool).
+ *
+ * A list or object field is a struct emit_part: a writer of its value
+ * (fn(r, key, arg): rec_open(r, key, ...) .. rec_close), such as the two
+ * below for the common lists.
+ */
+#ifndef CGSHIM_EMIT_H
+#define CGSHIM_EMIT_H
+
+#include "emit-gen.h"
+
+/* An array of handles or addresses ("0x..."): arg is a struct emit_hexes. */
+struct emit_hexes {
+	const unsigned long long *v;
+	int n;
+};
+void emit_hex_list(struct cg_rec *r, const char *key, const void *arg);
+/* An array of strings: arg is a struct emit_strs. */
+struct emit_strs {
+	const char *const *v;
+	int n;
+};
+void emit_str_list(struct cg_rec *r, const char *key, const void *arg);
+
+/* struct emit_part values for them */
+#define EMIT_HEXES(h) ((struct emit_part){emit_hex_list, (h)})
+#define EMIT_STRS(s) ((struct emit_part){emit_str_list, (s)})
+
+#endif

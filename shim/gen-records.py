@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""Generate the record writer and the log format's field tables from
+include/cgshim/records.def, the one schema of the shim's records.
+
+usage: gen-records.py c OUT.c OUT.h records.def
+       gen-records.py doc records.def docs/log-format.md      (rewrite the tables)
+       gen-records.py check-doc records.def docs/log-format.md (fail when they differ)
+
+C: per event NAME, the facts struct ev_NAME (one member per REQ/OPT/DYN
+field, in the schema's order; has_<field> beside an optional number, bool
+or null) and emit_NAME(level, facts): begins the record, writes the fields
+in the schema's order and ends it. It is the only code in the shim that
+starts a record (shim/emit.h). Doc: one table per event, between the
+markers <!-- BEGIN fields of NAME ... --> and <!-- END fields --> at the
+end of its "### `NAME`" section of docs/log-format.md.
+"""
+import os
+import re
+import sys
+
+EVENT = re.compile(r'^CGSHIM_EVENT\((\w+),\s*"([^"]*)",\s*"((?:[^"\\]|\\.)*)"\)', re.M)
+FIELD = re.compile(r'^CGSHIM_FIELD\((\w+),\s*(\w+),\s*(\w+),\s*(\w+),\s*"((?:[^"\\]|\\.)*)"\)', re.M)
+TYPES = ('hex', 'u64', 'int', 'bool', 'str', 'word', 'site', 'null', 'list', 'obj')
+USES = ('REQ', 'OPT', 'DYN', 'EXT')
+C_KEYWORDS = {'default', 'int', 'char', 'long', 'short', 'unsigned', 'signed', 'const', 'static', 'struct',
+              'union', 'enum', 'if', 'else', 'for', 'while', 'do', 'switch', 'case', 'break', 'continue',
+              'return', 'goto', 'void', 'volatile', 'register', 'extern', 'auto', 'sizeof', 'typedef',
+              'float', 'double', 'inline', 'restrict', 'bool'}
+
+
+def unquote(s):
+    return re.sub(r'\\(.)', r'\1', s)
+
+
+def schema(path):
+    """[(id, name, what, [(field, type, use, what), ...]), ...] in order."""
+    text = re.sub(r'/\*.*?\*/', '', open(path).read(), flags=re.S)
+    events, by_id = [], {}
+    for m in re.finditer(r'^CGSHIM_(EVENT|FIELD)\(.*$', text, re.M):
+        line = m.group(0)
+        e = EVENT.match(line)
+        if e:
+            ev = (e.group(1), e.group(2), unquote(e.group(3)), [])
+            if e.group(1) in by_id:
+                sys.exit('%s: event %s twice' % (path, e.group(1)))
+            by_id[e.group(1)] = ev
+            events.append(ev)
+            continue
+        f = FIELD.match(line)
+        if not f:
+            sys.exit('%s: malformed row: %s' % (path, line))
+        eid, name, typ, use, what = f.groups()
+        if eid not in by_id:
+            sys.exit('%s: field %s of unknown (or later) event %s' % (path, name, eid))
+        if typ not in TYPES or use not in USES:
+            sys.exit('%s: %s.%s: type %s / use %s unknown' % (path, eid, name, typ, use))
+        fields = by_id[eid][3]
+        if any(x[0] == name for x in fields):
+            sys.exit('%s: %s.%s twice' % (path, eid, name))
+        if use == 'EXT' and fields and fields[-1][2] != 'EXT' and any(x[2] == 'EXT' for x in fields):
+            sys.exit('%s: %s: the EXT rows must be contiguous (one extension)' % (path, eid))
+        fields.append((name, typ, use, unquote(what)))
+    return events
+
+
+def member(name):
+    return name + '_' if name in C_KEYWORDS else name
+
+
+def c_decl(name, typ):
+    m = member(name)
+    return {
+        'hex': 'unsigned long long %s;' % m,
+        'u64': 'unsigned long long %s;' % m,
+        'int': 'long long %s;' % m,
+        'bool': 'int %s;' % m,
+        'str': 'const char *%s;' % m,
+        'word': 'const char *%s;' % m,
+        'site': 'uint32_t %s;' % m,
+        'null': '',
+        'list': 'struct emit_part %s;' % m,
+        'obj': 'struct emit_part %s;' % m,
+    }[typ]
+
+
+def has_flag(typ, use):
+    return use == 'OPT' and typ in ('hex', 'u64', 'int', 'bool', 'null')
+
+
+def c_write(name, typ, use, key=None):
+    """The statements writing one field from facts f into record r."""
+    m = 'f->' + member(name)
+    k = key or '"%s"' % name
+    w = {
+        'hex': 'rec_hex(r, %s, %s);' % (k, m),
+        'u64': 'rec_u64(r, %s, %s);' % (k, m),
+        'int': 'rec_int(r, %s, %s);' % (k, m),
+        'bool': 'rec_bool(r, %s, %s);' % (k, m),
+        'str': 'rec_str(r, %s, %s);' % (k, m),
+        'word': 'rec_word(r, %s, %s);' % (k, m),
+        'site': 'rec_site(r, %s, %s);' % (k, m),
+        'null': 'rec_str(r, %s, NULL);' % k,
+        'list': '%s.fn(r, %s, %s.arg);' % (m, k, m),
+        'obj': '%s.fn(r, %s, %s.arg);' % (m, k, m),
+    }[typ]
+    if use == 'DYN':
+        return ['if (%s_key)' % m, '\t' + w.replace(k, m + '_key', 1)]
+    if has_flag(typ, use):
+        return ['if (f->has_%s)' % name, '\t' + w]
+    if typ in ('list', 'obj') and use == 'OPT':
+        return ['if (%s.fn)' % m, '\t' + w]
+    if typ in ('str', 'word') and use == 'OPT':
+        return ['if (%s)' % m, '\t' + w]
+    if typ == 'word' and use == 'REQ':  # rec_word takes no NULL
+        return ['if (%s)' % m, '\t' + w, 'else', '\trec_str(r, %s, NULL);' % k]
+    return [w]
+
+
+def gen_c(events, out_c, out_h, src):
+    h = ['/* Generated by shim/gen-records.py from %s: do not edit. */' % src,
+         '#ifndef CGSHIM_EMIT_GEN_H', '#define CGSHIM_EMIT_GEN_H', '', '#include <stdint.h>', '',
+         'struct cg_rec;', '',
+         '/* A list or object field (or an event\'s extension), written by fn:',
+         ' * fn(r, key, arg) writes key and its value (rec_open .. rec_close);',
+         ' * an extension\'s fn gets key NULL and writes its own fields. */',
+         'struct emit_part {',
+         '\tvoid (*fn)(struct cg_rec *r, const char *key, const void *arg);',
+         '\tconst void *arg;',
+         '};', '']
+    here = os.path.dirname(os.path.abspath(__file__))  # shim/: built from other directories too
+    c = ['/* Generated by shim/gen-records.py from %s: do not edit. */' % src] + \
+        ['#include "%s"' % os.path.join(here, x) for x in ('emit.h', 'log.h', 'site.h')] + ['']
+    for eid, name, what, fields in events:
+        s = 'ev_' + name
+        h.append('/* "%s": %s */' % (name, what))
+        h.append('struct %s {' % s)
+        h.append('\tuint64_t at; /* the record\'s time stamp (CLOCK_MONOTONIC ns); 0: now */')
+        h.append('\tint batched; /* a warn/error record sent with the thread\'s batch (rec_batched) */')
+        ext = False
+        for fname, typ, use, fwhat in fields:
+            if use == 'EXT':
+                if not ext:
+                    h.append('\tstruct emit_part more; /* the extension: %s */' %
+                             ', '.join(x[0] for x in fields if x[2] == 'EXT'))
+                    ext = True
+                continue
+            d = c_decl(fname, typ)
+            if d:
+                h.append('\t%s /* %s%s */' % (d, 'optional: ' if use == 'OPT' else '', fwhat))
+            if use == 'DYN':
+                h.append('\tconst char *%s_key; /* the key it is written under; NULL: absent */' % member(fname))
+            if has_flag(typ, use):
+                h.append('\tunsigned char has_%s;' % fname)
+        h.append('};')
+        h.append('/* Write the "%s" record of facts f at level; returns 1 when written. */' % name)
+        h.append('int emit_%s(int level, const struct %s *f);' % (name, s))
+        h.append('')
+        c.append('int emit_%s(int level, const struct %s *f)' % (name, s))
+        c.append('{')
+        c.append('\tstruct cg_rec rec, *r = &rec;')
+        c.append('\trec_begin_at(r, level, CGSHIM_EV_%s, f->at);' % eid)
+        c.append('\tif (!r->on)')
+        c.append('\t\treturn 0;')
+        ext = False
+        for fname, typ, use, fwhat in fields:
+            if use == 'EXT':
+                if not ext:
+                    c.append('\tif (f->more.fn)')
+                    c.append('\t\tf->more.fn(r, NULL, f->more.arg);')
+                    ext = True
+                continue
+            c.extend('\t' + line for line in c_write(fname, typ, use))
+        c.append('\tif (f->batched)')
+        c.append('\t\trec_batched(r);')
+        c.append('\trec_end(r);')
+        c.append('\treturn 1;')
+        c.append('}')
+        c.append('')
+    h.append('#endif')
+    open(out_h, 'w').write('\n'.join(h) + '\n')
+    open(out_c, 'w').write('\n'.join(c) + '\n')
+
+
+DOC_TYPE = {'hex': '`"0x…"`', 'u64': 'int', 'int': 'int', 'bool': 'bool', 'str': 'string', 'word': 'string',
+            'site': 'site', 'null': '`null`', 'list': 'array', 'obj': 'object'}
+DOC_USE = {'REQ': 'always', 'OPT': 'when known', 'DYN': 'under its own key', 'EXT': 'by kind'}
+
+
+def doc_table(name, fields):
+    out = ['<!-- BEGIN fields of %s: generated from include/cgshim/records.def (shim/gen-records.py doc) -->' % name,
+           '', '| field | type | written | meaning |', '|---|---|---|---|']
+    for fname, typ, use, what in fields:
+        out.append('| `%s` | %s | %s | %s |' % (fname, DOC_TYPE[typ], DOC_USE[use], what.replace('|', '\\|')))
+    out += ['', '<!-- END fields -->']
+    return '\n'.join(out)
+
+
+def doc_text(events, doc):
+    """doc with every event's table in place: replaced where its markers
+    are, else added at the end of its section."""
+    for eid, name, what, fields in events:
+        table = doc_table(name, fields)
+        pat = re.compile(r'<!-- BEGIN fields of %s:.*?<!-- END fields -->' % re.escape(name), re.S)
+        if pat.search(doc):
+            doc = pat.sub(lambda m: table, doc, count=1)
+            continue
+        head = re.search(r'^### `%s`.*$' % re.escape(name), doc, re.M)
+        if not head:
+            sys.exit('docs/log-format.md has no section "### `%s`"' % name)
+        nxt = re.search(r'^#{2,3} ', doc[head.end():], re.M)
+        end = head.end() + nxt.start() if nxt else len(doc)
+        body = doc[:end].rstrip('\n')
+        doc = body + '\n\n' + table + '\n\n' + doc[end:].lstrip('\n')
+    return doc
+
+
+def main(argv):
+    if len(argv) == 5 and argv[1] == 'c':
+        gen_c(schema(argv[4]), argv[2], argv[3], 'include/cgshim/records.def')
+        return 0
+    if len(argv) == 4 and argv[1] in ('doc', 'check-doc'):
+        events = schema(argv[2])
+        old = open(argv[3]).read()
+        new = doc_text(events, old)
+        if argv[1] == 'doc':
+            if new != old:
+                open(argv[3], 'w').write(new)
+                print('wrote the field tables of %s' % argv[3])
+            return 0
+        tables = re.findall(r'<!-- BEGIN fields of (\w+):', old)
+        names = [e[1] for e in events]
+        ok = new == old and sorted(tables) == sorted(names)
+        print('%s field tables of %d events: %s' % (argv[3], len(events),
+              'equal to records.def' if ok else 'differ (shim/gen-records.py doc %s %s)' % (argv[2], argv[3])))
+        print('1 passed, 0 failed' if ok else '0 passed, 1 failed')
+        return 0 if ok else 1
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
