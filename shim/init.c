@@ -21,6 +21,7 @@
 #include "config.h"
 #include "counters.h"
 #include "crashlog.h"
+#include "decide.h"
 #include "emit.h"
 #include "fold.h"
 #include "rules.h"
@@ -98,7 +99,7 @@ static void atfork_child(void)
 	cg_eager_after_fork_child();
 }
 
-static const char *const level_names[] = CG_L_NAMES;
+static const char *const level_names[] = CG_L_NAMES, *const format_names[] = CG_FMT_NAMES;
 
 static void write_start_record(void)
 {
@@ -113,12 +114,10 @@ static void write_start_record(void)
 				      /* A set rank is in every record's header already: one "rank" key. */
 				      .has_rank = !cg_log_rank(),
 				      .log_level = level_names[cg_cfg.log_level],
-				      .log_format = cg_cfg.log_format == CG_FMT_JSONL ? "jsonl" : "text",
-				      .on_update_failure = cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE
-							       ? "reinstantiate"
-							   : cg_cfg.on_update_failure == CG_UPD_ABORT ? "abort"
-												      : "log",
-				      .on_violation = cg_cfg.on_violation == CG_VIOL_ABORT ? "abort" : "log"});
+				      .log_format =
+					  format_names[cg_cfg.log_format == CG_FMT_JSONL ? CG_FMT_JSONL : CG_FMT_TEXT],
+				      .on_update_failure = cg_decide_name(CG_ASK_UPDATE),
+				      .on_violation = cg_decide_name(CG_ASK_VIOLATION)});
 }
 
 static void exit_handler(void)

@@ -6,6 +6,7 @@
 #include "call.h"
 #include "cgshim/record.h"
 #include "config.h"
+#include "decide.h"
 #include "locks.h"
 #include "policy.h"
 #include "table.h"
@@ -438,7 +439,8 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	CUgraph src = NULL; /* the shim's clone of g, the replacement's source */
 	static _Atomic int warned_uncloned;
 
-	if (cg_cfg.on_update_failure != CG_UPD_REINSTANTIATE || !real_cuGraphInstantiateWithFlags)
+	if (!cg_decide(CG_ASK_UPDATE, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, 1).rewrite ||
+	    !real_cuGraphInstantiateWithFlags)
 		return 0;
 	if (!model_exec_view(app, &v))
 		return 0;

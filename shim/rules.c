@@ -8,6 +8,7 @@
 #include "call.h"
 #include "cgshim/record.h"
 #include "config.h"
+#include "decide.h"
 #include "emit.h"
 #include "findings.h"
 #include "fold.h"
@@ -61,30 +62,11 @@ static int verdict_level(const struct cg_verdict *v)
 	return v->hint ? CG_L_HINT : rule_level(v->rule);
 }
 
-/* The record of a violation the caller counted (cg_violation_take). */
-static void cg_violation_begin(struct cg_rec *r, const struct cg_verdict *v, const char *api)
-{
-	int rule = v->rule, predicted_rc = v->predicted_rc;
-	const char *msg = v->msg;
-	rec_begin(r, verdict_level(v), CGSHIM_EV_VIOLATION);
-	rec_str(r, "rule", rule_tab[rule].id);
-	rec_str(r, "name", rule_tab[rule].slug);
-	rec_str(r, "severity", v->hint ? "hint" : rule_tab[rule].sev);
-	rec_str(r, "api", api);
-	rec_str(r, "msg", msg);
-	rec_str(r, "doc", rule_tab[rule].doc);
-	if (predicted_rc >= 0) {
-		rec_int(r, "predicted_rc", predicted_rc);
-		rec_str(r, "predicted_err", cg_result_name(predicted_rc));
-	}
-}
-
 /* CGSHIM_ON_VIOLATION=abort: stop before the driver call, after this
  * thread's records (a batched violation among them) reach the log. */
 static void abort_if_asked(int rule)
 {
-	/* a hint is no fault: it never stops the program */
-	if (cg_cfg.on_violation == CG_VIOL_ABORT && cg_rule_on(rule) && rule_level(rule) != CG_L_HINT) {
+	if (cg_rule_on(rule) && cg_decide(CG_ASK_VIOLATION, rule_level(rule) == CG_L_HINT, 0).abort) {
 		cg_log_flush_thread();
 		raise(SIGABRT);
 	}
@@ -98,12 +80,6 @@ static void cg_violation_counted(int rule)
 	cg_count_noted();
 	if (rule_level(rule) != CG_L_HINT) /* a hint is no finding: CI passes on it */
 		cg_findings_note(rule_level(rule) == CG_L_ERROR);
-	abort_if_asked(rule);
-}
-
-static void cg_violation_end(struct cg_rec *r, int rule)
-{
-	rec_end(r);
 	abort_if_asked(rule);
 }
 
@@ -230,80 +206,113 @@ static int repeat_hidden(int rule)
 	return atomic_load(&rule_hidden[rule]) && !atomic_load(&rule_shown[rule]);
 }
 
-/* The record of v; here: the call's site for CG_VF_SITE_HERE fields. */
-static int verdict_emit(const struct cg_verdict *v, const char *api, unsigned flags, uint32_t here)
+/* A verdict's fields as facts: every value the record needs, taken before
+ * the writer runs (which reads nothing else): the call's site for
+ * SITE_HERE, an executable's site for EXEC_SITE, the calling thread for
+ * CALLER (its three fields). */
+struct verdict_facts {
+	int nf;
+	struct cg_vfield f[CG_VERDICT_FIELDS + 2];
+	char thread[16];
+};
+
+static void verdict_facts(const struct cg_verdict *v, uint32_t here, struct verdict_facts *o)
 {
-	struct cg_rec r;
-	if (!cg_rule_on(v->rule) || verdict_suppressed(v, here) || !cg_violation_take(v, flags, here))
-		return 0;
-	cg_violation_begin(&r, v, api);
+	o->nf = 0;
 	for (int i = 0; i < v->nf; i++) {
-		const struct cg_vfield *f = &v->f[i];
+		struct cg_vfield f = v->f[i];
+		if (f.kind == CG_VF_SITE_HERE) {
+			f.kind = CG_VF_SITE;
+			f.val = here;
+		} else if (f.kind == CG_VF_EXEC_SITE) {
+			struct cg_exec_view ev;
+			f.kind = CG_VF_SITE;
+			f.val = model_exec_view((CUgraphExec)(uintptr_t)f.val, &ev) ? ev.site : 0;
+		} else if (f.kind == CG_VF_CALLER) {
+			model_thread_name(o->thread);
+			o->f[o->nf++] = (struct cg_vfield){"call_tid", CG_VF_INT, (uint64_t)(int64_t)cg_gettid(), 0, 0};
+			o->f[o->nf++] = (struct cg_vfield){"call_thread", CG_VF_STR, 0, o->thread, 0};
+			f = (struct cg_vfield){"call_mode", CG_VF_INT, (uint64_t)(int64_t)model_thread_mode(), 0, 0};
+		}
+		o->f[o->nf++] = f;
+	}
+}
+
+/* The violation record's extension (records.def): the verdict's own
+ * fields, from the facts alone. */
+static void verdict_fields_rec(struct cg_rec *r, const char *key, const void *arg)
+{
+	const struct verdict_facts *o = arg;
+	(void)key;
+	for (int i = 0; i < o->nf; i++) {
+		const struct cg_vfield *f = &o->f[i];
 		switch (f->kind) {
 		case CG_VF_HEX:
-			rec_hex(&r, f->key, f->val);
+			rec_hex(r, f->key, f->val);
 			break;
 		case CG_VF_U64:
-			rec_u64(&r, f->key, f->val);
+			rec_u64(r, f->key, f->val);
 			break;
 		case CG_VF_INT:
-			rec_int(&r, f->key, (long long)(int64_t)f->val);
+			rec_int(r, f->key, (long long)(int64_t)f->val);
 			break;
 		case CG_VF_BOOL:
-			rec_bool(&r, f->key, (int)f->val);
+			rec_bool(r, f->key, (int)f->val);
 			break;
 		case CG_VF_STR:
-			rec_str(&r, f->key, f->str);
+			rec_str(r, f->key, f->str);
 			break;
 		case CG_VF_WORD:
-			rec_word(&r, f->key, f->str);
+			rec_word(r, f->key, f->str);
 			break;
 		case CG_VF_SITE:
-			rec_site(&r, f->key, (uint32_t)f->val);
+			rec_site(r, f->key, (uint32_t)f->val);
 			break;
-		case CG_VF_SITE_HERE:
-			rec_site(&r, f->key, here);
-			break;
-		case CG_VF_EXEC_SITE: {
-			struct cg_exec_view ev;
-			if (!model_exec_view((CUgraphExec)(uintptr_t)f->val, &ev))
-				ev.site = 0;
-			rec_site(&r, f->key, ev.site);
-			break;
-		}
 		case CG_VF_DPTRS: {
 			const struct cg_mnode *m = f->ptr;
-			rec_open(&r, f->key, '[');
+			rec_open(r, f->key, '[');
 			for (int k = 0; k < (int)f->val; k++)
 				if (!m[k].is_free)
-					rec_elem_hex(&r, m[k].dptr);
-			rec_close(&r, ']');
+					rec_elem_hex(r, m[k].dptr);
+			rec_close(r, ']');
 			break;
 		}
 		case CG_VF_HANDLES: {
 			void *const *h = f->ptr;
-			rec_open(&r, f->key, '[');
+			rec_open(r, f->key, '[');
 			for (int k = 0; k < (int)f->val; k++)
-				rec_elem_hex(&r, (uintptr_t)h[k]);
-			rec_close(&r, ']');
-			break;
-		}
-		case CG_VF_CALLER: {
-			char me_name[16];
-			model_thread_name(me_name);
-			rec_int(&r, "call_tid", cg_gettid());
-			rec_str(&r, "call_thread", me_name);
-			rec_int(&r, "call_mode", model_thread_mode());
+				rec_elem_hex(r, (uintptr_t)h[k]);
+			rec_close(r, ']');
 			break;
 		}
 		}
 	}
-	if (flags & CG_VW_BATCHED)
-		rec_batched(&r);
-	if (flags & CG_VW_NO_ABORT)
-		rec_end(&r);
-	else
-		cg_violation_end(&r, v->rule);
+}
+
+/* The record of v; here: the call's site for CG_VF_SITE_HERE fields. */
+static int verdict_emit(const struct cg_verdict *v, const char *api, unsigned flags, uint32_t here)
+{
+	struct verdict_facts o;
+	int rule = v->rule;
+	if (!cg_rule_on(rule) || verdict_suppressed(v, here) || !cg_violation_take(v, flags, here))
+		return 0;
+	if (cg_log_on(verdict_level(v)))
+		verdict_facts(v, here, &o);
+	emit_violation(
+	    verdict_level(v),
+	    &(struct ev_violation){.rule = rule_tab[rule].id,
+				   .name = rule_tab[rule].slug,
+				   .severity = v->hint ? "hint" : rule_tab[rule].sev,
+				   .api = api,
+				   .msg = v->msg,
+				   .doc = rule_tab[rule].doc,
+				   .predicted_rc = v->predicted_rc,
+				   .has_predicted_rc = v->predicted_rc >= 0,
+				   .predicted_err = v->predicted_rc >= 0 ? cg_result_name(v->predicted_rc) : NULL,
+				   .more = {verdict_fields_rec, &o},
+				   .batched = (flags & CG_VW_BATCHED) != 0});
+	if (!(flags & CG_VW_NO_ABORT))
+		abort_if_asked(rule);
 	return 1;
 }
 
@@ -331,9 +340,6 @@ int cg_verdict_write_capture(const struct cg_verdict *v, const char *api, uint64
 			cg_violation_counted(v->rule);
 		return 0;
 	}
-	/* The first call that breaks the capture is its link; an end from the
-	 * wrong thread (908) ends the capture too (measured), so it is one. */
-	model_capture_breaker(capture, api, cg_rule_id(v->rule), v->predicted_rc < 0 ? 0 : v->predicted_rc, site);
 	return verdict_emit(v, api, 0, site);
 }
 

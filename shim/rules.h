@@ -28,9 +28,9 @@ const char *cg_rule_id(int rule);
 struct cg_verdict;
 enum { CG_VW_BATCHED = 1, CG_VW_NO_ABORT = 2 }; /* rec_batched; found after the fact */
 int cg_verdict_write(const struct cg_verdict *v, const char *api, unsigned flags, int skip);
-/* A capture-breaking verdict v: notes the call (site) as the breaker of
- * capture (model_capture_breaker), then writes v with site as its call
- * site. A repeat verdict is counted only. */
+/* A capture-breaking verdict v, written with site as its call site (the
+ * hook noted the call as the capture's breaker, model_capture_breaker,
+ * before). A repeat verdict is counted only. */
 int cg_verdict_write_capture(const struct cg_verdict *v, const char *api, uint64_t capture, uint32_t site);
 /* A verdict counted, not written: a repeat a record already said. */
 void cg_verdict_count(const struct cg_verdict *v);

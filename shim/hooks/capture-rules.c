@@ -29,11 +29,23 @@
 
 #define CAPRULE_SKIP 2 /* this function and the hook */
 
+/* The first call that breaks a capture is its link (the "broken" record);
+ * an end from the wrong thread (908) ends the capture too (measured), so
+ * it is one. A repeat verdict (counted only) notes nothing. */
+static void caprule_breaker(const struct cg_verdict *v, const char *api, uint64_t capture, uint32_t site)
+{
+	if (!v->repeat)
+		model_capture_breaker(capture, api, cg_rule_id(v->rule), v->predicted_rc < 0 ? 0 : v->predicted_rc,
+				      site);
+}
+
 /* The site is taken here, one frame below the cg_caprule_* entry, and goes
  * both into the record and into the capture's breaker note. */
 static __attribute__((noinline)) void caprule_write(const struct cg_verdict *v, const char *api, uint64_t capture)
 {
-	cg_verdict_write_capture(v, api, capture, cg_site_here(CAPRULE_SKIP + 1));
+	uint32_t site = cg_site_here(CAPRULE_SKIP + 1);
+	caprule_breaker(v, api, capture, site);
+	cg_verdict_write_capture(v, api, capture, site);
 }
 
 int cg_caprule_event(const char *api, CUevent ev)
@@ -136,8 +148,10 @@ __attribute__((noinline)) void cg_rule_unsafe_violation(const char *api, const s
 	struct cg_capture_view c = *cv;
 	uint32_t site = cg_site_here(3);
 	c.named = 0;
-	if (rules_capture_unsafe(api, what, &c, cg_gettid(), &v))
+	if (rules_capture_unsafe(api, what, &c, cg_gettid(), &v)) {
+		caprule_breaker(&v, api, c.id, site);
 		cg_verdict_write_capture(&v, api, c.id, site);
+	}
 }
 
 __attribute__((noinline)) int cg_rule_capture_unsafe(const char *api, const char *what)

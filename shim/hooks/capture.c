@@ -132,12 +132,7 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
  * ("capture_mode") before the call, out of the capture's window. */
 static int capture_mode_use(int asked)
 {
-	int want = cg_cfg.capture_mode == CG_CAPMODE_RELAXED	    ? CU_STREAM_CAPTURE_MODE_RELAXED
-		   : cg_cfg.capture_mode == CG_CAPMODE_THREAD_LOCAL ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
-								    : asked;
-	/* loosest last: global 0 < thread_local 1 < relaxed 2 */
-	return cg_cfg.capture_mode != CG_CAPMODE_KEEP && asked >= CU_STREAM_CAPTURE_MODE_GLOBAL && want > asked ? want
-														: asked;
+	return cg_decide(CG_ASK_CAPTURE_MODE, asked, 0).mode;
 }
 
 static void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_t site)

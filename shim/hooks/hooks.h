@@ -61,6 +61,7 @@
 #include "../call.h"
 #include "cgshim/record.h"
 #include "../config.h"
+#include "../decide.h"
 #include "../emit.h"
 #include "../ledger.h"
 #include "../model.h"

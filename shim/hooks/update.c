@@ -143,11 +143,12 @@ static void update_clock(struct cg_call *c, const struct upd_pred *p)
  * Under abort, a predicted refusal stops the program before the call. */
 static void update_policy_pre(struct upd_pred *p, CUgraphExec e)
 {
-	if (p->rule == R_UPDATE_FAIL && cg_cfg.on_update_failure == CG_UPD_REINSTANTIATE) {
+	struct cg_decision d = cg_decide(CG_ASK_UPDATE, p->rc, p->rule == R_UPDATE_FAIL);
+	if (d.rewrite) {
 		p->count_only = cg_policy_rewritten_before(e);
 		p->batched = 1;
 	}
-	p->abort = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && cg_cfg.on_update_failure == CG_UPD_ABORT;
+	p->abort = d.abort;
 }
 
 /* Step 5, before the call: the verdicts' records, as the policy decided
