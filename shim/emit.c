@@ -1,7 +1,29 @@
 /* shim/emit.c -- the record writer's list writers (emit.h); the emit_<event>
  * functions themselves are generated (shim/gen-records.py). */
+#define _GNU_SOURCE /* stpcpy */
+#include <string.h>
+
 #include "emit.h"
 #include "log.h"
+
+void emit_access_list(struct cg_rec *r, const char *key, const void *arg)
+{
+	const struct emit_access *a = arg;
+	rec_open(r, key, '[');
+	for (size_t i = 0; i < a->n && i < 16; i++) {
+		char t[32], *o = t;
+		if (a->acc[i].location.type == CU_MEM_LOCATION_TYPE_DEVICE)
+			o = rec_fmt_i64_(o, a->acc[i].location.id);
+		else
+			*o++ = '?';
+		*o++ = ':';
+		o = stpcpy(o, a->acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? "rw"
+			      : a->acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READ    ? "r"
+										    : "none");
+		rec_elem_str(r, t);
+	}
+	rec_close(r, ']');
+}
 
 void emit_hex_list(struct cg_rec *r, const char *key, const void *arg)
 {

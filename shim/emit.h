@@ -14,6 +14,9 @@
 #ifndef CGSHIM_EMIT_H
 #define CGSHIM_EMIT_H
 
+#include <stddef.h>
+
+#include "cuda-abi.h"
 #include "emit-gen.h"
 
 /* An array of handles or addresses ("0x..."): arg is a struct emit_hexes. */
@@ -29,8 +32,18 @@ struct emit_strs {
 };
 void emit_str_list(struct cg_rec *r, const char *key, const void *arg);
 
+/* The peer access of a memory node's accessDescs: "D:rw", "D:r" or
+ * "D:none" per descriptor (a location that is not a device: "?"); at most
+ * 16. arg is a struct emit_access. */
+struct emit_access {
+	const CUmemAccessDesc *acc;
+	size_t n;
+};
+void emit_access_list(struct cg_rec *r, const char *key, const void *arg);
+
 /* struct emit_part values for them */
 #define EMIT_HEXES(h) ((struct emit_part){emit_hex_list, (h)})
 #define EMIT_STRS(s) ((struct emit_part){emit_str_list, (s)})
+#define EMIT_ACCESS(a) ((struct emit_part){emit_access_list, (a)})
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cuda-abi.h"
+#include "emit.h"
 #include "log.h"
 #include "state.h"
 #include "thread.h"
@@ -163,13 +164,18 @@ struct model_leak {
 	CUgraphExec e;
 	struct cg_mnode m;
 };
-/* Returns the number of leaks, *leaks malloc'd (the caller frees). */
-int model_exec_exit(long long *launches, long long *n_live, struct model_leak **leaks);
+/* Returns the number of leaks, *leaks malloc'd (the caller frees); *lr
+ * (malloc'd, n_lr of them; the caller frees): the facts of a "launches"
+ * record (exit) per live exec, which the caller writes before the leaks. */
+int model_exec_exit(long long *launches, long long *n_live, struct model_leak **leaks, struct ev_launches **lr,
+		    int *n_lr);
 /* Kernels run through graph launches (issue 32, coverage): each exec's
  * launches times its kernel nodes (counted once at instantiation; kernels
  * inside child graphs not counted), destroyed execs included. */
 long long model_exec_kernels_run(void);
-void model_pool_exit(void);
+/* The facts of a "pool" record per pool the process made or used, into
+ * *out (allocated, the caller frees it); their number. */
+int model_pool_exit(struct ev_pool **out);
 #define MODEL_CAPTURE_EXIT_MAX 8
 int model_capture_exit(uint64_t *ids, int max, int *n_named);
 /* The live captures for the fatal record (crashlog.c), copied out with a
@@ -183,8 +189,11 @@ struct model_live_cap {
 	int tid, mode, invalid;
 };
 int model_capture_live_try(struct model_live_cap *out, int max);
-/* Graph memory per device: e's first launch, or (e NULL) at exit. */
-void cg_model_graphmem(const char *when, CUgraphExec e);
+/* Graph memory per device: e's first launch, or (e NULL) at exit: the
+ * facts of one "graphmem" record per device into out, their number
+ * returned (0 when info is off or a capture is live); the caller writes
+ * them (emit_graphmem). */
+int cg_model_graphmem(const char *when, CUgraphExec e, struct ev_graphmem out[CG_MAX_DEV]);
 long long model_meminfo_skipped(void);
 
 /* ---- capture ---------------------------------------------------------- */
@@ -368,8 +377,11 @@ int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, 
  * when g is a repeat graph too (returned) until it is updated. */
 int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat);
 /* Returns the exec's leaks, *leaks malloc'd (the caller frees; NULL when
- * none); *repeat (may be NULL): it was still a repeat exec. */
-int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat);
+ * none); *repeat (may be NULL): it was still a repeat exec. *lr: the facts
+ * of its "launches" record (destroy), count 0 when none is owed (never
+ * launched), which the caller writes before the leaks; *lr_quiet: that
+ * record belongs to a steady cycle (cg_log_life_level). */
+int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat, struct ev_launches *lr, int *lr_quiet);
 int model_exec_view(CUgraphExec e, struct cg_exec_view *out);
 /* Copy of the exec's memory nodes (caller frees). */
 int model_exec_mnodes(CUgraphExec e, struct cg_mnode **out);
@@ -425,14 +437,11 @@ void model_pool_seen(CUmemoryPool p, int dev, int is_default);
 void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site);
 CUmemoryPool model_device_pool(int dev, uint32_t *site);
 int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site);
-/* A graph allocation observed at creation. */
-/* repeat: made inside a repeat capture (model_capture_repeat): its record
- * is left to debug. */
-void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api, int repeat);
-/* The same, with the peer access the node asked for (accessDescs of an
- * explicit memory node): written in the "alloc" record as "access". */
-void model_alloc_graph_access(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api,
-			      const CUmemAccessDesc *acc, size_t nacc);
+/* A graph allocation observed at creation; *out: the facts of its "alloc"
+ * record, which the hook writes (emit_alloc; an explicit node adds the
+ * peer access it asked for, "access"). */
+void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api,
+		       struct ev_alloc *out);
 /* Devices and graph-allocation bytes per device of a summary, as fields of
  * an instantiate record: "dev" (the calling context's device, where the
  * exec is instantiated) and "alloc_devs" ({"D": bytes} of its allocation

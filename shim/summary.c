@@ -11,6 +11,7 @@
 #include "cgshim/record.h"
 #include "counters.h"
 #include "doors.h"
+#include "emit.h"
 #include "fold.h"
 #include "ledger.h"
 #include "model.h"
@@ -69,11 +70,24 @@ void cg_summary_exit(void)
 	 * allocations. */
 	{
 		struct model_leak *leaks;
-		int n = model_exec_exit(&launches, &n_exec_live, &leaks);
+		struct ev_launches *lr;
+		int n_lr, n = model_exec_exit(&launches, &n_exec_live, &leaks, &lr, &n_lr);
+		for (int i = 0; i < n_lr; i++)
+			emit_launches(CG_L_INFO, &lr[i]);
+		free(lr);
 		cg_rule_leaks(leaks, n, "exit");
 	}
-	cg_model_graphmem("exit", NULL);
-	model_pool_exit();
+	{
+		struct ev_graphmem g[CG_MAX_DEV];
+		struct ev_pool *pools = NULL;
+		int n = cg_model_graphmem("exit", NULL, g);
+		for (int i = 0; i < n; i++)
+			emit_graphmem(CG_L_INFO, &g[i]);
+		n = model_pool_exit(&pools);
+		for (int i = 0; i < n; i++)
+			emit_pool(CG_L_INFO, &pools[i]);
+		free(pools);
+	}
 	/* Captures still open: named, and listed below. */
 	n_open_all = model_capture_exit(open_ids, MODEL_CAPTURE_EXIT_MAX, &n_open);
 	model_totals_get(&t);

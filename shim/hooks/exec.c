@@ -224,7 +224,10 @@ INSTANTIATE_PARTS(cuGraphInstantiateWithParams_ptsz, INSTP_P, INSTP_FLAGS)
 static int cgh_exec_destroyed(CUgraphExec e)
 {
 	struct model_leak *leaks;
-	int repeat = 0, n = model_exec_destroy(e, &leaks, &repeat);
+	struct ev_launches lr;
+	int quiet = 0, repeat = 0, n = model_exec_destroy(e, &leaks, &repeat, &lr, &quiet);
+	if (lr.count)
+		emit_launches(cg_log_life_level(quiet), &lr);
 	cg_rule_leaks(leaks, n, "exec_destroy");
 	return repeat && !n;
 }

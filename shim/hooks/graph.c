@@ -125,8 +125,14 @@ static void explicit_mnode(CUgraph g, CUdeviceptr dptr, size_t size, int is_free
 			m.dev = (uint8_t)(pp->location.id + 1);
 	}
 	model_graph_add_mnode(g, &m);
-	if (!is_free)
-		model_alloc_graph_access(&m, NULL, 0, g, api, acc, nacc);
+	if (!is_free) {
+		struct ev_alloc a;
+		struct emit_access ac = {acc, nacc};
+		model_alloc_graph(&m, NULL, 0, g, api, &a);
+		if (acc && nacc)
+			a.access = EMIT_ACCESS(&ac);
+		emit_alloc(cg_log_life_level(0), &a);
+	}
 }
 
 void cgh_cuGraphAddMemAllocNode_pre(struct cg_call *c, struct cgh_frame *f, CUgraphNode *phGraphNode, CUgraph hGraph,

@@ -116,7 +116,7 @@ struct cgh_frame {
 };
 
 /* model/devices.c: the graph-memory record (first launch, exec destroy). */
-extern void cg_model_graphmem(const char *when, CUgraphExec e);
+extern int cg_model_graphmem(const char *when, CUgraphExec e, struct ev_graphmem out[CG_MAX_DEV]);
 
 /* Set by the first cuGraphExecUpdate of the process (update.c); from then
  * on graphs are walked as their capture ends (capture.c). */

@@ -42,6 +42,15 @@ static void launch_record(int hid, CUgraphExec e, CUstream s, CUresult rc, uint6
 	launch_record_as(hid, e, s, rc, t0, n, 0);
 }
 
+/* The graph memory after an exec's first launch, per device. */
+static __attribute__((noinline, cold)) void launch_graphmem(CUgraphExec e)
+{
+	struct ev_graphmem g[CG_MAX_DEV];
+	int n = cg_model_graphmem("first_launch", e, g);
+	for (int i = 0; i < n; i++)
+		emit_graphmem(CG_L_INFO, &g[i]);
+}
+
 static __attribute__((noinline)) void launch_every(CUgraphExec e, long long n)
 {
 	emit_launches(CG_L_INFO, &(struct ev_launches){.exec = (uintptr_t)e, .count = n, .reason = "every"});
@@ -65,7 +74,7 @@ static __attribute__((noinline)) void launch_noted(int hid, CUgraphExec e, CUstr
 		launch_record(hid, e, s, rc, t0, n);
 	if (n == 1) {
 		model_mem_moved(); /* a first launch maps graph memory */
-		cg_model_graphmem("first_launch", e);
+		launch_graphmem(e);
 	}
 	if (cg_cfg.launch_every && n % cg_cfg.launch_every == 0)
 		launch_every(e, n);

@@ -95,7 +95,10 @@ static void alloc_async_post(struct cg_call *c, struct cgh_frame *f, CUresult rc
 			m.ipc = (uint8_t)f->ipc;
 			m.pool_default = (uint8_t)f->is_default;
 			model_graph_add_mnode(f->g, &m);
-			model_alloc_graph(&m, s, f->id, f->g, api, f->repeat);
+			struct ev_alloc a;
+			model_alloc_graph(&m, s, f->id, f->g, api, &a);
+			/* made inside a repeat capture (model_capture_repeat): left to debug */
+			emit_alloc(cg_log_life_level(f->repeat), &a);
 		}
 		c->flags |= CG_CALL_LIFE;
 		cgh_call_repeat(c, f->repeat);

@@ -4,46 +4,11 @@
  */
 #include "model-int.h"
 
-static void alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
-			const CUmemAccessDesc *acc, size_t nacc, int repeat);
-
-void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api, int repeat)
-{
-	alloc_graph(m, s, capture, g, api, NULL, 0, repeat);
-}
-
-void model_alloc_graph_access(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api,
-			      const CUmemAccessDesc *acc, size_t nacc)
-{
-	alloc_graph(m, s, capture, g, api, acc, nacc, 0);
-}
-
-/* "D:rw", "D:r" or "D:none" per access descriptor (a location that is not
- * a device: "?"); at most 16. */
-static void access_rec(struct cg_rec *r, const CUmemAccessDesc *acc, size_t n)
-{
-	rec_open(r, "access", '[');
-	for (size_t i = 0; i < n && i < 16; i++) {
-		char t[32], *o = t;
-		if (acc[i].location.type == CU_MEM_LOCATION_TYPE_DEVICE)
-			o = rec_fmt_i64_(o, acc[i].location.id);
-		else
-			*o++ = '?';
-		*o++ = ':';
-		o = stpcpy(o, acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? "rw"
-			      : acc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READ	 ? "r"
-										 : "none");
-		rec_elem_str(r, t);
-	}
-	rec_close(r, ']');
-}
-
-static void alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
-			const CUmemAccessDesc *acc, size_t nacc, int repeat)
+void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
+		       struct ev_alloc *out)
 {
 	struct cg_alloc *a;
 	struct cg_pool *p;
-	struct cg_rec r;
 	struct cg_mnode mm = *m_in, *m = &mm;
 	int is_default = 0, ipc = m->ipc, dev;
 	uint32_t pool_site = 0;
@@ -87,22 +52,18 @@ static void alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t captur
 	pthread_mutex_unlock(&model_mem_lock);
 	if (capture)
 		model_capture_count_alloc(capture, m->size);
-	rec_begin(&r, cg_log_life_level(repeat), CGSHIM_EV_ALLOC);
-	rec_word(&r, "api", api);
-	rec_hex(&r, "dptr", m->dptr);
-	rec_u64(&r, "size", m->size);
-	rec_hex(&r, "pool", (uintptr_t)m->pool);
-	rec_bool(&r, "pool_default", is_default);
-	rec_bool(&r, "ipc", ipc);
-	rec_int(&r, "dev", dev);
-	if (acc && nacc)
-		access_rec(&r, acc, nacc);
-	rec_hex(&r, "stream", (uintptr_t)s);
-	rec_u64(&r, "capture", capture);
-	rec_hex(&r, "graph", (uintptr_t)g);
-	rec_site(&r, "site", m->site);
-	rec_site(&r, "pool_site", pool_site);
-	rec_end(&r);
+	*out = (struct ev_alloc){.api = api,
+				 .dptr = m->dptr,
+				 .size = m->size,
+				 .pool = (uintptr_t)m->pool,
+				 .pool_default = is_default,
+				 .ipc = ipc,
+				 .dev = dev,
+				 .stream = (uintptr_t)s,
+				 .capture = capture,
+				 .graph = (uintptr_t)g,
+				 .site = m->site,
+				 .pool_site = pool_site};
 }
 
 void model_summary_devs_rec(struct cg_rec *r, const struct cg_summary *s)

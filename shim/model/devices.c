@@ -353,36 +353,31 @@ void model_mem_quiet(void)
 		atomic_store(&settle_owed, 1); /* a capture is live or the budget said no: the next one */
 }
 
-/* One graphmem record for device dev (four driver queries, made only when
- * the info-level record is written and no capture is live). Returns 0
- * when the attributes could not be read. */
+/* The facts of one graphmem record for device dev (four driver queries,
+ * made only when the info-level record is written and no capture is
+ * live). Returns 0 when the attributes could not be read. */
 static int graphmem_dev(int dev, const char *when, CUgraphExec e, int exec_dev, int launch_dev,
-			unsigned long long exec_bytes)
+			unsigned long long exec_bytes, struct ev_graphmem *o)
 {
 	cuuint64_t v[4] = {0, 0, 0, 0};
-	struct cg_rec r;
 	for (int i = 0; i < 4; i++)
 		if (real_cuDeviceGetGraphMemAttribute(dev, (CUgraphMem_attribute)i, &v[i]) != CUDA_SUCCESS)
 			return 0;
-	rec_begin(&r, CG_L_INFO, CGSHIM_EV_GRAPHMEM);
-	rec_int(&r, "dev", dev);
-	rec_u64(&r, "used", v[0]);
-	rec_u64(&r, "used_high", v[1]);
-	rec_u64(&r, "reserved", v[2]);
-	rec_u64(&r, "reserved_high", v[3]);
-	rec_str(&r, "when", when);
+	*o = (struct ev_graphmem){
+	    .dev = dev, .used = v[0], .used_high = v[1], .reserved = v[2], .reserved_high = v[3], .when = when};
 	if (e) {
-		rec_hex(&r, "exec", (uintptr_t)e);
-		rec_int(&r, "exec_dev", exec_dev);
-		rec_u64(&r, "exec_bytes", exec_bytes);
-		if (launch_dev != exec_dev)
-			rec_int(&r, "launch_dev", launch_dev);
+		o->exec = (uintptr_t)e;
+		o->has_exec = 1;
+		o->exec_dev = exec_dev;
+		o->has_exec_dev = 1;
+		o->exec_bytes = exec_bytes;
+		o->has_exec_bytes = 1;
+		o->launch_dev = launch_dev;
+		o->has_launch_dev = launch_dev != exec_dev;
 	} else {
 		/* exit: what the model holds for the device */
 		CUmemoryPool def = NULL, cur;
 		struct cg_pool *p, *ptmp;
-		long long nodes;
-		unsigned long long bytes;
 		pthread_mutex_lock(&model_mem_lock);
 		HASH_ITER(hh, model_pools, p, ptmp)
 		if (p->is_default && p->dev == dev) {
@@ -390,17 +385,15 @@ static int graphmem_dev(int dev, const char *when, CUgraphExec e, int exec_dev, 
 			break;
 		}
 		cur = model_cur_pool[dev].pool;
-		nodes = model_dev_alloc[dev].nodes;
-		bytes = model_dev_alloc[dev].bytes;
+		o->alloc_nodes = model_dev_alloc[dev].nodes;
+		o->alloc_bytes = model_dev_alloc[dev].bytes;
 		pthread_mutex_unlock(&model_mem_lock);
-		if (def)
-			rec_hex(&r, "default_pool", (uintptr_t)def);
-		if (cur)
-			rec_hex(&r, "current_pool", (uintptr_t)cur);
-		rec_int(&r, "alloc_nodes", nodes);
-		rec_u64(&r, "alloc_bytes", bytes);
+		o->default_pool = (uintptr_t)def;
+		o->has_default_pool = def != NULL;
+		o->current_pool = (uintptr_t)cur;
+		o->has_current_pool = cur != NULL;
+		o->has_alloc_nodes = o->has_alloc_bytes = 1;
 	}
-	rec_end(&r);
 	return 1;
 }
 
@@ -409,13 +402,14 @@ static int graphmem_dev(int dev, const char *when, CUgraphExec e, int exec_dev, 
  * on (the instantiating context's device when it has none), whatever
  * context launched it (launch_dev names that one when it differs). NULL
  * (exit): one record per device the process was seen using. */
-void model_graphmem_sample(const char *when, CUgraphExec e)
+int model_graphmem_sample(const char *when, CUgraphExec e, struct ev_graphmem out[CG_MAX_DEV])
 {
+	int n = 0;
 	unsigned mask = 0;
 	int exec_dev = 0, launch_dev = 0;
 	unsigned long long by[CG_MAX_DEV] = {0};
 	if (!cg_log_on(CG_L_INFO) || atomic_load(&cg_live_captures) || !real_cuDeviceGetGraphMemAttribute)
-		return;
+		return 0;
 	launch_dev = cg_current_device();
 	if (e) {
 		struct cg_exec *x;
@@ -438,10 +432,11 @@ void model_graphmem_sample(const char *when, CUgraphExec e)
 	}
 	for (int d = 0; d < CG_MAX_DEV; d++)
 		if (mask & 1u << d)
-			(void)graphmem_dev(d, when, e, exec_dev, launch_dev, by[d]);
+			n += graphmem_dev(d, when, e, exec_dev, launch_dev, by[d], &out[n]);
+	return n;
 }
 
-void cg_model_graphmem(const char *when, CUgraphExec e)
+int cg_model_graphmem(const char *when, CUgraphExec e, struct ev_graphmem out[CG_MAX_DEV])
 {
-	model_graphmem_sample(when, e);
+	return model_graphmem_sample(when, e, out);
 }

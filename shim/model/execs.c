@@ -484,7 +484,7 @@ void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
 	model_summary_free(sum);
 }
 
-int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out)
+int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out, struct ev_launches *lr, int *lr_quiet)
 {
 	int n_leaks = 0;
 	struct cg_exec *x;
@@ -524,19 +524,15 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	*leaks = NULL;
+	lr->count = 0;
 	if (repeat_out)
 		*repeat_out = repeat;
 	if (!x)
 		return 0;
-	if (launches) { /* an exec never launched has no count to report */
-		struct cg_rec r;
-		rec_begin(&r, cg_log_life_level(repeat && !outstanding), CGSHIM_EV_LAUNCHES);
-		rec_hex(&r, "exec", (uintptr_t)e);
-		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_int(&r, "count", launches);
-		rec_str(&r, "reason", "destroy");
-		rec_end(&r);
-	}
+	/* an exec never launched has no count to report (count 0) */
+	*lr = (struct ev_launches){
+	    .exec = (uintptr_t)e, .graph = (uintptr_t)g, .has_graph = 1, .count = launches, .reason = "destroy"};
+	*lr_quiet = repeat && !outstanding;
 	if (outstanding && launches)
 		model_alloc_leaks(e, mem, n, leaks, &n_leaks);
 	model_alloc_release_exec(e, mem, n, outstanding && launches);
@@ -559,28 +555,32 @@ long long model_exec_kernels_run(void)
 	return k;
 }
 
-int model_exec_exit(long long *launches, long long *n_live, struct model_leak **leaks)
+int model_exec_exit(long long *launches, long long *n_live, struct model_leak **leaks, struct ev_launches **lr,
+		    int *n_lr)
 {
-	int n_leaks = 0;
+	int n_leaks = 0, k = 0;
 	*leaks = NULL;
 	struct cg_exec *x, *tmp;
-	struct cg_rec r;
+	struct ev_launches *o;
 	long long total = model_tot.launches_destroyed, live = 0;
 
 	pthread_mutex_lock(&model_gx_lock);
+	o = HASH_COUNT(model_execs) ? calloc(HASH_COUNT(model_execs), sizeof *o) : NULL;
 	HASH_ITER(hh, model_execs, x, tmp)
 	{
 		long long n = atomic_load(&x->launches);
 		total += n;
 		live++;
-		rec_begin(&r, CG_L_INFO, CGSHIM_EV_LAUNCHES);
-		rec_hex(&r, "exec", (uintptr_t)x->h);
-		rec_hex(&r, "graph", (uintptr_t)x->graph);
-		rec_int(&r, "count", n);
-		rec_str(&r, "reason", "exit");
-		rec_end(&r);
+		if (o)
+			o[k++] = (struct ev_launches){.exec = (uintptr_t)x->h,
+						      .graph = (uintptr_t)x->graph,
+						      .has_graph = 1,
+						      .count = n,
+						      .reason = "exit"};
 	}
 	pthread_mutex_unlock(&model_gx_lock);
+	*lr = o;
+	*n_lr = k;
 	pthread_mutex_lock(&model_gx_lock);
 	HASH_ITER(hh, model_execs, x, tmp)
 	{

@@ -281,7 +281,7 @@ void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, struct 
 
 /* ---- devices (devices.c) ----------------------------------------------- */
 void model_dev_seen(int d);
-void model_graphmem_sample(const char *when, CUgraphExec e);
+int model_graphmem_sample(const char *when, CUgraphExec e, struct ev_graphmem out[CG_MAX_DEV]);
 
 /* Executables alive now (execs.c; takes model_gx_lock). */
 long long model_execs_live(void);

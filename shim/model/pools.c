@@ -136,10 +136,10 @@ int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site)
 
 /* At exit: a "pool" record per pool. The table is copied under the lock,
  * the driver asked outside it. */
-void model_pool_exit(void)
+int model_pool_exit(struct ev_pool **out)
 {
 	struct cg_pool *p, *ptmp, *copy = NULL;
-	struct cg_rec r;
+	struct ev_pool *o;
 	int np = 0, k = 0;
 	pthread_mutex_lock(&model_mem_lock);
 	np = (int)HASH_COUNT(model_pools);
@@ -148,6 +148,11 @@ void model_pool_exit(void)
 		HASH_ITER(hh, model_pools, p, ptmp)
 	copy[k++] = *p;
 	pthread_mutex_unlock(&model_mem_lock);
+	*out = o = k ? calloc((size_t)k, sizeof *o) : NULL;
+	if (!o) {
+		free(copy);
+		return 0;
+	}
 	for (int i = 0; i < k; i++) {
 		struct cg_pool *q = &copy[i];
 		cuuint64_t v[4] = {0, 0, 0, 0};
@@ -160,22 +165,23 @@ void model_pool_exit(void)
 				    CUDA_SUCCESS)
 					have = 0;
 		}
-		rec_begin(&r, CG_L_INFO, CGSHIM_EV_POOL);
-		rec_hex(&r, "pool", (uintptr_t)q->h);
-		rec_int(&r, "dev", q->dev);
-		rec_bool(&r, "default", q->is_default);
-		rec_bool(&r, "ipc", q->ipc);
-		rec_bool(&r, "destroyed", q->destroyed);
-		if (have) {
-			rec_u64(&r, "reserved", v[0]);
-			rec_u64(&r, "reserved_high", v[1]);
-			rec_u64(&r, "used", v[2]);
-			rec_u64(&r, "used_high", v[3]);
-		}
-		rec_int(&r, "allocs", q->allocs);
-		rec_u64(&r, "alloc_bytes", q->bytes);
-		rec_site(&r, "site", q->site);
-		rec_end(&r);
+		o[i] = (struct ev_pool){.pool = (uintptr_t)q->h,
+					.dev = q->dev,
+					.default_ = q->is_default,
+					.ipc = q->ipc,
+					.destroyed = q->destroyed,
+					.reserved = v[0],
+					.has_reserved = have,
+					.reserved_high = v[1],
+					.has_reserved_high = have,
+					.used = v[2],
+					.has_used = have,
+					.used_high = v[3],
+					.has_used_high = have,
+					.allocs = q->allocs,
+					.alloc_bytes = q->bytes,
+					.site = q->site};
 	}
 	free(copy);
+	return k;
 }

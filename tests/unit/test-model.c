@@ -19,7 +19,8 @@
 static void destroy(CUgraphExec e)
 {
 	struct model_leak *leaks;
-	int n = model_exec_destroy(e, &leaks, NULL);
+	struct ev_launches lr;
+	int quiet, n = model_exec_destroy(e, &leaks, NULL, &lr, &quiet);
 	assert_int_equal(n, 0);
 	free(leaks);
 }
