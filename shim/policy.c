@@ -283,36 +283,36 @@ static int thrash_check_locked(struct proxy *p, long long launches, struct thras
 	return 1;
 }
 
-static void thrash_warn(CUgraphExec app, const struct thrash *t)
+/* A rewrite record's reason, and for a predicted one what differs (built
+ * by the shim from names and numbers: a word); the thrashing warning when
+ * one is owed. */
+static void facts_reason(struct cg_rewrite_facts *o, const char *reason, const char *why)
 {
-	cg_warn("exec 0x%llx: %lld rewrites for %lld launches (%lld served from cached executables): the "
-		"update fails nearly every step (thrashing); capture a graph whose topology does not change, "
-		"or keep one exec per shape",
-		(unsigned long long)(uintptr_t)app, t->rewrites, t->launches, t->reuses);
+	o->rec.reason = reason;
+	o->rec.why = why && *why ? why : NULL;
 }
 
-/* A rewrite record's reason, and for a predicted one what differs. */
-static void rec_reason(struct cg_rec *r, const char *reason, const char *why)
+static void facts_thrash(struct cg_rewrite_facts *o, int warn, const struct thrash *t)
 {
-	rec_word(r, "reason", reason);
-	if (why && *why)
-		rec_word(r, "why", why); /* built by the shim from names and numbers */
+	o->thrash = warn;
+	o->rewrites = t->rewrites;
+	o->launches = t->launches;
+	o->reuses = t->reuses;
 }
 
 /* Reuse: a cached replacement, or the application's own executable, whose
  * topology is that of g is updated from g and stands behind the handle
  * from now on. Returns 1 when done (nu consumed). */
 static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const char *reason, int rc_update,
-			const char *why, uint64_t t0, long long launches)
+			const char *why, uint64_t t0, long long launches, struct cg_rewrite_facts *o)
 {
 	struct proxy *p;
 	CUgraphExec cand = NULL, prev;
 	CUgraphExecUpdateResultInfo info;
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 	struct doomed d = {{0}, {0}, 0, 0};
-	struct cg_rec r;
 	struct cg_summary *drop = NULL;
-	struct thrash th;
+	struct thrash th = {0, 0, 0};
 	uint64_t t_end;
 	CUresult rc;
 	int idx = -2, warn;
@@ -376,19 +376,24 @@ static int policy_reuse(CUgraphExec app, CUgraph g, struct cg_summary *nu, const
 	model_exec_rewritten(app, g, nu);
 
 	t_end = cg_now_ns(); /* the record's stamp and the end of its dur_ns */
-	rec_begin_at(&r, CG_L_INFO, CGSHIM_EV_REWRITE, t_end);
-	rec_hex(&r, "exec", (uintptr_t)app);
-	rec_hex(&r, "old_real", (uintptr_t)prev);
-	rec_hex(&r, "new_real", (uintptr_t)cand);
-	rec_hex(&r, "graph", (uintptr_t)g);
-	rec_reason(&r, reason, why);
-	rec_int(&r, "rc_update", rc_update);
-	rec_bool(&r, "reused", 1);
-	rec_int(&r, "rewrites", rewrites);
-	rec_u64(&r, "dur_ns", t_end - t0);
-	rec_end(&r);
-	if (warn)
-		thrash_warn(app, &th);
+	o->level = CG_L_INFO;
+	o->rec = (struct ev_rewrite){.at = t_end,
+				     .exec = (uintptr_t)app,
+				     .old_real = (uintptr_t)prev,
+				     .has_old_real = 1,
+				     .new_real = (uintptr_t)cand,
+				     .has_new_real = 1,
+				     .graph = (uintptr_t)g,
+				     .rc_update = rc_update,
+				     .has_rc_update = 1,
+				     .reused = 1,
+				     .has_reused = 1,
+				     .rewrites = rewrites,
+				     .has_rewrites = 1,
+				     .dur_ns = t_end - t0,
+				     .has_dur_ns = 1};
+	facts_reason(o, reason, why);
+	facts_thrash(o, warn, &th);
 	return 1;
 }
 
@@ -416,7 +421,7 @@ static int graph_may_have_mem(CUgraph g, const struct cg_summary *s)
 }
 
 int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, const char *reason, int rc_update,
-			    const char *why)
+			    const char *why, struct cg_rewrite_facts *o)
 {
 	struct cg_summary *old_sum, *new_sum;
 	struct cg_exec_view v, other;
@@ -425,7 +430,6 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 	uint64_t t0 = cg_now_ns();
 	CUresult rc;
-	struct cg_rec r;
 	cuuint64_t flags;
 	struct cg_mnode *mem = NULL;
 	int n_mem = 0, n_carried = 0;
@@ -434,7 +438,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	CUdeviceptr carried[8];
 	struct doomed doom = {{0}, {0}, 0, 0};
 	struct cg_summary *drop = NULL, *map_sum;
-	struct thrash th;
+	struct thrash th = {0, 0, 0};
 	int warn = 0;
 	CUgraph src = NULL; /* the shim's clone of g, the replacement's source */
 	static _Atomic int warned_uncloned;
@@ -460,7 +464,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 		model_summary_free(new_sum);
 		return 0;
 	}
-	if (policy_reuse(app, g, new_sum, reason, rc_update, why, t0, v.launches))
+	if (policy_reuse(app, g, new_sum, reason, rc_update, why, t0, v.launches, o))
 		return 1;
 
 	cg_tls.in_shim++;
@@ -497,13 +501,13 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	if (rc != CUDA_SUCCESS) {
 		model_summary_free(map_sum);
 		model_summary_free(new_sum);
-		rec_begin(&r, CG_L_WARN, CGSHIM_EV_REWRITE);
-		rec_hex(&r, "exec", (uintptr_t)app);
-		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_reason(&r, reason, why);
-		rec_int(&r, "rc_instantiate", rc);
-		rec_str(&r, "msg", "re-instantiation failed; the driver's update result is returned");
-		rec_end(&r);
+		o->level = CG_L_WARN;
+		o->rec = (struct ev_rewrite){.exec = (uintptr_t)app,
+					     .graph = (uintptr_t)g,
+					     .rc_instantiate = rc,
+					     .has_rc_instantiate = 1,
+					     .msg = "re-instantiation failed; the driver's update result is returned"};
+		facts_reason(o, reason, why);
 		return 0;
 	}
 
@@ -613,31 +617,37 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	model_summary_free(old_sum);
 
 	t_end = cg_now_ns();
-	rec_begin_at(&r, CG_L_INFO, CGSHIM_EV_REWRITE, t_end);
-	rec_hex(&r, "exec", (uintptr_t)app);
-	rec_hex(&r, "old_real", (uintptr_t)prev_real);
-	rec_hex(&r, "new_real", (uintptr_t)fresh);
-	rec_hex(&r, "graph", (uintptr_t)g);
-	rec_reason(&r, reason, why);
-	rec_int(&r, "rc_update", rc_update);
-	rec_u64(&r, "flags", flags);
-	rec_int(&r, "rewrites", rewrites);
-	rec_u64(&r, "dur_ns", t_end - t0);
-	rec_u64(&r, "instantiate_ns", t_inst);
+	o->level = CG_L_INFO;
+	o->rec = (struct ev_rewrite){.at = t_end,
+				     .exec = (uintptr_t)app,
+				     .old_real = (uintptr_t)prev_real,
+				     .has_old_real = 1,
+				     .new_real = (uintptr_t)fresh,
+				     .has_new_real = 1,
+				     .graph = (uintptr_t)g,
+				     .rc_update = rc_update,
+				     .has_rc_update = 1,
+				     .flags = flags,
+				     .has_flags = 1,
+				     .rewrites = rewrites,
+				     .has_rewrites = 1,
+				     .dur_ns = t_end - t0,
+				     .has_dur_ns = 1,
+				     .instantiate_ns = t_inst,
+				     .has_instantiate_ns = 1};
+	facts_reason(o, reason, why);
 	if (n_carried) {
 		/* AutoFreeOnLaunch: freed before the next launch; otherwise they
 		 * stay the application's to free, as after an update. */
-		rec_open(&r,
-			 (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) ? "free_at_next_launch"
-										   : "outstanding",
-			 '[');
 		for (int i = 0; i < n_carried; i++)
-			rec_elem_hex(&r, carried[i]);
-		rec_close(&r, ']');
+			o->carried[i] = carried[i];
+		o->carried_list = (struct emit_hexes){o->carried, n_carried};
+		if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
+			o->rec.free_at_next_launch = EMIT_HEXES(&o->carried_list);
+		else
+			o->rec.outstanding = EMIT_HEXES(&o->carried_list);
 	}
-	rec_end(&r);
-	if (warn)
-		thrash_warn(app, &th);
+	facts_thrash(o, warn, &th);
 	return 1;
 }
 

@@ -11,6 +11,7 @@
 #define CGSHIM_POLICY_H
 
 #include "cuda-abi.h"
+#include "emit.h"
 #include "model.h"
 
 extern _Atomic int cg_policy_active;  /* set once the first rewrite happened */
@@ -28,11 +29,25 @@ static inline CUgraphExec cg_policy_exec(CUgraphExec app)
  * application instantiated; *found = 0 when there is no counterpart. */
 CUgraphNode cg_policy_node(CUgraphExec app, CUgraphNode node, int *found);
 
+/* What a re-instantiation did, for its records, which the update hook
+ * writes: the "rewrite" record's facts at level (0: none), and whether the
+ * thrashing warning is owed (thrash, with the handle's counts). o->rec's
+ * lists point into o. */
+struct cg_rewrite_facts {
+	int level;
+	struct ev_rewrite rec;
+	unsigned long long carried[8];
+	struct emit_hexes carried_list;
+	int thrash;
+	long long rewrites, launches, reuses;
+};
+
 /* Try to replace a failing update of app by re-instantiation from g; nu is
  * g's summary as the update hook holds it (borrowed; NULL: looked up).
- * Returns 1 when done (the update then reports success). */
+ * Returns 1 when done (the update then reports success); *o (zeroed by
+ * the caller): its records' facts. */
 int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, const char *reason, int rc_update,
-			    const char *why);
+			    const char *why, struct cg_rewrite_facts *o);
 /* Whether app has been rewritten before (its handle has a proxy). */
 int cg_policy_rewritten_before(CUgraphExec app);
 /* The application destroys its handle: destroys the extra real exec too.

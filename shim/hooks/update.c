@@ -281,10 +281,20 @@ static __attribute__((always_inline)) inline void update_post(struct cg_call *c,
  * differs), "failed" when it did not. Returns 1 when rewritten. */
 static int update_policy_post(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu, CUresult rc)
 {
-	int pred = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+	struct cg_rewrite_facts f;
+	int pred = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, done;
 	if (rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
 		return 0;
-	return cg_policy_reinstantiate(app, g, nu, pred ? "predicted" : "failed", rc, pred ? p->why : NULL);
+	memset(&f, 0, sizeof f);
+	done = cg_policy_reinstantiate(app, g, nu, pred ? "predicted" : "failed", rc, pred ? p->why : NULL, &f);
+	if (f.level)
+		emit_rewrite(f.level, &f.rec);
+	if (f.thrash)
+		cg_warn("exec 0x%llx: %lld rewrites for %lld launches (%lld served from cached executables): the "
+			"update fails nearly every step (thrashing); capture a graph whose topology does not change, "
+			"or keep one exec per shape",
+			(unsigned long long)(uintptr_t)app, f.rewrites, f.launches, f.reuses);
+	return done;
 }
 
 CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
