@@ -34,6 +34,18 @@ void emit_hex_list(struct cg_rec *r, const char *key, const void *arg)
 	rec_close(r, ']');
 }
 
+void emit_triple(struct cg_rec *r, const char *key, const void *arg)
+{
+	const uint32_t *v = arg;
+	rec_open(r, key, '[');
+	for (int k = 0; k < 3; k++) {
+		char num[24];
+		*rec_fmt_u64_(num, v[k]) = 0;
+		rec_elem_raw(r, num);
+	}
+	rec_close(r, ']');
+}
+
 void emit_str_list(struct cg_rec *r, const char *key, const void *arg)
 {
 	const struct emit_strs *s = arg;

@@ -15,6 +15,7 @@
 #define CGSHIM_EMIT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cuda-abi.h"
 #include "emit-gen.h"
@@ -41,9 +42,13 @@ struct emit_access {
 };
 void emit_access_list(struct cg_rec *r, const char *key, const void *arg);
 
+/* Three numbers (a grid or a block): arg is a const uint32_t[3]. */
+void emit_triple(struct cg_rec *r, const char *key, const void *arg);
+
 /* struct emit_part values for them */
 #define EMIT_HEXES(h) ((struct emit_part){emit_hex_list, (h)})
 #define EMIT_STRS(s) ((struct emit_part){emit_str_list, (s)})
 #define EMIT_ACCESS(a) ((struct emit_part){emit_access_list, (a)})
+#define EMIT_TRIPLE(v) ((struct emit_part){emit_triple, (v)})
 
 #endif

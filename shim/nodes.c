@@ -793,7 +793,8 @@ const char *nodes_kernel_name(const struct cg_summary *s, uint32_t i)
 	return d ? d->name : NULL;
 }
 
-int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu)
+int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu,
+		      int (*out)(int level, const struct ev_update_diff *f))
 {
 	int n = 0;
 	/* reached only when both sides have the same node types in the same
@@ -809,7 +810,7 @@ int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, co
 		uint32_t i = b->node;
 		unsigned m = nodes_diff(a, b);
 		char fields[128];
-		struct cg_rec r;
+		struct ev_update_diff f;
 		if (!m)
 			continue;
 		/* Info only for a pointer moved into or out of another allocation
@@ -837,40 +838,38 @@ int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, co
 			continue;
 		n++;
 		nodes_diff_text(m, fields, sizeof fields);
-		rec_begin(&r, ba != bb ? CG_L_INFO : CG_L_DEBUG, CGSHIM_EV_UPDATE_DIFF);
-		rec_hex(&r, "exec", (uintptr_t)e);
-		rec_hex(&r, "graph", (uintptr_t)g);
-		rec_int(&r, "index", i);
-		rec_str(&r, "type",
-			b->type == CU_GRAPH_NODE_TYPE_KERNEL   ? "kernel"
-			: b->type == CU_GRAPH_NODE_TYPE_MEMCPY ? "memcpy"
-							       : "memset");
-		if (b->name)
-			rec_str(&r, "kernel", b->name);
-		if (a->name && a->name != b->name)
-			rec_str(&r, "exec_kernel", a->name);
-		rec_str(&r, "fields", fields);
+		f = (struct ev_update_diff){.exec = (uintptr_t)e,
+					    .graph = (uintptr_t)g,
+					    .index = i,
+					    .type = b->type == CU_GRAPH_NODE_TYPE_KERNEL   ? "kernel"
+						    : b->type == CU_GRAPH_NODE_TYPE_MEMCPY ? "memcpy"
+											   : "memset",
+					    .kernel = b->name,
+					    .exec_kernel = a->name && a->name != b->name ? a->name : NULL,
+					    .fields = fields};
 		if (k >= 0) {
-			rec_int(&r, "param", a->p[k].idx);
-			rec_hex(&r, "exec_value", a->p[k].val);
-			rec_hex(&r, "graph_value", b->p[k].val);
+			f.param = a->p[k].idx;
+			f.exec_value = a->p[k].val;
+			f.graph_value = b->p[k].val;
+			f.has_param = f.has_exec_value = f.has_graph_value = 1;
 			/* a pointer moved from one allocation to another: the
 			 * update succeeds, the kernel now works on other memory */
 			if (ba && bb && ba != bb) {
-				rec_hex(&r, "exec_alloc", ba);
-				rec_hex(&r, "graph_alloc", bb);
-				rec_bool(&r, "repointed", 1);
+				f.exec_alloc = ba;
+				f.graph_alloc = bb;
+				f.repointed = 1;
+				f.has_exec_alloc = f.has_graph_alloc = f.has_repointed = 1;
 			}
 		}
 		if (m & CG_ND_GRID) {
-			nodes_triple(&r, "exec_grid", a->grid);
-			nodes_triple(&r, "graph_grid", b->grid);
+			f.exec_grid = EMIT_TRIPLE(a->grid);
+			f.graph_grid = EMIT_TRIPLE(b->grid);
 		}
 		if (m & CG_ND_BLOCK) {
-			nodes_triple(&r, "exec_block", a->block);
-			nodes_triple(&r, "graph_block", b->block);
+			f.exec_block = EMIT_TRIPLE(a->block);
+			f.graph_block = EMIT_TRIPLE(b->block);
 		}
-		rec_end(&r);
+		out(ba != bb ? CG_L_INFO : CG_L_DEBUG, &f);
 	}
 	return n;
 }

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "cuda-abi.h"
+#include "emit.h"
 #include "log.h"
 
 #define CG_NODE_MAXP 8
@@ -114,12 +115,15 @@ int nodes_param_diff(const struct cg_ndet *a, const struct cg_ndet *b);
 const char *nodes_copy_kind(int kind);
 
 /* An update of exec e from graph g that the type/topology checks let
- * through: one info-level "update_diff" record per node whose details
+ * through: the facts of one "update_diff" record per node whose details
  * differ between the exec's summary (old) and the graph's (nu), naming the
  * kernel, the fields and the first differing kept parameter with both
- * values. Returns the number of differing nodes. Not on the launch path. */
+ * values, handed to out (the hook's writer, emit_update_diff) at their
+ * level (info for a pointer moved to another allocation, else debug).
+ * Returns the number of records handed. Not on the launch path. */
 struct cg_summary;
-int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu);
+int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu,
+		      int (*out)(int level, const struct ev_update_diff *f));
 /* The kernel name of node i of s, or NULL. */
 const char *nodes_kernel_name(const struct cg_summary *s, uint32_t i);
 

@@ -170,7 +170,7 @@ static __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUg
 	} else if (old && nu) {
 		/* nothing to compare when the exec already holds this summary */
 		if (old != nu)
-			nodes_update_diff(e, g, old, nu);
+			nodes_update_diff(e, g, old, nu, emit_update_diff);
 		/* same memory nodes (quiet): neither CGS012 nor CGS003 can apply */
 		struct cg_update_ev ev = {e, g, old, nu};
 		struct cg_verdict v[4];
