@@ -24,6 +24,7 @@
 #include "decide.h"
 #include "emit.h"
 #include "fold.h"
+#include "hooks/hooks.h"
 #include "rules.h"
 #include "doors.h"
 #include "findings.h"
@@ -186,6 +187,7 @@ static void init_once(void)
 		errno = saved;
 		return;
 	}
+	cgh_capture_records_init();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	atexit(exit_handler);
 	cg_log_set_preamble(write_start_record);

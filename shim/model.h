@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "cuda-abi.h"
 #include "emit.h"
 #include "log.h"
@@ -197,6 +198,53 @@ int cg_model_graphmem(const char *when, CUgraphExec e, struct ev_graphmem out[CG
 long long model_meminfo_skipped(void);
 
 /* ---- capture ---------------------------------------------------------- */
+/* The first call seen to break a capture (model_capture_breaker). */
+struct cap_breaker {
+	const char *api, *rule;
+	int tid, rc;
+	char tname[16];
+	uint32_t site;
+};
+
+/* What a record about a capture needs, copied out under cap_lock: the
+ * facts the model hands to the capture records' writer. */
+struct cap_snap {
+	uint64_t id, t0;
+	CUstream stream;
+	int mode, tid, invalid;
+	char tname[16];
+	struct cap_breaker br;
+	uint32_t site;
+	int brec;
+	struct cg_call bcall;
+	const char *bvia;
+	uint64_t bend;
+	CUgraph graph;
+};
+
+static inline const char *model_capture_mode_name(int m)
+{
+	return m == CU_STREAM_CAPTURE_MODE_GLOBAL	  ? "global"
+	       : m == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread_local"
+	       : m == CU_STREAM_CAPTURE_MODE_RELAXED	  ? "relaxed"
+							  : "?";
+}
+
+/* The records the capture tracking owes, handed as facts to their writer
+ * (hooks/capture-records.c, set once at start-up by
+ * model_capture_records_set; none are written before): the deferred call
+ * record of a capture's begin, "capture" (its ledger at the end, repeat: a
+ * steady cycle's, cg_log_life_level), "invalidated", "abandoned" and
+ * "broken". The model writes no record itself. */
+struct model_capture_records {
+	void (*begin)(const struct cap_snap *k);
+	void (*ended)(const struct ev_capture *f, int repeat);
+	void (*invalidated)(const struct cap_snap *k, const char *found_by, const char *api, uint32_t call_site,
+			    const char *by_api, int by_tid, uint32_t by_site);
+	void (*abandoned)(const struct cap_snap *k, const char *reason, const char *api, int rc, uint32_t call_site);
+	void (*broken)(const struct cap_snap *k, int rc);
+};
+void model_capture_records_set(const struct model_capture_records *w);
 /* Capture info of a stream through the family-matched capture-safe query.
  * Returns 1 and fills id/graph when the stream is capturing (active or
  * invalidated; status out), 0 otherwise. */

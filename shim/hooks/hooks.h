@@ -130,6 +130,9 @@ void cgh_capinfo_seen(CUresult rc, CUstream s, const CUstreamCaptureStatus *st, 
 /* Node records of summary s of graph g at level (exec.c): side "exec" or
  * "graph" (exec e) for both sides of a refused update, NULL at debug
  * level for every instantiated graph. */
+/* capture-records.c: hands the model the writer of its capture records
+ * (model_capture_records_set); at start-up, before the hooks are live. */
+void cgh_capture_records_init(void);
 void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e);
 
 /* capture.c: whether the driver says s captures nothing (a capture-safe

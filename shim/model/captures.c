@@ -4,6 +4,20 @@
  */
 #include "model-int.h"
 
+const struct model_capture_records *model_caprec;
+
+void model_capture_records_set(const struct model_capture_records *w)
+{
+	model_caprec = w;
+}
+
+/* Hand a record's facts to the writer, when one is set. */
+#define CAPREC(kind, ...)                                                                                              \
+	do {                                                                                                           \
+		if (model_caprec)                                                                                      \
+			model_caprec->kind(__VA_ARGS__);                                                               \
+	} while (0)
+
 void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o)
 {
 	o->id = c->id;
@@ -293,9 +307,9 @@ void model_capture_refused(const char *api)
 	for (int i = 0; i < n_inv; i++)
 		model_capture_breaker(inv[i].id, api, NULL, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, site);
 	for (int i = 0; i < n_inv; i++)
-		model_caprec_invalidated(&inv[i], "call", api, site, NULL, 0, 0);
+		CAPREC(invalidated, &inv[i], "call", api, site, NULL, 0, 0);
 	for (int i = 0; i < n_ab; i++)
-		model_caprec_abandoned(&ab[i], "refused", api, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, site);
+		CAPREC(abandoned, &ab[i], "refused", api, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, site);
 }
 
 static int on_stream_locked(const struct cg_capture *c, CUstream s, int ptsz, int me)
@@ -323,7 +337,7 @@ void model_capture_begin_refused(CUstream s, int ptsz, const char *api, int rc)
 	}
 	pthread_mutex_unlock(&model_cap_lock);
 	if (found)
-		model_caprec_abandoned(&k, "begin_failed", api, rc, cg_site_here(2));
+		CAPREC(abandoned, &k, "begin_failed", api, rc, cg_site_here(2));
 }
 
 /* Mark the capture (by id, else by origin stream) invalidated; fills k and
@@ -367,7 +381,7 @@ void model_capture_seen_invalid(CUstream s, int ptsz, uint64_t id, const char *a
 	news = seen_invalid_locked(s, ptsz, id, &k, &by_api, &by_tid, &by_site);
 	pthread_mutex_unlock(&model_cap_lock);
 	if (news)
-		model_caprec_invalidated(&k, api ? "capture_info" : "shim_query", api, 0, by_api, by_tid, by_site);
+		CAPREC(invalidated, &k, api ? "capture_info" : "shim_query", api, 0, by_api, by_tid, by_site);
 }
 
 static struct cg_capture *cap_find_locked(uint64_t id)
@@ -392,7 +406,7 @@ void model_capture_invalidate(uint64_t id, const char *api, uint32_t site)
 	}
 	pthread_mutex_unlock(&model_cap_lock);
 	if (news)
-		model_caprec_invalidated(&k, "call", api, site, NULL, 0, 0);
+		CAPREC(invalidated, &k, "call", api, site, NULL, 0, 0);
 }
 
 /* The view of capture c the rules and the records read. */
@@ -686,7 +700,7 @@ static int cap_repeats(const struct cg_capture *c)
 int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 {
 	struct cg_capture *c;
-	struct cg_rec r;
+	struct ev_capture f;
 	size_t fr = 0;
 	int have_after, repeat;
 	struct cap_snap k;
@@ -708,36 +722,36 @@ int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	repeat = rc == CUDA_SUCCESS && cap_repeats(c);
 	if (repeat)
 		k.bcall.flags |= CG_CALL_REPEAT;
-	model_caprec_begin(&k);
+	CAPREC(begin, &k);
 	have_after = !c->steady && model_sample_free(&fr);
-	rec_begin(&r, cg_log_life_level(repeat), CGSHIM_EV_CAPTURE);
-	rec_u64(&r, "capture", c->id);
-	rec_hex(&r, "stream", (uintptr_t)c->stream);
-	rec_word(&r, "mode", model_capture_mode_name(c->mode));
-	rec_int(&r, "begin_tid", c->tid);
-	rec_hex(&r, "graph", (uintptr_t)graph);
-	rec_int(&r, "rc", rc);
-	rec_u64(&r, "dur_ns", cg_now_ns() - c->t0);
-	rec_int(&r, "alloc_nodes", c->n_alloc);
-	rec_u64(&r, "alloc_bytes", c->alloc_bytes);
-	rec_u64(&r, "malloc_bytes", c->malloc_bytes);
+	f = (struct ev_capture){.capture = c->id,
+				.stream = (uintptr_t)c->stream,
+				.mode = model_capture_mode_name(c->mode),
+				.begin_tid = c->tid,
+				.graph = (uintptr_t)graph,
+				.rc = rc,
+				.dur_ns = cg_now_ns() - c->t0,
+				.alloc_nodes = c->n_alloc,
+				.alloc_bytes = c->alloc_bytes,
+				.malloc_bytes = c->malloc_bytes,
+				.meminfo = c->steady ? "steady" : NULL,
+				.site = c->site};
 	if (c->have_before && have_after) {
 		long long delta = (long long)c->free_before - (long long)fr;
-		rec_u64(&r, "free_before", c->free_before);
-		rec_u64(&r, "free_after", fr);
-		rec_int(&r, "delta", delta);
-		rec_int(&r, "unattributed", delta - (long long)c->malloc_bytes);
+		f.free_before = c->free_before;
+		f.free_after = fr;
+		f.delta = delta;
+		f.unattributed = delta - (long long)c->malloc_bytes;
+		f.has_free_before = f.has_free_after = f.has_delta = f.has_unattributed = 1;
 		if (!c->site_pending)
 			model_meminfo_steady_capture(c->steady_key, c->id, 0, 1, delta - (long long)c->malloc_bytes);
 	} else if (!c->site_pending) {
 		model_meminfo_steady_capture(c->steady_key, c->id, c->steady, 0, 0);
 	}
-	if (c->steady)
-		rec_word(&r, "meminfo", "steady");
-	rec_site(&r, "site", c->site);
-	rec_end(&r);
+	if (model_caprec)
+		model_caprec->ended(&f, repeat);
 	if (rc != CUDA_SUCCESS)
-		model_caprec_broken(&k, rc);
+		CAPREC(broken, &k, rc);
 	(void)s;
 	free(c->l);
 	if (!prepared) { /* the ending thread's next begin takes it: no calloc per capture */
@@ -782,7 +796,7 @@ int model_capture_exit(uint64_t *ids, int max, int *n_named)
 	}
 	pthread_mutex_unlock(&model_cap_lock);
 	for (int i = 0; i < n_open; i++) {
-		model_caprec_abandoned(&open_caps[i], "exit", NULL, 0, 0);
+		CAPREC(abandoned, &open_caps[i], "exit", NULL, 0, 0);
 		ids[i] = open_caps[i].id;
 	}
 	*n_named = n_open;

@@ -4,7 +4,7 @@
  *
  * Files and their prefixes: model.c (locks, fork, totals: model_*,
  * cg_model_*), devices.c (model_dev_*, sampling), captures.c
- * (model_capture_*), joins.c (model_capture_confirm_unjoined), capture-records.c (model_caprec_*), graphs.c
+ * (model_capture_*), joins.c (model_capture_confirm_unjoined), graphs.c
  * (model_graph_*, model_summary_*), execs.c (model_exec_*), pools.c
  * (model_pool_*, model_device_*), allocations.c (model_alloc_*), ledger.c
  * (ledger_*).
@@ -65,13 +65,6 @@ static inline size_t model_node_slot(const void *n, size_t mask)
 }
 
 /* ---- captures (captures.c, capture-records.c) -------------------------- */
-static inline const char *model_capture_mode_name(int m)
-{
-	return m == CU_STREAM_CAPTURE_MODE_GLOBAL	  ? "global"
-	       : m == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread_local"
-	       : m == CU_STREAM_CAPTURE_MODE_RELAXED	  ? "relaxed"
-							  : "?";
-}
 
 /* Cross-stream structure of a capture (event record/wait edges, forked
  * streams): allocated at its first event, most captures have none. */
@@ -96,12 +89,6 @@ struct cap_links {
 /* The first call seen to break a capture (issue 14, the link at the end):
  * a predicted violation (rule set) or a refusal the shim did not predict.
  * api and rule point at static strings. */
-struct cap_breaker {
-	const char *api, *rule;
-	int tid, rc;
-	char tname[16];
-	uint32_t site;
-};
 
 struct cg_capture {
 	uint64_t id;
@@ -134,30 +121,12 @@ struct cg_capture {
 	UT_hash_handle hh;
 };
 
-/* What a record about a capture needs, copied out under cap_lock. */
-struct cap_snap {
-	uint64_t id, t0;
-	CUstream stream;
-	int mode, tid, invalid;
-	char tname[16];
-	struct cap_breaker br;
-	uint32_t site;
-	int brec;
-	struct cg_call bcall;
-	const char *bvia;
-	uint64_t bend;
-	CUgraph graph;
-};
-
 #define CAP_NOTE_MAX 8
 extern struct cg_capture *model_captures;
 void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o);
 void model_capture_count_alloc(uint64_t id, size_t size);
-void model_caprec_begin(const struct cap_snap *k);
-void model_caprec_invalidated(const struct cap_snap *k, const char *found_by, const char *api, uint32_t call_site,
-			      const char *by_api, int by_tid, uint32_t by_site);
-void model_caprec_abandoned(const struct cap_snap *k, const char *reason, const char *api, int rc, uint32_t call_site);
-void model_caprec_broken(const struct cap_snap *k, int rc);
+/* The writer of the capture records (model.h), set by the hook wing. */
+extern const struct model_capture_records *model_caprec;
 
 /* ---- graphs and executables (graphs.c, execs.c) ------------------------ */
 struct cg_graph {
