@@ -103,15 +103,44 @@ static const char *crash_name(int sig)
 	}
 }
 
-/* The program's action is a handler to call (not SIG_DFL, not spent). */
-static int crash_has_handler(int i)
+int cg_signal_has_handler(const struct sigaction *p, _Atomic int *spent)
 {
-	const struct sigaction *p = &crash_prev[i];
-	if (atomic_load_explicit(&crash_prev_spent[i], memory_order_relaxed))
+	if (spent && atomic_load_explicit(spent, memory_order_relaxed))
 		return 0;
 	if (p->sa_flags & SA_SIGINFO)
 		return p->sa_sigaction != NULL;
 	return p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN;
+}
+
+/* The program's action is a handler to call (not SIG_DFL, not spent). */
+static int crash_has_handler(int i)
+{
+	return cg_signal_has_handler(&crash_prev[i], &crash_prev_spent[i]);
+}
+
+int cg_signal_chain(int sig, const struct sigaction *p, _Atomic int *spent, siginfo_t *si, void *uc)
+{
+	sigset_t mask, old;
+	if (!cg_signal_has_handler(p, spent))
+		return 0;
+	mask = p->sa_mask;
+	if (!(p->sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	pthread_sigmask(SIG_BLOCK, &mask, &old);
+	if (p->sa_flags & SA_NODEFER) {
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	}
+	if ((p->sa_flags & SA_RESETHAND) && spent)
+		atomic_store(spent, 1);
+	if (p->sa_flags & SA_SIGINFO)
+		p->sa_sigaction(sig, si, uc);
+	else
+		p->sa_handler(sig);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return 1;
 }
 
 static void crash_record(int sig, int i, const siginfo_t *si, int left)
@@ -168,28 +197,8 @@ static void crash_record(int sig, int i, const siginfo_t *si, int left)
  * when the program's handler was called and returned. */
 static int crash_pass_on(int sig, int i, siginfo_t *si, void *uc)
 {
-	const struct sigaction *p = &crash_prev[i];
-	if (crash_has_handler(i)) {
-		sigset_t mask, old;
-		mask = p->sa_mask;
-		if (!(p->sa_flags & SA_NODEFER))
-			sigaddset(&mask, sig);
-		pthread_sigmask(SIG_BLOCK, &mask, &old);
-		if (p->sa_flags & SA_NODEFER) {
-			sigset_t one;
-			sigemptyset(&one);
-			sigaddset(&one, sig);
-			pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-		}
-		if (p->sa_flags & SA_RESETHAND)
-			atomic_store(&crash_prev_spent[i], 1);
-		if (p->sa_flags & SA_SIGINFO)
-			p->sa_sigaction(sig, si, uc);
-		else
-			p->sa_handler(sig);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (cg_signal_chain(sig, &crash_prev[i], &crash_prev_spent[i], si, uc))
 		return 1; /* a fault the handler did not mend faults again, as bare */
-	}
 	/* The default action: restore it and raise the signal again. It is
 	 * blocked while this handler runs, so it is delivered on return, after
 	 * sigreturn has restored the interrupted context. */

@@ -26,6 +26,7 @@ static pthread_key_t door_key;
 static pthread_once_t door_key_once = PTHREAD_ONCE_INIT;
 static CG_TLS struct door_thread self;
 struct cg_call_slot cg_call_slots[CG_CALL_SLOTS];
+_Atomic int cg_call_slots_hi;
 static struct cg_call_slot slot_none; /* written by threads that found no slot, read by nobody */
 
 static struct cg_call_slot *slot_take(void)
@@ -36,6 +37,12 @@ static struct cg_call_slot *slot_take(void)
 		if (atomic_load_explicit(&cg_call_slots[i].tid, memory_order_relaxed) == 0 &&
 		    atomic_compare_exchange_strong(&cg_call_slots[i].tid, &none, tid)) {
 			atomic_store_explicit(&cg_call_slots[i].hid, -1, memory_order_relaxed);
+			atomic_store_explicit(&cg_call_slots[i].bhid, -1, memory_order_relaxed);
+			atomic_store_explicit(&cg_call_slots[i].kn, 0, memory_order_relaxed);
+			atomic_store_explicit(&cg_call_slots[i].gn, 0, memory_order_relaxed);
+			for (int hi = atomic_load(&cg_call_slots_hi); hi < i + 1;)
+				if (atomic_compare_exchange_weak(&cg_call_slots_hi, &hi, i + 1))
+					break;
 			return &cg_call_slots[i];
 		}
 	}
@@ -47,10 +54,12 @@ static void door_thread_exit(void *arg)
 	struct door_thread *t = arg;
 	if (t->slot) {
 		atomic_store_explicit(&t->slot->hid, -1, memory_order_relaxed);
+		atomic_store_explicit(&t->slot->bhid, -1, memory_order_relaxed);
 		atomic_store_explicit(&t->slot->tid, 0, memory_order_release);
 		t->slot = NULL;
 	}
 	cg_tls.last_call = &slot_none.hid;
+	cg_tls.slot = NULL;
 	pthread_mutex_lock(&door_lock);
 	for (int d = 0; d < CG_DOOR_COUNT; d++)
 		gone[d] += atomic_load_explicit(&t->calls[d], memory_order_relaxed);
@@ -77,6 +86,7 @@ void cg_door_register_thread(void)
 	self.calls = cg_tls.door_calls;
 	self.slot = slot_take();
 	cg_tls.last_call = self.slot ? &self.slot->hid : &slot_none.hid;
+	cg_tls.slot = self.slot;
 	pthread_mutex_lock(&door_lock);
 	self.prev = NULL;
 	self.next = threads;
@@ -177,6 +187,7 @@ void cg_door_after_fork_child(void)
 	for (int i = 0; i < CG_CALL_SLOTS; i++)
 		atomic_store_explicit(&cg_call_slots[i].tid, 0, memory_order_relaxed);
 	self.slot = NULL;
+	cg_tls.slot = NULL;
 	memset(gone, 0, sizeof gone);
 	for (int d = 0; d < CG_DOOR_COUNT; d++) {
 		atomic_store(&lookups[d], 0);

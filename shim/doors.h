@@ -24,18 +24,125 @@ extern _Atomic unsigned char cg_door_of[] CG_HIDDEN;
 
 void cg_door_register_thread(void) CG_HIDDEN;
 
-/* The last hooked call of each thread, for the fatal record (crashlog.c):
- * a fixed table that a signal handler reads with no lock and no pointer to
- * follow. A thread takes a free slot (tid 0) at its first call and gives it
- * back at its exit; a thread that finds none writes to a slot nobody reads.
- * One cache line per slot: the launch path writes its own slot only. */
+/* The last hooked call of each thread, for the fatal record (crashlog.c)
+ * and the dump (dump.c): a fixed table that a signal handler or the dump's
+ * watchdog reads with no lock and no pointer to follow. A thread takes a
+ * free slot (tid 0) at its first call and gives it back at its exit; a
+ * thread that finds none writes to a slot nobody reads. Only the owning
+ * thread writes its slot (relaxed stores, no clock on the launch path), in
+ * whole cache lines of its own. Besides the last call a slot holds:
+ *   - the blocking call in progress (cg_block_enter/leave: the synchronize
+ *     calls), under a sequence count: bseq is odd while its fields change,
+ *     so a reader that sees the same even count before and after its reads
+ *     has one call's fields;
+ *   - the thread's last CG_WORK_RING kernel launches and graph launches
+ *     (cg_work_kernel/graph: stream, function or exec, the exec's launch
+ *     number), each entry three relaxed stores; a reader racing a launch
+ *     may pair one entry's stream with the next one's object (dump.md). */
 #define CG_CALL_SLOTS 256
+#define CG_WORK_RING 4
+struct cg_work {
+	_Atomic uintptr_t stream, obj;
+	_Atomic long long n; /* graph launches: the exec's launch number */
+};
 struct cg_call_slot {
 	_Atomic int tid;
 	_Atomic int hid; /* -1: none yet */
-	char pad[56];
-};
+	_Atomic unsigned bseq;
+	_Atomic int bhid;	   /* the blocking call in progress, -1: none */
+	_Atomic uint64_t bsince;   /* its entry, CLOCK_MONOTONIC ns */
+	_Atomic uintptr_t barg[2]; /* its stream / event / context */
+	_Atomic uint32_t bsite;	   /* its call site (site.h), 0 none */
+	_Atomic unsigned kn, gn;   /* kernels and graph launches given so far */
+	struct cg_work kern[CG_WORK_RING], graph[CG_WORK_RING];
+} __attribute__((aligned(64)));
 extern struct cg_call_slot cg_call_slots[CG_CALL_SLOTS] CG_HIDDEN;
+/* Slots in use are below this index (a reader's bound). */
+extern _Atomic int cg_call_slots_hi CG_HIDDEN;
+
+/* The calling thread's slot for the launch paths, which do not register
+ * the thread otherwise: taken once (cold) while the shim is READY. */
+static inline struct cg_call_slot *cg_slot_for_work(void)
+{
+	struct cg_call_slot *t = cg_tls.slot;
+	if (CG_UNLIKELY(!t) && !cg_tls.door_reg && cg_ready()) {
+		cg_door_register_thread();
+		t = cg_tls.slot;
+	}
+	return t;
+}
+
+/* A kernel launch given to stream s (the launch wrappers' fast path: no
+ * clock, no lock, three relaxed stores to the thread's own slot). */
+static inline void cg_work_kernel(const void *s, const void *f)
+{
+	struct cg_call_slot *t = cg_slot_for_work();
+	if (CG_LIKELY(t != NULL)) {
+		unsigned i = atomic_load_explicit(&t->kn, memory_order_relaxed);
+		struct cg_work *w = &t->kern[i % CG_WORK_RING];
+		atomic_store_explicit(&w->stream, (uintptr_t)s, memory_order_relaxed);
+		atomic_store_explicit(&w->obj, (uintptr_t)f, memory_order_relaxed);
+		atomic_store_explicit(&t->kn, i + 1, memory_order_release);
+	}
+}
+
+/* A graph launch of exec e (its n-th) given to stream s. */
+static inline void cg_work_graph(const void *s, const void *e, long long n)
+{
+	struct cg_call_slot *t = cg_slot_for_work();
+	if (CG_LIKELY(t != NULL)) {
+		unsigned i = atomic_load_explicit(&t->gn, memory_order_relaxed);
+		struct cg_work *w = &t->graph[i % CG_WORK_RING];
+		atomic_store_explicit(&w->stream, (uintptr_t)s, memory_order_relaxed);
+		atomic_store_explicit(&w->obj, (uintptr_t)e, memory_order_relaxed);
+		atomic_store_explicit(&w->n, n, memory_order_relaxed);
+		atomic_store_explicit(&t->gn, i + 1, memory_order_release);
+	}
+}
+
+/* The blocking-call fields of the thread's own slot change between these
+ * two: the sequence count is odd meanwhile (dump.c's reader retries). */
+static inline unsigned cg_block_write_begin(struct cg_call_slot *t)
+{
+	unsigned q = atomic_load_explicit(&t->bseq, memory_order_relaxed);
+	atomic_store_explicit(&t->bseq, q + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	return q;
+}
+
+static inline void cg_block_write_end(struct cg_call_slot *t, unsigned q)
+{
+	atomic_store_explicit(&t->bseq, q + 2, memory_order_release);
+}
+
+/* The calling thread enters blocking call hid (a synchronize) with its
+ * arguments a0, a1 and site, at now (ns); leaves it. Plain stores to its
+ * own slot, no lock. */
+static inline void cg_block_enter(int hid, uintptr_t a0, uintptr_t a1, uint32_t site, uint64_t now)
+{
+	struct cg_call_slot *t = cg_tls.slot;
+	unsigned q;
+	if (!t)
+		return;
+	q = cg_block_write_begin(t);
+	atomic_store_explicit(&t->bsince, now, memory_order_relaxed);
+	atomic_store_explicit(&t->barg[0], a0, memory_order_relaxed);
+	atomic_store_explicit(&t->barg[1], a1, memory_order_relaxed);
+	atomic_store_explicit(&t->bsite, site, memory_order_relaxed);
+	atomic_store_explicit(&t->bhid, hid, memory_order_relaxed);
+	cg_block_write_end(t, q);
+}
+
+static inline void cg_block_leave(void)
+{
+	struct cg_call_slot *t = cg_tls.slot;
+	unsigned q;
+	if (!t)
+		return;
+	q = cg_block_write_begin(t);
+	atomic_store_explicit(&t->bhid, -1, memory_order_relaxed);
+	cg_block_write_end(t, q);
+}
 
 static inline void cg_door_call(int door)
 {

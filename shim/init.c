@@ -27,6 +27,7 @@
 #include "hooks/hooks.h"
 #include "rules.h"
 #include "doors.h"
+#include "dump.h"
 #include "findings.h"
 #include "locks.h"
 #include "log.h"
@@ -98,6 +99,7 @@ static void atfork_child(void)
 	cg_model_after_fork_child();
 	cg_findings_after_fork_child();
 	cg_eager_after_fork_child();
+	cg_dump_after_fork_child();
 }
 
 static const char *const level_names[] = CG_L_NAMES, *const format_names[] = CG_FMT_NAMES;
@@ -127,6 +129,7 @@ static void exit_handler(void)
 	if (!atomic_compare_exchange_strong(&cg_state, &expected, CG_FINISHED))
 		return;
 	cg_tls.in_shim++;
+	cg_dump_exit(); /* captures still open: where they are stuck */
 	/* A process that made no CUDA call (a compile worker that only
 	 * imported the framework) writes nothing, not even a summary. */
 	if (cg_cfg.summary && cg_door_any_call())
@@ -193,6 +196,8 @@ static void init_once(void)
 	cg_log_set_preamble(write_start_record);
 	cg_crash_install();
 	atomic_store_explicit(&cg_state, CG_READY, memory_order_release);
+	if (cg_log_on(CG_L_WARN))
+		cg_dump_install(); /* after READY: the watchdog stops when the shim is not */
 	cg_tls.in_init = 0;
 	errno = saved;
 }

@@ -188,6 +188,9 @@ struct model_live_cap {
 	CUstream stream;
 	CUgraph graph;
 	int tid, mode, invalid;
+	uint32_t site;	/* the begin's call site */
+	uint64_t t0;	/* the begin, CLOCK_MONOTONIC ns */
+	char tname[16]; /* the begin thread's name */
 };
 int model_capture_live_try(struct model_live_cap *out, int max);
 /* Graph memory per device: e's first launch, or (e NULL) at exit: the

@@ -10,6 +10,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,8 +89,17 @@ void nodes_module_loaded(CUmodule m)
 /* The module's functions are forgotten with it (fn_tab, below). */
 static void nodes_fn_module_gone_locked(uint64_t m);
 
+/* Unloads so far (nodes_unloads). */
+static _Atomic unsigned unloads;
+
+unsigned nodes_unloads(void)
+{
+	return atomic_load_explicit(&unloads, memory_order_relaxed);
+}
+
 void nodes_module_unloaded(CUmodule m)
 {
+	atomic_fetch_add_explicit(&unloads, 1, memory_order_relaxed);
 	pthread_mutex_lock(&names_lock);
 	for (int i = 0; m && i < MOD_SLOTS; i++)
 		if (mods[i].mod == (uint64_t)(uintptr_t)m)
@@ -383,6 +393,7 @@ static void nodes_fn_module_gone_locked(uint64_t m)
 
 void nodes_library_unloaded(void)
 {
+	atomic_fetch_add_explicit(&unloads, 1, memory_order_relaxed);
 	pthread_mutex_lock(&names_lock);
 	fn_gen++;
 	pthread_mutex_unlock(&names_lock);

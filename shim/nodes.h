@@ -86,6 +86,9 @@ int nodes_described(int t);
  * (their handles may come back for other functions). */
 void nodes_module_loaded(CUmodule m);
 void nodes_module_unloaded(CUmodule m);
+/* Module and library unloads seen so far (a function handle taken before
+ * one may be stale: the dump then asks the driver no kernel name). */
+unsigned nodes_unloads(void);
 /* A library unloaded through a hooked call: every function is asked
  * again at its next walk (a library kernel's library is not known). */
 void nodes_library_unloaded(void);

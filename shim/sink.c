@@ -218,10 +218,31 @@ int cg_log_open(void)
  * Returns the descriptor written to from now on. */
 static _Atomic int sink_fatal; /* a fatal signal is being handled: no waiting on open_lock */
 
+/* This thread waits on no lock (cg_sink_nowait: the dump's watchdog). */
+static __thread __attribute__((tls_model("initial-exec"))) int sink_nowait;
+
+void cg_sink_nowait(int on)
+{
+	sink_nowait = on;
+}
+
+static int sink_open(void);
+
+int cg_sink_open_nowait(void)
+{
+	int r = 0;
+	if (__atomic_load_n(&log_fd, __ATOMIC_ACQUIRE) < 0) {
+		sink_nowait++;
+		r = sink_open() < 0 ? -1 : 0;
+		sink_nowait--;
+	}
+	return r;
+}
+
 static int sink_open(void)
 {
 	int fd, e = 0;
-	if (atomic_load_explicit(&sink_fatal, memory_order_relaxed)) {
+	if (atomic_load_explicit(&sink_fatal, memory_order_relaxed) || sink_nowait) {
 		/* The interrupted code may hold open_lock: try it a few times,
 		 * else leave the records unwritten (the other opener's records
 		 * go to its file, the fatal ones are lost: the race is here). */

@@ -19,6 +19,12 @@ void cg_sink_write(const char *buf, size_t len);
  * few tries, then the records are dropped); 0: the program's handler
  * returned, back to waiting. */
 void cg_sink_fatal(int on);
+/* on: the calling thread (the dump's, dump.c) opens a sink not yet open
+ * the same way, without waiting on its lock. */
+void cg_sink_nowait(int on);
+/* The sink open, or opened now without waiting on its lock: 0; -1 when
+ * its lock stayed held (or it cannot be opened). */
+int cg_sink_open_nowait(void);
 /* In the child after fork: a %p path gets its own file. */
 void cg_sink_after_fork_child(void);
 

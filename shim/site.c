@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "locks.h"
@@ -456,6 +457,29 @@ static char *site_text_locked(struct site_ent *e)
 	return t;
 }
 
+/* Each line of text ("a\nb\n": a site's rendered native frames), cut to
+ * 299 bytes, to each(line, arg). */
+static void text_lines_each(const char *text, void (*each)(const char *, void *), void *arg)
+{
+	char fr[300];
+	for (const char *line = text ? text : ""; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t l;
+		if (!nl)
+			break;
+		l = (size_t)(nl - line) < sizeof fr - 1 ? (size_t)(nl - line) : sizeof fr - 1;
+		memcpy(fr, line, l);
+		fr[l] = 0;
+		each(fr, arg);
+		line = nl + 1;
+	}
+}
+
+static void each_elem(const char *f, void *arg)
+{
+	rec_elem_str(arg, f);
+}
+
 /* The site as the body of a JSON array (or a text list), built once per
  * format: a site is written on every lifecycle record that names it. */
 static const char *site_frag_locked(struct site_ent *e, int json, size_t *len)
@@ -484,18 +508,7 @@ static const char *site_frag_locked(struct site_ent *e, int json, size_t *len)
 			rec_elem_str(t, tok);
 	}
 	nat = site_text_locked(e);
-	for (const char *line = nat ? nat : ""; *line;) {
-		const char *nl = strchr(line, '\n');
-		char fr[300];
-		size_t l;
-		if (!nl)
-			break;
-		l = (size_t)(nl - line) < sizeof fr - 1 ? (size_t)(nl - line) : sizeof fr - 1;
-		memcpy(fr, line, l);
-		fr[l] = 0;
-		rec_elem_str(t, fr);
-		line = nl + 1;
-	}
+	text_lines_each(nat, each_elem, t);
 	frag = t->trunc ? NULL : malloc(t->n + 1);
 	if (frag) {
 		memcpy(frag, t->buf, t->n);
@@ -506,6 +519,17 @@ static const char *site_frag_locked(struct site_ent *e, int json, size_t *len)
 	}
 	free(t);
 	return frag;
+}
+
+static void rec_site_frag(struct cg_rec *r, const char *key, const char *frag, size_t len)
+{
+	if (!frag)
+		return;
+	/* Fragments are never freed once set (sites live as long as the
+	 * process), so this copy needs no lock. */
+	rec_open(r, key, '[');
+	rec_raw_elems(r, frag, len);
+	rec_close(r, ']');
 }
 
 void rec_site(struct cg_rec *r, const char *key, uint32_t site)
@@ -520,13 +544,104 @@ void rec_site(struct cg_rec *r, const char *key, uint32_t site)
 	if (e)
 		frag = site_frag_locked(e, r->json ? 1 : 0, &len);
 	pthread_mutex_unlock(&site_lock);
-	if (!frag)
+	rec_site_frag(r, key, frag, len);
+}
+
+/* site_lock, tried every millisecond for at most wait_ms. */
+static int site_lock_try(int wait_ms)
+{
+	for (int k = 0; pthread_mutex_trylock(&site_lock) != 0; k++) {
+		struct timespec pause = {0, 1000000};
+		if (k >= wait_ms)
+			return -1;
+		nanosleep(&pause, NULL);
+	}
+	return 0;
+}
+
+/* A frame as "module+0xoffset" with no lock: _dl_find_object is lock-free
+ * where dladdr takes the loader's lock (held by a dlopen whose constructor
+ * may be the very call that is stuck) and cg_module_note the module
+ * table's. Without _dl_find_object (glibc < 2.35): the address alone. */
+static void frame_raw(void *pc, char *out, unsigned cap)
+{
+	struct dl_find_object fo;
+	if (_dl_find_object && _dl_find_object(pc, &fo) == 0 && fo.dlfo_link_map) {
+		const char *name = fo.dlfo_link_map->l_name, *base;
+		base = name && *name ? strrchr(name, '/') : NULL;
+		base = base ? base + 1 : name && *name ? name : program_invocation_short_name;
+		snprintf(out, cap, "%s+0x%lx", base, (unsigned long)((char *)pc - (char *)fo.dlfo_map_start));
+	} else {
+		snprintf(out, cap, "%p", pc);
+	}
+}
+
+/* The site's frames for the dump, under site_lock: Python's, then the
+ * native ones as rendered once before (with symbols) or raw. each(frame,
+ * arg) for every frame. */
+static void site_frames_nowait_locked(struct site_ent *e, void (*each)(const char *, void *), void *arg)
+{
+	char py[CG_PY_MAX], fr[300];
+	memcpy(py, e->key.py, sizeof py);
+	for (char *save = NULL, *tok = strtok_r(py, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
+		each(tok, arg);
+	if (e->text) {
+		text_lines_each(e->text, each, arg);
 		return;
-	/* Fragments are never freed once set (sites live as long as the
-	 * process), so this copy needs no lock. */
-	rec_open(r, key, '[');
-	rec_raw_elems(r, frag, len);
-	rec_close(r, ']');
+	}
+	for (int i = 0; i < e->key.n; i++) {
+		frame_raw(e->key.pc[i], fr, sizeof fr);
+		each(fr, arg);
+	}
+}
+
+int rec_site_try(struct cg_rec *r, const char *key, uint32_t site, int wait_ms)
+{
+	struct site_ent *e;
+	if (!r->on || !site)
+		return 0;
+	if (site_lock_try(wait_ms))
+		return -1;
+	e = site_ent_locked(site); /* a deferred walk settles: the unwinder takes only trylocks */
+	if (e) {
+		rec_open(r, key, '[');
+		site_frames_nowait_locked(e, each_elem, r);
+		rec_close(r, ']');
+	}
+	pthread_mutex_unlock(&site_lock);
+	return 0;
+}
+
+struct lines_out {
+	const char *indent;
+	char *out;
+	size_t cap, n;
+};
+
+static void each_line(const char *f, void *arg)
+{
+	struct lines_out *o = arg;
+	if (o->n < o->cap) {
+		int w = snprintf(o->out + o->n, o->cap - o->n, "%s%s\n", o->indent, f);
+		if (w > 0)
+			o->n = o->n + (size_t)w < o->cap ? o->n + (size_t)w : o->cap;
+	}
+}
+
+int cg_site_lines_try(uint32_t site, const char *indent, char *out, size_t cap, int wait_ms)
+{
+	struct site_ent *e;
+	struct lines_out o = {indent, out, cap, 0};
+	out[0] = 0;
+	if (!site)
+		return 0;
+	if (site_lock_try(wait_ms))
+		return -1;
+	e = site_ent_locked(site); /* a deferred walk settles: the unwinder takes only trylocks */
+	if (e)
+		site_frames_nowait_locked(e, each_line, &o);
+	pthread_mutex_unlock(&site_lock);
+	return 0;
 }
 
 void cg_site_first(uint32_t site, char *out, unsigned cap)

@@ -46,6 +46,13 @@ long long cg_sites_dropped(void);
 void cg_site_warm(void);
 /* Append site as a JSON array (or text list) under key. */
 void rec_site(struct cg_rec *r, const char *key, uint32_t site);
+/* The same from the dump (dump.c), which waits on no lock another thread
+ * may hold forever: the site table's lock is tried every millisecond for at
+ * most wait_ms; -1 when it stayed held (nothing written). */
+int rec_site_try(struct cg_rec *r, const char *key, uint32_t site, int wait_ms);
+/* The site's frames, Python then native, one a line after indent, into
+ * out (cap bytes); the same trylock. Returns 0, or -1 (out empty). */
+int cg_site_lines_try(uint32_t site, const char *indent, char *out, size_t cap, int wait_ms);
 /* First frame as text ("py:serve.py:12:capture" or "libx.so:fn+0x10"). */
 void cg_site_first(uint32_t site, char *out, unsigned cap);
 

@@ -32,6 +32,7 @@ struct cg_tls {
 	int door_reg;			     /* door_calls is in doors.c's list */
 	_Atomic unsigned long door_calls[4]; /* calls per door (doors.h) */
 	_Atomic int *last_call;		     /* this thread's cg_call_slots hid (doors.h) */
+	struct cg_call_slot *slot;	     /* this thread's slot (doors.h), NULL: none */
 };
 extern CG_TLS struct cg_tls cg_tls;
 

@@ -47,6 +47,7 @@
 #define CGSHIM_EV_REPEAT "repeat" /* repeats of one violation (rule, call site, object) folded: the total, at exit */
 #define CGSHIM_EV_FOLDED "folded" /* violations not written (folded repeats, past CGSHIM_PRINT_LIMIT): the tally at exit */
 #define CGSHIM_EV_UPDATE_DIFF "update_diff" /* a node an update changes: kernel and fields */
+#define CGSHIM_EV_DUMP "dump" /* where is it stuck: one part of a dump (blocked threads, live captures, streams' last work), on a signal, a stall or at exit */
 #define CGSHIM_EV_FATAL "fatal" /* a fatal signal: batches written, then the signal, thread, last calls, live captures */
 /* END generated */
 /* clang-format on */

@@ -57,11 +57,13 @@ void cgh_cuEventQuery_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, 
 void cgh_cuEventSynchronize_pre(struct cg_call *c, struct cgh_frame *f, CUevent hEvent)
 {
 	event_host_pre(c, f, hEvent);
+	CGH_BLOCK_ENTER(c->hid, hEvent);
 	CGH_FRAME_END();
 }
 
 void cgh_cuEventSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUevent hEvent)
 {
+	CGH_BLOCK_LEAVE();
 	event_host_post(c, f, rc, 1);
 }
 
@@ -282,12 +284,16 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 		}                                                                                                      \
 		CG_REAL(name);                                                                                         \
 		if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {                                  \
-			if (kernel)                                                                                    \
+			if (kernel) {                                                                                  \
 				cg_count_eager();                                                                      \
+				cg_work_kernel((stream_expr), (fn_expr));                                              \
+			}                                                                                              \
 			return CG_FWD(real_##name args);                                                               \
 		}                                                                                                      \
-		if (kernel && !model_tally.cap)                                                                        \
+		if (kernel && !model_tally.cap) {                                                                      \
 			cg_count_eager();                                                                              \
+			cg_work_kernel((stream_expr), (fn_expr));                                                      \
+		}                                                                                                      \
 		model_tally.off = 1; /* not counted: another stream, or the driver resolved late */                    \
 		if (!(check)) {                                                                                        \
 			int escaped = cgh_escape_check(HID_##name, (stream_expr), ptsz, (fn_expr), what, &esc_name);   \
@@ -310,12 +316,16 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 		if (CG_UNLIKELY(kernel && !cg_eager_tls.reg))                                                          \
 			return name##_slow args; /* the thread's first launch: its count registered there */           \
 		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))) {                       \
-			if (kernel)                                                                                    \
+			if (kernel) {                                                                                  \
 				cg_eager_add();                                                                        \
+				cg_work_kernel((stream_expr), (fn_expr)); /* the dump's last work: no clock */         \
+			}                                                                                              \
 			return real_##name args;                                                                       \
 		}                                                                                                      \
-		if (kernel && !model_tally.cap)                                                                        \
+		if (kernel && !model_tally.cap) {                                                                      \
 			cg_eager_add(); /* a thread with no capture of its own launches eagerly */                     \
+			cg_work_kernel((stream_expr), (fn_expr));                                                      \
+		}                                                                                                      \
 		if (CG_UNLIKELY(cg_caprule_is_legacy((stream_expr), ptsz)))                                            \
 			return name##_slow args;                                                                       \
 		if (CG_UNLIKELY(model_tally.cap && (const void *)(stream_expr) != model_tally.stream))                 \

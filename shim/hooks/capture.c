@@ -515,11 +515,17 @@ static void stream_sync_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CU
 	}
 }
 
+CGH_FRAMED void cgh_block_note(int hid, uintptr_t a0)
+{
+	cg_dump_blocked(hid, a0, 0, cg_site_here(SITE_SKIP_PART + 1));
+}
+
 /* The answer checked against the prediction (cuStreamSynchronize,
  * cuCtxSynchronize); a good one outside any capture is a quiet point for
  * the memory sample (model_mem_quiet). */
 static void sync_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
 {
+	CGH_BLOCK_LEAVE();
 	if (!f->verdict && rc == CUDA_SUCCESS)
 		model_mem_quiet();
 	else if (f->verdict == 2)
@@ -532,6 +538,7 @@ static void sync_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
 void cgh_cuStreamSynchronize_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
 	stream_sync_pre(c, f, 0, hStream);
+	CGH_BLOCK_ENTER(c->hid, hStream);
 	CGH_FRAME_END();
 }
 
@@ -543,6 +550,7 @@ void cgh_cuStreamSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresu
 void cgh_cuStreamSynchronize_ptsz_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
 	stream_sync_pre(c, f, 1, hStream);
+	CGH_BLOCK_ENTER(c->hid, hStream);
 	CGH_FRAME_END();
 }
 
@@ -557,6 +565,7 @@ void cgh_cuStreamSynchronize_ptsz_post(struct cg_call *c, struct cgh_frame *f, C
 void cgh_cuCtxSynchronize_pre(struct cg_call *c, struct cgh_frame *f)
 {
 	f->verdict = cg_caprule_device_sync("cuCtxSynchronize");
+	CGH_BLOCK_ENTER(c->hid, NULL);
 }
 
 void cgh_cuCtxSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
@@ -567,6 +576,7 @@ void cgh_cuCtxSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresult 
 void cgh_cuCtxSynchronize_v2_pre(struct cg_call *c, struct cgh_frame *f, CUcontext ctx)
 {
 	f->verdict = cg_caprule_device_sync("cuCtxSynchronize_v2");
+	CGH_BLOCK_ENTER(c->hid, ctx);
 }
 
 void cgh_cuCtxSynchronize_v2_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUcontext ctx)

@@ -62,6 +62,7 @@
 #include "cgshim/record.h"
 #include "../config.h"
 #include "../decide.h"
+#include "../dump.h"
 #include "../emit.h"
 #include "../ledger.h"
 #include "../model.h"
@@ -91,6 +92,23 @@ void cg_call_end(struct cg_call *c, CUresult rc) CG_HIDDEN;
  * application's frame. */
 #define CGH_FRAMED __attribute__((noinline))
 #define CGH_FRAME_END() __asm__ __volatile__("" ::: "memory")
+
+/* The dump's note of a blocking call (dump.h), the last step of its pre
+ * part, and its end, the first of its post part: only while dumps can be
+ * asked for. cgh_block_note takes the call site (skip: the part's frame). */
+void cgh_block_note(int hid, uintptr_t a0) CG_HIDDEN;
+#define CGH_BLOCK_ENTER(hid, a0)                                                                                       \
+	do {                                                                                                           \
+		if (CG_UNLIKELY(atomic_load_explicit(&cg_dump_on, memory_order_relaxed))) {                            \
+			cgh_block_note((hid), (uintptr_t)(a0));                                                        \
+			CGH_FRAME_END();                                                                               \
+		}                                                                                                      \
+	} while (0)
+#define CGH_BLOCK_LEAVE()                                                                                              \
+	do {                                                                                                           \
+		if (CG_UNLIKELY(atomic_load_explicit(&cg_dump_on, memory_order_relaxed)))                              \
+			cg_dump_unblocked();                                                                           \
+	} while (0)
 
 /* What a hook's pre part hands its post and rec parts, in the generated
  * envelope of the ENV and LIFE rows of hooks.def (gen-hooks.py): zeroed on

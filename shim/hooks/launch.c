@@ -113,6 +113,7 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 		cg_policy_launch_pending(e, s, hid == HID_cuGraphLaunch_ptsz);
 	if (CG_LIKELY(x != NULL)) {
 		n = model_exec_launched(x, &unfreed, &autofree);
+		cg_work_graph(s, e, n); /* the dump's last work (doors.h): no clock */
 		if (CG_UNLIKELY(unfreed && !autofree))
 			launch_unfreed_violation(e, cg_routes[hid].name, unfreed);
 	}

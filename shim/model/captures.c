@@ -822,6 +822,9 @@ int model_capture_live_try(struct model_live_cap *out, int max)
 			out[n].tid = c->tid;
 			out[n].mode = c->mode;
 			out[n].invalid = c->invalid;
+			out[n].site = c->site;
+			out[n].t0 = c->t0;
+			memcpy(out[n].tname, c->tname, sizeof out[n].tname);
 		}
 		n++;
 	}

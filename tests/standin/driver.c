@@ -25,6 +25,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
+#include <errno.h>
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -33,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <uthash.h>
 
 #include "standin.h"
@@ -85,6 +88,59 @@ static void trace(const char *fn)
 static size_t round_up(size_t v, size_t g)
 {
 	return (v + g - 1) / g * g;
+}
+
+/* ------------------------------------------------------------------------ */
+/* blockable synchronisation (the dump's tests, docs/dump.md)                */
+/* The synchronize calls (cuStreamSynchronize*, cuCtxSynchronize*,
+ * cuEventSynchronize) stand for work that takes time, outside the lock, as
+ * the driver's own waits do (another thread's calls go on meanwhile):
+ *   STANDIN_SYNC_MS=N         each one first waits N ms;
+ *   STANDIN_SYNC_UNTIL=path   each one waits until the file path exists
+ *                             (polled every 5 ms; a test's release).
+ * While one waits, cuStreamQuery of its stream (of any, for a context or
+ * event wait) answers CUDA_ERROR_NOT_READY: the stream has work not done. */
+#define SYNC_WAITERS 64
+static _Atomic uintptr_t g_sync_waiting[SYNC_WAITERS]; /* the stream waited on, 1: all */
+
+static void sync_wait_outside(uintptr_t what)
+{
+	static int ms = -1;
+	static const char *until;
+	int slot = -1;
+	if (ms < 0) {
+		const char *v = getenv("STANDIN_SYNC_MS");
+		until = getenv("STANDIN_SYNC_UNTIL");
+		ms = v ? atoi(v) : 0;
+	}
+	if (ms <= 0 && !(until && *until))
+		return;
+	for (int i = 0; i < SYNC_WAITERS && slot < 0; i++) {
+		uintptr_t none = 0;
+		if (atomic_compare_exchange_strong(&g_sync_waiting[i], &none, what ? what : 1))
+			slot = i;
+	}
+	if (ms > 0) {
+		struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+		while (nanosleep(&t, &t) != 0 && errno == EINTR)
+			;
+	}
+	while (until && *until && access(until, F_OK) != 0) {
+		struct timespec t = {0, 5000000L};
+		nanosleep(&t, NULL);
+	}
+	if (slot >= 0)
+		atomic_store(&g_sync_waiting[slot], 0);
+}
+
+static int sync_waiting_on(uintptr_t s)
+{
+	for (int i = 0; i < SYNC_WAITERS; i++) {
+		uintptr_t w = atomic_load(&g_sync_waiting[i]);
+		if (w && (w == 1 || w == s))
+			return 1;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -457,9 +513,24 @@ static struct alloc *alloc_containing(CUdeviceptr p)
 	return NULL;
 }
 
+/* The last cuMemFree'd plain block, kept for the next cuMemAlloc of its
+ * size: the driver usually hands the same address back to an allocation
+ * of the size just freed (the stale-pointer bugs rest on it: CGS018,
+ * CGS019), and so does the stand-in, whatever the host's heap did in
+ * between (a preloaded library's own allocations moved calloc's answer). */
+static void *g_plain_last;
+static size_t g_plain_last_size;
+
 static struct alloc *alloc_new(size_t size, int kind)
 {
-	void *buf = calloc(1, size ? size : 1);
+	void *buf;
+	if (kind == A_PLAIN && g_plain_last && g_plain_last_size == size) {
+		buf = g_plain_last;
+		g_plain_last = NULL;
+		memset(buf, 0, size ? size : 1);
+	} else {
+		buf = calloc(1, size ? size : 1);
+	}
 	if (!buf)
 		return NULL;
 	struct alloc *a = calloc(1, sizeof *a);
@@ -473,7 +544,13 @@ static struct alloc *alloc_new(size_t size, int kind)
 static void alloc_release(struct alloc *a)
 {
 	HASH_DEL(g_allocs, a);
-	free((void *)(uintptr_t)a->addr);
+	if (a->kind == A_PLAIN) {
+		free(g_plain_last);
+		g_plain_last = (void *)(uintptr_t)a->addr;
+		g_plain_last_size = a->size;
+	} else {
+		free((void *)(uintptr_t)a->addr);
+	}
 	free(a);
 }
 
@@ -1666,6 +1743,7 @@ static CUresult device_sync_call(void)
 
 DEF(cuCtxSynchronize, PFN_cuCtxSynchronize_v2000, (void))
 {
+	sync_wait_outside(1);
 	ENTER_OBJ();
 	CUresult rc = device_sync_call();
 	if (rc)
@@ -1679,6 +1757,7 @@ DEF(cuCtxSynchronize, PFN_cuCtxSynchronize_v2000, (void))
  * one exists here. */
 DEF(cuCtxSynchronize_v2, PFN_cuCtxSynchronize_v13000, (CUcontext ctx))
 {
+	sync_wait_outside(1);
 	ENTER_OBJ();
 	if (!ctx_ok(ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
@@ -1788,6 +1867,8 @@ DEF(cuStreamGetFlags_ptsz, PFN_cuStreamGetFlags_v7000_ptsz, (CUstream hStream, u
 
 DEF(cuStreamQuery, PFN_cuStreamQuery_v2000, (CUstream hStream))
 {
+	if (sync_waiting_on((uintptr_t)hStream))
+		return CUDA_ERROR_NOT_READY;
 	return stream_query(hStream, 0);
 }
 
@@ -1799,6 +1880,7 @@ DEF(cuStreamQuery_ptsz, PFN_cuStreamQuery_v7000_ptsz, (CUstream hStream))
 /* Synchronising a capturing stream: 900 and the capture is invalidated (cuda-facts §6). */
 static CUresult stream_sync(CUstream h, int ptsz)
 {
+	sync_wait_outside((uintptr_t)h);
 	ENTER_OBJ();
 	struct stream *s = get_stream(h, ptsz);
 	if (!s)
@@ -1926,6 +2008,7 @@ static CUresult event_wait_host(CUevent he, int sync)
 
 DEF(cuEventSynchronize, PFN_cuEventSynchronize_v2000, (CUevent hEvent))
 {
+	sync_wait_outside(1);
 	return event_wait_host(hEvent, 1);
 }
 

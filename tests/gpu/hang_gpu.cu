@@ -1,0 +1,126 @@
+// tests/gpu/hang_gpu.cu -- two hangs on the real driver for the dump (issue 33,
+// tests/gpu/hang.py). Build: nvcc -O2 -g -cudart shared -arch=sm_90 -o hang_gpu hang_gpu.cu -lpthread
+// (the shared runtime: its frames are known as CUDA frames and skipped in the site)
+//
+// usage: hang_gpu spin|waitevent      (env HANG_RELEASE: a file path)
+//   spin       stream s is given a captured graph (launched once, completes),
+//              then a kernel that spins until a flag in mapped pinned host
+//              memory is set; thread "waiter" blocks in cudaStreamSynchronize(s).
+//   waitevent  stream b is given the spinning kernel and event e is recorded
+//              behind it; a graph captured on stream a holds a wait on e
+//              (cudaStreamWaitEvent, cudaEventWaitExternal) and a kernel;
+//              it is launched on a and thread "waiter" blocks in
+//              cudaStreamSynchronize(a): behind the captured wait.
+// Both print "ready" once the waiter is in its call (~0.2 s after), then a
+// thread that makes no CUDA call sets the flag when the file HANG_RELEASE
+// exists (or after 60 s), the kernel ends, the waiter returns and the
+// program prints "released <seconds blocked>" and exits 0.
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CK(x)                                                                                                          \
+	do {                                                                                                           \
+		cudaError_t e_ = (x);                                                                                  \
+		if (e_ != cudaSuccess) {                                                                               \
+			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));             \
+			exit(2);                                                                                       \
+		}                                                                                                      \
+	} while (0)
+
+__global__ void spin_until_flag(volatile int *flag)
+{
+	while (*flag == 0)
+		__nanosleep(1000);
+}
+
+__global__ void tiny(int *p)
+{
+	p[threadIdx.x] += 1;
+}
+
+static volatile int *host_flag;
+static cudaStream_t waited;
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+// The waiter: its own thread, so that the dump names a thread other than
+// main; noinline so that its frame is in the site.
+__attribute__((noinline)) void *waiter(void *)
+{
+	double t0 = now_s();
+	CK(cudaStreamSynchronize(waited));
+	printf("released %.2f\n", now_s() - t0);
+	fflush(stdout);
+	return NULL;
+}
+
+static void *releaser(void *)
+{
+	const char *rel = getenv("HANG_RELEASE");
+	double t0 = now_s();
+	while (now_s() - t0 < 60 && !(rel && access(rel, F_OK) == 0))
+		usleep(10000);
+	*host_flag = 1; // a plain store: no CUDA call
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "spin";
+	int *hflag, *dflag, *buf;
+	cudaStream_t a, b;
+	cudaEvent_t e;
+	cudaGraph_t g;
+	cudaGraphExec_t x;
+	pthread_t w, r;
+	CK(cudaSetDeviceFlags(cudaDeviceMapHost));
+	CK(cudaHostAlloc((void **)&hflag, sizeof(int), cudaHostAllocMapped));
+	*hflag = 0;
+	host_flag = hflag;
+	CK(cudaHostGetDevicePointer((void **)&dflag, hflag, 0));
+	CK(cudaMalloc(&buf, 256 * sizeof(int)));
+	CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+	CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+	CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+	if (!strcmp(mode, "spin")) {
+		CK(cudaStreamBeginCapture(a, cudaStreamCaptureModeGlobal));
+		tiny<<<1, 32, 0, a>>>(buf);
+		CK(cudaStreamEndCapture(a, &g));
+		CK(cudaGraphInstantiate(&x, g, 0));
+		CK(cudaGraphLaunch(x, a));
+		CK(cudaStreamSynchronize(a));
+		spin_until_flag<<<1, 1, 0, a>>>(dflag);
+		CK(cudaGetLastError());
+	} else {
+		spin_until_flag<<<1, 1, 0, b>>>(dflag);
+		CK(cudaGetLastError());
+		CK(cudaEventRecord(e, b));
+		CK(cudaStreamBeginCapture(a, cudaStreamCaptureModeGlobal));
+		CK(cudaStreamWaitEvent(a, e, cudaEventWaitExternal));
+		tiny<<<1, 32, 0, a>>>(buf);
+		CK(cudaStreamEndCapture(a, &g));
+		CK(cudaGraphInstantiate(&x, g, 0));
+		CK(cudaGraphLaunch(x, a));
+	}
+	waited = a;
+	pthread_create(&r, NULL, releaser, NULL);
+	pthread_create(&w, NULL, waiter, NULL);
+	pthread_setname_np(w, "waiter");
+	usleep(200000);
+	printf("ready\n");
+	fflush(stdout);
+	pthread_join(w, NULL);
+	pthread_join(r, NULL);
+	CK(cudaDeviceSynchronize());
+	return 0;
+}
