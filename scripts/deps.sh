@@ -15,8 +15,8 @@
 set -euo pipefail
 what=${1:-build}
 case "$what" in
-build) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz) ;;
-test) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev graphviz
+build) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev zlib1g-dev graphviz) ;;
+test) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev zlib1g-dev graphviz
             libcmocka-dev binutils groff-base chromium clang-format-14 valgrind) ;;
 aarch64) pkgs=(meson ninja-build pkg-config python3 uthash-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross
                qemu-user-static libc6:arm64 libcmocka-dev:arm64) ;;

@@ -5,17 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "report.h"
 
 /* rp_j's state. */
 struct rp_fetch {
-	int *fds;    /* one per file, opened by rp_load */
-	json_t *cur; /* the record last parsed */
+	int *fds;		/* one per file, opened by rp_load */
+	struct rp_reader *rd;	/* the main thread's (report-prefetch.c) */
+	struct rp_pre *pre;	/* the parser ahead, made at the first rp_j */
+	json_t *cur;		/* the record last parsed */
 	size_t cur_i;
-	char *buf;
-	size_t cap;
 	void *sym;     /* report-symbols.c's context, or NULL */
 	json_t *stale; /* owned here, filled by report-symbols.c */
 };
@@ -172,9 +173,33 @@ static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
 	return "unknown";
 }
 
-static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
+/* The fast path (rp_scan) for a well-formed line of a known kind; 0 sends
+ * the line to jansson, which decides and words any complaint. */
+static int rp_fast(struct rp_scanned *sc, const char *line, size_t len, struct rp_rec *r)
 {
-	FILE *f = fopen(path, "r");
+	unsigned i;
+
+	if (!rp_scan(line, len, sc) || sc->v > CGSHIM_RECORD_VERSION || sc->v < CGSHIM_RECORD_VERSION_MIN)
+		return 0;
+	for (i = 0; i < sizeof rp_known_ev / sizeof rp_known_ev[0]; i++)
+		if (!strcmp(sc->ev, rp_known_ev[i])) {
+			r->ev = rp_known_ev[i];
+			r->ts = sc->ts;
+			r->pid = sc->pid;
+			r->tid = sc->has_tid ? sc->tid : sc->pid;
+			r->seq = sc->has_seq ? sc->seq : 0;
+			return 1;
+		}
+	return 0;
+}
+
+static void rp_load_file(struct rp_log *log, const char *path, int fd, unsigned fidx)
+{
+	int fd2 = fd < 0 ? -1 : dup(fd);
+	FILE *f = fd2 < 0 ? NULL : fdopen(fd2, "r");
+	struct rp_scanned sc;
+	struct stat st;
+	long long total = fd >= 0 && fstat(fd, &st) == 0 ? (long long)st.st_size : 0;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -183,7 +208,10 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 	unsigned long bad = 0;
 
 	if (!f) {
-		fprintf(stderr, "cgshim report: %s: %s\n", path, strerror(errno));
+		if (fd >= 0) /* else rp_input_open said why */
+			fprintf(stderr, "cgshim report: %s: %s\n", path, strerror(errno));
+		if (fd2 >= 0)
+			close(fd2);
 		return;
 	}
 	while ((len = getline(&line, &cap, f)) >= 0) {
@@ -205,6 +233,16 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 		r.line = lineno;
 		r.off = off;
 		r.len = (unsigned)len;
+		if ((lineno & 0xffff) == 0)
+			rp_progress("reading", next, total);
+		if (rp_fast(&sc, line, (size_t)len, &r)) {
+			if (rp_push(log, &r) < 0) {
+				fprintf(stderr, "cgshim report: %s:%u: out of memory; stopping here\n", path, lineno);
+				break;
+			}
+			usable++;
+			continue;
+		}
 		j = json_loadb(line, (size_t)len, 0, &err);
 		if (!j && rp_text_record(line)) {
 			/* Said once, and the file left: every other line would be
@@ -271,6 +309,7 @@ static void rp_load_file(struct rp_log *log, const char *path, unsigned fidx)
 	else if (usable == 0)
 		fprintf(stderr, "cgshim report: %s: no usable record in %u lines\n", path, lineno);
 	log->malformed += bad;
+	rp_progress(NULL, -1, 0);
 	free(line);
 	fclose(f);
 }
@@ -285,15 +324,18 @@ void rp_load(struct rp_log *log, char **files, int nfiles)
 	log->fetch = calloc(1, sizeof *log->fetch);
 	if (log->fetch)
 		log->fetch->fds = calloc((size_t)nfiles + 1, sizeof *log->fetch->fds);
-	if (!log->fetch || !log->fetch->fds) {
+	if (log->fetch)
+		log->fetch->rd = rp_reader_new((unsigned)nfiles);
+	if (!log->fetch || !log->fetch->fds || !log->fetch->rd) {
 		fprintf(stderr, "cgshim report: out of memory\n");
 		exit(1);
 	}
 	log->fetch->cur_i = (size_t)-1;
 	for (i = 0; i < nfiles; i++) {
 		/* kept open for rp_j; a file that cannot be opened has no record */
-		log->fetch->fds[i] = open(files[i], O_RDONLY | O_CLOEXEC);
-		rp_load_file(log, files[i], (unsigned)i);
+		log->fetch->fds[i] = rp_input_open(files[i]);
+		rp_load_file(log, !strcmp(files[i], "-") ? "standard input" : files[i], log->fetch->fds[i],
+			     (unsigned)i);
 	}
 	if (log->n > 1)
 		qsort(log->recs, log->n, sizeof *log->recs, rp_cmp);
@@ -307,9 +349,10 @@ void rp_free(struct rp_log *log)
 		for (i = 0; i < log->nfiles; i++)
 			if (log->fetch->fds[i] >= 0)
 				close(log->fetch->fds[i]);
+		rp_pre_free(log->fetch->pre); /* before the files close */
 		free(log->fetch->fds);
+		rp_reader_free(log->fetch->rd);
 		json_decref(log->fetch->cur);
-		free(log->fetch->buf);
 		rp_sym_free(log->fetch->sym);
 		json_decref(log->fetch->stale);
 		free(log->fetch);
@@ -321,37 +364,18 @@ void rp_free(struct rp_log *log)
 json_t *rp_j(const struct rp_log *log, size_t i)
 {
 	struct rp_fetch *f = log->fetch;
-	const struct rp_rec *r = &log->recs[i];
-	json_t *j = NULL;
-	size_t got = 0;
+	json_t *j;
 
 	if (f->cur && f->cur_i == i)
 		return f->cur;
 	json_decref(f->cur);
 	f->cur = NULL;
-	if (r->len + 1 > f->cap) {
-		char *nb = realloc(f->buf, (size_t)r->len + 1);
-		if (nb) {
-			f->buf = nb;
-			f->cap = (size_t)r->len + 1;
-		}
-	}
-	if (f->cap > r->len) {
-		while (got < r->len) {
-			ssize_t n = pread(f->fds[r->file], f->buf + got, r->len - got, r->off + (long long)got);
-			if (n <= 0)
-				break;
-			got += (size_t)n;
-		}
-		if (got == r->len)
-			j = json_loadb(f->buf, got, 0, NULL);
-	}
-	if (!json_is_object(j)) {
-		json_decref(j);
-		j = json_object();
-	}
+	if (!f->pre)
+		f->pre = rp_pre_new(log, f->fds);
+	if (!(j = rp_pre_take(f->pre, i)))
+		j = rp_reader_parse(f->rd, f->fds, &log->recs[i]);
 	if (f->sym)
-		rp_sym_apply(f->sym, r->pid, j);
+		rp_sym_apply(f->sym, log->recs[i].pid, j);
 	f->cur = j;
 	f->cur_i = i;
 	return j;

@@ -152,7 +152,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	long long nmismatch = 0, nwarn = 0, nfail = 0, nshim_sum = 0, t0 = 0;
 	long long ninvalidated = 0, nabandoned = 0;
 	json_t *derived = json_object(), *shim_by_pid = json_object(), *rw_rows = json_array();
-	json_t *exec_graph = json_object();
+	json_t *exec_graph = json_object(), *cap_idx = json_object(); /* "pid/capture" -> its row */
 	int have_launch_recs = 0;
 	const char *tk;
 	json_t *tv;
@@ -214,17 +214,11 @@ json_t *rp_analyse(const struct rp_log *log)
 			 * (the driver reserves the exec's own memory here, not in
 			 * the capture): joined to that capture's row. */
 			if (rp_is_instantiate(api) && rc == 0 && rp_has_int(j, "delta") && rp_int(j, "capture", 0)) {
-				size_t ci;
 				json_t *crow;
-				json_array_foreach(caps, ci, crow)
-				{
-					if (rp_geti(crow, "pid") == r->pid &&
-					    rp_geti(crow, "capture") == rp_int(j, "capture", 0)) {
-						json_object_set_new(crow, "instantiate_delta",
-								    json_integer(rp_int(j, "delta", 0)));
-						rp_count(cap_tot, "instantiate_delta", rp_int(j, "delta", 0));
-						break;
-					}
+				snprintf(key, sizeof key, "%lld/%lld", r->pid, rp_int(j, "capture", 0));
+				if ((crow = json_object_get(cap_idx, key))) { /* the first such capture */
+					json_object_set_new(crow, "instantiate_delta", json_integer(rp_int(j, "delta", 0)));
+					rp_count(cap_tot, "instantiate_delta", rp_int(j, "delta", 0));
 				}
 			}
 			if (rp_is_update(api)) {
@@ -281,6 +275,9 @@ json_t *rp_analyse(const struct rp_log *log)
 					rp_count(cap_tot, cap_cols[k], rp_int(j, cap_cols[k], 0));
 			}
 			rp_set_str(row, "site", rp_site0(j, "site"));
+			snprintf(key, sizeof key, "%lld/%lld", r->pid, rp_int(j, "capture", 0));
+			if (!json_object_get(cap_idx, key))
+				json_object_set(cap_idx, key, row);
 			json_array_append_new(caps, row);
 		} else if (!strcmp(ev, CGSHIM_EV_LAUNCHES)) {
 			/* count is the exec's running total; "every" records are
@@ -562,6 +559,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_decref(derived);
 	json_decref(shim_by_pid);
 	json_decref(exec_graph);
+	json_decref(cap_idx);
 	return doc;
 }
 

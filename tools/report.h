@@ -35,6 +35,35 @@ struct rp_log {
 	struct rp_fetch *fetch;
 };
 
+/* A line's top-level record fields, read without building the line
+ * (report-scan.c). 1 when the line is surely one JSON object with integer
+ * v, ts, pid and a plain string ev of under 32 bytes; 0 when jansson must
+ * decide (any doubt, any error). */
+struct rp_scanned {
+	long long v, ts, pid, tid, seq;
+	int has_tid, has_seq;
+	char ev[32];
+};
+int rp_scan(const char *line, size_t len, struct rp_scanned *out);
+
+/* A log to read (report-input.c): a file, `-` for standard input, gzip
+ * either way; an fd that pread works on, or -1 with the reason said. */
+int rp_input_open(const char *path);
+/* "cgshim report: WHAT N% ..." on stderr when it is a terminal (at most
+ * ten a second); done < 0 clears the line. */
+void rp_progress(const char *what, long long done, long long total);
+
+/* rp_j's reading (report-prefetch.c): a reader's windows over the files,
+ * a record parsed (always an object: an empty one if its bytes changed),
+ * and the thread that parses ahead of a pass walking records in order
+ * (rp_pre_take: record i, or NULL when the caller must parse it). */
+struct rp_reader *rp_reader_new(unsigned nfiles);
+void rp_reader_free(struct rp_reader *rd);
+json_t *rp_reader_parse(struct rp_reader *rd, const int *fds, const struct rp_rec *r);
+struct rp_pre *rp_pre_new(const struct rp_log *log, const int *fds);
+json_t *rp_pre_take(struct rp_pre *p, size_t i);
+void rp_pre_free(struct rp_pre *p);
+
 /* Record i as JSON, symbolised (rp_symbolise). Borrowed: valid until the
  * next rp_j call; json_incref what must outlive it. Never NULL (an empty
  * object if the file changed under the report). */
