@@ -52,6 +52,12 @@ static json_t *pf_args(const json_t *j)
 	return a;
 }
 
+struct pf_out {
+	FILE *f;
+	size_t n;
+	int err;
+};
+
 static json_t *pf_event(const char *ph, const char *name, const char *cat, double ts_us, long long pid, long long tid)
 {
 	json_t *e = json_object();
@@ -64,7 +70,17 @@ static json_t *pf_event(const char *ph, const char *name, const char *cat, doubl
 	return e;
 }
 
-static void pf_meta(json_t *evs, json_t *seen, const char *what, long long pid, long long tid, const char *label)
+/* One event written out (the trace is streamed: no event is kept). */
+static void pf_emit(struct pf_out *o, json_t *e)
+{
+	if (o->n++)
+		fputs(",\n", o->f);
+	if (json_dumpf(e, o->f, JSON_COMPACT) < 0)
+		o->err = 1;
+	json_decref(e);
+}
+
+static void pf_meta(struct pf_out *evs, json_t *seen, const char *what, long long pid, long long tid, const char *label)
 {
 	char key[64];
 	json_t *e;
@@ -75,17 +91,25 @@ static void pf_meta(json_t *evs, json_t *seen, const char *what, long long pid, 
 	json_object_set_new(seen, key, json_true());
 	e = pf_event("M", what, "__metadata", 0, pid, tid);
 	json_object_set_new(e, "args", json_pack("{s:s}", "name", label));
-	json_array_append_new(evs, e);
+	pf_emit(evs, e);
 }
 
 int rp_perfetto(const struct rp_log *log, const char *out)
 {
-	json_t *doc = json_object(), *evs = json_array(), *seen = json_object(), *exe = json_object();
+	json_t *seen = json_object(), *exe = json_object();
+	struct pf_out ev = {fopen(out, "w"), 0, 0}, *evs = &ev;
 	long long t0 = 0;
 	int have_t0 = 0, rc = 0;
 	char label[512], name[256];
 	size_t i;
 
+	if (!ev.f) {
+		fprintf(stderr, "cgshim report: cannot write %s: %s\n", out, strerror(errno));
+		json_decref(seen);
+		json_decref(exe);
+		return 1;
+	}
+	fputs("{\"traceEvents\":[\n", ev.f);
 	for (i = 0; i < log->n; i++) {
 		long long s = pf_start(log, i);
 		if (!have_t0 || s < t0)
@@ -102,7 +126,8 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 		double ts = pf_us(r->ts, t0);
 		long long tid = r->tid;
 		const char *pe;
-		json_t *e = NULL;
+		json_t *e;
+		size_t n0;
 
 		snprintf(name, sizeof name, "%lld", r->pid);
 		pe = rp_str(exe, name);
@@ -113,6 +138,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			snprintf(label, sizeof label, "pid %lld", r->pid);
 		}
 		pf_meta(evs, seen, "process_name", r->pid, 0, label);
+		n0 = ev.n;
 
 		if (!strcmp(r->ev, CGSHIM_EV_CALL)) {
 			const char *api = rp_str(j, "api");
@@ -122,7 +148,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 					     pf_us(pf_start(log, i), t0), r->pid, tid);
 				json_object_set_new(e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
 				json_object_set_new(e, "args", pf_args(j));
-				json_array_append_new(evs, e);
+				pf_emit(evs, e);
 			}
 			if (rp_int(j, "rc", 0) != 0) {
 				snprintf(label, sizeof label, "%s failed: %s", api ? api : "call",
@@ -130,7 +156,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 				e = pf_event("i", label, "failure", ts, r->pid, tid);
 				json_object_set_new(e, "s", json_string("t"));
 				json_object_set_new(e, "args", pf_args(j));
-				json_array_append_new(evs, e);
+				pf_emit(evs, e);
 			}
 		} else if (!strcmp(r->ev, CGSHIM_EV_CAPTURE)) {
 			tid = rp_int(j, "begin_tid", r->tid);
@@ -140,7 +166,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			e = pf_event("X", label, "capture", pf_us(pf_start(log, i), t0), r->pid, tid);
 			json_object_set_new(e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
 			json_object_set_new(e, "args", pf_args(j));
-			json_array_append_new(evs, e);
+			pf_emit(evs, e);
 		} else if (!strcmp(r->ev, CGSHIM_EV_VIOLATION) || !strcmp(r->ev, CGSHIM_EV_MISMATCH) ||
 			   !strcmp(r->ev, CGSHIM_EV_LEAK) || !strcmp(r->ev, CGSHIM_EV_REWRITE) ||
 			   !strcmp(r->ev, CGSHIM_EV_WARNING) || !strcmp(r->ev, CGSHIM_EV_INVALIDATED) ||
@@ -153,28 +179,26 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			e = pf_event("i", label, r->ev, ts, r->pid, tid);
 			json_object_set_new(e, "s", json_string("t"));
 			json_object_set_new(e, "args", pf_args(j));
-			json_array_append_new(evs, e);
+			pf_emit(evs, e);
 		} else if (!strcmp(r->ev, CGSHIM_EV_GRAPHMEM)) {
 			snprintf(label, sizeof label, "graph memory dev %lld", rp_int(j, "dev", 0));
 			e = pf_event("C", label, "graphmem", ts, r->pid, 0);
 			json_object_set_new(e, "args",
 					    json_pack("{s:I,s:I}", "used", (json_int_t)rp_int(j, "used", 0), "reserved",
 						      (json_int_t)rp_int(j, "reserved", 0)));
-			json_array_append_new(evs, e);
+			pf_emit(evs, e);
 		}
-		if (e) {
+		if (ev.n != n0) { /* this record made an event */
 			snprintf(label, sizeof label, "tid %lld", tid);
 			pf_meta(evs, seen, "thread_name", r->pid, tid, label);
 		}
 	}
 
-	json_object_set_new(doc, "traceEvents", evs);
-	json_object_set_new(doc, "displayTimeUnit", json_string("ns"));
-	if (json_dump_file(doc, out, JSON_COMPACT) < 0) {
+	fputs("\n],\"displayTimeUnit\":\"ns\"}\n", ev.f);
+	if (ferror(ev.f) | (fclose(ev.f) != 0) || ev.err) {
 		fprintf(stderr, "cgshim report: cannot write %s: %s\n", out, strerror(errno));
 		rc = 1;
 	}
-	json_decref(doc);
 	json_decref(seen);
 	json_decref(exe);
 	return rc;

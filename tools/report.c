@@ -717,7 +717,15 @@ void rp_print_text(FILE *f, const json_t *doc)
 		}
 	}
 
-	a = json_object_get(doc, "captures");
+	static const char *const cap_vary[] = {"capture", "graph", NULL};
+	static const char *const brk_vary[] = {"capture", "t_ms", "age_ns", NULL};
+	static const char *const mem_vary[] = {"t_ms", "exec", "graph", NULL};
+	static const char *const leak_vary[] = {"dptr", "exec", "graph", NULL};
+	static const char *const rw_vary[] = {"t_ms", "exec", "graph", "dur_ns", NULL};
+	json_t *folded;
+
+	/* identical rows but for their ids folded, with a count (rp_fold_rows) */
+	a = folded = rp_fold_rows(json_object_get(doc, "captures"), cap_vary);
 	if (json_array_size(a)) {
 		const json_t *t = json_object_get(doc, "capture_totals");
 		fputs("\n== Memory per capture (one row per captured graph, e.g. per batch size)\n", f);
@@ -730,13 +738,14 @@ void rp_print_text(FILE *f, const json_t *doc)
 			    RP_CELL(row, "stream"), RP_CELL(row, "mode"), RP_CELL(row, "alloc_nodes"),
 			    RP_BCELL(row, "alloc_bytes"), RP_BCELL(row, "malloc_bytes"), RP_BCELL(row, "free_before"),
 			    RP_BCELL(row, "free_after"), RP_BCELL(row, "delta"), RP_BCELL(row, "unattributed"),
-			    RP_BCELL(row, "instantiate_delta"), RP_CELL(row, "graph"), RP_CELL(row, "site"));
+			    RP_BCELL(row, "instantiate_delta"), RP_CELL(row, "graph"), rp_fold_note(row, rp_str(row, "site"), "capture"));
 		fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5lld %10s %10s %10s %10s %10s %10s %10s\n", "total", "", "",
 			"", "", rp_geti(t, "alloc_nodes"), RP_BCELL(t, "alloc_bytes"), RP_BCELL(t, "malloc_bytes"), "",
 			"", RP_BCELL(t, "delta"), RP_BCELL(t, "unattributed"), RP_BCELL(t, "instantiate_delta"));
 	}
 
-	a = json_object_get(doc, "broken_captures");
+	json_decref(folded);
+	a = folded = rp_fold_rows(json_object_get(doc, "broken_captures"), brk_vary);
 	if (json_array_size(a)) {
 		fputs("\n== Broken captures (invalidated; abandoned = never ended)\n", f);
 		fprintf(f, "  %-11s %-7s %-8s %-9s %-7s %-12s %-22s %-8s %s\n", "what", "pid", "capture", "begin-tid",
@@ -749,7 +758,7 @@ void rp_print_text(FILE *f, const json_t *doc)
 				RP_CELL(row, "mode"), how ? how : "-", RP_CELL(row, "api"), RP_CELL(row, "call_tid"),
 				RP_CELL(row, "site"));
 			fprintf(f, "  %-11s %-7s %-8s %-9s %-7s %-12s %-22s %-8s %s\n", "", "", "", "", "", "", "", "",
-				RP_CELL(row, "begin_site"));
+				rp_fold_note(row, rp_str(row, "begin_site"), "capture"));
 		}
 	}
 
@@ -790,7 +799,8 @@ void rp_print_text(FILE *f, const json_t *doc)
 		    RP_CELL(row, "site"));
 	}
 
-	a = json_object_get(doc, "graphmem");
+	json_decref(folded);
+	a = folded = rp_fold_rows(json_object_get(doc, "graphmem"), mem_vary);
 	if (json_array_size(a)) {
 		fputs("\n== Graph memory over time (device graph-memory samples)\n", f);
 		fprintf(f, "  %10s %-7s %-3s %-13s %-14s %-14s %10s %10s %10s %10s\n", "t (ms)", "pid", "dev", "when",
@@ -801,9 +811,14 @@ void rp_print_text(FILE *f, const json_t *doc)
 		    RP_CELL(row, "when"), rp_str(row, "exec") && *rp_str(row, "exec") ? rp_str(row, "exec") : "-",
 		    RP_CELL(row, "graph"), RP_BCELL(row, "used"), RP_BCELL(row, "used_high"), RP_BCELL(row, "reserved"),
 		    RP_BCELL(row, "reserved_high"));
+		json_array_foreach(a, i, row) if (rp_geti(row, "count") > 1)
+		    fprintf(f, "  (the row at %.3f ms: x%lld, the same figures until %.3f ms)\n",
+			    json_real_value(json_object_get(row, "t_ms")), rp_geti(row, "count"),
+			    json_real_value(json_object_get(row, "last_t_ms")));
 	}
 
-	a = json_object_get(doc, "leaks");
+	json_decref(folded);
+	a = folded = rp_fold_rows(json_object_get(doc, "leaks"), leak_vary);
 	if (json_array_size(a)) {
 		fputs("\n== Graph allocations outstanding (leaks)\n", f);
 		fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", "pid", "dptr", "size", "pool", "exec", "when",
@@ -811,10 +826,11 @@ void rp_print_text(FILE *f, const json_t *doc)
 		json_array_foreach(a, i, row)
 		    fprintf(f, "  %-7s %-16s %10s %-16s %-16s %-13s %s\n", RP_CELL(row, "pid"), RP_CELL(row, "dptr"),
 			    RP_BCELL(row, "size"), RP_CELL(row, "pool"), RP_CELL(row, "exec"), RP_CELL(row, "when"),
-			    RP_CELL(row, "site"));
+			    rp_fold_note(row, rp_str(row, "site"), "dptr"));
 	}
 
-	a = json_object_get(doc, "rewrites");
+	json_decref(folded);
+	a = folded = rp_fold_rows(json_object_get(doc, "rewrites"), rw_vary);
 	if (json_array_size(a)) {
 		fputs("\n== Rewrites (failing updates turned into re-instantiation, "
 		      "CGSHIM_ON_UPDATE_FAILURE=reinstantiate)\n",
@@ -829,9 +845,10 @@ void rp_print_text(FILE *f, const json_t *doc)
 			fprintf(f, "  %10.3f %-7s %-16s %-16s %-10s %-6s %9s  %s\n",
 				json_real_value(json_object_get(row, "t_ms")), RP_CELL(row, "pid"),
 				RP_CELL(row, "exec"), RP_CELL(row, "graph"), RP_CELL(row, "reason"),
-				RP_CELL(row, "reused"), dur, RP_CELL(row, "why"));
+				RP_CELL(row, "reused"), dur, rp_fold_note(row, rp_str(row, "why"), "exec"));
 		}
 	}
+	json_decref(folded);
 
 	a = json_object_get(doc, "failing_calls");
 	if (json_array_size(a)) {

@@ -86,6 +86,13 @@ const char *rp_site0(const json_t *j, const char *key); /* first frame, or NULL 
  * counts by severity sev; returns them (report-fold.c). */
 long long rp_fold_repeat(json_t *row, const json_t *j, json_t *sev);
 
+/* Rows identical but for the fields of vary (NULL-ended) folded into the
+ * first, with "count" and "last_<vary[0]>" (report-fold.c). New reference. */
+json_t *rp_fold_rows(const json_t *rows, const char *const *vary);
+/* The last cell of a folded row: cell ("-" if NULL), then "  xN (to IDKEY
+ * LAST)" when it stands for several rows. A static buffer: one a printf. */
+const char *rp_fold_note(const json_t *row, const char *cell, const char *idkey);
+
 /* "1.5 MiB"; buf of at least 32 bytes. */
 const char *rp_bytes(long long v, char *buf, size_t len);
 
@@ -112,6 +119,13 @@ int rp_perfetto(const struct rp_log *log, const char *out);
 /* One self-contained HTML page from the analysis doc, the pictures drawn
  * by dot, and OUT's .perfetto.json beside it. 0 or an exit status. */
 int rp_html(const struct rp_log *log, const json_t *doc, const char *out);
+/* The page's charts (report-html-chart.c): capture groups (folded rows,
+ * largest first), graph-memory samples, pools; and the colour of series or
+ * pool i. */
+void rp_html_capture_chart(FILE *f, const json_t *groups);
+void rp_html_graphmem_chart(FILE *f, const json_t *rows);
+void rp_html_pool_chart(FILE *f, const json_t *pools);
+const char *rp_html_colour(size_t i);
 /* 0 if -o FILE names a type --dot can write (by extension), else -1 with
  * the reason on stderr. */
 int rp_dot_check_output(const char *out);

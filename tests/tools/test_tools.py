@@ -810,9 +810,11 @@ def case_report_html():
     check(want <= p.ids, "sections missing: %s" % (want - p.ids))
     for k in ("graphs", "execs", "launches", "updates", "violations", "captures"):
         check(p.numbers.get(k) == summary[k], "page %s=%r, report says %d" % (k, p.numbers.get(k), summary[k]))
-    check("docs/rules/CGS001.md" in p.links and "run.perfetto.json" in p.links, "links %r" % p.links)
-    # the chart, the failing update, and the demo's instantiated graph (debug level)
-    check(p.svgs == 3, "inline SVGs: %d, want 3" % p.svgs)
+    check("#rule-CGS001" in p.links and "run.perfetto.json" in p.links, "links %r" % p.links)
+    check("rule-CGS001" in p.ids, "CGS001's page embedded")
+    # the charts (captures, graph memory, pools), the failing update, and the
+    # demo's instantiated graph (debug level)
+    check(p.svgs == 5, "inline SVGs: %d, want 5" % p.svgs)
     check(not p.external and "<link" not in text and "<script" not in text, "not self-contained")
     print("page: sections %s, %d inline SVGs, summary numbers match" % (sorted(p.ids), p.svgs))
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
