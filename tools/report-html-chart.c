@@ -66,7 +66,8 @@ static void rc_open(FILE *f, const char *label, double ymax, int bytes_axis, con
 	fprintf(f,
 		"<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#333\"/>"
 		"<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#333\"/>\n",
-		RC_LEFT, RC_TOP, RC_LEFT, RC_H - RC_BOTTOM, RC_LEFT, RC_H - RC_BOTTOM, RC_W - RC_RIGHT, RC_H - RC_BOTTOM);
+		RC_LEFT, RC_TOP, RC_LEFT, RC_H - RC_BOTTOM, RC_LEFT, RC_H - RC_BOTTOM, RC_W - RC_RIGHT,
+		RC_H - RC_BOTTOM);
 	fprintf(f, "<text class=\"ylabel\" transform=\"translate(12,%.0f) rotate(-90)\" text-anchor=\"middle\">",
 		RC_TOP + plot_h / 2);
 	rp_xml_esc(f, ylabel);
@@ -133,11 +134,12 @@ void rp_html_capture_chart(FILE *f, const json_t *groups)
 		fprintf(f, ": %s graph allocations, %s mallocs in the capture, %s at instantiation%s</title>\n",
 			rp_bytes(a, b1, sizeof b1), rp_bytes(m, b2, sizeof b2), rp_bytes(d, b3, sizeof b3),
 			rp_int(g, "rc", 0) ? "; INVALIDATED" : "");
-		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>", x + 1,
-			base - ha, w, ha, rp_int(g, "rc", 0) ? "#d62728" : "#1f77b4");
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>", x + 1, base - ha,
+			w, ha, rp_int(g, "rc", 0) ? "#d62728" : "#1f77b4");
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#9ecae1\"/>", x + 1,
 			base - ha - hm, w, hm);
-		fprintf(f, "<rect class=\"inst\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ff7f0e\"/>",
+		fprintf(f,
+			"<rect class=\"inst\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ff7f0e\"/>",
 			x + bw / 2, base - hd, w, hd);
 		if (n <= 40 || i % (n / 20 + 1) == 0)
 			fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">#%zu</text>", x + bw / 2,
@@ -182,13 +184,15 @@ void rp_html_graphmem_chart(FILE *f, const json_t *rows)
 		for (w = 0; w < 2; w++) {
 			const char *field = w ? "reserved" : "used";
 			size_t b;
-			fprintf(f, "<polyline class=\"mem\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
+			fprintf(f,
+				"<polyline class=\"mem\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
 				col, w ? " stroke-dasharray=\"4,3\"" : "");
 			/* one point per bucket of stride samples: its highest */
 			for (b = 0; b < n; b += stride) {
 				size_t e, best = b;
 				for (e = b; e < b + stride && e < n; e++)
-					if (rp_int(json_array_get(s, e), field, 0) > rp_int(json_array_get(s, best), field, 0))
+					if (rp_int(json_array_get(s, e), field, 0) >
+					    rp_int(json_array_get(s, best), field, 0))
 						best = e;
 				row = json_array_get(s, best);
 				fprintf(f, "%.1f,%.1f ",
@@ -238,7 +242,8 @@ void rp_html_pool_chart(FILE *f, const json_t *pools)
 	json_array_foreach(pools, i, p) for (k = 0; k < 3; k++) maxv = fmax(maxv, (double)rp_int(p, fields[k], 0));
 	maxv *= 1.15;
 	bw = fmin(plot_w / (double)(n ? n : 1), 90);
-	rc_open(f, "memory per pool", maxv, 1, "bytes", "pools (bars: allocated in all, used at most, reserved at most)");
+	rc_open(f, "memory per pool", maxv, 1, "bytes",
+		"pools (bars: allocated in all, used at most, reserved at most)");
 	json_array_foreach(pools, i, p)
 	{
 		double x = RC_LEFT + (double)i * bw, w = (bw - 6) / 3 > 1 ? (bw - 6) / 3 : 1;

@@ -87,7 +87,8 @@ static void html_table(FILE *f, const json_t *rows, const struct hcol *cols, uns
 		fputs("</tr>\n", f);
 	}
 	if (n > shown)
-		fprintf(f, "<tr class=\"rest\"><td colspan=\"%u\">and %zu more row%s (%lld in all) not shown: "
+		fprintf(f,
+			"<tr class=\"rest\"><td colspan=\"%u\">and %zu more row%s (%lld in all) not shown: "
 			"<code>cgshim report --json</code> has every one</td></tr>\n",
 			ncols + (unsigned)folded, n - shown, n - shown == 1 ? "" : "s", rest);
 	fputs("</table>\n", f);
@@ -178,8 +179,11 @@ static void html_violations(FILE *f, const json_t *a, json_t *rules)
 		const json_t *first = json_object_get(row, "first");
 		const char *rule = rp_str(row, "rule") ? rp_str(row, "rule") : "?";
 		if (i >= HTML_TOP_ROWS) {
-			fprintf(f, "<p class=\"rest\">and %zu more rule/site pairs: <code>cgshim report</code> lists every "
-				"one</p>\n", json_array_size(a) - i);
+			fprintf(
+			    f,
+			    "<p class=\"rest\">and %zu more rule/site pairs: <code>cgshim report</code> lists every "
+			    "one</p>\n",
+			    json_array_size(a) - i);
 			break;
 		}
 		json_object_set_new(rules, rule, json_true());
@@ -236,8 +240,10 @@ static void html_rules(FILE *f, const json_t *rules)
 		fputs("\"><summary>", f);
 		rp_xml_esc(f, rule);
 		if (!html_rule_path(rule, path, sizeof path) || !(in = fopen(path, "r"))) {
-			fprintf(f, "</summary><p>No page found for this rule here (installed under %s/rules, "
-				"or docs/rules in the source).</p></details>\n", CGSHIM_DOCDIR);
+			fprintf(f,
+				"</summary><p>No page found for this rule here (installed under %s/rules, "
+				"or docs/rules in the source).</p></details>\n",
+				CGSHIM_DOCDIR);
 			continue;
 		}
 		fputs(" &mdash; <a href=\"file://", f);
@@ -260,10 +266,12 @@ static void html_rules(FILE *f, const json_t *rules)
 static int html_cap_cmp(const void *a, const void *b)
 {
 	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	double vx = (double)rp_int(x, "count", 1) *
-		    (double)(rp_int(x, "alloc_bytes", 0) + rp_int(x, "malloc_bytes", 0) + rp_int(x, "instantiate_delta", 0));
-	double vy = (double)rp_int(y, "count", 1) *
-		    (double)(rp_int(y, "alloc_bytes", 0) + rp_int(y, "malloc_bytes", 0) + rp_int(y, "instantiate_delta", 0));
+	double vx =
+	    (double)rp_int(x, "count", 1) *
+	    (double)(rp_int(x, "alloc_bytes", 0) + rp_int(x, "malloc_bytes", 0) + rp_int(x, "instantiate_delta", 0));
+	double vy =
+	    (double)rp_int(y, "count", 1) *
+	    (double)(rp_int(y, "alloc_bytes", 0) + rp_int(y, "malloc_bytes", 0) + rp_int(y, "instantiate_delta", 0));
 	if (vx != vy)
 		return vx > vy ? -1 : 1;
 	return rp_int(x, "count", 1) > rp_int(y, "count", 1) ? -1 : rp_int(x, "count", 1) < rp_int(y, "count", 1);
@@ -312,10 +320,12 @@ static void html_captures(FILE *f, const json_t *doc)
 		return;
 	}
 	groups = html_sorted(rp_fold_rows(a, vary), html_cap_cmp);
-	fprintf(f, "<p>%zu group%s of captures with the same site and figures (e.g. one per batch size); in all "
+	fprintf(f,
+		"<p>%zu group%s of captures with the same site and figures (e.g. one per batch size); in all "
 		"%s in graph allocations, %s in mallocs during captures, %s taken at instantiation.</p>\n",
 		json_array_size(groups), json_array_size(groups) == 1 ? "" : "s",
-		rp_bytes(rp_int(t, "alloc_bytes", 0), b1, sizeof b1), rp_bytes(rp_int(t, "malloc_bytes", 0), b2, sizeof b2),
+		rp_bytes(rp_int(t, "alloc_bytes", 0), b1, sizeof b1),
+		rp_bytes(rp_int(t, "malloc_bytes", 0), b2, sizeof b2),
 		rp_bytes(rp_int(t, "instantiate_delta", 0), b3, sizeof b3));
 	json_array_foreach(groups, i, g) if (i < HTML_TOP_BARS) json_array_append(top, g);
 	rp_html_capture_chart(f, top);
@@ -330,10 +340,18 @@ static void html_captures(FILE *f, const json_t *doc)
 static void html_broken(FILE *f, const json_t *doc)
 {
 	static const char *const vary[] = {"capture", "t_ms", "age_ns", NULL};
-	static const struct hcol cols[] = {{"what", "what"},	     {"pid", "pid"},	   {"capture", "capture"},
-					   {"last_capture", "to"},   {"begin_tid", "begin tid"}, {"mode", "mode"},
-					   {"found_by", "found by"}, {"reason", "reason"}, {"api", "call"},
-					   {"call_tid", "call tid"}, {"site", "call site"}, {"begin_site", "begin site"}};
+	static const struct hcol cols[] = {{"what", "what"},
+					   {"pid", "pid"},
+					   {"capture", "capture"},
+					   {"last_capture", "to"},
+					   {"begin_tid", "begin tid"},
+					   {"mode", "mode"},
+					   {"found_by", "found by"},
+					   {"reason", "reason"},
+					   {"api", "call"},
+					   {"call_tid", "call tid"},
+					   {"site", "call site"},
+					   {"begin_site", "begin site"}};
 	const json_t *chains = json_object_get(doc, "capture_chains"), *brk = json_object_get(doc, "broken_captures");
 	json_t *row, *rows;
 	size_t i;
@@ -386,11 +404,16 @@ static void html_broken(FILE *f, const json_t *doc)
 static void html_graphmem(FILE *f, const json_t *a)
 {
 	static const char *const vary[] = {"t_ms", "exec", "graph", NULL};
-	static const struct hcol cols[] = {{"t_ms", "t (ms)"},	 {"last_t_ms", "until (ms)"},
-					   {"pid", "pid"},	 {"dev", "dev"},
-					   {"when", "when"},	 {"exec", "exec"},
-					   {"graph", "graph"},	 {"used", "used", 1},
-					   {"used_high", "used-high", 1}, {"reserved", "reserved", 1},
+	static const struct hcol cols[] = {{"t_ms", "t (ms)"},
+					   {"last_t_ms", "until (ms)"},
+					   {"pid", "pid"},
+					   {"dev", "dev"},
+					   {"when", "when"},
+					   {"exec", "exec"},
+					   {"graph", "graph"},
+					   {"used", "used", 1},
+					   {"used_high", "used-high", 1},
+					   {"reserved", "reserved", 1},
 					   {"reserved_high", "resv-high", 1}};
 	json_t *rows;
 	if (!json_array_size(a))
@@ -405,9 +428,15 @@ static void html_graphmem(FILE *f, const json_t *a)
 
 static void html_pools(FILE *f, const json_t *a)
 {
-	static const struct hcol cols[] = {{"pid", "pid"},	     {"pool", "pool"},	   {"default", "default"},
-					   {"ipc", "ipc"},	     {"allocs", "allocs"}, {"alloc_bytes", "bytes", 1},
-					   {"used_high", "used-high", 1}, {"reserved_high", "resv-high", 1}, {"site", "site"}};
+	static const struct hcol cols[] = {{"pid", "pid"},
+					   {"pool", "pool"},
+					   {"default", "default"},
+					   {"ipc", "ipc"},
+					   {"allocs", "allocs"},
+					   {"alloc_bytes", "bytes", 1},
+					   {"used_high", "used-high", 1},
+					   {"reserved_high", "resv-high", 1},
+					   {"site", "site"}};
 	json_t *top = json_array(), *p;
 	size_t i;
 
@@ -497,7 +526,8 @@ static void html_graphs(FILE *f, const struct rp_log *log, size_t *nupd, size_t 
 		*ngraphs += (size_t)html_picture(f, log, g, title);
 	}
 	if (skipped)
-		fprintf(f, "<p class=\"rest\">%lld more picture%s not drawn here (each is a pass over the log): "
+		fprintf(f,
+			"<p class=\"rest\">%lld more picture%s not drawn here (each is a pass over the log): "
 			"<code>cgshim report --dot GRAPH|update:N</code> draws any one.</p>\n",
 			skipped, skipped == 1 ? "" : "s");
 	if (!*nupd && !*ngraphs)
@@ -512,11 +542,11 @@ static void html_graphs(FILE *f, const struct rp_log *log, size_t *nupd, size_t 
  * the analysis gains is drawn as a plain table. */
 static int html_known(const char *k)
 {
-	static const char *const known[] = {"format_version", "files",	  "skipped",	     "summary",
-					    "shim_summary",   "processes", "violations",     "captures",
+	static const char *const known[] = {"format_version", "files",		 "skipped",	   "summary",
+					    "shim_summary",   "processes",	 "violations",	   "captures",
 					    "capture_totals", "broken_captures", "capture_chains", "pools",
-					    "graphmem",	      "failing_calls", "rewrites",	     "leaks",
-					    "mispredictions", "findings",  "stale_modules"};
+					    "graphmem",	      "failing_calls",	 "rewrites",	   "leaks",
+					    "mispredictions", "findings",	 "stale_modules"};
 	size_t i;
 	for (i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (!strcmp(k, known[i]))
@@ -548,18 +578,18 @@ static void html_other(FILE *f, const json_t *doc)
 
 int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 {
-	static const struct hcol leak_cols[] = {{"pid", "pid"},	   {"dptr", "dptr"},   {"last_dptr", "to dptr"},
-						{"size", "size", 1}, {"pool", "pool"},   {"exec", "exec"},
-						{"when", "when"},	   {"site", "site"}};
+	static const struct hcol leak_cols[] = {{"pid", "pid"},	     {"dptr", "dptr"}, {"last_dptr", "to dptr"},
+						{"size", "size", 1}, {"pool", "pool"}, {"exec", "exec"},
+						{"when", "when"},    {"site", "site"}};
 	static const char *const leak_vary[] = {"dptr", "exec", "graph", NULL};
-	static const struct hcol rw_cols[] = {{"t_ms", "t (ms)"}, {"pid", "pid"},	    {"exec", "exec"},
-					      {"graph", "graph"}, {"reason", "reason"}, {"reused", "reused"},
+	static const struct hcol rw_cols[] = {{"t_ms", "t (ms)"},     {"pid", "pid"},	    {"exec", "exec"},
+					      {"graph", "graph"},     {"reason", "reason"}, {"reused", "reused"},
 					      {"dur_ns", "dur (ns)"}, {"why", "why"}};
 	static const char *const rw_vary[] = {"t_ms", "exec", "graph", "dur_ns", NULL};
-	static const struct hcol fail_cols[] = {{"api", "api"}, {"via", "via"}, {"err", "error"}, {"rc", "rc"},
-						{"count", "calls"}, {"site", "first site"}};
-	static const struct hcol proc_cols[] = {{"pid", "pid"}, {"ppid", "ppid"}, {"rank", "rank"},
-						{"records", "records"}, {"exe", "exe"}};
+	static const struct hcol fail_cols[] = {{"api", "api"}, {"via", "via"},	    {"err", "error"},
+						{"rc", "rc"},	{"count", "calls"}, {"site", "first site"}};
+	static const struct hcol proc_cols[] = {
+	    {"pid", "pid"}, {"ppid", "ppid"}, {"rank", "rank"}, {"records", "records"}, {"exe", "exe"}};
 	const json_t *sum = json_object_get(doc, "summary"), *a;
 	json_t *v, *rules = json_object();
 	char perf[4096];
@@ -631,8 +661,8 @@ int rp_html(const struct rp_log *log, const json_t *doc, const char *out)
 	html_captures(f, doc);
 	html_graphmem(f, json_object_get(doc, "graphmem"));
 	html_pools(f, json_object_get(doc, "pools"));
-	html_rows_section(f, "leaks", "Graph allocations outstanding (leaks)", json_object_get(doc, "leaks"),
-			  leak_vary, leak_cols, sizeof leak_cols / sizeof leak_cols[0]);
+	html_rows_section(f, "leaks", "Graph allocations outstanding (leaks)", json_object_get(doc, "leaks"), leak_vary,
+			  leak_cols, sizeof leak_cols / sizeof leak_cols[0]);
 	html_rows_section(f, "rewrites", "Rewrites (failing updates turned into re-instantiation)",
 			  json_object_get(doc, "rewrites"), rw_vary, rw_cols, sizeof rw_cols / sizeof rw_cols[0]);
 	html_rows_section(f, "mismatches", "Predictions the driver disagreed with",

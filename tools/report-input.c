@@ -65,8 +65,7 @@ static int rp_spool(gzFile gz, const char *name)
 	unlink(path);
 	while ((n = gzread(gz, buf, sizeof buf)) > 0) {
 		if (write(fd, buf, (size_t)n) != n) {
-			fprintf(stderr, "cgshim report: %s: writing the temporary copy: %s\n", name,
-				strerror(errno));
+			fprintf(stderr, "cgshim report: %s: writing the temporary copy: %s\n", name, strerror(errno));
 			close(fd);
 			gzclose(gz);
 			return -1;

@@ -12,10 +12,10 @@
 
 /* rp_j's state. */
 struct rp_fetch {
-	int *fds;		/* one per file, opened by rp_load */
-	struct rp_reader *rd;	/* the main thread's (report-prefetch.c) */
-	struct rp_pre *pre;	/* the parser ahead, made at the first rp_j */
-	json_t *cur;		/* the record last parsed */
+	int *fds;	      /* one per file, opened by rp_load */
+	struct rp_reader *rd; /* the main thread's (report-prefetch.c) */
+	struct rp_pre *pre;   /* the parser ahead, made at the first rp_j */
+	json_t *cur;	      /* the record last parsed */
 	size_t cur_i;
 	void *sym;     /* report-symbols.c's context, or NULL */
 	json_t *stale; /* owned here, filled by report-symbols.c */

@@ -127,10 +127,10 @@ struct rp_pre {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int running, stop, waiting, wwait; /* waiting: the pass; wwait: the worker */
-	size_t base; /* the next record the pass is expected to ask for */
-	size_t next; /* the next record the worker parses; [base, next) are ready */
+	size_t base;			   /* the next record the pass is expected to ask for */
+	size_t next;			   /* the next record the worker parses; [base, next) are ready */
 	json_t *slot[RP_PRE_AHEAD];
-	size_t want;	   /* the pass waits for [base, want] */
+	size_t want;	  /* the pass waits for [base, want] */
 	size_t last, run; /* the last index asked, and how many in a row */
 };
 

@@ -225,8 +225,8 @@ int rp_scan(const char *line, size_t len, struct rp_scanned *out)
 				 * first: jansson keeps the last; leave it to jansson */
 				if ((kn == 1 && *key == 'v') || (kn == 2 && !memcmp(key, "ts", 2)) ||
 				    (kn == 2 && !memcmp(key, "ev", 2)) ||
-				    (kn == 3 && (!memcmp(key, "pid", 3) || !memcmp(key, "tid", 3) ||
-						 !memcmp(key, "seq", 3))))
+				    (kn == 3 &&
+				     (!memcmp(key, "pid", 3) || !memcmp(key, "tid", 3) || !memcmp(key, "seq", 3))))
 					return 0;
 				if (!sc_value(&s, 1))
 					return 0;

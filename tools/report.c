@@ -217,7 +217,8 @@ json_t *rp_analyse(const struct rp_log *log)
 				json_t *crow;
 				snprintf(key, sizeof key, "%lld/%lld", r->pid, rp_int(j, "capture", 0));
 				if ((crow = json_object_get(cap_idx, key))) { /* the first such capture */
-					json_object_set_new(crow, "instantiate_delta", json_integer(rp_int(j, "delta", 0)));
+					json_object_set_new(crow, "instantiate_delta",
+							    json_integer(rp_int(j, "delta", 0)));
 					rp_count(cap_tot, "instantiate_delta", rp_int(j, "delta", 0));
 				}
 			}
@@ -738,7 +739,8 @@ void rp_print_text(FILE *f, const json_t *doc)
 			    RP_CELL(row, "stream"), RP_CELL(row, "mode"), RP_CELL(row, "alloc_nodes"),
 			    RP_BCELL(row, "alloc_bytes"), RP_BCELL(row, "malloc_bytes"), RP_BCELL(row, "free_before"),
 			    RP_BCELL(row, "free_after"), RP_BCELL(row, "delta"), RP_BCELL(row, "unattributed"),
-			    RP_BCELL(row, "instantiate_delta"), RP_CELL(row, "graph"), rp_fold_note(row, rp_str(row, "site"), "capture"));
+			    RP_BCELL(row, "instantiate_delta"), RP_CELL(row, "graph"),
+			    rp_fold_note(row, rp_str(row, "site"), "capture"));
 		fprintf(f, "  %-7s %-8s %-8s %-14s %-12s %5lld %10s %10s %10s %10s %10s %10s %10s\n", "total", "", "",
 			"", "", rp_geti(t, "alloc_nodes"), RP_BCELL(t, "alloc_bytes"), RP_BCELL(t, "malloc_bytes"), "",
 			"", RP_BCELL(t, "delta"), RP_BCELL(t, "unattributed"), RP_BCELL(t, "instantiate_delta"));
