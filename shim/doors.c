@@ -155,7 +155,7 @@ int cg_door_any_call(void)
 	return any;
 }
 
-void cg_door_summary(struct cg_rec *r)
+void cg_door_counts(struct cg_door_counts *o)
 {
 	unsigned long sum[CG_DOOR_COUNT];
 	warn_early();
@@ -166,15 +166,15 @@ void cg_door_summary(struct cg_rec *r)
 		for (int d = 0; d < CG_DOOR_COUNT; d++)
 			sum[d] += atomic_load_explicit(&t->calls[d], memory_order_relaxed);
 	pthread_mutex_unlock(&door_lock);
-	rec_open(r, "doors", '{');
-	for (int d = 0; d < CG_DOOR_COUNT; d++)
-		rec_u64(r, door_names[d], sum[d]);
-	rec_close(r, '}');
-	rec_open(r, "lookups", '{');
-	for (int d = CG_DOOR_DLSYM; d <= CG_DOOR_GETPROC; d++)
-		rec_u64(r, door_names[d], atomic_load(&lookups[d]));
-	rec_close(r, '}');
-	rec_u64(r, "early_calls", atomic_load(&early_calls));
+	for (int d = 0; d < CG_DOOR_COUNT; d++) {
+		o->names[d] = door_names[d];
+		o->calls[d] = sum[d];
+	}
+	for (int d = CG_DOOR_DLSYM; d <= CG_DOOR_GETPROC; d++) {
+		o->lookup_names[d - CG_DOOR_DLSYM] = door_names[d];
+		o->lookups[d - CG_DOOR_DLSYM] = atomic_load(&lookups[d]);
+	}
+	o->early = atomic_load(&early_calls);
 }
 
 /* The parent's other threads do not exist in the child: the child counts

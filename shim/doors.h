@@ -167,8 +167,17 @@ void cg_door_unroutable(const char *name, int version, unsigned long long flags)
 /* A CUDA call passed through untouched because set-up was not possible at
  * that moment (made from inside the shim's own set-up). */
 void cg_door_early(void) CG_HIDDEN;
-/* "doors":{...} and "lookups":{...} fields for the exit summary. */
-void cg_door_summary(struct cg_rec *r) CG_HIDDEN;
+/* The exit summary's door counts: calls per door (names[i]: calls[i]),
+ * lookups routed by dlsym and by cuGetProcAddress (lookup_names[i]:
+ * lookups[i]), calls passed through during set-up. */
+struct cg_door_counts {
+	const char *names[CG_DOOR_COUNT];
+	unsigned long long calls[CG_DOOR_COUNT];
+	const char *lookup_names[2];
+	unsigned long long lookups[2];
+	unsigned long long early;
+};
+void cg_door_counts(struct cg_door_counts *o) CG_HIDDEN;
 /* Any CUDA call (lookups aside) reached the shim in this process. */
 int cg_door_any_call(void) CG_HIDDEN;
 void cg_door_after_fork_child(void) CG_HIDDEN;

@@ -34,6 +34,27 @@ void emit_hex_list(struct cg_rec *r, const char *key, const void *arg)
 	rec_close(r, ']');
 }
 
+void emit_u64_list(struct cg_rec *r, const char *key, const void *arg)
+{
+	const struct emit_u64s *u = arg;
+	rec_open(r, key, '[');
+	for (int i = 0; i < u->n; i++) {
+		char num[24];
+		*rec_fmt_u64_(num, u->v[i]) = 0;
+		rec_elem_raw(r, num);
+	}
+	rec_close(r, ']');
+}
+
+void emit_count_obj(struct cg_rec *r, const char *key, const void *arg)
+{
+	const struct emit_counts *c = arg;
+	rec_open(r, key, '{');
+	for (int i = 0; i < c->n; i++)
+		rec_u64(r, c->k[i], c->v[i]);
+	rec_close(r, '}');
+}
+
 void emit_triple(struct cg_rec *r, const char *key, const void *arg)
 {
 	const uint32_t *v = arg;

@@ -42,6 +42,21 @@ struct emit_access {
 };
 void emit_access_list(struct cg_rec *r, const char *key, const void *arg);
 
+/* An array of numbers: arg is a struct emit_u64s. */
+struct emit_u64s {
+	const unsigned long long *v;
+	int n;
+};
+void emit_u64_list(struct cg_rec *r, const char *key, const void *arg);
+
+/* An object of counts, {"k0": v0, ...}: arg is a struct emit_counts. */
+struct emit_counts {
+	const char *const *k;
+	const unsigned long long *v;
+	int n;
+};
+void emit_count_obj(struct cg_rec *r, const char *key, const void *arg);
+
 /* Three numbers (a grid or a block): arg is a const uint32_t[3]. */
 void emit_triple(struct cg_rec *r, const char *key, const void *arg);
 
@@ -50,5 +65,7 @@ void emit_triple(struct cg_rec *r, const char *key, const void *arg);
 #define EMIT_STRS(s) ((struct emit_part){emit_str_list, (s)})
 #define EMIT_ACCESS(a) ((struct emit_part){emit_access_list, (a)})
 #define EMIT_TRIPLE(v) ((struct emit_part){emit_triple, (v)})
+#define EMIT_U64S(u) ((struct emit_part){emit_u64_list, (u)})
+#define EMIT_COUNTS(c) ((struct emit_part){emit_count_obj, (c)})
 
 #endif

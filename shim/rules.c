@@ -379,21 +379,17 @@ long long cg_violations_total(void)
 	return t;
 }
 
-/* The "rules" object (rule ID -> count) of the folded and summary records. */
-static void rules_counts_rec(struct cg_rec *r, const char *key, const void *arg)
+int cg_rules_counts(const char *ids[R_COUNT], unsigned long long counts[R_COUNT])
 {
-	rec_open(r, key, '{');
+	int n = 0;
 	for (int i = 1; i < R_COUNT; i++) {
-		long long n = atomic_load(&n_viol[i]);
-		if (n)
-			rec_int(r, rule_tab[i].id, n);
+		long long c = atomic_load(&n_viol[i]);
+		if (c) {
+			ids[n] = rule_tab[i].id;
+			counts[n++] = (unsigned long long)c;
+		}
 	}
-	rec_close(r, '}');
-}
-
-void cg_rules_summary(struct cg_rec *r)
-{
-	rules_counts_rec(r, "rules", NULL);
+	return n;
 }
 
 void cg_rules_fold_exit(void)
@@ -431,6 +427,9 @@ void cg_rules_fold_exit(void)
 				      (unsigned long long)repeats);
 		snprintf(msg + n, sizeof msg - (size_t)n, "totals by rule below%s",
 			 limited ? "; CGSHIM_LOG_FILE keeps every record" : "");
+		const char *ids[R_COUNT];
+		unsigned long long counts[R_COUNT];
+		struct emit_counts rc = {ids, counts, cg_rules_counts(ids, counts)};
 		emit_folded(limited ? CG_L_WARN : CG_L_INFO,
 			    &(struct ev_folded){.msg = msg,
 						.unprinted = unprinted,
@@ -438,7 +437,7 @@ void cg_rules_fold_exit(void)
 						.unfolded = cg_fold_full(),
 						.print_limit = limited ? cg_cfg.print_limit : 0,
 						.violations = cg_violations_total(),
-						.rules = {rules_counts_rec, NULL}});
+						.rules = EMIT_COUNTS(&rc)});
 	}
 }
 

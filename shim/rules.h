@@ -39,8 +39,9 @@ void cg_verdict_count(const struct cg_verdict *v);
  * from model_exec_destroy or model_exec_exit: when "exec_destroy" or
  * "exit"); frees the list. */
 void cg_rule_leaks(struct model_leak *leaks, int n, const char *when);
-/* Per-rule violation counts as a "rules" object field of record r. */
-void cg_rules_summary(struct cg_rec *r);
+/* The rules that fired (ids[i]) and their violation counts, in rule
+ * order; returns how many (the "rules" object of summary and folded). */
+int cg_rules_counts(const char *ids[R_COUNT], unsigned long long counts[R_COUNT]);
 long long cg_violations_total(void);
 /* At exit: one "repeat" record per folded key (rule, site, object) with
  * its count, then one "folded" line with the totals when anything was

@@ -45,25 +45,12 @@ static void coverage_get(struct coverage *c)
 		cg_findings_note(1);
 }
 
-static void coverage_rec(struct cg_rec *r, const struct coverage *c)
-{
-	rec_int(r, "eager_kernels", c->eager);
-	rec_int(r, "graph_kernels", c->graphed);
-	if (c->eager + c->graphed)
-		rec_int(r, "graphed_permille", c->graphed * 1000 / (c->eager + c->graphed));
-	if (c->expect >= 0) {
-		rec_int(r, "expect_graphed_permille", c->expect);
-		rec_bool(r, "graphed_below", c->below);
-	}
-}
-
 void cg_summary_exit(void)
 {
 	struct model_totals t;
 	uint64_t open_ids[MODEL_CAPTURE_EXIT_MAX];
 	long long launches = 0, n_exec_live = 0;
 	int n_open = 0, n_open_all;
-	struct cg_rec r;
 	struct coverage cov;
 
 	/* Executables still alive: their launch counts and outstanding graph
@@ -93,51 +80,63 @@ void cg_summary_exit(void)
 	model_totals_get(&t);
 
 	coverage_get(&cov);
-	rec_begin(&r, cov.below ? CG_L_ERROR : CG_L_INFO, CGSHIM_EV_SUMMARY);
-	rec_int(&r, "graphs", t.graphs);
-	rec_int(&r, "execs", t.execs);
-	rec_int(&r, "execs_live", n_exec_live);
-	rec_int(&r, "launches", launches);
-	rec_int(&r, "updates", t.updates);
-	rec_int(&r, "updates_known", t.updates_known);
-	rec_int(&r, "update_failures", t.update_failures);
-	rec_int(&r, "failures", cg_failures_total());
-	rec_int(&r, "captures", t.captures);
-	rec_int(&r, "captures_invalidated", t.captures_bad);
-	rec_int(&r, "captures_open", n_open_all);
-	if (n_open) {
-		rec_open(&r, "open_captures", '[');
-		for (int i = 0; i < n_open; i++) {
-			char num[24];
-			snprintf(num, sizeof num, "%llu", (unsigned long long)open_ids[i]);
-			rec_elem_raw(&r, num);
-		}
-		rec_close(&r, ']');
-	}
-	rec_int(&r, "pools", t.pools);
-	rec_int(&r, "alloc_nodes", t.alloc_nodes);
-	rec_u64(&r, "alloc_bytes", (unsigned long long)t.alloc_bytes);
-	rec_int(&r, "rewrites", t.rewrites);
-	rec_int(&r, "violations", cg_violations_total());
-	rec_int(&r, "leaks", t.leaks);
-	rec_int(&r, "meminfo_skipped", model_meminfo_skipped());
-	rec_int(&r, "meminfo_reused", model_meminfo_reused());
-	rec_int(&r, "meminfo_steady", model_meminfo_steady());
-	rec_int(&r, "records_condensed", cg_condensed_total());
-	rec_int(&r, "sites_deferred", cg_sites_deferred());
-	rec_int(&r, "sites_dropped", cg_sites_dropped());
-	rec_int(&r, "ledger_examined", ledger_examined());
-	rec_int(&r, "walks", model_graph_walks());
 	{
 		long long all, tallied;
+		unsigned long long opened[MODEL_CAPTURE_EXIT_MAX], counts[R_COUNT];
+		const char *ids[R_COUNT];
+		struct cg_door_counts doors;
+		struct emit_counts rules = {ids, counts, cg_rules_counts(ids, counts)}, door_calls, door_lookups;
+		struct emit_u64s open_list = {opened, n_open};
+		for (int i = 0; i < n_open; i++)
+			opened[i] = open_ids[i];
 		model_graph_copy_checks(&all, &tallied);
-		rec_int(&r, "copy_checks", all);
-		rec_int(&r, "copy_checks_tallied", tallied);
+		cg_door_counts(&doors);
+		door_calls = (struct emit_counts){doors.names, doors.calls, CG_DOOR_COUNT};
+		door_lookups = (struct emit_counts){doors.lookup_names, doors.lookups, 2};
+		emit_summary(cov.below ? CG_L_ERROR : CG_L_INFO,
+			     &(struct ev_summary){
+				 .graphs = t.graphs,
+				 .execs = t.execs,
+				 .execs_live = n_exec_live,
+				 .launches = launches,
+				 .updates = t.updates,
+				 .updates_known = t.updates_known,
+				 .update_failures = t.update_failures,
+				 .failures = cg_failures_total(),
+				 .captures = t.captures,
+				 .captures_invalidated = t.captures_bad,
+				 .captures_open = n_open_all,
+				 .open_captures = n_open ? EMIT_U64S(&open_list) : (struct emit_part){0},
+				 .pools = t.pools,
+				 .alloc_nodes = t.alloc_nodes,
+				 .alloc_bytes = (unsigned long long)t.alloc_bytes,
+				 .rewrites = t.rewrites,
+				 .violations = cg_violations_total(),
+				 .leaks = t.leaks,
+				 .meminfo_skipped = model_meminfo_skipped(),
+				 .meminfo_reused = model_meminfo_reused(),
+				 .meminfo_steady = model_meminfo_steady(),
+				 .records_condensed = cg_condensed_total(),
+				 .sites_deferred = cg_sites_deferred(),
+				 .sites_dropped = cg_sites_dropped(),
+				 .ledger_examined = ledger_examined(),
+				 .walks = model_graph_walks(),
+				 .copy_checks = all,
+				 .copy_checks_tallied = tallied,
+				 .repeats_folded = cg_fold_repeats(),
+				 .unprinted = cg_print_unprinted(),
+				 .eager_kernels = cov.eager,
+				 .graph_kernels = cov.graphed,
+				 .graphed_permille =
+				     cov.eager + cov.graphed ? cov.graphed * 1000 / (cov.eager + cov.graphed) : 0,
+				 .has_graphed_permille = cov.eager + cov.graphed != 0,
+				 .expect_graphed_permille = cov.expect,
+				 .has_expect_graphed_permille = cov.expect >= 0,
+				 .graphed_below = cov.below,
+				 .has_graphed_below = cov.expect >= 0,
+				 .rules = EMIT_COUNTS(&rules),
+				 .doors = EMIT_COUNTS(&door_calls),
+				 .lookups = EMIT_COUNTS(&door_lookups),
+				 .early_calls = doors.early});
 	}
-	rec_u64(&r, "repeats_folded", cg_fold_repeats());
-	rec_u64(&r, "unprinted", cg_print_unprinted());
-	coverage_rec(&r, &cov);
-	cg_rules_summary(&r);
-	cg_door_summary(&r);
-	rec_end(&r);
 }
