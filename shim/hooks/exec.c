@@ -59,9 +59,40 @@ static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t 
  * from the graph it was taken from while that lives unchanged, else none
  * (g NULL, "deps" absent); side "graph": the new graph), so `cgshim report --dot update:N` can draw them at the default
  * level. Edges are matched to the summary's nodes by handle. */
+/* The node record's extension (records.def): the node's details (nodes.c). */
+static void node_details(struct cg_rec *r, const char *key, const void *det)
+{
+	(void)key;
+	nodes_rec(r, det);
+}
+
+/* A node's dependencies, as indices of the summary's nodes, from the
+ * graph's edges (the "deps" list of its node record). */
+struct node_edges {
+	const struct cg_summary *s;
+	const CUgraphNode *from, *to;
+	size_t ne;
+	uint32_t i;
+};
+
+static void node_deps(struct cg_rec *r, const char *key, const void *arg)
+{
+	const struct node_edges *d = arg;
+	rec_open(r, key, '[');
+	for (size_t x = 0; x < d->ne; x++)
+		if (d->to[x] == d->s->nodes[d->i])
+			for (uint32_t k = 0; k < d->s->n_nodes; k++)
+				if (d->s->nodes[k] == d->from[x]) {
+					char num[16];
+					snprintf(num, sizeof num, "%u", k);
+					rec_elem_raw(r, num);
+					break;
+				}
+	rec_close(r, ']');
+}
+
 void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e)
 {
-	struct cg_rec r;
 	CUgraphNode *from = NULL, *to = NULL;
 	size_t ne = 0;
 	if (!s || !s->types || !cg_log_on(level))
@@ -73,43 +104,35 @@ void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const c
 			ne = 0;
 	}
 	for (uint32_t i = 0, m = 0; i < s->n_nodes; i++) {
-		rec_begin(&r, level, CGSHIM_EV_NODE);
-		rec_hex(&r, "graph", (uintptr_t)g);
-		if (side) {
-			rec_str(&r, "side", side);
-			rec_hex(&r, "exec", (uintptr_t)e);
-		}
-		rec_int(&r, "index", i);
-		rec_str(&r, "type", rules_update_node_type(s->types[i]));
+		struct node_edges dl = {s, from, to, ne, i};
+		struct ev_node f = {.graph = (uintptr_t)g,
+				    .side = side,
+				    .exec = (uintptr_t)e,
+				    .has_exec = side != NULL,
+				    .index = i,
+				    .type = rules_update_node_type(s->types[i]),
+				    .more = {node_details, nodes_of(s, i)}};
 		if (!g) {
-			rec_int(&r, "ndeps", s->ndeps[i]);
-			goto mem;
+			f.ndeps = s->ndeps[i];
+			f.has_ndeps = 1;
+		} else {
+			f.deps = (struct emit_part){node_deps, &dl};
 		}
-		rec_open(&r, "deps", '[');
-		for (size_t e = 0; e < ne; e++)
-			if (to[e] == s->nodes[i])
-				for (uint32_t k = 0; k < s->n_nodes; k++)
-					if (s->nodes[k] == from[e]) {
-						char num[16];
-						snprintf(num, sizeof num, "%u", k);
-						rec_elem_raw(&r, num);
-						break;
-					}
-		rec_close(&r, ']');
-	mem:
 		if (s->types[i] == CU_GRAPH_NODE_TYPE_MEM_ALLOC || s->types[i] == CU_GRAPH_NODE_TYPE_MEM_FREE) {
 			const struct cg_mnode *mn = &s->mem[m++];
-			rec_hex(&r, "dptr", mn->dptr);
+			f.dptr = mn->dptr;
+			f.has_dptr = 1;
 			if (!mn->is_free) {
-				rec_u64(&r, "size", mn->size);
-				if (mn->dev)
-					rec_int(&r, "dev", CG_MNODE_DEV(mn));
-				rec_hex(&r, "pool", (uintptr_t)mn->pool);
-				rec_site(&r, "site", mn->site);
+				f.size = mn->size;
+				f.has_size = 1;
+				f.dev = CG_MNODE_DEV(mn);
+				f.has_dev = mn->dev != 0;
+				f.pool = (uintptr_t)mn->pool;
+				f.has_pool = 1;
+				f.site = mn->site;
 			}
 		}
-		nodes_rec(&r, nodes_of(s, i));
-		rec_end(&r);
+		emit_node(level, &f);
 	}
 	free(from);
 	free(to);
