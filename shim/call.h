@@ -1,10 +1,9 @@
 /*
  * shim/call.h -- the per-call context every hook uses.
  *
- * cg_call_begin() decides in a few loads whether the shim acts on this call:
- * not when the shim is not READY, not for the shim's own driver calls
- * (cg_tls.in_shim). When it returns 0 the hook must forward untouched.
- * cg_call_end() (hooks/hooks.h) writes the "call" record: every call at trace level,
+ * cg_call_begin() (hooks/hooks.h: it starts the shim and warms the capture
+ * path, both above this room) decides in a few loads whether the shim acts
+ * on this call. cg_call_end() (hooks/hooks.h) writes the "call" record: every call at trace level,
  * lifecycle calls (CG_CALL_LIFE) at info, and any failing call at info.
  */
 #ifndef CGSHIM_CALL_H
@@ -39,36 +38,6 @@ struct cg_call {
 	uint64_t t0;
 	uint64_t t_in, t_out;
 };
-
-/* Nonzero until the begin-capture hook's first-use work is done
- * (cg_warm_capture, hooks/capture.c): one relaxed load per hooked call. */
-extern _Atomic int cg_warm_pending CG_HIDDEN;
-void cg_warm_capture(int hid) CG_HIDDEN;
-
-static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
-{
-	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
-	if (CG_UNLIKELY(st != CG_READY)) {
-		int e = errno; /* start-up must not reach the application's errno */
-		if (st != CG_SETUP)
-			return 0;
-		cg_ensure_init();
-		errno = e;
-		if (!cg_ready())
-			return 0;
-	}
-	if (CG_UNLIKELY(cg_tls.in_shim))
-		return 0;
-	if (hid != HID_cuGetProcAddress && hid != HID_cuGetProcAddress_v2)
-		cg_door_hook_call(hid);
-	if (CG_UNLIKELY(atomic_load_explicit(&cg_warm_pending, memory_order_relaxed)))
-		cg_warm_capture(hid);
-	c->hid = hid;
-	c->flags = flags;
-	c->t0 = cg_log_on(CG_L_INFO) && !(flags & CG_CALL_NOCLOCK) ? cg_now_ns() : 0;
-	c->t_in = c->t_out = 0;
-	return 1;
-}
 
 /* The entry clock of a CG_CALL_NOCLOCK call, read now. */
 static inline void cg_call_clock(struct cg_call *c)

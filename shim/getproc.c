@@ -13,6 +13,7 @@
 #include <errno.h>
 
 #include "call.h"
+#include "hooks/exports.h"
 #include "hooks/hooks.h"
 
 static void getproc_record(struct cg_call *c, CUresult rc, const char *symbol, int ver, cuuint64_t flags, int status,
@@ -46,7 +47,7 @@ static int route(CUresult rc, const char *symbol, void **pfn, int ver, cuuint64_
 			cg_door_unroutable(base, ver, flags);
 		return 0;
 	}
-	*pfn = cg_routes[hid].wrapper;
+	*pfn = cg_hook_wrappers[hid];
 	cg_door_routed(hid, CG_DOOR_GETPROC);
 	return 1;
 }

@@ -25,6 +25,7 @@
 #include "emit.h"
 #include "fold.h"
 #include "hooks/hooks.h"
+#include "init.h"
 #include "rules.h"
 #include "doors.h"
 #include "dump.h"
@@ -38,10 +39,7 @@
 #include "summary.h"
 #include "suppress.h"
 
-_Atomic int cg_state = CG_SETUP;
-CG_TLS struct cg_tls cg_tls;
 static pthread_once_t init_once_ctl = PTHREAD_ONCE_INIT;
-static _Atomic int degraded_warned;
 
 static const char *env_get(const char *name)
 {
@@ -65,14 +63,6 @@ __attribute__((constructor)) static void cg_constructor(void)
 	int saved = errno;
 	pthread_once(&config_once_ctl, config_once);
 	errno = saved;
-}
-
-void cg_degrade(const char *why)
-{
-	int expected = CG_READY;
-	atomic_compare_exchange_strong(&cg_state, &expected, CG_DEGRADED);
-	if (!atomic_exchange(&degraded_warned, 1))
-		cg_warn("internal failure (%s): continuing as a pure pass-through", why);
 }
 
 static void atfork_prepare(void)

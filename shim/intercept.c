@@ -39,6 +39,8 @@
 #include <string.h>
 
 #include "doors.h"
+#include "hooks/exports.h"
+#include "init.h"
 #include "log.h"
 #include "resolve.h"
 
@@ -57,7 +59,7 @@ static void *default_lookup(const char *name)
 		own = cg_rt_export(name);
 	else {
 		int hid = cg_hook_by_name(name);
-		own = hid < 0 ? NULL : cg_routes[hid].wrapper;
+		own = hid < 0 ? NULL : cg_hook_wrappers[hid];
 	}
 	if (!own || cg_real_dlsym(RTLD_DEFAULT, name) != own)
 		return NULL; /* not ours, or defined before the shim: the real answer stands */
@@ -114,7 +116,7 @@ static void *policy_cuda(void *handle, const char *name, void *caller)
 	if (!cg_ready())
 		goto out;
 	if (*cg_routes[hid].real) { /* the driver has the name */
-		w = cg_routes[hid].wrapper;
+		w = cg_hook_wrappers[hid];
 		cg_door_routed(hid, CG_DOOR_DLSYM);
 	}
 	if (w && cg_log_on(CG_L_DEBUG)) {

@@ -26,7 +26,7 @@
 #undef DRV
 
 const struct cg_route cg_routes[HID_COUNT] = {
-#define HOOK(name, pfn, params, args, cls) {#name, (void **)&real_##name, (void *)&cgh_##name, CG_CLS_##cls},
+#define HOOK(name, pfn, params, args, cls) {#name, (void **)&real_##name, CG_CLS_##cls},
 #include "hooks.def"
 #undef HOOK
 };

@@ -49,10 +49,11 @@ enum cg_hook_class {
 #define drv_cuGraphDestroy CG_DRV_HOOKED(cuGraphDestroy)
 #define drv_cuThreadExchangeStreamCaptureMode CG_DRV_HOOKED(cuThreadExchangeStreamCaptureMode)
 
+/* The wrappers (cgh_<name>) are hooks/exports.h's cg_hook_wrappers, by the
+ * same hook id. */
 struct cg_route {
 	const char *name;
-	void **real;   /* &real_<name> */
-	void *wrapper; /* cgh_<name> */
+	void **real; /* &real_<name> */
 	int cls;
 };
 extern const struct cg_route cg_routes[HID_COUNT] CG_HIDDEN;
@@ -77,10 +78,6 @@ int cg_hid_by_real(void *real) CG_HIDDEN;
 /* The table's copy of name if it is the base name of a hooked entry point
  * (cuGetProcAddress's spelling: "cuCtxSynchronize"), else NULL. */
 const char *cg_hooked_base(const char *name) CG_HIDDEN;
-
-/* The shim's own exported runtime wrapper of an exact rt-hooks.def name, or
- * NULL (hooks/runtime.c). */
-void *cg_rt_export(const char *name) CG_HIDDEN;
 
 /* Real dlsym bootstrap, without ever calling the public dlsym. */
 void cg_resolve_dlsym(void) CG_HIDDEN;

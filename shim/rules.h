@@ -47,41 +47,15 @@ long long cg_violations_total(void);
  * its count, then one "folded" line with the totals when anything was
  * folded or not printed (a warning on stderr: the print limit's). */
 void cg_rules_fold_exit(void);
-/* CGS007 (hooks/capture-rules.c): whether a capture-unsafe call by this thread
- * (what it does, or NULL to say it from api) collides with a live capture
- * under this thread's capture mode. When it does, the violation naming the
- * calling thread, its site (native and Python frames) and the capture the
- * call will break is written, before the call, and 1 is returned. */
-int cg_rule_capture_unsafe(const char *api, const char *what);
-void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what);
-/* After the call: a predicted refusal the driver did not make is a mismatch. */
-void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
-/* hooks/capture-rules.c: the map's other routes (CGS013-CGS016). Each returns
- * 1 when the call will break a capture, the violation written. */
-int cg_caprule_event(const char *api, CUevent ev);
 /* The legacy default stream: CU_STREAM_LEGACY, or NULL where the default
  * stream is not per-thread. Inline: every launch during a capture asks. */
 static inline int cg_caprule_is_legacy(CUstream s, int ptsz)
 {
 	return s == CU_STREAM_LEGACY || (!s && !ptsz);
 }
-int cg_caprule_legacy(const char *api, CUstream s, int ptsz, const char *what);
-int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev);
-int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s);
-/* CGS021: an end of capture on s, which the driver says captures nothing
- * (the hook asked). Writes the violation and returns 1. */
-int cg_caprule_end_none(const char *api, CUstream s);
-/* CGS022: an end of capture on s, which is in capture (the driver's
- * answer for s) but did not begin it. */
-int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s);
-/* CGS023: a begin-capture on s, which is in capture (the driver's answer
- * for s). Not a breaker: the capture goes on. 2 when that capture is
- * known broken (then the refused begin names it abandoned), 1 when not. */
-int cg_caprule_begin_capturing(const char *api, uint64_t capture, CUstream s);
-int cg_caprule_device_sync(const char *api);
-void cg_caprule_failed(const char *api, uint64_t capture, int rc);
-/* After a predicted call: a different answer than predicted_rc is a mismatch. */
-void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc);
+/* CGS007 after a capture-unsafe call (hooks/hooks.h has the check before it):
+ * a predicted refusal the driver did not make is a mismatch. */
+void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
 /* CGS018: a free or unmap made e stale (written after the call). */
 void cg_rule_stale_free(const struct cg_stale *s, const char *api);
 /* CGS019: the launch or upload of a stale exec, before the call. The first

@@ -9,6 +9,8 @@
  *   hook is a pure pass-through from then on (one warning was written).
  *   cg_tls is thread-local and touched only by its own thread (and reset in
  *   the child after fork).
+ * Both are defined in state.c, with cg_degrade(); start-up (cg_ensure_init)
+ * is init.h's.
  */
 #ifndef CGSHIM_STATE_H
 #define CGSHIM_STATE_H
@@ -41,8 +43,6 @@ static inline int cg_ready(void)
 	return atomic_load_explicit(&cg_state, memory_order_acquire) == CG_READY;
 }
 
-void cg_ensure_init(void);
-void cg_exit_register_late(void);
 /* Internal failure: warn once, then pass through for the rest of the process. */
 void cg_degrade(const char *why);
 

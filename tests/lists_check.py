@@ -22,6 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness"))
 import cgtest  # noqa: E402
+import layers_check  # noqa: E402
 
 SRC = None
 WRITE = False
@@ -304,26 +305,10 @@ def check_locks(t):
 # ---- layers -------------------------------------------------------------------
 
 def read_layers():
-    layer, group, allowed, level = {}, {}, {}, 0
-    for n, line in enumerate(rd("shim/layers.txt").splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        word, _, rest = line.partition(" ")
-        if word == "layer":
-            for m in rest.split():
-                layer[m] = level
-            level += 1
-        elif word == "group":
-            name, _, stems = rest.partition(":")
-            for st in stems.split():
-                group[st] = name.strip()
-        elif word == "except":
-            a, _, b = rest.partition("->")
-            allowed[(a.strip(), b.strip())] = n
-        else:
-            raise SystemExit("shim/layers.txt:%d: unknown line %r" % (n, line))
-    return layer, group, allowed
+    """shim/layers.txt's layers, groups and include exceptions (the one
+    reader: tests/layers_check.py, which also checks the symbols)."""
+    lay = layers_check.parse_layers(rd("shim/layers.txt"))
+    return lay["layer"], lay["group"], lay["except"]
 
 
 def module_of(path, group):

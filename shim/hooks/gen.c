@@ -9,7 +9,14 @@
  * what an Invalidated answer shows.
  */
 #define _GNU_SOURCE
+#include "exports.h"
 #include "hooks.h"
+
+void *const cg_hook_wrappers[HID_COUNT] = {
+#define HOOK(name, pfn, params, args, cls) (void *)&cgh_##name,
+#include "../hooks.def"
+#undef HOOK
+};
 
 /* Node of the rewritten exec standing for the application's node. With no
  * counterpart the driver gets the original node and answers with its own

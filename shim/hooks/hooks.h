@@ -64,6 +64,7 @@
 #include "../decide.h"
 #include "../dump.h"
 #include "../emit.h"
+#include "../init.h"
 #include "../ledger.h"
 #include "../model.h"
 #include "../nodes.h"
@@ -71,6 +72,68 @@
 #include "../rules.h"
 #include "../rules/verdict.h"
 #include "../site.h"
+
+/* The hook's entry (hooks-env.c, the CUSTOM wrappers, getproc.c):
+ * cg_call_begin() decides in a few loads whether the shim acts on this
+ * call: not when the shim is not READY (it starts it on the first door),
+ * not for the shim's own driver calls (cg_tls.in_shim). When it returns 0
+ * the hook must forward untouched. Here, not in call.h: it calls up into
+ * init.c and hooks/capture.c (shim/layers.txt). */
+/* Nonzero until the begin-capture hook's first-use work is done
+ * (cg_warm_capture, hooks/capture.c): one relaxed load per hooked call. */
+extern _Atomic int cg_warm_pending CG_HIDDEN;
+void cg_warm_capture(int hid) CG_HIDDEN;
+
+static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
+{
+	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
+	if (CG_UNLIKELY(st != CG_READY)) {
+		if (st != CG_SETUP)
+			return 0;
+		CG_KEEP_ERRNO(cg_ensure_init()); /* start-up must not reach the application's errno */
+		if (!cg_ready())
+			return 0;
+	}
+	if (CG_UNLIKELY(cg_tls.in_shim))
+		return 0;
+	if (hid != HID_cuGetProcAddress && hid != HID_cuGetProcAddress_v2)
+		cg_door_hook_call(hid);
+	if (CG_UNLIKELY(atomic_load_explicit(&cg_warm_pending, memory_order_relaxed)))
+		cg_warm_capture(hid);
+	c->hid = hid;
+	c->flags = flags;
+	c->t0 = cg_log_on(CG_L_INFO) && !(flags & CG_CALL_NOCLOCK) ? cg_now_ns() : 0;
+	c->t_in = c->t_out = 0;
+	return 1;
+}
+
+/* CGS007 (capture-rules.c): whether a capture-unsafe call by this thread
+ * (what it does, or NULL to say it from api) collides with a live capture
+ * under this thread's capture mode. When it does, the violation naming the
+ * calling thread, its site (native and Python frames) and the capture the
+ * call will break is written, before the call, and 1 is returned. */
+int cg_rule_capture_unsafe(const char *api, const char *what);
+void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv, const char *what);
+/* capture-rules.c: the map's other routes (CGS013-CGS016). Each returns
+ * 1 when the call will break a capture, the violation written. */
+int cg_caprule_event(const char *api, CUevent ev);
+int cg_caprule_legacy(const char *api, CUstream s, int ptsz, const char *what);
+int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev);
+int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s);
+/* CGS021: an end of capture on s, which the driver says captures nothing
+ * (the hook asked). Writes the violation and returns 1. */
+int cg_caprule_end_none(const char *api, CUstream s);
+/* CGS022: an end of capture on s, which is in capture (the driver's
+ * answer for s) but did not begin it. */
+int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s);
+/* CGS023: a begin-capture on s, which is in capture (the driver's answer
+ * for s). Not a breaker: the capture goes on. 2 when that capture is
+ * known broken (then the refused begin names it abandoned), 1 when not. */
+int cg_caprule_begin_capturing(const char *api, uint64_t capture, CUstream s);
+int cg_caprule_device_sync(const char *api);
+void cg_caprule_failed(const char *api, uint64_t capture, int rc);
+/* After a predicted call: a different answer than predicted_rc is a mismatch. */
+void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc);
 
 /* A hook's record step (hooks/call.c). cg_call_rec begins the "call"
  * record for c if its level passes (the caller adds its key arguments and

@@ -20,6 +20,8 @@
 
 #include "../call.h"
 #include "../config.h"
+#include "../init.h"
+#include "exports.h"
 
 typedef int rt_err;
 
