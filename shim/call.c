@@ -58,12 +58,7 @@ static void call_fields(struct cg_rec *r, const struct cg_call *c, CUresult rc, 
 		rec_u64(r, "post_ns", now - c->t_out);
 }
 
-int cg_call_on(const struct cg_call *c, CUresult rc)
-{
-	return cg_log_on(call_level(c, rc));
-}
-
-/* cg_call_on for the one place that then writes nothing (hooks/call.c). */
+/* For the one place that then writes nothing (hooks/call.c). */
 int cg_call_on_count(const struct cg_call *c, CUresult rc)
 {
 	if (cg_log_on(call_level(c, rc)))

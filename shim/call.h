@@ -109,9 +109,8 @@ int cg_need_real(int hid) CG_HIDDEN;
 			return CUDA_ERROR_NOT_FOUND;                                                                   \
 	}
 
-/* Whether the call record of c with result rc passes the log level. */
-int cg_call_on(const struct cg_call *c, CUresult rc) CG_HIDDEN;
-/* cg_call_on, counting a repeat's record it leaves out. */
+/* Whether the call record of c with result rc passes the log level,
+ * counting a repeat's record it leaves out. */
 int cg_call_on_count(const struct cg_call *c, CUresult rc) CG_HIDDEN;
 /* Same for a record written later than its call (a begin-capture record is
  * deferred until its capture ends: see hooks/capture.c): via is the runtime

@@ -73,7 +73,7 @@ int cg_label_copy(char *dst, const char *t)
 	return 1;
 }
 
-int cg_label_push(const char *label)
+static int cg_label_push(const char *label)
 {
 	struct cg_label_stack *s;
 
@@ -89,7 +89,7 @@ int cg_label_push(const char *label)
 	return ++s->depth;
 }
 
-int cg_label_pop(void)
+static int cg_label_pop(void)
 {
 	struct cg_label_stack *s = cg_label_tls;
 	if (!s || s->depth <= 0)

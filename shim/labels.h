@@ -31,8 +31,6 @@ struct cg_label_stack {
 /* NULL until this thread's first push. */
 extern __thread struct cg_label_stack *cg_label_tls;
 
-int cg_label_push(const char *label);
-int cg_label_pop(void);
 /* Copies label t into dst (CG_LABEL_LEN bytes): whole when it fits, else
  * cut at a character boundary and ended with CG_LABEL_MORE; 1 when cut. */
 int cg_label_copy(char *dst, const char *t);

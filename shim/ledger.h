@@ -114,8 +114,6 @@ void ledger_exec_gone(CUgraphExec e);
 /* capture, capture_site: g's capture and its begin site (model_graph_info,
  * which the instantiation already asked). */
 void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, uint64_t capture, uint32_t capture_site);
-/* Work out every pending executable's references now (no lock held). */
-void ledger_resolve_pending(void);
 
 extern _Atomic int ledger_stale_n;
 int ledger_launch_slow(CUgraphExec e, struct cg_stale *why, int *first);

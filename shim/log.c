@@ -149,7 +149,7 @@ void cg_log_flush_thread(void)
 	atomic_flag_clear_explicit(&b->busy, memory_order_release);
 }
 
-void cg_log_flush_all(void)
+static void cg_log_flush_all(void)
 {
 	pthread_mutex_lock(&tb_lock);
 	for (struct tbuf *b = tb_head; b; b = b->next) {

@@ -231,7 +231,6 @@ static inline void rec_batched(struct cg_rec *r)
  * at once, so a violation is on disk before the driver call), at thread
  * exit, before fork and at process exit. */
 void cg_log_flush_thread(void);
-void cg_log_flush_all(void);
 /* From now on every record is written at once (process exit). */
 void cg_log_unbuffered(void);
 /* From a fatal-signal handler (crashlog.c): every thread's batch out, then

@@ -726,7 +726,8 @@ void nodes_rec(struct cg_rec *r, const struct cg_ndet *d)
 	}
 }
 
-int nodes_param_diff(const struct cg_ndet *a, const struct cg_ndet *b)
+/* Index of the first kept parameter whose value differs, -1 if none. */
+static int nodes_param_diff(const struct cg_ndet *a, const struct cg_ndet *b)
 {
 	uint32_t n = a->np < b->np ? a->np : b->np;
 	for (uint32_t k = 0; k < n; k++)
@@ -735,7 +736,7 @@ int nodes_param_diff(const struct cg_ndet *a, const struct cg_ndet *b)
 	return -1;
 }
 
-unsigned nodes_diff(const struct cg_ndet *a, const struct cg_ndet *b)
+static unsigned nodes_diff(const struct cg_ndet *a, const struct cg_ndet *b)
 {
 	unsigned m = 0;
 	if (!a || !b || a->type != b->type)
@@ -775,7 +776,8 @@ unsigned nodes_diff(const struct cg_ndet *a, const struct cg_ndet *b)
 	return m;
 }
 
-void nodes_diff_text(unsigned mask, char *buf, size_t cap)
+/* Comma-separated field names of a CG_ND_* mask into buf (cap bytes). */
+static void nodes_diff_text(unsigned mask, char *buf, size_t cap)
 {
 	static const char *const f[] = {"function", "grid", "block", "shared memory", "parameters",
 					"operands", "size", "kind",  "element size"};

@@ -110,11 +110,6 @@ enum {
 	CG_ND_KIND = 128,
 	CG_ND_ELEM = 256
 };
-unsigned nodes_diff(const struct cg_ndet *a, const struct cg_ndet *b);
-/* Comma-separated field names of a CG_ND_* mask into buf (cap bytes). */
-void nodes_diff_text(unsigned mask, char *buf, size_t cap);
-/* Index of the first kept parameter whose value differs, -1 if none. */
-int nodes_param_diff(const struct cg_ndet *a, const struct cg_ndet *b);
 const char *nodes_copy_kind(int kind);
 
 /* An update of exec e from graph g that the type/topology checks let

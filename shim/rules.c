@@ -43,7 +43,7 @@ const char *cg_rule_id(int rule)
 	return rule > 0 && rule < R_COUNT ? rule_tab[rule].id : "";
 }
 
-int cg_rule_on(int rule)
+static int cg_rule_on(int rule)
 {
 	const char *off = cg_cfg.rules_off, *id = cg_rule_id(rule);
 	size_t l = strlen(id);
@@ -474,7 +474,8 @@ void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc)
 
 /* ---- stale pointers and pageable copies (issue 15; model/ledger.c finds) ---- */
 
-void cg_rule_stale_free(const struct cg_stale *s, const char *api)
+/* CGS018: a free or unmap made e stale (written after the call). */
+static void cg_rule_stale_free(const struct cg_stale *s, const char *api)
 {
 	struct cg_verdict v;
 	if (rules_memory_stale_free(s, api, &v))

@@ -18,7 +18,6 @@ enum cg_rule {
 	R_COUNT
 };
 
-int cg_rule_on(int rule);
 const char *cg_rule_id(int rule);
 
 /* Write verdict v (rules/verdict.h) of the call api as a violation record;
@@ -56,8 +55,6 @@ static inline int cg_caprule_is_legacy(CUstream s, int ptsz)
 /* CGS007 after a capture-unsafe call (hooks/hooks.h has the check before it):
  * a predicted refusal the driver did not make is a mismatch. */
 void cg_rule_capture_unsafe_after(const char *api, int predicted, int rc);
-/* CGS018: a free or unmap made e stale (written after the call). */
-void cg_rule_stale_free(const struct cg_stale *s, const char *api);
 /* CGS019: the launch or upload of a stale exec, before the call. The first
  * one is written in full, later ones counted. */
 void cg_rule_stale_launch(const struct cg_stale *s, const char *api, int first);

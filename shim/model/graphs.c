@@ -4,7 +4,7 @@
  */
 #include "model-int.h"
 
-struct cg_graph *model_graphs;
+static struct cg_graph *model_graphs;
 struct cg_graph *model_graph_find_locked(CUgraph g)
 {
 	struct cg_graph *x;

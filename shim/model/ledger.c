@@ -368,6 +368,8 @@ static void ledger_scan_locked(const struct lg_range *gone, const struct lg_hold
 	}
 }
 
+static void ledger_resolve_pending(void);
+
 int ledger_free(uint64_t base, uint64_t size, int host, struct ledger_freed *out)
 {
 	int nf = 0, more = 0;
@@ -648,7 +650,7 @@ void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, uint64_t 
  * with no lock held across the walk (model_exec_summary settles the graph
  * under the model's walk lock: a graph is never walked while a hook
  * changes or destroys it). An exec destroyed meanwhile is simply gone. */
-void ledger_resolve_pending(void)
+static void ledger_resolve_pending(void)
 {
 	int budget = atomic_load_explicit(&lg_pending_n, memory_order_relaxed), n = 0;
 	struct pend {

@@ -183,7 +183,6 @@ struct cg_exec {
 };
 #define X_SET(x, f, v) __atomic_store_n(&(x)->f, (v), __ATOMIC_RELAXED)
 #define X_GET(x, f) __atomic_load_n(&(x)->f, __ATOMIC_RELAXED)
-extern struct cg_graph *model_graphs;
 extern struct cg_exec *model_execs;
 struct cg_graph *model_graph_find_locked(CUgraph g);
 /* Whether graph gr's cached summary describes it now: its generation, and

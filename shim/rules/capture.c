@@ -37,7 +37,7 @@
 #include "../rules.h"
 #include "verdict.h"
 
-const char *rules_capture_mode(int m)
+static const char *rules_capture_mode(int m)
 {
 	return m == 0 ? "global" : m == 1 ? "thread_local" : m == 2 ? "relaxed" : "?";
 }

@@ -97,8 +97,13 @@ static void update_why_edges(char *o, uint32_t i, int type, unsigned deps)
 	stpcpy(o, " dependencies in both, but on other nodes (or with other edge data) in the graph than in the exec");
 }
 
-int rules_update_refusal(const struct cg_summary *old, const struct cg_summary *nu, const struct cg_model_view *mv,
-			 uint32_t *index, int *result, char *why, size_t cap)
+/* The node-detail refusals CGS001 predicts when both summaries have the
+ * same node types in the same order: a kernel's function from another
+ * context (UnsupportedFunctionChange), a cooperative change
+ * (AttributesChanged), a memset's extent or a copy's memory types
+ * (ParametersChanged). docs/update-refusals.md. */
+static int rules_update_refusal(const struct cg_summary *old, const struct cg_summary *nu,
+				const struct cg_model_view *mv, uint32_t *index, int *result, char *why, size_t cap)
 {
 	if (!old || !nu || !old->det || !nu->det || old->n_det != nu->n_det)
 		return 0;

@@ -152,13 +152,6 @@ int rules_update_instantiated(const struct cg_update_ev *ev, const struct cg_mod
  * count, or a node detail the driver refuses). Fills p and v; 0 when not. */
 int rules_update_fail(const struct cg_update_ev *ev, const struct cg_model_view *mv, struct cg_update_pred *p,
 		      struct cg_verdict *v);
-/* The node-detail refusals CGS001 predicts when both summaries have the
- * same node types in the same order: a kernel's function from another
- * context (UnsupportedFunctionChange), a cooperative change
- * (AttributesChanged), a memset's extent or a copy's memory types
- * (ParametersChanged). docs/update-refusals.md. */
-int rules_update_refusal(const struct cg_summary *old, const struct cg_summary *nu, const struct cg_model_view *mv,
-			 uint32_t *index, int *result, char *why, size_t cap);
 /* Whether the update keeps the exec's memory nodes as they are (then
  * neither CGS003 nor CGS012 can apply). */
 int rules_update_same_memory(const struct cg_update_ev *ev);
@@ -177,7 +170,6 @@ const char *rules_update_result_name(int res);
 
 /* me: the calling thread's id. cv, blocking, other, mine: captures the
  * hook looked up (NULL: none). Each returns 1 with the verdict filled. */
-const char *rules_capture_mode(int m);
 int rules_capture_is_legacy(CUstream s, int ptsz);
 /* CGS007: a capture-unsafe call (what it does, NULL: said from api) while
  * cv, the capture this thread's mode collides with, is live. */
