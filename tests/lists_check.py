@@ -4,7 +4,7 @@ this checks that what is generated or derived from each still agrees with it.
 
     lists_check.py [--src DIR] [--write] CHECK...
 
-CHECK: events, rules, config, scenarios, driver-calls, layers, citations
+CHECK: events, rules, config, scenarios, driver-calls, layers, citations, diagrams
 (or all). Each check prints one line per finding and ends with
 "N passed, N failed"; the exit status is non-zero on any failure.
 
@@ -396,6 +396,49 @@ def check_layers(t):
         ": remove %s" % stale if stale else ""))
 
 
+# ---- diagrams -----------------------------------------------------------------
+
+def hook_steps():
+    """The numbered steps of hooks/hooks.h's "The sequence a hook follows",
+    each as one whitespace-normalised string."""
+    text = rd("shim/hooks/hooks.h")
+    m = re.search(r"The sequence a hook follows.*?\n((?: \*\s+\d\..*?\n(?: \*\s{4,}.*\n)*)+)", text)
+    if not m:
+        return []
+    steps = re.split(r"\n \*\s+(?=\d\.)", "\n" + m.group(1))
+    out = []
+    for st in steps:
+        st = " ".join(re.sub(r"^\s*\*", "", ln) for ln in st.splitlines()).split()
+        if st:
+            out.append(" ".join(st))
+    return out
+
+
+def check_diagrams(t):
+    """docs/pipeline.dot and design.md's pipeline say hooks.h's steps."""
+    steps = hook_steps()
+    t.check(len(steps) >= 5, "shim/hooks/hooks.h lists %d numbered steps" % len(steps))
+    dot = {int(n): txt for n, txt in re.findall(r'label="(\d)\. ([^"\\]*)', rd("docs/pipeline.dot"))}
+    design = rd("docs/design.md")
+    block = design[design.find("## One event, one way"):design.find("## One hook list")]
+    flat = " ".join(re.sub(r"^[ |v]*(?:envelope|post part|rec part)?", "", ln).strip() for ln in block.splitlines())
+    bad_dot, bad_md = [], []
+
+    def words(x):
+        return re.findall(r"\w+", x.lower())[:3]  # a step's first three words name it
+    for i, st in enumerate(steps, 1):
+        w = words(st.partition(" ")[2])
+        if words(dot.get(i, "")) != w:
+            bad_dot.append("%d (hooks.h %r, dot %r)" % (i, " ".join(w), dot.get(i, "")[:40]))
+        if not re.search(r"\b%d\.\s+%s" % (i, r"\W+".join(w)), flat.lower()):
+            bad_md.append("%d. %s" % (i, " ".join(w)))
+    extra = sorted(set(dot) - set(range(1, len(steps) + 1)))
+    t.check(not bad_dot and not extra, "docs/pipeline.dot has hooks.h's %d steps, each starting as hooks.h says%s" % (
+        len(steps), ": " + "; ".join(bad_dot + ["extra step %d" % e for e in extra]) if bad_dot or extra else ""))
+    t.check(not bad_md, "design.md's pipeline (One event, one way) names the same steps%s" % (
+        ": missing %s" % bad_md if bad_md else ""))
+
+
 # ---- citations ----------------------------------------------------------------
 
 FACTS = "docs/cuda-facts.md"
@@ -460,7 +503,7 @@ def check_citations(t):
     t.check(not missing, "every cited section exists (%d citations, %d missing)" % (n, len(missing)))
 
 
-CHECKS = {"citations": check_citations, "layers": check_layers, "events": check_events, "rules": check_rules, "config": check_config,
+CHECKS = {"citations": check_citations, "diagrams": check_diagrams, "layers": check_layers, "events": check_events, "rules": check_rules, "config": check_config,
           "scenarios": check_scenarios, "driver-calls": check_driver_calls,
           "locks": check_locks}
 

@@ -1,6 +1,6 @@
 """tests/gpu/meminfo_first.py -- a probe, not a check: what one
 cuMemGetInfo_v2 costs in a PyTorch process on the first call, warm, and on
-the first call after a capture (docs/design.md, "Where the time goes")."""
+the first call after a capture (docs/measurements.md, "Where the time goes")."""
 import ctypes, time, torch
 x = torch.ones(1 << 16, device="cuda")
 torch.cuda.synchronize()
