@@ -177,6 +177,18 @@ void cg_door_counts(struct cg_door_counts *o)
 	o->early = atomic_load(&early_calls);
 }
 
+void cg_work_stream_gone(const void *s)
+{
+	int hi = atomic_load_explicit(&cg_call_slots_hi, memory_order_acquire);
+	for (int i = 0; i < hi && i < CG_CALL_SLOTS; i++)
+		for (int j = 0; j < CG_WORK_RING; j++) {
+			struct cg_work *w[2] = {&cg_call_slots[i].kern[j], &cg_call_slots[i].graph[j]};
+			for (int k = 0; k < 2; k++)
+				if (atomic_load_explicit(&w[k]->stream, memory_order_relaxed) == (uintptr_t)s)
+					atomic_store_explicit(&w[k]->obj, 0, memory_order_relaxed);
+		}
+}
+
 /* The parent's other threads do not exist in the child: the child counts
  * its own calls from zero. */
 void cg_door_after_fork_child(void)

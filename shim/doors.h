@@ -38,7 +38,8 @@ void cg_door_register_thread(void) CG_HIDDEN;
  *   - the thread's last CG_WORK_RING kernel launches and graph launches
  *     (cg_work_kernel/graph: stream, function or exec, the exec's launch
  *     number), each entry three relaxed stores; a reader racing a launch
- *     may pair one entry's stream with the next one's object (dump.md). */
+ *     may pair one entry's stream with the next one's object (dump.md).
+ *     An entry whose object is 0 was cleared (its stream destroyed). */
 #define CG_CALL_SLOTS 256
 #define CG_WORK_RING 4
 struct cg_work {
@@ -99,6 +100,12 @@ static inline void cg_work_graph(const void *s, const void *e, long long n)
 		atomic_store_explicit(&t->gn, i + 1, memory_order_release);
 	}
 }
+
+/* Stream s is being destroyed: every work entry naming it is cleared (its
+ * object 0: the dump leaves it out and never hands the stale handle to the
+ * driver). The one write into other threads' slots; from cuStreamDestroy's
+ * hook, before the driver's call. */
+void cg_work_stream_gone(const void *s) CG_HIDDEN;
 
 /* The blocking-call fields of the thread's own slot change between these
  * two: the sequence count is odd meanwhile (dump.c's reader retries). */

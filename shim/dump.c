@@ -425,10 +425,11 @@ static void part_streams(void)
 		if (th[i].bhid >= 0 && stream_arg(th[i].bhid))
 			cand[nc++] = th[i].a[0];
 		for (unsigned j = 0; j < CG_WORK_RING; j++) {
-			if (j < th[i].gn)
-				cand[nc++] = th[i].g[(th[i].gn - 1 - j) % CG_WORK_RING].s;
-			if (j < th[i].kn)
-				cand[nc++] = th[i].k[(th[i].kn - 1 - j) % CG_WORK_RING].s;
+			unsigned gx = (th[i].gn - 1 - j) % CG_WORK_RING, kx = (th[i].kn - 1 - j) % CG_WORK_RING;
+			if (j < th[i].gn && th[i].g[gx].o) /* object 0: its stream was destroyed */
+				cand[nc++] = th[i].g[gx].s;
+			if (j < th[i].kn && th[i].k[kx].o)
+				cand[nc++] = th[i].k[kx].s;
 		}
 		for (int c = 0; c < nc; c++) {
 			int seen = 0;
@@ -447,7 +448,7 @@ static void part_streams(void)
 		for (int i = 0; i < nth; i++)
 			for (unsigned j = 0; j < CG_WORK_RING && j < th[i].gn && gs.n < DUMP_PER_STREAM; j++) {
 				unsigned x = (th[i].gn - 1 - j) % CG_WORK_RING;
-				if (th[i].g[x].s != ss[k])
+				if (th[i].g[x].s != ss[k] || !th[i].g[x].o)
 					continue;
 				snprintf(gl[gs.n], sizeof gl[0], "exec=0x%lx launch=%lld thread=%d",
 					 (unsigned long)th[i].g[x].o, th[i].g[x].n, th[i].tid);
@@ -460,7 +461,7 @@ static void part_streams(void)
 			for (unsigned j = 0; j < CG_WORK_RING && j < th[i].kn && ks.n < DUMP_PER_STREAM; j++) {
 				unsigned x = (th[i].kn - 1 - j) % CG_WORK_RING;
 				const char *nm;
-				if (th[i].k[x].s != ss[k])
+				if (th[i].k[x].s != ss[k] || !th[i].k[x].o)
 					continue;
 				nm = kernel_name(th[i].k[x].o);
 				snprintf(kl[ks.n], sizeof kl[0], "%s function=0x%lx thread=%d", nm ? nm : "?",

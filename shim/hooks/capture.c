@@ -484,12 +484,14 @@ WAIT_EVENT_PARTS(cuStreamWaitEvent_ptsz, 1)
 void cgh_cuStreamDestroy_v2_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
 	model_capture_stream_gone(hStream);
+	cg_work_stream_gone(hStream); /* the dump asks no query of it after */
 	CGH_FRAME_END();
 }
 
 void cgh_cuStreamDestroy_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
 	model_capture_stream_gone(hStream);
+	cg_work_stream_gone(hStream); /* the dump asks no query of it after */
 	CGH_FRAME_END();
 }
 

@@ -98,6 +98,8 @@ def check_blocked_dump(h, recs, reason):
     check(len(st) == 1 and len(st[0]["graph_launches"]) == 2 and "launch=2" in st[0]["graph_launches"][0]
           and len(st[0]["kernels"]) == 1 and st[0]["state"] == "busy" and st[0]["completed"] == "not_all",
           "the blocked stream's last work (2 graph launches, newest first, 1 kernel; busy): %s" % st)
+    check(len(part(recs, "stream")) == 1, "only that stream: the one destroyed is not named (%d streams)"
+          % len(part(recs, "stream")))
     end = part(recs, "end")
     check(len(end) == 1 and end[0]["dump_us"] < 1000000, "the dump took %d us (< 1 s)" % end[0]["dump_us"])
     err = h.text("err")

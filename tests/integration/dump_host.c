@@ -5,7 +5,8 @@
  * STANDIN_SYNC_MS each).
  *
  * usage: dump_host MODE [N]
- *   blocked    stream s is given a kernel and two launches of a graph; a
+ *   blocked    stream s is given a kernel and two launches of a graph
+ *              (another stream given a kernel is destroyed); a
  *              capture is left open on stream c; thread "syncer" blocks in
  *              cuStreamSynchronize(s) and thread "evsync" in
  *              cuEventSynchronize of an event recorded on s; prints
@@ -181,6 +182,12 @@ int main(int argc, char **argv)
 	cuGraphLaunch(x, s);
 	cuEventCreate(&ev, 0);
 	cuEventRecord(ev, s);
+	{ /* a stream given work, then destroyed: the dump must not name it */
+		CUstream d;
+		cuStreamCreate(&d, CU_STREAM_NON_BLOCKING);
+		cuLaunchKernel((CUfunction)(void *)kern, 1, 1, 1, 32, 1, 1, 0, d, pp, NULL);
+		cuStreamDestroy(d);
+	}
 	/* a capture left open on c */
 	cuStreamBeginCapture(c, CU_STREAM_CAPTURE_MODE_RELAXED);
 	cuLaunchKernel((CUfunction)(void *)kern, 1, 1, 1, 32, 1, 1, 0, c, pp, NULL);
