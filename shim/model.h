@@ -446,20 +446,32 @@ void model_exec_update_failed(CUgraphExec e);
 /* A successful update of e from the summary it already holds, without
  * memory nodes: nothing the model keeps changes but the count (no lock). */
 void model_exec_updated_same(CUgraphExec e);
-/* The identical-update memo (hooks/update.c's fast path). The model epoch
+/* The known-update memo (hooks/update.c's fast path). The model epoch
  * moves with every change an update's analysis reads: a graph's nodes or
  * memory nodes, a graph destroyed, an executable instantiated or
  * destroyed, the ledger's ranges or stale executables. An update of e from
- * g that the full analysis found identical (the summary e already holds, no
- * memory node, nothing to say) is remembered with the epoch read before
- * that analysis, unless the epoch moved meanwhile; any change of e itself
- * (update from another graph, failure, rewrite, destroy) forgets it. A hit
- * (lock-free) means the same analysis would say the same again. */
+ * g that the full analysis found to say nothing and to change nothing but
+ * the summary e runs -- g's summary is e's own, or of e's class: the same
+ * topology hash, refusal and pointer fingerprints, no memory node, no
+ * child graph (execs.c exec_memo_class) -- is remembered, up to
+ * EXEC_MEMO_N graphs per exec, with the epoch read before that analysis,
+ * unless the epoch moved meanwhile (then, or at another epoch or class,
+ * the memo starts again). Any other change of e (instantiated again,
+ * update failed, rewritten, destroyed, an update from outside its class)
+ * forgets it. A hit (lock-free: slot + 1, else 0) means the same analysis
+ * would say the same again, whichever remembered graph it is from.
+ * model_update_memo_set: after an update from e's own summary (sum, a
+ * borrowed reference); model_exec_updated_alike: after one from another
+ * summary of e's class, which e runs from now on (sum consumed). */
 uint64_t model_epoch_now(void);
-void model_update_memo_set(CUgraphExec e, CUgraph g, uint64_t epoch);
+void model_update_memo_set(CUgraphExec e, CUgraph g, const struct cg_summary *sum, uint64_t epoch);
+void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch);
 int model_update_memo_hit(CUgraphExec e, CUgraph g);
-/* A memo hit the driver then answered with success: counted (no lock). */
-void model_exec_updated_known(CUgraphExec e);
+/* Whether an update from old to nu is of one memo class (see above). */
+int model_update_alike(const struct cg_summary *old, const struct cg_summary *nu);
+/* A memo hit (slot, from model_update_memo_hit) the driver then answered
+ * with success: e runs that slot's summary now; counted (no lock). */
+void model_exec_updated_known(CUgraphExec e, int slot);
 /* The policy re-instantiated app from g (the new real exec is set first,
  * with model_exec_set_real): the exec's graph and summary follow. */
 void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum);

@@ -28,8 +28,10 @@ struct upd_pred {
 	 * shim models and is counted, not recorded, below debug level. */
 	int quiet;
 	/* same: the exec already holds the new graph's summary, which has no
-	 * memory node: a successful update changes only the count */
-	int same;
+	 * memory node: a successful update changes only the count; alike:
+	 * another summary of the exec's memo class (model.h), which nothing
+	 * is said about: a successful update changes only the summary */
+	int same, alike;
 	uint64_t epoch; /* the model epoch before the analysis (the memo's) */
 	uint32_t err_index;
 	CUgraphNode err_node, from_node;
@@ -45,7 +47,7 @@ struct upd_pred {
 static void update_pred_init(struct upd_pred *p)
 {
 	p->old = p->nu = NULL;
-	p->have_v = p->rc = p->rule = p->quiet = p->same = 0;
+	p->have_v = p->rc = p->rule = p->quiet = p->same = p->alike = 0;
 	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	p->err_index = 0;
 	p->err_node = p->from_node = NULL;
@@ -80,6 +82,7 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
 	} else if (p->old && p->nu) {
 		p->quiet = rules_update_same_memory(&ev);
 		p->same = p->quiet && p->old == p->nu && !(p->nu->n_alloc + p->nu->n_free);
+		p->alike = p->quiet && !p->same && model_update_alike(p->old, p->nu);
 	}
 	if (p->have_v) {
 		p->rc = p->v.predicted_rc;
@@ -87,11 +90,12 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
 	}
 }
 
-/* The identical-update memo (model.h): the same update again, with
- * nothing the analysis reads changed since it found it identical and
- * nothing to say, needs neither the analysis nor a record when it
- * succeeds, only the count. Not in a live capture (the capture rules look
- * at every call there) nor at debug level (every update is written). */
+/* The known-update memo (model.h): an update from a graph the exec
+ * remembers, with nothing the analysis reads changed since it found that
+ * update to say nothing, needs neither the analysis nor a record when it
+ * succeeds, only the count and the summary's slot. Not in a live capture
+ * (the capture rules look at every call there) nor at debug level (every
+ * update is written). Returns the memo's slot + 1, or 0. */
 static int update_known_same(CUgraphExec app, CUgraph g)
 {
 	return !atomic_load_explicit(&cg_live_captures, memory_order_relaxed) && !cg_log_on(CG_L_DEBUG) &&
@@ -109,10 +113,10 @@ static void update_unrecorded(void)
 /* After the driver's answer to a known-same update: 1 when it succeeded
  * (counted, no record). A refusal after all gets the summaries for the
  * policy and the tail, as after a prediction of success, and 0. */
-static int update_known_after(struct upd_pred *p, CUgraphExec app, CUgraph g, CUresult rc)
+static int update_known_after(struct upd_pred *p, CUgraphExec app, CUgraph g, CUresult rc, int slot)
 {
 	if (rc == CUDA_SUCCESS) {
-		model_exec_updated_known(app);
+		model_exec_updated_known(app, slot);
 		update_unrecorded();
 		return 1;
 	}
@@ -187,13 +191,14 @@ static __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUg
 }
 
 /* Steps 2-5 of both forms before the call, unless the memo knows the
- * update (returns 1 then). Inlined: update_records_pre's site is taken a
- * fixed number of frames up from the wrapper. */
+ * update (returns its slot + 1 then). Inlined: update_records_pre's site
+ * is taken a fixed number of frames up from the wrapper. */
 static inline __attribute__((always_inline)) int update_before(struct cg_call *c, struct upd_pred *p, CUgraphExec app,
 							       CUgraph g, const char *api)
 {
-	if (update_known_same(app, g))
-		return 1;
+	int slot = update_known_same(app, g);
+	if (slot)
+		return slot;
 	update_predict(p, app, g); /* 2, 3 */
 	update_clock(c, p);
 	update_policy_pre(p, app);	    /* 4 */
@@ -234,9 +239,11 @@ static __attribute__((always_inline)) inline void update_post(struct cg_call *c,
 		cgh_ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
 	if (rc == CUDA_SUCCESS && !rewritten && p->same) {
 		model_exec_updated_same(app);
-		model_update_memo_set(app, g, p->epoch);
+		model_update_memo_set(app, g, nu, p->epoch);
 		model_summary_free(nu);
-	} else if (rc == CUDA_SUCCESS && !rewritten)
+	} else if (rc == CUDA_SUCCESS && !rewritten && p->alike)
+		model_exec_updated_alike(app, g, nu, p->epoch);
+	else if (rc == CUDA_SUCCESS && !rewritten)
 		model_exec_updated(app, g, nu);
 	else {
 		if (!rewritten)
@@ -313,7 +320,7 @@ CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 	 * the driver accepts): the result is read only from it. */
 	known = update_before(&c, &p, app, hGraph, "cuGraphExecUpdate_v2");
 	CG_FWD_OUT(rc, real_cuGraphExecUpdate_v2(real, hGraph, resultInfo));
-	if (known && update_known_after(&p, app, hGraph, rc))
+	if (known && update_known_after(&p, app, hGraph, rc, known))
 		CG_RETURN(rc);
 	nu = p.nu;
 	if (resultInfo) {
@@ -358,7 +365,7 @@ CUresult cgh_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNo
 	}
 	known = update_before(&c, &p, app, hGraph, "cuGraphExecUpdate");
 	CG_FWD_OUT(rc, real_cuGraphExecUpdate(real, hGraph, hErrorNode_out, updateResult_out));
-	if (known && update_known_after(&p, app, hGraph, rc))
+	if (known && update_known_after(&p, app, hGraph, rc, known))
 		CG_RETURN(rc);
 	nu = p.nu;
 	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) { /* written by the driver */

@@ -12,6 +12,7 @@ static _Atomic(struct cg_exec *) fast_idx[FAST_SLOTS];
 /* Set when an exec did not fit its neighbourhood of the index: only then
  * does a miss need the locked table (else a miss is an untracked exec). */
 static _Atomic int fast_overflow;
+static void exec_memo_drop_locked(struct cg_exec *x);
 
 static unsigned fast_hash(CUgraphExec e)
 {
@@ -76,7 +77,7 @@ int model_exec_set_real(CUgraphExec app, CUgraphExec real)
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(app);
 	if (x) {
-		atomic_store_explicit(&x->memo_g, NULL, memory_order_relaxed);
+		exec_memo_drop_locked(x);
 		atomic_store_explicit(&x->real, real, memory_order_release);
 	}
 	pthread_mutex_unlock(&model_gx_lock);
@@ -142,6 +143,86 @@ struct cg_exec *model_exec_find_locked(CUgraphExec e)
 	return x;
 }
 
+/* ---- the known-update memo (model.h) ---------------------------------- */
+
+/* The memo class of a summary: 0 when no update from or to it is
+ * remembered across summaries (partial; a hash or fingerprint not computed;
+ * memory nodes; child graphs, whose changes through their own handles the
+ * class would not see); else its topology hash and its refusal and pointer
+ * fingerprints (nodes.h), mixed. Between two summaries of one class the
+ * update rules find nothing (rules/update.c: equal topology hashes skip
+ * the node loop, equal refusal fingerprints the refusal pass; no memory
+ * node: no CGS002, CGS003, CGS012), the pointer diff writes nothing below
+ * debug and the ledger has no reference to redo (equal pointer
+ * fingerprints, nodes.c nodes_update_diff, ledger.c ledger_same_ptrs). */
+static uint64_t exec_memo_class(const struct cg_summary *s)
+{
+	if (!s || s->partial || !s->topo || !s->sig || !s->ptrs || s->n_alloc + s->n_free || s->n_kids)
+		return 0;
+	return cg_mix64(cg_mix64(s->topo, s->sig), s->ptrs) | 1;
+}
+
+int model_update_alike(const struct cg_summary *old, const struct cg_summary *nu)
+{
+	uint64_t c = exec_memo_class(old);
+	return c && c == exec_memo_class(nu);
+}
+
+/* The summary a memo hit left x running (memo_cur) becomes x->sum; a
+ * memo summary has no memory node, nor had the one it replaces. gx_lock. */
+static void exec_memo_settle_locked(struct cg_exec *x)
+{
+	int c = atomic_exchange_explicit(&x->memo_cur, 0, memory_order_relaxed);
+	struct cg_summary *s = c > 0 && c <= EXEC_MEMO_N ? x->memo_s[c - 1] : NULL;
+	if (!s || s == x->sum)
+		return;
+	model_summary_free(x->sum);
+	x->sum = model_summary_ref(s);
+	x->mem = s->mem;
+	x->n_mem = 0;
+}
+
+/* x forgets its memo, settled first. gx_lock. */
+static void exec_memo_drop_locked(struct cg_exec *x)
+{
+	exec_memo_settle_locked(x);
+	for (int i = 0; i < EXEC_MEMO_N; i++) {
+		atomic_store_explicit(&x->memo_g[i], NULL, memory_order_relaxed);
+		model_summary_free(x->memo_s[i]);
+		x->memo_s[i] = NULL;
+	}
+	x->memo_next = 0;
+	x->memo_cls = 0;
+}
+
+/* g, with summary s (borrowed), joins x's memo at epoch: a memo of
+ * another epoch or class, or a summary of no class (then only as the
+ * exec's own), starts again; nothing joins when the epoch moved since
+ * the analysis. x->sum is s or of its class. gx_lock. */
+static void exec_memo_add_locked(struct cg_exec *x, CUgraph g, const struct cg_summary *s, uint64_t epoch)
+{
+	uint64_t c = exec_memo_class(s);
+	int i;
+	if (model_epoch_now() != epoch || !s || (!c && s != x->sum)) {
+		exec_memo_drop_locked(x);
+		return;
+	}
+	if (atomic_load_explicit(&x->memo_epoch, memory_order_relaxed) != epoch || !c || c != x->memo_cls)
+		exec_memo_drop_locked(x);
+	for (i = 0; i < EXEC_MEMO_N && atomic_load_explicit(&x->memo_g[i], memory_order_relaxed) != g; i++)
+		;
+	if (i == EXEC_MEMO_N) { /* a new graph: the next slot, round robin */
+		i = x->memo_next;
+		x->memo_next = (i + 1) % EXEC_MEMO_N;
+		atomic_store_explicit(&x->memo_g[i], NULL, memory_order_relaxed); /* no hit while it changes */
+	}
+	model_summary_free(x->memo_s[i]);
+	x->memo_s[i] = model_summary_ref((struct cg_summary *)s);
+	x->memo_cls = c;
+	atomic_store_explicit(&x->memo_epoch, epoch, memory_order_relaxed);
+	atomic_store_explicit(&x->memo_g[i], g, memory_order_release);
+}
+
 void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out)
 {
 	out->h = x->h;
@@ -168,7 +249,7 @@ static void exec_release_claim_locked(struct cg_exec *x)
 
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 {
-	atomic_store_explicit(&x->memo_g, NULL, memory_order_relaxed); /* runs other parameters now */
+	exec_memo_drop_locked(x); /* runs other parameters now */
 	if (sum != x->sum)
 		exec_release_claim_locked(x); /* a partial view replaced (update, rewrite) */
 	/* x->mem borrows the summary's memory nodes: summaries are immutable
@@ -316,6 +397,8 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 	CUgraph g = NULL;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
+	if (x)
+		exec_memo_settle_locked(x);
 	if (x && x->sum && x->sum->partial)
 		g = x->graph;
 	else if (x)
@@ -342,6 +425,8 @@ void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, s
 	*old = *nu = NULL;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
+	if (x)
+		exec_memo_settle_locked(x);
 	if (!x || !x->sum || !x->sum->partial) {
 		*old = x ? model_summary_ref(x->sum) : NULL;
 		have_old = 1;
@@ -415,14 +500,17 @@ long long model_exec_updates_known(void)
 	return atomic_load_explicit(&updates_known, memory_order_relaxed);
 }
 
-/* Counts only: the update that set the memo went through
- * model_exec_updated_same, which cleared the exec's repeat flag, and
- * nothing sets it again without a new summary, which forgets the memo. */
-void model_exec_updated_known(CUgraphExec e)
+/* Counts, and the summary e runs from now on: the update that made the
+ * memo went through model_exec_updated_same or _alike, which cleared the
+ * exec's repeat flag, and nothing sets it again without a new summary,
+ * which forgets the memo. */
+void model_exec_updated_known(CUgraphExec e, int slot)
 {
+	struct cg_exec *x = model_exec_fast(e);
+	if (x)
+		atomic_store_explicit(&x->memo_cur, slot, memory_order_relaxed);
 	atomic_fetch_add_explicit(&updates_known, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&updates_same, 1, memory_order_relaxed);
-	(void)e;
 }
 
 void model_exec_update_failed(CUgraphExec e)
@@ -433,7 +521,7 @@ void model_exec_update_failed(CUgraphExec e)
 	model_tot.update_failures++;
 	x = model_exec_find_locked(e);
 	if (x)
-		atomic_store_explicit(&x->memo_g, NULL, memory_order_relaxed);
+		exec_memo_drop_locked(x);
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
@@ -442,25 +530,58 @@ uint64_t model_epoch_now(void)
 	return atomic_load_explicit(&model_epoch, memory_order_acquire);
 }
 
-void model_update_memo_set(CUgraphExec e, CUgraph g, uint64_t epoch)
+void model_update_memo_set(CUgraphExec e, CUgraph g, const struct cg_summary *sum, uint64_t epoch)
 {
-	struct cg_exec *x = model_exec_fast(e);
-	if (!x || !g || model_epoch_now() != epoch)
+	struct cg_exec *x;
+	if (!g || model_epoch_now() != epoch)
 		return;
-	atomic_store_explicit(&x->memo_epoch, epoch, memory_order_relaxed);
-	atomic_store_explicit(&x->memo_g, g, memory_order_release);
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(e);
+	if (x) {
+		exec_memo_settle_locked(x);
+		exec_memo_add_locked(x, g, sum, epoch);
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+}
+
+void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch)
+{
+	struct cg_exec *x;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(e);
+	if (x)
+		exec_memo_settle_locked(x);
+	if (x && model_update_alike(x->sum, sum)) {
+		/* model_exec_updated without a memo drop: nothing but the
+		 * summary changes (no memory node on either side) */
+		model_tot.updates++;
+		X_SET(x, repeat, 0);
+		model_summary_free(x->sum);
+		x->sum = sum;
+		x->mem = sum->mem;
+		x->n_mem = 0;
+		exec_memo_add_locked(x, g, sum, epoch);
+		sum = NULL;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	if (sum) /* the exec changed meanwhile, or is unknown: the general way */
+		model_exec_updated(e, g, sum);
 }
 
 int model_update_memo_hit(CUgraphExec e, CUgraph g)
 {
 	struct cg_exec *x = model_exec_fast(e);
 	CUgraphExec r;
-	if (!x || !g || atomic_load_explicit(&x->memo_g, memory_order_acquire) != g)
+	if (!x || !g)
 		return 0;
 	r = atomic_load_explicit(&x->real, memory_order_relaxed);
 	if (r && r != e) /* rewritten: the policy's path */
 		return 0;
-	return atomic_load_explicit(&x->memo_epoch, memory_order_relaxed) == model_epoch_now();
+	for (int i = 0; i < EXEC_MEMO_N; i++)
+		if (atomic_load_explicit(&x->memo_g[i], memory_order_acquire) == g)
+			return atomic_load_explicit(&x->memo_epoch, memory_order_relaxed) == model_epoch_now() ? i + 1
+														: 0;
+	return 0;
 }
 
 void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
@@ -501,7 +622,7 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out
 		HASH_DEL(model_execs, x);
 		fast_remove(x);
 		X_SET(x, live, 0);
-		atomic_store_explicit(&x->memo_g, NULL, memory_order_relaxed);
+		exec_memo_drop_locked(x);
 		model_epoch_bump(); /* its graph has no live exec now */
 		repeat = X_GET(x, repeat);
 		launches = atomic_load(&x->launches);

@@ -149,6 +149,7 @@ struct cg_graph {
 	UT_hash_handle hh;
 };
 
+#define EXEC_MEMO_N 4
 struct cg_exec {
 	/* Read by launches without gx_lock (model_exec_fast,
 	 * model_exec_launched), possibly while another thread updates or
@@ -163,12 +164,21 @@ struct cg_exec {
 	_Atomic long long launches;
 	_Atomic(CUgraphExec) real; /* the exec behind h: h, or a re-instantiation */
 	_Atomic int outstanding;   /* graph allocations of the last launch not yet freed */
-	/* The identical-update memo (model.h): the graph, and the epoch it
-	 * was found identical at; memo_g NULL when none. */
-	_Atomic(CUgraph) memo_g;
+	/* The known-update memo (model.h): up to EXEC_MEMO_N graphs whose
+	 * update of this exec the analysis found to say nothing and change
+	 * nothing but the summary it runs (memo_g, NULL: a free slot), all at
+	 * the epoch memo_epoch; memo_cur: the slot + 1 whose summary a memo
+	 * hit left the exec running (0: x->sum is it; settled under gx_lock). */
+	_Atomic(CUgraph) memo_g[EXEC_MEMO_N];
 	_Atomic uint64_t memo_epoch;
+	_Atomic int memo_cur;
 	/* Under gx_lock only. */
 	CUgraph graph;
+	/* memo_g[i]'s summary (a reference), all of one class (execs.c
+	 * exec_memo_class) and the exec's own summary's; the next slot */
+	struct cg_summary *memo_s[EXEC_MEMO_N];
+	int memo_next;
+	uint64_t memo_cls; /* their class; 0: one entry, the exec's own summary of no class */
 	uint32_t site;
 	int n_mem;
 	struct cg_mnode *mem;

@@ -420,7 +420,7 @@ def case_update_memo(recs, pools):
     s = one(recs, "summary")
     check(s.get("updates") == 17 and s.get("update_failures") == 2,
           "17 updates, 2 refused (%s, %s)" % (s.get("updates"), s.get("update_failures")))
-    check(s.get("updates_known") == 6, "6 answered by the memo: A's last 4, D's third and sixth (%s)"
+    check(s.get("updates_known") == 11, "11 answered by the memo: A's last 5, C's second, D's last 5 (%s)"
           % s.get("updates_known"))
     v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS001"]
     check(len(v) == 2, "CGS001 before each refusal, B's (node added) and C's (new graph) (%d)" % len(v))
@@ -428,6 +428,28 @@ def case_update_memo(recs, pools):
     check([r.get("rc") for r in upd] == [910, 910],
           "only the refused updates write call records (got rc %s)" % [r.get("rc") for r in upd])
     check(all(r.get("predicted_by") == "CGS001" for r in upd), "both predicted by CGS001")
+
+
+def case_update_alt(recs, pools):
+    """The known-update memo across graphs of one class, and what ends it
+    (kernels/model/update_alt.cu)."""
+    s = one(recs, "summary")
+    check(s.get("updates") == 32 and s.get("update_failures") == 3,
+          "32 updates, 3 refused (%s, %s)" % (s.get("updates"), s.get("update_failures")))
+    check(s.get("updates_known") == 14, "14 answered by the memo: A's 6, 2 each in B-E, none in F (%s)"
+          % s.get("updates_known"))
+    upd = [(i, r) for i, r in enumerate(recs) if r.get("ev") == "call"
+           and (r.get("api") or "").startswith("cuGraphExecUpdate")]
+    check([r.get("rc") for _, r in upd] == [910, 910, 910],
+          "only the refused updates write call records (got rc %s)" % [r.get("rc") for _, r in upd])
+    viol = [i for i, r in enumerate(recs) if r.get("ev") == "violation" and r.get("rule") == "CGS001"]
+    check(len(viol) == 3 and all(r.get("predicted_by") == "CGS001" for _, r in upd)
+          and all(v < i for v, (i, _) in zip(viol, upd)),
+          "CGS001 named before each refusal: node added (B), child added (C), memory node added (D) (%d)"
+          % len(viol))
+    check(not ev(recs, "mismatch"), "no prediction the driver disagreed with (%d)" % len(ev(recs, "mismatch")))
+    moved = [r for r in ev(recs, "update_diff") if r.get("repointed")]
+    check(len(moved) == 16, "F: each of its 4 updates names its 4 kernels moved to other memory (%d)" % len(moved))
 
 
 def case_copy_tally(recs, pools):
@@ -582,6 +604,7 @@ CASES = {
     "relaxed_malloc": case_relaxed_malloc,
     "quiet_sync": case_quiet_sync,
     "update_memo": case_update_memo,
+    "update_alt": case_update_alt,
     "copy_tally": case_copy_tally,
 }
 
