@@ -466,12 +466,13 @@ void model_exec_updated_same(CUgraphExec e);
 uint64_t model_epoch_now(void);
 void model_update_memo_set(CUgraphExec e, CUgraph g, const struct cg_summary *sum, uint64_t epoch);
 void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch);
-int model_update_memo_hit(CUgraphExec e, CUgraph g);
+struct cg_exec;
+int model_update_memo_hit(CUgraphExec e, CUgraph g, struct cg_exec **x);
 /* Whether an update from old to nu is of one memo class (see above). */
 int model_update_alike(const struct cg_summary *old, const struct cg_summary *nu);
-/* A memo hit (slot, from model_update_memo_hit) the driver then answered
- * with success: e runs that slot's summary now; counted (no lock). */
-void model_exec_updated_known(CUgraphExec e, int slot);
+/* A memo hit (slot and x, from model_update_memo_hit) the driver then
+ * answered with success: e runs that slot's summary now; counted (no lock). */
+void model_exec_updated_known(struct cg_exec *x, CUgraphExec e, int slot);
 /* The policy re-instantiated app from g (the new real exec is set first,
  * with model_exec_set_real): the exec's graph and summary follow. */
 void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum);

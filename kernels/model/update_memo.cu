@@ -6,17 +6,17 @@
  * the analysis found it so and nothing it reads changed since:
  *
  *  A  e from a one-kernel graph G0; S captured identically; 6 updates of e
- *     from S, each followed by a launch: the first swaps e to S's summary,
- *     the second finds it identical (remembered), the other 4 are known.
+ *     from S, each followed by a launch: the first is analysed (S's summary
+ *     is of e's class, model.h: remembered), the other 5 are known.
  *  B  a child-graph node added to S: the next update from S is analysed
  *     again, and CGS001 predicts the driver's 910 (topology changed).
  *  C  S destroyed; S2 captured like G0, 2 updates from it (the second
- *     remembered); S2 destroyed and T captured with two kernels (a driver
- *     may hand S2's handle out again): CGS001 and 910 again.
- *  D  U captured like G0: 3 updates from U (the third known); e updated
- *     from V (another scalar): e changed, so the next 3 from U are
- *     analysed twice again and the third is known.
- * 6 updates known of 17; 2 predicted refusals, no mismatch.
+ *     known); S2 destroyed and T captured with two kernels (a driver may
+ *     hand S2's handle out again): CGS001 and 910 again.
+ *  D  U captured like G0: 3 updates from U (the last 2 known); e updated
+ *     from V (another scalar, the same class): analysed, V joins the memo,
+ *     so the next 3 from U are known.
+ * 11 updates known of 17; 2 predicted refusals, no mismatch.
  */
 #include "scenario.h"
 

@@ -33,6 +33,7 @@ struct upd_pred {
 	 * is said about: a successful update changes only the summary */
 	int same, alike;
 	uint64_t epoch; /* the model epoch before the analysis (the memo's) */
+	struct cg_exec *kx; /* the exec of a memo hit (model_update_memo_hit) */
 	uint32_t err_index;
 	CUgraphNode err_node, from_node;
 	char why[256];
@@ -96,10 +97,10 @@ static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
  * succeeds, only the count and the summary's slot. Not in a live capture
  * (the capture rules look at every call there) nor at debug level (every
  * update is written). Returns the memo's slot + 1, or 0. */
-static int update_known_same(CUgraphExec app, CUgraph g)
+static int update_known_same(CUgraphExec app, CUgraph g, struct cg_exec **x)
 {
 	return !atomic_load_explicit(&cg_live_captures, memory_order_relaxed) && !cg_log_on(CG_L_DEBUG) &&
-	       model_update_memo_hit(app, g);
+	       model_update_memo_hit(app, g, x);
 }
 
 /* A successful update that writes no record: the runtime hook above it
@@ -116,7 +117,7 @@ static void update_unrecorded(void)
 static int update_known_after(struct upd_pred *p, CUgraphExec app, CUgraph g, CUresult rc, int slot)
 {
 	if (rc == CUDA_SUCCESS) {
-		model_exec_updated_known(app, slot);
+		model_exec_updated_known(p->kx, app, slot);
 		update_unrecorded();
 		return 1;
 	}
@@ -196,7 +197,7 @@ static __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUg
 static inline __attribute__((always_inline)) int update_before(struct cg_call *c, struct upd_pred *p, CUgraphExec app,
 							       CUgraph g, const char *api)
 {
-	int slot = update_known_same(app, g);
+	int slot = update_known_same(app, g, &p->kx);
 	if (slot)
 		return slot;
 	update_predict(p, app, g); /* 2, 3 */

@@ -504,10 +504,11 @@ long long model_exec_updates_known(void)
  * memo went through model_exec_updated_same or _alike, which cleared the
  * exec's repeat flag, and nothing sets it again without a new summary,
  * which forgets the memo. */
-void model_exec_updated_known(CUgraphExec e, int slot)
+void model_exec_updated_known(struct cg_exec *x, CUgraphExec e, int slot)
 {
-	struct cg_exec *x = model_exec_fast(e);
-	if (x)
+	/* x is never freed; reused for another exec only if the program
+	 * destroyed e during its own update */
+	if (X_GET(x, h) == e && X_GET(x, live) && atomic_load_explicit(&x->memo_cur, memory_order_relaxed) != slot)
 		atomic_store_explicit(&x->memo_cur, slot, memory_order_relaxed);
 	atomic_fetch_add_explicit(&updates_known, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&updates_same, 1, memory_order_relaxed);
@@ -568,9 +569,9 @@ void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, 
 		model_exec_updated(e, g, sum);
 }
 
-int model_update_memo_hit(CUgraphExec e, CUgraph g)
+int model_update_memo_hit(CUgraphExec e, CUgraph g, struct cg_exec **xp)
 {
-	struct cg_exec *x = model_exec_fast(e);
+	struct cg_exec *x = *xp = model_exec_fast(e);
 	CUgraphExec r;
 	if (!x || !g)
 		return 0;
