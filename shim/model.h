@@ -409,8 +409,9 @@ void model_graph_settle(CUgraph g);
 /* Whether g holds a copy node, or may (a query failed): its node types
  * only, through capture-safe queries, no lock held. partial: the summary
  * g was instantiated with, or NULL; when its capture's tally proved no
- * copy, one node-count query answers. */
-int model_graph_copies(CUgraph g, const struct cg_summary *partial);
+ * copy, one node-count query answers. *kernels: g's kernel nodes when the
+ * answer is 0 (the tally's, or counted in the same pass), else -1. */
+int model_graph_copies(CUgraph g, const struct cg_summary *partial, int *kernels);
 /* How many copy checks were made, and how many of them the tally answered
  * (the exit summary's copy_checks). */
 void model_graph_copy_checks(long long *all, long long *tallied);
@@ -425,8 +426,11 @@ int model_graph_live_exec(CUgraph g, struct cg_exec_view *out);
 int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, int *mem_nodes);
 
 /* repeat: a steady instantiation with nothing to say; the exec is a repeat
- * when g is a repeat graph too (returned) until it is updated. */
-int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat);
+ * when g is a repeat graph too (returned) until it is updated. kernels:
+ * g's kernel nodes when the caller knows them (model_graph_copies), else
+ * -1 (counted from a full summary, else by a query per node). */
+int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat,
+		   int kernels);
 /* Returns the exec's leaks, *leaks malloc'd (the caller frees; NULL when
  * none); *repeat (may be NULL): it was still a repeat exec. *lr: the facts
  * of its "launches" record (destroy), count 0 when none is owed (never

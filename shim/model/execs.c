@@ -298,12 +298,14 @@ static int exec_kernel_count(CUgraph g, const struct cg_summary *sum)
 	return k;
 }
 
-int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat)
+int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat,
+		   int kernels)
 {
 	struct cg_exec *x;
 	struct cg_graph *gr;
 	int dev = cg_current_device(); /* the exec belongs to the instantiating context */
-	int kernels = exec_kernel_count(g, sum);
+	if (kernels < 0)
+		kernels = exec_kernel_count(g, sum);
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
 	if (!x) {

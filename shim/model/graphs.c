@@ -638,11 +638,12 @@ void model_graph_copy_checks(long long *all, long long *tallied)
 	*tallied = atomic_load_explicit(&copy_checks_tallied, memory_order_relaxed);
 }
 
-int model_graph_copies(CUgraph g, const struct cg_summary *partial)
+int model_graph_copies(CUgraph g, const struct cg_summary *partial, int *kernels)
 {
 	CUgraphNode small[256], *nodes = small;
 	size_t n = 256;
-	int found = 1, ok;
+	int found = 1, ok, k = 0;
+	*kernels = -1;
 	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType)
 		return 1;
 	atomic_fetch_add_explicit(&copy_checks, 1, memory_order_relaxed);
@@ -651,6 +652,8 @@ int model_graph_copies(CUgraph g, const struct cg_summary *partial)
 	 * as cuGraphAddMemcpyNode, shows in it) says nothing was added. */
 	if (partial && partial->nocopy && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS && n == partial->n_nodes) {
 		atomic_fetch_add_explicit(&copy_checks_tallied, 1, memory_order_relaxed);
+		/* every node a kernel or a memory node (model_graph_captured) */
+		*kernels = (int)(partial->n_nodes - partial->n_alloc - partial->n_free);
 		return 0;
 	}
 	n = 256;
@@ -670,7 +673,10 @@ int model_graph_copies(CUgraph g, const struct cg_summary *partial)
 			CUgraphNodeType t = CU_GRAPH_NODE_TYPE_MEMCPY;
 			drv_cuGraphNodeGetType(nodes[i], &t);
 			found = t == CU_GRAPH_NODE_TYPE_MEMCPY;
+			k += t == CU_GRAPH_NODE_TYPE_KERNEL;
 		}
+		if (!found)
+			*kernels = k;
 	}
 	if (nodes != small)
 		free(nodes);
