@@ -156,12 +156,23 @@ static void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_
  * not capturing (cuStreamGetCaptureInfo on a non-legacy stream is safe:
  * measured likewise). A capture the shim never saw begin, with none it
  * knows live, is the one case still asked blind. */
-static int stream_blocking(CUstream s, int ptsz, int nested)
+/* The answers, per thread (a per-thread default stream is the thread's
+ * own): a stream's flags never change, and a hooked stream destroy moves
+ * stream_gen, which empties every thread's cache, so a handle handed out
+ * again is asked again. A begin loop on one stream then asks nothing. */
+#define SB_CACHE 4
+static _Atomic unsigned stream_gen = 1; /* 0 only after a wrap: then nothing is kept */
+static CG_TLS struct {
+	CUstream s;
+	unsigned gen;
+	int ptsz, blocking;
+} sb_cache[SB_CACHE];
+static CG_TLS unsigned sb_next;
+
+static int stream_blocking_asked(CUstream s, int ptsz)
 {
 	unsigned flags = 0;
 	PFN_cuStreamGetFlags_v5050 f = ptsz ? drv_cuStreamGetFlags_ptsz : drv_cuStreamGetFlags;
-	if (nested || cg_caprule_is_legacy(s, ptsz))
-		return 0;
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
 		CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
 		CUresult q = CUDA_ERROR_NOT_SUPPORTED;
@@ -170,11 +181,30 @@ static int stream_blocking(CUstream s, int ptsz, int nested)
 		else if (!ptsz && drv_cuStreamGetCaptureInfo_v3)
 			q = drv_cuStreamGetCaptureInfo_v3(s, &st, NULL, NULL, NULL, NULL, NULL);
 		if (q != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE)
-			return 0; /* unknown: no CGS014 prediction for it */
+			return -1; /* unknown: no CGS014 prediction for it */
 	}
 	if (!f || f(s, &flags) != CUDA_SUCCESS)
-		return 0; /* unknown: no CGS014 prediction for it */
+		return -1; /* unknown: no CGS014 prediction for it */
 	return !(flags & CU_STREAM_NON_BLOCKING);
+}
+
+static int stream_blocking(CUstream s, int ptsz, int nested)
+{
+	unsigned gen = atomic_load_explicit(&stream_gen, memory_order_acquire);
+	int b;
+	if (nested || cg_caprule_is_legacy(s, ptsz))
+		return 0;
+	for (int i = 0; i < SB_CACHE; i++)
+		if (sb_cache[i].s == s && sb_cache[i].gen == gen && sb_cache[i].ptsz == ptsz && gen)
+			return sb_cache[i].blocking;
+	b = stream_blocking_asked(s, ptsz);
+	if (b < 0)
+		return 0;
+	if (gen) { /* 0: the cache's empty slots */
+		unsigned k = sb_next++ % SB_CACHE;
+		sb_cache[k].s = s, sb_cache[k].gen = gen, sb_cache[k].ptsz = ptsz, sb_cache[k].blocking = b;
+	}
+	return b;
 }
 
 /* CGS023, before a begin: s is in a live capture already (begun on it, or
@@ -483,6 +513,7 @@ WAIT_EVENT_PARTS(cuStreamWaitEvent_ptsz, 1)
  * capture is live). */
 void cgh_cuStreamDestroy_v2_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
+	atomic_fetch_add_explicit(&stream_gen, 1, memory_order_release); /* stream_blocking's caches */
 	model_capture_stream_gone(hStream);
 	cg_work_stream_gone(hStream); /* the dump asks no query of it after */
 	CGH_FRAME_END();
@@ -490,6 +521,7 @@ void cgh_cuStreamDestroy_v2_pre(struct cg_call *c, struct cgh_frame *f, CUstream
 
 void cgh_cuStreamDestroy_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
+	atomic_fetch_add_explicit(&stream_gen, 1, memory_order_release); /* stream_blocking's caches */
 	model_capture_stream_gone(hStream);
 	cg_work_stream_gone(hStream); /* the dump asks no query of it after */
 	CGH_FRAME_END();

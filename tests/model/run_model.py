@@ -452,6 +452,16 @@ def case_update_alt(recs, pools):
     check(len(moved) == 16, "F: each of its 4 updates names its 4 kernels moved to other memory (%d)" % len(moved))
 
 
+def case_begin_flags(recs, pools):
+    """Which streams are blocking, remembered per stream until one is
+    destroyed (kernels/model/begin_flags.cu)."""
+    v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS014"]
+    check(len(v) == 1, "CGS014 named once: A's query on the blocking stream, not B's (%d)" % len(v))
+    if STANDIN:
+        check("reused 1" in STDOUT, "stand-in: S2 has S1's handle, the case the destroy must cover (%r)"
+              % STDOUT.splitlines()[:1])
+
+
 def case_copy_tally(recs, pools):
     """The capture's kernel tally answers the copy check (kernels/model/copy_tally.cu)."""
     s = one(recs, "summary")
@@ -585,8 +595,22 @@ def after_node_types(a, base):
         check(not ev(recs, "warning"), "no warnings at debug (%s)" % [x.get("msg") for x in ev(recs, "warning")])
 
 
+def after_begin_flags(a, base):
+    """The begin hook asks the stand-in for a stream's flags once per stream:
+    S1's first begin and S2's (its handle S1's again, after a destroy)."""
+    calls = {}
+    for side, env in (("bare", dict(base, STANDIN_VERBOSE="1")),
+                      ("shim", dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG="info", STANDIN_VERBOSE="1"))):
+        r = run([a.prog], env)
+        check(r.returncode == 0, "begin_flags %s traced: exit %d (want 0)" % (side, r.returncode))
+        # the trace names the stand-in's function less its first 3 letters
+        calls[side] = len(re.findall(r"^\[standin\] eam_get_flags", r.stderr.decode(errors="replace"), re.M))
+    check(calls["shim"] - calls["bare"] == 2, "the shim asked cuStreamGetFlags twice for 5 begins (%d, bare %d)"
+          % (calls["shim"], calls["bare"]))
+
+
 AFTER = {"condensed": after_condensed, "module_reuse": after_module_reuse, "kernel_forms": after_kernel_forms,
-         "node_types": after_node_types}
+         "node_types": after_node_types, "begin_flags": after_begin_flags}
 
 
 CASES = {
@@ -605,6 +629,7 @@ CASES = {
     "quiet_sync": case_quiet_sync,
     "update_memo": case_update_memo,
     "update_alt": case_update_alt,
+    "begin_flags": case_begin_flags,
     "copy_tally": case_copy_tally,
 }
 
