@@ -505,6 +505,11 @@ void model_pool_seen(CUmemoryPool p, int dev, int is_default);
 void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site);
 CUmemoryPool model_device_pool(int dev, uint32_t *site);
 int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site);
+/* A captured allocation's pool in one lock round trip: *pool (NULL: dev's
+ * current pool), its ipc, default flag and site (0 when the pool is
+ * unknown, as model_pool_info leaves them) and *mdev, the cg_mnode dev of
+ * its allocation (the pool's device, else dev; plus one). 1: pool known. */
+int model_pool_for_alloc(int dev, CUmemoryPool *pool, int *ipc, int *is_default, uint32_t *site, uint8_t *mdev);
 /* A graph allocation observed at creation; *out: the facts of its "alloc"
  * record, which the hook writes (emit_alloc; an explicit node adds the
  * peer access it asked for, "access"). */

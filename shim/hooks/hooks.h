@@ -181,6 +181,7 @@ struct cgh_frame {
 	int verdict;	     /* a rule's prediction, checked after the call */
 	int capturing;	     /* the stream is capturing (capture id, graph) */
 	int ipc, is_default; /* the pool's kind (stream-ordered allocation) */
+	uint8_t mdev;	     /* its allocation's device + 1 (cg_mnode dev; model_pool_for_alloc) */
 	uint64_t id;
 	CUgraph g;
 	CUmemoryPool pool;

@@ -69,10 +69,7 @@ static CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, CUmemor
 		model_mem_moved(); /* may grow the pool; a captured one is a node */
 	if (f->capturing) {
 		f->site = cg_site_here(SITE_SKIP_PART + 1);
-		if (!f->pool)
-			f->pool = model_device_pool(cg_current_device(), NULL);
-		if (f->pool && !model_pool_info(f->pool, &f->ipc, &f->is_default, &pool_site))
-			f->ipc = f->is_default = 0;
+		model_pool_for_alloc(cg_current_device(), &f->pool, &f->ipc, &f->is_default, &pool_site, &f->mdev);
 		struct cg_alloc_ev ev = {api, size, f->pool, f->ipc, pool_site, s, f->id, f->site};
 		struct cg_verdict v;
 		if (rules_memory_ipc_pool(&ev, &v))
@@ -94,6 +91,7 @@ static void alloc_async_post(struct cg_call *c, struct cgh_frame *f, CUresult rc
 			m.site = f->site;
 			m.ipc = (uint8_t)f->ipc;
 			m.pool_default = (uint8_t)f->is_default;
+			m.dev = f->mdev; /* model_graph_add_mnode and model_alloc_graph need not look it up */
 			model_graph_add_mnode(f->g, &m);
 			struct ev_alloc a;
 			model_alloc_graph(&m, s, f->id, f->g, api, &a);

@@ -13,6 +13,9 @@ static _Atomic(struct cg_exec *) fast_idx[FAST_SLOTS];
  * does a miss need the locked table (else a miss is an untracked exec). */
 static _Atomic int fast_overflow;
 static void exec_memo_drop_locked(struct cg_exec *x);
+/* HASH_COUNT(model_execs), kept beside it under gx_lock, read without it
+ * (model_execs_live: every steady begin asks) */
+static _Atomic long long execs_live_n;
 
 static unsigned fast_hash(CUgraphExec e)
 {
@@ -332,6 +335,7 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 			return 0;
 		}
 		model_tot.execs++;
+		atomic_fetch_add_explicit(&execs_live_n, 1, memory_order_relaxed);
 	}
 	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */
 	x->graph = g;
@@ -623,6 +627,7 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out
 	x = model_exec_find_locked(e);
 	if (x) {
 		HASH_DEL(model_execs, x);
+		atomic_fetch_sub_explicit(&execs_live_n, 1, memory_order_relaxed);
 		fast_remove(x);
 		X_SET(x, live, 0);
 		exec_memo_drop_locked(x);
@@ -729,9 +734,5 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 
 long long model_execs_live(void)
 {
-	long long n;
-	pthread_mutex_lock(&model_gx_lock);
-	n = (long long)HASH_COUNT(model_execs);
-	pthread_mutex_unlock(&model_gx_lock);
-	return n;
+	return atomic_load_explicit(&execs_live_n, memory_order_relaxed);
 }

@@ -261,7 +261,8 @@ void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, struct 
 void model_dev_seen(int d);
 int model_graphmem_sample(const char *when, CUgraphExec e, struct ev_graphmem out[CG_MAX_DEV]);
 
-/* Executables alive now (execs.c; takes model_gx_lock). */
+/* Executables alive now (execs.c; a relaxed load of a count kept under
+ * model_gx_lock). */
 long long model_execs_live(void);
 
 #endif

@@ -118,6 +118,33 @@ CUmemoryPool model_device_pool(int dev, uint32_t *site)
 	return p;
 }
 
+int model_pool_for_alloc(int dev, CUmemoryPool *pool, int *ipc, int *is_default, uint32_t *site, uint8_t *mdev)
+{
+	struct cg_pool *x = NULL;
+	int d = -1;
+	*ipc = *is_default = 0;
+	*site = 0;
+	pthread_mutex_lock(&model_mem_lock);
+	if (!*pool && dev >= 0 && dev < CG_MAX_DEV)
+		*pool = model_cur_pool[dev].pool;
+	if (*pool)
+		HASH_FIND_PTR(model_pools, pool, x);
+	if (x) {
+		*ipc = x->ipc;
+		*is_default = x->is_default;
+		*site = x->site;
+		d = x->dev;
+	}
+	pthread_mutex_unlock(&model_mem_lock);
+	/* as model_pool_mnode_dev answers */
+	if (d < 0 || d >= CG_MAX_DEV)
+		d = dev;
+	*mdev = d >= 0 && d < CG_MAX_DEV ? (uint8_t)(d + 1) : 0;
+	if (*mdev)
+		model_dev_seen(d);
+	return x != NULL;
+}
+
 int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site)
 {
 	struct cg_pool *x;
