@@ -402,6 +402,19 @@ int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t *n_al
 /* A partial summary of a captured, unchanged graph (NULL if g is not one):
  * what an instantiation needs, without walking the graph. */
 struct cg_summary *model_graph_partial(CUgraph g);
+/* What an instantiation of g reads of the model before the call, in one
+ * gx_lock round trip: sum, the cached summary when current, else (with
+ * partial_ok) model_graph_partial's, else NULL (a reference); known: g is
+ * in the model, with its capture and site; have_live: live, as
+ * model_graph_live_exec answers. */
+struct model_inst_view {
+	struct cg_summary *sum;
+	int known, have_live;
+	uint64_t capture;
+	uint32_t site;
+	struct cg_exec_view live;
+};
+void model_graph_inst_view(CUgraph g, int partial_ok, struct model_inst_view *o);
 /* Call before g is destroyed or changed through a hook: executables whose
  * summary of g is still partial get the full one now, while g is as they
  * were instantiated from. */

@@ -15,25 +15,46 @@ _Atomic int cgh_updates_seen;
 /* instantiate                                                             */
 /* ======================================================================= */
 
+/* The model as instantiate_pre read it (model_graph_inst_view), for the
+ * rules' view of g's live exec: no second gx_lock round trip. */
+static CG_TLS const struct model_inst_view *inst_iv;
+static CG_TLS CUgraph inst_g;
+
+static int inst_live_exec(CUgraph g, struct cg_exec_view *out)
+{
+	const struct model_inst_view *iv = inst_iv;
+	if (!iv || g != inst_g)
+		return model_graph_live_exec(g, out);
+	if (iv->have_live)
+		*out = iv->live;
+	return iv->have_live;
+}
+
 /* Instantiate (LIFE rows): the summary, the rules' verdicts (CGS004,
  * CGS010) and the memory sample before the call; the exec into the model
  * and the ledger after it; the node records after the call's record. */
 static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api)
 {
 	struct cg_verdict v;
+	struct model_inst_view iv;
+	struct cg_model_view mv = cg_model_view_live;
+	int second;
 	cg_policy_collect();
 	f->site = cg_site_here(SITE_SKIP_PART + 1);
 	/* A captured graph unchanged since its capture needs no walk: the
 	 * exec gets a partial summary, completed on first need. */
-	f->sum = model_graph_summary_cached(g);
-	if (!f->sum && !cg_log_on(CG_L_DEBUG))
-		f->sum = model_graph_partial(g);
+	model_graph_inst_view(g, !cg_log_on(CG_L_DEBUG), &iv);
+	f->sum = iv.sum;
 	if (!f->sum)
 		f->sum = model_graph_summary(g);
 	f->predicted_rc = 0;
 	f->rule = 0;
 	struct cg_instantiate_ev ev = {g, flags, f->sum, f->site};
-	if (rules_instantiate_second(&ev, &cg_model_view_live, &v)) {
+	mv.graph_live_exec = inst_live_exec;
+	inst_iv = &iv, inst_g = g;
+	second = rules_instantiate_second(&ev, &mv, &v);
+	inst_iv = NULL;
+	if (second) {
 		f->predicted_rc = v.predicted_rc;
 		f->rule = v.rule;
 		cg_verdict_write(&v, api, 0, SITE_SKIP_PART + 1);
@@ -43,12 +64,11 @@ static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t 
 		f->rule = v.rule;
 		cg_verdict_write(&v, api, 0, SITE_SKIP_PART + 1);
 	}
-	{
-		int origin = 0, mn = 0;
-		if (model_graph_info(g, &origin, &f->cap, &f->cap_site, &mn) && f->cap && f->sum)
-			f->shape = model_summary_shape(f->sum);
-		f->steady = f->shape && model_meminfo_steady_inst(f->cap, f->shape);
-	}
+	f->cap = iv.known ? iv.capture : 0;
+	f->cap_site = iv.known ? iv.site : 0;
+	if (f->cap && f->sum)
+		f->shape = model_summary_shape(f->sum);
+	f->steady = f->shape && model_meminfo_steady_inst(f->cap, f->shape);
 	f->have_free = !f->steady && model_sample_free(&f->free_before);
 }
 

@@ -558,12 +558,10 @@ int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t *n_al
 	return x != NULL;
 }
 
-struct cg_summary *model_graph_partial(CUgraph g)
+/* model_graph_partial under gx_lock, of x (may be NULL). */
+static struct cg_summary *graph_partial_locked(const struct cg_graph *x)
 {
-	struct cg_graph *x;
 	struct cg_summary *s = NULL;
-	pthread_mutex_lock(&model_gx_lock);
-	x = model_graph_find_locked(g);
 	if (x && x->origin == 1 && x->cap_gen && x->cap_gen == x->gen) {
 		/* one block: the header, then the memory nodes */
 		s = malloc(sizeof *s + ((size_t)x->n_mem + 1) * sizeof *s->mem);
@@ -583,8 +581,41 @@ struct cg_summary *model_graph_partial(CUgraph g)
 			mnode_counts(x->mem, x->n_mem, &s->n_alloc, &s->n_free);
 		}
 	}
+	return s;
+}
+
+struct cg_summary *model_graph_partial(CUgraph g)
+{
+	struct cg_summary *s;
+	pthread_mutex_lock(&model_gx_lock);
+	s = graph_partial_locked(model_graph_find_locked(g));
 	pthread_mutex_unlock(&model_gx_lock);
 	return s;
+}
+
+void model_graph_inst_view(CUgraph g, int partial_ok, struct model_inst_view *o)
+{
+	struct cg_graph *x;
+	struct cg_exec *e = NULL;
+	memset(o, 0, sizeof *o);
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_graph_find_locked(g);
+	if (x && model_graph_sum_current_locked(x))
+		o->sum = model_summary_ref(x->sum);
+	else if (partial_ok)
+		o->sum = graph_partial_locked(x);
+	if (x) {
+		o->known = 1;
+		o->capture = x->capture;
+		o->site = x->site;
+		if (x->live_exec) /* as model_graph_live_exec */
+			e = model_exec_find_locked(x->live_exec);
+	}
+	if (e && e->live && e->graph == g) {
+		model_exec_view_fill(e, &o->live);
+		o->have_live = 1;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
 }
 
 /* Held across a settling walk: a hook about to change or destroy a graph
