@@ -40,7 +40,7 @@
 /* Each total written under the lock of the table it counts (model.h). */
 extern struct model_totals model_tot;
 
-/* The model epoch (model.h, the identical-update memo): bumped by every
+/* The model epoch (model.h, the known-update memo): bumped by every
  * change an update's analysis reads, where that change is made. */
 extern _Atomic uint64_t model_epoch;
 static inline void model_epoch_bump(void)
