@@ -184,8 +184,8 @@ static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, 
 		 * and the graph has copies). Its findings (CGS020) precede the
 		 * call's record. f->sum stays valid: the exec holds it. */
 		int kernels = -1, copies = f->sum && f->sum->partial ? model_graph_copies(g, f->sum, &kernels) : 1;
-		f->repeat = model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum), f->steady && !f->rule,
-					   kernels);
+		f->repeat =
+		    model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum), f->steady && !f->rule, kernels);
 		if (f->sum && f->sum->partial && !copies) {
 			/* No copy, so nothing for CGS020 now: the references
 			 * wait for the first free (ledger_exec_pending), and a

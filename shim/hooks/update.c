@@ -32,7 +32,7 @@ struct upd_pred {
 	 * another summary of the exec's memo class (model.h), which nothing
 	 * is said about: a successful update changes only the summary */
 	int same, alike;
-	uint64_t epoch; /* the model epoch before the analysis (the memo's) */
+	uint64_t epoch;	    /* the model epoch before the analysis (the memo's) */
 	struct cg_exec *kx; /* the exec of a memo hit (model_update_memo_hit) */
 	uint32_t err_index;
 	CUgraphNode err_node, from_node;

@@ -587,7 +587,7 @@ int model_update_memo_hit(CUgraphExec e, CUgraph g, struct cg_exec **xp)
 	for (int i = 0; i < EXEC_MEMO_N; i++)
 		if (atomic_load_explicit(&x->memo_g[i], memory_order_acquire) == g)
 			return atomic_load_explicit(&x->memo_epoch, memory_order_relaxed) == model_epoch_now() ? i + 1
-														: 0;
+													       : 0;
 	return 0;
 }
 
