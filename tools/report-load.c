@@ -372,6 +372,11 @@ json_t *rp_j(const struct rp_log *log, size_t i)
 	f->cur = NULL;
 	if (!f->pre)
 		f->pre = rp_pre_new(log, f->fds);
+	if ((i & 0xffff) == 0 && i) { /* a pass's progress, by its place in the file */
+		struct stat st;
+		if (fstat(f->fds[log->recs[i].file], &st) == 0)
+			rp_progress("analysing", log->recs[i].off, (long long)st.st_size);
+	}
 	if (!(j = rp_pre_take(f->pre, i)))
 		j = rp_reader_parse(f->rd, f->fds, &log->recs[i]);
 	if (f->sym)

@@ -158,6 +158,7 @@ int report_main(int argc, char **argv)
 	} else {
 		json_t *doc = rp_analyse(&log);
 		int ci_rc = rp_ci_run(&log, doc, &ci);
+		rp_progress(NULL, -1, 0); /* the progress line gives way to the output */
 		json_object_set(doc, "stale_modules", stale);
 		if (html) {
 			rc = rp_html(&log, doc, html);
@@ -173,6 +174,7 @@ int report_main(int argc, char **argv)
 			rc = ci_rc;
 		json_decref(doc);
 	}
+	rp_progress(NULL, -1, 0);
 	rp_free(&log); /* stale belongs to the log */
 	if (fflush(stdout) != 0) {
 		perror("cgshim report: stdout");
