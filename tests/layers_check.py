@@ -15,7 +15,8 @@ Three rules, each naming every breach as  from -> to: symbol (where):
           the functions each translation unit sees (gcc -aux-info, macro
           expansions included, at the line that declares them) and the
           extern variables of shim/**/*.h, against nm's definitions.
-  writer  the record writer's symbols (a 'writer PATTERN: MODULE...' line)
+  writer  the record writer's symbols (a 'writer PATTERN: MODULE...' line;
+          {event} in a pattern: each event of include/cgshim/records.def)
           are used only by the modules listed and the writer, the module
           that defines them; the record starters (a 'starts SYMBOL...'
           line) only by the writer and their own module. Checked once a
@@ -29,6 +30,8 @@ A case (tests/layers/*.case) is a layers.txt, an nm -A listing and an
     expect: pass | fail RULE...
     --- layers / --- nm / --- decls   (paths as the build writes them:
     objects by meson's name, headers relative to build/ under the source)
+    --- records                       (CGSHIM_EVENT rows: what {event} means
+                                      in a writer pattern)
 """
 import argparse
 import fnmatch
@@ -207,7 +210,12 @@ def build_inputs(src, build):
     return nm, "\n".join(decls)
 
 
-def check(t, lay, nm_text, decl_text, src, build):
+def records_events(text):
+    """The event names of include/cgshim/records.def (its CGSHIM_EVENT rows)."""
+    return re.findall(r'^CGSHIM_EVENT\(\s*\w+\s*,\s*"([^"]+)"', text, re.M)
+
+
+def check(t, lay, nm_text, decl_text, src, build, events=()):
     """The three rules over one build (or one case). Returns the set of
     rules that failed."""
     layer, group = lay["layer"], lay["group"]
@@ -263,6 +271,10 @@ def check(t, lay, nm_text, decl_text, src, build):
     # writer: the writer's symbols from the hook wing and the writer only
     if lay["writer"]:
         pats, callers = lay["writer"]
+        # {event}: each event of records.def (emit_{event}: the typed
+        # writers, not the list and object part writers they call)
+        pats = [p.replace("{event}", re.sub(r"\W", "_", e)) for p in pats if "{event}" in p for e in events] + \
+            [p for p in pats if "{event}" not in p]
         wsyms = {s for s in defs if any(fnmatch.fnmatchcase(s, p) for p in pats)}
         if not wsyms:
             print("  writer: no symbol matches %s yet: the writer wing is checked once one does" % " ".join(pats))
@@ -306,7 +318,8 @@ def read_case(path):
     expect = next((ln.split(":", 1)[1].split() for ln in parts["head"] if ln.startswith("expect:")), None)
     if not expect or expect[0] not in ("pass", "fail") or any(r not in RULES for r in expect[1:]):
         raise SystemExit("%s: no 'expect: pass' or 'expect: fail RULE...' line" % path)
-    return expect, "\n".join(parts.get("layers", [])), "\n".join(parts.get("nm", [])), "\n".join(parts.get("decls", []))
+    return (expect, "\n".join(parts.get("layers", [])), "\n".join(parts.get("nm", [])), "\n".join(parts.get("decls", [])),
+            records_events("\n".join(parts.get("records", []))))
 
 
 def run_case(path):
@@ -314,11 +327,11 @@ def run_case(path):
     this test), the result it expects and the rules it failed."""
     import contextlib
     import io
-    expect, lay, nm, decls = read_case(path)
+    expect, lay, nm, decls, events = read_case(path)
     src = "/case"  # headers are named as ../shim/x.h from /case/build
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        failed = check(cgtest.Tally(), parse_layers(lay), nm, decls, src, os.path.join(src, "build"))
+        failed = check(cgtest.Tally(), parse_layers(lay), nm, decls, src, os.path.join(src, "build"), events)
     for line in buf.getvalue().splitlines():
         print("   | " + line)
     return expect, failed
@@ -344,7 +357,9 @@ def main():
         ap.error("--src and --build, or --cases")
     src, build = os.path.abspath(a.src), os.path.abspath(a.build)
     nm, decls = build_inputs(src, build)
-    check(t, parse_layers(open(os.path.join(src, "shim", "layers.txt")).read()), nm, decls, src, build)
+    rdef = os.path.join(src, "include", "cgshim", "records.def")
+    events = records_events(open(rdef).read()) if os.path.exists(rdef) else []
+    check(t, parse_layers(open(os.path.join(src, "shim", "layers.txt")).read()), nm, decls, src, build, events)
     return t.finish()
 
 
