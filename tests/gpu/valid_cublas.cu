@@ -11,13 +11,13 @@
 #include <cuda_runtime.h>
 
 #define N 64
-#define OK(x)                                                                  \
-	do {                                                                   \
-		int rc_ = (int)(x);                                            \
-		if (rc_) {                                                     \
-			printf("%s: %d\n", #x, rc_);                           \
-			return 1;                                              \
-		}                                                              \
+#define OK(x)                                                                                                          \
+	do {                                                                                                           \
+		int rc_ = (int)(x);                                                                                    \
+		if (rc_) {                                                                                             \
+			printf("%s: %d\n", #x, rc_);                                                                   \
+			return 1;                                                                                      \
+		}                                                                                                      \
 	} while (0)
 
 __global__ void scale(float *p, int n, float v)
