@@ -103,16 +103,24 @@ static size_t round_up(size_t v, size_t g)
 #define SYNC_WAITERS 64
 static _Atomic uintptr_t g_sync_waiting[SYNC_WAITERS]; /* the stream waited on, 1: all */
 
+static int sync_ms;
+static const char *sync_until;
+static pthread_once_t sync_env_once = PTHREAD_ONCE_INIT;
+
+static void sync_env(void)
+{
+	const char *v = getenv("STANDIN_SYNC_MS");
+	sync_until = getenv("STANDIN_SYNC_UNTIL");
+	sync_ms = v ? atoi(v) : 0;
+}
+
 static void sync_wait_outside(uintptr_t what)
 {
-	static int ms = -1;
-	static const char *until;
-	int slot = -1;
-	if (ms < 0) {
-		const char *v = getenv("STANDIN_SYNC_MS");
-		until = getenv("STANDIN_SYNC_UNTIL");
-		ms = v ? atoi(v) : 0;
-	}
+	int slot = -1, ms;
+	const char *until;
+	pthread_once(&sync_env_once, sync_env);
+	ms = sync_ms;
+	until = sync_until;
 	if (ms <= 0 && !(until && *until))
 		return;
 	for (int i = 0; i < SYNC_WAITERS && slot < 0; i++) {
