@@ -39,10 +39,19 @@
 #include <string.h>
 
 #include "doors.h"
+#include "emit.h"
 #include "hooks/exports.h"
 #include "init.h"
 #include "log.h"
 #include "resolve.h"
+
+/* The dlsym call record's own fields (records.def, "call": EXT). */
+static void dlsym_fields(struct cg_rec *r, const char *key, const void *name)
+{
+	(void)key;
+	rec_str(r, "sym", name);
+	rec_bool(r, "routed", 1);
+}
 
 void *cg_dlsym_policy(void *handle, const char *name, void *caller) CG_HIDDEN;
 
@@ -119,14 +128,8 @@ static void *policy_cuda(void *handle, const char *name, void *caller)
 		w = cg_hook_wrappers[hid];
 		cg_door_routed(hid, CG_DOOR_DLSYM);
 	}
-	if (w && cg_log_on(CG_L_DEBUG)) {
-		struct cg_rec r;
-		rec_begin(&r, CG_L_DEBUG, CGSHIM_EV_CALL);
-		rec_str(&r, "api", "dlsym");
-		rec_str(&r, "sym", name);
-		rec_bool(&r, "routed", 1);
-		rec_end(&r);
-	}
+	if (w && cg_log_on(CG_L_DEBUG))
+		emit_call(CG_L_DEBUG, &(struct ev_call){.api = "dlsym", .more = {dlsym_fields, name}});
 out:
 	errno = saved;
 	return w;

@@ -20,6 +20,7 @@
 
 #include "../call.h"
 #include "../config.h"
+#include "../emit.h"
 #include "../init.h"
 #include "exports.h"
 
@@ -95,18 +96,16 @@ static void rt_leave_record(const struct rt_frame *f, const char *name, rt_err r
 	if (!cg_tls.via_consumed) {
 		int level = rc ? CG_L_INFO : CG_L_TRACE;
 		if (cg_log_on(level)) {
-			struct cg_rec r;
-			rec_begin(&r, level, CGSHIM_EV_CALL);
-			rec_str(&r, "api", name);
-			rec_int(&r, "rc", rc);
-			if (rc) {
-				rec_str(&r, "err", cg_result_name(rc));
-				rec_str(&r, "msg", "the runtime answered without reaching the driver");
+			if (rc)
 				cg_count_failure(-1, (CUresult)rc);
-			}
-			if (f->t0)
-				rec_u64(&r, "dur_ns", cg_now_ns() - f->t0);
-			rec_end(&r);
+			emit_call(level, &(struct ev_call){
+					     .api = name,
+					     .rc = rc,
+					     .has_rc = 1,
+					     .err = rc ? cg_result_name(rc) : NULL,
+					     .msg = rc ? "the runtime answered without reaching the driver" : NULL,
+					     .dur_ns = f->t0 ? cg_now_ns() - f->t0 : 0,
+					     .has_dur_ns = f->t0 != 0});
 		}
 	}
 }
