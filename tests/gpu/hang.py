@@ -5,9 +5,12 @@ blocked thread, the call, the site (Python line, or the waiter's native
 frame found with addr2line) and the stream's last work. A case passes at
 >= 9 of 10.
 
+The C cases run tests/gpu/hang_c.py: Python calls libhang_gpu.so's
+hang_wait() through ctypes, so their dumps name a Python line too.
 Self-test on a CPU host (the harness itself, no GPU): HANG_SELFTEST=1 with
-STANDIN_DIR and DUMP_HOST (tests/integration/dump_host, mode "hang": the
-same protocol on the stand-in) runs the spin case's logic."""
+STANDIN_DIR and HANG_LIB (tests/integration/libhang_lib.so: the same
+interface on the stand-in) runs the spin case's logic under a CPython 3.12
+(HANG_PYTHON, else found; whose frames are read without the GIL)."""
 import glob
 import json
 import os
@@ -28,7 +31,7 @@ LIB = os.path.join(B, "shim", "libcgshim.so")
 SELFTEST = os.environ.get("HANG_SELFTEST") == "1"
 RUNS = int(os.environ.get("HANG_RUNS", "10"))
 TORCH = os.path.join(HERE, "hang_torch.py")
-STUCK_LINE = [i for i, l in enumerate(open(TORCH), 1) if "STUCK-LINE" in l][0]
+STUCK_LINE = [i for i, l in enumerate(open(TORCH), 1) if "# STUCK-LINE" in l][0]
 
 
 def records(d):
@@ -135,11 +138,30 @@ def runs(name, cmd, want_call, check_site, release, env_extra=None):
     return "%d/%d runs dumped right" % (ok, RUNS)
 
 
-def c_site(exe):
+HANG_C = os.path.join(HERE, "hang_c.py")
+WAIT_LINE = [i for i, l in enumerate(open(HANG_C), 1) if "# WAIT-LINE" in l][0]
+PY = os.environ.get("HANG_PYTHON") or sys.executable
+if SELFTEST and not os.environ.get("HANG_PYTHON"):
+    # a CPython 3.12 that runs (a pyenv shim may not), else skip (77)
+    import shutil
+    cands = [shutil.which("python3.12")] + sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")))
+    PY = next((c for c in cands if c and subprocess.run([c, "-c", "0"], capture_output=True).returncode == 0), None)
+    if not PY:
+        print("skip: no python3.12 here")
+        sys.exit(77)
+
+
+def c_site(lib):
+    """The site of the ctypes call: hang_c.py's WAIT-LINE, then the
+    library's frame (hang_wait or waiter, found with addr2line)."""
     def check(th):
-        fns = [frame_function(exe, f) for f in th.get("site", [])]
-        if not any(f and "waiter" in f for f in fns):
-            return "no waiter frame in the site %s (functions %s)" % (th.get("site"), fns)
+        want = "py:%s:%d:waiter" % (HANG_C, WAIT_LINE)
+        site = th.get("site", [])
+        if want not in site:
+            return "no %s in the site %s" % (want, site)
+        fns = [frame_function(lib, f) for f in site if not f.startswith(("py:", "pylib:"))]
+        if not any(f and ("hang_wait" in f or "waiter" in f) for f in fns):
+            return "no hang_wait/waiter frame of %s in the site %s (functions %s)" % (lib, site, fns)
         if th.get("thread_name") != "waiter":
             return "thread named %r, not waiter" % th.get("thread_name")
         return None
@@ -149,22 +171,22 @@ def c_site(exe):
 SYNC = ("cuStreamSynchronize", "cuStreamSynchronize_ptsz")
 
 if SELFTEST:
-    exe = os.environ["DUMP_HOST"]
+    lib = os.environ["HANG_LIB"]
 
     @case("selftest-spin")
     def selftest_spin():
-        return runs("selftest", [exe, "hang"], SYNC, c_site(exe), True,
+        return runs("selftest", [PY, HANG_C, lib, "spin"], SYNC, c_site(lib), True,
                     {"LD_LIBRARY_PATH": os.environ["STANDIN_DIR"]})
 else:
-    exe = os.path.join(BIN, "hang_gpu")
+    lib = os.path.join(BIN, "libhang_gpu.so")
 
     @case("spin")
     def spin():
-        return runs("spin", [exe, "spin"], SYNC, c_site(exe), True)
+        return runs("spin", [PY, HANG_C, lib, "spin"], SYNC, c_site(lib), True)
 
     @case("waitevent")
     def waitevent():
-        return runs("waitevent", [exe, "waitevent"], SYNC, c_site(exe), True)
+        return runs("waitevent", [PY, HANG_C, lib, "waitevent"], SYNC, c_site(lib), True)
 
     @case("torch")
     def torch_case():
@@ -173,6 +195,6 @@ else:
             if not any(f.startswith(want) for f in th.get("site", [])):
                 return "no %s in the site %s" % (want, th.get("site"))
             return None
-        return runs("torch", [sys.executable, TORCH], ("cuCtxSynchronize", "cuCtxSynchronize_v2"), check, False)
+        return runs("torch", [PY, TORCH], ("cuCtxSynchronize", "cuCtxSynchronize_v2"), check, False)
 
 gpucase.finish()

@@ -3,6 +3,8 @@
 // (the shared runtime: its frames are known as CUDA frames and skipped in the site)
 //
 // usage: hang_gpu spin|waitevent      (env HANG_RELEASE: a file path)
+// Also built as libhang_gpu.so (-shared -Xcompiler -fPIC), driven from Python
+// by tests/gpu/hang_c.py: hang_setup(mode), then hang_wait() in a thread.
 //   spin       stream s is given a captured graph (launched once, completes),
 //              then a kernel that spins until a flag in mapped pinned host
 //              memory is set; thread "waiter" blocks in cudaStreamSynchronize(s).
@@ -74,15 +76,17 @@ static void *releaser(void *)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+static cudaStream_t a, b;
+static cudaEvent_t e;
+static cudaGraph_t g;
+static cudaGraphExec_t x;
+static pthread_t rel_thread;
+
+// The work of mode ("spin" or "waitevent") given, the releaser started:
+// hang_wait() then blocks. Returns 0.
+extern "C" int hang_setup(const char *mode)
 {
-	const char *mode = argc > 1 ? argv[1] : "spin";
 	int *hflag, *dflag, *buf;
-	cudaStream_t a, b;
-	cudaEvent_t e;
-	cudaGraph_t g;
-	cudaGraphExec_t x;
-	pthread_t w, r;
 	CK(cudaSetDeviceFlags(cudaDeviceMapHost));
 	CK(cudaHostAlloc((void **)&hflag, sizeof(int), cudaHostAllocMapped));
 	*hflag = 0;
@@ -113,14 +117,30 @@ int main(int argc, char **argv)
 		CK(cudaGraphLaunch(x, a));
 	}
 	waited = a;
-	pthread_create(&r, NULL, releaser, NULL);
+	pthread_create(&rel_thread, NULL, releaser, NULL);
+	return 0;
+}
+
+// Blocks in cudaStreamSynchronize of the stuck stream until released.
+extern "C" __attribute__((noinline)) int hang_wait(void)
+{
+	waiter(NULL);
+	pthread_join(rel_thread, NULL);
+	CK(cudaDeviceSynchronize());
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t w;
+	hang_setup(argc > 1 ? argv[1] : "spin");
 	pthread_create(&w, NULL, waiter, NULL);
 	pthread_setname_np(w, "waiter");
 	usleep(200000);
 	printf("ready\n");
 	fflush(stdout);
 	pthread_join(w, NULL);
-	pthread_join(r, NULL);
+	pthread_join(rel_thread, NULL);
 	CK(cudaDeviceSynchronize());
 	return 0;
 }

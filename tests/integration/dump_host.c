@@ -26,10 +26,6 @@
  *              really lasted longer than STALL_MS (the environment's
  *              threshold in ms)
  *   exit       a capture left open at exit (no waits)
- *   hang       tests/gpu/hang.py's protocol (its self-test): stream s is given
- *              a graph launch and a kernel, thread "waiter" blocks in
- *              cuStreamSynchronize(s); "ready", then "released" when it
- *              returns
  *   fork       a child forked after the shim's set-up prints "child PID"
  *              and blocks in cuStreamSynchronize(s); the parent waits
  */
@@ -81,15 +77,6 @@ static void *evsync(void *arg)
 	cuCtxSetCurrent(ctx);
 	pthread_setname_np(pthread_self(), "evsync");
 	cuEventSynchronize(ev);
-	return NULL;
-}
-
-__attribute__((noinline)) void *waiter(void *arg)
-{
-	(void)arg;
-	cuCtxSetCurrent(ctx);
-	cuStreamSynchronize(s);
-	say("released\n");
 	return NULL;
 }
 
@@ -193,14 +180,6 @@ int main(int argc, char **argv)
 	cuLaunchKernel((CUfunction)(void *)kern, 1, 1, 1, 32, 1, 1, 0, c, pp, NULL);
 	if (!strcmp(mode, "exit")) {
 		say("exiting\n");
-		return 0;
-	}
-	if (!strcmp(mode, "hang")) {
-		pthread_create(&a, NULL, waiter, NULL);
-		pthread_setname_np(a, "waiter");
-		usleep(200000);
-		say("ready\n");
-		pthread_join(a, NULL);
 		return 0;
 	}
 	pthread_create(&a, NULL, syncer, NULL);

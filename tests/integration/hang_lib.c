@@ -1,0 +1,45 @@
+/*
+ * tests/integration/hang_lib.c -- tests/gpu/hang_gpu.cu's library interface
+ * on the stand-in (tests/gpu/hang.py's self-test of tests/gpu/hang_c.py):
+ * hang_setup(mode) gives stream s a graph launch and a kernel, hang_wait()
+ * blocks in cuStreamSynchronize(s) (the stand-in waits until the file
+ * STANDIN_SYNC_UNTIL exists, which the harness sets to HANG_RELEASE).
+ */
+#include <cuda.h>
+#include <stddef.h>
+
+static CUstream s;
+static CUcontext ctx;
+
+static void kern(void **p, unsigned long n)
+{
+	(void)p;
+	(void)n;
+}
+
+int hang_setup(const char *mode)
+{
+	CUdevice dev;
+	CUdeviceptr d;
+	CUgraph g;
+	CUgraphExec x;
+	void *pp[] = {&d, NULL};
+	(void)mode;
+	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx))
+		return 1;
+	cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+	cuMemAlloc(&d, 4096);
+	cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+	cuLaunchKernel((CUfunction)(void *)kern, 1, 1, 1, 32, 1, 1, 0, s, pp, NULL);
+	cuStreamEndCapture(s, &g);
+	cuGraphInstantiate(&x, g, 0);
+	cuGraphLaunch(x, s);
+	cuLaunchKernel((CUfunction)(void *)kern, 1, 1, 1, 32, 1, 1, 0, s, pp, NULL);
+	return 0;
+}
+
+__attribute__((noinline)) int hang_wait(void)
+{
+	cuCtxSetCurrent(ctx);
+	return cuStreamSynchronize(s) != CUDA_SUCCESS;
+}
