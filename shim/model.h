@@ -282,24 +282,101 @@ struct cg_cap_tally {
 	const void *stream; /* its origin stream */
 	uint32_t kernels;
 	int off;
+	uint64_t h; /* the counted launches' functions and dimensions, in order (churn's cheap key) */
 };
 extern CG_TLS struct cg_cap_tally model_tally;
 /* A launch the driver accepted while a capture was live (kernel: 0 for an
  * async copy or memset). */
-static inline void model_tally_launch(const void *s, int kernel)
+static inline void model_tally_launch(const void *s, int kernel, uint64_t what)
 {
-	if (kernel && s == model_tally.stream)
+	if (kernel && s == model_tally.stream) {
 		model_tally.kernels++;
-	else
+		model_tally.h = cg_mix64(model_tally.h, what);
+	} else {
 		model_tally.off = 1;
+	}
 }
 /* The kernels counted for capture id when this thread tracked it whole,
  * else -1; the tally ends either way when it tracked id. */
 long model_tally_take(uint64_t id);
+/* The launch hash of capture id's tally (model_tally.h) when model_tally_take
+ * gives its count; read before it. */
+static inline uint64_t model_tally_hash(uint64_t id)
+{
+	return id && model_tally.cap == id && !model_tally.off ? model_tally.h : 0;
+}
+
+/* ---- re-capture churn (issue 32, model/churn.c) ------------------------
+ * Per capture site and graph fingerprint: captures, instantiations and
+ * launches, the time spent capturing and instantiating, and one graph's
+ * memory. The end-of-capture hook fingerprints the new graph from its
+ * summary (model_churn_fp_of: the walk) and counts it
+ * (model_churn_capture); a site's fingerprint seen threshold times fires
+ * once (CGS026), and binds the capture's cheap key (node count, kernel
+ * tally and its launch hash, allocation nodes) so the same site's later
+ * captures with that key are counted without a walk (model_churn_again,
+ * which also leaves a key's first capture unwalked).
+ * An executable knows its graph's entry (1-based index, 0 none) and adds
+ * its launches at destroy. Costs a lock at capture end and instantiate;
+ * nothing on a launch. */
+#define MODEL_CHURN_MAX 512
+#define MODEL_CHURN_PTRS 8
+/* One ended capture: key the begin site, else its stream's key (the
+ * steady judgement's); its time from begin to end; its graph allocations. */
+struct model_cap_end {
+	uint32_t key, site;
+	uint64_t dur_ns, alloc_bytes;
+	int n_alloc;
+};
+struct model_churn_fp {
+	uint64_t shape; /* topology, node types, functions, launch dimensions (0: not known) */
+	uint64_t ptrs;	/* the pointer values by position (nodes_fingerprint) */
+	uint64_t cheap; /* the capture's cheap key, 0 when it has none */
+	int nodes;
+};
+struct model_churn_view {
+	uint32_t key, site;
+	uint64_t shape, ptrs0;
+	int ptr_sets, more_ptrs; /* distinct pointer sets (MODEL_CHURN_PTRS at most, more_ptrs: more) */
+	int nodes, fps_at_site;	 /* fps_at_site: at exit, fingerprints captured at this site */
+	long long captures, insts, launches;
+	uint64_t cap_ns, inst_ns, first_ns; /* first_ns: the first capture and the first instantiation */
+	uint64_t mem_bytes;		    /* graph allocations of one graph */
+};
+static inline uint64_t model_churn_wasted(const struct model_churn_view *v)
+{
+	uint64_t all = v->cap_ns + v->inst_ns;
+	return all > v->first_ns ? all - v->first_ns : 0;
+}
+void model_churn_fp_of(const struct cg_summary *s, struct model_churn_fp *fp);
+/* Returns the entry's index (0: none); *fire once per entry, at the
+ * threshold-th capture (threshold 0: never); v: the entry after the count. */
+uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_churn_fp *fp, int threshold,
+			     int *fire, struct model_churn_view *v);
+/* Whether the capture is counted without a walk (1): a fired entry of ce's
+ * key with this cheap key counts it (*idx, v filled), or it is the first
+ * capture of that key at the site (a sighting: *idx 0, joined to the
+ * fingerprint the next such capture is walked into). 0: walk the graph and
+ * call model_churn_capture (always for cheap 0). */
+int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uint32_t *idx, struct model_churn_view *v);
+void model_churn_instantiated(uint32_t idx, uint64_t ns);
+void model_churn_launched(uint32_t idx, long long n);
+/* The graph's entry (0: none, or changed since its capture). */
+void model_graph_churn_set(CUgraph g, uint32_t idx);
+uint32_t model_graph_churn(CUgraph g);
+/* execs.c: live executables' launches added per entry (live[idx - 1]). */
+void model_exec_churn_live(long long *live, int max);
+/* At exit: the entries captured twice or more, the max most wasteful
+ * first; *untracked: captures the full table could not count. */
+int model_churn_exit(struct model_churn_view *out, int max, long long *untracked);
+void model_churn_after_fork_child(void);
 /* Returns 1 when the capture repeats its steady site's cycle: a steady
  * capture (devices.c) that ended well with no violation, failure or break
  * seen meanwhile; its records are then left to debug (call.h). */
 int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc);
+/* model_capture_end, and the facts the churn table needs (out, may be NULL;
+ * zeroed when the capture was not known). */
+int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc, struct model_cap_end *out);
 /* The same, so far, for a call made inside live capture id. */
 int model_capture_repeat(uint64_t id);
 /* A hooked call failed with 900 (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED):

@@ -45,6 +45,38 @@ static void coverage_get(struct coverage *c)
 		cg_findings_note(1);
 }
 
+/* Re-capture churn at exit (issue 32): one "recapture" record per capture
+ * site and graph fingerprint captured twice or more, the most wasteful
+ * first (CHURN_RECS at most). */
+#define CHURN_RECS 32
+static void churn_recs(void)
+{
+	struct model_churn_view v[CHURN_RECS];
+	long long untracked = 0;
+	struct cg_rec r;
+	int n = model_churn_exit(v, CHURN_RECS, &untracked);
+	for (int i = 0; i < n; i++) {
+		rec_begin(&r, CG_L_INFO, CGSHIM_EV_RECAPTURE);
+		rec_hex(&r, "fingerprint", v[i].shape);
+		rec_int(&r, "nodes", v[i].nodes);
+		rec_int(&r, "fingerprints_at_site", v[i].fps_at_site);
+		rec_int(&r, "captures", v[i].captures);
+		rec_int(&r, "instantiations", v[i].insts);
+		rec_int(&r, "launches", v[i].launches);
+		rec_u64(&r, "capture_ns", v[i].cap_ns);
+		rec_u64(&r, "instantiate_ns", v[i].inst_ns);
+		rec_u64(&r, "wasted_ns", model_churn_wasted(&v[i]));
+		rec_u64(&r, "graph_mem_bytes", v[i].mem_bytes);
+		rec_int(&r, "buffer_sets", v[i].ptr_sets);
+		if (v[i].more_ptrs)
+			rec_bool(&r, "buffer_sets_more", 1);
+		if (untracked && !i)
+			rec_int(&r, "untracked_captures", untracked);
+		rec_site(&r, "site", v[i].site);
+		rec_end(&r);
+	}
+}
+
 void cg_summary_exit(void)
 {
 	struct model_totals t;
@@ -77,6 +109,8 @@ void cg_summary_exit(void)
 	}
 	/* Captures still open: named, and listed below. */
 	n_open_all = model_capture_exit(open_ids, MODEL_CAPTURE_EXIT_MAX, &n_open);
+	if (cg_cfg.churn_threshold > 0)
+		churn_recs();
 	model_totals_get(&t);
 
 	coverage_get(&cov);

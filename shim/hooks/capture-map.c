@@ -273,7 +273,7 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
  * Measured on the stand-in (callgrind): ~59 instructions a launch inside a
  * capture before, most of them saving 11 arguments across a call to
  * __errno_location. */
-#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check, kernel, fn_expr, what)                         \
+#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check, kernel, fn_expr, what, dims_expr)              \
 	static __attribute__((noinline, cold)) CUresult name##_slow params                                             \
 	{                                                                                                              \
 		CUresult rc;                                                                                           \
@@ -332,17 +332,23 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 			return name##_slow args; /* CGS024's question: this thread's capture, another stream */        \
 		rc = real_##name args;                                                                                 \
 		if (CG_LIKELY(rc == CUDA_SUCCESS))                                                                     \
-			model_tally_launch((stream_expr), kernel);                                                     \
+			model_tally_launch((stream_expr), kernel, (uint64_t)(uintptr_t)(fn_expr) ^ (dims_expr));       \
 		else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                             \
 			CG_KEEP_ERRNO(cgh_failed(HID_##name, (stream_expr), ptsz, rc));                                \
 		return rc;                                                                                             \
 	}
 
-#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr)                                                             \
+#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr, dims_expr)                                                  \
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr,                                                       \
 			  cg_caprule_is_legacy((stream_expr), ptsz) &&                                                 \
 			      cgh_launch_check(HID_##name, (stream_expr), ptsz),                                       \
-			  1, f, "launches a kernel")
+			  1, f, "launches a kernel", dims_expr)
+
+/* A launch's dimensions, folded for the capture tally's hash (churn's cheap
+ * key): read only when the launch goes into this thread's capture. */
+#define CGH_DIMS(gx, gy, gz, bx, by, bz)                                                                               \
+	((uint64_t)(gx) << 40 ^ (uint64_t)(gy) << 20 ^ (uint64_t)(gz) ^ ((uint64_t)(bx) << 42 ^ (uint64_t)(by) << 21 ^ (bz)) * 0x9E3779B97F4A7C15ull)
+#define CGH_DIMS_EX(c) ((c) ? CGH_DIMS((c)->gridDimX, (c)->gridDimY, (c)->gridDimZ, (c)->blockDimX, (c)->blockDimY, (c)->blockDimZ) : 0)
 
 #define LAUNCH_PARAMS                                                                                                  \
 	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,    \
@@ -351,19 +357,21 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 #define LAUNCH_ARGS                                                                                                    \
 	(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
 
-LAUNCH_HOOK(cuLaunchKernel, 0, LAUNCH_PARAMS, LAUNCH_ARGS, hStream)
-LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, LAUNCH_PARAMS, LAUNCH_ARGS, hStream)
+#define LAUNCH_DIMS CGH_DIMS(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ)
+
+LAUNCH_HOOK(cuLaunchKernel, 0, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS)
+LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS)
 LAUNCH_HOOK(cuLaunchKernelEx, 0, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
-	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM)
+	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM, CGH_DIMS_EX(config))
 LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
-	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM)
+	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM, CGH_DIMS_EX(config))
 
 /* Async copies and memsets: the launch contract (one relaxed load while no
  * capture is live), looked at only on the legacy stream (CGS014). */
 #define ASYNC_HOOK(name, ptsz, params, args, what, esc_what)                                                           \
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, hStream,                                                           \
 			  cg_caprule_is_legacy(hStream, ptsz) && cgh_async_check(HID_##name, hStream, ptsz, what), 0,  \
-			  NULL, esc_what)
+			  NULL, esc_what, 0)
 
 /* The same for an async copy or memset on the legacy stream. */
 static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)

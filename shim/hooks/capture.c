@@ -307,6 +307,50 @@ static int capture_broken(uint64_t id)
 	return model_capture_find(id, &cv) && cv.broken;
 }
 
+/* Re-capture churn (issue 32, model.h): the new graph's fingerprint when
+ * its site may capture it again, counted per site; CGS026 at the
+ * threshold. */
+struct churn_step {
+	int on, walk;
+	uint64_t cheap;
+	uint32_t idx;
+};
+
+static void churn_before(struct churn_step *ch, const struct model_cap_end *ce, size_t n, long kernels, uint64_t th)
+{
+	struct model_churn_view v;
+	ch->on = ce->key && cg_cfg.churn_threshold > 0;
+	if (!ch->on)
+		return;
+	/* cheap: the capture as this thread's tally saw it, when it saw it
+	 * whole (every node of the graph from the hooks) */
+	if (n && th && kernels >= 0)
+		ch->cheap = cg_mix64(cg_mix64(cg_mix64(th, n), (uint64_t)kernels), (uint64_t)ce->n_alloc) | 1;
+	ch->walk = !model_churn_again(ce, ch->cheap, &ch->idx, &v);
+}
+
+static __attribute__((noinline)) int churn_after(struct churn_step *ch, const struct model_cap_end *ce, CUgraph g,
+			const struct cg_summary *sum, const char *api)
+{
+	struct model_churn_fp fp = {0};
+	struct model_churn_view v;
+	struct cg_verdict vd;
+	int fire = 0;
+	if (!ch->on)
+		return 0;
+	if (ch->walk && sum) {
+		model_churn_fp_of(sum, &fp);
+		fp.cheap = ch->cheap;
+		ch->idx = model_churn_capture(ce, &fp, cg_cfg.churn_threshold, &fire, &v);
+	}
+	if (ch->idx)
+		model_graph_churn_set(g, ch->idx);
+	if (!fire || !rules_capture_again(&v, g, &vd))
+		return 0;
+	cg_verdict_write(&vd, api, 0, SITE_SKIP + 2);
+	return 1;
+}
+
 static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
 {
 	CG_ERRNO_IN; /* entered straight from the wrapper */
@@ -377,24 +421,33 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		int have_counts = 0, repeat = 0;
 		uint32_t n_alloc = 0, n_free = 0;
 		size_t n = 0;
+		uint64_t th = model_tally_hash(id);
 		long kernels = model_tally_take(id);
+		struct model_cap_end ce = {0};
+		struct churn_step ch = {0};
 		if (capturing)
-			repeat = model_capture_end(id, s, g, rc);
+			repeat = model_capture_end_facts(id, s, g, rc, &ce);
 		cgh_call_repeat(&c, repeat);
 		if (g) {
+			int counted;
 			model_graph_new(g, 1, id, 0, repeat);
+			counted = drv_cuGraphGetNodes && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS;
+			churn_before(&ch, &ce, counted ? n : 0, kernels, th);
 			/* A program that updates executables gets its graphs
 			 * walked here, off the update's path (an update needs the
-			 * new graph's summary). Otherwise no walk: the memory nodes
+			 * new graph's summary); so is a graph churn must
+			 * fingerprint (churn_before). Otherwise no walk: the memory nodes
 			 * are known from the hooks and the node count is one
 			 * query; the full summary is walked on first need (an
 			 * update, a rewrite, node records at debug level). */
 			if (cg_log_on(CG_L_DEBUG) || atomic_load_explicit(&cgh_updates_seen, memory_order_relaxed) ||
-			    !drv_cuGraphGetNodes || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS) {
+			    !counted || ch.walk) {
 				sum = model_graph_summary(g);
 			} else {
 				have_counts = model_graph_captured(g, n, kernels, &n_alloc, &n_free);
 			}
+			if (churn_after(&ch, &ce, g, sum, cg_routes[hid].name))
+				c.flags &= ~CG_CALL_REPEAT; /* the end the rule names is written */
 		}
 		if (sum) { /* the counts from the walk */
 			n = sum->n_nodes;

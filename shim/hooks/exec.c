@@ -70,6 +70,10 @@ static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t 
 		f->shape = model_summary_shape(f->sum);
 	f->steady = f->shape && model_meminfo_steady_inst(f->cap, f->shape);
 	f->have_free = !f->steady && model_sample_free(&f->free_before);
+	/* a captured graph churn counts: the instantiation's time, the
+	 * driver's call and the hook's steps around it */
+	f->churn = f->cap && cg_cfg.churn_threshold > 0 ? model_graph_churn(g) : 0;
+	f->t_inst = f->churn ? cg_now_ns() : 0;
 }
 
 /* Node records for pictures: type, dependencies by index, memory-node
@@ -166,6 +170,8 @@ static void emit_nodes(CUgraph g, const struct cg_summary *s)
 static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g, uint64_t flags,
 			     const char *api)
 {
+	if (f->churn && rc == CUDA_SUCCESS)
+		model_churn_instantiated(f->churn, cg_now_ns() - f->t_inst);
 	model_mem_moved(); /* the "after" sample is a real one: the instantiation took memory */
 	/* The steady-capture state is the model's, kept whether or not the
 	 * record is written (a condensed or level-hidden record skips _rec). */

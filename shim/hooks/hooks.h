@@ -195,6 +195,8 @@ struct cgh_frame {
 	uint64_t cap, shape;	/* instantiate: the graph's capture, its shape */
 	uint32_t cap_site;	/* instantiate: that capture's begin site */
 	struct cg_summary *sum; /* the graph's summary, owned until _done */
+	uint32_t churn;		/* instantiate: the graph's churn entry (model.h), 0 none */
+	uint64_t t_inst;	/* instantiate: clock at the pre step's end, when churn */
 };
 
 /* model/devices.c: the graph-memory record (first launch, exec destroy). */

@@ -198,6 +198,7 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 		model_tally.cap = id;
 		model_tally.stream = s;
 		model_tally.kernels = 0;
+		model_tally.h = 0;
 		model_tally.off = !id;
 	}
 	pthread_mutex_unlock(&model_cap_lock);
@@ -699,11 +700,19 @@ static int cap_repeats(const struct cg_capture *c)
 
 int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 {
+	return model_capture_end_facts(id, s, graph, rc, NULL);
+}
+
+int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc, struct model_cap_end *out)
+{
 	struct cg_capture *c;
 	struct ev_capture f;
 	size_t fr = 0;
 	int have_after, repeat;
+	uint64_t dur;
 	struct cap_snap k;
+	if (out)
+		memset(out, 0, sizeof *out);
 	pthread_mutex_lock(&model_cap_lock);
 	c = cap_find_locked(id);
 	if (c) {
@@ -724,13 +733,21 @@ int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 		k.bcall.flags |= CG_CALL_REPEAT;
 	CAPREC(begin, &k);
 	have_after = !c->steady && model_sample_free(&fr);
+	dur = cg_now_ns() - c->t0;
+	if (out) {
+		out->key = c->steady_key ? c->steady_key : steady_key(c->site, c->stream);
+		out->site = c->site;
+		out->dur_ns = dur;
+		out->alloc_bytes = c->alloc_bytes;
+		out->n_alloc = c->n_alloc;
+	}
 	f = (struct ev_capture){.capture = c->id,
 				.stream = (uintptr_t)c->stream,
 				.mode = model_capture_mode_name(c->mode),
 				.begin_tid = c->tid,
 				.graph = (uintptr_t)graph,
 				.rc = rc,
-				.dur_ns = cg_now_ns() - c->t0,
+				.dur_ns = dur,
 				.alloc_nodes = c->n_alloc,
 				.alloc_bytes = c->alloc_bytes,
 				.malloc_bytes = c->malloc_bytes,

@@ -350,6 +350,7 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 	X_SET(x, live, 1);
 	x->sum_gen = 0;
 	gr = model_graph_find_locked(g);
+	x->churn = gr ? gr->churn : 0;
 	repeat = repeat && gr && gr->repeat;
 	X_SET(x, repeat, repeat);
 	if (gr) {
@@ -647,6 +648,7 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out
 		x->n_mem = 0;
 		x->sum = NULL;
 		model_tot.launches_destroyed += launches;
+		model_churn_launched(x->churn, launches); /* an atomic add: no lock inside gx_lock */
 		model_tot.kernels_destroyed += launches * x->kernels;
 		x->next_free = exec_free_list;
 		exec_free_list = x;
@@ -682,6 +684,16 @@ long long model_exec_kernels_run(void)
 	k += atomic_load(&x->launches) * x->kernels;
 	pthread_mutex_unlock(&model_gx_lock);
 	return k;
+}
+
+void model_exec_churn_live(long long *live, int max)
+{
+	struct cg_exec *x, *tmp;
+	pthread_mutex_lock(&model_gx_lock);
+	HASH_ITER(hh, model_execs, x, tmp)
+	if (x->churn && (int)x->churn <= max)
+		live[x->churn - 1] += atomic_load(&x->launches);
+	pthread_mutex_unlock(&model_gx_lock);
 }
 
 int model_exec_exit(long long *launches, long long *n_live, struct model_leak **leaks, struct ev_launches **lr,

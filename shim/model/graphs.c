@@ -371,10 +371,31 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int
 	x->capture = capture;
 	x->site = site;
 	x->repeat = repeat;
+	x->churn = 0;
 	x->gen++;
 	if (again)
 		model_epoch_bump();
 	pthread_mutex_unlock(&model_gx_lock);
+}
+
+void model_graph_churn_set(CUgraph g, uint32_t idx)
+{
+	struct cg_graph *x;
+	pthread_mutex_lock(&model_gx_lock);
+	if ((x = model_graph_find_locked(g)))
+		x->churn = idx;
+	pthread_mutex_unlock(&model_gx_lock);
+}
+
+uint32_t model_graph_churn(CUgraph g)
+{
+	struct cg_graph *x;
+	uint32_t idx = 0;
+	pthread_mutex_lock(&model_gx_lock);
+	if ((x = model_graph_find_locked(g)))
+		idx = x->churn;
+	pthread_mutex_unlock(&model_gx_lock);
+	return idx;
 }
 
 int model_graph_destroy(CUgraph g)
@@ -421,6 +442,7 @@ void model_graph_mutated(CUgraph g)
 		x->gen++;
 		model_epoch_bump();
 		x->repeat = 0; /* changed after its capture: its records are written */
+		x->churn = 0;  /* no longer the graph its fingerprint describes */
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 }

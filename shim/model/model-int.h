@@ -7,7 +7,7 @@
  * (model_capture_*), joins.c (model_capture_confirm_unjoined), graphs.c
  * (model_graph_*, model_summary_*), execs.c (model_exec_*), pools.c
  * (model_pool_*, model_device_*), allocations.c (model_alloc_*), ledger.c
- * (ledger_*).
+ * (ledger_*), churn.c (model_churn_*; model_churn_lock guards its table).
  *
  * Locks (model.h): model_cap_lock guards model_captures; model_gx_lock
  * guards model_graphs and model_execs; model_mem_lock guards model_pools,
@@ -146,6 +146,7 @@ struct cg_graph {
 	int pending;	       /* execs holding a partial summary of this graph */
 	int repeat;	       /* from a repeat capture (model_capture_end), unchanged since */
 	CUgraphExec live_exec; /* latest live exec instantiated from it */
+	uint32_t churn;	       /* its churn entry (churn.c), 0 none; cleared by a change */
 	UT_hash_handle hh;
 };
 
@@ -188,6 +189,7 @@ struct cg_exec {
 	unsigned devmask; /* devices its allocation nodes allocate on (bit d) */
 	int repeat;	  /* instantiated from a repeat graph with nothing to say; not updated since (X_SET/X_GET) */
 	int kernels;	  /* kernel nodes, counted at instantiation */
+	uint32_t churn;	  /* its graph's churn entry at instantiation (churn.c), 0 none */
 	struct cg_exec *next_free;
 	UT_hash_handle hh;
 };

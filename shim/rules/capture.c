@@ -23,6 +23,9 @@
  *           run once now, missing from every replay (warn)
  *   CGS025  a capture ends with no kernel node while its thread launched
  *           kernels outside it (CGS024's): the graph is empty of work (warn)
+ *   CGS026  one capture site captured the same graph (fingerprint: topology,
+ *           node types, kernels, launch dimensions) threshold times: the
+ *           time and memory spent so far (hint, once per site and graph)
  *
  * Each takes the capture(s) the hook looked up (NULL: none) and the calling
  * thread's id. Every capture-breaking verdict carries the same fields: the
@@ -291,6 +294,40 @@ int rules_capture_empty(CUgraph g, int n, const char *kernels, const struct cg_c
 		cg_vf_str(v, "kernels", kernels);
 	cg_vf_caller(v);
 	cg_vf_site_here(v, "site");
+	cg_vf_site(v, "begin_site", cv->site);
+	return 1;
+}
+
+int rules_capture_again(const struct model_churn_view *cv, CUgraph g, struct cg_verdict *v)
+{
+	char bufs[120];
+	if (!cv || cv->captures < 2)
+		return 0;
+	cg_verdict_init(v, R_RECAPTURE, -1);
+	if (cv->ptr_sets <= 1)
+		snprintf(bufs, sizeof bufs, "over the same buffers every time: keep the executable and launch it again");
+	else
+		snprintf(bufs, sizeof bufs,
+			 "over %d%s sets of buffers: keep one executable and move it with cuGraphExecUpdate",
+			 cv->ptr_sets, cv->more_ptrs ? "+" : "");
+	snprintf(v->msg, CG_VERDICT_MSG,
+		 "this site captured the same graph (%d nodes, fingerprint %016llx) %lld times and instantiated it "
+		 "%lld times, %.3f ms of capture and instantiation so far (%.3f ms past the first), %llu bytes of "
+		 "graph memory a graph; %s",
+		 cv->nodes, (unsigned long long)cv->shape, cv->captures, cv->insts,
+		 (double)(cv->cap_ns + cv->inst_ns) / 1e6, (double)model_churn_wasted(cv) / 1e6,
+		 (unsigned long long)cv->mem_bytes, bufs);
+	cg_vf_hex(v, "graph", (uintptr_t)g);
+	cg_vf_hex(v, "fingerprint", cv->shape);
+	cg_vf_int(v, "nodes", cv->nodes);
+	cg_vf_int(v, "captures", cv->captures);
+	cg_vf_int(v, "instantiations", cv->insts);
+	cg_vf_u64(v, "capture_ns", cv->cap_ns);
+	cg_vf_u64(v, "instantiate_ns", cv->inst_ns);
+	cg_vf_u64(v, "wasted_ns", model_churn_wasted(cv));
+	cg_vf_u64(v, "graph_mem_bytes", cv->mem_bytes);
+	cg_vf_int(v, "buffer_sets", cv->ptr_sets);
+	cg_vf_caller(v);
 	cg_vf_site(v, "begin_site", cv->site);
 	return 1;
 }

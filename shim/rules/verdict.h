@@ -212,6 +212,9 @@ int rules_capture_escape(const char *api, const struct cg_escape_ev *ev, const s
  * thread launched n kernels outside it (kernels: the first names, joined
  * by commas). */
 int rules_capture_empty(CUgraph g, int n, const char *kernels, const struct cg_capture_view *cv, struct cg_verdict *v);
+/* CGS026: the churn entry cv (model.h) reached the threshold at this
+ * capture, whose graph is g. */
+int rules_capture_again(const struct model_churn_view *cv, CUgraph g, struct cg_verdict *v);
 /* CGS008: capture on stream s ends with n forked streams unjoined
  * (unjoined[], their fork sites); cv: the capture, for its begin site. */
 int rules_capture_unjoined(uint64_t capture, CUstream s, CUstream const *unjoined, const uint32_t *fork_sites, int n,

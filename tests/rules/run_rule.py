@@ -47,6 +47,7 @@ EXPECT = {
     "CGS023": ("cuStreamBeginCapture_v2", 401),
     "CGS024": ("cuLaunchKernel", None),
     "CGS025": ("cuStreamEndCapture", None),
+    "CGS026": ("cuStreamEndCapture", None),
 }
 
 # Capture-breaking rules (issue 14): the violation names both threads, and
