@@ -351,8 +351,8 @@ static inline uint64_t model_churn_wasted(const struct model_churn_view *v)
 void model_churn_fp_of(const struct cg_summary *s, struct model_churn_fp *fp);
 /* Returns the entry's index (0: none); *fire once per entry, at the
  * threshold-th capture (threshold 0: never); v: the entry after the count. */
-uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_churn_fp *fp, int threshold,
-			     int *fire, struct model_churn_view *v);
+uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_churn_fp *fp, int threshold, int *fire,
+			     struct model_churn_view *v);
 /* Whether the capture is counted without a walk (1): a fired entry of ce's
  * key with this cheap key counts it (*idx, v filled), or it is the first
  * capture of that key at the site (a sighting: *idx 0, joined to the

@@ -347,8 +347,11 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 /* A launch's dimensions, folded for the capture tally's hash (churn's cheap
  * key): read only when the launch goes into this thread's capture. */
 #define CGH_DIMS(gx, gy, gz, bx, by, bz)                                                                               \
-	((uint64_t)(gx) << 40 ^ (uint64_t)(gy) << 20 ^ (uint64_t)(gz) ^ ((uint64_t)(bx) << 42 ^ (uint64_t)(by) << 21 ^ (bz)) * 0x9E3779B97F4A7C15ull)
-#define CGH_DIMS_EX(c) ((c) ? CGH_DIMS((c)->gridDimX, (c)->gridDimY, (c)->gridDimZ, (c)->blockDimX, (c)->blockDimY, (c)->blockDimZ) : 0)
+	((uint64_t)(gx) << 40 ^ (uint64_t)(gy) << 20 ^ (uint64_t)(gz) ^                                                \
+	 ((uint64_t)(bx) << 42 ^ (uint64_t)(by) << 21 ^ (bz)) * 0x9E3779B97F4A7C15ull)
+#define CGH_DIMS_EX(c)                                                                                                 \
+	((c) ? CGH_DIMS((c)->gridDimX, (c)->gridDimY, (c)->gridDimZ, (c)->blockDimX, (c)->blockDimY, (c)->blockDimZ)   \
+	     : 0)
 
 #define LAUNCH_PARAMS                                                                                                  \
 	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,    \

@@ -330,7 +330,7 @@ static void churn_before(struct churn_step *ch, const struct model_cap_end *ce, 
 }
 
 static __attribute__((noinline)) int churn_after(struct churn_step *ch, const struct model_cap_end *ce, CUgraph g,
-			const struct cg_summary *sum, const char *api)
+						 const struct cg_summary *sum, const char *api)
 {
 	struct model_churn_fp fp = {0};
 	struct model_churn_view v;

@@ -22,8 +22,8 @@
 
 struct churn_ent {
 	uint32_t key, site;
-	uint64_t shape, cheap; /* shape 0: a sighting, not walked yet */
-	uint32_t fwd;	       /* merged into entry fwd (1-based): counts go there */
+	uint64_t shape, cheap;		 /* shape 0: a sighting, not walked yet */
+	uint32_t fwd;			 /* merged into entry fwd (1-based): counts go there */
 	uint64_t ptrs[MODEL_CHURN_PTRS]; /* distinct pointer hashes, first ones */
 	int n_ptrs, more_ptrs;
 	int nodes, fired;
@@ -127,8 +127,8 @@ int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uint32_t *
 	return done;
 }
 
-uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_churn_fp *fp, int threshold,
-			     int *fire, struct model_churn_view *v)
+uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_churn_fp *fp, int threshold, int *fire,
+			     struct model_churn_view *v)
 {
 	struct churn_ent *e = NULL, *sight = NULL;
 	uint32_t idx = 0;

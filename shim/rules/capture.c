@@ -305,7 +305,8 @@ int rules_capture_again(const struct model_churn_view *cv, CUgraph g, struct cg_
 		return 0;
 	cg_verdict_init(v, R_RECAPTURE, -1);
 	if (cv->ptr_sets <= 1)
-		snprintf(bufs, sizeof bufs, "over the same buffers every time: keep the executable and launch it again");
+		snprintf(bufs, sizeof bufs,
+			 "over the same buffers every time: keep the executable and launch it again");
 	else
 		snprintf(bufs, sizeof bufs,
 			 "over %d%s sets of buffers: keep one executable and move it with cuGraphExecUpdate",

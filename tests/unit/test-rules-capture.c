@@ -232,6 +232,38 @@ static int empty_nothing_escaped(struct cg_verdict *o, int m)
 	return rules_capture_empty((CUgraph)0x77, 0, "", &C, o);
 }
 
+/* ---- CGS026 -------------------------------------------------------------- */
+static int again(long long captures, int sets, struct cg_verdict *o)
+{
+	struct model_churn_view cv = {.key = 9,
+				      .site = 9,
+				      .shape = 0xabcull,
+				      .ptr_sets = sets,
+				      .nodes = 2,
+				      .captures = captures,
+				      .insts = captures - 1,
+				      .cap_ns = 3000000,
+				      .inst_ns = 1000000,
+				      .first_ns = 400000,
+				      .mem_bytes = 4096};
+	return rules_capture_again(&cv, (CUgraph)0x77, o);
+}
+static int again_ten(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return again(10, 1, o);
+}
+static int again_buffers(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return again(10, 3, o);
+}
+static int again_first(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return again(1, 1, o);
+}
+
 static const struct rule_case capture_cases[] = {
     {"CGS007", FIRES, "pinned allocation during another thread's global capture", unsafe_live,
      CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "capture", 3,
@@ -287,6 +319,13 @@ static const struct rule_case capture_cases[] = {
     {"CGS025", FIRES, "no kernel node, two kernels escaped", empty_graph, -1, "escaped_kernels", 2,
      "ended into graph 0x77 with no kernel node, while its thread launched 2 kernel(s) outside it (_Z6k_fillPfld)"},
     {"CGS025", SILENT, "nothing escaped", empty_nothing_escaped, 0, NULL, 0, NULL},
+    {"CGS026", FIRES, "the same graph 10 times", again_ten, -1, "captures", 10,
+     "captured the same graph (2 nodes, fingerprint 0000000000000abc) 10 times and instantiated it 9 times, 4.000 ms "
+     "of capture and instantiation so far (3.600 ms past the first), 4096 bytes"},
+    {"CGS026", FIRES, "over three buffer sets", again_buffers, -1, "buffer_sets", 3,
+     "over 3 sets of buffers: keep one executable and move it with cuGraphExecUpdate"},
+    {"CGS026", FIRES, "the waste past the first", again_ten, -1, "wasted_ns", 3600000, NULL},
+    {"CGS026", SILENT, "a first capture", again_first, 0, NULL, 0, NULL},
 };
 RULE_CASES_TEST(capture_cases)
 
