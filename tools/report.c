@@ -548,6 +548,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "leaks", leaks);
 	json_object_set_new(doc, "ranks", rp_ranks(log));
 	json_object_set_new(doc, "mispredictions", rp_mismatches(log));
+	json_object_set_new(doc, "recaptures", rp_recaptures(log));
 
 	json_decref(pids);
 	json_decref(graphs);
@@ -745,6 +746,8 @@ void rp_print_text(FILE *f, const json_t *doc)
 			"", "", rp_geti(t, "alloc_nodes"), RP_BCELL(t, "alloc_bytes"), RP_BCELL(t, "malloc_bytes"), "",
 			"", RP_BCELL(t, "delta"), RP_BCELL(t, "unattributed"), RP_BCELL(t, "instantiate_delta"));
 	}
+
+	rp_print_recaptures(f, json_object_get(doc, "recaptures"));
 
 	json_decref(folded);
 	a = folded = rp_fold_rows(json_object_get(doc, "broken_captures"), brk_vary);

@@ -111,6 +111,12 @@ void rp_print_ranks(FILE *f, const json_t *ranks);
 json_t *rp_mismatches(const struct rp_log *log);
 void rp_print_mismatches(FILE *f, const json_t *rows);
 
+/* "Captures made again" (report-churn.c, issue 32): one row per recapture
+ * record (a capture site's graph captured twice or more), the most wasted
+ * time first. New reference; printed by rp_print_recaptures. */
+json_t *rp_recaptures(const struct rp_log *log);
+void rp_print_recaptures(FILE *f, const json_t *rows);
+
 /* 0 on success, else an exit status (1 usage, 2 nothing to draw). graph:
  * a handle, first, last, or update:N / update:last (both sides of the Nth
  * failing update: a CGS001, or a 910 nothing predicted). */

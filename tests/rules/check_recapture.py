@@ -11,6 +11,7 @@ threshold follows CGSHIM_CHURN_THRESHOLD (0: off); outputs equal bare.
 usage: check_recapture.py --prog PATH --standin-dir DIR --shim LIBCGSHIM
 One line per check; exit status non-zero when any failed."""
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -23,6 +24,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--prog", required=True)
 ap.add_argument("--standin-dir", required=True)
 ap.add_argument("--shim", required=True)
+ap.add_argument("--cgshim", help="the launcher: its report's \"Captures made again\" table is checked too")
 a = ap.parse_args()
 T = cgtest.Tally()
 SITES = ("cap_same", "cap_batch", "cap_buffers", "cap_nine", "cap_forked")
@@ -61,6 +63,7 @@ check("bare: exits 0", bare.returncode == 0, bare.stdout[-400:])
 
 with tempfile.TemporaryDirectory() as d:
     p, recs, v, rc = run(d, "default", {})
+    logs = [os.path.join(d, "default", f) for f in os.listdir(os.path.join(d, "default"))]
     check("shim: exits 0, output equal to bare", p.returncode == 0 and p.stdout == bare.stdout, p.stdout[-300:])
     for s in ("cap_same", "cap_batch", "cap_buffers", "cap_forked"):
         mine = v.get(s, [])
@@ -102,6 +105,23 @@ with tempfile.TemporaryDirectory() as d:
     check("no warn or error record", not [x for x in cgtest.viol(recs) if x.get("severity") in ("warn", "error")],
           [x.get("rule") for x in cgtest.viol(recs)])
 
+    if a.cgshim:
+        rep = subprocess.run([a.cgshim, "report"] + logs, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        tab = rep.stdout.split("== Captures made again")[1].split("\n==")[0] if "== Captures made again" in rep.stdout else ""
+        rows = [l.split() for l in tab.splitlines()[2:] if l.strip() and not l.strip().startswith("(")]
+        same = [r for r in rows if "cap_same" in " ".join(r)]
+        check("report: a Captures made again table, one row per site and graph (%d rows)" % len(rows), len(rows) == 5,
+              rep.stdout[-600:])
+        check("report: cap_same's row: 1 graph, 15 captures, 15 instantiations (%s)" % (same[:1]),
+              bool(same) and same[0][1:4] == ["1", "15", "15"])
+        js = subprocess.run([a.cgshim, "report", "--json"] + logs, stdout=subprocess.PIPE, text=True)
+        try:
+            doc = json.loads(js.stdout)
+        except ValueError:
+            doc = {}
+        check("report --json: recaptures, the most wasted first (%d)" % len(doc.get("recaptures", [])),
+              len(doc.get("recaptures", [])) == 5 and all(
+                  x["wasted_ns"] >= y["wasted_ns"] for x, y in zip(doc["recaptures"], doc["recaptures"][1:])))
     p, recs, v, rc = run(d, "three", {"CGSHIM_CHURN_THRESHOLD": "3"})
     r = (v.get("cap_same") or [{}])[0]
     check("CGSHIM_CHURN_THRESHOLD=3: cap_same named once, at 3 captures (%s)" % r.get("captures"),
