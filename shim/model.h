@@ -361,6 +361,12 @@ uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_
 int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uint32_t *idx, struct model_churn_view *v);
 void model_churn_instantiated(uint32_t idx, uint64_t ns);
 void model_churn_launched(uint32_t idx, long long n);
+/* A walk of g for its fingerprint only: a private summary (freed with
+ * model_summary_free), not cached on the graph and not counted in
+ * model_graph_walks but in model_graph_churn_walks (the summary's
+ * churn_walks). */
+struct cg_summary *model_graph_churn_walk(CUgraph g);
+long long model_graph_churn_walks(void);
 /* The graph's entry (0: none, or changed since its capture). */
 void model_graph_churn_set(CUgraph g, uint32_t idx);
 uint32_t model_graph_churn(CUgraph g);

@@ -155,6 +155,7 @@ void cg_summary_exit(void)
 				 .sites_dropped = cg_sites_dropped(),
 				 .ledger_examined = ledger_examined(),
 				 .walks = model_graph_walks(),
+				 .churn_walks = model_graph_churn_walks(),
 				 .copy_checks = all,
 				 .copy_checks_tallied = tallied,
 				 .repeats_folded = cg_fold_repeats(),

@@ -338,8 +338,10 @@ static __attribute__((noinline)) int churn_after(struct churn_step *ch, const st
 	int fire = 0;
 	if (!ch->on)
 		return 0;
-	if (ch->walk && sum) {
-		model_churn_fp_of(sum, &fp);
+	if (ch->walk) { /* the summary when one was walked anyway, else a walk of churn's own */
+		struct cg_summary *own = sum ? NULL : model_graph_churn_walk(g);
+		model_churn_fp_of(sum ? sum : own, &fp);
+		model_summary_free(own);
 		fp.cheap = ch->cheap;
 		ch->idx = model_churn_capture(ce, &fp, cg_cfg.churn_threshold, &fire, &v);
 	}
@@ -435,13 +437,12 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			churn_before(&ch, &ce, counted ? n : 0, kernels, th);
 			/* A program that updates executables gets its graphs
 			 * walked here, off the update's path (an update needs the
-			 * new graph's summary); so is a graph churn must
-			 * fingerprint (churn_before). Otherwise no walk: the memory nodes
+			 * new graph's summary). Otherwise no walk: the memory nodes
 			 * are known from the hooks and the node count is one
 			 * query; the full summary is walked on first need (an
 			 * update, a rewrite, node records at debug level). */
 			if (cg_log_on(CG_L_DEBUG) || atomic_load_explicit(&cgh_updates_seen, memory_order_relaxed) ||
-			    !counted || ch.walk) {
+			    !counted) {
 				sum = model_graph_summary(g);
 			} else {
 				have_counts = model_graph_captured(g, n, kernels, &n_alloc, &n_free);

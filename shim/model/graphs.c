@@ -119,6 +119,22 @@ static void summary_kid_add(struct cg_summary *s, CUgraphNode node, uint32_t ind
 
 static struct cg_summary *summary_walk(CUgraph g)
 {
+	atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
+	return summary_walk_at(g, 0);
+}
+
+/* Churn's fingerprint walks (model.h): counted apart, never cached, so the
+ * graph's own summary stays as deferred as it was. */
+static _Atomic long long churn_walks;
+
+long long model_graph_churn_walks(void)
+{
+	return atomic_load_explicit(&churn_walks, memory_order_relaxed);
+}
+
+struct cg_summary *model_graph_churn_walk(CUgraph g)
+{
+	atomic_fetch_add_explicit(&churn_walks, 1, memory_order_relaxed);
 	return summary_walk_at(g, 0);
 }
 
@@ -130,8 +146,6 @@ static struct cg_summary *summary_walk_at(CUgraph g, int depth)
 	size_t mem_cap = 16;
 	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
 		return NULL;
-	if (!depth)
-		atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
 	/* One block: header, node handles, dependency counts, types; the
 	 * spare's when it is large enough (its other blocks kept aside). */
 	struct cg_summary *r = atomic_exchange(&spare_sum, NULL);
