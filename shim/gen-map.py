@@ -7,7 +7,7 @@ import sys
 mode, out = sys.argv[1], sys.argv[2]
 # dlsym, the label API (include/cgshim/label.h) and the NVTX injection entry
 # (shim/labels.c), then the hooks.
-names = ['dlsym', 'cgshim_label_push', 'cgshim_label_pop', 'InitializeInjectionNvtx2']
+names = ['dlsym', 'cgshim_label_push', 'cgshim_label_pop', 'cgshim_label_process', 'InitializeInjectionNvtx2']
 for path in sys.argv[3:]:
     text = open(path).read()
     names += re.findall(r'^(?:HOOK|RTHOOK)\((\w+)', text, re.M)

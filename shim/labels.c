@@ -97,6 +97,31 @@ static int cg_label_pop(void)
 	return --s->depth;
 }
 
+_Atomic(const char *) cg_label_proc;
+/* the last byte of each slot is never written: every slot ends in NUL */
+static char label_proc_buf[CG_LABEL_PROC_SLOTS][CG_LABEL_LEN + 1];
+static _Atomic unsigned label_proc_next;
+
+/* A cut label is marked by its U+2026 alone: the process label has no
+ * record flag of its own. */
+static int cg_label_process(const char *label)
+{
+	char *slot;
+	if (!label || !*label) {
+		atomic_store_explicit(&cg_label_proc, NULL, memory_order_release);
+		return 0;
+	}
+	slot = label_proc_buf[atomic_fetch_add(&label_proc_next, 1) % CG_LABEL_PROC_SLOTS];
+	(void)cg_label_copy(slot, label);
+	atomic_store_explicit(&cg_label_proc, slot, memory_order_release);
+	return 0;
+}
+
+CG_EXPORT int cgshim_label_process(const char *label)
+{
+	return cg_label_process(label);
+}
+
 CG_EXPORT int cgshim_label_push(const char *label)
 {
 	return cg_label_push(label);

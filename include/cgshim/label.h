@@ -29,6 +29,13 @@ int cgshim_label_push(const char *label) __attribute__((weak));
  * stack was empty). */
 int cgshim_label_pop(void) __attribute__((weak));
 
+/* Set the process's label, carried by the records of every thread whose
+ * own stack is empty (a loader or worker thread that never pushed), in
+ * place of that stack; NULL or "" clears it. A test harness sets it at a
+ * test's setup and clears it at its teardown (the pytest plugin does).
+ * Returns 0, or -1 (no shim). */
+int cgshim_label_process(const char *label) __attribute__((weak));
+
 /* The weak-safe spellings: what a program calls. */
 static inline int cgshim_push(const char *label)
 {
@@ -38,6 +45,11 @@ static inline int cgshim_push(const char *label)
 static inline int cgshim_pop(void)
 {
 	return cgshim_label_pop ? cgshim_label_pop() : -1;
+}
+
+static inline int cgshim_process_label(const char *label)
+{
+	return cgshim_label_process ? cgshim_label_process(label) : -1;
 }
 
 #ifdef __cplusplus

@@ -3,7 +3,8 @@
 - The pytest process runs under the shim: when it was not started with
   libcgshim.so preloaded, the plugin starts pytest again with it (once).
 - Each test is labelled: its node id is pushed on the label stack of the
-  pytest process (cgshim_label_push, so records of the test's own CUDA
+  pytest process and set as its process label for threads that push none
+  (cgshim_label_push, cgshim_label_process, so records of the test's own CUDA
   calls carry it) and set as CGSHIM_LABEL for the processes it starts.
 - After each test, the JSONL logs are read for error-level violation records
   carrying that label: the test fails (--cgshim=fail, the default) or
@@ -131,7 +132,7 @@ class _Plugin:
         self.mode = config.getoption("cgshim")
         self.baseline = config.getoption("cgshim_baseline")
         self.logs = _Logs(_log_template())
-        self.push = self.pop = None
+        self.push = self.pop = self.proc = None
         self.ids = None
         try:
             dl = ctypes.CDLL(None)
@@ -140,6 +141,14 @@ class _Plugin:
             self.pop.argtypes, self.pop.restype = [], ctypes.c_int
         except (AttributeError, OSError):
             pass  # no shim in this process: its children are still labelled
+        try:
+            # the label of threads that push none (a loader thread's
+            # cuLibraryLoadData during a test): a shim without it still
+            # labels the test's own thread
+            self.proc = ctypes.CDLL(None).cgshim_label_process
+            self.proc.argtypes, self.proc.restype = [ctypes.c_char_p], ctypes.c_int
+        except (AttributeError, OSError):
+            pass
 
     def _ids(self, item):
         """The session's test ids (a cut label names a test only when its
@@ -169,10 +178,14 @@ class _Plugin:
         os.environ["CGSHIM_LABEL"] = item.nodeid
         if self.push:
             self.push(item.nodeid.encode())
+        if self.proc:
+            self.proc(item.nodeid.encode())
         self.logs.mark()
         try:
             yield
         finally:
+            if self.proc:
+                self.proc(None)
             if self.pop:
                 self.pop()
             os.environ.pop("CGSHIM_LABEL", None)

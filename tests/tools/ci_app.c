@@ -9,7 +9,12 @@
  *   ci_app long     the CGS001 inside cgshim_push of a 200-byte test id, and
  *                   update_b's inside that and an NVTX range of 600 bytes
  *                   (300 two-byte characters: more than a label keeps)
+ *   ci_app thread   issue 34: cgshim_process_label("t.py::test_p"); a thread
+ *                   that never pushed makes a CGS001 (carries it), the main
+ *                   thread one inside cgshim_push("own") (its own stack only);
+ *                   cleared, the thread's second CGS001 carries no label
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +58,31 @@ __attribute__((noinline)) static void update_b(cudaGraphExec_t e, cudaStream_t s
 	CHECK(cudaGraphDestroy(g), cudaSuccess);
 }
 
+struct upd {
+	cudaGraphExec_t e;
+	cudaStream_t s;
+	float *buf;
+	int second; /* another call site: not folded into the first's record */
+};
+
+static void *loader(void *arg)
+{
+	struct upd *u = arg;
+	if (u->second)
+		update_a(u->e, u->s, u->buf, 3);
+	else
+		update_b(u->e, u->s, u->buf);
+	return NULL;
+}
+
+static void on_thread(cudaGraphExec_t e, cudaStream_t s, float *buf, int second)
+{
+	struct upd u = {e, s, buf, second};
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, loader, &u), 0);
+	CHECK(pthread_join(t, NULL), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "clean";
@@ -84,6 +114,14 @@ int main(int argc, char **argv)
 		printf("push depth %d\n", cgshim_push("phase-a"));
 		update_a(e, s, buf, 2);
 		printf("pop depth %d\n", cgshim_pop());
+	} else if (!strcmp(mode, "thread")) {
+		printf("process label %d\n", cgshim_process_label("t.py::test_p"));
+		on_thread(e, s, buf, 0);
+		cgshim_push("own");
+		update_a(e, s, buf, 2);
+		cgshim_pop();
+		cgshim_process_label(NULL);
+		on_thread(e, s, buf, 1);
 	} else if (!strcmp(mode, "long")) {
 		char id[201], big[601];
 		memset(id, 'p', sizeof id - 1);

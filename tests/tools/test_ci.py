@@ -305,6 +305,17 @@ def case_labels():
     check(viol[0].get("labels") == ["test_x[1]", "outer", "decode"], "CGSHIM_LABEL: %r" % viol[0].get("labels"))
     start = records(logs, "start")
     check(start and start[0].get("labels") == ["test_x[1]"], "the start record carries the process label")
+    # The process label (issue 34): a thread that never pushed carries it, a
+    # thread with its own stack does not; cleared, nothing.
+    rc, err, logs = launch("thread")
+    viol = records(logs, "violation")
+    check(rc == 0 and [v.get("labels") for v in viol] == [["t.py::test_p"], ["own"], None],
+          "cgshim_process_label: the loader thread's, the main thread's own, none after the clear: %r" % (
+              [(v.get("tid"), v.get("labels")) for v in viol]))
+    check(len({v.get("tid") for v in viol}) == 3 and viol and viol[0].get("tid") != viol[1].get("tid"),
+          "three threads: two loaders and main (%r)" % [v.get("tid") for v in viol])
+    rc, out, err = run([A.app, "thread"])
+    check(rc == 0 and "process label -1" in out, "without the shim the call answers -1: %r" % out[-200:])
     # Long labels (issue 34, a pytest id of 200 bytes): kept whole; one longer
     # than a label keeps (511 bytes) is cut at a character boundary, ends in
     # U+2026 and the record says labels_truncated.
