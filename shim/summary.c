@@ -53,28 +53,24 @@ static void churn_recs(void)
 {
 	struct model_churn_view v[CHURN_RECS];
 	long long untracked = 0;
-	struct cg_rec r;
 	int n = model_churn_exit(v, CHURN_RECS, &untracked);
-	for (int i = 0; i < n; i++) {
-		rec_begin(&r, CG_L_INFO, CGSHIM_EV_RECAPTURE);
-		rec_hex(&r, "fingerprint", v[i].shape);
-		rec_int(&r, "nodes", v[i].nodes);
-		rec_int(&r, "fingerprints_at_site", v[i].fps_at_site);
-		rec_int(&r, "captures", v[i].captures);
-		rec_int(&r, "instantiations", v[i].insts);
-		rec_int(&r, "launches", v[i].launches);
-		rec_u64(&r, "capture_ns", v[i].cap_ns);
-		rec_u64(&r, "instantiate_ns", v[i].inst_ns);
-		rec_u64(&r, "wasted_ns", model_churn_wasted(&v[i]));
-		rec_u64(&r, "graph_mem_bytes", v[i].mem_bytes);
-		rec_int(&r, "buffer_sets", v[i].ptr_sets);
-		if (v[i].more_ptrs)
-			rec_bool(&r, "buffer_sets_more", 1);
-		if (untracked && !i)
-			rec_int(&r, "untracked_captures", untracked);
-		rec_site(&r, "site", v[i].site);
-		rec_end(&r);
-	}
+	for (int i = 0; i < n; i++)
+		emit_recapture(CG_L_INFO, &(struct ev_recapture){.fingerprint = v[i].shape,
+								 .nodes = v[i].nodes,
+								 .fingerprints_at_site = v[i].fps_at_site,
+								 .captures = v[i].captures,
+								 .instantiations = v[i].insts,
+								 .launches = v[i].launches,
+								 .capture_ns = v[i].cap_ns,
+								 .instantiate_ns = v[i].inst_ns,
+								 .wasted_ns = model_churn_wasted(&v[i]),
+								 .graph_mem_bytes = v[i].mem_bytes,
+								 .buffer_sets = v[i].ptr_sets,
+								 .buffer_sets_more = 1,
+								 .has_buffer_sets_more = (unsigned char)v[i].more_ptrs,
+								 .untracked_captures = untracked,
+								 .has_untracked_captures = untracked && !i,
+								 .site = v[i].site});
 }
 
 void cg_summary_exit(void)
