@@ -1,6 +1,8 @@
 """tests/gpu/issue32.py BUILD -- issue 32's GPU rows (tests/gpu/issue32):
 work that escapes a capture (CGS024) and the empty graph (CGS025), in a C++
-program and in PyTorch. Every case: the output under the shim equals the
+program and in PyTorch; re-capture churn (CGS026, a hint: one site capturing
+one graph again and again, vLLM-shaped batch sizes, torch.compile
+reduce-overhead re-recording) and coverage of a silent eager fallback. Every case: the output under the shim equals the
 bare run's, and the rule fires exactly as listed (route included), nothing
 else warns."""
 import os
@@ -72,5 +74,72 @@ for mode, eager, graphed, below in (("joined", 0, 6, False), ("cached", 1, 3, Tr
                                                            s.get("graphed_permille"), s.get("graphed_below")))
         assert s.get("eager_kernels") == eager and s.get("graph_kernels") == graphed, s
         assert s.get("graphed_below") is below, s
+
+# Re-capture churn (CGS026, a hint) and eager fallback.
+CHURN = os.path.join(BIN, "churn")
+subprocess.run(["nvcc", "-O2", "-o", CHURN, os.path.join(HERE, "issue32_churn.cu")], check=True)
+
+
+def churn_run(cmd, timeout=400, extra=None):
+    """cmd bare and shimmed (outputs equal, no warn/error record): the CGS026
+    records and the recapture records of the shimmed run."""
+    bare, _, _ = gpucase.run(cmd, None, timeout=timeout)
+    shim, recs, _ = gpucase.run(cmd, LIB, timeout=timeout, extra=extra)
+    assert bare.returncode == 0 and shim.returncode == 0, (bare.stdout[-600:], shim.stderr[-600:])
+    assert shim.stdout == bare.stdout, "output differs: %r vs %r" % (shim.stdout[-300:], bare.stdout[-300:])
+    bad = [r.get("rule") for r in recs if r.get("ev") == "violation" and r.get("severity") in ("error", "warn")]
+    assert not bad, "warn/error records: %s" % bad
+    print("  " + bare.stdout.strip().splitlines()[-1])
+    return ([r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS026"],
+            [r for r in recs if r.get("ev") == "recapture"], recs)
+
+
+@case("churn-same")
+def _():
+    v, rc, _ = churn_run([CHURN, "same"])
+    assert len(v) == 1 and v[0].get("captures") == 10 and v[0].get("severity") == "hint", v
+    assert len(rc) == 1 and rc[0].get("captures") == 12 and rc[0].get("launches") == 12, rc
+    print("  CGS026 at %s captures, %.3f ms wasted so far; exit: %s captures, %.3f ms wasted" % (
+        v[0].get("captures"), v[0].get("wasted_ns", 0) / 1e6, rc[0].get("captures"), rc[0].get("wasted_ns", 0) / 1e6))
+
+
+@case("churn-vllm-batches")
+def _():
+    v, rc, _ = churn_run([CHURN, "batches"])
+    assert len(v) == 1 and v[0].get("captures") == 10, [x.get("msg") for x in v]
+    assert len(rc) == 1 and rc[0].get("captures") == 13 and rc[0].get("fingerprints_at_site") == 6, rc
+    print("  one CGS026 (batch 8: %s captures at exit, %s graphs at the site)" % (
+        rc[0].get("captures"), rc[0].get("fingerprints_at_site")))
+
+
+for mode, below in (("fallback", True), ("graphed", False)):
+    @case("coverage-" + mode)
+    def _(mode=mode, below=below):
+        _, _, recs = churn_run([CHURN, mode], extra={"CGSHIM_EXPECT_GRAPHED": "0.95"})
+        s = [r for r in recs if r.get("ev") == "summary"]
+        assert s, "no summary record"
+        s = s[0]
+        print("  eager %s graph %s permille %s below %s" % (s.get("eager_kernels"), s.get("graph_kernels"),
+                                                           s.get("graphed_permille"), s.get("graphed_below")))
+        assert s.get("graphed_below") is below, s
+        assert (s.get("eager_kernels"), s.get("graph_kernels")) == ((80, 0) if below else (0, 80)), s
+
+
+@case("torch-vllm-batches")
+def _():
+    v, rc, _ = churn_run([sys.executable, os.path.join(HERE, "issue32_churn_torch.py"), "vllm"], timeout=500)
+    assert len(v) == 1, [x.get("msg") for x in v]
+    mine = [r for r in rc if r.get("captures") == 13]
+    assert mine and mine[0].get("fingerprints_at_site") >= 6, rc
+    print("  one CGS026: batch 8 captured %s times, %s graphs at the site" % (
+        mine[0].get("captures"), mine[0].get("fingerprints_at_site")))
+
+
+@case("torch-compile-rerecord")
+def _():
+    v, rc, _ = churn_run([sys.executable, os.path.join(HERE, "issue32_churn_torch.py"), "compile"], timeout=900)
+    assert v, "no CGS026: recapture records %s" % [(r.get("captures"), r.get("buffer_sets")) for r in rc]
+    print("  CGS026 x%d; recaptured: %s" % (len(v), [(r.get("captures"), r.get("buffer_sets")) for r in rc]))
+
 
 gpucase.finish()

@@ -1,0 +1,66 @@
+"""tests/gpu/issue32_churn_torch.py MODE -- re-capture churn in PyTorch
+(issue 32, tests/gpu/issue32.py).
+
+  vllm     one torch.cuda.graph per batch size (1..32, kept and replayed) from
+           one capture function, then batch size 8 captured again 12 times:
+           CGS026 once, for batch size 8's graph only
+  compile  torch.compile(mode="reduce-overhead", dynamic=True) over two input
+           sizes, the module's weight moved to new memory before every call
+           (w.data = ...): CUDA graph trees re-record the same graph on every
+           call (a static input's address changed): CGS026 fires
+Prints "out S" (a checksum of every result), equal bare and shimmed."""
+import sys
+
+import torch
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "vllm"
+torch.manual_seed(0)
+
+if mode == "vllm":
+    x = torch.ones(32 * 256, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):  # warm-up, as vLLM does before capturing
+            x[:256].mul_(0.5).add_(1.0)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+
+    def capture(bs):
+        """The one capture site: a graph of batch size bs."""
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            x[:bs * 256].mul_(0.5).add_(1.0)
+        return g
+
+    kept = {}
+    for bs in (1, 2, 4, 8, 16, 32):
+        kept[bs] = capture(bs)
+        kept[bs].replay()
+    for _ in range(12):
+        g = capture(8)
+        g.replay()
+        del g
+    torch.cuda.synchronize()
+    print("out %.4f" % x.sum().item())
+elif mode == "compile":
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(1, device="cuda"), requires_grad=False)
+
+        def forward(self, x):
+            return torch.sin(x * self.w) + self.w
+
+    m = M()
+    f = torch.compile(m, mode="reduce-overhead", dynamic=True)
+    total = 0.0
+    with torch.no_grad():
+        for i in range(30):
+            n = 4096 if i % 2 else 8192
+            m.w.data = torch.full((1,), 1.0 + (i % 3) * 0.25, device="cuda")  # new memory every call
+            x = torch.arange(n, device="cuda", dtype=torch.float32) / n
+            total += f(x).sum().item()
+    print("out %.3f" % total)
+else:
+    sys.exit("unknown mode %s" % mode)
