@@ -465,9 +465,10 @@ def case_begin_flags(recs, pools):
     destroyed (kernels/model/begin_flags.cu)."""
     v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS014"]
     check(len(v) == 1, "CGS014 named once: A's query on the blocking stream, not B's (%d)" % len(v))
-    if STANDIN:
-        check("reused 1" in STDOUT, "stand-in: S2 has S1's handle, the case the destroy must cover (%r)"
-              % STDOUT.splitlines()[:1])
+    # a sanitizer's allocator holds freed memory back: no handle comes back
+    if STANDIN and not (os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS")):
+        check("reused 1" in STDOUT, "stand-in: S2 has S1's handle, the case the destroy must cover (%s)"
+              % [x for x in STDOUT.splitlines() if x.startswith("reused")])
 
 
 def case_copy_tally(recs, pools):
