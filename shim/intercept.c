@@ -27,6 +27,11 @@
  *     lacks (an older driver, the stand-in) is not found, as without the
  *     shim, rather than found and answering CUDA_ERROR_NOT_FOUND
  *     (issue 30).
+ * nccl* names (nccl-hooks.def) follow the cuda* names' rule on
+ * RTLD_DEFAULT: without a libnccl after the shim, NULL. On a libnccl's own
+ * handle (dlopen("libnccl.so.2") then dlsym, as XLA's NCCL stub does) the
+ * exact names get the shim's export, which forwards to that library, unless
+ * the caller is libnccl itself or the shim is off.
  * NULL is given as CG_DLSYM_ABSENT, which the entry stub turns into a
  * NULL return without calling the real dlsym; the failed RTLD_NEXT lookup
  * has set dlerror. A libcudart visible only in a dlopen'ed library's local
@@ -43,6 +48,7 @@
 #include "hooks/exports.h"
 #include "init.h"
 #include "log.h"
+#include "nccl-lib.h"
 #include "resolve.h"
 
 /* The dlsym call record's own fields (records.def, "call": EXT). */
@@ -87,11 +93,16 @@ static void *default_lookup(const char *name)
  * on a library handle goes on to the instrumented part (by then every
  * runtime is up: such lookups come from the application or its libraries). */
 static void *policy_cuda(void *handle, const char *name, void *caller);
+static void *policy_nccl(void *handle, const char *name, void *caller);
 
 CG_NO_SANITIZE void *cg_dlsym_policy(void *handle, const char *name, void *caller)
 {
 	cg_resolve_dlsym(); /* CG_NO_SANITIZE too */
-	if (!name || name[0] != 'c' || name[1] != 'u' || !cg_real_dlsym || handle == RTLD_NEXT)
+	if (!name || !cg_real_dlsym || handle == RTLD_NEXT)
+		return NULL;
+	if (name[0] == 'n' && name[1] == 'c' && name[2] == 'c' && name[3] == 'l' && name[4] == 'C' && name[5] == 'o')
+		return policy_nccl(handle, name, caller); /* ncclComm*: the application's lookups only */
+	if (name[0] != 'c' || name[1] != 'u')
 		return NULL;
 	if (handle != RTLD_DEFAULT && (name[2] < 'A' || name[2] > 'Z'))
 		return NULL;
@@ -130,6 +141,35 @@ static void *policy_cuda(void *handle, const char *name, void *caller)
 	}
 	if (w && cg_log_on(CG_L_DEBUG))
 		emit_call(CG_L_DEBUG, &(struct ev_call){.api = "dlsym", .more = {dlsym_fields, name}});
+out:
+	errno = saved;
+	return w;
+}
+
+/* nccl* names (the contract above). */
+static void *policy_nccl(void *handle, const char *name, void *caller)
+{
+	int saved = errno;
+	void *w = NULL, *own = cg_nccl_export(name), *h;
+	struct link_map *lm = NULL;
+	Dl_info info;
+	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
+	if (!own)
+		goto out;
+	if (handle == RTLD_DEFAULT) {
+		void *next;
+		if (cg_real_dlsym(RTLD_DEFAULT, name) != own)
+			goto out; /* defined before the shim: the real answer stands */
+		next = cg_real_dlsym(RTLD_NEXT, name);
+		w = st == CG_OFF ? (next ? next : CG_DLSYM_ABSENT) : (next ? NULL : CG_DLSYM_ABSENT);
+		goto out;
+	}
+	if (st == CG_OFF || st == CG_DEGRADED || !(h = cg_nccl_handle()) || handle != h)
+		goto out;
+	if (dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm == (struct link_map *)h)
+		goto out;
+	if (cg_nccl_next(name))
+		w = own;
 out:
 	errno = saved;
 	return w;

@@ -75,6 +75,11 @@ void ledger_add(uint64_t base, uint64_t size, int kind, uint32_t site);
  * number of executables it made stale (the hook then logs the call at info,
  * so the CGS018 record has its call beside it). */
 int ledger_free(uint64_t base, uint64_t size, int host, struct ledger_freed *out);
+/* [base, base+size) mapped again (cuMemMap succeeded): the live
+ * executables an earlier unmap there made stale (their first stale
+ * reference, the unmapped range, its free site), the first max copied to
+ * out. Returns how many. One relaxed load while no exec is stale. */
+int ledger_remapped(uint64_t base, uint64_t size, struct cg_stale *out, int max);
 /* The free's site, once known, for the launch check's record (CGS019). */
 void ledger_free_site(struct ledger_freed *f, uint32_t site);
 /* Holder entries frees and unmaps examined (the summary's ledger_examined):

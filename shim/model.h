@@ -670,4 +670,41 @@ long long model_meminfo_steady(void);
  * node queries (docs/design.md, cost per call type). */
 long long model_graph_walks(void);
 
+/* ---- NCCL work in graphs (model/nccl.c, issue 33) ---------------------- */
+/* What a full summary s of a captured graph says for the cross-rank view
+ * and the NCCL rules: its NCCL kernel nodes (nccl-lib.h names) and a
+ * fingerprint that two ranks running the same program give the same graph
+ * (no handle, address or context in it: the topology hash, then per
+ * described node its type, kernel name, grid, block, shared memory and
+ * copy/memset extent). Never 0. */
+struct model_nccl_fact {
+	int nccl;
+	uint64_t fp;
+};
+void model_nccl_fact(const struct cg_summary *s, struct model_nccl_fact *out);
+/* Graph g's NCCL kernel count, noted at its end of capture with the
+ * capture's begin site (a new graph generation forgets it). */
+void model_nccl_graph_set(CUgraph g, int nccl, uint32_t begin_site);
+/* Exec e, just instantiated or updated from g (capture, cap_site: g's
+ * capture and site as the instantiation knows them, 0 unknown: then the
+ * ones noted at the end of capture): takes g's NCCL kernel count.
+ * Returns it. */
+int model_nccl_exec_from(CUgraphExec e, CUgraph g, uint64_t capture, uint32_t cap_site);
+/* The NCCL kernel nodes live exec e holds (0: none, or not live). */
+int model_nccl_exec(CUgraphExec e);
+/* A live executable holding NCCL work. */
+struct model_nccl_exec {
+	CUgraphExec e;
+	CUgraph g;
+	uint64_t capture;
+	uint32_t cap_site, exec_site;
+	int nccl, dev;
+	long long launches;
+};
+/* The live executables holding NCCL work, the first max copied to out.
+ * Returns how many there are; with try_only (a dump: the caller may have
+ * interrupted a holder of the lock) the lock is only tried, and -1 comes
+ * back when it was held. */
+int model_nccl_execs(struct model_nccl_exec *out, int max, int try_only);
+
 #endif

@@ -259,6 +259,7 @@ json_t *rp_ranks(const struct rp_log *log)
 	json_object_set_new(out, "ranks", rows);
 	json_object_set_new(out, "graphmem", gmem_rows);
 	json_object_set_new(out, "divergence", div);
+	json_object_set_new(out, "where", rp_where(log));
 	json_decref(idx);
 	json_decref(pid_rank);
 	json_decref(gmem);
@@ -336,6 +337,7 @@ void rp_print_ranks(FILE *f, const json_t *ranks)
 			    rp_bytes(rp_int(g, "reserved", 0), b3, sizeof b3),
 			    rp_bytes(rp_int(g, "reserved_high", 0), b4, sizeof b4));
 	}
+	rp_print_where(f, json_object_get(ranks, "where"));
 	json_array_foreach(json_object_get(ranks, "divergence"), i, g)
 	{
 		const char *what = json_string_value(json_object_get(g, "what"));

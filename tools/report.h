@@ -104,6 +104,11 @@ void rp_print_text(FILE *f, const json_t *doc);
  * carries a rank. New reference. Printed by rp_print_ranks. */
 json_t *rp_ranks(const struct rp_log *log);
 void rp_print_ranks(FILE *f, const json_t *ranks);
+/* report-where.c: per rank the captures, the capture in progress and the
+ * last launch, and the first point where the ranks differ (null for fewer
+ * than two ranks); printed after the ranks' tables. */
+json_t *rp_where(const struct rp_log *log);
+void rp_print_where(FILE *f, const json_t *where);
 
 /* "Predictions the driver disagreed with" (report-mismatch.c): one row per
  * mismatch record, the call, its site, the driver's answer and the shim's

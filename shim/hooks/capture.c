@@ -412,6 +412,13 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	}
 	/* CGS025 needs the capture as it was: found only when kernels escaped */
 	int escaped = capturing && cgh_escaped(id) && model_capture_find(id, &cv);
+	/* NCCL work is listed with its capture's begin site (model/nccl.c) */
+	uint32_t begin_site = 0;
+	if (capturing && cg_nccl_loaded()) {
+		struct cg_capture_view bv;
+		if (model_capture_find(id, &bv))
+			begin_site = bv.site;
+	}
 	cg_call_mark_in(&c);
 	CG_FWD_OUT(rc, fn(s, ph));
 	cg_call_mark_out(&c);
@@ -420,6 +427,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		if (CG_UNLIKELY(escaped))
 			cgh_escape_end(id, &cv, g);
 		struct cg_summary *sum = NULL;
+		struct model_nccl_fact fact = {0, 0};
 		int have_counts = 0, repeat = 0;
 		uint32_t n_alloc = 0, n_free = 0;
 		size_t n = 0;
@@ -441,8 +449,11 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			 * are known from the hooks and the node count is one
 			 * query; the full summary is walked on first need (an
 			 * update, a rewrite, node records at debug level). */
+			/* With a libnccl loaded the walk names the graph's NCCL
+			 * kernels (model/nccl.c: CGS027, CGS028, the dump) and
+			 * gives the fingerprint the cross-rank view compares. */
 			if (cg_log_on(CG_L_DEBUG) || atomic_load_explicit(&cgh_updates_seen, memory_order_relaxed) ||
-			    !counted) {
+			    cg_nccl_loaded() || !counted) {
 				sum = model_graph_summary(g);
 			} else {
 				have_counts = model_graph_captured(g, n, kernels, &n_alloc, &n_free);
@@ -451,6 +462,9 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				c.flags &= ~CG_CALL_REPEAT; /* the end the rule names is written */
 		}
 		if (sum) { /* the counts from the walk */
+			model_nccl_fact(sum, &fact);
+			if (fact.nccl)
+				model_nccl_graph_set(g, fact.nccl, begin_site);
 			n = sum->n_nodes;
 			n_alloc = sum->n_alloc;
 			n_free = sum->n_free;
@@ -466,6 +480,11 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				rec_int(&r, "nodes", (long long)n);
 				rec_int(&r, "alloc_nodes", n_alloc);
 				rec_int(&r, "free_nodes", n_free);
+			}
+			if (fact.fp) {
+				rec_hex(&r, "fp", fact.fp);
+				if (fact.nccl)
+					rec_int(&r, "nccl", fact.nccl);
 			}
 			rec_end(&r);
 		}

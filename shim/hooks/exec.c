@@ -192,6 +192,7 @@ static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, 
 		int kernels = -1, copies = f->sum && f->sum->partial ? model_graph_copies(g, f->sum, &kernels) : 1;
 		f->repeat =
 		    model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum), f->steady && !f->rule, kernels);
+		f->nccl = model_nccl_exec_from(*ph, g, f->cap, f->cap_site);
 		if (f->sum && f->sum->partial && !copies) {
 			/* No copy, so nothing for CGS020 now: the references
 			 * wait for the first free (ledger_exec_pending), and a
@@ -219,6 +220,8 @@ static void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, 
 	}
 	if (rc == CUDA_SUCCESS)
 		model_summary_devs_rec(r, f->sum); /* dev, alloc_devs */
+	if (f->nccl)
+		rec_int(r, "nccl", f->nccl);
 	if (f->have_free == 2) {
 		rec_u64(r, "free_before", f->free_before);
 		rec_u64(r, "free_after", f->free_after);

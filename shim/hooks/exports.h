@@ -17,5 +17,7 @@ extern void *const cg_hook_wrappers[HID_COUNT] CG_HIDDEN;
 /* The shim's own exported runtime wrapper of an exact rt-hooks.def name, or
  * NULL (hooks/runtime.c). */
 void *cg_rt_export(const char *name) CG_HIDDEN;
+/* The same for an exact nccl-hooks.def name (hooks/nccl.c). */
+void *cg_nccl_export(const char *name) CG_HIDDEN;
 
 #endif

@@ -67,6 +67,7 @@
 #include "../init.h"
 #include "../ledger.h"
 #include "../model.h"
+#include "../nccl-lib.h"
 #include "../nodes.h"
 #include "../policy.h"
 #include "../rules.h"
@@ -194,6 +195,7 @@ struct cgh_frame {
 	int repeat;		/* instantiate, alloc in a capture: a repeat's call (call.h) */
 	uint64_t cap, shape;	/* instantiate: the graph's capture, its shape */
 	uint32_t cap_site;	/* instantiate: that capture's begin site */
+	int nccl;		/* instantiate: NCCL kernel nodes of the graph (model/nccl.c) */
 	struct cg_summary *sum; /* the graph's summary, owned until _done */
 	uint32_t churn;		/* instantiate: the graph's churn entry (model.h), 0 none */
 	uint64_t t_inst;	/* instantiate: clock at the pre step's end, when churn */

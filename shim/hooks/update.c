@@ -236,8 +236,10 @@ static __attribute__((always_inline)) inline void update_post(struct cg_call *c,
 	if (!rewritten &&
 	    (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 && p->result != result)))
 		update_mismatch(p, app, g, nu, rc, result, api);
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		cgh_ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
+		model_nccl_exec_from(app, g, 0, 0);	 /* and hold g's NCCL work, if any */
+	}
 	if (rc == CUDA_SUCCESS && !rewritten && p->same) {
 		model_exec_updated_same(app);
 		model_update_memo_set(app, g, nu, p->epoch);

@@ -433,6 +433,26 @@ int ledger_free(uint64_t base, uint64_t size, int host, struct ledger_freed *out
 	return nf + more;
 }
 
+int ledger_remapped(uint64_t base, uint64_t size, struct cg_stale *out, int max)
+{
+	struct lg_exec *x, *tmp;
+	int n = 0;
+	if (!atomic_load_explicit(&ledger_stale_n, memory_order_acquire))
+		return 0; /* nothing unmapped under a live exec: one load per map */
+	pthread_mutex_lock(&lg_lock);
+	HASH_ITER(hh, execs, x, tmp)
+	{
+		if (!x->stale || x->why.kind != LG_VMM || x->why.base >= base + size ||
+		    base >= x->why.base + x->why.size)
+			continue;
+		if (n < max)
+			out[n] = x->why;
+		n++;
+	}
+	pthread_mutex_unlock(&lg_lock);
+	return n;
+}
+
 void ledger_free_site(struct ledger_freed *f, uint32_t site)
 {
 	pthread_mutex_lock(&lg_lock);

@@ -7,7 +7,8 @@
  * (model_capture_*), joins.c (model_capture_confirm_unjoined), graphs.c
  * (model_graph_*, model_summary_*), execs.c (model_exec_*), pools.c
  * (model_pool_*, model_device_*), allocations.c (model_alloc_*), ledger.c
- * (ledger_*), churn.c (model_churn_*; model_churn_lock guards its table).
+ * (ledger_*), churn.c (model_churn_*; model_churn_lock guards its table), nccl.c
+ * (model_nccl_*: NCCL work in graphs).
  *
  * Locks (model.h): model_cap_lock guards model_captures; model_gx_lock
  * guards model_graphs and model_execs; model_mem_lock guards model_pools,
@@ -145,6 +146,12 @@ struct cg_graph {
 	unsigned cap_destroys; /* node destroys seen at cap_gen (graphs.c) */
 	int pending;	       /* execs holding a partial summary of this graph */
 	int repeat;	       /* from a repeat capture (model_capture_end), unchanged since */
+	/* NCCL work (model/nccl.c, from the walk at its end of capture while
+	 * a libnccl is loaded): its NCCL kernel nodes, 0 none or not walked;
+	 * nccl_gen: the generation they describe; nccl_site: the capture's
+	 * begin site */
+	int nccl;
+	uint32_t nccl_gen, nccl_site;
 	CUgraphExec live_exec; /* latest live exec instantiated from it */
 	uint32_t churn;	       /* its churn entry (churn.c), 0 none; cleared by a change */
 	UT_hash_handle hh;
@@ -190,6 +197,11 @@ struct cg_exec {
 	int repeat;	  /* instantiated from a repeat graph with nothing to say; not updated since (X_SET/X_GET) */
 	int kernels;	  /* kernel nodes, counted at instantiation */
 	uint32_t churn;	  /* its graph's churn entry at instantiation (churn.c), 0 none */
+	/* NCCL work (model/nccl.c): the graph's NCCL kernel nodes when it was
+	 * instantiated or updated from it, its capture and begin site */
+	int nccl;
+	uint64_t capture;
+	uint32_t cap_site;
 	struct cg_exec *next_free;
 	UT_hash_handle hh;
 };

@@ -298,4 +298,25 @@ int rules_memory_stale_launch(const struct cg_stale *s, const char *api, int fir
 int rules_memory_pageable_copy(CUgraphExec e, CUgraph g, uint32_t node, int what, uint64_t host, uint64_t bytes,
 			       uint32_t exec_site, uint32_t capture_site, struct cg_verdict *v);
 
+/* ---- NCCL (shim/rules/nccl.c) -------------------------------------------- */
+
+/* A communicator teardown (api: ncclCommDestroy, ncclCommAbort or
+ * ncclCommFinalize of comm) while live executables hold NCCL work: n of
+ * them, the first shown in x[], each with the first frame of its capture's
+ * begin site as text (where[], the hook's lookup; "" unknown). */
+#define CG_NCCL_SHOWN 4
+struct cg_nccl_teardown_ev {
+	const char *api;
+	const void *comm;
+	int n, shown;
+	const struct model_nccl_exec *x;
+	CUgraphExec *handles; /* the shown execs' handles, for the record's array */
+	char where[CG_NCCL_SHOWN][96];
+};
+/* CGS027: silent when n is 0. */
+int rules_nccl_teardown(const struct cg_nccl_teardown_ev *ev, struct cg_verdict *v);
+/* CGS028: [base, base+size) mapped again (cuMemMap) where an unmap made
+ * exec s->e stale, and that exec holds nccl NCCL kernel nodes (0: silent). */
+int rules_nccl_remap(uint64_t base, uint64_t size, const struct cg_stale *s, int nccl, struct cg_verdict *v);
+
 #endif

@@ -2,8 +2,9 @@
 """GPU checks of issue 18 (multi-GPU, multi-rank) on a host with 2 GPUs.
 Usage: multigpu.py BUILD BIN [CASE-PREFIX]   (tests/gpu/multigpu builds both)
   BUILD  meson build dir of the shim (BUILD/shim/libcgshim.so, BUILD/tools/cgshim)
-  BIN    dir with multi_device (kernels/model/multi_device.cu) and
-         multigpu_launch (tests/gpu/multigpu_launch.cu), built by nvcc
+  BIN    dir with multi_device (kernels/model/multi_device.cu),
+         cross_device_capture (tests/gpu/cross_device_capture.cu) and
+         workload (bench/workload.cu), built by nvcc
 Cases (one line each, then 'N passed, N failed'):
   per_device      multi_device bare and under the shim: same output; the CPU
                   checks of tests/model (case multi_device) against the real
@@ -16,16 +17,42 @@ Cases (one line each, then 'N passed, N failed'):
                   device, CGS011 flagged as divergence (tests/model multi_rank).
                   Without a report on this host (no jansson), the logs are
                   checked here and left under $OUT/ranks for a report elsewhere.
-  nccl_allreduce  tests/gpu/multigpu_nccl.py, 2 ranks (NCCL), bare and under the
+  nccl_allreduce  tests/gpu/multigpu_nccl_cases.py MODE=loop REPLAYS=10 (every
+                  replay checked), 2 ranks (NCCL), bare and under the
                   shim (trace level): output unchanged, no violation or
                   mismatch, the capture's NCCL kernels (node records) and its
                   event record/wait calls recorded, graph memory of each rank's
                   exec attributed to that rank's device only; the two logs
                   merged by the report without divergence.
-  launch_loop     multigpu_launch on each GPU (both visible), bare and under
-                  the shim in 30 rounds, the order alternating, pinned: the
-                  median of per-round ratios with bench/run.py's bootstrap
-                  interval, judged by its rule (upper end <= 1.02 + 0.03).
+  launch_loop     bench/workload.cu's launch case (bench/run.py's "launch":
+                  batches of 1000 cudaGraphLaunch) on each GPU
+                  (CUDA_VISIBLE_DEVICES), bare and under the shim in
+                  lockstep (bench/baton.py: the two processes, pinned to
+                  one core, take turns per batch), 20 rounds, the order
+                  alternating: per round the median of the per-batch
+                  ratios, then bench/run.py's bootstrap interval and bar
+                  (bars.tsv launch/shim: 1.02, upper end <= 1.02 + 0.03),
+                  judged on each device.
+  nccl_graph_loop tests/gpu/multigpu_nccl_cases.py MODE=loop (issue 33): 2
+                  ranks, one graph holding an all-reduce replayed 200 times,
+                  bare and under the shim: output unchanged, no warn or
+                  error (the graph goes before the process group), each
+                  rank's capture walked with its NCCL kernels counted (end
+                  of capture: nccl, fp; instantiate: nccl), the
+                  fingerprints equal across ranks; the report (here, or on
+                  the logs brought back: tests/gpu/multigpu_report.py)
+                  finds no divergence.
+  nccl_teardown   MODE=teardown: dist.destroy_process_group() with the
+                  graph alive, under the shim, each rank given 90 s and
+                  then killed with its process group (never hangs the
+                  run): CGS027 is written on each rank before the call
+                  (warn records go to the log at once), naming the exec
+                  and the script's capture line; the detail says whether
+                  the teardown blocked (NCCL >= 2.26) or returned.
+  nccl_skip       MODE=skip: rank 1 skips capture size 4 and runs it
+                  eagerly (every collective still matches): rank 0's
+                  fingerprints are rank 1's with its #2 added, and the
+                  cross-rank view names rank 1's skip at capture #2.
   cross_device_capture  tests/gpu/cross_device_capture.cu (issue 31.3), bare
                   and under the shim: a capture forked onto another device's
                   stream, a launch into the capturing stream with the other
@@ -62,8 +89,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpucase  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import run as bench  # noqa: E402  (the statistics and the bar rule of bench/run.py)
+import baton  # noqa: E402  (lockstep)
 
-ROUNDS = 30  # launch_loop: rounds per device (15 left intervals of +-0.25 on the H200)
+ROUNDS = 20  # launch_loop: lockstep rounds per device
 from gpucase import case  # noqa: E402
 gpucase.only = sys.argv[3] if len(sys.argv) > 3 else ""  # run only the cases named so
 
@@ -189,7 +217,8 @@ def run_ranks(shim, tmp):
         env = shim_env(os.path.join(tmp, "nccl-%r.jsonl"), "trace") if shim else base_env()
         env.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), NCCL_DEBUG="WARN")
-        procs.append(subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "gpu", "multigpu_nccl.py")],
+        env.update(MODE="loop", REPLAYS="10")
+        procs.append(subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "gpu", "multigpu_nccl_cases.py")],
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outs = []
     for p in procs:
@@ -263,31 +292,182 @@ def nccl_allreduce():
 
 @case("launch_loop")
 def launch_loop():
-    prog = os.path.join(BIN, "multigpu_launch")
+    prog = os.path.join(BIN, "workload")
     tmp = tempfile.mkdtemp(prefix="cgshim-loop-")
     out, bad = [], []
+    bar = bench.load_bars()[("launch", "shim")]
     cpu = "4" if 4 in os.sched_getaffinity(0) else str(max(os.sched_getaffinity(0)))  # one core, bench/run.py's
+    cmd = ["taskset", "-c", cpu, prog] + bench.RUNS["launch"].quick  # launch 1 10000 1000
     for d in (0, 1):
         ratios, ns = [], {"bare": [], "shim": []}
-        for i in range(ROUNDS):  # a round: bare and shim, the order alternating
-            t = {}
-            for mode in (("bare", "shim") if i % 2 == 0 else ("shim", "bare")):
-                env = base_env() if mode == "bare" else shim_env(os.path.join(tmp, "l-%d-%d.jsonl" % (d, i)))
-                p = subprocess.run(["taskset", "-c", cpu, prog, "1000", str(d)], env=env, capture_output=True,
-                                   text=True, timeout=120)
-                assert p.returncode == 0, "%s dev %d exit %d: %s" % (mode, d, p.returncode, p.stderr[-300:])
-                t[mode] = float(p.stdout.split()[-1])
-                ns[mode].append(t[mode])
-            ratios.append(t["shim"] / t["bare"])
+        for i in range(ROUNDS):  # a round: bare and shim in lockstep, who starts alternating
+            eb = dict(base_env(), CUDA_VISIBLE_DEVICES=str(d))
+            es = dict(shim_env(os.path.join(tmp, "l-%d-%d.jsonl" % (d, i))), CUDA_VISIBLE_DEVICES=str(d))
+            try:
+                ob, osh = baton.lockstep_pair(cmd, eb, es, i % 2 == 0, timeout=300)
+            except SystemExit:  # lockstep_ring's way of saying a process failed (printed above)
+                raise AssertionError("dev %d round %d: a lockstep process failed" % (d, i))
+            tb, ts = baton.iters(ob), baton.iters(osh)
+            common = [k for k in ts if k in tb]
+            assert common, "dev %d round %d: no iterations (%s | %s)" % (d, i, ob[-300:], osh[-300:])
+            ratios.append(statistics.median(ts[k] / tb[k] for k in common))
+            ns["bare"].append(statistics.median(tb.values()))
+            ns["shim"].append(statistics.median(ts.values()))
         med, lo, hi = bench.bootstrap_median(ratios)
-        out.append("dev %d bare %.0f ns (%.0f-%.0f) shim %.0f ns (%.0f-%.0f), median of %d per-round ratios "
-                   "%.3f [%.3f, %.3f]" % (d, statistics.median(ns["bare"]), min(ns["bare"]), max(ns["bare"]),
-                                          statistics.median(ns["shim"]), min(ns["shim"]), max(ns["shim"]),
-                                          ROUNDS, med, lo, hi))
-        if not bench.verdict(hi, {"bar": 1.02, "margin": 0.03}):
+        out.append("dev %d bare %.0f ns/batch shim %.0f, median of %d lockstep rounds' ratios %.3f [%.3f, %.3f]"
+                   % (d, statistics.median(ns["bare"]), statistics.median(ns["shim"]), ROUNDS, med, lo, hi))
+        if not bench.verdict(hi, bar):
             bad.append(d)
-    assert not bad, "; ".join(out) + " (bar 1.02: the interval's upper end <= 1.05)"
+    assert not bad, "; ".join(out) + " (bar %.2f: the interval's upper end <= %.2f)" % (bar["bar"], bar["bar"] +
+                                                                                          bar["margin"])
     return "; ".join(out)
+
+
+# ---- collectives inside graphs (issue 33) ---------------------------------
+
+NCCL_CASES = os.path.join(ROOT, "tests", "gpu", "multigpu_nccl_cases.py")
+
+
+def nccl_ranks(mode, tmp, shim, level="info", extra1=None, timeout=300):
+    """Both ranks of multigpu_nccl_cases.py MODE=mode, each in its own process
+    group (killed whole when timeout passes: nothing outlives the case).
+    Returns [(rc, stdout, stderr, timed_out)] per rank."""
+    import signal
+    port = free_port()
+    procs = []
+    for rank in (0, 1):
+        env = shim_env(os.path.join(tmp, "%s-%%r.jsonl" % mode), level) if shim else base_env()
+        env.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), NCCL_DEBUG="WARN", MODE=mode)
+        if rank == 1 and extra1:
+            env.update(extra1)
+        procs.append(subprocess.Popen([sys.executable, NCCL_CASES], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, start_new_session=True))
+    outs = []
+    for p in procs:
+        try:
+            o, e = p.communicate(timeout=timeout)
+            outs.append((p.returncode, o, e, False))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                try:
+                    os.killpg(q.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            o, e = p.communicate()
+            outs.append((p.returncode, o, e, True))
+    return outs
+
+
+def nccl_logs(tmp, mode):
+    return [os.path.join(tmp, "%s-%d.jsonl" % (mode, r)) for r in (0, 1)]
+
+
+def end_captures(recs):
+    return [c for c in rm.ev(recs, "call") if c.get("api", "").startswith("cuStreamEndCapture") and c.get("rc") == 0
+            and c.get("graph") not in (None, "0x0")]
+
+
+def keep(tmp, name):
+    if OUT:
+        shutil.copytree(tmp, os.path.join(OUT, name), dirs_exist_ok=True)
+
+
+def where(logs):
+    """The report's cross-rank view over logs, or None without a report here."""
+    if not have_report():
+        return None
+    rj = subprocess.run([CGSHIM, "report", "--json"] + logs, capture_output=True, text=True, timeout=300)
+    assert rj.returncode == 0, "report exit %d: %s" % (rj.returncode, rj.stderr[-300:])
+    return (json.loads(rj.stdout).get("ranks") or {}).get("where") or {}
+
+
+@case("nccl_graph_loop")
+def nccl_graph_loop():
+    tmp = tempfile.mkdtemp(prefix="cgshim-ncclloop-")
+    try:
+        bare = nccl_ranks("loop", tmp, False)
+        for r, (rc, o, e, to) in enumerate(bare):
+            assert rc == 0 and " ok " in o, "bare rank %d: exit %s %s %s" % (r, rc, o[-300:], e[-600:])
+        sh = nccl_ranks("loop", tmp, True)
+        fps, notes = [], []
+        for r, (rc, o, e, to) in enumerate(sh):
+            assert rc == 0, "shim rank %d: exit %s %s %s" % (r, rc, o[-300:], e[-600:])
+            assert o == bare[r][1], "rank %d: output differs under the shim: %r vs %r" % (r, o, bare[r][1])
+            recs = rm.read_log(nccl_logs(tmp, "loop")[r])
+            bad = [(v.get("rule"), v.get("msg")) for v in rm.ev(recs, "violation") if v.get("severity") != "hint"]
+            assert not bad, "rank %d: false alarms %s" % (r, bad)
+            ends = [c for c in end_captures(recs) if c.get("nccl")]
+            assert ends and all(c.get("fp") for c in ends), "rank %d: no end of capture with NCCL kernels (%s)" % (
+                r, [(c.get("nodes"), c.get("nccl"), c.get("fp")) for c in end_captures(recs)])
+            inst = [c for c in rm.ev(recs, "call") if c.get("api", "").startswith("cuGraphInstantiate")
+                    and c.get("nccl")]
+            assert inst, "rank %d: no instantiation marked as holding NCCL work" % r
+            fps.append([c.get("fp") for c in ends])
+            notes.append("rank %d: %d NCCL kernel(s), fp %s" % (r, ends[-1].get("nccl"), ends[-1].get("fp")))
+        assert fps[0] == fps[1], "the same graph has different fingerprints on the two ranks: %s" % fps
+        w = where(nccl_logs(tmp, "loop"))
+        if w is not None:
+            assert len(w.get("ranks", [])) == 2 and not w.get("first_divergence"), "report: %s" % w
+            notes.append("report: no divergence")
+        else:
+            notes.append("no report here: logs under $OUT/nccl_loop (tests/gpu/multigpu_report.py)")
+        return "; ".join(notes)
+    finally:
+        keep(tmp, "nccl_loop")
+
+
+@case("nccl_teardown")
+def nccl_teardown():
+    tmp = tempfile.mkdtemp(prefix="cgshim-nccltd-")
+    try:
+        sh = nccl_ranks("teardown", tmp, True, timeout=90)
+        notes = []
+        for r, (rc, o, e, to) in enumerate(sh):
+            assert "destroying with the graph alive" in o, "rank %d never reached the teardown: rc %s %s %s" % (
+                r, rc, o[-300:], e[-600:])
+            recs = rm.read_log(nccl_logs(tmp, "teardown")[r])
+            v = [x for x in rm.ev(recs, "violation") if x.get("rule") == "CGS027"]
+            assert v, "rank %d: no CGS027 before the teardown (rules %s)" % (
+                r, [x.get("rule") for x in rm.ev(recs, "violation")])
+            site = json.dumps(v[0].get("capture_site"))
+            assert "multigpu_nccl_cases.py" in site, "rank %d: the capture site is not the script's: %s" % (r, site)
+            assert v[0].get("execs_live", 0) >= 1 and v[0].get("nccl_kernels", 0) >= 1, "rank %d: %s" % (r, v[0])
+            others = [x.get("rule") for x in rm.ev(recs, "violation") if x.get("rule") != "CGS027"
+                      and x.get("severity") != "hint"]
+            assert not others, "rank %d: other warnings %s" % (r, others)
+            after = [c for c in rm.ev(recs, "call") if c.get("api", "").startswith("ncclComm")
+                     and c.get("seq", 0) > v[0]["seq"]]
+            notes.append("rank %d: CGS027 before %s (%s), teardown %s" % (
+                r, v[0].get("api"), [ln for ln in o.splitlines() if " nccl " in ln][:1],
+                "blocked until killed at 90 s" if to else "returned (%s)" % [c.get("api") for c in after]))
+        return "; ".join(notes)
+    finally:
+        keep(tmp, "nccl_teardown")
+
+
+@case("nccl_skip")
+def nccl_skip():
+    tmp = tempfile.mkdtemp(prefix="cgshim-ncclskip-")
+    try:
+        sh = nccl_ranks("skip", tmp, True, "trace", {"SKIP_SIZE": "4"})
+        for r, (rc, o, e, to) in enumerate(sh):
+            assert rc == 0 and " ok " in o, "shim rank %d: exit %s %s %s" % (r, rc, o[-300:], e[-600:])
+        fps = [[c.get("fp") for c in end_captures(rm.read_log(p)) if c.get("nccl")] for p in nccl_logs(tmp, "skip")]
+        assert len(fps[0]) == 4 and len(fps[1]) == 3 and fps[1] == fps[0][:2] + fps[0][3:], \
+            "fingerprints per rank (rank 1 skips #2): %s" % fps
+        detail = "rank 0 %d captures, rank 1 %d, fingerprints equal but rank 0's #2" % (len(fps[0]), len(fps[1]))
+        w = where(nccl_logs(tmp, "skip"))
+        if w is not None:
+            d = w.get("first_divergence") or {}
+            assert d.get("what") == "skipped" and d.get("index") == 2 and "rank 1 skipped it" in d.get("text", ""), \
+                "report: %s" % d
+            detail += "; report: " + d.get("text", "")
+        else:
+            detail += "; no report here: logs under $OUT/nccl_skip (tests/gpu/multigpu_report.py)"
+        return detail
+    finally:
+        keep(tmp, "nccl_skip")
 
 
 @case("cross_device_capture")

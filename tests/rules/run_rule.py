@@ -48,6 +48,8 @@ EXPECT = {
     "CGS024": ("cuLaunchKernel", None),
     "CGS025": ("cuStreamEndCapture", None),
     "CGS026": ("cuStreamEndCapture", None),
+    "CGS027": ("ncclCommDestroy", None),
+    "CGS028": ("cuMemMap", None),
 }
 
 # Capture-breaking rules (issue 14): the violation names both threads, and
@@ -64,6 +66,8 @@ COMPANIONS = {
     "CGS016": {"CGS021"},
     # the empty graph's kernels escaped: each named when it went
     "CGS025": {"CGS024"},
+    # the unmap under the live exec comes first (a hint), then the map again
+    "CGS028": {"CGS018"},
 }
 
 # rule -> severity, from shim/rules.def (the one list): a record's severity
