@@ -463,8 +463,10 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		}
 		if (sum) { /* the counts from the walk */
 			model_nccl_fact(sum, &fact);
-			if (fact.nccl)
+			if (fact.nccl) {
 				model_nccl_graph_set(g, fact.nccl, begin_site);
+				cgh_nccl_seen();
+			}
 			n = sum->n_nodes;
 			n_alloc = sum->n_alloc;
 			n_free = sum->n_free;

@@ -221,6 +221,10 @@ void cgh_capinfo_seen(CUresult rc, CUstream s, const CUstreamCaptureStatus *st, 
 void cgh_capture_records_init(void);
 void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e);
 
+/* nccl.c: the first graph holding NCCL kernels was seen (capture.c): the
+ * dump gets its part listing the executables that hold NCCL work. */
+void cgh_nccl_seen(void);
+
 /* capture.c: whether the driver says s captures nothing (a capture-safe
  * query; never asked of the legacy stream). */
 int cgh_stream_captures_nothing(CUstream s, int ptsz);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../dump.h"
 #include "exports.h"
 #include "hooks.h"
 
@@ -163,6 +164,61 @@ static cg_nccl_result nh_call(int i, cg_nccl_comm comm, void *ret)
 	}
 #include "../nccl-hooks.def"
 #undef NCCLHOOK
+
+/* ---- the dump's part (shim/dump.h): executables holding NCCL work ------ */
+
+/* Runs on the dumping thread: the model's lock only tried (the thread that
+ * holds it may be the one stuck), the begin sites read with the site
+ * table's trylock; no CUDA or NCCL call. */
+static void nh_site_list(struct cg_rec *r, const char *key, const void *arg)
+{
+	(void)rec_site_try(r, key, *(const uint32_t *)arg, 20);
+}
+
+static void nh_dump_part(void)
+{
+	struct model_nccl_exec x[8];
+	int n = model_nccl_execs(x, 8, 1);
+	if (!n)
+		return;
+	if (n < 0) {
+		cg_dump_text("  executables holding NCCL work: not read (the model's lock stayed held)\n");
+		cg_dump_emit(&(struct ev_dump){.part = "nccl_unread"});
+		return;
+	}
+	cg_dump_text("  %d live executable%s hold%s NCCL kernels (NCCL >= 2.26: a communicator teardown waits for "
+		     "them; CGS027):\n",
+		     n, n == 1 ? "" : "s", n == 1 ? "s" : "");
+	for (int i = 0; i < n && i < 8; i++) {
+		cg_dump_text("    exec 0x%llx graph 0x%llx capture %llu: %d NCCL kernel%s, %lld launches, device %d\n",
+			     (unsigned long long)(uintptr_t)x[i].e, (unsigned long long)(uintptr_t)x[i].g,
+			     (unsigned long long)x[i].capture, x[i].nccl, x[i].nccl == 1 ? "" : "s", x[i].launches,
+			     x[i].dev);
+		cg_dump_emit(&(struct ev_dump){.part = "nccl_exec",
+					       .exec = (uintptr_t)x[i].e,
+					       .has_exec = 1,
+					       .graph = (uintptr_t)x[i].g,
+					       .has_graph = 1,
+					       .capture = x[i].capture,
+					       .has_capture = 1,
+					       .nccl_kernels = x[i].nccl,
+					       .has_nccl_kernels = 1,
+					       .launches = x[i].launches,
+					       .has_launches = 1,
+					       .dev = x[i].dev,
+					       .has_dev = 1,
+					       .begin_site = {x[i].cap_site ? nh_site_list : NULL, &x[i].cap_site}});
+	}
+	if (n > 8)
+		cg_dump_text("    and %d more\n", n - 8);
+}
+
+void cgh_nccl_seen(void)
+{
+	static _Atomic int once;
+	if (!atomic_exchange(&once, 1))
+		cg_dump_add_part(nh_dump_part);
+}
 
 void *cg_nccl_export(const char *name)
 {

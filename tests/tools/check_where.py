@@ -247,6 +247,17 @@ def standin(a, tmp):
     print("\n".join(ln for ln in text.splitlines() if ln.startswith("  rank") or "DIVERGENCE" in ln))
     for f in logs:
         os.unlink(f)
+    # the dump's part: the live executables holding NCCL work (hooks/nccl.c)
+    env = cgtest.shim_env(base, a.lib, os.path.join(tmp, "dump.jsonl"), "info", {"RANK": "0", "RAISE_DUMP": "1"})
+    p = subprocess.run([a.prog], env=env, capture_output=True, text=True, timeout=120)
+    parts = [r for r in cgtest.read_log(os.path.join(tmp, "dump.jsonl")) if r.get("ev") == "dump"
+             and r.get("part") == "nccl_exec"]
+    T.check(p.returncode == 0 and len(parts) == 4 and all(r.get("nccl_kernels") == 1 and r.get("exec")
+                                                          and r.get("begin_site") for r in parts)
+            and "hold NCCL kernels" in p.stderr,
+            "a dump lists the 4 live executables holding NCCL work with their begin sites (rc %d, %s)" % (
+                p.returncode, [(r.get("exec"), r.get("nccl_kernels"), bool(r.get("begin_site"))) for r in parts]))
+    os.unlink(os.path.join(tmp, "dump.jsonl"))
     rcs = ranks({})
     w, _, _, _ = report(a.cgshim, logs)
     T.check(rcs == [0, 0] and w and not first(w), "the same run without the skip: no divergence (%s)" % first(w))

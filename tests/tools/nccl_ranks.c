@@ -7,8 +7,12 @@
  *   RANK         the rank (the shim writes it on every record)
  *   SKIP_SIZE    a size this rank does not capture (a divergence)
  *   NO_REPLAY=1  stop after the captures (a rank stuck before its replay)
+ *   RAISE_DUMP=1 raise SIGUSR1 after the replays, the graphs alive, and
+ *                give the shim's watchdog a second to write its dump (only
+ *                under the shim, which takes the signal)
  * Built as C against the stand-in runtime; prints its checks (scenario.h).
  */
+#include <signal.h>
 #include <stdlib.h>
 
 #include "nccl_scenario.h"
@@ -45,6 +49,10 @@ int main(void)
 			for (int i = 0; i < n; i++)
 				CHECK(cudaGraphLaunch(e[i], s), cudaSuccess);
 	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	if (getenv("RAISE_DUMP")) {
+		raise(SIGUSR1);
+		sleep(1);
+	}
 	for (int i = 0; i < n; i++) {
 		CHECK(cudaGraphExecDestroy(e[i]), cudaSuccess);
 		CHECK(cudaGraphDestroy(g[i]), cudaSuccess);
