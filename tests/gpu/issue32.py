@@ -130,7 +130,9 @@ def _():
     v, rc, _ = churn_run([sys.executable, os.path.join(HERE, "issue32_churn_torch.py"), "vllm"], timeout=500)
     assert len(v) == 1, [x.get("msg") for x in v]
     mine = [r for r in rc if r.get("captures") == 13]
-    assert mine and mine[0].get("fingerprints_at_site") >= 6, rc
+    # 1, 2 and 4 share a launch shape (one block; only the element count
+    # differs, a scalar the shape hash leaves out): 4 shapes at the site
+    assert mine and mine[0].get("fingerprints_at_site") >= 4, rc
     print("  one CGS026: batch 8 captured %s times, %s graphs at the site" % (
         mine[0].get("captures"), mine[0].get("fingerprints_at_site")))
 
