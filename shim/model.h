@@ -460,6 +460,9 @@ void model_thread_mode_set(int mode);
  * are left to debug until it changes (call.h, CG_CALL_REPEAT). */
 void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int repeat);
 /* Returns 1 when g was still a repeat graph. */
+/* A captured graph model_graph_new took is a repeat capture's
+ * (model_capture_end said so after). */
+void model_graph_set_repeat(CUgraph g);
 int model_graph_destroy(CUgraph g);
 void model_graph_mutated(CUgraph g);
 /* A cuGraphDestroyNode the driver accepted, of a graph unknown. */
@@ -520,6 +523,24 @@ struct cg_summary *model_summary_ref(struct cg_summary *s);
 /* Exec instantiated from g that is still alive (memory-node graphs). */
 int model_graph_live_exec(CUgraph g, struct cg_exec_view *out);
 int model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, int *mem_nodes);
+/* Identity (issue 35): the model's ids of a graph and an executable.
+ * graph and exec are process-unique (a handle that comes back after a
+ * destroy is another graph with another id; each instantiation is a new
+ * exec id); cuda_graph and cuda_exec are the driver's own (CUDA 13.1+,
+ * cuGraphGetId, cuGraphExecGetId); exec_graph is the id of the graph the
+ * exec was instantiated from. 0: unknown (a handle the model does not
+ * know, a driver without the query). */
+struct model_ids {
+	uint64_t graph, exec, exec_graph;
+	unsigned cuda_graph, cuda_exec;
+};
+/* The ids of g and e (either NULL); takes gx_lock. */
+void model_ids_get(CUgraph g, CUgraphExec e, struct model_ids *out);
+/* Record fields graph_id, cuda_graph_id, exec_id, cuda_exec_id: the known
+ * ones only. */
+void model_ids_put(struct cg_rec *r, const struct model_ids *ids);
+/* model_ids_get then model_ids_put (nothing when r is off). */
+void model_ids_rec(struct cg_rec *r, CUgraph g, CUgraphExec e);
 
 /* repeat: a steady instantiation with nothing to say; the exec is a repeat
  * when g is a repeat graph too (returned) until it is updated. kernels:

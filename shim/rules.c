@@ -212,7 +212,7 @@ static int repeat_hidden(int rule)
  * CALLER (its three fields). */
 struct verdict_facts {
 	int nf;
-	struct cg_vfield f[CG_VERDICT_FIELDS + 2];
+	struct cg_vfield f[CG_VERDICT_FIELDS + 2 + 4];
 	char thread[16];
 };
 
@@ -235,6 +235,25 @@ static void verdict_facts(const struct cg_verdict *v, uint32_t here, struct verd
 			f = (struct cg_vfield){"call_mode", CG_VF_INT, (uint64_t)(int64_t)model_thread_mode(), 0, 0};
 		}
 		o->f[o->nf++] = f;
+	}
+	{ /* the ids of the graph and exec it names (issue 35: a handle comes back) */
+		CUgraph g = NULL;
+		CUgraphExec e = NULL;
+		struct model_ids ids;
+		for (int i = 0; i < v->nf; i++)
+			if (v->f[i].kind == CG_VF_HEX && !strcmp(v->f[i].key, "graph"))
+				g = (CUgraph)(uintptr_t)v->f[i].val;
+			else if (v->f[i].kind == CG_VF_HEX && !strcmp(v->f[i].key, "exec"))
+				e = (CUgraphExec)(uintptr_t)v->f[i].val;
+		model_ids_get(g, e, &ids);
+		if (ids.graph)
+			o->f[o->nf++] = (struct cg_vfield){"graph_id", CG_VF_U64, ids.graph, 0, 0};
+		if (ids.cuda_graph)
+			o->f[o->nf++] = (struct cg_vfield){"cuda_graph_id", CG_VF_U64, ids.cuda_graph, 0, 0};
+		if (ids.exec)
+			o->f[o->nf++] = (struct cg_vfield){"exec_id", CG_VF_U64, ids.exec, 0, 0};
+		if (ids.cuda_exec)
+			o->f[o->nf++] = (struct cg_vfield){"cuda_exec_id", CG_VF_U64, ids.cuda_exec, 0, 0};
 	}
 }
 
@@ -304,6 +323,7 @@ static int verdict_emit(const struct cg_verdict *v, const char *api, unsigned fl
 				   .name = rule_tab[rule].slug,
 				   .severity = v->hint ? "hint" : rule_tab[rule].sev,
 				   .api = api,
+				   .via = cg_tls.via, /* the call as the program made it (the text header) */
 				   .msg = v->msg,
 				   .doc = rule_tab[rule].doc,
 				   .predicted_rc = v->predicted_rc,
@@ -444,6 +464,8 @@ void cg_rules_fold_exit(void)
 void cg_mismatch_at(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result,
 		    CUgraphExec e, CUgraph g, uint32_t site)
 {
+	struct model_ids ids;
+	model_ids_get(g, e, &ids);
 	emit_mismatch(CG_L_WARN, &(struct ev_mismatch){.api = api,
 						       .rule = cg_rule_id(rule),
 						       .predicted_rc = predicted_rc,
@@ -456,6 +478,15 @@ void cg_mismatch_at(const char *api, int rule, int predicted_rc, int rc, int pre
 						       .has_exec = e != NULL,
 						       .graph = (uintptr_t)g,
 						       .has_graph = g != NULL,
+						       .graph_id = ids.graph,
+						       .has_graph_id = ids.graph != 0,
+						       .cuda_graph_id = ids.cuda_graph,
+						       .has_cuda_graph_id = ids.cuda_graph != 0,
+						       .exec_id = ids.exec,
+						       .has_exec_id = ids.exec != 0,
+						       .cuda_exec_id = ids.cuda_exec,
+						       .has_cuda_exec_id = ids.cuda_exec != 0,
+						       .via = cg_tls.via,
 						       .site = site});
 }
 

@@ -435,12 +435,17 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		long kernels = model_tally_take(id);
 		struct model_cap_end ce = {0};
 		struct churn_step ch = {0};
+		/* The graph into the model before the capture's record, which
+		 * names its id; whether it is a repeat is known after. */
+		if (g)
+			model_graph_new(g, 1, id, 0, 0);
 		if (capturing)
 			repeat = model_capture_end_facts(id, s, g, rc, &ce);
 		cgh_call_repeat(&c, repeat);
 		if (g) {
 			int counted;
-			model_graph_new(g, 1, id, 0, repeat);
+			if (repeat)
+				model_graph_set_repeat(g);
 			counted = drv_cuGraphGetNodes && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS;
 			churn_before(&ch, &ce, counted ? n : 0, kernels, th);
 			/* A program that updates executables gets its graphs

@@ -119,8 +119,10 @@ void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const c
 {
 	CUgraphNode *from = NULL, *to = NULL;
 	size_t ne = 0;
+	struct model_ids ids;
 	if (!s || !s->types || !cg_log_on(level))
 		return;
+	model_ids_get(g, e, &ids);
 	if (g && drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
 		from = calloc(ne, sizeof *from);
 		to = calloc(ne, sizeof *to);
@@ -133,6 +135,14 @@ void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const c
 				    .side = side,
 				    .exec = (uintptr_t)e,
 				    .has_exec = side != NULL,
+				    .graph_id = ids.graph,
+				    .has_graph_id = ids.graph != 0,
+				    .cuda_graph_id = ids.cuda_graph,
+				    .has_cuda_graph_id = ids.cuda_graph != 0,
+				    .exec_id = ids.exec,
+				    .has_exec_id = ids.exec != 0,
+				    .cuda_exec_id = ids.cuda_exec,
+				    .has_cuda_exec_id = ids.cuda_exec != 0,
 				    .index = i,
 				    .type = rules_update_node_type(s->types[i]),
 				    .more = {node_details, nodes_of(s, i)}};
@@ -140,7 +150,16 @@ void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const c
 			f.ndeps = s->ndeps[i];
 			f.has_ndeps = 1;
 		} else {
+			/* the driver's own node ids (CUDA 13.1+): g lives, so its nodes do */
+			unsigned lid;
+			unsigned long long tid;
 			f.deps = (struct emit_part){node_deps, &dl};
+			f.has_cuda_node_id =
+			    drv_cuGraphNodeGetLocalId && drv_cuGraphNodeGetLocalId(s->nodes[i], &lid) == CUDA_SUCCESS;
+			f.cuda_node_id = f.has_cuda_node_id ? lid : 0;
+			f.has_cuda_tools_id =
+			    drv_cuGraphNodeGetToolsId && drv_cuGraphNodeGetToolsId(s->nodes[i], &tid) == CUDA_SUCCESS;
+			f.cuda_tools_id = f.has_cuda_tools_id ? tid : 0;
 		}
 		if (s->types[i] == CU_GRAPH_NODE_TYPE_MEM_ALLOC || s->types[i] == CU_GRAPH_NODE_TYPE_MEM_FREE) {
 			const struct cg_mnode *mn = &s->mem[m++];
@@ -162,9 +181,11 @@ void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const c
 	free(to);
 }
 
-static void emit_nodes(CUgraph g, const struct cg_summary *s)
+/* e: the exec just made from g (its id on the records: one picture per
+ * instantiation, not each edge once per instantiation), or NULL. */
+static void emit_nodes(CUgraph g, const struct cg_summary *s, CUgraphExec e)
 {
-	cgh_emit_nodes_at(g, s, CG_L_DEBUG, NULL, NULL);
+	cgh_emit_nodes_at(g, s, CG_L_DEBUG, NULL, e);
 }
 
 static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g, uint64_t flags,
@@ -212,6 +233,7 @@ static void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, 
 {
 	rec_hex(r, "graph", (uintptr_t)g);
 	rec_hex(r, "exec", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
+	model_ids_rec(r, g, rc == CUDA_SUCCESS && ph ? *ph : NULL);
 	rec_u64(r, "flags", flags);
 	if (f->sum) {
 		rec_int(r, "nodes", f->sum->n_nodes);
@@ -235,9 +257,9 @@ static void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, 
 	rec_site(r, "site", f->site);
 }
 
-static void instantiate_done(struct cgh_frame *f, CUgraph g)
+static void instantiate_done(struct cgh_frame *f, CUgraph g, CUresult rc, CUgraphExec *ph)
 {
-	emit_nodes(g, f->sum);
+	emit_nodes(g, f->sum, rc == CUDA_SUCCESS && ph ? *ph : NULL);
 	model_summary_free(f->sum);
 }
 
@@ -259,7 +281,7 @@ static void instantiate_done(struct cgh_frame *f, CUgraph g)
 	}                                                                                                              \
 	void cgh_##name##_done(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)                    \
 	{                                                                                                              \
-		instantiate_done(f, hGraph);                                                                           \
+		instantiate_done(f, hGraph, rc, phGraphExec);                                                          \
 	}
 #define UNPAREN(...) __VA_ARGS__
 #define INST5_P                                                                                                        \

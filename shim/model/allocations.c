@@ -52,18 +52,28 @@ void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture
 	pthread_mutex_unlock(&model_mem_lock);
 	if (capture)
 		model_capture_count_alloc(capture, m->size);
-	*out = (struct ev_alloc){.api = api,
-				 .dptr = m->dptr,
-				 .size = m->size,
-				 .pool = (uintptr_t)m->pool,
-				 .pool_default = is_default,
-				 .ipc = ipc,
-				 .dev = dev,
-				 .stream = (uintptr_t)s,
-				 .capture = capture,
-				 .graph = (uintptr_t)g,
-				 .site = m->site,
-				 .pool_site = pool_site};
+	{ /* a capture's graph is known from its first memory node; its ids
+	   * only where the record can be written (a lock round trip) */
+		struct model_ids ids = {0};
+		if (cg_log_on(CG_L_INFO))
+			model_ids_get(g, NULL, &ids);
+		*out = (struct ev_alloc){.api = api,
+					 .dptr = m->dptr,
+					 .size = m->size,
+					 .pool = (uintptr_t)m->pool,
+					 .pool_default = is_default,
+					 .ipc = ipc,
+					 .dev = dev,
+					 .stream = (uintptr_t)s,
+					 .capture = capture,
+					 .graph = (uintptr_t)g,
+					 .graph_id = ids.graph,
+					 .has_graph_id = ids.graph != 0,
+					 .cuda_graph_id = ids.cuda_graph,
+					 .has_cuda_graph_id = ids.cuda_graph != 0,
+					 .site = m->site,
+					 .pool_site = pool_site};
+	}
 }
 
 void model_summary_devs_rec(struct cg_rec *r, const struct cg_summary *s)

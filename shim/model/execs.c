@@ -301,6 +301,9 @@ static int exec_kernel_count(CUgraph g, const struct cg_summary *sum)
 	return k;
 }
 
+/* The last exec id given (model_exec_new, gx_lock). */
+static uint64_t exec_ids;
+
 int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat,
 		   int kernels)
 {
@@ -309,6 +312,9 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 	int dev = cg_current_device(); /* the exec belongs to the instantiating context */
 	if (kernels < 0)
 		kernels = exec_kernel_count(g, sum);
+	unsigned cuda_id = 0; /* the driver's own (CUDA 13.1+): a query of the new handle */
+	if (!drv_cuGraphExecGetId || drv_cuGraphExecGetId(e, &cuda_id) != CUDA_SUCCESS)
+		cuda_id = 0;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
 	if (!x) {
@@ -339,6 +345,8 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 	}
 	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */
 	x->graph = g;
+	x->id = ++exec_ids;
+	x->cuda_id = cuda_id;
 	x->inst_dev = dev;
 	X_SET(x, flags, flags);
 	x->site = site;
@@ -353,6 +361,7 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 	x->churn = gr ? gr->churn : 0;
 	repeat = repeat && gr && gr->repeat;
 	X_SET(x, repeat, repeat);
+	x->graph_id = gr ? gr->id : 0;
 	if (gr) {
 		gr->live_exec = e;
 		if (sum && sum->partial) {

@@ -356,12 +356,27 @@ static void summary_fill_pools(struct cg_summary *s, const struct cg_graph *gr)
 	}
 }
 
+/* The last graph id given (model_graph_new, gx_lock). */
+static uint64_t graph_ids;
+
+/* The driver's own id of g (CUDA 13.1+), 0 when it has none: a query of
+ * the handle the caller was just given, before the model's lock. */
+static unsigned graph_cuda_id(CUgraph g)
+{
+	unsigned id = 0;
+	if (!drv_cuGraphGetId || drv_cuGraphGetId(g, &id) != CUDA_SUCCESS)
+		id = 0;
+	return id;
+}
+
 void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int repeat)
 {
 	struct cg_graph *x;
 	int again;
+	unsigned cuda_id;
 	if (!g)
 		return;
+	cuda_id = graph_cuda_id(g);
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
 	again = x != NULL; /* a graph known before, changed (a new handle needs no epoch: destroy moved it) */
@@ -380,7 +395,9 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int
 			return;
 		}
 		model_tot.graphs++;
+		x->id = ++graph_ids; /* a graph changed in place keeps its id */
 	}
+	x->cuda_id = cuda_id;
 	x->origin = origin;
 	x->capture = capture;
 	x->site = site;
@@ -410,6 +427,56 @@ uint32_t model_graph_churn(CUgraph g)
 		idx = x->churn;
 	pthread_mutex_unlock(&model_gx_lock);
 	return idx;
+}
+
+void model_ids_get(CUgraph g, CUgraphExec e, struct model_ids *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!g && !e)
+		return;
+	pthread_mutex_lock(&model_gx_lock);
+	if (g) {
+		struct cg_graph *x = model_graph_find_locked(g);
+		if (x)
+			out->graph = x->id, out->cuda_graph = x->cuda_id;
+	}
+	if (e) {
+		struct cg_exec *x = model_exec_find_locked(e);
+		if (x)
+			out->exec = x->id, out->cuda_exec = x->cuda_id, out->exec_graph = x->graph_id;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+}
+
+void model_ids_put(struct cg_rec *r, const struct model_ids *ids)
+{
+	if (ids->graph)
+		rec_u64(r, "graph_id", ids->graph);
+	if (ids->cuda_graph)
+		rec_u64(r, "cuda_graph_id", ids->cuda_graph);
+	if (ids->exec)
+		rec_u64(r, "exec_id", ids->exec);
+	if (ids->cuda_exec)
+		rec_u64(r, "cuda_exec_id", ids->cuda_exec);
+}
+
+void model_ids_rec(struct cg_rec *r, CUgraph g, CUgraphExec e)
+{
+	struct model_ids ids;
+	if (!r->on)
+		return;
+	model_ids_get(g, e, &ids);
+	model_ids_put(r, &ids);
+}
+
+void model_graph_set_repeat(CUgraph g)
+{
+	struct cg_graph *x;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_graph_find_locked(g);
+	if (x)
+		x->repeat = 1;
+	pthread_mutex_unlock(&model_gx_lock);
 }
 
 int model_graph_destroy(CUgraph g)
@@ -480,6 +547,7 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 				x = NULL;
 			} else {
 				model_tot.graphs++;
+				x->id = ++graph_ids; /* a captured graph: known from its first memory node */
 			}
 		}
 	}

@@ -132,6 +132,11 @@ extern const struct model_capture_records *model_caprec;
 /* ---- graphs and executables (graphs.c, execs.c) ------------------------ */
 struct cg_graph {
 	CUgraph h;
+	/* Identity (issue 35): id, process-unique (a handle comes back after
+	 * a destroy as another graph with another id); cuda_id, the driver's
+	 * own (cuGraphGetId, CUDA 13.1+), 0 when it has none. */
+	uint64_t id;
+	unsigned cuda_id;
 	int origin; /* 0 built, 1 captured, 2 cloned */
 	uint64_t capture;
 	uint32_t site;
@@ -187,6 +192,9 @@ struct cg_exec {
 	struct cg_summary *memo_s[EXEC_MEMO_N];
 	int memo_next;
 	uint64_t memo_cls; /* their class; 0: one entry, the exec's own summary of no class */
+	uint64_t id;	   /* process-unique, a new one per instantiation (issue 35) */
+	uint64_t graph_id; /* the id of the graph it was instantiated from */
+	unsigned cuda_id;  /* the driver's own (cuGraphExecGetId, CUDA 13.1+), 0: none */
 	uint32_t site;
 	int n_mem;
 	struct cg_mnode *mem;
