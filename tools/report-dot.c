@@ -36,14 +36,38 @@ struct dot_pool {
 	int is_default, ipc;
 };
 
+/* One graph to draw (issue 35): a process, a handle and the shim's id of
+ * the graph (graph_id; -1 in a log without ids), so a handle that came
+ * back after cudaGraphDestroy is another graph. Its node records are those
+ * of one instantiation: the last (from: the log position of its index-0
+ * record; emis: that record's exec_id, -1 when none), so a graph
+ * instantiated twice gets each edge once. */
+struct dot_sel {
+	long long pid, gid, emis;
+	char *graph;
+	size_t from;
+	int have_nodes;
+};
+
 struct dot_ctx {
 	const struct rp_log *log;
 	long long pid;
 	const char *graph;
-	json_t *allocs; /* dptr -> alloc record of this graph */
+	const struct dot_sel *sel; /* the graph being drawn */
+	json_t *allocs;		   /* dptr -> alloc record of this graph */
 	struct dot_pool pools[256];
 	unsigned npools;
 };
+
+/* Record j of process pid is about graph s: the same handle, and the same
+ * id where the record has one. */
+static int dot_of(const struct dot_sel *s, long long pid, const json_t *j)
+{
+	const char *g = rp_str(j, "graph");
+	if (pid != s->pid || !g || strcmp(g, s->graph))
+		return 0;
+	return s->gid < 0 || !rp_has_int(j, "graph_id") || rp_int(j, "graph_id", -1) == s->gid;
+}
 
 static unsigned dot_pool_idx(struct dot_ctx *c, const char *pool, const json_t *alloc)
 {
@@ -182,45 +206,47 @@ static int dot_stale_nodes(const struct dot_ctx *c, long long *idx, int max)
 		j = rp_j(c->log, i);
 		rule = rp_str(j, "rule");
 		g = rp_str(j, "graph");
-		if (!rule || !g || strcmp(g, c->graph) || (strcmp(rule, "CGS018") && strcmp(rule, "CGS019")))
+		if (!rule || !g || !dot_of(c->sel, r->pid, j) || (strcmp(rule, "CGS018") && strcmp(rule, "CGS019")))
 			continue;
 		idx[n++] = rp_int(j, "node_index", -1);
 	}
 	return n;
 }
 
-static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
+/* The nodes of graph c->sel, their names prefixed with pfx (a cluster's
+ * in a picture of several graphs), indented by ind. */
+static void dot_write_graph(FILE *f, struct dot_ctx *c, const char *pfx, const char *ind)
 {
+	const struct dot_sel *sel = c->sel;
 	long long stale[64];
 	int nstale = dot_stale_nodes(c, stale, 64);
+	json_t *drawn = json_object(); /* node indices drawn: one instantiation's records once */
 	size_t i, k;
 	unsigned n = 0;
 
-	fputs("digraph cgshim {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", "
-	      "fontsize=10];\n",
-	      f);
-	fputs("  label=\"graph ", f);
-	dot_esc(f, c->graph);
-	fprintf(f, " (pid %lld)%s\";\n  labelloc=t;\n", c->pid,
-		have_nodes ? "" : "\\nallocations only: no node records");
-	for (i = 0; i < c->log->n; i++) {
+	for (i = sel->have_nodes ? sel->from : 0; i < c->log->n; i++) {
 		const struct rp_rec *r = &c->log->recs[i];
 		const json_t *j, *alloc;
 		const char *type;
 		json_t *deps, *d;
 		long long idx;
+		char key[24];
 
 		if (r->pid != c->pid || (strcmp(r->ev, CGSHIM_EV_NODE) && strcmp(r->ev, CGSHIM_EV_ALLOC)))
 			continue;
 		j = rp_j(c->log, i);
-		if (!rp_str(j, "graph") || strcmp(rp_str(j, "graph"), c->graph))
+		if (!dot_of(sel, r->pid, j))
 			continue;
-		if (have_nodes && !strcmp(r->ev, CGSHIM_EV_NODE) && !rp_str(j, "side")) {
+		if (sel->have_nodes && !strcmp(r->ev, CGSHIM_EV_NODE) && !rp_str(j, "side")) {
 			type = rp_str(j, "type");
 			idx = rp_int(j, "index", -1);
-			if (idx < 0)
+			if (idx < 0 || (sel->emis >= 0 && rp_int(j, "exec_id", -1) != sel->emis))
 				continue;
-			fprintf(f, "  n%lld [label=\"", idx);
+			snprintf(key, sizeof key, "%lld", idx);
+			if (json_object_get(drawn, key))
+				continue;
+			json_object_set_new(drawn, key, json_true());
+			fprintf(f, "%s%sn%lld [label=\"", ind, pfx, idx);
 			if (dot_is_mem(type)) {
 				alloc = dot_alloc(c, rp_str(j, "dptr"));
 				dot_mem_label(f, type, j, alloc);
@@ -242,14 +268,83 @@ static void dot_write(FILE *f, struct dot_ctx *c, int have_nodes)
 					red ? ", style=filled, fillcolor=\"#fb8072\", color=red" : "");
 			}
 			deps = json_object_get(j, "deps");
-			json_array_foreach(deps, k, d) if (json_is_integer(d))
-			    fprintf(f, "  n%" JSON_INTEGER_FORMAT " -> n%lld;\n", json_integer_value(d), idx);
-		} else if (!have_nodes && !strcmp(r->ev, CGSHIM_EV_ALLOC)) {
-			fprintf(f, "  a%u [label=\"", n++);
+			json_array_foreach(deps, k, d) if (json_is_integer(d)) fprintf(
+			    f, "%s%sn%" JSON_INTEGER_FORMAT " -> %sn%lld;\n", ind, pfx, json_integer_value(d), pfx, idx);
+		} else if (!sel->have_nodes && !strcmp(r->ev, CGSHIM_EV_ALLOC)) {
+			fprintf(f, "%s%sa%u [label=\"", ind, pfx, n++);
 			dot_mem_label(f, "mem_alloc", j, j);
 			fprintf(f, "\", style=filled, shape=house, fillcolor=\"%s\"];\n",
 				dot_palette[dot_pool_idx(c, rp_str(j, "pool"), j) % DOT_NCOLOURS]);
 		}
+	}
+	json_decref(drawn);
+}
+
+static void dot_graph_title(FILE *f, const struct dot_sel *s)
+{
+	fputs("graph ", f);
+	dot_esc(f, s->graph);
+	if (s->gid >= 0)
+		fprintf(f, " #%lld", s->gid);
+	fprintf(f, " (pid %lld)%s", s->pid, s->have_nodes ? "" : "\\nallocations only: no node records");
+}
+
+/* The allocation records of graph c->sel by address (their pools and sites). */
+static void dot_allocs(struct dot_ctx *c)
+{
+	json_object_clear(c->allocs);
+	for (size_t i = 0; i < c->log->n; i++) {
+		const struct rp_rec *r = &c->log->recs[i];
+		const json_t *j;
+		const char *dptr;
+		if (strcmp(r->ev, CGSHIM_EV_ALLOC) || r->pid != c->sel->pid)
+			continue;
+		j = rp_j(c->log, i);
+		dptr = rp_str(j, "dptr");
+		if (dptr && dot_of(c->sel, r->pid, j) && !json_object_get(c->allocs, dptr))
+			json_object_set(c->allocs, dptr, (json_t *)j);
+	}
+}
+
+struct dot_many {
+	struct dot_ctx *c;
+	struct dot_sel *sel;
+	size_t n;
+};
+
+/* One picture: one graph alone, or several (every graph a handle named,
+ * one cluster each, in the order they were made). */
+static void dot_write_many(FILE *f, void *arg)
+{
+	struct dot_many *m = arg;
+	struct dot_ctx *c = m->c;
+
+	fputs("digraph cgshim {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", "
+	      "fontsize=10];\n",
+	      f);
+	fputs("  label=\"", f);
+	if (m->n == 1)
+		dot_graph_title(f, &m->sel[0]);
+	else
+		fprintf(f, "%zu graphs at handle %s (pid %lld): a handle comes back after cudaGraphDestroy", m->n,
+			m->sel[0].graph, m->sel[0].pid);
+	fputs("\";\n  labelloc=t;\n", f);
+	for (size_t s = 0; s < m->n; s++) {
+		char pfx[32];
+		c->sel = &m->sel[s];
+		c->pid = c->sel->pid;
+		c->graph = c->sel->graph;
+		dot_allocs(c);
+		if (m->n == 1) {
+			dot_write_graph(f, c, "", "  ");
+			continue;
+		}
+		snprintf(pfx, sizeof pfx, "g%zu_", s + 1);
+		fprintf(f, "  subgraph cluster_g%zu {\n    label=\"", s + 1);
+		dot_graph_title(f, c->sel);
+		fputs("\";\n    style=rounded;\n", f);
+		dot_write_graph(f, c, pfx, "    ");
+		fputs("  }\n", f);
 	}
 	dot_legend(f, c);
 	fputs("}\n", f);
@@ -582,85 +677,109 @@ static int rp_dot_update(const struct rp_log *log, const char *which, const char
 	return rc;
 }
 
-struct dot_one {
-	struct dot_ctx *c;
-	int have_nodes;
-};
-
-static void dot_write_one(FILE *f, void *arg)
+/* Add the graph of record j (pid) to the selection unless it is there. */
+static int dot_sel_add(struct dot_many *m, size_t *cap, long long pid, const json_t *j)
 {
-	struct dot_one *o = arg;
-	dot_write(f, o->c, o->have_nodes);
+	const char *g = rp_str(j, "graph");
+	long long gid = rp_int(j, "graph_id", -1);
+	for (size_t k = 0; k < m->n; k++)
+		if (m->sel[k].pid == pid && m->sel[k].gid == gid && !strcmp(m->sel[k].graph, g))
+			return 0;
+	if (m->n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 8;
+		struct dot_sel *ns = realloc(m->sel, nc * sizeof *ns);
+		if (!ns)
+			return -1;
+		m->sel = ns;
+		*cap = nc;
+	}
+	m->sel[m->n] = (struct dot_sel){pid, gid, -1, strdup(g), 0, 0};
+	return m->sel[m->n].graph ? (int)++m->n : -1;
 }
 
+/* `--dot GRAPH`: first or last (a graph), a handle (every graph that had
+ * it, one cluster each), or id:N (the graph the shim numbered N). Among
+ * graphs with node records, else with alloc records. */
 int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 {
 	struct dot_ctx c;
-	struct dot_one one;
-	int have_nodes = 0, rc;
-	char *graph_copy = NULL;
-	size_t i;
+	struct dot_many m = {&c, NULL, 0};
+	size_t i, cap = 0;
+	long long want_id = -1;
+	int rc, first = !strcmp(graph, "first"), last = !strcmp(graph, "last");
 
 	if (!strncmp(graph, "update:", 7))
 		return rp_dot_update(log, graph + 7, out);
+	if (!strncmp(graph, "id:", 3)) {
+		char *end;
+		want_id = strtoll(graph + 3, &end, 10);
+		if (want_id <= 0 || *end) {
+			fprintf(stderr, "cgshim report: --dot %s: want id:N (a graph_id, from 1)\n", graph);
+			return 1;
+		}
+	}
 	memset(&c, 0, sizeof c);
 	c.log = log;
-	/* first/last: among graphs with node records, else with alloc records. */
-	for (int pass = 0; pass < 2 && !c.graph; pass++) {
+	for (int pass = 0; pass < 2 && !m.n; pass++) {
 		const char *want = pass == 0 ? CGSHIM_EV_NODE : CGSHIM_EV_ALLOC;
 		for (i = 0; i < log->n; i++) {
 			const struct rp_rec *r = &log->recs[i];
+			const json_t *j;
 			const char *g;
 			if (strcmp(r->ev, want))
 				continue;
-			g = rp_str(rp_j(log, i), "graph");
-			if (!g || rp_str(rp_j(log, i), "side"))
+			j = rp_j(log, i);
+			g = rp_str(j, "graph");
+			if (!g || rp_str(j, "side"))
 				continue;
-			if (!strcmp(graph, "first") || !strcmp(graph, "last") || !strcmp(graph, g)) {
-				/* a copy: the record goes at the next rp_j */
-				free(graph_copy);
-				graph_copy = strdup(g);
-				c.graph = graph_copy;
-				c.pid = r->pid;
-				if (strcmp(graph, "last"))
-					break;
+			if (last && m.n) { /* the last graph only */
+				const struct dot_sel *l = &m.sel[0];
+				if (l->pid == r->pid && l->gid == rp_int(j, "graph_id", -1) && !strcmp(l->graph, g))
+					continue;
+				free(m.sel[0].graph);
+				m.n = 0;
 			}
+			if ((first || last || (want_id > 0 ? rp_int(j, "graph_id", -1) == want_id : !strcmp(graph, g))) &&
+			    dot_sel_add(&m, &cap, r->pid, j) < 0)
+				break;
+			if (m.n && (first || want_id > 0))
+				break;
 		}
 	}
-	if (!c.graph) {
+	if (!m.n) {
 		fprintf(stderr, "cgshim report: no node or alloc records for graph %s\n", graph);
+		free(m.sel);
 		return 2;
 	}
-	c.allocs = json_object();
+	/* Each graph's last instantiation: its last index-0 node record. */
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
 		const json_t *j;
-		const char *g, *dptr;
-		if (strcmp(r->ev, CGSHIM_EV_ALLOC) || r->pid != c.pid)
+		if (strcmp(r->ev, CGSHIM_EV_NODE))
 			continue;
 		j = rp_j(log, i);
-		g = rp_str(j, "graph");
-		dptr = rp_str(j, "dptr");
-		if (r->pid == c.pid && g && dptr && !strcmp(g, c.graph) && !strcmp(r->ev, CGSHIM_EV_ALLOC) &&
-		    !json_object_get(c.allocs, dptr))
-			json_object_set(c.allocs, dptr, (json_t *)j);
+		if (rp_str(j, "side") || rp_int(j, "index", -1) != 0)
+			continue;
+		for (size_t k = 0; k < m.n; k++)
+			if (dot_of(&m.sel[k], r->pid, j)) {
+				m.sel[k].have_nodes = 1;
+				m.sel[k].from = i;
+				m.sel[k].emis = rp_int(j, "exec_id", -1);
+			}
 	}
-	for (i = 0; i < log->n && !have_nodes; i++)
-		have_nodes = log->recs[i].pid == c.pid && !strcmp(log->recs[i].ev, CGSHIM_EV_NODE) &&
-			     !rp_str(rp_j(log, i), "side") && rp_str(rp_j(log, i), "graph") &&
-			     !strcmp(rp_str(rp_j(log, i), "graph"), c.graph);
-	if (!have_nodes)
-		fprintf(stderr,
-			"cgshim report: no node records for graph %s (log at CGSHIM_LOG=debug to get "
-			"them); drawing its allocations only\n",
-			c.graph);
-
-	one.c = &c;
-	one.have_nodes = have_nodes;
-	rc = dot_output(out, dot_write_one, &one);
+	for (size_t k = 0; k < m.n; k++)
+		if (!m.sel[k].have_nodes)
+			fprintf(stderr,
+				"cgshim report: no node records for graph %s (log at CGSHIM_LOG=debug to get "
+				"them); drawing its allocations only\n",
+				m.sel[k].graph);
+	c.allocs = json_object();
+	rc = dot_output(out, dot_write_many, &m);
 	json_decref(c.allocs);
 	for (i = 0; i < c.npools; i++)
 		free(c.pools[i].pool);
-	free(graph_copy);
+	for (size_t k = 0; k < m.n; k++)
+		free(m.sel[k].graph);
+	free(m.sel);
 	return rc;
 }

@@ -6,7 +6,7 @@ under libcgshim.so (CGSHIM_LOG=info, jsonl).
 usage: run_model.py --case NAME --prog PATH --standin-dir DIR --shim LIBCGSHIM
 
 Cases: module_reuse, kernel_forms, node_types, three_pools, current_pool, destroy_outstanding, exit_outstanding,
-relaxed_malloc, deferred_summary, node_memory. The scenarios print the pool handles they
+relaxed_malloc, deferred_summary, handle_reuse, node_memory. The scenarios print the pool handles they
 created on stderr ("pool A 0x..."); stdout is deterministic and must be the
 same bare and under the shim. One line per check; exit status non-zero when
 any check failed.
@@ -620,6 +620,64 @@ def after_begin_flags(a, base):
 
 AFTER = {"condensed": after_condensed, "module_reuse": after_module_reuse, "kernel_forms": after_kernel_forms,
          "node_types": after_node_types, "begin_flags": after_begin_flags}
+def case_handle_reuse(recs, pools):
+    """17 graphs, each instantiated twice (kernels/model/handle_reuse.cu): at info the summary counts them."""
+    s = one(recs, "summary")
+    check(s.get("graphs") == 17 and s.get("execs") == 34, "summary: 17 graphs, 34 execs (%s, %s)"
+          % (s.get("graphs"), s.get("execs")))
+
+
+def after_handle_reuse(a, base):
+    """At debug every graph has its own graph_id and every instantiation its
+    own exec_id, whether or not the driver gave the handle again (issue 35)."""
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        log = os.path.join(tmp, "debug.jsonl")
+        p = run([a.prog], cgtest.shim_env(base, a.shim, log, "debug"))
+        check(p.returncode == 0, "handle_reuse at debug: exit 0 (got %d)" % p.returncode)
+        recs = read_log(log)
+        handles = re.findall(r"^graph \d+ (\S+)$", p.stderr.decode(errors="replace"), re.M)
+        caps = ev(recs, "capture")
+        ids = [c.get("graph_id") for c in caps]
+        check(len(caps) == 17 and len(set(ids)) == 17 and None not in ids,
+              "17 capture records with 17 graph_ids (%s)" % ids)
+        check([hx(c.get("graph")) for c in caps] == [int(h, 16) for h in handles],
+              "each capture record names the graph the program got (%s)" % handles)
+        inst = [r for r in ev(recs, "call") if r.get("api", "").startswith("cuGraphInstantiate")]
+        xids = [r.get("exec_id") for r in inst]
+        check(len(inst) == 34 and len(set(xids)) == 34 and None not in xids,
+              "34 instantiations with 34 exec_ids (%s)" % xids)
+        check(all(r.get("graph_id") == ids[i // 2] for i, r in enumerate(inst)),
+              "each instantiation names its graph's id")
+        nodes = ev(recs, "node")
+        emis = {(n.get("graph_id"), n.get("exec_id")) for n in nodes}
+        check(len(nodes) == 68 and len(emis) == 34, "68 node records, 2 per instantiation (%d, %d)" % (len(nodes), len(emis)))
+        if STANDIN:
+            check(len(set(handles)) < 17, "the stand-in gave a destroyed graph's handle again (%d handles)" % len(set(handles)))
+        if not a.cgshim:
+            return
+        # The report draws each graph at a handle as its own, each edge once.
+        for h in sorted(set(handles)):
+            want = [c.get("graph_id") for c in caps if c.get("graph") == h]
+            r = subprocess.run([a.cgshim, "report", "--dot", h, log], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=60)
+            dot = r.stdout.decode(errors="replace")
+            clusters = re.findall(r"subgraph cluster_g\d+ \{\n\s*label=\"graph \S+ #(\d+)", dot)
+            edges = re.findall(r"^\s*(\w+ -> \w+);", dot, re.M)
+            if len(want) == 1:
+                clusters = re.findall(r'label="graph \S+ #(\d+)', dot)
+            check(r.returncode == 0 and [int(x) for x in clusters] == want,
+                  "--dot %s: %d graphs drawn, ids %s (want %s)" % (h, len(clusters), clusters, want))
+            check(len(edges) == len(want) and len(set(edges)) == len(edges),
+                  "--dot %s: one edge per graph, none twice (%d edges, %d distinct)" % (h, len(edges), len(set(edges))))
+        r = subprocess.run([a.cgshim, "report", "--dot", "id:%d" % ids[-1], log], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        dot = r.stdout.decode(errors="replace")
+        check(r.returncode == 0 and ("#%d (pid" % ids[-1]) in dot and len(re.findall(r" -> ", dot)) == 1,
+              "--dot id:%d: that graph alone, one edge" % ids[-1])
+
+
+AFTER = {"condensed": after_condensed, "handle_reuse": after_handle_reuse, "module_reuse": after_module_reuse, "kernel_forms": after_kernel_forms,
+         "node_types": after_node_types}
 
 
 CASES = {
@@ -640,6 +698,7 @@ CASES = {
     "update_alt": case_update_alt,
     "begin_flags": case_begin_flags,
     "copy_tally": case_copy_tally,
+    "handle_reuse": case_handle_reuse,
 }
 
 
