@@ -462,7 +462,7 @@ void cg_rules_fold_exit(void)
 }
 
 void cg_mismatch_at(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result,
-		    CUgraphExec e, CUgraph g, uint32_t site)
+		    CUgraphExec e, CUgraph g, uint32_t site, long long error_index)
 {
 	struct model_ids ids;
 	model_ids_get(g, e, &ids);
@@ -486,13 +486,15 @@ void cg_mismatch_at(const char *api, int rule, int predicted_rc, int rc, int pre
 						       .has_exec_id = ids.exec != 0,
 						       .cuda_exec_id = ids.cuda_exec,
 						       .has_cuda_exec_id = ids.cuda_exec != 0,
+						       .node_index = (int)error_index, /* the driver's error node in g */
+						       .has_node_index = error_index >= 0,
 						       .via = cg_tls.via,
 						       .site = site});
 }
 
 void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result)
 {
-	cg_mismatch_at(api, rule, predicted_rc, rc, predicted_result, result, NULL, NULL, 0);
+	cg_mismatch_at(api, rule, predicted_rc, rc, predicted_result, result, NULL, NULL, 0, -1);
 }
 
 /* ---- CGS007 ------------------------------------------------------------ */

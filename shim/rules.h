@@ -70,8 +70,10 @@ void cg_rule_pageable_copies(const struct ledger_pageable *p, const char *api);
 void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result);
 /* The same for a call on exec e / graph g (NULL: none) made at site (0:
  * unknown): the report's "Predictions the driver disagreed with" names the
- * call and --dot draws an unpredicted failing update from them. */
+ * call and --dot draws an unpredicted failing update from them, marking
+ * the driver's error node: error_index, its index among g's nodes (-1:
+ * none named, or not among them). */
 void cg_mismatch_at(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result,
-		    CUgraphExec e, CUgraph g, uint32_t site);
+		    CUgraphExec e, CUgraph g, uint32_t site, long long error_index);
 
 #endif

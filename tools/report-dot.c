@@ -12,13 +12,14 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "report-dot.h"
 
 static const char *const dot_palette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
 					  "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
 #define DOT_NCOLOURS (sizeof dot_palette / sizeof dot_palette[0])
 
 /* A DOT string literal body: quotes and backslashes escaped, newlines as \n. */
-static void dot_esc(FILE *f, const char *s)
+void rp_dot_esc(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
 		if (*s == '"' || *s == '\\')
@@ -109,18 +110,18 @@ static void dot_mem_label(FILE *f, const char *type, const json_t *node, const j
 	if (!site && alloc)
 		site = rp_site0(alloc, "site");
 
-	dot_esc(f, type);
+	rp_dot_esc(f, type);
 	if (size >= 0) {
 		fputs("\\n", f);
-		dot_esc(f, rp_bytes(size, b, sizeof b));
+		rp_dot_esc(f, rp_bytes(size, b, sizeof b));
 	}
 	if (dptr) {
 		fputs("\\n", f);
-		dot_esc(f, dptr);
+		rp_dot_esc(f, dptr);
 	}
 	if (site) {
 		fputs("\\n", f);
-		dot_esc(f, site);
+		rp_dot_esc(f, site);
 	}
 }
 
@@ -134,7 +135,7 @@ static void dot_legend(FILE *f, const struct dot_ctx *c)
 	for (i = 0; i < c->npools; i++) {
 		fprintf(f, "    pool%u [shape=box, style=filled, fillcolor=\"%s\", label=\"", i,
 			dot_palette[i % DOT_NCOLOURS]);
-		dot_esc(f, c->pools[i].pool);
+		rp_dot_esc(f, c->pools[i].pool);
 		fputs(c->pools[i].is_default == 1   ? "\\ndefault pool"
 		      : c->pools[i].is_default == 0 ? "\\nexplicit pool"
 						    : "",
@@ -143,7 +144,7 @@ static void dot_legend(FILE *f, const struct dot_ctx *c)
 			fputs("\\nipc", f);
 		if (c->pools[i].site) {
 			fputs("\\n", f);
-			dot_esc(f, c->pools[i].site);
+			rp_dot_esc(f, c->pools[i].site);
 		}
 		fputs("\"];\n", f);
 	}
@@ -152,14 +153,14 @@ static void dot_legend(FILE *f, const struct dot_ctx *c)
 	fputs("  }\n", f);
 }
 
-static int dot_is_mem(const char *type)
+int rp_dot_is_mem(const char *type)
 {
 	return type && (!strcmp(type, "mem_alloc") || !strcmp(type, "mem_free"));
 }
 
 /* What a node does, under its type in a label (issue 15): a kernel's short
  * name, grid and block; a copy's kind and size; a memset's size. */
-static void dot_node_detail(FILE *f, const json_t *nd)
+void rp_dot_node_detail(FILE *f, const json_t *nd)
 {
 	const char *type = rp_str(nd, "type");
 	char b[32];
@@ -170,7 +171,7 @@ static void dot_node_detail(FILE *f, const json_t *nd)
 		const json_t *g = json_object_get(nd, "grid"), *bl = json_object_get(nd, "block");
 		if (k) {
 			fputs("\\n", f);
-			dot_esc(f, k);
+			rp_dot_esc(f, k);
 		}
 		if (json_array_size(g) == 3 && json_array_size(bl) == 3)
 			fprintf(f, "\\n<<<(%lld,%lld,%lld),(%lld,%lld,%lld)>>>",
@@ -182,12 +183,12 @@ static void dot_node_detail(FILE *f, const json_t *nd)
 				(long long)json_integer_value(json_array_get(bl, 2)));
 	} else if (!strcmp(type, "memcpy") && rp_has_int(nd, "bytes")) {
 		fputs("\\n", f);
-		dot_esc(f, rp_str(nd, "kind") ? rp_str(nd, "kind") : "?");
+		rp_dot_esc(f, rp_str(nd, "kind") ? rp_str(nd, "kind") : "?");
 		fputs(" ", f);
-		dot_esc(f, rp_bytes(rp_int(nd, "bytes", 0), b, sizeof b));
+		rp_dot_esc(f, rp_bytes(rp_int(nd, "bytes", 0), b, sizeof b));
 	} else if (!strcmp(type, "memset") && rp_has_int(nd, "bytes")) {
 		fputs("\\n", f);
-		dot_esc(f, rp_bytes(rp_int(nd, "bytes", 0), b, sizeof b));
+		rp_dot_esc(f, rp_bytes(rp_int(nd, "bytes", 0), b, sizeof b));
 		fprintf(f, " (%lld-byte elements)", rp_int(nd, "elem", 0));
 	}
 }
@@ -247,7 +248,7 @@ static void dot_write_graph(FILE *f, struct dot_ctx *c, const char *pfx, const c
 				continue;
 			json_object_set_new(drawn, key, json_true());
 			fprintf(f, "%s%sn%lld [label=\"", ind, pfx, idx);
-			if (dot_is_mem(type)) {
+			if (rp_dot_is_mem(type)) {
 				alloc = dot_alloc(c, rp_str(j, "dptr"));
 				dot_mem_label(f, type, j, alloc);
 				fprintf(f, "\", style=filled, fillcolor=\"%s\"%s];\n",
@@ -262,14 +263,15 @@ static void dot_write_graph(FILE *f, struct dot_ctx *c, const char *pfx, const c
 				int red = 0;
 				for (int s = 0; s < nstale; s++)
 					red |= stale[s] == idx;
-				dot_esc(f, type ? type : "?");
-				dot_node_detail(f, j);
+				rp_dot_esc(f, type ? type : "?");
+				rp_dot_node_detail(f, j);
 				fprintf(f, "%s\"%s];\n", red ? "\\nstale pointer (freed memory)" : "",
 					red ? ", style=filled, fillcolor=\"#fb8072\", color=red" : "");
 			}
 			deps = json_object_get(j, "deps");
-			json_array_foreach(deps, k, d) if (json_is_integer(d)) fprintf(
-			    f, "%s%sn%" JSON_INTEGER_FORMAT " -> %sn%lld;\n", ind, pfx, json_integer_value(d), pfx, idx);
+			json_array_foreach(deps, k, d) if (json_is_integer(d))
+			    fprintf(f, "%s%sn%" JSON_INTEGER_FORMAT " -> %sn%lld;\n", ind, pfx, json_integer_value(d),
+				    pfx, idx);
 		} else if (!sel->have_nodes && !strcmp(r->ev, CGSHIM_EV_ALLOC)) {
 			fprintf(f, "%s%sa%u [label=\"", ind, pfx, n++);
 			dot_mem_label(f, "mem_alloc", j, j);
@@ -283,7 +285,7 @@ static void dot_write_graph(FILE *f, struct dot_ctx *c, const char *pfx, const c
 static void dot_graph_title(FILE *f, const struct dot_sel *s)
 {
 	fputs("graph ", f);
-	dot_esc(f, s->graph);
+	rp_dot_esc(f, s->graph);
 	if (s->gid >= 0)
 		fprintf(f, " #%lld", s->gid);
 	fprintf(f, " (pid %lld)%s", s->pid, s->have_nodes ? "" : "\\nallocations only: no node records");
@@ -404,7 +406,7 @@ int rp_dot_check_output(const char *out)
 
 /* Write the picture with write(f, arg) to out (stdout when NULL) in the
  * type its extension names, through `dot -T<ext>` for a rendered type. */
-static int dot_output(const char *out, void (*write)(FILE *, void *), void *arg)
+int rp_dot_output(const char *out, void (*write)(FILE *, void *), void *arg)
 {
 	const char *type = out ? dot_type(out) : "";
 	char tmp[] = "/tmp/cgshim-dot-XXXXXX", fmt[16];
@@ -450,230 +452,6 @@ static int dot_output(const char *out, void (*write)(FILE *, void *), void *arg)
 	}
 	if (render)
 		unlink(tmp);
-	return rc;
-}
-
-/* ---- --dot update:N: both sides of the Nth failing update ---- */
-
-#define DOT_UPD_MAX 4096
-
-struct dot_upd {
-	const json_t *viol;		    /* the CGS001 violation record */
-	const json_t *side[2][DOT_UPD_MAX]; /* [0] the exec's nodes, [1] the new graph's */
-	long long n[2];
-	long long err_index;
-};
-
-/* Dependencies of node i of side k as a JSON array, or NULL when unknown
- * (the exec's graph was gone: only a count was logged). */
-static const json_t *dot_upd_deps(const struct dot_upd *u, int k, long long i)
-{
-	const json_t *d = i < u->n[k] && u->side[k][i] ? json_object_get(u->side[k][i], "deps") : NULL;
-	return json_is_array(d) ? d : NULL;
-}
-
-static int dot_upd_has_edge(const struct dot_upd *u, int k, long long from, long long to)
-{
-	const json_t *deps = dot_upd_deps(u, k, to);
-	size_t i;
-	json_t *d;
-	json_array_foreach(deps, i, d) if (json_integer_value(d) == from) return 1;
-	return 0;
-}
-
-/* Node i differs between the sides: present on one only, or another type. */
-static int dot_upd_node_differs(const struct dot_upd *u, long long i)
-{
-	const char *a, *b;
-	if (i >= u->n[0] || i >= u->n[1] || !u->side[0][i] || !u->side[1][i])
-		return 1;
-	a = rp_str(u->side[0][i], "type");
-	b = rp_str(u->side[1][i], "type");
-	return !a || !b || strcmp(a, b);
-}
-
-static void dot_write_update(FILE *f, void *arg)
-{
-	const struct dot_upd *u = arg;
-	static const char *const title[2] = {"exec ", "new graph "};
-	const char *msg = rp_str(u->viol, "msg");
-
-	fputs("digraph cgshim_update {\n  rankdir=TB;\n  compound=true;\n"
-	      "  node [shape=box, fontname=\"monospace\", fontsize=10];\n  labelloc=t;\n"
-	      "  fontname=\"sans-serif\";\n  label=\"",
-	      f);
-	if (rp_str(u->viol, "rule") && *rp_str(u->viol, "rule")) {
-		dot_esc(f, rp_str(u->viol, "rule"));
-		fputs(" ", f);
-		dot_esc(f, rp_str(u->viol, "api"));
-		fputs(" will fail (", f);
-		dot_esc(f, rp_str(u->viol, "predicted_err"));
-		fputs(")\\n", f);
-	} else { /* a mismatch: the driver refused what nothing predicted */
-		dot_esc(f, rp_str(u->viol, "api"));
-		fprintf(f, " failed with %lld, result %lld (not predicted)\\n", rp_int(u->viol, "rc", 0),
-			rp_int(u->viol, "result", -1));
-	}
-	/* the reason, wrapped for the picture */
-	for (size_t col = 0; msg && *msg; msg++, col++) {
-		if (*msg == ' ' && col > 70) {
-			fputs("\\n", f);
-			col = 0;
-			continue;
-		}
-		if (*msg == '"' || *msg == '\\')
-			fputc('\\', f);
-		fputc(*msg, f);
-	}
-	fputs("\\nred: nodes and edges that differ between the two\";\n", f);
-	for (int k = 0; k < 2; k++) {
-		const char *id = k ? "b" : "a";
-		fprintf(f, "  subgraph cluster_%s {\n    label=\"%s", id, title[k]);
-		dot_esc(f, rp_str(u->viol, k ? "graph" : "exec"));
-		fprintf(f, " (%lld nodes)\";\n    style=rounded;\n", u->n[k]);
-		for (long long i = 0; i < u->n[k]; i++) {
-			const json_t *nd = u->side[k][i], *deps;
-			const char *type = nd ? rp_str(nd, "type") : "?";
-			int diff = dot_upd_node_differs(u, i);
-			if (!nd)
-				continue;
-			fprintf(f, "    %s%lld [label=\"#%lld ", id, i, i);
-			dot_esc(f, type ? type : "?");
-			dot_node_detail(f, nd);
-			if (!dot_upd_deps(u, k, i) && rp_has_int(nd, "ndeps"))
-				fprintf(f, "\\n%lld deps (edges unknown: the graph is gone)", rp_int(nd, "ndeps", 0));
-			if (dot_is_mem(type) && rp_has_int(nd, "size")) {
-				char b[32];
-				fputs("\\n", f);
-				dot_esc(f, rp_bytes(rp_int(nd, "size", 0), b, sizeof b));
-			}
-			fprintf(f, "\"%s%s%s];\n", dot_is_mem(type) ? ", shape=house" : "",
-				diff ? ", style=filled, fillcolor=\"#fb8072\", color=red" : "",
-				i == u->err_index ? ", penwidth=3" : "");
-			deps = dot_upd_deps(u, k, i);
-			{
-				size_t e;
-				json_t *d;
-				json_array_foreach(deps, e, d)
-				{
-					long long from = json_integer_value(d);
-					int other = dot_upd_deps(u, !k, i) != NULL || i >= u->n[!k];
-					int ediff = other && !dot_upd_has_edge(u, !k, from, i);
-					fprintf(f, "    %s%lld -> %s%lld%s;\n", id, from, id, i,
-						ediff ? " [color=red, penwidth=2.5]" : "");
-				}
-			}
-		}
-		fputs("  }\n", f);
-	}
-	fputs("}\n", f);
-}
-
-static void dot_upd_free(struct dot_upd *u)
-{
-	for (int k = 0; k < 2; k++)
-		for (long long i = 0; i < u->n[k]; i++)
-			json_decref((json_t *)u->side[k][i]);
-	json_decref((json_t *)u->viol);
-	free(u);
-}
-
-/* Record i is a failing update the shim drew: a CGS001 violation, or a
- * mismatch where the driver answered 910 and nothing was predicted (the
- * shim then writes both sides' node records after it, issue 31). */
-static int dot_failing_update(const struct rp_log *log, size_t i)
-{
-	const char *ev = log->recs[i].ev, *rule;
-	const json_t *j;
-	if (strcmp(ev, CGSHIM_EV_VIOLATION) && strcmp(ev, CGSHIM_EV_MISMATCH))
-		return 0;
-	j = rp_j(log, i);
-	rule = rp_str(j, "rule");
-	if (!strcmp(ev, CGSHIM_EV_VIOLATION))
-		return rule && !strcmp(rule, "CGS001");
-	return (!rule || !*rule) && rp_int(j, "rc", 0) == 910 && rp_str(j, "exec");
-}
-
-/* `--dot update:N`: the Nth failing update (1-based, in time order; or
- * "last": a CGS001 violation or an unpredicted 910) and the node records
- * the shim wrote with it (side "exec" and "graph", at info level). */
-static int rp_dot_update(const struct rp_log *log, const char *which, const char *out)
-{
-	struct dot_upd *u;
-	long long want, seen = 0, vpid = 0, vseq = 0;
-	const char *exec;
-	char *end;
-	size_t i, at = 0;
-	int rc;
-
-	want = strcmp(which, "last") ? strtoll(which, &end, 10) : -1;
-	if (want == 0 || (want > 0 && *end) || (want < 0 && strcmp(which, "last"))) {
-		fprintf(stderr, "cgshim report: --dot update:%s: want update:N (N from 1) or update:last\n", which);
-		return 1;
-	}
-	u = calloc(1, sizeof *u);
-	if (!u)
-		return 1;
-	for (i = 0; i < log->n; i++) {
-		const struct rp_rec *r = &log->recs[i];
-		if (!dot_failing_update(log, i))
-			continue;
-		seen++;
-		if (want < 0 || seen == want) {
-			json_decref((json_t *)u->viol);
-			u->viol = json_incref(rp_j(log, i)); /* outlives the next rp_j */
-			vpid = r->pid;
-			vseq = r->seq;
-			at = i;
-			if (want > 0)
-				break;
-		}
-	}
-	if (!u->viol) {
-		fprintf(stderr,
-			"cgshim report: --dot update:%s: the log has %lld failing update%s "
-			"(CGS001 violations, unpredicted 910s)\n",
-			which, seen, seen == 1 ? "" : "s");
-		free(u);
-		return 2;
-	}
-	exec = rp_str(u->viol, "exec");
-	u->err_index = rp_int(u->viol, "node_index", -1);
-	/* The node records follow their violation in the same process; a
-	 * later failing update of the same exec starts again at index 0. */
-	for (i = at + 1; i < log->n; i++) {
-		const struct rp_rec *r = &log->recs[i];
-		const json_t *j;
-		const char *side;
-		long long idx;
-		int k;
-		if (r->pid != vpid || r->seq <= vseq || strcmp(r->ev, CGSHIM_EV_NODE))
-			continue;
-		j = rp_j(log, i);
-		side = rp_str(j, "side");
-		idx = rp_int(j, "index", -1);
-		if (!side || !rp_str(j, "exec") || !exec || strcmp(rp_str(j, "exec"), exec))
-			continue;
-		k = !strcmp(side, "graph");
-		if (idx < 0 || idx >= DOT_UPD_MAX)
-			continue;
-		if (u->side[k][idx])
-			break;
-		u->side[k][idx] = json_incref((json_t *)j);
-		if (idx + 1 > u->n[k])
-			u->n[k] = idx + 1;
-	}
-	if (!u->n[0] && !u->n[1]) {
-		fprintf(stderr,
-			"cgshim report: --dot update:%s: no node records with that violation (a shim "
-			"older than the update pictures, or a CGS001 only counted under "
-			"CGSHIM_ON_UPDATE_FAILURE=reinstantiate)\n",
-			which);
-		dot_upd_free(u);
-		return 2;
-	}
-	rc = dot_output(out, dot_write_update, u);
-	dot_upd_free(u);
 	return rc;
 }
 
@@ -739,7 +517,8 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 				free(m.sel[0].graph);
 				m.n = 0;
 			}
-			if ((first || last || (want_id > 0 ? rp_int(j, "graph_id", -1) == want_id : !strcmp(graph, g))) &&
+			if ((first || last ||
+			     (want_id > 0 ? rp_int(j, "graph_id", -1) == want_id : !strcmp(graph, g))) &&
 			    dot_sel_add(&m, &cap, r->pid, j) < 0)
 				break;
 			if (m.n && (first || want_id > 0))
@@ -774,7 +553,7 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 				"them); drawing its allocations only\n",
 				m.sel[k].graph);
 	c.allocs = json_object();
-	rc = dot_output(out, dot_write_many, &m);
+	rc = rp_dot_output(out, dot_write_many, &m);
 	json_decref(c.allocs);
 	for (i = 0; i < c.npools; i++)
 		free(c.pools[i].pool);

@@ -216,9 +216,14 @@ static inline __attribute__((always_inline)) int update_before(struct cg_call *c
  * predicted also gets both sides' node records, as a CGS001 does, so that
  * `cgshim report --dot update:N` draws it. */
 static __attribute__((noinline)) void update_mismatch(const struct upd_pred *p, CUgraphExec app, CUgraph g,
-						      struct cg_summary *nu, CUresult rc, int result, const char *api)
+						      struct cg_summary *nu, CUresult rc, int result, CUgraphNode errn,
+						      const char *api)
 {
-	cg_mismatch_at(api, p->rule, p->rc, rc, p->result, result, app, g, cg_site_here(SITE_SKIP + 1));
+	long long at = -1; /* the driver's error node among g's nodes (the picture marks it) */
+	for (uint32_t i = 0; errn && nu && nu->nodes && i < nu->n_nodes && at < 0; i++)
+		if (nu->nodes[i] == errn)
+			at = i;
+	cg_mismatch_at(api, p->rule, p->rc, rc, p->result, result, app, g, cg_site_here(SITE_SKIP + 1), at);
 	if (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && !p->rule && cg_log_on(CG_L_INFO)) {
 		struct cg_summary *old = model_exec_summary(app);
 		cgh_emit_nodes_at(model_summary_graph(old), old, CG_L_INFO, "exec", app);
@@ -235,7 +240,7 @@ static __attribute__((always_inline)) inline void update_post(struct cg_call *c,
 	struct cg_rec r;
 	if (!rewritten &&
 	    (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 && p->result != result)))
-		update_mismatch(p, app, g, nu, rc, result, api);
+		update_mismatch(p, app, g, nu, rc, result, errn, api);
 	if (rc == CUDA_SUCCESS) {
 		cgh_ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
 		model_nccl_exec_from(app, g, 0, 0);	 /* and hold g's NCCL work, if any */

@@ -737,12 +737,15 @@ def case_report_dot_update():
     dot = open(out).read()
     check(dot.count("subgraph cluster_") == 2, "two clusters:\n" + dot)
     check("node count differs" in dot and "exec has 5 nodes" in dot, "the reason is not on the picture")
-    red = sorted(re.findall(r"^\s*([ab]\d+) \[[^\n]*fillcolor=\"#fb8072\"", dot, re.M))
-    # exec: alloc, kernel, kernel, memcpy, free; new: alloc, kernel x3, memcpy, free
-    check(red == ["a3", "a4", "b3", "b4", "b5"], "highlighted nodes %r" % red)
-    check(re.search(r"b4 -> b5 \[color=red", dot) and not re.search(r"a0 -> a1 \[color=red", dot),
-          "edge highlighting wrong:\n" + dot)
-    print("update:1: %d exec nodes, %d new, highlighted %s" % (sides["exec"], sides["graph"], red))
+    marked = sorted(re.findall(r"^\s*([ab]\d+) \[[^\n]*fillcolor=", dot, re.M))
+    # exec: alloc, fill, add, memcpy, free; new: alloc, fill, add, scale, memcpy, free: aligned by
+    # content, the scale kernel alone is inserted (by position, #3-#5 of both sides differed)
+    check(marked == ["b3"] and re.search(r'b3 \[[^\n]*inserted", style=filled, fillcolor="#b3de69"', dot),
+          "marked nodes %r (want the inserted kernel b3 alone)" % marked)
+    check(re.search(r"a3 \[label=\"#3 memcpy[^\n]*\(= new #4\)", dot), "the exec's memcpy aligned with the new #4")
+    redges = sorted(re.findall(r"^\s*(\w+ -> \w+) \[color=red", dot, re.M))
+    check(redges == ["a2 -> a3", "b2 -> b3", "b3 -> b4"], "edge highlighting %r:\n%s" % (redges, dot))
+    print("update:1: %d exec nodes, %d new, marked %s" % (sides["exec"], sides["graph"], marked))
     if shutil.which("dot"):
         pdf = os.path.join(d, "g.pdf")
         rc, _, err = cgshim("report", "--dot", "update:last", "-o", pdf, log)
@@ -755,6 +758,55 @@ def case_report_dot_update():
     check(rc == 1 and "unknown output type" in err and not os.path.exists(bad), "-o g.xyz: %d %r" % (rc, err))
     rc, _, err = cgshim("report", "--dot", "update:2", log)
     check(rc == 2 and "1 failing update" in err, "update:2 of one: %d %r" % (rc, err))
+
+
+def case_report_dot_insert():
+    """Issue 35: a kernel inserted at #2 is the node marked, not the one it
+    pushed to #3; a changed launch is marked changed; an unpredicted failure
+    (a mismatch) is drawn with the driver's error node."""
+    d = tempfile.mkdtemp(dir=TMP)
+
+    def node(seq, side, i, kernel, deps, grid=(64, 1, 1), gid=2):
+        return {"v": 1, "ev": "node", "seq": seq, "ts": seq, "pid": 7, "tid": 7, "graph": "0x20", "graph_id": gid,
+                "side": side, "exec": "0x10", "exec_id": 1, "index": i, "type": "kernel", "kernel": kernel,
+                "grid": list(grid), "block": [256, 1, 1], "deps": deps}
+
+    old = ["matmul_kernel", "bias_kernel", "gelu_kernel", "out_kernel"]
+    new = ["matmul_kernel", "bias_kernel", "dropout_kernel", "gelu_kernel", "out_kernel"]
+    for name, head in (("viol", {"ev": "violation", "rule": "CGS001", "name": "update-will-fail", "severity": "error",
+                                 "api": "cuGraphExecUpdate_v2", "via": "cudaGraphExecUpdate",
+                                 "msg": "node count differs", "predicted_err": "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE"}),
+                       ("mism", {"ev": "mismatch", "rule": "", "api": "cuGraphExecUpdate_v2", "rc": 910,
+                                 "result": 2, "predicted_rc": 0, "node_index": 2})):
+        recs = [{"v": 1, "ev": "start", "seq": 1, "ts": 1, "pid": 7, "tid": 7, "exe": "/x"},
+                dict(head, v=1, seq=2, ts=2, pid=7, tid=7, exec="0x10", graph="0x20", exec_id=1, graph_id=2)]
+        seq = 3
+        for i, k in enumerate(old):
+            recs.append(node(seq, "exec", i, k, [i - 1] if i else [], gid=1))
+            seq += 1
+        for i, k in enumerate(new):
+            # out_kernel launched wider in the new graph: changed, not removed and inserted
+            recs.append(node(seq, "graph", i, k, [i - 1] if i else [], grid=(128, 1, 1) if k == "out_kernel" else (64, 1, 1)))
+            seq += 1
+        log = os.path.join(d, name + ".jsonl")
+        with open(log, "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in recs))
+        rc, dot, err = cgshim("report", "--dot", "update:1", log)
+        check(rc == 0, "%s: --dot update:1: %d %s" % (name, rc, err))
+        ins = re.findall(r'^\s*(b\d+) \[label="#\d+ kernel\\n(\w+)[^\n]*inserted"', dot, re.M)
+        check(ins == [("b2", "dropout_kernel")], "%s: inserted %r (want b2 dropout_kernel)" % (name, ins))
+        check(re.search(r'b3 \[label="#3 kernel\\ngelu_kernel[^\n]*\(= exec #2\)"\]', dot),
+              "%s: gelu #3 aligned with the exec's #2, unmarked" % name)
+        chg = sorted(re.findall(r'^\s*([ab]\d+) \[[^\n]*changed', dot, re.M))
+        check(chg == ["a3", "b4"], "%s: out_kernel changed on both sides %r" % (name, chg))
+        check(not re.search(r"removed", dot.split("label=", 2)[2]), "%s: nothing removed" % name)
+        if name == "mism":
+            check(re.search(r"b2 \[[^\n]*penwidth=3", dot) and "failed with 910" in dot,
+                  "mismatch: the driver's error node #2 drawn thick, the failure named:\n" + dot)
+        else:
+            check(dot.startswith("digraph") and "CGS001 cudaGraphExecUpdate will fail" in dot,
+                  "the title names the runtime call")
+    print("insert: dropout_kernel marked inserted at #2, gelu_kernel aligned")
 
 
 def case_report_html():
