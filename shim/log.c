@@ -353,6 +353,17 @@ static int text_stamp(char *out, size_t cap, uint64_t mono_ns)
 			secs / 60 % 60, secs % 60, wall % 1000000000ll / 1000);
 }
 
+/* "cgshim TIME PID:TID LEVEL EV[ rank=R]" (ev NULL: up to the level). */
+static int text_prefix(char *out, size_t cap, int level, uint64_t ts, const char *ev)
+{
+	static const char *const lv[] = CG_L_NAMES; /* "auto" and "off" never begin a record */
+	char when[72];
+	text_stamp(when, sizeof when, ts);
+	return snprintf(out, cap, "cgshim %s %d:%d %s%s%s%s%s", when, cg_sink_pid, cg_gettid(),
+			level >= CG_L_ERROR && level <= CG_L_TRACE ? lv[level] : "", ev ? " " : "", ev ? ev : "",
+			cg_log_rank() ? " rank=" : "", cg_log_rank() ? cg_log_rank() : "");
+}
+
 static void key(struct cg_rec *r, const char *k, size_t kl)
 {
 	if (rec_room_(r, kl + 4))
@@ -384,7 +395,13 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 	    atomic_exchange(&preamble_pending, 0))
 		preamble_fn();
 	r->level = level;
+	r->wlevel = level;
 	r->json = cg_cfg.log_format == CG_FMT_JSONL;
+	/* a violation in the text format is for people: built as JSON, written
+	 * as a block of lines at the end (log-text.c) */
+	r->human = !r->json && !strcmp(ev, CGSHIM_EV_VIOLATION);
+	if (r->human)
+		r->json = 1;
 	r->nfields = 0;
 	r->trunc = 0;
 	r->n = 0;
@@ -444,12 +461,7 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 		l = (int)k;
 		r->nfields = 1;
 	} else {
-		static const char *const lv[] = CG_L_NAMES; /* "auto" and "off" never begin a record */
-		char when[72];
-		text_stamp(when, sizeof when, ts);
-		l = snprintf(tmp, sizeof tmp, "cgshim %s %d:%d %s %s%s%s", when, cg_sink_pid, cg_gettid(),
-			     level >= CG_L_ERROR && level <= CG_L_TRACE ? lv[level] : "", ev,
-			     cg_log_rank() ? " rank=" : "", cg_log_rank() ? cg_log_rank() : "");
+		l = text_prefix(tmp, sizeof tmp, level, ts, ev);
 	}
 	if (l > 0)
 		put(r, tmp, (size_t)l < sizeof tmp ? (size_t)l : sizeof tmp - 1);
@@ -594,6 +606,12 @@ void rec_end(struct cg_rec *r)
 	}
 	if (r->json)
 		r->buf[r->n++] = '}';
+	if (r->human) {
+		char prefix[160], out[2 * CG_REC_MAX];
+		text_prefix(prefix, sizeof prefix, r->wlevel, r->ts, NULL);
+		emit_line(out, cg_log_text_violation(r->buf, r->n, prefix, out, sizeof out), r->level, r->ts);
+		return;
+	}
 	r->buf[r->n++] = '\n';
 	emit_line(r->buf, r->n, r->level, r->ts);
 }

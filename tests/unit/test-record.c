@@ -161,10 +161,40 @@ static void test_text_format(void **state)
 	cg_cfg.log_format = CG_FMT_TEXT;
 	rec_begin(&r, CG_L_WARN, "violation");
 	rec_str(&r, "rule", "CGS004");
+	rec_str(&r, "name", "second-instantiation");
+	rec_str(&r, "api", "cuGraphInstantiateWithFlags");
+	rec_word(&r, "via", "cudaGraphInstantiate");
+	rec_str(&r, "msg", "a \"second\" one\nforged");
 	rec_int(&r, "predicted_rc", 801);
+	rec_str(&r, "predicted_err", "CUDA_ERROR_NOT_SUPPORTED");
+	rec_hex(&r, "graph", 0x1234);
+	rec_int(&r, "graph_id", 7);
+	rec_int(&r, "node_index", 3);
+	rec_open(&r, "site", '[');
+	rec_elem_str(&r, "app+0x10");
+	rec_elem_str(&r, "libc.so.6:__libc_start_main+0x85");
+	rec_close(&r, ']');
+	rec_str(&r, "doc", "docs/rules/CGS004.md");
 	rec_end(&r);
 	char *s = slurp();
-	assert_non_null(strstr(s, " warn violation rule=\"CGS004\" predicted_rc=801\n"));
+	/* for people (shim/log-text.c): the header names the rule and the
+	 * runtime call, indented lines the rest; no value forges a line */
+	assert_non_null(strstr(s, " warn violation CGS004 second-instantiation in cudaGraphInstantiate\n"
+				  "    a \"second\" one\\x0aforged\n"
+				  "    predicted: the driver answers CUDA_ERROR_NOT_SUPPORTED (801)\n"
+				  "    objects: graph 0x1234 #7\n"
+				  "    node_index: 3\n"
+				  "    site: app+0x10\n"
+				  "          libc.so.6:__libc_start_main+0x85\n"
+				  "    driver entry point: cuGraphInstantiateWithFlags\n"
+				  "    rule page: docs/rules/CGS004.md\n"));
+	/* the other records stay one line of key=value */
+	truncate(path, 0);
+	rec_begin(&r, CG_L_WARN, "mismatch");
+	rec_int(&r, "predicted_rc", 801);
+	rec_end(&r);
+	s = slurp();
+	assert_non_null(strstr(s, " warn mismatch predicted_rc=801\n"));
 	assert_true(!strncmp(s, "cgshim ", 7));
 	/* Wall clock, UTC with microseconds: "cgshim 2026-11-24T18:40:01.123456Z 1:4242 ". */
 	{
