@@ -104,6 +104,9 @@ static void write_start_record(void)
 				      .version = CGSHIM_VERSION,
 				      .exe = exe,
 				      .ppid = getppid(),
+				      /* the launcher's run (its tally file, unique per run): it lists
+				       * the logs its processes wrote, not a run's a second before */
+				      .run = cg_cfg.tally_file && *cg_cfg.tally_file ? cg_cfg.tally_file : NULL,
 				      /* A set rank is in every record's header already: one "rank" key. */
 				      .has_rank = !cg_log_rank(),
 				      .log_level = level_names[cg_cfg.log_level],

@@ -183,7 +183,8 @@ size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char 
 		f[nf].used = 0;
 		nf++;
 	}
-	for (const char *const *h = (const char *const[]){"v", "ev", "seq", "ts", "pid", "tid", "rank", "severity", NULL};
+	for (const char *const *h =
+		 (const char *const[]){"v", "ev", "seq", "ts", "pid", "tid", "rank", "severity", NULL};
 	     *h; h++)
 		lt_take(f, nf, *h);
 

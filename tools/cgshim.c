@@ -52,13 +52,45 @@ static void usage(FILE *f)
 	opt_print_help(f);
 }
 
+/* Whether log file path holds a start record of this run: one whose "run"
+ * is token (the shim writes CGSHIM_TALLY_FILE there, unique per launch),
+ * in JSONL or the text format. A token that would need escaping, or none,
+ * cannot be looked for: then any file counts. */
+static int log_of_run(const char *path, const char *token)
+{
+	char want[2][4200], *line = NULL;
+	size_t cap = 0, i;
+	long lines = 0;
+	int found = 0;
+	FILE *f;
+
+	if (!token || !*token)
+		return 1;
+	for (i = 0; token[i]; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+", token[i]))
+			return 1;
+	snprintf(want[0], sizeof want[0], "\"run\":\"%s\"", token);
+	snprintf(want[1], sizeof want[1], " run=\"%s\"", token);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	/* the start records: each process's first line in the file */
+	while (!found && ++lines < (1L << 20) && getline(&line, &cap, f) > 0)
+		if (strstr(line, "\"ev\":\"start\"") || strstr(line, " start "))
+			found = strstr(line, want[0]) || strstr(line, want[1]);
+	free(line);
+	fclose(f);
+	return found;
+}
+
 /*
  * List the log files the shim wrote: the template with %p and %r as
  * wildcards, keeping files modified since the launch (a forking child writes
- * one file per process).
+ * one file per process) that hold a process of this run (log_of_run: a run
+ * of a second before wrote files that are new enough too).
  */
 static char *list_logs(const char *tmpl, const struct timespec *since)
 {
+	const char *token = getenv("CGSHIM_TALLY_FILE");
 	char pat[4096];
 	size_t i, o = 0;
 	glob_t g;
@@ -85,7 +117,8 @@ static char *list_logs(const char *tmpl, const struct timespec *since)
 			if (stat(g.gl_pathv[i], &st) < 0 || !S_ISREG(st.st_mode))
 				continue;
 			if (st.st_mtim.tv_sec < since->tv_sec ||
-			    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec < since->tv_nsec))
+			    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec < since->tv_nsec) ||
+			    !log_of_run(g.gl_pathv[i], token))
 				continue;
 			fprintf(stderr, "%s%s", found ? ", " : "cgshim: log written to ", g.gl_pathv[i]);
 			if (ns)

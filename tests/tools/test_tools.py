@@ -592,11 +592,17 @@ def case_launcher_shim():
     env = {"CGSHIM_LIB": A.lib, "LD_LIBRARY_PATH": A.standin_dir}
     prog = A.programs[0]
     rc_plain, _, _ = run([prog], env={"LD_LIBRARY_PATH": A.standin_dir}, cwd=d, timeout=60)
+    # another run's log written a moment before this one (issue 35): new
+    # enough for the launcher's file-time filter, but not its run's
+    with open(os.path.join(d, "cgshim-4194300.jsonl"), "w") as f:
+        f.write(json.dumps({"v": 1, "ev": "start", "seq": 1, "ts": 1, "pid": 4194300, "tid": 4194300,
+                            "run": "/tmp/cgshim-tally-other"}) + "\n")
     rc, out, err = cgshim("--log=debug", "--", prog, env=env, cwd=d, timeout=60)
     check(rc == rc_plain, "exit %d under cgshim, %d without" % (rc, rc_plain))
     m = re.search(r"cgshim: log written to (.*)", err)
     check(m, "no 'log written' line: %r" % err)
     files = [f.strip() for f in m.group(1).split(",")]
+    check("cgshim-4194300.jsonl" not in files, "the launcher lists another run's log: %r" % files)
     for f in files:
         check(re.fullmatch(r"cgshim-\d+\.jsonl", f), "log name %r" % f)
         recs = read_records([os.path.join(d, f)])
