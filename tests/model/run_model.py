@@ -653,6 +653,15 @@ def after_handle_reuse(a, base):
         check(len(nodes) == 68 and len(emis) == 34, "68 node records, 2 per instantiation (%d, %d)" % (len(nodes), len(emis)))
         if STANDIN:
             check(len(set(handles)) < 17, "the stand-in gave a destroyed graph's handle again (%d handles)" % len(set(handles)))
+        # the driver's own ids where it has them (CUDA 13.1; the stand-in does)
+        cuda = [c.get("cuda_graph_id") for c in caps]
+        xcuda = [r.get("cuda_exec_id") for r in inst]
+        if STANDIN or cuda[0] is not None:
+            check(None not in cuda and len(set(cuda)) == 17 and None not in xcuda and len(set(xcuda)) == 34,
+                  "the driver's graph and exec ids recorded, distinct (%s, %s)" % (cuda, xcuda))
+            tools = {(n.get("exec_id"), n.get("cuda_tools_id")) for n in nodes}
+            check(all(n.get("cuda_node_id") == n.get("index") for n in nodes) and len(tools) == 68,
+                  "node records carry the driver's node ids (%d distinct tools ids)" % len(tools))
         if not a.cgshim:
             return
         # The report draws each graph at a handle as its own, each edge once.

@@ -278,6 +278,7 @@ struct node {
 
 struct graph {
 	struct obj o;
+	unsigned id; /* cuGraphGetId (CUDA 13.1): the driver numbers its graphs */
 	struct node **nodes;
 	size_t n, cap;
 	int nexec;		   /* live execs instantiated from this graph */
@@ -311,6 +312,7 @@ struct gres {
 
 struct exec {
 	struct obj o;
+	unsigned id;	 /* cuGraphExecGetId (CUDA 13.1) */
 	struct graph *g; /* source graph; NULL after it is destroyed */
 	uint64_t flags;
 	int has_mem;
@@ -969,9 +971,13 @@ static void cp_linear(CUDA_MEMCPY3D *c, CUmemorytype st, const void *src, CUmemo
 	c->Depth = 1;
 }
 
+/* The driver's graph and exec ids (CUDA 13.1): one sequence each, from 1. */
+static unsigned g_next_graph_id = 1, g_next_exec_id = 1;
+
 static struct graph *graph_new(void)
 {
 	struct graph *g = calloc(1, sizeof *g);
+	g->id = g_next_graph_id++;
 	reg_add(&g->o, K_GRAPH);
 	return g;
 }
@@ -4255,6 +4261,56 @@ DEF(cuGraphChildGraphNodeGetGraph, PFN_cuGraphChildGraphNodeGetGraph_v10000, (CU
 	return CUDA_SUCCESS;
 }
 
+/* The ids of CUDA 13.1 (cuGraphDebugDotPrint's, Nsight Systems' and
+ * CUPTI's): exported for the shim's run-time lookup (its records carry them
+ * when the driver has them); the 13.0 headers here do not declare them. */
+typedef CUresult (*sd_pfn_graph_id)(CUgraph, unsigned int *);
+typedef CUresult (*sd_pfn_exec_id)(CUgraphExec, unsigned int *);
+typedef CUresult (*sd_pfn_node_id)(CUgraphNode, unsigned int *);
+typedef CUresult (*sd_pfn_tools_id)(CUgraphNode, unsigned long long *);
+DEF(cuGraphGetId, sd_pfn_graph_id, (CUgraph hGraph, unsigned int *graphId))
+{
+	ENTER_OBJ();
+	struct graph *g = reg_find(hGraph, K_GRAPH);
+	if (!g || !graphId)
+		return CUDA_ERROR_INVALID_VALUE;
+	*graphId = g->id;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuGraphExecGetId, sd_pfn_exec_id, (CUgraphExec hGraphExec, unsigned int *graphId))
+{
+	ENTER_OBJ();
+	struct exec *e = reg_find(hGraphExec, K_EXEC);
+	if (!e || !graphId)
+		return CUDA_ERROR_INVALID_VALUE;
+	*graphId = e->id;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuGraphNodeGetLocalId, sd_pfn_node_id, (CUgraphNode hNode, unsigned int *nodeId))
+{
+	ENTER_OBJ();
+	struct node *n = reg_find(hNode, K_NODE);
+	size_t i;
+	if (!n || !nodeId)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < n->g->n && n->g->nodes[i] != n; i++)
+		;
+	*nodeId = (unsigned)i; /* local to its graph: with the graph's id, unique */
+	return CUDA_SUCCESS;
+}
+
+DEF(cuGraphNodeGetToolsId, sd_pfn_tools_id, (CUgraphNode hNode, unsigned long long *toolsNodeId))
+{
+	ENTER_OBJ();
+	struct node *n = reg_find(hNode, K_NODE);
+	if (!n || !toolsNodeId)
+		return CUDA_ERROR_INVALID_VALUE;
+	*toolsNodeId = n->id;
+	return CUDA_SUCCESS;
+}
+
 DEF(cuGraphMemAllocNodeGetParams, PFN_cuGraphMemAllocNodeGetParams_v11040,
     (CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out))
 {
@@ -4481,6 +4537,7 @@ static CUresult instantiate(CUgraphExec *ph, CUgraph hg, unsigned long long flag
 		return rc;
 	}
 	struct exec *e = calloc(1, sizeof *e);
+	e->id = g_next_exec_id++;
 	e->g = g;
 	e->flags = flags;
 	e->has_mem = has_mem;

@@ -5,6 +5,7 @@
  *   child kill SIG      kill itself with signal SIG
  *   child wait          print "ready", then sleep until a signal ends it
  *   child writelog      create the file $CGSHIM_LOG_FILE names (%p = own pid),
+ *                       with a start record naming the run ($CGSHIM_TALLY_FILE)
  *                       as the shim would, and print its pid
  */
 #include <signal.h>
@@ -63,8 +64,9 @@ int main(int argc, char **argv)
 		f = fopen(path, "a");
 		if (!f)
 			return 96;
-		fprintf(f, "{\"v\":1,\"ev\":\"start\",\"seq\":1,\"ts\":1,\"pid\":%ld,\"tid\":%ld}\n", (long)getpid(),
-			(long)getpid());
+		/* the launcher's run, as the shim's start record names it */
+		fprintf(f, "{\"v\":1,\"ev\":\"start\",\"seq\":1,\"ts\":1,\"pid\":%ld,\"tid\":%ld,\"run\":\"%s\"}\n",
+			(long)getpid(), (long)getpid(), getenv("CGSHIM_TALLY_FILE") ? getenv("CGSHIM_TALLY_FILE") : "");
 		fclose(f);
 		printf("%ld\n", (long)getpid());
 		return 0;
