@@ -466,30 +466,31 @@ void cg_mismatch_at(const char *api, int rule, int predicted_rc, int rc, int pre
 {
 	struct model_ids ids;
 	model_ids_get(g, e, &ids);
-	emit_mismatch(CG_L_WARN, &(struct ev_mismatch){.api = api,
-						       .rule = cg_rule_id(rule),
-						       .predicted_rc = predicted_rc,
-						       .rc = rc,
-						       .predicted_result = predicted_result,
-						       .has_predicted_result = predicted_result >= 0,
-						       .result = result,
-						       .has_result = result >= 0,
-						       .exec = (uintptr_t)e,
-						       .has_exec = e != NULL,
-						       .graph = (uintptr_t)g,
-						       .has_graph = g != NULL,
-						       .graph_id = ids.graph,
-						       .has_graph_id = ids.graph != 0,
-						       .cuda_graph_id = ids.cuda_graph,
-						       .has_cuda_graph_id = ids.cuda_graph != 0,
-						       .exec_id = ids.exec,
-						       .has_exec_id = ids.exec != 0,
-						       .cuda_exec_id = ids.cuda_exec,
-						       .has_cuda_exec_id = ids.cuda_exec != 0,
-						       .node_index = (int)error_index, /* the driver's error node in g */
-						       .has_node_index = error_index >= 0,
-						       .via = cg_tls.via,
-						       .site = site});
+	emit_mismatch(CG_L_WARN,
+		      &(struct ev_mismatch){.api = api,
+					    .rule = cg_rule_id(rule),
+					    .predicted_rc = predicted_rc,
+					    .rc = rc,
+					    .predicted_result = predicted_result,
+					    .has_predicted_result = predicted_result >= 0,
+					    .result = result,
+					    .has_result = result >= 0,
+					    .exec = (uintptr_t)e,
+					    .has_exec = e != NULL,
+					    .graph = (uintptr_t)g,
+					    .has_graph = g != NULL,
+					    .graph_id = ids.graph,
+					    .has_graph_id = ids.graph != 0,
+					    .cuda_graph_id = ids.cuda_graph,
+					    .has_cuda_graph_id = ids.cuda_graph != 0,
+					    .exec_id = ids.exec,
+					    .has_exec_id = ids.exec != 0,
+					    .cuda_exec_id = ids.cuda_exec,
+					    .has_cuda_exec_id = ids.cuda_exec != 0,
+					    .node_index = (int)error_index, /* the driver's error node in g */
+					    .has_node_index = error_index >= 0,
+					    .via = cg_tls.via,
+					    .site = site});
 }
 
 void cg_mismatch(const char *api, int rule, int predicted_rc, int rc, int predicted_result, int result)
