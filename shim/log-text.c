@@ -227,7 +227,7 @@ size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char 
 	for (int i = 0; i < nf; i++) {
 		char idk[64];
 		struct lt_field *id;
-		if (f[i].used || f[i].vl < 4 || memcmp(f[i].v, "\"0x", 3) || f[i].kl + 4 > sizeof idk)
+		if (f[i].used || f[i].vl < 4 || memcmp(f[i].v, "\"0x", 3) || f[i].kl + 9 > sizeof idk)
 			continue;
 		f[i].used = 1;
 		lt_puts(&w, col ? ", " : "    objects: ");
@@ -239,6 +239,15 @@ size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char 
 		if ((id = lt_take(f, nf, idk))) {
 			lt_puts(&w, " #");
 			lt_put(&w, id->v, id->vl);
+		}
+		/* the driver's own id (CUDA 13.1), as Nsight Systems names it */
+		memcpy(idk, "cuda_", 5);
+		memcpy(idk + 5, f[i].k, f[i].kl);
+		memcpy(idk + 5 + f[i].kl, "_id", 4);
+		if ((id = lt_take(f, nf, idk))) {
+			lt_puts(&w, " (driver's id ");
+			lt_put(&w, id->v, id->vl);
+			lt_puts(&w, ")");
 		}
 		col = 1;
 	}

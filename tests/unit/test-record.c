@@ -169,6 +169,7 @@ static void test_text_format(void **state)
 	rec_str(&r, "predicted_err", "CUDA_ERROR_NOT_SUPPORTED");
 	rec_hex(&r, "graph", 0x1234);
 	rec_int(&r, "graph_id", 7);
+	rec_int(&r, "cuda_graph_id", 5);
 	rec_int(&r, "node_index", 3);
 	rec_open(&r, "site", '[');
 	rec_elem_str(&r, "app+0x10");
@@ -182,7 +183,7 @@ static void test_text_format(void **state)
 	assert_non_null(strstr(s, " warn violation CGS004 second-instantiation in cudaGraphInstantiate\n"
 				  "    a \"second\" one\\x0aforged\n"
 				  "    predicted: the driver answers CUDA_ERROR_NOT_SUPPORTED (801)\n"
-				  "    objects: graph 0x1234 #7\n"
+				  "    objects: graph 0x1234 #7 (driver's id 5)\n"
 				  "    node_index: 3\n"
 				  "    site: app+0x10\n"
 				  "          libc.so.6:__libc_start_main+0x85\n"
