@@ -618,8 +618,6 @@ def after_begin_flags(a, base):
           % (calls["shim"], calls["bare"]))
 
 
-AFTER = {"condensed": after_condensed, "module_reuse": after_module_reuse, "kernel_forms": after_kernel_forms,
-         "node_types": after_node_types, "begin_flags": after_begin_flags}
 def case_handle_reuse(recs, pools):
     """17 graphs, each instantiated twice (kernels/model/handle_reuse.cu): at info the summary counts them."""
     s = one(recs, "summary")
@@ -685,8 +683,8 @@ def after_handle_reuse(a, base):
               "--dot id:%d: that graph alone, one edge" % ids[-1])
 
 
-AFTER = {"condensed": after_condensed, "handle_reuse": after_handle_reuse, "module_reuse": after_module_reuse, "kernel_forms": after_kernel_forms,
-         "node_types": after_node_types}
+AFTER = {"condensed": after_condensed, "handle_reuse": after_handle_reuse, "module_reuse": after_module_reuse,
+         "kernel_forms": after_kernel_forms, "node_types": after_node_types, "begin_flags": after_begin_flags}
 
 
 CASES = {
