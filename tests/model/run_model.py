@@ -649,7 +649,8 @@ def after_handle_reuse(a, base):
         nodes = ev(recs, "node")
         emis = {(n.get("graph_id"), n.get("exec_id")) for n in nodes}
         check(len(nodes) == 68 and len(emis) == 34, "68 node records, 2 per instantiation (%d, %d)" % (len(nodes), len(emis)))
-        if STANDIN:
+        # a sanitizer's allocator holds freed memory back: no handle comes back
+        if STANDIN and not (os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS")):
             check(len(set(handles)) < 17, "the stand-in gave a destroyed graph's handle again (%d handles)" % len(set(handles)))
         # the driver's own ids where it has them (CUDA 13.1; the stand-in does)
         cuda = [c.get("cuda_graph_id") for c in caps]
