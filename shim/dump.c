@@ -10,11 +10,11 @@
  *
  * Who writes a dump: one watchdog thread ("cgshim-watch"), started by
  * init_once when CGSHIM_DUMP_SIGNAL or CGSHIM_STALL_S asks for dumps. It
- * makes no CUDA call while it watches: it sleeps in poll(2) on a pipe, wakes
+ * makes no CUDA call while it watches: it sleeps on a semaphore, wakes
  * every CGSHIM_STALL_S/4 (10 ms..1 s; 1 s without a threshold), scans the
  * slots for a blocking call older than the threshold (one dump per such
- * call) and re-takes the signal (below). The signal handler only writes one
- * byte to the pipe (async-signal-safe) and hands the signal on to the
+ * call) and re-takes the signal (below). The signal handler only posts the
+ * semaphore (async-signal-safe) and hands the signal on to the
  * program's own handler; the dump is written by the watchdog. At exit, the
  * exit handler writes one when captures are still open.
  *
@@ -43,14 +43,14 @@
  * after DUMP_DRIVER_NS. The records are written by write(2) (warn level:
  * no batch); the human-readable block goes to stderr part by part.
  *
- * Fork: the child gets a pipe of its own and no watchdog until its first
+ * Fork: the child gets a semaphore of its own and no watchdog until its first
  * blocking call (a thread cannot be started safely in the fork handler).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -84,7 +84,20 @@
 _Atomic int cg_dump_on;
 static uint64_t stall_ns;
 static int dump_sig;
-static int wd_pipe[2] = {-1, -1};
+/* The signal handler wakes the watchdog with sem_post (async-signal-safe).
+ * A semaphore, not a pipe: a program that closes every descriptor (a
+ * daemon closing 3..1023) and opens its own files would otherwise hand the
+ * watchdog its file to poll, and the handler its file to write into
+ * (host-fd_identity's daemon case). wd_sem_ok: the semaphore exists. */
+static sem_t wd_sem;
+static atomic_int wd_sem_ok;
+
+static int wd_sem_open(void)
+{
+	int ok = sem_init(&wd_sem, 0, 0) == 0;
+	atomic_store(&wd_sem_ok, ok);
+	return ok ? 0 : -1;
+}
 static _Atomic int wd_running, wd_stop;
 /* The program's action to chain to: two copies, the handler reads the one
  * prev_i names (the watchdog writes the other, then flips). */
@@ -551,10 +564,8 @@ int cg_dump_now(const char *reason)
 static void dump_on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
-	char b = 'D';
-	if (wd_pipe[1] >= 0 && write(wd_pipe[1], &b, 1) < 0) {
-		/* full (a dump is asked already) or gone: nothing to do */
-	}
+	if (atomic_load_explicit(&wd_sem_ok, memory_order_relaxed))
+		sem_post(&wd_sem); /* EOVERFLOW: a dump is asked already */
 	cg_signal_chain(sig, &prev[atomic_load(&prev_i)], &prev_spent, si, uc);
 	errno = saved;
 }
@@ -627,15 +638,21 @@ static void *wd_main(void *arg)
 		period_ms = p < 10 ? 10 : p > 1000 ? 1000 : (int)p;
 	}
 	while (!atomic_load(&wd_stop)) {
-		struct pollfd p = {wd_pipe[0], POLLIN, 0};
+		struct timespec until;
 		uint64_t now;
-		int r = poll(&p, 1, period_ms);
+		int r;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (long)period_ms % 1000 * 1000000L;
+		until.tv_sec += period_ms / 1000 + until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		r = sem_timedwait(&wd_sem, &until);
 		if (atomic_load(&wd_stop) || !cg_ready())
 			break;
-		if (r > 0 && (p.revents & POLLIN)) {
-			char b[64];
-			if (read(wd_pipe[0], b, sizeof b) > 0)
-				cg_dump_now("signal");
+		if (r == 0) {
+			while (sem_trywait(&wd_sem) == 0) {
+				/* signals that came together make one dump */
+			}
+			cg_dump_now("signal");
 		}
 		if (stall_ns)
 			stall_check();
@@ -654,7 +671,7 @@ static void wd_start(void)
 	pthread_t t;
 	pthread_attr_t a;
 	int idle = 0;
-	if (atomic_load(&wd_stop) || wd_pipe[0] < 0 || !atomic_compare_exchange_strong(&wd_running, &idle, 1))
+	if (atomic_load(&wd_stop) || !atomic_load(&wd_sem_ok) || !atomic_compare_exchange_strong(&wd_running, &idle, 1))
 		return;
 	if (pthread_attr_init(&a) != 0) {
 		atomic_store(&wd_running, 0);
@@ -691,7 +708,7 @@ void cg_dump_install(void)
 	dump_sig = (int)cg_cfg.dump_signal;
 	if (dump_sig == SIGKILL || dump_sig == SIGSTOP || dump_sig >= NSIG)
 		dump_sig = 0;
-	if ((!dump_sig && !stall_ns) || pipe2(wd_pipe, O_NONBLOCK | O_CLOEXEC) != 0) {
+	if ((!dump_sig && !stall_ns) || wd_sem_open() != 0) {
 		errno = saved;
 		return;
 	}
@@ -715,13 +732,7 @@ void cg_dump_after_fork_child(void)
 {
 	if (!atomic_load(&cg_dump_on))
 		return;
-	if (wd_pipe[0] >= 0)
-		close(wd_pipe[0]);
-	if (wd_pipe[1] >= 0)
-		close(wd_pipe[1]);
-	wd_pipe[0] = wd_pipe[1] = -1;
-	if (pipe2(wd_pipe, O_NONBLOCK | O_CLOEXEC) != 0)
-		wd_pipe[0] = wd_pipe[1] = -1;
+	wd_sem_open(); /* the parent's, copied mid-use perhaps: a fresh one */
 	atomic_store(&wd_running, 0);
 	atomic_store(&dump_busy, 0);
 	memset(stall_seq, 0, sizeof stall_seq);
