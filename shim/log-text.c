@@ -5,7 +5,9 @@
  * runtime's name when a runtime call is on the stack), then indented lines:
  * the message, the prediction, the objects with their ids, the other
  * fields, each call site a frame per line, the driver entry point and the
- * rule's page.
+ * rule's page. With no runtime call on the stack (a static cudart reaches
+ * the driver through cuGetProcAddress) the header names the runtime call
+ * that reaches the entry point (rt-names.def); the JSONL does not.
  *
  * The record is built as JSON (log.c) and rendered here from that JSON, so
  * the text and the JSONL carry the same fields; a string's control bytes
@@ -152,6 +154,26 @@ static void lt_site(struct lt_out *w, const struct lt_field *s)
 	lt_puts(w, "\n");
 }
 
+/* The runtime call that reaches the driver entry point v (a raw JSON
+ * string, quoted), from rt-names.def; NULL when none does. A linear scan of
+ * ~120 rows, at violation-writing time only. */
+static const char *lt_rt_name(const char *v, size_t l)
+{
+	static const struct {
+		const char *drv, *rt;
+	} tab[] = {
+#define RTNAME(d, r) {#d, #r},
+#include "rt-names.def"
+#undef RTNAME
+	};
+	if (l < 3 || v[0] != '"' || v[l - 1] != '"')
+		return NULL;
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+		if (strlen(tab[i].drv) == l - 2 && !memcmp(tab[i].drv, v + 1, l - 2))
+			return tab[i].rt;
+	return NULL;
+}
+
 size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char *out, size_t cap)
 {
 	struct lt_field f[LT_FIELDS], *x, *via, *api;
@@ -159,6 +181,7 @@ size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char 
 	const char *p = js, *e = js + n;
 	int nf = 0;
 	size_t col;
+	const char *rt = NULL; /* the runtime name derived from api (no via) */
 
 	/* the fields of the object {"k":v,...} */
 	while (p < e && *p != '{')
@@ -201,9 +224,14 @@ size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char 
 	}
 	via = lt_take(f, nf, "via");
 	api = lt_take(f, nf, "api");
+	if (!via && api)
+		rt = lt_rt_name(api->v, api->vl);
 	if (via || api) {
 		lt_puts(&w, " in ");
-		lt_val(&w, (via ? via : api)->v, (via ? via : api)->vl);
+		if (rt)
+			lt_puts(&w, rt);
+		else
+			lt_val(&w, (via ? via : api)->v, (via ? via : api)->vl);
 	}
 	lt_puts(&w, "\n");
 	if ((x = lt_take(f, nf, "msg"))) {
@@ -277,10 +305,10 @@ size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char 
 			if (f[i].vl >= 2 && f[i].v[0] == '[')
 				lt_site(&w, &f[i]);
 		}
-	if (via && api) {
+	if ((via || rt) && api) {
 		lt_puts(&w, "    driver entry point: ");
 		lt_val(&w, api->v, api->vl);
-		lt_puts(&w, "\n");
+		lt_puts(&w, rt ? " (no runtime hook saw the call: the header names the runtime call that reaches it)\n" : "\n");
 	}
 	if ((x = lt_take(f, nf, "doc"))) {
 		lt_puts(&w, "    rule page: ");

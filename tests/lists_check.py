@@ -292,6 +292,27 @@ def check_driver_calls(t):
     t.check(not unknown, "every drv_ the shim calls is listed or aliased%s" % (": %s" % unknown if unknown else ""))
 
 
+# ---- rt-names -------------------------------------------------------------------
+
+def check_rt_names(t):
+    """shim/rt-names.def names the runtime call of a driver entry point
+    (the text header, issue 35): each row a hooks.def entry, once; every
+    runtime hook of rt-hooks.def is the runtime name of some row, and of
+    the rows of its own driver entry points."""
+    rows = re.findall(r"^RTNAME\((\w+), (\w+)\)", rd("shim/rt-names.def"), re.M)
+    hooks = set(re.findall(r"^HOOK\((\w+),", rd("shim/hooks.def"), re.M))
+    drv = [d for d, _ in rows]
+    t.check(rows and len(drv) == len(set(drv)), "rt-names.def: %d rows, every entry point once" % len(rows))
+    bad = sorted(set(drv) - hooks)
+    t.check(not bad, "rt-names.def names only hooks.def entries%s" % (": not %s" % bad if bad else ""))
+    rt = set(re.findall(r"^RTHOOK\((\w+),", rd("shim/rt-hooks.def"), re.M))
+    missing = sorted(rt - {r for _, r in rows})
+    t.check(not missing, "every rt-hooks.def call is a runtime name of rt-names.def%s" % (
+        ": not %s" % missing if missing else ""))
+    odd = sorted(r for _, r in rows if not r.startswith("cuda"))
+    t.check(not odd, "every runtime name starts with cuda%s" % (": %s" % odd if odd else ""))
+
+
 # ---- locks ----------------------------------------------------------------------
 
 def check_locks(t):
@@ -521,7 +542,7 @@ def check_citations(t):
 
 
 CHECKS = {"citations": check_citations, "diagrams": check_diagrams, "layers": check_layers, "events": check_events, "rules": check_rules, "config": check_config,
-          "scenarios": check_scenarios, "driver-calls": check_driver_calls,
+          "scenarios": check_scenarios, "driver-calls": check_driver_calls, "rt-names": check_rt_names,
           "locks": check_locks}
 
 

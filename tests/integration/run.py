@@ -230,6 +230,33 @@ def case_env():
     check(any(" error violation " in l or " warn violation " in l for l in lines), "violations visible in the text log")
 
 
+def case_text_static():
+    """Issue 35: a program with the static cudart (nvcc's default) reaches
+    the shim's driver wrappers through the pointers cuGetProcAddress gave
+    its runtime, so no runtime hook names the call (CGSHIM_RUNTIME_HOOKS=0
+    puts the stand-in runtime in that situation: it too asks
+    cuGetProcAddress for every entry point). The text header still names
+    cudaGraphExecUpdate (rt-names.def); the JSONL keeps api and has no via."""
+    exe = os.path.join(PROG, "demo_capture")
+    quiet = {"CGSHIM_LOG_FILE": None, "CGSHIM_LOG_FORMAT": None, "CGSHIM_LOG": "warn"}
+    for hooks in ("0", "1"):
+        p, _, _ = run(exe, extra=dict(quiet, CGSHIM_RUNTIME_HOOKS=hooks))
+        err = p.stderr.splitlines()
+        head = [i for i, l in enumerate(err) if " violation CGS001 " in l]
+        check(p.returncode == 0 and len(head) == 1
+              and err[head[0]].endswith(" error violation CGS001 update-will-fail in cudaGraphExecUpdate"),
+              "runtime hooks %s: the header names cudaGraphExecUpdate: %s" % (hooks, [err[i] for i in head]))
+        block = err[head[0] + 1:head[0] + 40] if head else []
+        entry = [l for l in block if l.startswith("    driver entry point: ")]
+        check(entry and entry[0].startswith("    driver entry point: cuGraphExecUpdate")
+              and ("no runtime hook saw the call" in entry[0]) == (hooks == "0"),
+              "runtime hooks %s: the driver entry point line: %s" % (hooks, entry))
+    _, recs, _ = run(exe, extra={"CGSHIM_RUNTIME_HOOKS": "0"})
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS001"]
+    check(v and v[0]["api"].startswith("cuGraphExecUpdate") and "via" not in v[0],
+          "JSONL: api is the entry point, no via without a runtime hook: %s" % [(r["api"], r.get("via")) for r in v])
+
+
 def case_rules_off():
     exe = os.path.join(PROG, "demo_capture")
     shim, recs, _ = run(exe, extra={"CGSHIM_RULES_OFF": "CGS001, CGS99,cgs004"})
