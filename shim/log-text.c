@@ -308,7 +308,8 @@ size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char 
 	if ((via || rt) && api) {
 		lt_puts(&w, "    driver entry point: ");
 		lt_val(&w, api->v, api->vl);
-		lt_puts(&w, rt ? " (no runtime hook saw the call: the header names the runtime call that reaches it)\n" : "\n");
+		lt_puts(&w, rt ? " (no runtime hook saw the call: the header names the runtime call that reaches it)\n"
+			       : "\n");
 	}
 	if ((x = lt_take(f, nf, "doc"))) {
 		lt_puts(&w, "    rule page: ");

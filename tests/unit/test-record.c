@@ -189,6 +189,25 @@ static void test_text_format(void **state)
 				  "          libc.so.6:__libc_start_main+0x85\n"
 				  "    driver entry point: cuGraphInstantiateWithFlags\n"
 				  "    rule page: docs/rules/CGS004.md\n"));
+	/* no runtime hook saw the call (a static cudart): the header names the
+	 * runtime call from the entry point (rt-names.def); an entry point no
+	 * runtime call reaches keeps its name */
+	truncate(path, 0);
+	rec_begin(&r, CG_L_ERROR, "violation");
+	rec_str(&r, "rule", "CGS001");
+	rec_str(&r, "name", "update-will-fail");
+	rec_str(&r, "api", "cuGraphExecUpdate_v2");
+	rec_end(&r);
+	rec_begin(&r, CG_L_ERROR, "violation");
+	rec_str(&r, "rule", "CGS007");
+	rec_str(&r, "name", "x");
+	rec_str(&r, "api", "cuModuleLoadData");
+	rec_end(&r);
+	s = slurp();
+	assert_non_null(strstr(s, " error violation CGS001 update-will-fail in cudaGraphExecUpdate\n"
+				  "    driver entry point: cuGraphExecUpdate_v2 (no runtime hook saw the call"));
+	assert_non_null(strstr(s, " error violation CGS007 x in cuModuleLoadData\n"));
+	assert_null(strstr(s, "driver entry point: cuModuleLoadData"));
 	/* the other records stay one line of key=value */
 	truncate(path, 0);
 	rec_begin(&r, CG_L_WARN, "mismatch");
