@@ -10,8 +10,9 @@
  *  B  S1 destroyed; non-blocking streams created until one has S1's handle
  *     (S2; the stand-in's malloc hands it out again: "reused 1"); the others
  *     destroyed; a capture on S2 with the same query: the
- *     legacy stream does not join a non-blocking stream, so the query
- *     answers and the end succeeds, with no CGS014 and no mismatch.
+ *     legacy stream does not join a non-blocking stream, so no CGS014 (906):
+ *     the query is the unsafe class instead (CGS007, 900, the end 901; the
+ *     stand-in answered 0 here until the H200 said 900).
  */
 #include "scenario.h"
 
@@ -63,7 +64,10 @@ int main(void)
 			CHECK(cudaStreamDestroy(tried[i]), cudaSuccess);
 	}
 	printf("reused %d\n", s2 == s1);
-	capture(s2, buf, 1, cudaSuccess, cudaSuccess);
+	/* measured on the H200 (driver 580, 2026-11-29): the legacy stream's
+	 * query is capture-unsafe under a global capture even when the
+	 * capturing stream is non-blocking: 900, the capture invalidated */
+	capture(s2, buf, 1, cudaErrorStreamCaptureUnsupported, cudaErrorStreamCaptureInvalidated);
 
 	CHECK(cudaStreamDestroy(s2), cudaSuccess);
 	CHECK(cudaFree(buf), cudaSuccess);

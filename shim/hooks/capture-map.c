@@ -68,7 +68,8 @@ void cgh_cuEventSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresul
 }
 
 /* cuStreamQuery: of a capturing stream, CGS007 (900, invalidated in every
- * mode); of the legacy stream under a blocking capture, CGS014 (906). The
+ * mode); of the legacy stream under a blocking capture, CGS014 (906); of
+ * the legacy stream otherwise, CGS007 by the modes (the unsafe class). The
  * verdict's rule and predicted result go to the post part. */
 static void stream_query_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUstream s)
 {
@@ -81,6 +82,15 @@ static void stream_query_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, C
 			f->predicted_rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 		} else if (model_stream_capture(s, ptsz, &id, NULL, NULL) && model_capture_find(id, &cv)) {
 			cg_rule_unsafe_violation(cg_routes[c->hid].name, &cv, "queries a capturing stream");
+			f->verdict = 1;
+			f->rule = R_CAPTURE_UNSAFE;
+			f->predicted_rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		} else if (!ptsz && (s == NULL || s == CU_STREAM_LEGACY) &&
+			   cg_rule_capture_unsafe(cg_routes[c->hid].name,
+						  "queries the legacy default stream (capture-unsafe)")) {
+			/* no blocking capture: the unsafe class, by the modes (measured
+			 * on the H200, driver 580: 900 under a global capture of a
+			 * non-blocking stream, the capture invalidated) */
 			f->verdict = 1;
 			f->rule = R_CAPTURE_UNSAFE;
 			f->predicted_rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;

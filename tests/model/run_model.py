@@ -465,6 +465,8 @@ def case_begin_flags(recs, pools):
     destroyed (kernels/model/begin_flags.cu)."""
     v = [x for x in ev(recs, "violation") if x.get("rule") == "CGS014"]
     check(len(v) == 1, "CGS014 named once: A's query on the blocking stream, not B's (%d)" % len(v))
+    u = [x for x in ev(recs, "violation") if x.get("rule") == "CGS007"]
+    check(len(u) == 1, "CGS007 named once: B's legacy query under a global capture, the unsafe class (%d)" % len(u))
     # a sanitizer's allocator holds freed memory back: no handle comes back
     if STANDIN and not (os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS")):
         check("reused 1" in STDOUT, "stand-in: S2 has S1's handle, the case the destroy must cover (%s)"

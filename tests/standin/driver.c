@@ -1845,6 +1845,11 @@ static CUresult stream_query(CUstream h, int ptsz)
 	}
 	if (s->legacy && blocking_capture_exists(1)) /* capture-map.md: 906, invalidated */
 		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+	/* With no blocking capture, the legacy stream's query is capture-unsafe
+	 * (900 and invalidated under a global capture; measured on the H200,
+	 * driver 580, 2026-11-29: kernels/model/begin_flags B) */
+	if (s->legacy)
+		return unsafe_call();
 	return CUDA_SUCCESS;
 }
 
