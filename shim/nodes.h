@@ -79,6 +79,10 @@ void nodes_fingerprint(const struct cg_ndet *d, uint32_t n, uint64_t *sig, uint6
 /* Fill d for node n of type t through capture-safe queries. 0 on success;
  * on failure d holds what was learned (type at least). */
 int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d);
+/* The end of this thread's walk: gives back the kernel function entry
+ * nodes_describe kept from node to node. Every walk that describes nodes
+ * ends with it. */
+void nodes_walk_end(void);
 /* Whether nodes of type t get a description (kernel, memcpy, memset). */
 int nodes_described(int t);
 /* A module loaded (in the current context) or unloaded through a hooked

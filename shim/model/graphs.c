@@ -119,8 +119,11 @@ static void summary_kid_add(struct cg_summary *s, CUgraphNode node, uint32_t ind
 
 static struct cg_summary *summary_walk(CUgraph g)
 {
+	struct cg_summary *s;
 	atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
-	return summary_walk_at(g, 0);
+	s = summary_walk_at(g, 0);
+	nodes_walk_end();
+	return s;
 }
 
 /* Churn's fingerprint walks (model.h): counted apart, never cached, so the
@@ -134,8 +137,11 @@ long long model_graph_churn_walks(void)
 
 struct cg_summary *model_graph_churn_walk(CUgraph g)
 {
+	struct cg_summary *s;
 	atomic_fetch_add_explicit(&churn_walks, 1, memory_order_relaxed);
-	return summary_walk_at(g, 0);
+	s = summary_walk_at(g, 0);
+	nodes_walk_end();
+	return s;
 }
 
 static struct cg_summary *summary_walk_at(CUgraph g, int depth)
