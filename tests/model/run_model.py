@@ -620,6 +620,65 @@ def after_begin_flags(a, base):
           % (calls["shim"], calls["bare"]))
 
 
+def case_update_capture(recs, pools):
+    """Per step a fresh 16-kernel capture, an update from it, a destroy
+    (kernels/model/update_capture.cu, default 12 steps): one walk a graph."""
+    s = one(recs, "summary")
+    check(s.get("updates") == 12 and s.get("update_failures") == 0, "12 updates, none refused (%s, %s)"
+          % (s.get("updates"), s.get("update_failures")))
+    # the first graph at the first update (no update seen at its end), then
+    # each step's graph at its capture's end, which its update reuses
+    check(s.get("walks") == 13 and s.get("churn_walks") == 0,
+          "each graph walked once; churn no walk of its own (walks %s, churn_walks %s)"
+          % (s.get("walks"), s.get("churn_walks")))
+    bad = [v.get("rule") for v in ev(recs, "violation") if v.get("severity") in ("warn", "error")]
+    check(not bad and not ev(recs, "mismatch"), "no warn or error, no mismatch (%s)" % bad)
+
+
+# The driver calls the shim may make a step of update_capture (16 kernel
+# nodes): a type and a kernel-parameters query a node (the walk at the end
+# of capture, which the update reuses) and this many besides it (node
+# list twice, edges twice, the capture info at begin and end, the
+# function's parameter layout confirmed twice, the graph's id). On an
+# H200 each costs ~50-100 ns (docs/measurements.md, issue 36).
+UPDATE_CAPTURE_NODES = 16
+UPDATE_CAPTURE_FIXED = 10
+
+
+def standin_calls(prog, steps, env):
+    """The stand-in driver's entry points called in a run of prog STEPS,
+    counted by name (STANDIN_VERBOSE's trace)."""
+    r = run([prog, str(steps)], dict(env, STANDIN_VERBOSE="1"))
+    check(r.returncode == 0, "update_capture %d steps traced: exit %d (want 0)" % (steps, r.returncode))
+    calls = {}
+    for m in re.finditer(r"^\[standin\] (\w+)", r.stderr.decode(errors="replace"), re.M):
+        calls[m.group(1)] = calls.get(m.group(1), 0) + 1
+    return calls
+
+
+def after_update_capture(a, base):
+    """The driver calls the shim makes a step, counted: the difference of the
+    shim's and the bare program's stand-in calls between 8 and 24 steps, over
+    16 steps. A second walk a step, or a query more a node, fails it."""
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        per = {}
+        for side in ("bare", "shim"):
+            env = base if side == "bare" else cgtest.shim_env(base, a.shim, os.path.join(tmp, "uc.jsonl"), "info")
+            lo, hi = standin_calls(a.prog, 8, env), standin_calls(a.prog, 24, env)
+            per[side] = {k: (hi.get(k, 0) - lo.get(k, 0)) / 16.0 for k in set(lo) | set(hi)}
+        shim = {k: v - per["bare"].get(k, 0) for k, v in per["shim"].items()}
+        shim = {k: v for k, v in shim.items() if v}
+        total = sum(shim.values())
+        print("update_capture: the shim's driver calls a step: %.1f %s" % (total, sorted(shim.items())))
+        bound = 2 * UPDATE_CAPTURE_NODES + UPDATE_CAPTURE_FIXED
+        check(total <= bound, "the shim makes at most %d driver calls a step of 16 kernel nodes (%.1f: %s)"
+              % (bound, total, sorted(shim.items())))
+        check(shim.get("cuGraphNodeGetType", 0) <= UPDATE_CAPTURE_NODES
+              and shim.get("cuGraphKernelNodeGetParams_v2", 0) <= UPDATE_CAPTURE_NODES,
+              "one type and one parameters query a node a step (%s, %s)"
+              % (shim.get("cuGraphNodeGetType"), shim.get("cuGraphKernelNodeGetParams_v2")))
+
+
 def case_handle_reuse(recs, pools):
     """17 graphs, each instantiated twice (kernels/model/handle_reuse.cu): at info the summary counts them."""
     s = one(recs, "summary")
@@ -687,7 +746,8 @@ def after_handle_reuse(a, base):
 
 
 AFTER = {"condensed": after_condensed, "handle_reuse": after_handle_reuse, "module_reuse": after_module_reuse,
-         "kernel_forms": after_kernel_forms, "node_types": after_node_types, "begin_flags": after_begin_flags}
+         "kernel_forms": after_kernel_forms, "node_types": after_node_types, "begin_flags": after_begin_flags,
+         "update_capture": after_update_capture}
 
 
 CASES = {
@@ -709,6 +769,7 @@ CASES = {
     "begin_flags": case_begin_flags,
     "copy_tally": case_copy_tally,
     "handle_reuse": case_handle_reuse,
+    "update_capture": case_update_capture,
 }
 
 

@@ -74,6 +74,9 @@ int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d)
 {
 	return 0;
 }
+void nodes_walk_end(void)
+{
+}
 int nodes_described(int t)
 {
 	return 0;
