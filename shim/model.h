@@ -472,6 +472,9 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m);
  * caller frees with model_summary_free, or NULL. Makes only capture-safe
  * graph queries. */
 struct cg_summary *model_graph_summary(CUgraph g);
+/* The same where the caller has just asked the driver for g's node count n
+ * in the call that holds g (the end of its capture): one query less. */
+struct cg_summary *model_graph_summary_counted(CUgraph g, size_t n);
 /* The graph's summary if one is cached and current, else NULL (no walk). */
 struct cg_summary *model_graph_summary_cached(CUgraph g);
 /* A live, unchanged graph whose cached summary is s (its node handles are

@@ -459,7 +459,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			 * gives the fingerprint the cross-rank view compares. */
 			if (cg_log_on(CG_L_DEBUG) || atomic_load_explicit(&cgh_updates_seen, memory_order_relaxed) ||
 			    cg_nccl_loaded() || !counted) {
-				sum = model_graph_summary(g);
+				sum = counted ? model_graph_summary_counted(g, n) : model_graph_summary(g);
 			} else {
 				have_counts = model_graph_captured(g, n, kernels, &n_alloc, &n_free);
 			}

@@ -98,7 +98,7 @@ static _Atomic uint32_t graph_changes;
 /* A child graph node's graph, walked one level deeper (no lock held; the
  * handle is owned by the node, which the parent walk holds); appended to
  * s->kids. Best effort: a child not walked is not compared. */
-static struct cg_summary *summary_walk_at(CUgraph g, int depth);
+static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known);
 
 static void summary_kid_add(struct cg_summary *s, CUgraphNode node, uint32_t index, int depth)
 {
@@ -110,18 +110,18 @@ static void summary_kid_add(struct cg_summary *s, CUgraphNode node, uint32_t ind
 	if (!k)
 		return;
 	s->kids = k;
-	struct cg_summary *c = summary_walk_at(child, depth + 1);
+	struct cg_summary *c = summary_walk_at(child, depth + 1, NULL);
 	if (!c)
 		return;
 	k[s->n_kids].node = index;
 	k[s->n_kids++].s = c;
 }
 
-static struct cg_summary *summary_walk(CUgraph g)
+static struct cg_summary *summary_walk(CUgraph g, const size_t *known)
 {
 	struct cg_summary *s;
 	atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
-	s = summary_walk_at(g, 0);
+	s = summary_walk_at(g, 0, known);
 	nodes_walk_end();
 	return s;
 }
@@ -139,18 +139,24 @@ struct cg_summary *model_graph_churn_walk(CUgraph g)
 {
 	struct cg_summary *s;
 	atomic_fetch_add_explicit(&churn_walks, 1, memory_order_relaxed);
-	s = summary_walk_at(g, 0);
+	s = summary_walk_at(g, 0, NULL);
 	nodes_walk_end();
 	return s;
 }
 
-static struct cg_summary *summary_walk_at(CUgraph g, int depth)
+/* known: g's node count as the caller just had it from the driver in the
+ * call that holds g (no one else can have changed it), else NULL: asked. */
+static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known)
 {
 	size_t n = 0, ne = 0, nm = 0;
 	struct cg_summary *s;
 	struct cg_mnode mem_small[16], *mem = mem_small;
 	size_t mem_cap = 16;
-	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType || drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
+	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType)
+		return NULL;
+	if (known)
+		n = *known;
+	else if (drv_cuGraphGetNodes(g, NULL, &n) != CUDA_SUCCESS)
 		return NULL;
 	/* One block: header, node handles, dependency counts, types; the
 	 * spare's when it is large enough (its other blocks kept aside). */
@@ -595,14 +601,14 @@ static struct cg_summary *summary_cached(CUgraph g, uint32_t *gen)
 	return s;
 }
 
-struct cg_summary *model_graph_summary(CUgraph g)
+static struct cg_summary *graph_summary(CUgraph g, const size_t *known)
 {
 	struct cg_graph *x;
 	uint32_t gen;
 	struct cg_summary *s = summary_cached(g, &gen);
 	if (s)
 		return s;
-	s = summary_walk(g);
+	s = summary_walk(g, known);
 	if (!s)
 		return NULL;
 	pthread_mutex_lock(&model_gx_lock);
@@ -617,6 +623,16 @@ struct cg_summary *model_graph_summary(CUgraph g)
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	return s;
+}
+
+struct cg_summary *model_graph_summary(CUgraph g)
+{
+	return graph_summary(g, NULL);
+}
+
+struct cg_summary *model_graph_summary_counted(CUgraph g, size_t n)
+{
+	return graph_summary(g, &n);
 }
 
 CUgraph model_summary_graph(const struct cg_summary *s)

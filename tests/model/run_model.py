@@ -642,7 +642,7 @@ def case_update_capture(recs, pools):
 # function's parameter layout confirmed twice, the graph's id). On an
 # H200 each costs ~50-100 ns (docs/measurements.md, issue 36).
 UPDATE_CAPTURE_NODES = 16
-UPDATE_CAPTURE_FIXED = 10
+UPDATE_CAPTURE_FIXED = 9
 
 
 def standin_calls(prog, steps, env):
