@@ -161,9 +161,13 @@ int main(void)
 	p.conditional.handle = h;
 	p.conditional.type = CU_GRAPH_COND_TYPE_IF;
 	p.conditional.size = 1;
-	p.conditional.phGraph_out = body;
 	p.conditional.ctx = ctx;
 	add((CUgraph)g, &p);
+	/* the driver sets phGraph_out to its own array (cuda.h: "CUDA-owned
+	 * array populated ... during creation of the node"); a caller's array
+	 * put there is not written: on the H200 reading one gave garbage, and
+	 * the body's add answered 1 */
+	body[0] = p.conditional.phGraph_out[0];
 	kernel_params(&p, k1, kargs);
 	add(body[0], &p);
 

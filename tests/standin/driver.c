@@ -3818,8 +3818,9 @@ DEF(cuGraphAddChildGraphNode, PFN_cuGraphAddChildGraphNode_v10000,
  * arrays non-NULL; semaphore handles are not validated: the stand-in has
  * no cuImportExternalSemaphore); a conditional's handle must come from
  * cuGraphConditionalHandleCreate on the same graph, size 1 (WHILE), 1 or 2
- * (IF), >= 1 (SWITCH); the node creates and owns its body graphs, returned
- * in phGraph_out. Bodies are not run (no device code sets the value). */
+ * (IF), >= 1 (SWITCH); the node creates and owns its body graphs, and
+ * phGraph_out is set to the node's own array of them (what the caller
+ * put there is ignored). Bodies are not run (no device code sets the value). */
 #define COND_MAX 1024
 static struct {
 	CUgraphConditionalHandle h;
@@ -3878,7 +3879,7 @@ static CUresult cond_np(struct nparams *p, struct graph *g, CUDA_CONDITIONAL_NOD
 	unsigned i;
 	for (i = 0; i < g_ncond && g_cond[i].h != c->handle; i++)
 		;
-	if (i == g_ncond || g_cond[i].g != g || !c->phGraph_out || !c->size ||
+	if (i == g_ncond || g_cond[i].g != g || !c->size ||
 	    (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) ||
 	    (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2) ||
 	    (c->type != CU_GRAPH_COND_TYPE_IF && c->type != CU_GRAPH_COND_TYPE_WHILE &&
@@ -3987,8 +3988,11 @@ static CUresult add_node_generic(CUgraphNode *ph, CUgraph hg, const CUgraphNode 
 	if (p.type == CU_GRAPH_NODE_TYPE_GRAPH)
 		np->graph.graph = (CUgraph)n->p.child;
 	if (p.type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
-		for (unsigned i = 0; i < p.nbody; i++)
-			np->conditional.phGraph_out[i] = (CUgraph)n->p.body[i];
+		/* the node's own array, as the driver's "CUDA-owned array
+		 * populated ... during creation of the node": the caller's
+		 * pointer is replaced, never written through (on the H200 a
+		 * caller that read its own array got garbage: node_types) */
+		np->conditional.phGraph_out = (CUgraph *)n->p.body;
 	return CUDA_SUCCESS;
 }
 
