@@ -3879,8 +3879,7 @@ static CUresult cond_np(struct nparams *p, struct graph *g, CUDA_CONDITIONAL_NOD
 	unsigned i;
 	for (i = 0; i < g_ncond && g_cond[i].h != c->handle; i++)
 		;
-	if (i == g_ncond || g_cond[i].g != g || !c->size ||
-	    (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) ||
+	if (i == g_ncond || g_cond[i].g != g || !c->size || (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) ||
 	    (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2) ||
 	    (c->type != CU_GRAPH_COND_TYPE_IF && c->type != CU_GRAPH_COND_TYPE_WHILE &&
 	     c->type != CU_GRAPH_COND_TYPE_SWITCH) ||
