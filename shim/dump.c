@@ -599,10 +599,15 @@ static void dump_sig_take(void)
 static unsigned stall_seq[CG_CALL_SLOTS];
 static int stall_tid[CG_CALL_SLOTS];
 
+/* A call blocked for half the threshold when a stall dump is written is
+ * named in that dump, and counted as dumped: calls stuck together (a few
+ * ms apart) make one dump, not one each (dump-stall failed on two). */
 static void stall_check(void)
 {
 	uint64_t now = cg_now_ns();
 	int hi = atomic_load_explicit(&cg_call_slots_hi, memory_order_acquire), fire = 0;
+	unsigned near_q[CG_CALL_SLOTS];
+	int near_tid[CG_CALL_SLOTS], near[CG_CALL_SLOTS], nn = 0;
 	for (int k = 0; k < hi && k < CG_CALL_SLOTS; k++) {
 		struct cg_call_slot *s = &cg_call_slots[k];
 		int tid = atomic_load_explicit(&s->tid, memory_order_acquire);
@@ -614,14 +619,23 @@ static void stall_check(void)
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&s->bseq, memory_order_relaxed) != q)
 			continue;
-		if (now > since && now - since > stall_ns && !(stall_seq[k] == q && stall_tid[k] == tid)) {
-			stall_seq[k] = q;
-			stall_tid[k] = tid;
+		if (now <= since || (stall_seq[k] == q && stall_tid[k] == tid))
+			continue;
+		if (now - since > stall_ns)
 			fire = 1;
+		if (now - since > stall_ns / 2) {
+			near[nn] = k;
+			near_q[nn] = q;
+			near_tid[nn++] = tid;
 		}
 	}
-	if (fire)
-		cg_dump_now("stall");
+	if (!fire)
+		return;
+	for (int i = 0; i < nn; i++) {
+		stall_seq[near[i]] = near_q[i];
+		stall_tid[near[i]] = near_tid[i];
+	}
+	cg_dump_now("stall");
 }
 
 static void *wd_main(void *arg)
