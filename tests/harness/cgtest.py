@@ -156,6 +156,11 @@ def viol(recs, rule=None):
 
 # ---- cases and the tally ----------------------------------------------------
 
+class Skip(Exception):
+    """A case that cannot run on this host (its reason the message): Tally
+    prints it as SKIP and counts it neither passed nor failed."""
+
+
 class Tally:
     """One line per check ("ok   what" / "FAIL what") or per case ("PASS
     name: detail" / "FAIL name: why"), then "N passed, N failed"."""
@@ -190,11 +195,14 @@ class Tally:
 
     def case(self, name, fn, *args):
         """Run fn(*args) as case name: its return value is the PASS detail;
-        AssertionError its failure, any other exception too (named)."""
+        AssertionError its failure, any other exception too (named); Skip
+        a "SKIP name: why" line, counted neither way."""
         try:
             detail = fn(*args)
             self.ok(name, "" if detail is None else str(detail))
             return True
+        except Skip as e:
+            print("SKIP %s: %s" % (name, e), flush=True)
         except AssertionError as e:
             self.fail(name, str(e))
         except Exception as e:  # the harness's own failure counts the same
