@@ -416,9 +416,17 @@ def after_condensed(a, base):
                             CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
         s = one(read_log(log), "summary")
     check(bt0 <= info + 4, "no sites: as few samples as with them (%d calls, %d with sites)" % (bt0, info))
-    check((s.get("records_condensed") or 0) >= 500 and (s.get("meminfo_steady") or 0) >= 60,
-          "no sites: the loop's cycles steady and condensed (%s condensed, %s steady)"
-          % (s.get("records_condensed"), s.get("meminfo_steady")))
+    # A sample the auto budget skipped (a loaded or emulated host: the
+    # samples' share of the run's time over 4%) keeps the site from being
+    # steady, as in case_deferred_refs: the count needs none skipped. Seen
+    # so: 0 condensed under qemu-user, and once natively at load ~20.
+    if s.get("meminfo_skipped"):
+        print("no sites: %s samples skipped by the auto budget (a loaded host): the condensed count is not judged"
+              % s.get("meminfo_skipped"))
+    else:
+        check((s.get("records_condensed") or 0) >= 500 and (s.get("meminfo_steady") or 0) >= 60,
+              "no sites: the loop's cycles steady and condensed (%s condensed, %s steady)"
+              % (s.get("records_condensed"), s.get("meminfo_steady")))
 
 
 
