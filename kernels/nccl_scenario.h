@@ -15,6 +15,12 @@
  * waits until every graph that captured work on it is destroyed, which a
  * single thread that destroys its graphs after it would never see;
  * sc_nccl_wait(ms) says whether it returned within ms.
+ *
+ * What every scenario does first: sc_nccl_start(&s) (NCCL loaded, the
+ * runtime started, a stream), sc_nccl_warm(s, x, n, &comm, &dev) (x
+ * filled, a one-rank communicator, an eager all-reduce) and
+ * sc_nccl_capture(s, x, n, comm, &g, &e) (a kernel and an all-reduce of x
+ * captured and instantiated).
  */
 #ifndef CGSHIM_NCCL_SCENARIO_H
 #define CGSHIM_NCCL_SCENARIO_H
@@ -68,6 +74,41 @@ static inline int sc_nccl_load(void)
 		return 0;
 	}
 	return 1;
+}
+
+/* libnccl.so.2 loaded, the runtime started and a non-blocking stream in
+ * *s; 0 when NCCL is missing (the scenario then exits 1). */
+static inline int sc_nccl_start(cudaStream_t *s)
+{
+	if (!sc_nccl_load())
+		return 0;
+	CHECK(cudaFree(0), cudaSuccess);
+	CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking), cudaSuccess);
+	return 1;
+}
+
+/* x[0..n) filled with 1 on s, a one-rank communicator on *dev in *comm and
+ * an eager all-reduce of x over it (the warm-up), synchronized. */
+static inline void sc_nccl_warm(cudaStream_t s, float *x, long n, sc_nccl_comm_t *comm, int *dev)
+{
+	LAUNCH_FILL(s, x, n, 1.0);
+	CHECK(cudaGetLastError(), cudaSuccess);
+	NCHECK(sc_nccl.init_all(comm, 1, dev));
+	NCHECK(sc_nccl.all_reduce(x, x, n, SC_NCCL_FLOAT32, SC_NCCL_SUM, *comm, s));
+	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+}
+
+/* A global capture on s of a kernel adding 1 to x[0..n) and an all-reduce
+ * of x over comm, in *g, instantiated into *e. */
+static inline void sc_nccl_capture(cudaStream_t s, float *x, long n, sc_nccl_comm_t comm, cudaGraph_t *g,
+				   cudaGraphExec_t *e)
+{
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+	LAUNCH_ADD(s, x, n, 1.0);
+	CHECK(cudaGetLastError(), cudaSuccess);
+	NCHECK(sc_nccl.all_reduce(x, x, n, SC_NCCL_FLOAT32, SC_NCCL_SUM, comm, s));
+	CHECK(cudaStreamEndCapture(s, g), cudaSuccess);
+	CHECK(cudaGraphInstantiate(e, *g, 0), cudaSuccess);
 }
 
 static int sc_nccl_done, sc_nccl_rc = -1;

@@ -24,23 +24,12 @@ int main(void)
 	int dev = 0;
 	pthread_t t;
 
-	if (!sc_nccl_load())
+	if (!sc_nccl_start(&s))
 		return 1;
-	CHECK(cudaFree(0), cudaSuccess);
-	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
 	CHECK(cudaMalloc((void **)&x, N * sizeof(float)), cudaSuccess);
-	LAUNCH_FILL(s, x, N, 1.0);
-	CHECK(cudaGetLastError(), cudaSuccess);
-	NCHECK(sc_nccl.init_all(&comm, 1, &dev));
-	NCHECK(sc_nccl.all_reduce(x, x, N, SC_NCCL_FLOAT32, SC_NCCL_SUM, comm, s)); /* warm-up, eager */
-	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	sc_nccl_warm(s, x, N, &comm, &dev);
 
-	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
-	LAUNCH_ADD(s, x, N, 1.0);
-	CHECK(cudaGetLastError(), cudaSuccess);
-	NCHECK(sc_nccl.all_reduce(x, x, N, SC_NCCL_FLOAT32, SC_NCCL_SUM, comm, s));
-	CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
-	CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+	sc_nccl_capture(s, x, N, comm, &g, &e);
 	CHECK(cudaGraphLaunch(e, s), cudaSuccess);
 	CHECK(cudaStreamSynchronize(s), cudaSuccess);
 

@@ -28,10 +28,8 @@ int main(void)
 	float *x;
 	int dev = 0;
 
-	if (!sc_nccl_load())
+	if (!sc_nccl_start(&s))
 		return 1;
-	CHECK(cudaFree(0), cudaSuccess);
-	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
 	memset(&prop, 0, sizeof prop);
 	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -44,18 +42,9 @@ int main(void)
 	CHECK(cuMemMap(va, sz, 0, h, 0), CUDA_SUCCESS);
 	CHECK(cuMemSetAccess(va, sz, &acc, 1), CUDA_SUCCESS);
 	x = (float *)(uintptr_t)va;
-	NCHECK(sc_nccl.init_all(&comm, 1, &dev));
-	LAUNCH_FILL(s, x, N, 1.0);
-	CHECK(cudaGetLastError(), cudaSuccess);
-	NCHECK(sc_nccl.all_reduce(x, x, N, SC_NCCL_FLOAT32, SC_NCCL_SUM, comm, s));
-	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	sc_nccl_warm(s, x, N, &comm, &dev);
 
-	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
-	LAUNCH_ADD(s, x, N, 1.0);
-	CHECK(cudaGetLastError(), cudaSuccess);
-	NCHECK(sc_nccl.all_reduce(x, x, N, SC_NCCL_FLOAT32, SC_NCCL_SUM, comm, s));
-	CHECK(cudaStreamEndCapture(s, &g), cudaSuccess);
-	CHECK(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+	sc_nccl_capture(s, x, N, comm, &g, &e);
 	CHECK(cudaGraphLaunch(e, s), cudaSuccess);
 	CHECK(cudaStreamSynchronize(s), cudaSuccess);
 

@@ -17,6 +17,7 @@ Contract: a case fails by raising AssertionError (its message is the
 reason); any other exception is a failure of the harness, counted the same.
 Nothing here asserts on records: the assertions stay in the runners.
 """
+import argparse
 import glob
 import json
 import os
@@ -227,3 +228,31 @@ class Tally:
         if exit:
             sys.exit(rc)
         return rc
+
+
+# ---- a checker of one stand-in program --------------------------------------
+
+def prog_args(cgshim=None):
+    """The command line of a checker of one program on the stand-in
+    (tests/rules/check_*.py): --prog, --standin-dir and --shim, all
+    required, and, given cgshim (its help text), an optional --cgshim (the
+    launcher). Returns the parsed arguments."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--prog", required=True)
+    ap.add_argument("--standin-dir", required=True)
+    ap.add_argument("--shim", required=True)
+    if cgshim:
+        ap.add_argument("--cgshim", help=cgshim)
+    return ap.parse_args()
+
+
+def prog_checker(cgshim=None):
+    """prog_args(cgshim), a Tally and its check(name, ok, detail=""): one
+    "ok   name" / "FAIL name: detail" line, the detail shown on a failure
+    only. Returns (arguments, tally, check)."""
+    t = Tally()
+
+    def check(name, ok, detail=""):
+        return t.check(ok, name, str(detail) if detail and not ok else "")
+
+    return prog_args(cgshim), t, check

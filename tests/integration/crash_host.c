@@ -35,21 +35,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static void kern(void **p, unsigned long n)
-{
-	(void)p;
-	(void)n;
-}
-
-static void say(const char *m)
-{
-	(void)!write(1, m, strlen(m));
-}
+#include "host_util.h"
 
 static void own(int sig)
 {
 	(void)sig;
-	say("app handler ran\n");
+	say_app_handler();
 	_exit(42);
 }
 

@@ -40,21 +40,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static void kern(void **p, unsigned long n)
-{
-	(void)p;
-	(void)n;
-}
-
-static void say(const char *m)
-{
-	(void)!write(1, m, strlen(m));
-}
+#include "host_util.h"
 
 static void on_usr1(int sig)
 {
 	(void)sig;
-	say("app handler ran\n");
+	say_app_handler();
 }
 
 static CUcontext ctx;

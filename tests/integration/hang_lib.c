@@ -8,14 +8,10 @@
 #include <cuda.h>
 #include <stddef.h>
 
+#include "host_util.h"
+
 static CUstream s;
 static CUcontext ctx;
-
-static void kern(void **p, unsigned long n)
-{
-	(void)p;
-	(void)n;
-}
 
 int hang_setup(const char *mode)
 {

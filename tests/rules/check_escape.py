@@ -9,7 +9,6 @@ stream's own capture, another thread's launches on its own stream).
 
 usage: check_escape.py --prog PATH --standin-dir DIR --shim LIBCGSHIM
 One line per check; exit status non-zero when any failed."""
-import argparse
 import os
 import sys
 
@@ -18,12 +17,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 import cgtest  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--prog", required=True)
-ap.add_argument("--standin-dir", required=True)
-ap.add_argument("--shim", required=True)
-a = ap.parse_args()
-T = cgtest.Tally()
+a, T, check = cgtest.prog_checker()
 
 
 def check(name, ok, detail=""):

@@ -11,7 +11,6 @@
   saying how many were not printed; CGSHIM_PRINT_LIMIT=0 prints them all.
 
 usage: check_fold.py --prog PATH --standin-dir DIR --shim LIBCGSHIM"""
-import argparse
 import json
 import os
 import subprocess
@@ -21,13 +20,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 import cgtest  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--prog", required=True)
-ap.add_argument("--standin-dir", required=True)
-ap.add_argument("--shim", required=True)
-ap.add_argument("--cgshim", help="the cgshim launcher: its report's totals are checked too")
-a = ap.parse_args()
-T = cgtest.Tally()
+a, T, _ = cgtest.prog_checker("the cgshim launcher: its report's totals are checked too")
 N = 1000
 DEFAULT_LIMIT = 20  # shim/config.def
 

@@ -7,7 +7,6 @@ memory and an updated exec raise nothing.
 
 usage: check_ledger.py --prog PATH --standin-dir DIR --shim LIBCGSHIM
 One line per check; closes with "N passed, N failed"."""
-import argparse
 import json
 import os
 import subprocess
@@ -15,22 +14,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-import cgtest  # noqa: E402,F401  (a cross build: programs through meson's exe wrapper)
+import cgtest  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--prog", required=True)
-ap.add_argument("--standin-dir", required=True)
-ap.add_argument("--shim", required=True)
-ap.add_argument("--cgshim", help="the cgshim tool: also check the report's picture")
-a = ap.parse_args()
-bad = total = 0
-
-
-def check(name, ok, detail=""):
-    global bad, total
-    total += 1
-    print("%s %s%s" % ("ok  " if ok else "FAIL", name, (": " + str(detail)) if detail and not ok else ""))
-    bad += not ok
+a, T, check = cgtest.prog_checker("the cgshim tool: also check the report's picture")
 
 
 def run(case, level="info", dot=None):
@@ -133,5 +119,4 @@ if a.cgshim:
     check("picture: the kernel node holding the freed pointer is red",
           any("fillcolor=\"#fb8072\"" in l and "stale pointer" in l for l in lines), pic)
 
-print("%d passed, %d failed" % (total - bad, bad))
-sys.exit(1 if bad else 0)
+T.finish(exit=True)

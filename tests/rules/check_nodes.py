@@ -6,7 +6,6 @@ memcpy and memset operands, sizes and kinds) and the update_diff record.
 
 usage: check_nodes.py --prog PATH --standin-dir DIR --shim LIBCGSHIM
 One line per check; exit status non-zero when any failed."""
-import argparse
 import json
 import os
 import subprocess
@@ -14,23 +13,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-import cgtest  # noqa: E402,F401  (a cross build: programs through meson's exe wrapper)
+import cgtest  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--prog", required=True)
-ap.add_argument("--standin-dir", required=True)
-ap.add_argument("--shim", required=True)
-a = ap.parse_args()
-
-bad = 0
-total = 0
-
-
-def check(name, ok, detail=""):
-    global bad, total
-    total += 1
-    print("%s %s%s" % ("ok  " if ok else "FAIL", name, (": " + detail) if detail and not ok else ""))
-    bad += not ok
+a, T, check = cgtest.prog_checker()
 
 
 with tempfile.TemporaryDirectory() as d:
@@ -65,5 +50,4 @@ u = ud[0] if ud else {}
 check("update_diff names kernel, field and parameter 0", u.get("kernel") == "_Z5k_addPfld"
       and u.get("fields") == "parameters" and u.get("param") == 0 and u.get("exec_value") != u.get("graph_value"), str(u))
 check("no violation", not [r for r in recs if r.get("ev") == "violation"])
-print("%d passed, %d failed" % (total - bad, bad))
-sys.exit(1 if bad else 0)
+T.finish(exit=True)

@@ -10,7 +10,6 @@ threshold follows CGSHIM_CHURN_THRESHOLD (0: off); outputs equal bare.
 
 usage: check_recapture.py --prog PATH --standin-dir DIR --shim LIBCGSHIM
 One line per check; exit status non-zero when any failed."""
-import argparse
 import json
 import os
 import subprocess
@@ -20,13 +19,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 import cgtest  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--prog", required=True)
-ap.add_argument("--standin-dir", required=True)
-ap.add_argument("--shim", required=True)
-ap.add_argument("--cgshim", help="the launcher: its report's \"Captures made again\" table is checked too")
-a = ap.parse_args()
-T = cgtest.Tally()
+a, T, check = cgtest.prog_checker("the launcher: its report's \"Captures made again\" table is checked too")
 SITES = ("cap_same", "cap_batch", "cap_buffers", "cap_nine", "cap_forked")
 
 
