@@ -16,24 +16,6 @@
 
 #define N 1024L
 
-static void k_fill(void **a, unsigned long nt)
-{
-	float *p = STANDIN_ARG(a, 0, float *);
-	long n = STANDIN_ARG(a, 1, long);
-	double v = STANDIN_ARG(a, 2, double);
-	for (long i = 0; i < n && (unsigned long)i < nt; i++)
-		p[i] = (float)v;
-}
-
-static void k_add(void **a, unsigned long nt)
-{
-	float *p = STANDIN_ARG(a, 0, float *);
-	long n = STANDIN_ARG(a, 1, long);
-	double v = STANDIN_ARG(a, 2, double);
-	for (long i = 0; i < n && (unsigned long)i < nt; i++)
-		p[i] += (float)v;
-}
-
 #define SYM(var, pfn, name)                                                                                            \
 	pfn var = (pfn)dlsym(h, name);                                                                                 \
 	if (!var) {                                                                                                    \

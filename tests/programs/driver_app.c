@@ -17,15 +17,6 @@ CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
 #define N 256L
 #define MiB (1024ull * 1024ull)
 
-static void k_add(void **a, unsigned long nt)
-{
-	float *p = STANDIN_ARG(a, 0, float *);
-	long n = STANDIN_ARG(a, 1, long);
-	double v = STANDIN_ARG(a, 2, double);
-	for (long i = 0; i < n && (unsigned long)i < nt; i++)
-		p[i] += (float)v;
-}
-
 static CUresult launch_add(CUstream s, CUdeviceptr p, double v)
 {
 	float *fp = (float *)(uintptr_t)p;
