@@ -22,14 +22,18 @@ Closing line: N passed, N failed.
 
 fidelity.py --self-test (no GPU; the 'fidelity-judge' test of the tools
 suite) judges canned runs with judge_correct() and judge_reproducer() and
-checks the verdicts: a broken verdict fails it.
+checks the verdicts: a broken verdict fails it. On the CPU stand-in the
+whole table runs too (the 'fidelity-standin' test of the rules suite: BIN
+the rules build folder, FIDELITY_REAL=0, no GPU so the NCCL rows skipped).
 """
 import glob, json, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "tests", "rules"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 from run_rule import EXPECT, COMPANIONS, SEVERITY, faults  # noqa: E402  one table for CPU and GPU
+import cgtest  # noqa: E402  (a cross build: the programs through meson's exe wrapper)
 
 
 DEFAULT_OFF = ()  # rules off by default: none since CGS017 was retired
@@ -153,6 +157,7 @@ def main(build, bindir):
     n_valid, n_faults, n_hints, faulty = 0, 0, 0, []  # precision: correct programs
     n_refusals, n_announced, missed = 0, 0, []  # recall: reproducers whose rule predicts an error
     progs = sorted(glob.glob(os.path.join(bindir, "cgs*"))) + sorted(glob.glob(os.path.join(bindir, "valid_*")))
+    progs = [p for p in progs if os.path.isfile(p) and os.access(p, os.X_OK)]  # a build folder: sources too
     n_gpus = gpu_count()
     skipped = []
     for exe in progs:
@@ -236,8 +241,6 @@ def self_test():
     """judge_correct() and judge_reproducer() on canned runs: each verdict
     and note is checked, so a verdict that passes what it must fail (or the
     reverse) fails this."""
-    sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
-    import cgtest
     T = cgtest.Tally()
     P = subprocess.CompletedProcess
 
