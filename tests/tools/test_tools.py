@@ -580,15 +580,32 @@ def case_report_dot():
     check(rc == 2, "unknown graph: want exit 2, got %d" % rc)
 
 
-def case_launcher_shim():
-    """The launcher around a real program and the real shim: a log appears."""
+def real_setup():
+    """What a case on a real program under the real shim starts with: a
+    skip (exit SKIP) without --lib, --standin-dir and --programs; this
+    environment without LD_PRELOAD and CGSHIM_*; a fresh folder, returned."""
     if not (A.lib and A.standin_dir and A.programs):
         print("SKIP: needs --lib, --standin-dir and --programs")
         sys.exit(SKIP)
-    d = tempfile.mkdtemp(dir=TMP)
     for k in list(os.environ):
         if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
             os.environ.pop(k)
+    return tempfile.mkdtemp(dir=TMP)
+
+
+def demo_log(d, **extra):
+    """demo_capture run under the shim in folder d, its JSONL log d/demo.jsonl
+    (extra: more of its environment); returns the log's path."""
+    prog = [p for p in A.programs if os.path.basename(p) == "demo_capture"]
+    log = os.path.join(d, "demo.jsonl")
+    run(prog, env=dict({"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib, "CGSHIM_LOG_FILE": log}, **extra),
+        cwd=d, timeout=60)
+    return log
+
+
+def case_launcher_shim():
+    """The launcher around a real program and the real shim: a log appears."""
+    d = real_setup()
     env = {"CGSHIM_LIB": A.lib, "LD_LIBRARY_PATH": A.standin_dir}
     prog = A.programs[0]
     rc_plain, _, _ = run([prog], env={"LD_LIBRARY_PATH": A.standin_dir}, cwd=d, timeout=60)
@@ -639,15 +656,9 @@ def case_report_int64():
 
 def case_report_formats():
     """Whatever the shim writes to a file, the report reads it or says why not."""
-    if not (A.lib and A.standin_dir and A.programs):
-        print("SKIP: needs --lib, --standin-dir and --programs")
-        sys.exit(SKIP)
-    d = tempfile.mkdtemp(dir=TMP)
+    d = real_setup()
     prog = [p for p in A.programs if os.path.basename(p) == "demo_capture"] or A.programs[:1]
     base = {"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib}
-    for k in list(os.environ):
-        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
-            os.environ.pop(k)
     # CGSHIM_LOG_FILE alone (any name, no format): JSONL, read by the report.
     log = os.path.join(d, "plain.log")
     run(prog, env=dict(base, CGSHIM_LOG_FILE=log), cwd=d, timeout=60)
@@ -669,18 +680,12 @@ def case_report_formats():
 def case_report_symbols():
     """Sites symbolised from the module records; a rebuilt binary is named stale;
     every violation leads to its rule page."""
-    if not (A.lib and A.standin_dir and A.programs):
-        print("SKIP: needs --lib, --standin-dir and --programs")
-        sys.exit(SKIP)
-    d = tempfile.mkdtemp(dir=TMP)
+    d = real_setup()
     src = [p for p in A.programs if os.path.basename(p) == "demo_capture"]
     check(src, "no demo_capture among the programs")
     exe = os.path.join(d, "demo_capture")
     shutil.copy2(src[0], exe)
     env = {"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib, "CGSHIM_LOG_FILE": os.path.join(d, "log-%p.jsonl")}
-    for k in list(os.environ):
-        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
-            os.environ.pop(k)
     run([exe], env=env, cwd=d, timeout=60)
     logs = [os.path.join(d, f) for f in os.listdir(d) if f.startswith("log-")]
     recs = read_records(logs)
@@ -720,16 +725,8 @@ def case_report_symbols():
 def case_report_dot_update():
     """--dot update:N at the default level: both sides, differences in red,
     the reason on the picture; the extension picks the output type."""
-    if not (A.lib and A.standin_dir and A.programs):
-        print("SKIP: needs --lib, --standin-dir and --programs")
-        sys.exit(SKIP)
-    d = tempfile.mkdtemp(dir=TMP)
-    prog = [p for p in A.programs if os.path.basename(p) == "demo_capture"]
-    for k in list(os.environ):
-        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
-            os.environ.pop(k)
-    log = os.path.join(d, "demo.jsonl")
-    run(prog, env={"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib, "CGSHIM_LOG_FILE": log}, cwd=d, timeout=60)
+    d = real_setup()
+    log = demo_log(d)
     recs = read_records([log])
     check(recs[0].get("log_level") == "info", "not the default level: %r" % recs[0])
     viol = [r for r in recs if r["ev"] == "violation" and r["rule"] == "CGS001"]
@@ -819,17 +816,8 @@ def case_report_html():
     """--html: one self-contained page with the expected sections and numbers;
     checked by parsing, then in headless chromium (DOM and screenshot)."""
     import html.parser
-    if not (A.lib and A.standin_dir and A.programs):
-        print("SKIP: needs --lib, --standin-dir and --programs")
-        sys.exit(SKIP)
-    d = tempfile.mkdtemp(dir=TMP)
-    prog = [p for p in A.programs if os.path.basename(p) == "demo_capture"]
-    for k in list(os.environ):
-        if k.startswith("CGSHIM_") or k == "LD_PRELOAD":
-            os.environ.pop(k)
-    log = os.path.join(d, "demo.jsonl")
-    run(prog, env={"LD_LIBRARY_PATH": A.standin_dir, "LD_PRELOAD": A.lib, "CGSHIM_LOG_FILE": log,
-                   "CGSHIM_LOG": "debug"}, cwd=d, timeout=60)
+    d = real_setup()
+    log = demo_log(d, CGSHIM_LOG="debug")
     page = os.path.join(d, "run.html")
     rc, _, err = cgshim("report", "--html", page, log)
     check(rc == 0 and os.path.exists(page), "report --html: %d %s" % (rc, err))
