@@ -137,6 +137,20 @@ def run(cmd, lib=None, level="info", extra=None, logdir=None, timeout=400, cwd=N
     return p, read_log(logs), logs
 
 
+# Python source that runs as a host on the driver through ctypes: the
+# driver cu (libcuda.so.1), a context ctx, a stream s, ints dev and a
+# handle g for the program's own use. A script is "import ctypes, ...\n" +
+# PY_CUDA_STREAM + its own lines (its markers found in the whole text).
+PY_CUDA_STREAM = """cu = ctypes.CDLL("libcuda.so.1")
+dev = ctypes.c_int(); ctx = ctypes.c_void_p(); s = ctypes.c_void_p(); g = ctypes.c_void_p()
+assert cu.cuInit(0) == 0
+cu.cuDeviceGet(ctypes.byref(dev), 0)
+cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
+cu.cuCtxSetCurrent(ctx)
+cu.cuStreamCreate(ctypes.byref(s), 1)
+"""
+
+
 # ---- record filters ---------------------------------------------------------
 
 def ev(recs, kind, **kw):

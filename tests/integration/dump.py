@@ -281,14 +281,7 @@ def case_fork():
 
 
 PY_STUCK = """import ctypes, os, sys, threading, time
-cu = ctypes.CDLL("libcuda.so.1")
-dev = ctypes.c_int(); ctx = ctypes.c_void_p(); s = ctypes.c_void_p()
-assert cu.cuInit(0) == 0
-cu.cuDeviceGet(ctypes.byref(dev), 0)
-cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
-cu.cuCtxSetCurrent(ctx)
-cu.cuStreamCreate(ctypes.byref(s), 1)
-def wait_for_gpu():
+""" + cgtest.PY_CUDA_STREAM + """def wait_for_gpu():
     cu.cuCtxSetCurrent(ctx)
     cu.cuStreamSynchronize(s)  # SYNC-LINE
 t = threading.Thread(target=wait_for_gpu)

@@ -823,14 +823,7 @@ def case_open_at_exit():
 
 
 PY_CAPTURE = """import ctypes, sys
-cu = ctypes.CDLL("libcuda.so.1")
-dev = ctypes.c_int(); ctx = ctypes.c_void_p(); s = ctypes.c_void_p(); g = ctypes.c_void_p()
-assert cu.cuInit(0) == 0
-cu.cuDeviceGet(ctypes.byref(dev), 0)
-cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
-cu.cuCtxSetCurrent(ctx)
-cu.cuStreamCreate(ctypes.byref(s), 1)
-def inner(i):
+""" + cgtest.PY_CUDA_STREAM + """def inner(i):
     if i % 2:
         return cu.cuStreamBeginCapture_v2(s, 0)  # BEGIN-ODD
     return cu.cuStreamBeginCapture_v2(s, 0)  # BEGIN-LINE
@@ -895,16 +888,9 @@ def case_python_frames():
     check(sites == want, "each begin site names its own line: %s (got %s)" % (want[:2], sites[:2]))
     print("pre_ns %s post_ns %s" % ([r.get("pre_ns") for r in b], [r.get("post_ns") for r in b]))
 PY_PIN = """import ctypes, threading
-cu = ctypes.CDLL("libcuda.so.1")
-libc = ctypes.CDLL(None)
+""" + cgtest.PY_CUDA_STREAM + """libc = ctypes.CDLL(None)
 def name(n):
     libc.prctl(15, ctypes.c_char_p(n), 0, 0, 0)  # PR_SET_NAME: CPython does not set it
-dev = ctypes.c_int(); ctx = ctypes.c_void_p(); s = ctypes.c_void_p(); g = ctypes.c_void_p()
-assert cu.cuInit(0) == 0
-cu.cuDeviceGet(ctypes.byref(dev), 0)
-cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
-cu.cuCtxSetCurrent(ctx)
-cu.cuStreamCreate(ctypes.byref(s), 1)
 name(b"EngineCore")
 res = {}
 def pin_memory():
