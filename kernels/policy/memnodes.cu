@@ -21,33 +21,9 @@
  * record and no CGS011 violation, exit 0.
  */
 #include <stdlib.h>
-#include "scenario.h"
+#include "policy_scenario.h"
 
 #define N (1L << 16)
-
-#define MUST(call)                                                                                                     \
-	do {                                                                                                           \
-		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                                         \
-			printf("ABORT: unexpected return code (line %d)\n", __LINE__);                                 \
-			exit(1);                                                                                       \
-		}                                                                                                      \
-	} while (0)
-#define KERNEL_OK() MUST(cudaGetLastError())
-
-static void check_buf(const char *what, const float *dev, float want)
-{
-	float *h = (float *)malloc(N * sizeof(float));
-	long bad = 0;
-	MUST(cudaMemcpy(h, dev, N * sizeof(float), cudaMemcpyDeviceToHost));
-	for (long i = 0; i < N; i++)
-		bad += h[i] != want;
-	printf("%s: %g (want %g)%s\n", what, (double)h[0], (double)want, bad ? " MISMATCH" : "");
-	free(h);
-	if (bad) {
-		printf("ABORT: wrong numbers\n");
-		exit(1);
-	}
-}
 
 /* Returns the value the graph computes; *buf gets the graph allocation. */
 static float capture(cudaStream_t s, cudaGraph_t *g, float **buf, float *out, int k, int scale, int free_it)
@@ -73,18 +49,6 @@ static float capture(cudaStream_t s, cudaGraph_t *g, float **buf, float *out, in
 	return v;
 }
 
-static void update(cudaGraphExec_t e, cudaGraph_t g)
-{
-	cudaGraphExecUpdateResultInfo info;
-	memset(&info, 0xff, sizeof info);
-	MUST(cudaGraphExecUpdate(e, g, &info));
-	if (info.result != cudaGraphExecUpdateSuccess) {
-		printf("ABORT: update result %d\n", (int)info.result);
-		exit(1);
-	}
-	MUST(cudaGetLastError());
-}
-
 static void part(cudaStream_t s, float *out, unsigned long long flags)
 {
 	int autofree = flags != 0;
@@ -102,7 +66,7 @@ static void part(cudaStream_t s, float *out, unsigned long long flags)
 		if (k == 0)
 			MUST(cudaGraphInstantiate(&e, g, flags));
 		else
-			update(e, g);
+			sc_must_update(e, g);
 		MUST(cudaGraphDestroy(g));
 		for (int l = 0; l < 2; l++)
 			MUST(cudaGraphLaunch(e, s));
@@ -115,7 +79,7 @@ static void part(cudaStream_t s, float *out, unsigned long long flags)
 		snprintf(what, sizeof what, "  step %d%s", k,
 			 k && scale_at[k] != scale_at[k - 1] ? " (topology changed)" : "");
 		/* alloc-only graph: the allocation of the last launch is the result */
-		check_buf(what, autofree ? buf : out, want);
+		sc_check_buf(what, autofree ? buf : out, N, want);
 	}
 	if (autofree) /* the last launch's allocation is the application's to free */
 		MUST(cudaFree(buf));

@@ -18,35 +18,11 @@
  * exit 0.
  */
 #include <stdlib.h>
-#include "scenario.h"
+#include "policy_scenario.h"
 
 #define N 4096L
 
-#define MUST(call)                                                                                                     \
-	do {                                                                                                           \
-		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                                         \
-			printf("ABORT: unexpected return code (line %d)\n", __LINE__);                                 \
-			exit(1);                                                                                       \
-		}                                                                                                      \
-	} while (0)
-#define KERNEL_OK() MUST(cudaGetLastError())
-
 static float *buf;
-
-static void check_buf(const char *what, float want)
-{
-	float *h = (float *)malloc(N * sizeof(float));
-	long bad = 0;
-	MUST(cudaMemcpy(h, buf, N * sizeof(float), cudaMemcpyDeviceToHost));
-	for (long i = 0; i < N; i++)
-		bad += h[i] != want;
-	printf("%s: %g (want %g)%s\n", what, (double)h[0], (double)want, bad ? " MISMATCH" : "");
-	free(h);
-	if (bad) {
-		printf("ABORT: wrong numbers\n");
-		exit(1);
-	}
-}
 
 /* The kernel node of g whose third argument (the value) is v. */
 static cudaGraphNode_t node_with_value(cudaGraph_t g, double v, struct cudaKernelNodeParams *out)
@@ -75,7 +51,6 @@ int main(void)
 	cudaStream_t s;
 	cudaGraph_t ga, gb;
 	cudaGraphExec_t e = NULL;
-	cudaGraphExecUpdateResultInfo info;
 	struct cudaKernelNodeParams p2, p4;
 	long n = N;
 	double v;
@@ -98,7 +73,7 @@ int main(void)
 	MUST(cudaGraphInstantiate(&e, ga, 0));
 	MUST(cudaGraphLaunch(e, s));
 	MUST(cudaStreamSynchronize(s));
-	check_buf("graph A", 7.0f);
+	sc_check_buf("graph A", buf, N, 7.0f);
 
 	MUST(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
 	LAUNCH_FILL(s, buf, N, 1.0);
@@ -106,17 +81,11 @@ int main(void)
 	LAUNCH_ADD(s, buf, N, 2.0);
 	KERNEL_OK();
 	MUST(cudaStreamEndCapture(s, &gb));
-	memset(&info, 0xff, sizeof info);
-	MUST(cudaGraphExecUpdate(e, gb, &info));
-	if (info.result != cudaGraphExecUpdateSuccess) {
-		printf("ABORT: update result %d\n", (int)info.result);
-		return 1;
-	}
-	MUST(cudaGetLastError());
+	sc_must_update(e, gb);
 	MUST(cudaGraphDestroy(gb));
 	MUST(cudaGraphLaunch(e, s));
 	MUST(cudaStreamSynchronize(s));
-	check_buf("after update (graph B)", 3.0f);
+	sc_check_buf("after update (graph B)", buf, N, 3.0f);
 
 	/* A's add(2) node has a counterpart: value 10 */
 	v = 10.0;
@@ -128,7 +97,7 @@ int main(void)
 	}
 	MUST(cudaGraphLaunch(e, s));
 	MUST(cudaStreamSynchronize(s));
-	check_buf("counterpart set to 10", 11.0f);
+	sc_check_buf("counterpart set to 10", buf, N, 11.0f);
 
 	/* A's add(4) node has none: the driver's error, nothing changes */
 	v = 100.0;
@@ -146,7 +115,7 @@ int main(void)
 	CHECK(cudaGetLastError(), rc); /* the runtime keeps it as last error */
 	MUST(cudaGraphLaunch(e, s));
 	MUST(cudaStreamSynchronize(s));
-	check_buf("unchanged", 11.0f);
+	sc_check_buf("unchanged", buf, N, 11.0f);
 
 	MUST(cudaGraphExecDestroy(e));
 	MUST(cudaGraphDestroy(ga));

@@ -17,18 +17,11 @@
  */
 #include <math.h>
 #include <stdlib.h>
-#include "scenario.h"
+#include "policy_scenario.h"
 
 #define N 8192L
 #define ITERS 60
 
-#define MUST(call)                                                                                                     \
-	do {                                                                                                           \
-		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                                         \
-			printf("ABORT: unexpected return code (line %d)\n", __LINE__);                                 \
-			exit(1);                                                                                       \
-		}                                                                                                      \
-	} while (0)
 /* quiet in the loop: print only what goes wrong */
 #define QUIET(call)                                                                                                    \
 	do {                                                                                                           \

@@ -15,20 +15,11 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
-#include "scenario.h"
+#include "policy_scenario.h"
 
 #define N 4096L
 #define THREADS 4
 #define LAUNCHES 200
-
-#define MUST(call)                                                                                                     \
-	do {                                                                                                           \
-		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                                         \
-			printf("ABORT: unexpected return code (line %d)\n", __LINE__);                                 \
-			exit(1);                                                                                       \
-		}                                                                                                      \
-	} while (0)
-#define KERNEL_OK() MUST(cudaGetLastError())
 
 static cudaGraphExec_t exec_;
 static int thread_failures;
@@ -74,7 +65,6 @@ int main(void)
 {
 	cudaStream_t s;
 	cudaGraph_t g;
-	cudaGraphExecUpdateResultInfo info;
 	pthread_t th[THREADS];
 	float *buf = NULL, *cnt = NULL, v;
 
@@ -105,13 +95,7 @@ int main(void)
 	LAUNCH_ADD(s, cnt, 1, 1.0);
 	KERNEL_OK();
 	MUST(cudaStreamEndCapture(s, &g));
-	memset(&info, 0xff, sizeof info);
-	MUST(cudaGraphExecUpdate(exec_, g, &info));
-	if (info.result != cudaGraphExecUpdateSuccess) {
-		printf("ABORT: update result %d\n", (int)info.result);
-		return 1;
-	}
-	MUST(cudaGetLastError());
+	sc_must_update(exec_, g);
 	MUST(cudaGraphDestroy(g));
 	MUST(cudaGraphLaunch(exec_, s));
 	MUST(cudaStreamSynchronize(s));

@@ -18,35 +18,11 @@
  * edges: the fork, issue 31; it was a "failed" rewrite before), exit 0.
  */
 #include <stdlib.h>
-#include "scenario.h"
+#include "policy_scenario.h"
 
 #define N 4096L
 
-#define MUST(call)                                                                                                     \
-	do {                                                                                                           \
-		if (CHECK(call, cudaSuccess) != cudaSuccess) {                                                         \
-			printf("ABORT: unexpected return code (line %d)\n", __LINE__);                                 \
-			exit(1);                                                                                       \
-		}                                                                                                      \
-	} while (0)
-#define KERNEL_OK() MUST(cudaGetLastError())
-
 static float *a, *b;
-
-static void check_buf(const char *what, const float *dev, float want)
-{
-	float *h = (float *)malloc(N * sizeof(float));
-	long bad = 0;
-	MUST(cudaMemcpy(h, dev, N * sizeof(float), cudaMemcpyDeviceToHost));
-	for (long i = 0; i < N; i++)
-		bad += h[i] != want;
-	printf("%s: %g (want %g)%s\n", what, (double)h[0], (double)want, bad ? " MISMATCH" : "");
-	free(h);
-	if (bad) {
-		printf("ABORT: wrong numbers\n");
-		exit(1);
-	}
-}
 
 /* Chain on a: fill(k), add(2), [scale(3)], [add(0.5)]; returns the value. */
 static float capture_chain(cudaStream_t s, cudaGraph_t *g, int k, int scale, int extra_add)
@@ -100,16 +76,8 @@ static void capture_fork(cudaStream_t s, cudaStream_t s2, cudaEvent_t e1, cudaEv
 
 static void update_launch(cudaGraphExec_t e, cudaGraph_t g, cudaStream_t s)
 {
-	cudaGraphExecUpdateResultInfo info;
 	unsigned long long flags = 99;
-	memset(&info, 0xff, sizeof info);
-	MUST(cudaGraphExecUpdate(e, g, &info));
-	if (info.result != cudaGraphExecUpdateSuccess) {
-		printf("ABORT: update result %d\n", (int)info.result);
-		exit(1);
-	}
-	/* no 910 may be left behind in the runtime's last-error state */
-	MUST(cudaGetLastError());
+	sc_must_update(e, g);
 	MUST(cudaGraphUpload(e, s));
 	MUST(cudaGraphLaunch(e, s));
 	MUST(cudaStreamSynchronize(s));
@@ -143,7 +111,7 @@ int main(void)
 	MUST(cudaGraphDestroy(g));
 	MUST(cudaGraphLaunch(e, s));
 	MUST(cudaStreamSynchronize(s));
-	check_buf("graph A", a, want);
+	sc_check_buf("graph A", a, N, want);
 
 	for (int k = 1; k <= 8; k++) {
 		int scale = k % 2 == 1 && k != 6, extra = k % 3 == 0;
@@ -157,7 +125,7 @@ int main(void)
 		update_launch(e, g, s);
 		MUST(cudaGraphDestroy(g));
 		snprintf(what, sizeof what, "step %d", k);
-		check_buf(what, a, want);
+		sc_check_buf(what, a, N, want);
 	}
 
 	/* chain of 3 (node count changes), then the fork (edges change only) */
@@ -166,16 +134,16 @@ int main(void)
 	printf("chain: 3 nodes (topology changed)\n");
 	update_launch(e, g, s);
 	MUST(cudaGraphDestroy(g));
-	check_buf("chain a", a, 6.0f);
-	check_buf("chain b", b, 7.0f);
+	sc_check_buf("chain a", a, N, 6.0f);
+	sc_check_buf("chain b", b, N, 7.0f);
 	MUST(cudaMemset(a, 0, N * sizeof(float)));
 	MUST(cudaMemset(b, 0, N * sizeof(float)));
 	capture_fork(s, s2, e1, e2, &g, 1);
 	printf("fork: 3 nodes (edges changed)\n");
 	update_launch(e, g, s);
 	MUST(cudaGraphDestroy(g));
-	check_buf("fork a", a, 6.0f);
-	check_buf("fork b", b, 7.0f);
+	sc_check_buf("fork a", a, N, 6.0f);
+	sc_check_buf("fork b", b, N, 7.0f);
 	printf("topology changes: %d by node count, 1 by edges\n", changes);
 
 	MUST(cudaGraphExecDestroy(e));
