@@ -30,6 +30,7 @@ static uint64_t fold_hash(const struct cg_fold_key *k)
 	h ^= k->obj + 0x85ebca6bull + (h << 6) + (h >> 2);
 	h ^= (uint64_t)k->node + 0xc2b2ae35ull + (h << 6) + (h >> 2);
 	h ^= k->capture + 0x27d4eb2full + (h << 6) + (h >> 2);
+	h ^= k->obj_id + 0x165667b1ull + (h << 6) + (h >> 2);
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
@@ -39,7 +40,7 @@ static uint64_t fold_hash(const struct cg_fold_key *k)
 static int fold_same(const struct cg_fold_key *a, const struct cg_fold_key *b)
 {
 	return a->rule == b->rule && a->site == b->site && a->obj == b->obj && a->node == b->node &&
-	       a->capture == b->capture;
+	       a->capture == b->capture && a->obj_id == b->obj_id;
 }
 
 int cg_fold_note(const struct cg_fold_key *k)

@@ -33,6 +33,10 @@ struct cg_fold_key {
 	int64_t node; /* the node the record names (node_index), -1 none */
 	const char *site_key, *obj_key;
 	uint64_t capture; /* the capture the record names, 0 none: each its own refusal */
+	/* the object's process-unique id when it is a graph or an exec
+	 * (model_ids): a handle the driver gives again after a destroy is
+	 * another object, not a repeat; 0 for other objects */
+	uint64_t obj_id;
 };
 
 /* Counts one violation of key k. Returns 1 when it is the first of its key

@@ -163,6 +163,7 @@ void model_totals_get(struct model_totals *out);
  * summary hands them to the rules' writer (CGS011). */
 struct model_leak {
 	CUgraphExec e;
+	uint64_t exec_id; /* e's process-unique id: e may be a handle given again */
 	struct cg_mnode m;
 };
 /* Returns the number of leaks, *leaks malloc'd (the caller frees); *lr

@@ -118,7 +118,18 @@ static int verdict_needs_site(const struct cg_verdict *v)
 /* The fold key of v (fold.h): the call site is the field "site" (or
  * "free_site": a free's), else the first site the verdict names; the
  * object its first handle, with the node and the capture when it names
- * them (every capture a refusal breaks is announced). */
+ * them (every capture a refusal breaks is announced). A graph or exec is
+ * told by its id as well as its handle: the driver gives a destroyed
+ * one's handle again (seen under TSan, whose allocator reuses at once:
+ * two execs' CGS011 folded as one). */
+static uint64_t verdict_u64(const struct cg_verdict *v, const char *key)
+{
+	for (int i = 0; i < v->nf; i++)
+		if (v->f[i].kind == CG_VF_U64 && !strcmp(v->f[i].key, key))
+			return v->f[i].val;
+	return 0;
+}
+
 static void verdict_fold_key(const struct cg_verdict *v, uint32_t here, struct cg_fold_key *k)
 {
 	int site_rank = 3;
@@ -139,6 +150,16 @@ static void verdict_fold_key(const struct cg_verdict *v, uint32_t here, struct c
 			k->node = (int64_t)f->val;
 		} else if (f->kind == CG_VF_U64 && !strcmp(f->key, "capture")) {
 			k->capture = f->val;
+		}
+	}
+	if (k->obj_key && (!strcmp(k->obj_key, "graph") || !strcmp(k->obj_key, "exec"))) {
+		int is_graph = !strcmp(k->obj_key, "graph");
+		k->obj_id = verdict_u64(v, is_graph ? "graph_id" : "exec_id"); /* a dropped one's, from its facts */
+		if (!k->obj_id) {
+			struct model_ids ids;
+			model_ids_get(is_graph ? (CUgraph)(uintptr_t)k->obj : NULL,
+				      is_graph ? NULL : (CUgraphExec)(uintptr_t)k->obj, &ids);
+			k->obj_id = is_graph ? ids.graph : ids.exec;
 		}
 	}
 }
@@ -246,6 +267,8 @@ static void verdict_facts(const struct cg_verdict *v, uint32_t here, struct verd
 			else if (v->f[i].kind == CG_VF_HEX && !strcmp(v->f[i].key, "exec"))
 				e = (CUgraphExec)(uintptr_t)v->f[i].val;
 		model_ids_get(g, e, &ids);
+		if (verdict_u64(v, "exec_id")) /* the verdict's own (a dropped exec's leak) */
+			ids.exec = 0;
 		if (ids.graph)
 			o->f[o->nf++] = (struct cg_vfield){"graph_id", CG_VF_U64, ids.graph, 0, 0};
 		if (ids.cuda_graph)
@@ -368,11 +391,13 @@ void cg_verdict_count(const struct cg_verdict *v)
 	cg_violation_counted(v->rule);
 }
 
-static void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *when)
+static void cg_rule_leak(CUgraphExec e, uint64_t exec_id, const struct cg_mnode *m, const char *when)
 {
 	struct cg_verdict v;
 	if (!rules_memory_leak(e, m, 1, 0, when, &v))
 		return;
+	if (exec_id) /* the model dropped e already: its id is in the facts */
+		cg_vf_u64(&v, "exec_id", exec_id);
 	/* leaks never abort: they are found after the fact */
 	if (!cg_verdict_write(&v, !strcmp(when, "exit") ? "exit" : "cuGraphExecDestroy", CG_VW_NO_ABORT, 0))
 		return;
@@ -387,7 +412,7 @@ static void cg_rule_leak(CUgraphExec e, const struct cg_mnode *m, const char *wh
 void cg_rule_leaks(struct model_leak *leaks, int n, const char *when)
 {
 	for (int i = 0; i < n; i++)
-		cg_rule_leak(leaks[i].e, &leaks[i].m, when);
+		cg_rule_leak(leaks[i].e, leaks[i].exec_id, &leaks[i].m, when);
 	free(leaks);
 }
 

@@ -208,7 +208,8 @@ void model_alloc_freed(CUdeviceptr p)
 	}
 }
 
-void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, struct model_leak **out, int *n_out)
+void model_alloc_leaks(CUgraphExec e, uint64_t exec_id, const struct cg_mnode *mem, int n, struct model_leak **out,
+		       int *n_out)
 {
 	for (int i = 0; i < n; i++) {
 		if (mem[i].is_free || model_mnode_has(mem, n, mem[i].dptr, 1))
@@ -217,6 +218,7 @@ void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, struct 
 		if (grown) { /* else this one is counted, not named */
 			*out = grown;
 			grown[*n_out].e = e;
+			grown[*n_out].exec_id = exec_id;
 			grown[*n_out].m = mem[i];
 			(*n_out)++;
 		}

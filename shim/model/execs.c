@@ -633,9 +633,11 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out
 	long long launches = 0;
 	CUgraph g = NULL;
 	int repeat = 0;
+	uint64_t xid = 0;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
 	if (x) {
+		xid = x->id;
 		HASH_DEL(model_execs, x);
 		atomic_fetch_sub_explicit(&execs_live_n, 1, memory_order_relaxed);
 		fast_remove(x);
@@ -674,7 +676,7 @@ int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out
 	    .exec = (uintptr_t)e, .graph = (uintptr_t)g, .has_graph = 1, .count = launches, .reason = "destroy"};
 	*lr_quiet = repeat && !outstanding;
 	if (outstanding && launches)
-		model_alloc_leaks(e, mem, n, leaks, &n_leaks);
+		model_alloc_leaks(e, xid, mem, n, leaks, &n_leaks);
 	model_alloc_release_exec(e, mem, n, outstanding && launches);
 	model_summary_free(sum);
 	return n_leaks;
@@ -738,11 +740,12 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 			struct cg_mnode *mem = malloc((size_t)x->n_mem * sizeof *mem);
 			int n = x->n_mem;
 			CUgraphExec h = x->h;
+			uint64_t xid = x->id;
 			if (!mem)
 				continue;
 			memcpy(mem, x->mem, (size_t)n * sizeof *mem);
 			pthread_mutex_unlock(&model_gx_lock);
-			model_alloc_leaks(h, mem, n, leaks, &n_leaks);
+			model_alloc_leaks(h, xid, mem, n, leaks, &n_leaks);
 			free(mem);
 			pthread_mutex_lock(&model_gx_lock);
 		}

@@ -277,7 +277,8 @@ void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, 
 void model_alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n);
 /* Appends e's leaked memory nodes to *out (*n_out of them, grown with
  * realloc) and counts them. */
-void model_alloc_leaks(CUgraphExec e, const struct cg_mnode *mem, int n, struct model_leak **out, int *n_out);
+void model_alloc_leaks(CUgraphExec e, uint64_t exec_id, const struct cg_mnode *mem, int n, struct model_leak **out,
+		       int *n_out);
 
 /* ---- devices (devices.c) ----------------------------------------------- */
 void model_dev_seen(int d);

@@ -33,7 +33,7 @@ def run(mode, extra, log=None):
         env.update(CGSHIM_LOG_FILE=log, CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG="info")
     env.update(extra)
     p = subprocess.run([a.prog, mode, str(N)], env=env, capture_output=True, text=True, timeout=120)
-    T.check(p.returncode == 0 and p.stdout.strip() == "failed %d" % N,
+    T.check(p.returncode == 0 and p.stdout.strip().splitlines()[-1:] == ["failed %d" % N],
             "%s %s: every update failed with 910 TopologyChanged (%r, exit %d)" % (mode, extra, p.stdout.strip(),
                                                                                  p.returncode))
     return p
@@ -100,6 +100,18 @@ with tempfile.TemporaryDirectory(prefix="cgs-fold-") as tmp:
         T.check(bool(err) and " folded " in err[-1] and ("%d violation records not printed" % (N - limit)) in err[-1]
                 and ("CGSHIM_PRINT_LIMIT=%d" % limit) in err[-1],
                 "many %s: the last line says %d were not printed (%s)" % (extra, N - limit, err and err[-1][:160]))
+    # 1,000 execs one after the other: a destroyed exec's handle comes back,
+    # and the next exec at it is another object, not a repeat (its exec_id)
+    log = os.path.join(tmp, "reuse.jsonl")
+    p = run("reuse", {}, log)
+    handles = int(p.stdout.split("handles ")[1].split()[0]) if "handles " in p.stdout else -1
+    recs = cgtest.read_log(log)
+    v = [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS001"]
+    T.check(0 < handles < N, "reuse: the driver gave handles again (%d handles for %d execs)" % (handles, N))
+    T.check(len(v) == N and len({r.get("exec_id") for r in v}) == N,
+            "reuse: %d CGS001 records, one per exec, each its own exec_id (got %d, %d ids)"
+            % (N, len(v), len({r.get("exec_id") for r in v})))
+    T.check(not [r for r in recs if r.get("ev") == "repeat"], "reuse: no repeat record (no exec seen twice)")
     p = run("many", {"CGSHIM_PRINT_LIMIT": "0"})
     viol = [l for l in lines(p.stderr) if " violation CGS" in l]
     T.check(len(viol) == N, "many, CGSHIM_PRINT_LIMIT=0: all %d printed (got %d)" % (N, len(viol)))
