@@ -62,7 +62,9 @@ def one_run(cmd, how, want_call, check_site, release, env_extra=None):
     d = tempfile.mkdtemp(prefix="hang-")
     rel = os.path.join(d, "release")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
-    env.update(LD_PRELOAD=LIB, CGSHIM_LOG="warn", CGSHIM_LOG_FORMAT="jsonl",
+    # under meson's tsan setup a Python host must load the TSan runtime first
+    first = os.environ.get("CGSHIM_TEST_PRELOAD_FIRST", "")
+    env.update(LD_PRELOAD=(first + ":" + LIB) if first else LIB, CGSHIM_LOG="warn", CGSHIM_LOG_FORMAT="jsonl",
                CGSHIM_LOG_FILE=os.path.join(d, "log-%p.jsonl"), HANG_RELEASE=rel,
                STANDIN_SYNC_UNTIL=rel)  # the self-test's stand-in: its synchronize waits for the release
     if how == "stall":
