@@ -24,28 +24,47 @@ struct rp_fetch {
 /* Per-file cap on line-level messages; the rest are only counted. */
 #define RP_MAX_LINE_MSGS 10
 
-static const char *const rp_known_ev[] = {
-#define CGSHIM_EVENT(id, name, what) name,
-#include <cgshim/records.def>
-#undef CGSHIM_EVENT
-};
+/* The known record kinds are the schema's (rp_ev_names, generated from
+ * records.def by shim/gen-records.py report). One value read as a type:
+ * the rules every reader follows, the generated rd_<event>() ones too. */
+const char *rp_v_str(const json_t *v)
+{
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+int rp_v_int(const json_t *v, long long *out)
+{
+	if (json_is_integer(v))
+		*out = (long long)json_integer_value(v);
+	else if (json_is_real(v))
+		*out = (long long)json_real_value(v);
+	else if (json_is_boolean(v))
+		*out = json_is_true(v);
+	else
+		return 0;
+	return json_is_number(v) ? 1 : 2;
+}
+
+int rp_v_bool(const json_t *v, int *out)
+{
+	if (json_is_boolean(v))
+		*out = json_is_true(v);
+	else if (json_is_integer(v))
+		*out = json_integer_value(v) != 0;
+	else
+		return 0;
+	return json_is_boolean(v) ? 1 : 2;
+}
 
 const char *rp_str(const json_t *j, const char *key)
 {
-	json_t *v = json_object_get(j, key);
-	return json_is_string(v) ? json_string_value(v) : NULL;
+	return rp_v_str(json_object_get(j, key));
 }
 
 long long rp_int(const json_t *j, const char *key, long long def)
 {
-	json_t *v = json_object_get(j, key);
-	if (json_is_integer(v))
-		return (long long)json_integer_value(v);
-	if (json_is_real(v))
-		return (long long)json_real_value(v);
-	if (json_is_boolean(v))
-		return json_is_true(v);
-	return def;
+	long long v;
+	return rp_v_int(json_object_get(j, key), &v) ? v : def;
 }
 
 int rp_has_int(const json_t *j, const char *key)
@@ -55,20 +74,20 @@ int rp_has_int(const json_t *j, const char *key)
 
 int rp_bool(const json_t *j, const char *key)
 {
-	json_t *v = json_object_get(j, key);
-	if (json_is_boolean(v))
-		return json_is_true(v);
-	if (json_is_integer(v))
-		return json_integer_value(v) != 0;
-	return 0;
+	int v;
+	return rp_v_bool(json_object_get(j, key), &v) ? v : 0;
+}
+
+const char *rp_site0(const json_t *j, const char *key)
+{
+	return rp_v_site0(json_object_get(j, key));
 }
 
 /* The frame a person wants to see first: the innermost Python frame of the
  * user's own code ("py:"; the shim writes installed packages and the
  * standard library as "pylib:") when there is one, else the innermost. */
-const char *rp_site0(const json_t *j, const char *key)
+const char *rp_v_site0(const json_t *v)
 {
-	json_t *v = json_object_get(j, key);
 	size_t i;
 	if (json_is_string(v))
 		return json_string_value(v);
@@ -164,9 +183,10 @@ static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
 	r->pid = rp_int(j, "pid", 0);
 	r->tid = rp_int(j, "tid", r->pid);
 	r->seq = rp_int(j, "seq", 0);
-	for (i = 0; i < sizeof rp_known_ev / sizeof rp_known_ev[0]; i++)
-		if (!strcmp(r->ev, rp_known_ev[i])) {
-			r->ev = rp_known_ev[i];
+	for (i = 0; i < RP_EV_N; i++)
+		if (!strcmp(r->ev, rp_ev_names[i])) {
+			r->ev = rp_ev_names[i];
+			r->kind = (short)i;
 			return NULL;
 		}
 	log->unknown_ev++;
@@ -181,9 +201,10 @@ static int rp_fast(struct rp_scanned *sc, const char *line, size_t len, struct r
 
 	if (!rp_scan(line, len, sc) || sc->v > CGSHIM_RECORD_VERSION || sc->v < CGSHIM_RECORD_VERSION_MIN)
 		return 0;
-	for (i = 0; i < sizeof rp_known_ev / sizeof rp_known_ev[0]; i++)
-		if (!strcmp(sc->ev, rp_known_ev[i])) {
-			r->ev = rp_known_ev[i];
+	for (i = 0; i < RP_EV_N; i++)
+		if (!strcmp(sc->ev, rp_ev_names[i])) {
+			r->ev = rp_ev_names[i];
+			r->kind = (short)i;
 			r->ts = sc->ts;
 			r->pid = sc->pid;
 			r->tid = sc->has_tid ? sc->tid : sc->pid;

@@ -12,16 +12,18 @@
 #include <jansson.h>
 
 #include "cgshim/record.h"
+#include "report-gen.h" /* the schema's readers and handler table (shim/gen-records.py report) */
 
 /* One usable record: where its line is, and the fields used to order and
  * select records. The parsed record is not kept (a 200 MB log would take
  * gigabytes as JSON objects): rp_j parses it again when asked. ev is one of
- * the CGSHIM_EV_* strings. */
+ * the CGSHIM_EV_* strings (rp_ev_names[kind]); kind its enum rp_ev. */
 struct rp_rec {
 	const char *ev;
 	long long ts, pid, tid, seq;
 	long long off; /* byte offset of the line in its file */
 	unsigned file, line, len;
+	short kind;
 };
 
 struct rp_fetch; /* rp_j's state: open files, the last record parsed, symbols */
