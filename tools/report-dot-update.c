@@ -275,21 +275,63 @@ static void dot_upd_free(struct dot_upd *u)
 	free(u);
 }
 
-/* Record i is a failing update the shim drew: a CGS001 violation, or a
- * mismatch where the driver answered 910 and nothing was predicted (the
- * shim then writes both sides' node records after it, issue 31). */
+/* A failing update the shim drew: a CGS001 violation, or a mismatch where
+ * the driver answered 910 and nothing was predicted (the shim then writes
+ * both sides' node records after it, issue 31). ctx: an int set to 1. */
+static void du_violation(void *ctx, const struct rp_rec *r, const struct rd_violation *f)
+{
+	(void)r;
+	*(int *)ctx = f->rule && !strcmp(f->rule, "CGS001");
+}
+
+static void du_mismatch(void *ctx, const struct rp_rec *r, const struct rd_mismatch *f)
+{
+	(void)r;
+	*(int *)ctx = (!f->rule || !*f->rule) && f->rc == 910 && f->exec;
+}
+
+static const struct rp_on du_failing = {.violation = du_violation, .mismatch = du_mismatch};
+
+/* Record i is a failing update the shim drew. */
 static int dot_failing_update(const struct rp_log *log, size_t i)
 {
-	const char *ev = log->recs[i].ev, *rule;
-	const json_t *j;
-	if (strcmp(ev, CGSHIM_EV_VIOLATION) && strcmp(ev, CGSHIM_EV_MISMATCH))
-		return 0;
-	j = rp_j(log, i);
-	rule = rp_str(j, "rule");
-	if (!strcmp(ev, CGSHIM_EV_VIOLATION))
-		return rule && !strcmp(rule, "CGS001");
-	return (!rule || !*rule) && rp_int(j, "rc", 0) == 910 && rp_str(j, "exec");
+	int yes = 0;
+	if (rp_on_has(&du_failing, log->recs[i].kind))
+		rp_on_call(&du_failing, &yes, &log->recs[i], rp_j(log, i));
+	return yes;
 }
+
+/* The node records of one side of the update (side "exec" or "graph"),
+ * written for exec, gathered by index; stop when an index comes again (a
+ * later failing update of the same exec). */
+struct du_nodes {
+	struct dot_upd *u;
+	const char *exec;
+	int stop;
+};
+
+static void du_node(void *ctx, const struct rp_rec *r, const struct rd_node *f)
+{
+	struct du_nodes *c = ctx;
+	long long idx = f->has_index ? f->index : -1;
+	int k;
+
+	(void)r;
+	if (!f->side || !f->exec || !c->exec || strcmp(f->exec, c->exec))
+		return;
+	k = !strcmp(f->side, "graph");
+	if (idx < 0 || idx >= DOT_UPD_MAX)
+		return;
+	if (c->u->side[k][idx]) {
+		c->stop = 1;
+		return;
+	}
+	c->u->side[k][idx] = json_incref((json_t *)f->j);
+	if (idx + 1 > c->u->n[k])
+		c->u->n[k] = idx + 1;
+}
+
+static const struct rp_on du_nodes_on = {.node = du_node};
 
 /* `--dot update:N`: the Nth failing update (1-based, in time order; or
  * "last": a CGS001 violation or an unpredicted 910) and the node records
@@ -297,6 +339,7 @@ static int dot_failing_update(const struct rp_log *log, size_t i)
 int rp_dot_update(const struct rp_log *log, const char *which, const char *out)
 {
 	struct dot_upd *u;
+	struct du_nodes c = {0};
 	long long want, seen = 0, vpid = 0, vseq = 0;
 	const char *exec;
 	char *end;
@@ -338,27 +381,13 @@ int rp_dot_update(const struct rp_log *log, const char *which, const char *out)
 	u->err_index = rp_int(u->viol, "node_index", -1);
 	/* The node records follow their violation in the same process; a
 	 * later failing update of the same exec starts again at index 0. */
-	for (i = at + 1; i < log->n; i++) {
+	c.u = u;
+	c.exec = exec;
+	for (i = at + 1; i < log->n && !c.stop; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		const json_t *j;
-		const char *side;
-		long long idx;
-		int k;
-		if (r->pid != vpid || r->seq <= vseq || strcmp(r->ev, CGSHIM_EV_NODE))
+		if (r->pid != vpid || r->seq <= vseq || !rp_on_has(&du_nodes_on, r->kind))
 			continue;
-		j = rp_j(log, i);
-		side = rp_str(j, "side");
-		idx = rp_int(j, "index", -1);
-		if (!side || !rp_str(j, "exec") || !exec || strcmp(rp_str(j, "exec"), exec))
-			continue;
-		k = !strcmp(side, "graph");
-		if (idx < 0 || idx >= DOT_UPD_MAX)
-			continue;
-		if (u->side[k][idx])
-			break;
-		u->side[k][idx] = json_incref((json_t *)j);
-		if (idx + 1 > u->n[k])
-			u->n[k] = idx + 1;
+		rp_on_call(&du_nodes_on, &c, r, rp_j(log, i));
 	}
 	if (!u->n[0] && !u->n[1]) {
 		fprintf(stderr,

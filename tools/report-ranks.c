@@ -53,11 +53,6 @@ static void rk_add(json_t *o, const char *key, long long by)
 		json_object_set_new(o, key, json_integer(by));
 }
 
-static int rk_is(const char *ev, const char *kind)
-{
-	return !strcmp(ev, kind);
-}
-
 /* Ranks sorted as numbers when they are numbers, else as text. */
 static int rk_cmp(const void *a, const void *b)
 {
@@ -70,110 +65,171 @@ static int rk_cmp(const void *a, const void *b)
 	return strcmp(x, y);
 }
 
+/* The view's state: rows by rank, graph memory by rank and device, and the
+ * record at hand's rank and row (rk_mine). */
+struct rk {
+	json_t *rows, *idx, *gmem, *gmem_rows, *rule_names;
+	const char *rank;
+	long long pid;
+};
+
+/* The row of the record's rank, its process listed in it. */
+static json_t *rk_mine(struct rk *c)
+{
+	json_t *row = rk_row(c->rows, c->idx, c->rank), *pids = json_object_get(row, "pids"), *p;
+	size_t k;
+	int have = 0;
+	json_array_foreach(pids, k, p) have |= json_integer_value(p) == c->pid;
+	if (!have)
+		json_array_append_new(pids, json_integer(c->pid));
+	return row;
+}
+
+static void rk_start(void *ctx, const struct rp_rec *r, const struct rd_start *f)
+{
+	(void)r, (void)f;
+	rk_mine(ctx);
+}
+
+static void rk_capture(void *ctx, const struct rp_rec *r, const struct rd_capture *f)
+{
+	json_t *row = rk_mine(ctx);
+	(void)r;
+	rk_add(row, "captures", 1);
+	if (f->rc)
+		rk_add(row, "captures_invalidated", 1);
+	rk_add(row, "capture_delta", f->delta);
+	rk_add(row, "capture_malloc", f->malloc_bytes);
+}
+
+/* only instantiations are counted from call records */
+static void rk_call(void *ctx, const struct rp_rec *r, const struct rd_call *f)
+{
+	json_t *row;
+	(void)r;
+	if (!f->api || (strncmp(f->api, "cuGraphInstantiate", 18) && strncmp(f->api, "cudaGraphInstantiate", 20)) ||
+	    f->rc)
+		return;
+	row = rk_mine(ctx);
+	rk_add(row, "execs", 1);
+	rk_add(row, "instantiate_delta", f->delta);
+}
+
+static void rk_violation(void *ctx, const struct rp_rec *r, const struct rd_violation *f)
+{
+	struct rk *c = ctx;
+	json_t *row = rk_mine(c);
+	const char *rule = f->rule ? f->rule : "?";
+	(void)r;
+	rk_add(row, "violations", 1);
+	rk_add(json_object_get(row, "rules"), rule, 1);
+	if (f->name && !json_object_get(c->rule_names, rule))
+		json_object_set_new(c->rule_names, rule, json_string(f->name));
+}
+
+static void rk_leak(void *ctx, const struct rp_rec *r, const struct rd_leak *f)
+{
+	(void)r, (void)f;
+	rk_add(rk_mine(ctx), "leaks", 1);
+}
+
+static void rk_alloc(void *ctx, const struct rp_rec *r, const struct rd_alloc *f)
+{
+	(void)r;
+	rk_add(rk_mine(ctx), "alloc_bytes", f->size);
+}
+
+static void rk_summary(void *ctx, const struct rp_rec *r, const struct rd_summary *f)
+{
+	(void)r;
+	rk_add(rk_mine(ctx), "launches", f->launches);
+}
+
+/* per rank and device: the latest sample, an exit one preferred; the highs
+ * are the largest seen */
+static void rk_graphmem(void *ctx, const struct rp_rec *r, const struct rd_graphmem *f)
+{
+	struct rk *c = ctx;
+	char key[160];
+	json_t *g;
+	long long dev = f->has_dev ? f->dev : -1;
+	const char *when = f->when;
+	int is_exit = when && !strcmp(when, "exit");
+
+	(void)r;
+	rk_mine(c);
+	snprintf(key, sizeof key, "%s/%lld", c->rank, dev);
+	g = json_object_get(c->gmem, key);
+	if (!g) {
+		g = json_object();
+		json_object_set_new(g, "rank", json_string(c->rank));
+		json_object_set_new(g, "dev", json_integer(dev));
+		json_object_set_new(g, "used_high", json_integer(0));
+		json_object_set_new(g, "reserved_high", json_integer(0));
+		json_object_set_new(g, "from", json_string(""));
+		json_object_set(c->gmem, key, g);
+		json_array_append_new(c->gmem_rows, g);
+	}
+	if (is_exit || strcmp(json_string_value(json_object_get(g, "from")), "exit")) {
+		json_object_set_new(g, "used", json_integer(f->used));
+		json_object_set_new(g, "reserved", json_integer(f->reserved));
+		json_object_set_new(g, "from", json_string(when ? when : "?"));
+		if (f->has_alloc_bytes == 1)
+			json_object_set_new(g, "alloc_bytes", json_integer(f->alloc_bytes));
+	}
+	if (f->used_high > rp_int(g, "used_high", 0))
+		json_object_set_new(g, "used_high", json_integer(f->used_high));
+	if (f->reserved_high > rp_int(g, "reserved_high", 0))
+		json_object_set_new(g, "reserved_high", json_integer(f->reserved_high));
+}
+
+static const struct rp_on rk_on = {
+    .start = rk_start,
+    .capture = rk_capture,
+    .call = rk_call,
+    .violation = rk_violation,
+    .leak = rk_leak,
+    .alloc = rk_alloc,
+    .summary = rk_summary,
+    .graphmem = rk_graphmem,
+};
+
 json_t *rp_ranks(const struct rp_log *log)
 {
-	json_t *rows = json_array(), *idx = json_object(), *pid_rank = json_object();
-	json_t *gmem = json_object(), *gmem_rows = json_array(), *div = json_array();
-	json_t *rule_names = json_object(), *out;
+	json_t *rows, *idx, *pid_rank = json_object();
+	json_t *gmem, *gmem_rows, *div = json_array();
+	json_t *rule_names, *out;
+	struct rk c = {json_array(), json_object(), json_object(), json_array(), json_object(), NULL, 0};
 	size_t i, nr;
 
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		const char *ev = r->ev, *rank;
+		const char *rank;
 		char pidkey[32];
-		json_t *j, *row;
-		if (!rk_is(ev, CGSHIM_EV_START) && !rk_is(ev, CGSHIM_EV_CAPTURE) && !rk_is(ev, CGSHIM_EV_CALL) &&
-		    !rk_is(ev, CGSHIM_EV_VIOLATION) && !rk_is(ev, CGSHIM_EV_LEAK) && !rk_is(ev, CGSHIM_EV_GRAPHMEM) &&
-		    !rk_is(ev, CGSHIM_EV_ALLOC) && !rk_is(ev, CGSHIM_EV_SUMMARY))
+		json_t *j;
+		if (!rp_on_has(&rk_on, r->kind))
 			continue;
 		snprintf(pidkey, sizeof pidkey, "%lld", r->pid);
 		/* A process whose start record has no rank has none on any
 		 * record: its records are not parsed again (a log without
 		 * ranks costs this pass its start records only). */
-		if (!rk_is(ev, CGSHIM_EV_START) && json_is_null(json_object_get(pid_rank, pidkey)))
+		if (r->kind != RP_EV_START && json_is_null(json_object_get(pid_rank, pidkey)))
 			continue;
 		j = rp_j(log, i);
-		rank = rp_str(j, "rank");
+		rank = rp_str(j, "rank"); /* the header's, on every record of a ranked process */
 		if (rank)
 			json_object_set_new(pid_rank, pidkey, json_string(rank));
-		else if (rk_is(ev, CGSHIM_EV_START))
+		else if (r->kind == RP_EV_START)
 			json_object_set_new(pid_rank, pidkey, json_null());
 		else
 			rank = json_string_value(json_object_get(pid_rank, pidkey));
 		if (!rank)
 			continue;
-		if (rk_is(ev, CGSHIM_EV_CALL)) {
-			const char *api = rp_str(j, "api");
-			/* only instantiations are counted from call records */
-			if (!api ||
-			    (strncmp(api, "cuGraphInstantiate", 18) && strncmp(api, "cudaGraphInstantiate", 20)) ||
-			    rp_int(j, "rc", 0))
-				continue;
-		}
-		row = rk_row(rows, idx, rank);
-		{
-			json_t *pids = json_object_get(row, "pids"), *p;
-			size_t k;
-			int have = 0;
-			json_array_foreach(pids, k, p) have |= json_integer_value(p) == r->pid;
-			if (!have)
-				json_array_append_new(pids, json_integer(r->pid));
-		}
-		if (rk_is(ev, CGSHIM_EV_CAPTURE)) {
-			rk_add(row, "captures", 1);
-			if (rp_int(j, "rc", 0))
-				rk_add(row, "captures_invalidated", 1);
-			rk_add(row, "capture_delta", rp_int(j, "delta", 0));
-			rk_add(row, "capture_malloc", rp_int(j, "malloc_bytes", 0));
-		} else if (rk_is(ev, CGSHIM_EV_CALL)) {
-			rk_add(row, "execs", 1);
-			rk_add(row, "instantiate_delta", rp_int(j, "delta", 0));
-		} else if (rk_is(ev, CGSHIM_EV_VIOLATION)) {
-			const char *rule = rp_str(j, "rule") ? rp_str(j, "rule") : "?";
-			rk_add(row, "violations", 1);
-			rk_add(json_object_get(row, "rules"), rule, 1);
-			if (rp_str(j, "name") && !json_object_get(rule_names, rule))
-				json_object_set_new(rule_names, rule, json_string(rp_str(j, "name")));
-		} else if (rk_is(ev, CGSHIM_EV_LEAK)) {
-			rk_add(row, "leaks", 1);
-		} else if (rk_is(ev, CGSHIM_EV_ALLOC)) {
-			rk_add(row, "alloc_bytes", rp_int(j, "size", 0));
-		} else if (rk_is(ev, CGSHIM_EV_SUMMARY)) {
-			rk_add(row, "launches", rp_int(j, "launches", 0));
-		} else if (rk_is(ev, CGSHIM_EV_GRAPHMEM)) {
-			/* per rank and device: the latest sample, an exit one
-			 * preferred; the highs are the largest seen */
-			char key[160];
-			json_t *g;
-			long long dev = rp_int(j, "dev", -1);
-			const char *when = rp_str(j, "when");
-			int is_exit = when && !strcmp(when, "exit");
-			snprintf(key, sizeof key, "%s/%lld", rank, dev);
-			g = json_object_get(gmem, key);
-			if (!g) {
-				g = json_object();
-				json_object_set_new(g, "rank", json_string(rank));
-				json_object_set_new(g, "dev", json_integer(dev));
-				json_object_set_new(g, "used_high", json_integer(0));
-				json_object_set_new(g, "reserved_high", json_integer(0));
-				json_object_set_new(g, "from", json_string(""));
-				json_object_set(gmem, key, g);
-				json_array_append_new(gmem_rows, g);
-			}
-			if (is_exit || strcmp(json_string_value(json_object_get(g, "from")), "exit")) {
-				json_object_set_new(g, "used", json_integer(rp_int(j, "used", 0)));
-				json_object_set_new(g, "reserved", json_integer(rp_int(j, "reserved", 0)));
-				json_object_set_new(g, "from", json_string(when ? when : "?"));
-				if (rp_has_int(j, "alloc_bytes"))
-					json_object_set_new(g, "alloc_bytes",
-							    json_integer(rp_int(j, "alloc_bytes", 0)));
-			}
-			if (rp_int(j, "used_high", 0) > rp_int(g, "used_high", 0))
-				json_object_set_new(g, "used_high", json_integer(rp_int(j, "used_high", 0)));
-			if (rp_int(j, "reserved_high", 0) > rp_int(g, "reserved_high", 0))
-				json_object_set_new(g, "reserved_high", json_integer(rp_int(j, "reserved_high", 0)));
-		}
+		c.rank = rank;
+		c.pid = r->pid;
+		rp_on_call(&rk_on, &c, r, j);
 	}
+	rows = c.rows, idx = c.idx, gmem = c.gmem, gmem_rows = c.gmem_rows, rule_names = c.rule_names;
 	nr = json_array_size(rows);
 	if (!nr) {
 		json_decref(rows);
