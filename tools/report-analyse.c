@@ -139,10 +139,15 @@ static void rp_pcount(json_t *derived, long long pid, const char *key, long long
 struct an {
 	json_t *procs, *pids, *graphs, *failures, *sev, *viol, *viol_idx, *caps, *cap_tot;
 	json_t *pools, *pool_idx, *pool_seen, *gmem, *fails, *fail_idx, *leaks, *launch_cur, *shim_sum;
-	json_t *broken;	 /* invalidated and abandoned captures, in log order */
-	json_t *chains;	 /* "broken": a failed end linked to its first breaking call */
-	json_t *derived; /* per process: the records' share of the exact counts */
-	json_t *cap_idx; /* "pid/capture" -> its row */
+	json_t *broken;			 /* invalidated and abandoned captures, in log order */
+	json_t *chains;			 /* "broken": a failed end linked to its first breaking call */
+	json_t *derived;		 /* per process: the records' share of the exact counts */
+	json_t *cap_idx;		 /* "pid/capture" -> its row, while pending */
+	json_t *cap_pending;		 /* capture rows waiting for their instantiation, in log order */
+	json_t *cap_group_idx;		 /* a row's figures (an_cap_key) -> its group in caps */
+	json_t *cap_rest, *cap_rest_idx; /* past AN_CAP_GROUPS: per process, site and batch size */
+	json_t *cap_last;		 /* per process: the highest capture id seen */
+	long long cap_rest_other;	 /* captures past AN_CAP_REST rest rows too */
 	json_t *abandoned_idx, *shim_by_pid, *rw_rows, *exec_graph;
 	long long captures, cap_ok, execs, upd_ok, upd_fail, rewrites;
 	long long nleaks, leak_bytes, nviol, launches_rec, launches_trace;
@@ -153,6 +158,82 @@ struct an {
 static const char *const an_cap_cols[] = {"alloc_nodes", "alloc_bytes", "malloc_bytes", "free_before",
 					  "free_after",	 "delta",	"unattributed"};
 #define AN_NCAP_COLS (sizeof an_cap_cols / sizeof an_cap_cols[0])
+
+/* Captures in bounded memory (issue 35): a capture's row waits (pending,
+ * at most AN_CAP_PENDING, oldest first out) for its instantiation to join
+ * the memory it took, then is folded into its group: the rows identical
+ * but for capture and graph (rp_fold_rows' rule), kept with "count" and
+ * "last_capture", in first-seen order. Past AN_CAP_GROUPS groups a row of
+ * new figures is counted per process, site and batch size (alloc_bytes) in
+ * "captures_rest" (at most AN_CAP_REST rows, then in one count). So the
+ * memory is flat in the number of captures; the tables say the same as
+ * one row per capture folded at print, but for an instantiation more than
+ * AN_CAP_PENDING captures after its capture (its delta is in the totals,
+ * not on the row). */
+#define AN_CAP_PENDING 256
+#define AN_CAP_GROUPS 1000
+#define AN_CAP_REST 1000
+
+static void an_cap_rest(struct an *a, json_t *row)
+{
+	char key[1024];
+	const char *site = rp_str(row, "site");
+	json_t *g;
+
+	snprintf(key, sizeof key, "%lld\x1f%s\x1f%lld", rp_int(row, "pid", 0), site ? site : "",
+		 rp_int(row, "alloc_bytes", -1));
+	g = json_object_get(a->cap_rest_idx, key);
+	if (!g) {
+		if (json_array_size(a->cap_rest) >= AN_CAP_REST) {
+			a->cap_rest_other++;
+			return;
+		}
+		g = json_object();
+		json_object_set(g, "pid", json_object_get(row, "pid"));
+		json_object_set(g, "site", json_object_get(row, "site"));
+		json_object_set(g, "alloc_bytes", json_object_get(row, "alloc_bytes"));
+		json_object_set_new(g, "count", json_integer(0));
+		json_object_set_new(g, "invalidated", json_integer(0));
+		json_object_set(g, "first_capture", json_object_get(row, "capture"));
+		json_array_append_new(a->cap_rest, g);
+		json_object_set(a->cap_rest_idx, key, g);
+	}
+	json_object_set_new(g, "count", json_integer(rp_int(g, "count", 0) + 1));
+	if (rp_int(row, "rc", 0))
+		json_object_set_new(g, "invalidated", json_integer(rp_int(g, "invalidated", 0) + 1));
+	json_object_set(g, "last_capture", json_object_get(row, "capture"));
+}
+
+/* The oldest pending row into its group (or the rest). */
+static void an_cap_fold(struct an *a)
+{
+	json_t *row = json_incref(json_array_get(a->cap_pending, 0)), *key, *g;
+	char ik[64], *k;
+
+	json_array_remove(a->cap_pending, 0);
+	snprintf(ik, sizeof ik, "%lld/%lld", rp_int(row, "pid", 0), rp_int(row, "capture", 0));
+	if (json_object_get(a->cap_idx, ik) == row)
+		json_object_del(a->cap_idx, ik);
+	key = json_deep_copy(row);
+	json_object_del(key, "capture");
+	json_object_del(key, "graph");
+	k = json_dumps(key, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	json_decref(key);
+	g = k ? json_object_get(a->cap_group_idx, k) : NULL;
+	if (g) {
+		json_object_set_new(g, "count", json_integer(rp_int(g, "count", 0) + 1));
+		json_object_set(g, "last_capture", json_object_get(row, "capture"));
+	} else if (k && json_array_size(a->caps) < AN_CAP_GROUPS) {
+		json_object_set_new(row, "count", json_integer(1));
+		json_object_set(row, "last_capture", json_object_get(row, "capture"));
+		json_array_append(a->caps, row);
+		json_object_set(a->cap_group_idx, k, row);
+	} else {
+		an_cap_rest(a, row);
+	}
+	free(k);
+	json_decref(row);
+}
 
 static void an_pidkey(char *buf, size_t len, const struct rp_rec *r)
 {
@@ -193,6 +274,12 @@ static void an_call(void *ctx, const struct rp_rec *r, const struct rd_call *f)
 		if ((crow = json_object_get(a->cap_idx, key))) { /* the first such capture */
 			json_object_set_new(crow, "instantiate_delta", json_integer(f->delta));
 			rp_count(a->cap_tot, "instantiate_delta", f->delta);
+		} else {
+			/* its row already folded: the totals still have it */
+			char pk[32];
+			snprintf(pk, sizeof pk, "%lld", r->pid);
+			if (f->capture <= rp_int(a->cap_last, pk, 0))
+				rp_count(a->cap_tot, "instantiate_delta", f->delta);
 		}
 	}
 	if (rp_is_update(api)) {
@@ -263,7 +350,12 @@ static void an_capture(void *ctx, const struct rp_rec *r, const struct rd_captur
 	snprintf(key, sizeof key, "%lld/%lld", r->pid, f->capture);
 	if (!json_object_get(a->cap_idx, key))
 		json_object_set(a->cap_idx, key, row);
-	json_array_append_new(a->caps, row);
+	snprintf(key, sizeof key, "%lld", r->pid);
+	if (f->capture > rp_int(a->cap_last, key, 0))
+		json_object_set_new(a->cap_last, key, json_integer(f->capture));
+	if (json_array_size(a->cap_pending) >= AN_CAP_PENDING)
+		an_cap_fold(a);
+	json_array_append_new(a->cap_pending, row);
 }
 
 /* count is the exec's running total; "every" records are superseded by
@@ -581,7 +673,8 @@ json_t *rp_analyse(const struct rp_log *log)
 	a.leaks = json_array(), a.launch_cur = json_object(), a.shim_sum = json_object(), a.broken = json_array();
 	a.abandoned_idx = json_object(), a.chains = json_array(), a.derived = json_object();
 	a.shim_by_pid = json_object(), a.rw_rows = json_array(), a.exec_graph = json_object();
-	a.cap_idx = json_object();
+	a.cap_idx = json_object(), a.cap_pending = json_array(), a.cap_group_idx = json_object();
+	a.cap_rest = json_array(), a.cap_rest_idx = json_object(), a.cap_last = json_object();
 
 	for (fi = 0; fi < log->nfiles; fi++)
 		json_array_append_new(files, json_string(log->files[fi]));
@@ -596,6 +689,8 @@ json_t *rp_analyse(const struct rp_log *log)
 		if (rp_on_call(&an_on, &a, &log->recs[i], j) < 0)
 			unknown++; /* a kind the schema lacks: counted, not fatal */
 	}
+	while (json_array_size(a.cap_pending))
+		an_cap_fold(&a);
 	json_object_foreach(a.launch_cur, tk, tv)
 	{
 		a.launches_rec += json_integer_value(tv);
@@ -690,6 +785,8 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "processes", a.procs);
 	json_object_set_new(doc, "violations", a.viol);
 	json_object_set_new(doc, "captures", a.caps);
+	json_object_set_new(doc, "captures_rest", a.cap_rest);
+	json_object_set_new(doc, "captures_rest_other", json_integer(a.cap_rest_other));
 	json_object_set_new(doc, "capture_totals", a.cap_tot);
 	json_object_set_new(doc, "broken_captures", a.broken);
 	json_object_set_new(doc, "capture_chains", a.chains);
@@ -714,5 +811,9 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_decref(a.shim_by_pid);
 	json_decref(a.exec_graph);
 	json_decref(a.cap_idx);
+	json_decref(a.cap_pending);
+	json_decref(a.cap_group_idx);
+	json_decref(a.cap_rest_idx);
+	json_decref(a.cap_last);
 	return doc;
 }

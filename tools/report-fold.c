@@ -35,7 +35,9 @@ long long rp_fold_repeat(json_t *row, const json_t *j, json_t *sev)
  * each group is kept (a copy), in first-seen order, with "count" (rows
  * folded in; left as it is when rows already counted) and, for vary[0],
  * "last_<vary[0]>" (the last row's value). Rows whose count is already
- * there add it. New reference. */
+ * there add it, and their "last_<vary[0]>" stands for their last row
+ * (the analysis folds capture rows as it reads, report-analyse.c). New
+ * reference. */
 json_t *rp_fold_rows(const json_t *rows, const char *const *vary)
 {
 	json_t *out = json_array(), *idx = json_object(), *row;
@@ -43,12 +45,17 @@ json_t *rp_fold_rows(const json_t *rows, const char *const *vary)
 
 	json_array_foreach(rows, i, row)
 	{
-		json_t *key = json_deep_copy(row), *g;
+		json_t *key = json_deep_copy(row), *g, *lastv = NULL;
 		const char *const *v;
-		char *k;
+		char *k, last[64];
 		long long n = rp_int(row, "count", 1);
 
 		json_object_del(key, "count");
+		if (vary[0]) {
+			snprintf(last, sizeof last, "last_%s", vary[0]);
+			lastv = json_object_get(row, last);
+			json_object_del(key, last);
+		}
 		for (v = vary; *v; v++)
 			json_object_del(key, *v);
 		k = json_dumps(key, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
@@ -64,11 +71,8 @@ json_t *rp_fold_rows(const json_t *rows, const char *const *vary)
 		}
 		free(k);
 		json_object_set_new(g, "count", json_integer(rp_int(g, "count", 0) + n));
-		if (vary[0] && json_object_get(row, vary[0])) {
-			char last[64];
-			snprintf(last, sizeof last, "last_%s", vary[0]);
-			json_object_set(g, last, json_object_get(row, vary[0]));
-		}
+		if (vary[0] && (lastv || json_object_get(row, vary[0])))
+			json_object_set(g, last, lastv ? lastv : json_object_get(row, vary[0]));
 	}
 	json_decref(idx);
 	return out;

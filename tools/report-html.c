@@ -313,7 +313,13 @@ static void html_captures(FILE *f, const json_t *doc)
 	size_t i;
 	char b1[32], b2[32], b3[32];
 
-	fprintf(f, "<section id=\"captures\"><h2>Memory per capture (%zu captures)</h2>\n", json_array_size(a));
+	long long ncap = 0, nrest = rp_int(doc, "captures_rest_other", 0);
+	const json_t *rest = json_object_get(doc, "captures_rest");
+
+	/* the analysis folds identical rows as it reads (report-analyse.c) */
+	json_array_foreach(a, i, g) ncap += rp_int(g, "count", 1);
+	json_array_foreach(rest, i, g) nrest += rp_int(g, "count", 0);
+	fprintf(f, "<section id=\"captures\"><h2>Memory per capture (%lld captures)</h2>\n", ncap + nrest);
 	if (!json_array_size(a)) {
 		fputs("<p>No capture in the log.</p></section>\n", f);
 		json_decref(top);
@@ -330,6 +336,11 @@ static void html_captures(FILE *f, const json_t *doc)
 	json_array_foreach(groups, i, g) if (i < HTML_TOP_BARS) json_array_append(top, g);
 	rp_html_capture_chart(f, top);
 	html_table(f, groups, cols, sizeof cols / sizeof cols[0], 1);
+	if (nrest)
+		fprintf(f,
+			"<p>and %lld more capture(s) of other figures past the table's rows, counted by site and "
+			"batch size in the --json document's captures_rest.</p>\n",
+			nrest);
 	fputs("</section>\n", f);
 	json_decref(top);
 	json_decref(groups);

@@ -72,6 +72,28 @@ static void rp_print_value(FILE *f, const char *k, const json_t *v)
 	fputc('\n', f);
 }
 
+/* The captures past the table's rows (report-analyse.c): per process,
+ * site and batch size, the most first. */
+static void rp_print_captures_rest(FILE *f, const json_t *doc)
+{
+	const json_t *a = json_object_get(doc, "captures_rest"), *row;
+	long long other = rp_geti(doc, "captures_rest_other"), n = 0;
+	size_t i;
+
+	json_array_foreach(a, i, row) n += rp_geti(row, "count");
+	if (!n && !other)
+		return;
+	fprintf(f, "  ... and %lld more capture(s) of other figures, past the table's rows, by site and batch size:\n",
+		n + other);
+	fprintf(f, "  %-7s %8s %10s %11s %-19s  %s\n", "pid", "captures", "alloc", "invalidated", "captures", "site");
+	json_array_foreach(a, i, row)
+	    fprintf(f, "  %-7s %8lld %10s %11lld %9s-%-9s  %s\n", RP_CELL(row, "pid"), rp_geti(row, "count"),
+		    RP_BCELL(row, "alloc_bytes"), rp_geti(row, "invalidated"), RP_CELL(row, "first_capture"),
+		    RP_CELL(row, "last_capture"), RP_CELL(row, "site"));
+	if (other)
+		fprintf(f, "  %-7s %8lld  (of yet other sites and batch sizes)\n", "other", other);
+}
+
 void rp_print_text(FILE *f, const json_t *doc)
 {
 	const json_t *sum = json_object_get(doc, "summary"), *shim = json_object_get(doc, "shim_summary");
@@ -197,6 +219,7 @@ void rp_print_text(FILE *f, const json_t *doc)
 			"", "", rp_geti(t, "alloc_nodes"), RP_BCELL(t, "alloc_bytes"), RP_BCELL(t, "malloc_bytes"), "",
 			"", RP_BCELL(t, "delta"), RP_BCELL(t, "unattributed"), RP_BCELL(t, "instantiate_delta"));
 	}
+	rp_print_captures_rest(f, doc);
 
 	rp_print_recaptures(f, json_object_get(doc, "recaptures"));
 

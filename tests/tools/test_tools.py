@@ -376,7 +376,12 @@ def case_report_counts():
     for k in ("processes", "captures", "captures_invalidated", "execs", "launches", "updates",
               "updates_failed", "failures", "rewrites", "leaks", "violations"):
         check(s[k] == t[k], "summary %s = %d, the log holds %d" % (k, s[k], t[k]))
-    check(len(doc["captures"]) == s["captures"], "capture table rows != captures")
+    # rows identical but for capture and graph come folded, with a count
+    # (issue 35: memory flat in the number of captures); past the table's
+    # rows the rest is counted by site and batch size
+    ncap = sum(r["count"] for r in doc["captures"]) + sum(r["count"] for r in doc["captures_rest"]) + \
+        doc["captures_rest_other"]
+    check(ncap == s["captures"], "capture rows count %d captures, the summary %d" % (ncap, s["captures"]))
     check(doc["capture_totals"]["alloc_bytes"] == sum(r.get("alloc_bytes", 0) for r in recs if r["ev"] == "capture"),
           "capture alloc_bytes total")
     check(sum(p["allocs"] for p in doc["pools"]) >= len([r for r in recs if r["ev"] == "alloc"]),
