@@ -634,6 +634,42 @@ def case_launcher_shim():
     check(rc == 0, "report of the launcher's log: %d %s" % (rc, err))
 
 
+def case_report_captures_bounded():
+    """Issue 35: the capture table in bounded memory. 1,300 captures whose
+    figures all differ (dur_ns) over 2 sites and 3 batch sizes, then 500
+    of one batch size alike at each site: the table keeps 1,000 rows (the
+    first seen), the 800 others (new figures past the table's rows) are
+    counted per site and batch size, 8 rows. Every capture is counted
+    once: the rows' counts add up to the summary's."""
+    log = os.path.join(TMP, "captures.jsonl")
+    seq = [0]
+
+    def rec(f, ev, **kw):
+        seq[0] += 1
+        f.write(json.dumps(dict({"v": 1, "ev": ev, "seq": seq[0], "ts": 1000 * seq[0], "pid": 5, "tid": 5}, **kw))
+                + "\n")
+    with open(log, "w") as f:
+        rec(f, "start", exe="/x", lib="cgshim")
+        for i in range(1, 1801):
+            same = i > 1300
+            rec(f, "capture", capture=i, stream="0x10", mode="global", begin_tid=5, graph="0x%x" % (0x1000 + i),
+                rc=0, dur_ns=7 if same else 100 + i, alloc_nodes=1, alloc_bytes=(1 + i % 3) << 20 if not same else 1,
+                malloc_bytes=0, site=["app+0x%x" % (0x10 + i % 2)])
+    doc = report_json([log])
+    caps, rest = doc["captures"], doc["captures_rest"]
+    check(doc["summary"]["captures"] == 1800, "summary captures %d" % doc["summary"]["captures"])
+    check(len(caps) == 1000, "table rows %d, want the first 1000" % len(caps))
+    check([r["capture"] for r in caps[:3]] == [1, 2, 3], "rows in log order: %r" % [r["capture"] for r in caps[:3]])
+    check(sum(r["count"] for r in caps) == 1000, "rows stand for %d captures" % sum(r["count"] for r in caps))
+    check(len(rest) == 8 and sum(r["count"] for r in rest) == 800 and doc["captures_rest_other"] == 0,
+          "rest: %d rows, %d captures, want 8 (2 sites x 4 sizes) and 800: %r"
+          % (len(rest), sum(r["count"] for r in rest), rest[:2]))
+    rc, out, err = cgshim("report", log)
+    check(rc == 0 and "and 800 more capture(s)" in out, "text: the rest not named\n" + out[-1500:])
+    check(len(out.splitlines()) < 1100, "text: %d lines" % len(out.splitlines()))
+    print("1800 captures: 1000 rows, 800 in %d rest rows by site and batch size" % len(rest))
+
+
 def case_report_int64():
     """Issue 12.12: ts and dur_ns are whatever int64 a file holds; the report
     must not overflow on them (run with a -fsanitize=signed-integer-overflow
