@@ -33,7 +33,7 @@ void rp_dot_esc(FILE *f, const char *s)
 
 struct dot_pool {
 	char *pool;	  /* a copy: records are not kept (rp_j) */
-	const char *site; /* in an alloc record held by dot_ctx.allocs */
+	char *site; /* a copy: dot_ctx.allocs is cleared for each graph drawn */
 	int is_default, ipc;
 };
 
@@ -86,8 +86,8 @@ static unsigned dot_pool_idx(struct dot_ctx *c, const char *pool, const json_t *
 	c->pools[i].ipc = 0;
 found:
 	if (alloc) {
-		if (!c->pools[i].site)
-			c->pools[i].site = rp_site0(alloc, "pool_site");
+		if (!c->pools[i].site && rp_site0(alloc, "pool_site"))
+			c->pools[i].site = strdup(rp_site0(alloc, "pool_site"));
 		if (json_object_get(alloc, "pool_default"))
 			c->pools[i].is_default = rp_bool(alloc, "pool_default");
 		c->pools[i].ipc |= rp_bool(alloc, "ipc");
@@ -555,8 +555,10 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 	c.allocs = json_object();
 	rc = rp_dot_output(out, dot_write_many, &m);
 	json_decref(c.allocs);
-	for (i = 0; i < c.npools; i++)
+	for (i = 0; i < c.npools; i++) {
 		free(c.pools[i].pool);
+		free(c.pools[i].site);
+	}
 	for (size_t k = 0; k < m.n; k++)
 		free(m.sel[k].graph);
 	free(m.sel);
