@@ -84,6 +84,9 @@ else:
 max_s = A.max_s if A.max_s is not None else 10 * A.mb / 200
 max_m = A.max_rss_mb if A.max_rss_mb is not None else 150
 ok = True
+# the host's load: on a shared 2-core machine wall time says as much about
+# the neighbours as about the report; CPU time (user + system) is its own
+print("load average before: %s" % open("/proc/loadavg").read().strip())
 for out in A.outputs.split(","):
     args = {"tables": [], "json": ["--json"], "perfetto": ["--perfetto", os.path.join(d, "scale.perfetto.json")],
             "html": ["--html", os.path.join(d, "scale.html")]}[out]
@@ -107,6 +110,7 @@ for out in A.outputs.split(","):
     for f in ("scale.perfetto.json", "scale.html"):
         if os.path.exists(os.path.join(d, f)):
             os.unlink(os.path.join(d, f))
+print("load average after: %s" % open("/proc/loadavg").read().strip())
 if not A.keep:
     os.unlink(path)
 sys.exit(0 if ok else 1)
