@@ -32,7 +32,7 @@ void rp_dot_esc(FILE *f, const char *s)
 }
 
 struct dot_pool {
-	char *pool;	  /* a copy: records are not kept (rp_j) */
+	char *pool; /* a copy: records are not kept (rp_j) */
 	char *site; /* a copy: dot_ctx.allocs is cleared for each graph drawn */
 	int is_default, ipc;
 };
