@@ -71,6 +71,12 @@ json_t *rp_fold_rows(const json_t *rows, const char *const *vary)
 		}
 		free(k);
 		json_object_set_new(g, "count", json_integer(rp_int(g, "count", 0) + n));
+		/* Groups folded before (with a wider vary here) interleave in
+		 * the log: their last row is the one of the highest id (capture
+		 * ids grow in a process, and pid is never in vary). */
+		if (lastv && json_is_integer(lastv) && json_is_integer(json_object_get(g, last)) &&
+		    json_integer_value(json_object_get(g, last)) > json_integer_value(lastv))
+			lastv = json_object_get(g, last);
 		if (vary[0] && (lastv || json_object_get(row, vary[0])))
 			json_object_set(g, last, lastv ? lastv : json_object_get(row, vary[0]));
 	}
