@@ -540,11 +540,15 @@ struct model_ids {
 };
 /* The ids of g and e (either NULL); takes gx_lock. */
 void model_ids_get(CUgraph g, CUgraphExec e, struct model_ids *out);
-/* Record fields graph_id, cuda_graph_id, exec_id, cuda_exec_id: the known
- * ones only. */
-void model_ids_put(struct cg_rec *r, const struct model_ids *ids);
-/* model_ids_get then model_ids_put (nothing when r is off). */
-void model_ids_rec(struct cg_rec *r, CUgraph g, CUgraphExec e);
+/* The same as a record's ids part (records.def: graph_id, cuda_graph_id,
+ * exec_id, cuda_exec_id; emit_ids_put writes it in an extension). */
+static inline struct emit_ids model_ids_emit(const struct model_ids *m)
+{
+	return (struct emit_ids){
+	    .graph = m->graph, .cuda_graph = m->cuda_graph, .exec = m->exec, .cuda_exec = m->cuda_exec};
+}
+/* model_ids_get as a record's ids part. */
+struct emit_ids model_ids_of(CUgraph g, CUgraphExec e);
 
 /* repeat: a steady instantiation with nothing to say; the exec is a repeat
  * when g is a repeat graph too (returned) until it is updated. kernels:

@@ -135,14 +135,7 @@ void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const c
 				    .side = side,
 				    .exec = (uintptr_t)e,
 				    .has_exec = side != NULL,
-				    .graph_id = ids.graph,
-				    .has_graph_id = ids.graph != 0,
-				    .cuda_graph_id = ids.cuda_graph,
-				    .has_cuda_graph_id = ids.cuda_graph != 0,
-				    .exec_id = ids.exec,
-				    .has_exec_id = ids.exec != 0,
-				    .cuda_exec_id = ids.cuda_exec,
-				    .has_cuda_exec_id = ids.cuda_exec != 0,
+				    .ids = model_ids_emit(&ids),
 				    .index = i,
 				    .type = rules_update_node_type(s->types[i]),
 				    .more = {node_details, nodes_of(s, i)}};
@@ -233,7 +226,10 @@ static void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, 
 {
 	rec_hex(r, "graph", (uintptr_t)g);
 	rec_hex(r, "exec", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
-	model_ids_rec(r, g, rc == CUDA_SUCCESS && ph ? *ph : NULL);
+	if (r->on) {
+		struct emit_ids ids = model_ids_of(g, rc == CUDA_SUCCESS && ph ? *ph : NULL);
+		emit_ids_put(r, &ids);
+	}
 	rec_u64(r, "flags", flags);
 	if (f->sum) {
 		rec_int(r, "nodes", f->sum->n_nodes);

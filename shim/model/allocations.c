@@ -67,10 +67,7 @@ void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture
 					 .stream = (uintptr_t)s,
 					 .capture = capture,
 					 .graph = (uintptr_t)g,
-					 .graph_id = ids.graph,
-					 .has_graph_id = ids.graph != 0,
-					 .cuda_graph_id = ids.cuda_graph,
-					 .has_cuda_graph_id = ids.cuda_graph != 0,
+					 .ids = model_ids_emit(&ids),
 					 .site = m->site,
 					 .pool_site = pool_site};
 	}

@@ -754,12 +754,7 @@ int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc,
 				.meminfo = c->steady ? "steady" : NULL,
 				.site = c->site};
 	if (graph && cg_log_on(CG_L_INFO)) { /* its ids (issue 35): the hook put the graph in the model */
-		struct model_ids ids;
-		model_ids_get(graph, NULL, &ids);
-		f.graph_id = ids.graph;
-		f.has_graph_id = ids.graph != 0;
-		f.cuda_graph_id = ids.cuda_graph;
-		f.has_cuda_graph_id = ids.cuda_graph != 0;
+		f.ids = model_ids_of(graph, NULL);
 	}
 	if (c->have_before && have_after) {
 		long long delta = (long long)c->free_before - (long long)fr;

@@ -460,25 +460,11 @@ void model_ids_get(CUgraph g, CUgraphExec e, struct model_ids *out)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-void model_ids_put(struct cg_rec *r, const struct model_ids *ids)
-{
-	if (ids->graph)
-		rec_u64(r, "graph_id", ids->graph);
-	if (ids->cuda_graph)
-		rec_u64(r, "cuda_graph_id", ids->cuda_graph);
-	if (ids->exec)
-		rec_u64(r, "exec_id", ids->exec);
-	if (ids->cuda_exec)
-		rec_u64(r, "cuda_exec_id", ids->cuda_exec);
-}
-
-void model_ids_rec(struct cg_rec *r, CUgraph g, CUgraphExec e)
+struct emit_ids model_ids_of(CUgraph g, CUgraphExec e)
 {
 	struct model_ids ids;
-	if (!r->on)
-		return;
 	model_ids_get(g, e, &ids);
-	model_ids_put(r, &ids);
+	return model_ids_emit(&ids);
 }
 
 void model_graph_set_repeat(CUgraph g)
