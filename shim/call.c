@@ -1,12 +1,13 @@
 /* shim/call.c -- shared parts of every hook: the real-pointer guard and the
- * call record's fields (cg_call_rec_at); a hook's own record step, which
- * also tells the model of a refused call, is hooks/call.c. */
+ * call record's facts (cg_call_facts); a hook's own record step, which
+ * writes it (emit_call_open) and tells the model of a refused call, is
+ * hooks/call.c. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>
 
 #include "call.h"
-#include "cgshim/record.h"
+#include "emit.h"
 
 int cg_need_real(int hid)
 {
@@ -42,22 +43,6 @@ static void count_hidden(const struct cg_call *c, CUresult rc)
 		cg_count_condensed();
 }
 
-static void call_fields(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t now)
-{
-	rec_word(r, "api", cg_routes[c->hid].name);
-	if (via)
-		rec_word(r, "via", via);
-	rec_int(r, "rc", rc);
-	if (rc != CUDA_SUCCESS)
-		rec_word(r, "err", cg_result_name(rc));
-	if (c->t0)
-		rec_u64(r, "dur_ns", now - c->t0);
-	if (c->t0 && c->t_in)
-		rec_u64(r, "pre_ns", c->t_in - c->t0);
-	if (c->t_out)
-		rec_u64(r, "post_ns", now - c->t_out);
-}
-
 /* For the one place that then writes nothing (hooks/call.c). */
 int cg_call_on_count(const struct cg_call *c, CUresult rc)
 {
@@ -67,14 +52,24 @@ int cg_call_on_count(const struct cg_call *c, CUresult rc)
 	return 0;
 }
 
-int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
+int cg_call_facts(struct ev_call *f, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
 {
-	if (!cg_log_on(call_level(c, rc))) {
+	int level = call_level(c, rc);
+	if (!cg_log_on(level)) {
 		count_hidden(c, rc);
-		r->on = 0;
-		return 0;
+		return -1;
 	}
-	rec_begin_at(r, call_level(c, rc), CGSHIM_EV_CALL, end ? end : cg_now_ns());
-	call_fields(r, c, rc, via, end);
-	return 1;
+	*f = (struct ev_call){.at = end ? end : cg_now_ns(),
+			      .api = cg_routes[c->hid].name,
+			      .via = via,
+			      .rc = rc,
+			      .has_rc = 1,
+			      .err = rc != CUDA_SUCCESS ? cg_result_name(rc) : NULL,
+			      .dur_ns = end - c->t0,
+			      .has_dur_ns = c->t0 != 0,
+			      .pre_ns = c->t_in - c->t0,
+			      .has_pre_ns = c->t0 && c->t_in,
+			      .post_ns = end - c->t_out,
+			      .has_post_ns = c->t_out != 0};
+	return level;
 }

@@ -112,11 +112,15 @@ int cg_need_real(int hid) CG_HIDDEN;
 /* Whether the call record of c with result rc passes the log level,
  * counting a repeat's record it leaves out. */
 int cg_call_on_count(const struct cg_call *c, CUresult rc) CG_HIDDEN;
-/* Same for a record written later than its call (a begin-capture record is
- * deferred until its capture ends: see hooks/capture.c): via is the runtime
- * name the call came through, end the time the hook finished (the record's
- * stamp and the end of dur_ns/post_ns). Counts nothing, consumes no via. */
-int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end) CG_HIDDEN;
+/* The facts of the call record of c with result rc (its fields before the
+ * per-API ones, struct ev_call of records.def), for the hook wing to write
+ * (hooks/call.c: emit_call_open): via is the runtime name the call came
+ * through, end the time the hook finished (the record's stamp and the end
+ * of dur_ns/post_ns; 0: now, and no dur_ns/post_ns unless t0/t_out were
+ * read). Returns the record's level, or -1 when it does not pass (a
+ * repeat's record left out is counted). Consumes no via. */
+struct ev_call;
+int cg_call_facts(struct ev_call *f, const struct cg_call *c, CUresult rc, const char *via, uint64_t end) CG_HIDDEN;
 
 /* Counters for the exit summary: cg_count_failure. */
 #include "counters.h"

@@ -57,6 +57,7 @@
 #include "cgshim/record.h"
 #include "crashlog.h"
 #include "doors.h"
+#include "emit.h"
 #include "log.h"
 #include "model.h"
 #include "resolve.h"
@@ -143,54 +144,76 @@ int cg_signal_chain(int sig, const struct sigaction *p, _Atomic int *spent, sigi
 	return 1;
 }
 
-static void crash_record(int sig, int i, const siginfo_t *si, int left)
+/* The "last_calls" list: "tid:api" per thread, its last hooked call. */
+static void crash_last_calls(struct cg_rec *r, const char *key, const void *arg)
 {
-	static const char *const modes[] = {"global", "thread_local", "relaxed"};
-	/* static, not on the (perhaps alternate, small) stack: one thread at a
-	 * time gets here (crash_busy) */
-	static struct model_live_cap caps[CRASH_CAPS];
-	static struct cg_rec r;
 	char el[160];
-	int ncap = model_capture_live_try(caps, CRASH_CAPS);
-	rec_begin(&r, CG_L_ERROR, CGSHIM_EV_FATAL);
-	if (!r.on)
-		return;
-	rec_word(&r, "signal", crash_name(sig));
-	rec_int(&r, "signo", sig);
-	rec_int(&r, "code", si ? si->si_code : 0);
-	if (si && si->si_code > 0) /* sent by the kernel: a fault, with its address */
-		rec_hex(&r, "addr", (unsigned long long)(uintptr_t)si->si_addr);
-	else if (si) /* raise(), kill(), abort() */
-		rec_int(&r, "sender_pid", si->si_pid);
-	rec_int(&r, "fault_tid", cg_gettid());
-	rec_open(&r, "last_calls", '[');
+	(void)arg;
+	rec_open(r, key, '[');
 	for (int k = 0; k < CG_CALL_SLOTS; k++) {
 		int tid = atomic_load_explicit(&cg_call_slots[k].tid, memory_order_acquire);
 		int hid = atomic_load_explicit(&cg_call_slots[k].hid, memory_order_relaxed);
 		if (tid && hid >= 0 && hid < HID_COUNT) {
 			snprintf(el, sizeof el, "%d:%s", tid, cg_routes[hid].name);
-			rec_elem_str(&r, el);
+			rec_elem_str(r, el);
 		}
 	}
-	rec_close(&r, ']');
-	if (ncap < 0) {
-		rec_bool(&r, "captures_unread", 1); /* the capture lock stayed held */
-	} else {
-		rec_int(&r, "live_captures", ncap);
-		rec_open(&r, "captures", '[');
-		for (int k = 0; k < ncap && k < CRASH_CAPS; k++) {
-			snprintf(el, sizeof el, "%llu stream=%p graph=%p begin_tid=%d mode=%s%s",
-				 (unsigned long long)caps[k].id, (void *)caps[k].stream, (void *)caps[k].graph,
-				 caps[k].tid, caps[k].mode >= 0 && caps[k].mode <= 2 ? modes[caps[k].mode] : "?",
-				 caps[k].invalid ? " invalidated" : "");
-			rec_elem_str(&r, el);
-		}
-		rec_close(&r, ']');
+	rec_close(r, ']');
+}
+
+struct crash_caps {
+	const struct model_live_cap *v;
+	int n;
+};
+
+/* The "captures" list: one string per live capture. */
+static void crash_captures(struct cg_rec *r, const char *key, const void *arg)
+{
+	static const char *const modes[] = {"global", "thread_local", "relaxed"};
+	const struct crash_caps *c = arg;
+	char el[160];
+	rec_open(r, key, '[');
+	for (int k = 0; k < c->n && k < CRASH_CAPS; k++) {
+		snprintf(el, sizeof el, "%llu stream=%p graph=%p begin_tid=%d mode=%s%s",
+			 (unsigned long long)c->v[k].id, (void *)c->v[k].stream, (void *)c->v[k].graph, c->v[k].tid,
+			 c->v[k].mode >= 0 && c->v[k].mode <= 2 ? modes[c->v[k].mode] : "?",
+			 c->v[k].invalid ? " invalidated" : "");
+		rec_elem_str(r, el);
 	}
-	if (left)
-		rec_int(&r, "batches_left", left); /* -1: the list of batches stayed locked */
-	rec_word(&r, "then", crash_has_handler(i) ? "program_handler" : "default_action");
-	rec_end(&r);
+	rec_close(r, ']');
+}
+
+/* The "fatal" record. crashlog is a door of its own (a signal): it hands
+ * its facts to the writer (emit_fatal_open) itself, into a static record,
+ * not one on the (perhaps alternate, small) stack. */
+static void crash_record(int sig, int i, const siginfo_t *si, int left)
+{
+	/* static: one thread at a time gets here (crash_busy) */
+	static struct model_live_cap caps[CRASH_CAPS];
+	static struct cg_rec r;
+	int ncap = model_capture_live_try(caps, CRASH_CAPS);
+	struct crash_caps live = {caps, ncap};
+	struct ev_fatal f = {.signal = crash_name(sig),
+			     .signo = sig,
+			     .code = si ? si->si_code : 0,
+			     /* sent by the kernel: a fault, with its address */
+			     .addr = si ? (unsigned long long)(uintptr_t)si->si_addr : 0,
+			     .has_addr = si && si->si_code > 0,
+			     /* raise(), kill(), abort() */
+			     .sender_pid = si ? si->si_pid : 0,
+			     .has_sender_pid = si && si->si_code <= 0,
+			     .fault_tid = cg_gettid(),
+			     .last_calls = {crash_last_calls, NULL},
+			     .captures_unread = 1, /* the capture lock stayed held */
+			     .has_captures_unread = ncap < 0,
+			     .live_captures = ncap,
+			     .has_live_captures = ncap >= 0,
+			     .captures = {ncap >= 0 ? crash_captures : NULL, &live},
+			     .batches_left = left, /* -1: the list of batches stayed locked */
+			     .has_batches_left = left != 0,
+			     .then = crash_has_handler(i) ? "program_handler" : "default_action"};
+	if (emit_fatal_open(&r, CG_L_ERROR, &f))
+		rec_end(&r);
 }
 
 /* Hand the signal on as the kernel would have without the shim. Returns 1

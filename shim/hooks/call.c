@@ -1,5 +1,5 @@
 /* shim/hooks/call.c -- a hook's record step: the call record (call.c
- * writes its fields), and what a failed call tells the rest of the shim
+ * gives its facts, emit_call_open writes them), and what a failed call tells the rest of the shim
  * (the failure counters; a 900 tells the model, which names the capture the
  * call collided with). Here, above the model, so the low-level call.c never
  * calls up into it (shim/layers.txt). */
@@ -24,6 +24,17 @@ int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
 	}
 	/* one clock read: the record's stamp and the end of dur_ns */
 	return cg_call_rec_at(r, c, rc, cg_tls.via, c->t0 ? cg_now_ns() : 0);
+}
+
+int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
+{
+	struct ev_call f;
+	int level = cg_call_facts(&f, c, rc, via, end);
+	if (level < 0) {
+		r->on = 0;
+		return 0;
+	}
+	return emit_call_open(r, level, &f);
 }
 
 void cg_call_end(struct cg_call *c, CUresult rc)

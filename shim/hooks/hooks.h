@@ -141,6 +141,11 @@ void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc);
  * calls rec_end(); returns r->on); cg_call_end records a call with no extra
  * arguments. Both count a failure and tell the model of a 900. */
 int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc) CG_HIDDEN;
+/* The same for a record written later than its call (a begin-capture
+ * record is deferred until its capture ends: see hooks/capture.c): via is
+ * the runtime name the call came through, end the time the hook finished
+ * (call.c: cg_call_facts). Counts no failure, consumes no via. */
+int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end) CG_HIDDEN;
 void cg_call_end(struct cg_call *c, CUresult rc) CG_HIDDEN;
 
 /* Frames of the shim between a wrapper and cg_site_here's caller: the
