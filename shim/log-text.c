@@ -1,7 +1,9 @@
 /*
- * shim/log-text.c -- a violation record for people (CGSHIM_LOG_FORMAT=text,
- * the default on stderr), in the manner of compute-sanitizer: a header line
- * with the severity, the rule and the call as the program wrote it (the
+ * shim/log-text.c -- a violation record, or another warning (any warn or
+ * error record: the shim's own trouble, a mismatch, a leak, a fatal
+ * signal), for people (CGSHIM_LOG_FORMAT=text, the default on stderr), in
+ * the manner of compute-sanitizer: a header line with the severity, the
+ * record's kind, the rule and the call as the program wrote it (the
  * runtime's name when a runtime call is on the stack), then indented lines:
  * the message, the prediction, the objects with their ids, the other
  * fields, each call site a frame per line, the driver entry point and the
@@ -174,9 +176,9 @@ static const char *lt_rt_name(const char *v, size_t l)
 	return NULL;
 }
 
-size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char *out, size_t cap)
+size_t cg_log_text_block(const char *js, size_t n, const char *prefix, char *out, size_t cap)
 {
-	struct lt_field f[LT_FIELDS], *x, *via, *api;
+	struct lt_field f[LT_FIELDS], *x, *via, *api, *ev;
 	struct lt_out w = {out, 0, cap, 0};
 	const char *p = js, *e = js + n;
 	int nf = 0;
@@ -206,15 +208,17 @@ size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char 
 		f[nf].used = 0;
 		nf++;
 	}
-	for (const char *const *h =
-		 (const char *const[]){"v", "ev", "seq", "ts", "pid", "tid", "rank", "severity", NULL};
-	     *h; h++)
+	ev = lt_take(f, nf, "ev");
+	for (const char *const *h = (const char *const[]){"v", "seq", "ts", "pid", "tid", "rank", "severity", NULL}; *h;
+	     h++)
 		lt_take(f, nf, *h);
 
-	/* cgshim TIME PID:TID LEVEL violation RULE name in CALL */
+	/* cgshim TIME PID:TID LEVEL KIND RULE name in CALL */
 	lt_puts(&w, prefix);
-	lt_puts(&w, " violation");
-	if ((x = lt_take(f, nf, "rule"))) {
+	lt_puts(&w, " ");
+	if (ev)
+		lt_val(&w, ev->v, ev->vl);
+	if ((x = lt_take(f, nf, "rule")) && x->vl > 2) { /* a mismatch no rule predicted: "" */
 		lt_puts(&w, " ");
 		lt_val(&w, x->v, x->vl);
 	}

@@ -397,9 +397,14 @@ void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 	r->level = level;
 	r->wlevel = level;
 	r->json = cg_cfg.log_format == CG_FMT_JSONL;
-	/* a violation in the text format is for people: built as JSON, written
-	 * as a block of lines at the end (log-text.c) */
-	r->human = !r->json && !strcmp(ev, CGSHIM_EV_VIOLATION);
+	/* a violation or another warning (a warn or error record: the shim's
+	 * own trouble, a mismatch, a fatal signal) in the text format is for
+	 * people: built as JSON, written as a block of lines at the end
+	 * (log-text.c). The fatal record's block is rendered in a static
+	 * buffer, not on a signal handler's (perhaps alternate, small) stack. */
+	r->human = 0;
+	if (!r->json && (level <= CG_L_WARN || !strcmp(ev, CGSHIM_EV_VIOLATION)))
+		r->human = strcmp(ev, CGSHIM_EV_FATAL) ? 1 : 2;
 	if (r->human)
 		r->json = 1;
 	r->nfields = 0;
@@ -606,10 +611,17 @@ void rec_end(struct cg_rec *r)
 	}
 	if (r->json)
 		r->buf[r->n++] = '}';
+	if (r->human == 2) { /* fatal: one thread at a time (crashlog's crash_busy) */
+		static char fatal_prefix[160], fatal_out[2 * CG_REC_MAX];
+		text_prefix(fatal_prefix, sizeof fatal_prefix, r->wlevel, r->ts, NULL);
+		emit_line(fatal_out, cg_log_text_block(r->buf, r->n, fatal_prefix, fatal_out, sizeof fatal_out),
+			  r->level, r->ts);
+		return;
+	}
 	if (r->human) {
 		char prefix[160], out[2 * CG_REC_MAX];
 		text_prefix(prefix, sizeof prefix, r->wlevel, r->ts, NULL);
-		emit_line(out, cg_log_text_violation(r->buf, r->n, prefix, out, sizeof out), r->level, r->ts);
+		emit_line(out, cg_log_text_block(r->buf, r->n, prefix, out, sizeof out), r->level, r->ts);
 		return;
 	}
 	r->buf[r->n++] = '\n';

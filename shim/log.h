@@ -254,12 +254,13 @@ void cg_log_fatal_resume(void);
 /* Printf-style one-line warning record (ev "warning"), for the shim's own trouble. */
 void cg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* A violation record built as JSON (js, n bytes, the object without its
- * newline) for people: prefix ("cgshim TIME PID:TID LEVEL"), then the rule
- * and the call as the program wrote it on one line, and indented lines
- * (log-text.c). Returns the length written to out (at most cap, ends in a
- * newline; a block that does not fit is cut at a line and marked). */
-size_t cg_log_text_violation(const char *js, size_t n, const char *prefix, char *out, size_t cap);
+/* A violation or another warn/error record built as JSON (js, n bytes,
+ * the object without its newline) for people: prefix ("cgshim TIME
+ * PID:TID LEVEL"), then the record's kind, its rule and the call as the
+ * program wrote it on one line, and indented lines (log-text.c). Returns
+ * the length written to out (at most cap, ends in a newline; a block that
+ * does not fit is cut at a line and marked). */
+size_t cg_log_text_block(const char *js, size_t n, const char *prefix, char *out, size_t cap);
 
 /* Name of a CUresult ("CUDA_ERROR_INVALID_VALUE"), without calling the driver. */
 const char *cg_result_name(int rc);

@@ -257,6 +257,37 @@ def case_text_static():
           "JSONL: api is the entry point, no via without a runtime hook: %s" % [(r["api"], r.get("via")) for r in v])
 
 
+def case_text_warnings():
+    """Issue 35 (text for people): a warning that is no violation (the
+    shim's own trouble, a mismatch) is written on stderr in the default
+    text format as a violation is, a header line (severity, kind, rule, the
+    runtime call) then indented lines, not one key=value line. The stand-in
+    refuses the update (STANDIN_UPDATE_REFUSE: a mismatch); the
+    suppressions file has no list (a "warning"). The program fails its own
+    check of the refused update (exit 1): its exit status is not asserted."""
+    exe = os.path.join(INTEG, "..", "rules", "valid_update-same-topology")
+    tmp = tempfile.mkdtemp(prefix="cgshim-tw-")
+    sup = os.path.join(tmp, "sup.json")
+    with open(sup, "w") as f:
+        f.write("{}\n")
+    p, _, _ = run(exe, extra={"CGSHIM_LOG_FILE": None, "CGSHIM_LOG_FORMAT": None, "CGSHIM_LOG": "warn",
+                              "STANDIN_UPDATE_REFUSE": "2", "CGSHIM_SUPPRESS": sup})
+    err = p.stderr.splitlines()
+    check(not [l for l in err if l.startswith("cgshim ") and ("=" in l.split(" warn ", 1)[-1])],
+          "no key=value line: %s" % [l for l in err if "=" in l][:2])
+    for kind, head, body in (("mismatch", " warn mismatch in cudaGraphExecUpdate", "    objects: exec 0x"),
+                             ("warning", " warn warning", "    CGSHIM_SUPPRESS=" + sup + " has no suppressions")):
+        at = [i for i, l in enumerate(err) if l.startswith("cgshim ") and l.endswith(head)]
+        block = []
+        if at:
+            for l in err[at[0] + 1:]:
+                if not l.startswith("    "):
+                    break
+                block.append(l)
+        check(len(at) == 1, "%s: one header line ending %r: %s" % (kind, head, at))
+        check(any(l.startswith(body) for l in block), "%s: an indented line %r in %s" % (kind, body, block[:6]))
+
+
 def case_rules_off():
     exe = os.path.join(PROG, "demo_capture")
     shim, recs, _ = run(exe, extra={"CGSHIM_RULES_OFF": "CGS001, CGS99,cgs004"})
