@@ -24,7 +24,6 @@
 #include "decide.h"
 #include "emit.h"
 #include "fold.h"
-#include "hooks/hooks.h"
 #include "init.h"
 #include "rules.h"
 #include "doors.h"
@@ -160,9 +159,15 @@ void cg_exit_register_late(void)
 	pthread_once(&late_exit_once, late_exit_register);
 }
 
+/* The door's wiring (cg_ensure_init): every door hands the same one. */
+static void (*_Atomic init_wire)(void);
+
 static void init_once(void)
 {
 	int saved = errno;
+	void (*wire)(void) = atomic_load(&init_wire);
+	if (wire) /* first: a warning of set-up's own reaches its writer */
+		wire();
 	pthread_once(&config_once_ctl, config_once);
 	if (atomic_load(&cg_state) == CG_OFF) {
 		errno = saved;
@@ -183,7 +188,6 @@ static void init_once(void)
 		errno = saved;
 		return;
 	}
-	cgh_capture_records_init();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	atexit(exit_handler);
 	cg_log_set_preamble(write_start_record);
@@ -195,7 +199,7 @@ static void init_once(void)
 	errno = saved;
 }
 
-void cg_ensure_init(void)
+void cg_ensure_init(void (*wire)(void))
 {
 	if (CG_LIKELY(atomic_load_explicit(&cg_state, memory_order_acquire) != CG_SETUP))
 		return;
@@ -205,5 +209,6 @@ void cg_ensure_init(void)
 		cg_door_early();
 		return;
 	}
+	atomic_store(&init_wire, wire);
 	pthread_once(&init_once_ctl, init_once);
 }

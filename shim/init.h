@@ -7,8 +7,11 @@
 #define CGSHIM_INIT_H
 
 /* Complete set-up now if no door has yet (thread-safe, once); returns with
- * cg_state past SETUP. A call from set-up's own work passes through. */
-void cg_ensure_init(void);
+ * cg_state past SETUP. A call from set-up's own work passes through.
+ * wire: the door's wiring (the hook wing's cgh_wire, the same from every
+ * door), called first by set-up: it hands the rooms below the hook wing's
+ * record writers, so that start-up calls nothing above it. */
+void cg_ensure_init(void (*wire)(void));
 /* Once CUDA is in use (first capture): register the exit handler again, so
  * it runs before the CUDA runtime's own atexit teardown. */
 void cg_exit_register_late(void);

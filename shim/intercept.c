@@ -132,7 +132,7 @@ static void *policy_cuda(void *handle, const char *name, void *caller)
 		goto out;
 	if (dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm == (struct link_map *)cg_libcuda)
 		goto out;
-	cg_ensure_init();
+	cg_ensure_init(cgh_wire);
 	if (!cg_ready())
 		goto out;
 	if (*cg_routes[hid].real) { /* the driver has the name */

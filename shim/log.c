@@ -628,22 +628,25 @@ void rec_end(struct cg_rec *r)
 	emit_line(r->buf, r->n, r->level, r->ts);
 }
 
+static void (*_Atomic warn_writer)(const char *msg);
+
+void cg_warn_writer_set(void (*w)(const char *msg))
+{
+	atomic_store(&warn_writer, w);
+}
+
 void cg_warn(const char *fmt, ...)
 {
-	struct cg_rec r;
 	char msg[512];
 	va_list ap;
 	int saved = errno;
+	void (*w)(const char *) = atomic_load_explicit(&warn_writer, memory_order_relaxed);
+	if (!w || !cg_log_on(CG_L_WARN))
+		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	rec_begin(&r, CG_L_WARN, CGSHIM_EV_WARNING);
-	if (!r.on) {
-		errno = saved;
-		return;
-	}
-	rec_str(&r, "msg", msg);
-	rec_end(&r);
+	w(msg);
 	errno = saved;
 }
 

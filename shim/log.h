@@ -251,8 +251,11 @@ int cg_log_fatal_flush(void);
  * flush: its later records are then lost). */
 void cg_log_fatal_resume(void);
 
-/* Printf-style one-line warning record (ev "warning"), for the shim's own trouble. */
+/* Printf-style warning record (ev "warning"), for the shim's own trouble:
+ * the message goes to the writer the hook wing set at start-up
+ * (cg_warn_writer_set, hooks/wire.c: emit_warning); none before it. */
 void cg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cg_warn_writer_set(void (*w)(const char *msg));
 
 /* A violation or another warn/error record built as JSON (js, n bytes,
  * the object without its newline) for people: prefix ("cgshim TIME

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE 1 /* dl_iterate_phdr */
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -90,13 +91,20 @@ static int module_match(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+static void (*_Atomic module_writer)(const char *name, const char *path, const void *base, const char *build_id);
+
+void cg_module_writer_set(void (*w)(const char *name, const char *path, const void *base, const char *build_id))
+{
+	atomic_store(&module_writer, w);
+}
+
 void cg_module_note(const void *fbase, const char *name)
 {
 	struct module_find f;
-	struct cg_rec r;
 	unsigned i;
+	void (*w)(const char *, const char *, const void *, const char *) = atomic_load(&module_writer);
 
-	if (!fbase || !cg_log_on(CG_L_INFO))
+	if (!fbase || !w || !cg_log_on(CG_L_INFO))
 		return;
 	pthread_mutex_lock(&module_lock);
 	for (i = 0; i < module_n; i++)
@@ -114,10 +122,5 @@ void cg_module_note(const void *fbase, const char *name)
 	dl_iterate_phdr(module_match, &f);
 	if (!f.found)
 		return;
-	rec_begin(&r, CG_L_INFO, CGSHIM_EV_MODULE);
-	rec_str(&r, "name", name);
-	rec_str(&r, "path", f.path);
-	rec_hex(&r, "base", (unsigned long long)(uintptr_t)fbase);
-	rec_str(&r, "build_id", f.build_id[0] ? f.build_id : NULL);
-	rec_end(&r);
+	w(name, f.path, fbase, f.build_id[0] ? f.build_id : NULL);
 }

@@ -19,5 +19,8 @@ extern void *const cg_hook_wrappers[HID_COUNT] CG_HIDDEN;
 void *cg_rt_export(const char *name) CG_HIDDEN;
 /* The same for an exact nccl-hooks.def name (hooks/nccl.c). */
 void *cg_nccl_export(const char *name) CG_HIDDEN;
+/* The door's wiring, handed to start-up by every door (cg_ensure_init):
+ * the hook wing's writers for the records owed below it (hooks/wire.c). */
+void cgh_wire(void) CG_HIDDEN;
 
 #endif

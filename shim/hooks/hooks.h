@@ -72,6 +72,7 @@
 #include "../policy.h"
 #include "../rules.h"
 #include "../rules/verdict.h"
+#include "exports.h"
 #include "../site.h"
 
 /* The hook's entry (hooks-env.c, the CUSTOM wrappers, getproc.c):
@@ -91,7 +92,7 @@ static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
 	if (CG_UNLIKELY(st != CG_READY)) {
 		if (st != CG_SETUP)
 			return 0;
-		CG_KEEP_ERRNO(cg_ensure_init()); /* start-up must not reach the application's errno */
+		CG_KEEP_ERRNO(cg_ensure_init(cgh_wire)); /* start-up must not reach the application's errno */
 		if (!cg_ready())
 			return 0;
 	}

@@ -96,7 +96,7 @@ static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgra
 	if (CG_UNLIKELY(st != CG_READY)) {
 		if (st != CG_SETUP)
 			return CG_FWD(fn(cg_policy_exec(e), s));
-		cg_ensure_init();
+		cg_ensure_init(cgh_wire);
 		if (!cg_ready())
 			return CG_FWD(fn(cg_policy_exec(e), s));
 	}

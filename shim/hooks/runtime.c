@@ -66,7 +66,7 @@ static int rt_active(void)
 {
 	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	if (st == CG_SETUP) {
-		cg_ensure_init();
+		cg_ensure_init(cgh_wire);
 		st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	}
 	return st == CG_READY && cg_cfg.runtime_hooks && !cg_tls.in_shim;

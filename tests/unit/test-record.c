@@ -208,13 +208,26 @@ static void test_text_format(void **state)
 				  "    driver entry point: cuGraphExecUpdate_v2 (no runtime hook saw the call"));
 	assert_non_null(strstr(s, " error violation CGS007 x in cuModuleLoadData\n"));
 	assert_null(strstr(s, "driver entry point: cuModuleLoadData"));
-	/* the other records stay one line of key=value */
+	/* another warning is the same kind of block (issue 35), with its kind
+	 * in the header; a record below warn stays one line of key=value */
 	truncate(path, 0);
 	rec_begin(&r, CG_L_WARN, "mismatch");
+	rec_str(&r, "api", "cuGraphExecUpdate_v2");
+	rec_str(&r, "via", "cudaGraphExecUpdate");
 	rec_int(&r, "predicted_rc", 801);
 	rec_end(&r);
+	rec_begin(&r, CG_L_WARN, "warning");
+	rec_str(&r, "msg", "the shim's own trouble");
+	rec_end(&r);
+	rec_begin(&r, CG_L_INFO, "alloc");
+	rec_int(&r, "size", 64);
+	rec_end(&r);
 	s = slurp();
-	assert_non_null(strstr(s, " warn mismatch predicted_rc=801\n"));
+	assert_non_null(strstr(s, " warn mismatch in cudaGraphExecUpdate\n"
+				  "    predicted_rc: 801\n"
+				  "    driver entry point: cuGraphExecUpdate_v2\n"));
+	assert_non_null(strstr(s, " warn warning\n    the shim's own trouble\n"));
+	assert_non_null(strstr(s, " info alloc size=64\n"));
 	assert_true(!strncmp(s, "cgshim ", 7));
 	/* Wall clock, UTC with microseconds: "cgshim 2026-11-24T18:40:01.123456Z 1:4242 ". */
 	{
