@@ -40,9 +40,18 @@ def run(mode, extra, log=None):
 
 
 def lines(text):
-    """The records' first lines: a violation in the text format goes on in
-    indented lines (shim/log-text.c)."""
-    return [l for l in text.splitlines() if l.strip() and not l[0].isspace()]
+    """The records, one string each: a violation or another warning (the
+    closing "folded" one) in the text format is a header line followed by
+    indented lines (shim/log-text.c), joined here."""
+    out = []
+    for l in text.splitlines():
+        if not l.strip():
+            continue
+        if l[0].isspace() and out:
+            out[-1] += "\n" + l
+        else:
+            out.append(l)
+    return out
 
 
 with tempfile.TemporaryDirectory(prefix="cgs-fold-") as tmp:
@@ -97,7 +106,7 @@ with tempfile.TemporaryDirectory(prefix="cgs-fold-") as tmp:
         T.check(len(err) <= limit + 1 and len(viol) == limit,
                 "many %s on stderr: %d lines (at most %d), %d violation records (want %d)" % (
                     extra, len(err), limit + 1, len(viol), limit))
-        T.check(bool(err) and " folded " in err[-1] and ("%d violation records not printed" % (N - limit)) in err[-1]
+        T.check(bool(err) and " folded" in err[-1].split("\n")[0] and ("%d violation records not printed" % (N - limit)) in err[-1]
                 and ("CGSHIM_PRINT_LIMIT=%d" % limit) in err[-1],
                 "many %s: the last line says %d were not printed (%s)" % (extra, N - limit, err and err[-1][:160]))
     # 1,000 execs one after the other: a destroyed exec's handle comes back,
