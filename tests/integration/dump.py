@@ -157,8 +157,12 @@ def case_stall():
     recs = h.records()
     st = dumps(recs, "stall")
     th = part(st, "thread")
-    check(rc == 0 and th and all(500 <= r["blocked_ms"] <= 2500 for r in th),
-          "reason stall, when the calls had been blocked 0.5..2.5 s: %s" % [r["blocked_ms"] for r in th])
+    # the oldest call past the threshold; a call stuck with it names itself
+    # in the same dump once blocked for half the threshold (dump.c's stall
+    # merge), so the other may be at 250..500 ms (seen: [501, 499])
+    ms = [r["blocked_ms"] for r in th]
+    check(rc == 0 and th and 500 <= max(ms) <= 2500 and all(250 <= m <= 2500 for m in ms),
+          "reason stall, when the oldest call had been blocked 0.5..2.5 s, the others 0.25..2.5 s: %s" % ms)
     check(len(part(st, "head")) == 1, "one stall dump for the two calls stuck together (%d)" % len(part(st, "head")))
     check_blocked_dump(h, st, "stall")
 

@@ -116,7 +116,12 @@ with tempfile.TemporaryDirectory(prefix="cgs-fold-") as tmp:
     handles = int(p.stdout.split("handles ")[1].split()[0]) if "handles " in p.stdout else -1
     recs = cgtest.read_log(log)
     v = [r for r in recs if r.get("ev") == "violation" and r.get("rule") == "CGS001"]
-    T.check(0 < handles < N, "reuse: the driver gave handles again (%d handles for %d execs)" % (handles, N))
+    # ASan's quarantine gives no freed block back soon: there the case only
+    # shows 1,000 records for 1,000 handles
+    if os.environ.get("CGSHIM_TEST_SANITIZED", "none") in ("", "none"):
+        T.check(0 < handles < N, "reuse: the driver gave handles again (%d handles for %d execs)" % (handles, N))
+    else:
+        print("reuse: %d handles for %d execs (a sanitizer's allocator: reuse not judged)" % (handles, N))
     T.check(len(v) == N and len({r.get("exec_id") for r in v}) == N,
             "reuse: %d CGS001 records, one per exec, each its own exec_id (got %d, %d ids)"
             % (N, len(v), len({r.get("exec_id") for r in v})))
