@@ -468,6 +468,10 @@ int model_graph_destroy(CUgraph g);
 void model_graph_mutated(CUgraph g);
 /* A cuGraphDestroyNode the driver accepted, of a graph unknown. */
 void model_graph_node_destroyed(void);
+/* A node of a graph unknown changed in what a summary describes (a
+ * cuGraphKernelNodeSetAttribute the driver accepted): no graph's cached
+ * summary stands (each is walked again at its next need), no memo. */
+void model_graph_node_changed(void);
 void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m);
 /* Summary of a graph (walked now if stale). Returns a private copy the
  * caller frees with model_summary_free, or NULL. Makes only capture-safe

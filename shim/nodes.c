@@ -446,6 +446,19 @@ void nodes_walk_end(void)
 	fn_held.key = 0;
 }
 
+static _Atomic int coop_seen;
+
+void nodes_coop_note(void)
+{
+	if (!atomic_load_explicit(&coop_seen, memory_order_relaxed))
+		atomic_store_explicit(&coop_seen, 1, memory_order_release);
+}
+
+int nodes_coop_possible(void)
+{
+	return atomic_load_explicit(&coop_seen, memory_order_acquire);
+}
+
 static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 {
 	CUDA_KERNEL_NODE_PARAMS kp;
@@ -458,7 +471,7 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 	d->grid[0] = kp.gridDimX, d->grid[1] = kp.gridDimY, d->grid[2] = kp.gridDimZ;
 	d->block[0] = kp.blockDimX, d->block[1] = kp.blockDimY, d->block[2] = kp.blockDimZ;
 	d->shmem = kp.sharedMemBytes;
-	if (drv_cuGraphKernelNodeGetAttribute) {
+	if (drv_cuGraphKernelNodeGetAttribute && nodes_coop_possible()) {
 		CUkernelNodeAttrValue v;
 		memset(&v, 0, sizeof v);
 		if (drv_cuGraphKernelNodeGetAttribute(n, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v) == CUDA_SUCCESS)

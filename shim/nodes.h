@@ -83,6 +83,20 @@ int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d);
  * nodes_describe kept from node to node. Every walk that describes nodes
  * ends with it. */
 void nodes_walk_end(void);
+/* A kernel node may carry the cooperative launch attribute only after one
+ * of the ways to give it one (issue 36): a cooperative launch
+ * (cuLaunchCooperativeKernel*, or cuLaunchKernelEx* with
+ * CU_LAUNCH_ATTRIBUTE_COOPERATIVE) made while a capture was live, or
+ * cuGraphKernelNodeSetAttribute(COOPERATIVE). cuGraphAddKernelNode,
+ * cuGraphAddNode and the node setters take no attribute, a stream's
+ * attributes do not include it, and cuGraphKernelNodeCopyAttributes and
+ * cuGraphClone copy only what a node already has. Until one of these was
+ * seen, the walk does not ask each kernel node for the attribute (a
+ * driver query a node, ~58 ns on the H100): it is 0. Sticky for the
+ * process, so a graph of any capture or thread is asked once one was seen.
+ * nodes_coop_note: a relaxed load and, the first time, a store. */
+void nodes_coop_note(void);
+int nodes_coop_possible(void);
 /* Whether nodes of type t get a description (kernel, memcpy, memset). */
 int nodes_described(int t);
 /* A module loaded (in the current context) or unloaded through a hooked

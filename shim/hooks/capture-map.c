@@ -283,7 +283,7 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
  * Measured on the stand-in (callgrind): ~59 instructions a launch inside a
  * capture before, most of them saving 11 arguments across a call to
  * __errno_location. */
-#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check, kernel, fn_expr, what, dims_expr)              \
+#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check, kernel, fn_expr, what, dims_expr, coop)        \
 	static __attribute__((noinline, cold)) CUresult name##_slow params                                             \
 	{                                                                                                              \
 		CUresult rc;                                                                                           \
@@ -304,7 +304,9 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 			cg_count_eager();                                                                              \
 			cg_work_kernel((stream_expr), (fn_expr));                                                      \
 		}                                                                                                      \
-		model_tally.off = 1; /* not counted: another stream, or the driver resolved late */                    \
+		if (coop)                                                                                              \
+			nodes_coop_note(); /* a kernel node may now be cooperative */                                  \
+		model_tally.off = 1;	   /* not counted: another stream, or the driver resolved late */              \
 		if (!(check)) {                                                                                        \
 			int escaped = cgh_escape_check(HID_##name, (stream_expr), ptsz, (fn_expr), what, &esc_name);   \
 			rc = CG_FWD(real_##name args);                                                                 \
@@ -336,6 +338,8 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 			cg_eager_add(); /* a thread with no capture of its own launches eagerly */                     \
 			cg_work_kernel((stream_expr), (fn_expr));                                                      \
 		}                                                                                                      \
+		if (CG_UNLIKELY(coop))                                                                                 \
+			nodes_coop_note(); /* a kernel node may now be cooperative */                                  \
 		if (CG_UNLIKELY(cg_caprule_is_legacy((stream_expr), ptsz)))                                            \
 			return name##_slow args;                                                                       \
 		if (CG_UNLIKELY(model_tally.cap && (const void *)(stream_expr) != model_tally.stream))                 \
@@ -348,11 +352,11 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 		return rc;                                                                                             \
 	}
 
-#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr, dims_expr)                                                  \
+#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr, dims_expr, coop)                                            \
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr,                                                       \
 			  cg_caprule_is_legacy((stream_expr), ptsz) &&                                                 \
 			      cgh_launch_check(HID_##name, (stream_expr), ptsz),                                       \
-			  1, f, "launches a kernel", dims_expr)
+			  1, f, "launches a kernel", dims_expr, coop)
 
 /* A launch's dimensions, folded for the capture tally's hash (churn's cheap
  * key): read only when the launch goes into this thread's capture. */
@@ -372,19 +376,59 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 
 #define LAUNCH_DIMS CGH_DIMS(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ)
 
-LAUNCH_HOOK(cuLaunchKernel, 0, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS)
-LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS)
+/* Whether a cuLaunchKernelEx configuration asks for a cooperative launch
+ * (nodes.h nodes_coop_note): read only while a capture is live, within the
+ * numAttrs entries the driver reads too (at most 64 looked at). */
+static inline int cgh_ex_coop(const CUlaunchConfig *c)
+{
+	if (!c || !c->attrs)
+		return 0;
+	for (unsigned i = 0; i < c->numAttrs && i < 64; i++)
+		if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+			return 1;
+	return 0;
+}
+
+#define COOP_PARAMS                                                                                                    \
+	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,    \
+	 unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,                \
+	 void **kernelParams)
+#define COOP_ARGS                                                                                                      \
+	(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams)
+
+LAUNCH_HOOK(cuLaunchKernel, 0, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS, 0)
+LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS, 0)
 LAUNCH_HOOK(cuLaunchKernelEx, 0, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
-	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM, CGH_DIMS_EX(config))
+	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM, CGH_DIMS_EX(config),
+	    cgh_ex_coop(config))
 LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
-	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM, CGH_DIMS_EX(config))
+	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM, CGH_DIMS_EX(config),
+	    cgh_ex_coop(config))
+LAUNCH_HOOK(cuLaunchCooperativeKernel, 0, COOP_PARAMS, COOP_ARGS, hStream, LAUNCH_DIMS, 1)
+LAUNCH_HOOK(cuLaunchCooperativeKernel_ptsz, 1, COOP_PARAMS, COOP_ARGS, hStream, LAUNCH_DIMS, 1)
+
+/* cuGraphKernelNodeSetAttribute(COOPERATIVE): noted before the call,
+ * whatever the value (the value is not read: the driver checks it). */
+void cgh_cuGraphKernelNodeSetAttribute_pre(struct cg_call *c, struct cgh_frame *f, CUgraphNode hNode,
+					   CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
+{
+	if (attr == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+		nodes_coop_note();
+}
+
+void cgh_cuGraphKernelNodeSetAttribute_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraphNode hNode,
+					    CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
+{
+	if (rc == CUDA_SUCCESS && attr == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+		model_graph_node_changed(); /* its graph's cached summary says otherwise */
+}
 
 /* Async copies and memsets: the launch contract (one relaxed load while no
  * capture is live), looked at only on the legacy stream (CGS014). */
 #define ASYNC_HOOK(name, ptsz, params, args, what, esc_what)                                                           \
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, hStream,                                                           \
 			  cg_caprule_is_legacy(hStream, ptsz) && cgh_async_check(HID_##name, hStream, ptsz, what), 0,  \
-			  NULL, esc_what, 0)
+			  NULL, esc_what, 0, 0)
 
 /* The same for an async copy or memset on the legacy stream. */
 static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)

@@ -509,6 +509,17 @@ void model_graph_node_destroyed(void)
 	model_epoch_bump(); /* some graph changed: no memo stands */
 }
 
+void model_graph_node_changed(void)
+{
+	struct cg_graph *x, *tmp;
+	atomic_fetch_add_explicit(&graph_changes, 1, memory_order_release);
+	pthread_mutex_lock(&model_gx_lock);
+	HASH_ITER(hh, model_graphs, x, tmp)
+	x->sum_gen = x->gen - 1; /* not current (model_graph_sum_current_locked) */
+	model_epoch_bump();
+	pthread_mutex_unlock(&model_gx_lock);
+}
+
 void model_graph_mutated(CUgraph g)
 {
 	struct cg_graph *x;

@@ -468,6 +468,50 @@ def case_update_alt(recs, pools):
     check(len(moved) == 16, "F: each of its 4 updates names its 4 kernels moved to other memory (%d)" % len(moved))
 
 
+def coop_verdict(recs):
+    """(CGS001 violations before the refused update, refused update records)"""
+    upd = [(i, r) for i, r in enumerate(recs) if r.get("ev") == "call"
+           and (r.get("api") or "").startswith("cuGraphExecUpdate") and r.get("rc") == 910]
+    viol = [(i, r) for i, r in enumerate(recs) if r.get("ev") == "violation" and r.get("rule") == "CGS001"]
+    return viol, upd
+
+
+def case_coop_update(recs, pools):
+    """A cooperative node from a captured cuLaunchCooperativeKernel: CGS001
+    names the AttributesChanged refusal before the driver's answer
+    (kernels/model/coop_update.cu); without the launch hooks the walk never
+    asks for the attribute and nothing is predicted."""
+    viol, upd = coop_verdict(recs)
+    check(len(upd) == 1 and upd[0][1].get("predicted_by") == "CGS001" and len(viol) == 1 and viol[0][0] < upd[0][0]
+          and "cooperative launch added" in (viol[0][1].get("msg") or ""),
+          "CGS001 names the cooperative node first (%s)" % [v.get("msg") for _, v in viol])
+    check(not ev(recs, "mismatch"), "no prediction the driver disagreed with (%d)" % len(ev(recs, "mismatch")))
+
+
+def after_coop_update(a, base):
+    """attr: cuGraphKernelNodeSetAttribute(COOPERATIVE) after the capture's
+    end walked the graph: its cached summary is dropped, CGS001 fires.
+    plain: no way to a cooperative node was taken, so the shim asks no node
+    for the attribute (cuGraphKernelNodeGetAttribute never called) and the
+    update is accepted; in launch and attr it is asked."""
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        for mode in ("attr", "plain", "launch"):
+            log = os.path.join(tmp, mode + ".jsonl")
+            p = run([a.prog, mode], dict(cgtest.shim_env(base, a.shim, log, "info"), STANDIN_VERBOSE="1"))
+            check(p.returncode == 0, "coop_update %s: exit 0 (got %d)" % (mode, p.returncode))
+            asked = len(re.findall(r"^\[standin\] cuGraphKernelNodeGetAttribute", p.stderr.decode(errors="replace"),
+                                   re.M))
+            viol, upd = coop_verdict(read_log(log))
+            if mode == "plain":
+                check(asked == 0 and not viol and not upd,
+                      "plain: no node asked for the attribute (%d), no CGS001 (%d), no refusal" % (asked, len(viol)))
+            else:
+                check(asked > 0, "%s: kernel nodes asked for the attribute (%d)" % (mode, asked))
+            if mode == "attr":
+                check(len(upd) == 1 and upd[0][1].get("predicted_by") == "CGS001" and len(viol) == 1,
+                      "attr: CGS001 names the node given the attribute (%s)" % [v.get("msg") for _, v in viol])
+
+
 def case_begin_flags(recs, pools):
     """Which streams are blocking, remembered per stream until one is
     destroyed (kernels/model/begin_flags.cu)."""
@@ -685,6 +729,9 @@ def after_update_capture(a, base):
         bound = 2 * UPDATE_CAPTURE_NODES + UPDATE_CAPTURE_FIXED
         check(total <= bound, "the shim makes at most %d driver calls a step of 16 kernel nodes (%.1f: %s)"
               % (bound, total, sorted(shim.items())))
+        # no cooperative launch was seen: no node is asked for the attribute
+        check(not shim.get("cuGraphKernelNodeGetAttribute"), "no cooperative-attribute query (%s)"
+              % shim.get("cuGraphKernelNodeGetAttribute"))
         check(shim.get("cuGraphNodeGetType", 0) <= UPDATE_CAPTURE_NODES
               and shim.get("cuGraphKernelNodeGetParams_v2", 0) <= UPDATE_CAPTURE_NODES,
               "one type and one parameters query a node a step (%s, %s)"
@@ -759,7 +806,7 @@ def after_handle_reuse(a, base):
 
 AFTER = {"condensed": after_condensed, "handle_reuse": after_handle_reuse, "module_reuse": after_module_reuse,
          "kernel_forms": after_kernel_forms, "node_types": after_node_types, "begin_flags": after_begin_flags,
-         "update_capture": after_update_capture}
+         "update_capture": after_update_capture, "coop_update": after_coop_update}
 
 
 CASES = {
@@ -782,6 +829,7 @@ CASES = {
     "copy_tally": case_copy_tally,
     "handle_reuse": case_handle_reuse,
     "update_capture": case_update_capture,
+    "coop_update": case_coop_update,
 }
 
 

@@ -223,6 +223,7 @@ enum { KP_PTRS, KP_PACKED, KP_PTR_ONLY };
 struct kparams {
 	CUfunction fn;
 	unsigned grid[3], block[3], shmem;
+	int coop;	     /* CU_LAUNCH_ATTRIBUTE_COOPERATIVE (cuLaunchCooperativeKernel, a node's attribute) */
 	int np;		     /* the function's parameters */
 	int form;	     /* KP_*: kernelParams, extra with buffer and size, extra with a buffer pointer alone */
 	size_t nbytes;	     /* bytes of vals */
@@ -2432,8 +2433,9 @@ DEF(cuThreadExchangeStreamCaptureMode, PFN_cuThreadExchangeStreamCaptureMode_v10
 /* ------------------------------------------------------------------------ */
 /* kernels, host functions, copies, memsets                                  */
 
-static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-			      unsigned bz, unsigned shmem, CUstream hs, void **params, void **extra, int ptsz)
+static CUresult launch_kernel_as(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+				 unsigned bz, unsigned shmem, CUstream hs, void **params, void **extra, int ptsz,
+				 int coop)
 {
 	ENTER_OBJ();
 	struct stream *s = get_stream(hs, ptsz);
@@ -2444,6 +2446,7 @@ static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
 	CUresult rc = kp_set(&p.k, f, grid, block, shmem, params, extra);
 	if (rc)
 		return rc;
+	p.k.coop = coop;
 	struct capture *c;
 	if ((rc = stream_op(s, &c)))
 		return rc;
@@ -2452,6 +2455,12 @@ static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
 	kp_run(&p.k);
 	kp_free(&p.k);
 	return CUDA_SUCCESS;
+}
+
+static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			      unsigned bz, unsigned shmem, CUstream hs, void **params, void **extra, int ptsz)
+{
+	return launch_kernel_as(f, gx, gy, gz, bx, by, bz, shmem, hs, params, extra, ptsz, 0);
 }
 
 DEF(cuLaunchKernel, PFN_cuLaunchKernel_v4000,
@@ -2470,6 +2479,27 @@ DEF(cuLaunchKernel_ptsz, PFN_cuLaunchKernel_v7000_ptsz,
 {
 	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
 			     kernelParams, extra, 1);
+}
+
+/* Inferred: a cooperative launch is a kernel launch whose node carries the
+ * cooperative attribute (cuGraphKernelNodeGetAttribute answers 1); the
+ * stand-in has no grid-wide barrier to honour, so it runs as any kernel. */
+DEF(cuLaunchCooperativeKernel, PFN_cuLaunchCooperativeKernel_v9000,
+    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+     unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+     void **kernelParams))
+{
+	return launch_kernel_as(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+				hStream, kernelParams, NULL, 0, 1);
+}
+
+DEF(cuLaunchCooperativeKernel_ptsz, PFN_cuLaunchCooperativeKernel_v9000_ptsz,
+    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+     unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+     void **kernelParams))
+{
+	return launch_kernel_as(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+				hStream, kernelParams, NULL, 1, 1);
 }
 
 static CUresult launch_host(CUstream hs, CUhostFn fn, void *ud, int ptsz)
@@ -4024,6 +4054,7 @@ DEF(cuGraphNodeSetParams, PFN_cuGraphNodeSetParams_v12020, (CUgraphNode hNode, C
 		CUresult rc = kernel_np(&p, NULL, (const CUDA_KERNEL_NODE_PARAMS_v2 *)&nodeParams->kernel);
 		if (rc)
 			return rc;
+		p.k.coop = n->p.k.coop; /* the node's attributes stay (inferred) */
 		kp_free(&n->p.k);
 		n->p.k = p.k;
 		return CUDA_SUCCESS;
@@ -4390,6 +4421,31 @@ DEF(cuGraphKernelNodeGetParams_v2, PFN_cuGraphKernelNodeGetParams_v12000,
 		nodeParams->kern = (CUkernel)(void *)nodeParams->func;
 		nodeParams->func = NULL;
 	}
+	return CUDA_SUCCESS;
+}
+
+/* A kernel node's launch attributes: the stand-in keeps only the
+ * cooperative one (inferred: another attribute answers INVALID_VALUE here,
+ * where the driver keeps it). Capture-safe queries of the node. */
+DEF(cuGraphKernelNodeGetAttribute, PFN_cuGraphKernelNodeGetAttribute_v11000,
+    (CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out))
+{
+	ENTER_OBJ();
+	struct node *n = reg_find(hNode, K_NODE);
+	if (!n || !value_out || n->p.type != CU_GRAPH_NODE_TYPE_KERNEL || attr != CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+		return CUDA_ERROR_INVALID_VALUE;
+	value_out->cooperative = n->p.k.coop;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuGraphKernelNodeSetAttribute, PFN_cuGraphKernelNodeSetAttribute_v11000,
+    (CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value))
+{
+	ENTER_OBJ();
+	struct node *n = reg_find(hNode, K_NODE);
+	if (!n || !value || n->p.type != CU_GRAPH_NODE_TYPE_KERNEL || attr != CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+		return CUDA_ERROR_INVALID_VALUE;
+	n->p.k.coop = value->cooperative != 0;
 	return CUDA_SUCCESS;
 }
 
@@ -4776,6 +4832,13 @@ static int update_check(const struct xg *x, const struct graph *g, CUgraphExecUp
 				return 0;
 			}
 			break;
+		case CU_GRAPH_NODE_TYPE_KERNEL:
+			/* a cooperative change is refused (docs/update-refusals.md) */
+			if (v->p.k.coop != n->p.k.coop) {
+				*res = CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED;
+				return 0;
+			}
+			break;
 		case CU_GRAPH_NODE_TYPE_MEMCPY:
 			if (v->p.cp.srcMemoryType != n->p.cp.srcMemoryType ||
 			    v->p.cp.dstMemoryType != n->p.cp.dstMemoryType) {
@@ -4911,6 +4974,7 @@ static CUresult exec_set_kernel(CUgraphExec he, CUgraphNode hn, const CUDA_KERNE
 	CUresult rc = kernel_np(&p, k1, k2);
 	if (rc)
 		return rc;
+	p.k.coop = v->p.k.coop; /* the node's attributes stay (inferred) */
 	kp_free(&v->p.k);
 	v->p.k = p.k;
 	return CUDA_SUCCESS;
@@ -5213,128 +5277,117 @@ static const struct procent g_procs[] = {
 						    E(cuLibraryLoadData, 12000,
 						      cuLibraryLoadData) E(cuLibraryUnload, 12000, cuLibraryUnload)
 							P(cuStreamBeginCapture, 10000, cuStreamBeginCapture)
-							    P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2) P(
-								cuStreamBeginCaptureToGraph, 12030,
-								cuStreamBeginCaptureToGraph) P(cuStreamEndCapture,
-											       10000,
-											       cuStreamEndCapture)
-								P(cuStreamIsCapturing, 10000, cuStreamIsCapturing) P(
-								    cuStreamGetCaptureInfo,
-								    10010, cuStreamGetCaptureInfo) P(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2) P(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3) P(cuStreamUpdateCaptureDependencies, 11030, cuStreamUpdateCaptureDependencies) P(cuStreamUpdateCaptureDependencies, 12030, cuStreamUpdateCaptureDependencies_v2) E(cuThreadExchangeStreamCaptureMode,
-																																															      10010,
-																																															      cuThreadExchangeStreamCaptureMode) P(cuLaunchKernel, 4000, cuLaunchKernel) P(cuLaunchHostFunc,
-																																																									   10000, cuLaunchHostFunc) E(cuMemcpy,
-																																																												      4000, cuMemcpy) P(cuMemcpyAsync, 4000, cuMemcpyAsync) E(cuMemcpyHtoD,
-																																																																			      3020, cuMemcpyHtoD_v2) E(cuMemcpyDtoH,
-																																																																						       3020, cuMemcpyDtoH_v2) E(cuMemcpyDtoD,
-																																																																										3020, cuMemcpyDtoD_v2) P(cuMemcpyHtoDAsync,
-																																																																													 3020, cuMemcpyHtoDAsync_v2) P(cuMemcpyDtoHAsync,
-																																																																																       3020,
-																																																																																       cuMemcpyDtoHAsync_v2) P(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync_v2) E(cuMemsetD8,
-																																																																																										3020, cuMemsetD8_v2) E(cuMemsetD32, 3020, cuMemsetD32_v2) P(cuMemsetD8Async, 3020, cuMemsetD8Async) P(cuMemsetD32Async, 3020, cuMemsetD32Async) E(cuMemGetInfo,
-																																																																																																												  3020, cuMemGetInfo_v2) E(cuMemAlloc,
-																																																																																																															   3020,
-																																																																																																															   cuMemAlloc_v2) E(cuMemFree, 3020, cuMemFree_v2) E(cuMemAllocHost,
-																																																																																																																					     2000, cuMemAllocHost) E(cuMemAllocHost,
-																																																																																																																								     3020, cuMemAllocHost_v2) E(cuMemHostAlloc,
-																																																																																																																												2020, cuMemHostAlloc) E(cuMemFreeHost, 2000, cuMemFreeHost) E(cuMemHostRegister,
-																																																																																																																																			      4000, cuMemHostRegister) E(cuMemHostRegister,
-																																																																																																																																							 6050, cuMemHostRegister_v2) E(cuMemHostUnregister, 4000, cuMemHostUnregister) E(cuMemAddressReserve,
-																																																																																																																																																	 10020, cuMemAddressReserve) E(cuMemAddressFree,
-																																																																																																																																																				       10020, cuMemAddressFree) E(cuMemCreate, 10020, cuMemCreate) E(cuMemRelease, 10020, cuMemRelease) E(cuMemMap, 10020, cuMemMap) E(cuMemUnmap,
-																																																																																																																																																																				       10020, cuMemUnmap) E(cuMemSetAccess,
-																																																																																																																																																																							    10020, cuMemSetAccess) P(cuMemAllocAsync, 11020, cuMemAllocAsync) P(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync) P(cuMemFreeAsync, 11020, cuMemFreeAsync) E(cuMemPoolCreate,
-																																																																																																																																																																																												    11020,
-																																																																																																																																																																																												    cuMemPoolCreate) E(cuMemPoolDestroy,
-																																																																																																																																																																																														       11020, cuMemPoolDestroy) E(cuMemPoolTrimTo,
-																																																																																																																																																																																																		  11020, cuMemPoolTrimTo) E(cuMemPoolSetAttribute, 11020, cuMemPoolSetAttribute) E(cuMemPoolGetAttribute,
-																																																																																																																																																																																																												   11020, cuMemPoolGetAttribute) E(cuDeviceGetDefaultMemPool,
-																																																																																																																																																																																																																   11020,
-																																																																																																																																																																																																																   cuDeviceGetDefaultMemPool) E(cuDeviceGetMemPool,
-																																																																																																																																																																																																																				11020,
-																																																																																																																																																																																																																				cuDeviceGetMemPool) E(cuDeviceSetMemPool,
-																																																																																																																																																																																																																						      11020,
-																																																																																																																																																																																																																						      cuDeviceSetMemPool) E(cuMemGetDefaultMemPool,
-																																																																																																																																																																																																																									    13000,
-																																																																																																																																																																																																																									    cuMemGetDefaultMemPool) E(cuMemGetMemPool, 13000, cuMemGetMemPool) E(cuMemSetMemPool,
-																																																																																																																																																																																																																																		 13000, cuMemSetMemPool) E(cuDeviceGraphMemTrim,
-																																																																																																																																																																																																																																					   11040, cuDeviceGraphMemTrim) E(cuDeviceGetGraphMemAttribute, 11040, cuDeviceGetGraphMemAttribute) E(cuDeviceSetGraphMemAttribute,
-																																																																																																																																																																																																																																																	       11040, cuDeviceSetGraphMemAttribute) E(cuGraphCreate, 10000, cuGraphCreate) E(cuGraphDestroy,
-																																																																																																																																																																																																																																																											     10000,
-																																																																																																																																																																																																																																																											     cuGraphDestroy) E(cuGraphClone,
-																																																																																																																																																																																																																																																													       10000, cuGraphClone) E(cuGraphAddEmptyNode, 10000, cuGraphAddEmptyNode) E(cuGraphAddKernelNode, 10000, cuGraphAddKernelNode) E(cuGraphAddKernelNode, 12000, cuGraphAddKernelNode_v2) E(cuGraphAddMemAllocNode,
-																																																																																																																																																																																																																																																																																				      11040, cuGraphAddMemAllocNode) E(cuGraphAddMemFreeNode,
-																																																																																																																																																																																																																																																																																								       11040, cuGraphAddMemFreeNode) E(cuGraphAddChildGraphNode,
-																																																																																																																																																																																																																																																																																												       10000, cuGraphAddChildGraphNode) E(cuGraphAddNode, 12020, cuGraphAddNode) E(cuGraphAddNode, 12030, cuGraphAddNode_v2) E(cuGraphNodeSetParams,
-																																																																																																																																																																																																																																																																																																											       12020,
-																																																																																																																																																																																																																																																																																																											       cuGraphNodeSetParams) E(cuGraphDestroyNode, 10000, cuGraphDestroyNode) E(cuGraphAddDependencies, 10000, cuGraphAddDependencies) E(cuGraphAddDependencies, 12030, cuGraphAddDependencies_v2) E(cuGraphRemoveDependencies, 10000, cuGraphRemoveDependencies) E(cuGraphRemoveDependencies,
-																																																																																																																																																																																																																																																																																																																																											    12030,
-																																																																																																																																																																																																																																																																																																																																											    cuGraphRemoveDependencies_v2) E(cuGraphGetNodes,
-																																																																																																																																																																																																																																																																																																																																															    10000, cuGraphGetNodes) E(cuGraphGetRootNodes,
-																																																																																																																																																																																																																																																																																																																																																		      10000, cuGraphGetRootNodes) E(cuGraphGetEdges, 10000, cuGraphGetEdges) E(cuGraphGetEdges, 12030, cuGraphGetEdges_v2) E(cuGraphNodeGetType,
-																																																																																																																																																																																																																																																																																																																																																																	     10000,
-																																																																																																																																																																																																																																																																																																																																																																	     cuGraphNodeGetType) E(cuGraphChildGraphNodeGetGraph,
-																																																																																																																																																																																																																																																																																																																																																																				   10000,
-																																																																																																																																																																																																																																																																																																																																																																				   cuGraphChildGraphNodeGetGraph) E(cuGraphMemAllocNodeGetParams,
-																																																																																																																																																																																																																																																																																																																																																																								    11040,
-																																																																																																																																																																																																																																																																																																																																																																								    cuGraphMemAllocNodeGetParams) E(cuGraphMemFreeNodeGetParams, 11040, cuGraphMemFreeNodeGetParams)
-								    E(cuGraphKernelNodeGetParams, 10000, cuGraphKernelNodeGetParams) E(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2) E(
-									cuGraphInstantiate,
-									10000,
-									cuGraphInstantiate) E(cuGraphInstantiate, 11000, cuGraphInstantiate_v2)
-									E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags) P(
-									    cuGraphInstantiateWithParams,
-									    12000,
-									    cuGraphInstantiateWithParams) E(cuGraphExecDestroy, 10000, cuGraphExecDestroy)
-									    E(cuGraphExecGetFlags, 12000, cuGraphExecGetFlags) E(
-										cuGraphExecUpdate, 10020,
-										cuGraphExecUpdate) E(cuGraphExecUpdate, 12000, cuGraphExecUpdate_v2)
-										P(cuGraphLaunch, 10000, cuGraphLaunch) P(cuGraphUpload, 11010, cuGraphUpload) E(
-										    cuGraphExecKernelNodeSetParams,
-										    10010,
-										    cuGraphExecKernelNodeSetParams) E(cuGraphExecKernelNodeSetParams, 12000, cuGraphExecKernelNodeSetParams_v2)
-										    E(cuGraphExecNodeSetParams, 12020, cuGraphExecNodeSetParams) E(
-											cuGraphExecMemsetNodeSetParams,
-											10020,
-											cuGraphExecMemsetNodeSetParams) E(cuGraphExecMemcpyNodeSetParams, 10020, cuGraphExecMemcpyNodeSetParams)
-											E(cuGraphExecHostNodeSetParams, 10020, cuGraphExecHostNodeSetParams) E(
-											    cuGraphExecChildGraphNodeSetParams,
-											    11010,
-											    cuGraphExecChildGraphNodeSetParams)
-											    E(cuGraphExecEventRecordNodeSetEvent,
-											      11010,
-											      cuGraphExecEventRecordNodeSetEvent) E(cuGraphExecEventWaitNodeSetEvent,
-																    11010,
-																    cuGraphExecEventWaitNodeSetEvent)
-												E(cuGraphNodeSetEnabled,
-												  11060,
-												  cuGraphNodeSetEnabled) E(cuGraphNodeGetEnabled,
-															   11060, cuGraphNodeGetEnabled)
-												    E(cuModuleGetFunction,
-												      2000,
-												      cuModuleGetFunction) E(cuLibraryGetKernel,
-															     12000, cuLibraryGetKernel)
-													E(cuKernelGetFunction,
-													  12000,
-													  cuKernelGetFunction)
-													    E(cuKernelGetLibrary,
-													      12050,
-													      cuKernelGetLibrary)
-														E(cuFuncGetModule,
-														  11000,
-														  cuFuncGetModule)
-														    E(cuGraphConditionalHandleCreate,
-														      12030,
-														      cuGraphConditionalHandleCreate)
-															E(cuGraphExecExternalSemaphoresSignalNodeSetParams,
-															  11020,
-															  cuGraphExecExternalSemaphoresSignalNodeSetParams)
-															    E(cuGraphExecExternalSemaphoresWaitNodeSetParams,
-															      11020,
-															      cuGraphExecExternalSemaphoresWaitNodeSetParams)
-																E(cuGraphExecBatchMemOpNodeSetParams,
-																  11070,
-																  cuGraphExecBatchMemOpNodeSetParams)};
+							    P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2)
+								P(cuStreamBeginCaptureToGraph, 12030,
+								  cuStreamBeginCaptureToGraph)
+								    P(cuStreamEndCapture, 10000, cuStreamEndCapture)
+									P(cuStreamIsCapturing, 10000,
+									  cuStreamIsCapturing)
+									    P(cuStreamGetCaptureInfo, 10010,
+									      cuStreamGetCaptureInfo)
+										P(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2) P(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3) P(cuStreamUpdateCaptureDependencies, 11030, cuStreamUpdateCaptureDependencies) P(cuStreamUpdateCaptureDependencies, 12030, cuStreamUpdateCaptureDependencies_v2) E(cuThreadExchangeStreamCaptureMode, 10010, cuThreadExchangeStreamCaptureMode) P(cuLaunchKernel, 4000, cuLaunchKernel) P(cuLaunchCooperativeKernel,
+																																																												  9000,
+																																																												  cuLaunchCooperativeKernel) E(cuGraphKernelNodeGetAttribute, 11000, cuGraphKernelNodeGetAttribute) E(cuGraphKernelNodeSetAttribute, 11000, cuGraphKernelNodeSetAttribute) P(cuLaunchHostFunc,
+																																																																																	     10000, cuLaunchHostFunc) E(cuMemcpy, 4000, cuMemcpy) P(cuMemcpyAsync,
+																																																																																								    4000, cuMemcpyAsync) E(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2) E(cuMemcpyDtoH, 3020, cuMemcpyDtoH_v2) E(cuMemcpyDtoD, 3020, cuMemcpyDtoD_v2) P(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2) P(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync_v2) P(cuMemcpyDtoDAsync,
+																																																																																																																						  3020,
+																																																																																																																						  cuMemcpyDtoDAsync_v2) E(cuMemsetD8,
+																																																																																																																									  3020, cuMemsetD8_v2) E(cuMemsetD32,
+																																																																																																																												 3020, cuMemsetD32_v2) P(cuMemsetD8Async, 3020, cuMemsetD8Async) P(cuMemsetD32Async,
+																																																																																																																																				   3020, cuMemsetD32Async) E(cuMemGetInfo, 3020, cuMemGetInfo_v2) E(cuMemAlloc, 3020, cuMemAlloc_v2) E(cuMemFree, 3020, cuMemFree_v2) E(cuMemAllocHost,
+																																																																																																																																																					2000,
+																																																																																																																																																					cuMemAllocHost) E(cuMemAllocHost,
+																																																																																																																																																							  3020, cuMemAllocHost_v2) E(cuMemHostAlloc, 2020, cuMemHostAlloc) E(cuMemFreeHost,
+																																																																																																																																																															     2000, cuMemFreeHost) E(cuMemHostRegister,
+																																																																																																																																																																		    4000, cuMemHostRegister) E(cuMemHostRegister,
+																																																																																																																																																																					       6050,
+																																																																																																																																																																					       cuMemHostRegister_v2) E(cuMemHostUnregister, 4000, cuMemHostUnregister) E(cuMemAddressReserve, 10020, cuMemAddressReserve) E(cuMemAddressFree, 10020, cuMemAddressFree) E(cuMemCreate,
+																																																																																																																																																																																											 10020, cuMemCreate) E(cuMemRelease,
+																																																																																																																																																																																													       10020, cuMemRelease) E(cuMemMap,
+																																																																																																																																																																																																      10020,
+																																																																																																																																																																																																      cuMemMap) E(cuMemUnmap,
+																																																																																																																																																																																																		  10020,
+																																																																																																																																																																																																		  cuMemUnmap) E(cuMemSetAccess,
+																																																																																																																																																																																																				10020, cuMemSetAccess) P(cuMemAllocAsync,
+																																																																																																																																																																																																							 11020, cuMemAllocAsync) P(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync) P(cuMemFreeAsync,
+																																																																																																																																																																																																																	      11020,
+																																																																																																																																																																																																																	      cuMemFreeAsync) E(cuMemPoolCreate,
+																																																																																																																																																																																																																				11020, cuMemPoolCreate) E(cuMemPoolDestroy,
+																																																																																																																																																																																																																							  11020,
+																																																																																																																																																																																																																							  cuMemPoolDestroy) E(cuMemPoolTrimTo,
+																																																																																																																																																																																																																									      11020,
+																																																																																																																																																																																																																									      cuMemPoolTrimTo) E(cuMemPoolSetAttribute, 11020, cuMemPoolSetAttribute) E(cuMemPoolGetAttribute,
+																																																																																																																																																																																																																																			11020, cuMemPoolGetAttribute) E(cuDeviceGetDefaultMemPool,
+																																																																																																																																																																																																																																							11020, cuDeviceGetDefaultMemPool) E(cuDeviceGetMemPool,
+																																																																																																																																																																																																																																											    11020, cuDeviceGetMemPool) E(cuDeviceSetMemPool, 11020, cuDeviceSetMemPool) E(cuMemGetDefaultMemPool,
+																																																																																																																																																																																																																																																					  13000,
+																																																																																																																																																																																																																																																					  cuMemGetDefaultMemPool) E(cuMemGetMemPool, 13000, cuMemGetMemPool) E(cuMemSetMemPool, 13000, cuMemSetMemPool) E(cuDeviceGraphMemTrim, 11040, cuDeviceGraphMemTrim) E(cuDeviceGetGraphMemAttribute, 11040, cuDeviceGetGraphMemAttribute) E(cuDeviceSetGraphMemAttribute,
+																																																																																																																																																																																																																																																																																		    11040,
+																																																																																																																																																																																																																																																																																		    cuDeviceSetGraphMemAttribute) E(cuGraphCreate,
+																																																																																																																																																																																																																																																																																						    10000,
+																																																																																																																																																																																																																																																																																						    cuGraphCreate) E(cuGraphDestroy,
+																																																																																																																																																																																																																																																																																								     10000,
+																																																																																																																																																																																																																																																																																								     cuGraphDestroy) E(cuGraphClone, 10000, cuGraphClone) E(cuGraphAddEmptyNode, 10000, cuGraphAddEmptyNode) E(cuGraphAddKernelNode, 10000, cuGraphAddKernelNode) E(cuGraphAddKernelNode, 12000, cuGraphAddKernelNode_v2) E(cuGraphAddMemAllocNode,
+																																																																																																																																																																																																																																																																																																																			    11040,
+																																																																																																																																																																																																																																																																																																																			    cuGraphAddMemAllocNode) E(cuGraphAddMemFreeNode, 11040, cuGraphAddMemFreeNode) E(cuGraphAddChildGraphNode,
+																																																																																																																																																																																																																																																																																																																													     10000,
+																																																																																																																																																																																																																																																																																																																													     cuGraphAddChildGraphNode) E(cuGraphAddNode, 12020, cuGraphAddNode) E(cuGraphAddNode, 12030, cuGraphAddNode_v2) E(cuGraphNodeSetParams, 12020, cuGraphNodeSetParams) E(cuGraphDestroyNode,
+																																																																																																																																																																																																																																																																																																																																																		   10000,
+																																																																																																																																																																																																																																																																																																																																																		   cuGraphDestroyNode) E(cuGraphAddDependencies, 10000, cuGraphAddDependencies) E(cuGraphAddDependencies,
+																																																																																																																																																																																																																																																																																																																																																												  12030,
+																																																																																																																																																																																																																																																																																																																																																												  cuGraphAddDependencies_v2) E(cuGraphRemoveDependencies,
+																																																																																																																																																																																																																																																																																																																																																															       10000,
+																																																																																																																																																																																																																																																																																																																																																															       cuGraphRemoveDependencies) E(cuGraphRemoveDependencies,
+																																																																																																																																																																																																																																																																																																																																																																			    12030, cuGraphRemoveDependencies_v2) E(cuGraphGetNodes, 10000, cuGraphGetNodes) E(cuGraphGetRootNodes,
+																																																																																																																																																																																																																																																																																																																																																																													      10000, cuGraphGetRootNodes) E(cuGraphGetEdges, 10000, cuGraphGetEdges) E(cuGraphGetEdges,
+																																																																																																																																																																																																																																																																																																																																																																																						       12030,
+																																																																																																																																																																																																																																																																																																																																																																																						       cuGraphGetEdges_v2) E(cuGraphNodeGetType,
+																																																																																																																																																																																																																																																																																																																																																																																									     10000, cuGraphNodeGetType) E(cuGraphChildGraphNodeGetGraph, 10000, cuGraphChildGraphNodeGetGraph) E(cuGraphMemAllocNodeGetParams,
+																																																																																																																																																																																																																																																																																																																																																																																																						 11040, cuGraphMemAllocNodeGetParams) E(cuGraphMemFreeNodeGetParams,
+																																																																																																																																																																																																																																																																																																																																																																																																											11040, cuGraphMemFreeNodeGetParams) E(cuGraphKernelNodeGetParams, 10000, cuGraphKernelNodeGetParams) E(cuGraphKernelNodeGetParams, 12000, cuGraphKernelNodeGetParams_v2) E(cuGraphInstantiate,
+																																																																																																																																																																																																																																																																																																																																																																																																																																   10000,
+																																																																																																																																																																																																																																																																																																																																																																																																																																   cuGraphInstantiate) E(cuGraphInstantiate, 11000, cuGraphInstantiate_v2) E(cuGraphInstantiateWithFlags,
+																																																																																																																																																																																																																																																																																																																																																																																																																																									     11040, cuGraphInstantiateWithFlags) P(cuGraphInstantiateWithParams, 12000, cuGraphInstantiateWithParams) E(cuGraphExecDestroy, 10000, cuGraphExecDestroy) E(cuGraphExecGetFlags, 12000, cuGraphExecGetFlags) E(cuGraphExecUpdate,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																			    10020,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																			    cuGraphExecUpdate) E(cuGraphExecUpdate,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																						 12000, cuGraphExecUpdate_v2) P(cuGraphLaunch,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																										10000, cuGraphLaunch) P(cuGraphUpload, 11010,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																													cuGraphUpload) E(cuGraphExecKernelNodeSetParams,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																															 10010,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																															 cuGraphExecKernelNodeSetParams) E(cuGraphExecKernelNodeSetParams,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																																			   12000,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																																			   cuGraphExecKernelNodeSetParams_v2) E(cuGraphExecNodeSetParams, 12020, cuGraphExecNodeSetParams) E(cuGraphExecMemsetNodeSetParams, 10020, cuGraphExecMemsetNodeSetParams) E(cuGraphExecMemcpyNodeSetParams,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																																																								      10020,
+																																																																																																																																																																																																																																																																																																																																																																																																																																																																																																								      cuGraphExecMemcpyNodeSetParams)
+										    E(cuGraphExecHostNodeSetParams, 10020, cuGraphExecHostNodeSetParams) E(cuGraphExecChildGraphNodeSetParams, 11010, cuGraphExecChildGraphNodeSetParams) E(cuGraphExecEventRecordNodeSetEvent, 11010, cuGraphExecEventRecordNodeSetEvent) E(
+											cuGraphExecEventWaitNodeSetEvent,
+											11010,
+											cuGraphExecEventWaitNodeSetEvent) E(cuGraphNodeSetEnabled,
+															    11060,
+															    cuGraphNodeSetEnabled)
+											E(cuGraphNodeGetEnabled, 11060,
+											  cuGraphNodeGetEnabled) E(cuModuleGetFunction,
+														   2000,
+														   cuModuleGetFunction)
+											    E(cuLibraryGetKernel, 12000, cuLibraryGetKernel) E(
+												cuKernelGetFunction,
+												12000,
+												cuKernelGetFunction) E(cuKernelGetLibrary, 12050, cuKernelGetLibrary)
+												E(cuFuncGetModule,
+												  11000,
+												  cuFuncGetModule)
+												    E(cuGraphConditionalHandleCreate,
+												      12030,
+												      cuGraphConditionalHandleCreate)
+													E(cuGraphExecExternalSemaphoresSignalNodeSetParams,
+													  11020,
+													  cuGraphExecExternalSemaphoresSignalNodeSetParams)
+													    E(cuGraphExecExternalSemaphoresWaitNodeSetParams,
+													      11020,
+													      cuGraphExecExternalSemaphoresWaitNodeSetParams)
+														E(cuGraphExecBatchMemOpNodeSetParams,
+														  11070,
+														  cuGraphExecBatchMemOpNodeSetParams)};
 
 #undef E
 #undef P
