@@ -86,6 +86,9 @@ void ledger_free_site(struct ledger_freed *f, uint32_t site);
  * the interval index's work, the execs that pointed into the freed ranges,
  * never every live exec. */
 long long ledger_examined(void);
+/* Changes of the ledger's ranges so far (an add, a free, an unmap): equal
+ * values, the same ledger_tracked answers. */
+uint64_t ledger_epoch(void);
 /* Whether v points into a range of the ledger (node walks). */
 int ledger_tracked(uint64_t v);
 /* Base of the range holding v, 0 if none. */

@@ -284,6 +284,7 @@ struct cg_cap_tally {
 	uint32_t kernels;
 	int off;
 	uint64_t h; /* the counted launches' functions and dimensions, in order (churn's cheap key) */
+	int rec;    /* each counted launch is described too (nodes_launch_rec): set by the begin hook */
 };
 extern CG_TLS struct cg_cap_tally model_tally;
 /* A launch the driver accepted while a capture was live (kernel: 0 for an
@@ -472,14 +473,18 @@ void model_graph_node_destroyed(void);
  * cuGraphKernelNodeSetAttribute the driver accepted): no graph's cached
  * summary stands (each is walked again at its next need), no memo. */
 void model_graph_node_changed(void);
+/* cuGraphDestroyNode calls the driver accepted so far. */
+unsigned model_graph_node_destroys(void);
 void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m);
 /* Summary of a graph (walked now if stale). Returns a private copy the
  * caller frees with model_summary_free, or NULL. Makes only capture-safe
  * graph queries. */
 struct cg_summary *model_graph_summary(CUgraph g);
 /* The same where the caller has just asked the driver for g's node count n
- * in the call that holds g (the end of its capture): one query less. */
-struct cg_summary *model_graph_summary_counted(CUgraph g, size_t n);
+ * in the call that holds g (the end of its capture): one query less.
+ * launches: the capture this thread logged the launches of, whose log
+ * describes g's nodes when it provably is g (nodes_launch_take), else 0. */
+struct cg_summary *model_graph_summary_counted(CUgraph g, size_t n, uint64_t launches);
 /* The graph's summary if one is cached and current, else NULL (no walk). */
 struct cg_summary *model_graph_summary_cached(CUgraph g);
 /* A live, unchanged graph whose cached summary is s (its node handles are

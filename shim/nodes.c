@@ -19,6 +19,7 @@
 #include "ledger.h"
 #include "locks.h"
 #include "nodes.h"
+#include "nodes-int.h"
 #include "resolve.h"
 
 /* ---- interned kernel names ------------------------------------------- */
@@ -183,6 +184,8 @@ struct fn_ent {
 	uint8_t stale; /* its module was unloaded */
 	uint8_t bad;   /* the driver disagreed twice: not described (atomic: read unlocked) */
 	uint8_t trunc; /* more than MAX_ASK parameters: the first MAX_ASK kept */
+	uint8_t kern;  /* asked as a library kernel (CUkernel queries) */
+	uint8_t wide;  /* a parameter of more than 8 bytes */
 };
 static struct fn_ent *fn_tab[FN_SLOTS];
 static unsigned fn_gen; /* under names_lock */
@@ -200,6 +203,7 @@ static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k, unsigned gen)
 	if (!e)
 		return NULL;
 	e->func = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
+	e->kern = !f;
 	e->gen = gen;
 	e->refs = 1;
 	if (f && drv_cuFuncGetModule) {
@@ -238,6 +242,8 @@ static struct fn_ent *nodes_fn_ask(CUfunction f, CUkernel k, unsigned gen)
 	 * else on the first one (no such query, a function it cannot
 	 * describe) leaves the layout unknown. */
 	e->np = !i && rc != CUDA_ERROR_INVALID_VALUE ? -1 : (int)i;
+	for (size_t j = 0; j < i; j++)
+		e->wide |= lay[2 * j + 1] > 8;
 	e->trunc = i == MAX_ASK;
 	if (e->np > 0) {
 		e->lay = malloc(2 * (size_t)e->np * sizeof *e->lay);
@@ -487,11 +493,16 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 			return;
 		fn_held.e = fe, fn_held.key = key;
 	}
+	nodes_kernel_fill(fe, kp.kernelParams, kp.extra, d, n); /* fe stays held for the walk's next node */
+}
+
+int nodes_kernel_fill(const struct fn_ent *fe, void **kernelParams, void **extra, struct cg_ndet *d, CUgraphNode n)
+{
 	d->name = fe->name;
 	d->module = fe->module;
 	d->mctx = fe->mctx;
 	if (__atomic_load_n(&fe->bad, __ATOMIC_RELAXED) || fe->np < 0)
-		goto done;
+		return 0;
 
 	/* The values: one pointer per parameter (kernelParams, an array of
 	 * exactly the function's count, which nodes_fn had the driver confirm),
@@ -500,14 +511,16 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 	 * the node's values are not read and its parameters not described. */
 	const unsigned char *packed = NULL;
 	size_t packed_size = 0, need = 0;
-	if (!kp.kernelParams && fe->np > 0) {
-		if (!kp.extra || !nodes_extra(kp.extra, &packed, &packed_size) || !packed)
-			goto done;
+	if (!kernelParams && fe->np > 0) {
+		if (!extra || !nodes_extra(extra, &packed, &packed_size) || !packed)
+			return 0;
 		for (int j = 0; j < fe->np; j++)
 			if ((size_t)fe->lay[2 * j] + fe->lay[2 * j + 1] > need)
 				need = (size_t)fe->lay[2 * j] + fe->lay[2 * j + 1];
 		if (packed_size < need) {
 			int warn;
+			if (!n)
+				return -1; /* a launch: its capture's graph is walked */
 			pthread_mutex_lock(&names_lock);
 			warn = packed_size && fn_warned < FN_WARN_MAX ? ++fn_warned : 0;
 			pthread_mutex_unlock(&names_lock);
@@ -516,7 +529,7 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 				    "kernel node %p: its packed parameters hold %zu bytes, its function's layout %zu; "
 				    "its parameters are not described",
 				    (void *)n, packed_size, need);
-			goto done;
+			return 0;
 		}
 	}
 	struct cg_kparam *keep = d->p;
@@ -526,8 +539,8 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 	for (i = 0; (int)i < fe->np; i++) {
 		size_t off = fe->lay[2 * i], size = fe->lay[2 * i + 1];
 		const unsigned char *v = NULL;
-		if (kp.kernelParams)
-			v = kp.kernelParams[i];
+		if (kernelParams)
+			v = kernelParams[i];
 		else
 			v = packed + off;
 		if (v)
@@ -557,8 +570,45 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 	d->np_all = (uint16_t)i;
 	d->phash = h;
 	d->np = (uint8_t)nk;
-done:
-	return; /* fe stays held for the walk's next node */
+	return 0;
+}
+
+struct fn_ent *nodes_fn_cached(uint64_t key)
+{
+	size_t i = (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (FN_SLOTS - 1);
+	struct fn_ent *e = NULL;
+	pthread_mutex_lock(&names_lock);
+	for (size_t n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1))
+		if (!fn_tab[i] || fn_tab[i]->func == key)
+			break;
+	if (fn_tab[i] && fn_tab[i]->func == key && !fn_tab[i]->stale && fn_tab[i]->gen == fn_gen && !fn_tab[i]->bad) {
+		e = fn_tab[i];
+		e->refs++;
+	}
+	pthread_mutex_unlock(&names_lock);
+	return e;
+}
+
+int nodes_fn_confirm(const struct fn_ent *e)
+{
+	CUfunction f = e->kern ? NULL : (CUfunction)(uintptr_t)e->func;
+	CUkernel k = e->kern ? (CUkernel)(uintptr_t)e->func : NULL;
+	return nodes_fn_check(f, k, e);
+}
+
+uint64_t nodes_fn_seq(const struct fn_ent *e)
+{
+	return e->seq;
+}
+
+int nodes_fn_wide(const struct fn_ent *e)
+{
+	return e->wide;
+}
+
+void nodes_fn_release(struct fn_ent *e)
+{
+	nodes_fn_put(e);
 }
 
 /* ---- copies and memsets ----------------------------------------------- */

@@ -23,6 +23,7 @@
 #ifndef CGSHIM_NODES_H
 #define CGSHIM_NODES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cuda-abi.h"
@@ -97,6 +98,25 @@ void nodes_walk_end(void);
  * nodes_coop_note: a relaxed load and, the first time, a store. */
 void nodes_coop_note(void);
 int nodes_coop_possible(void);
+/* ---- a captured graph's details from its launches (nodes-launch.c) ----
+ * nodes_launch_begin: this thread's capture cap is logged from here on (1)
+ * or cannot be (0: no memory). nodes_launch_rec: a launch the thread's
+ * tally counted as its kernels-th of capture cap, described from the
+ * caller's arguments (the launch hooks, only while model_tally.rec).
+ * nodes_launch_take: the n descriptions of capture cap's graph, whose node
+ * handles are nodes, into det, when the log is provably that graph (1;
+ * the contract is at the top of nodes-launch.c), else 0: walk it. One take
+ * a capture. nodes_launch_check (CGSHIM_SUMMARY_CHECK): the nodes walked
+ * as well and compared with det; differing nodes counted (and one warning
+ * names the first): the caller walks instead. */
+int nodes_launch_begin(uint64_t cap);
+void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+		      unsigned by, unsigned bz, unsigned shmem, void **kp, void **extra);
+int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det);
+size_t nodes_launch_check(const CUgraphNode *nodes, size_t n, const struct cg_ndet *det);
+/* Summaries taken from launches, and nodes the check found otherwise. */
+long long nodes_launch_summaries(void);
+long long nodes_launch_check_diffs(void);
 /* Whether nodes of type t get a description (kernel, memcpy, memset). */
 int nodes_described(int t);
 /* A module loaded (in the current context) or unloaded through a hooked

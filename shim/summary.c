@@ -14,6 +14,7 @@
 #include "emit.h"
 #include "fold.h"
 #include "ledger.h"
+#include "nodes.h"
 #include "model.h"
 #include "rules.h"
 #include "site.h"
@@ -152,6 +153,8 @@ void cg_summary_exit(void)
 				 .ledger_examined = ledger_examined(),
 				 .walks = model_graph_walks(),
 				 .churn_walks = model_graph_churn_walks(),
+				 .launch_summaries = nodes_launch_summaries(),
+				 .launch_summary_diffs = nodes_launch_check_diffs(),
 				 .copy_checks = all,
 				 .copy_checks_tallied = tallied,
 				 .repeats_folded = cg_fold_repeats(),

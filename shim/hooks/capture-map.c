@@ -283,7 +283,8 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
  * Measured on the stand-in (callgrind): ~59 instructions a launch inside a
  * capture before, most of them saving 11 arguments across a call to
  * __errno_location. */
-#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check, kernel, fn_expr, what, dims_expr, coop)        \
+#define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check, kernel, fn_expr, what, dims_expr, coop,        \
+			  rec_stmt)                                                                                    \
 	static __attribute__((noinline, cold)) CUresult name##_slow params                                             \
 	{                                                                                                              \
 		CUresult rc;                                                                                           \
@@ -345,18 +346,20 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 		if (CG_UNLIKELY(model_tally.cap && (const void *)(stream_expr) != model_tally.stream))                 \
 			return name##_slow args; /* CGS024's question: this thread's capture, another stream */        \
 		rc = real_##name args;                                                                                 \
-		if (CG_LIKELY(rc == CUDA_SUCCESS))                                                                     \
+		if (CG_LIKELY(rc == CUDA_SUCCESS)) {                                                                   \
 			model_tally_launch((stream_expr), kernel, (uint64_t)(uintptr_t)(fn_expr) ^ (dims_expr));       \
-		else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                             \
+			if (CG_UNLIKELY(model_tally.rec))                                                              \
+				rec_stmt; /* described for the end's summary (nodes.h nodes_launch_rec) */             \
+		} else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                           \
 			CG_KEEP_ERRNO(cgh_failed(HID_##name, (stream_expr), ptsz, rc));                                \
 		return rc;                                                                                             \
 	}
 
-#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr, dims_expr, coop)                                            \
+#define LAUNCH_HOOK(name, ptsz, params, args, stream_expr, dims_expr, coop, rec_stmt)                                  \
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr,                                                       \
 			  cg_caprule_is_legacy((stream_expr), ptsz) &&                                                 \
 			      cgh_launch_check(HID_##name, (stream_expr), ptsz),                                       \
-			  1, f, "launches a kernel", dims_expr, coop)
+			  1, f, "launches a kernel", dims_expr, coop, rec_stmt)
 
 /* A launch's dimensions, folded for the capture tally's hash (churn's cheap
  * key): read only when the launch goes into this thread's capture. */
@@ -396,16 +399,27 @@ static inline int cgh_ex_coop(const CUlaunchConfig *c)
 #define COOP_ARGS                                                                                                      \
 	(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams)
 
-LAUNCH_HOOK(cuLaunchKernel, 0, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS, 0)
-LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS, 0)
+/* A counted launch described (model_tally.rec): the launch's own
+ * arguments, as its node will hold them. A cooperative launch is not
+ * described: its capture's graph is walked. */
+#define LAUNCH_REC                                                                                                     \
+	nodes_launch_rec(model_tally.cap, model_tally.kernels, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,  \
+			 blockDimZ, sharedMemBytes, kernelParams, extra)
+#define LAUNCH_REC_EX                                                                                                  \
+	nodes_launch_rec(model_tally.cap, model_tally.kernels, f, config->gridDimX, config->gridDimY,                  \
+			 config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,                    \
+			 config->sharedMemBytes, kernelParams, extra)
+
+LAUNCH_HOOK(cuLaunchKernel, 0, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS, 0, LAUNCH_REC)
+LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS, 0, LAUNCH_REC)
 LAUNCH_HOOK(cuLaunchKernelEx, 0, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
 	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM, CGH_DIMS_EX(config),
-	    cgh_ex_coop(config))
+	    cgh_ex_coop(config), LAUNCH_REC_EX)
 LAUNCH_HOOK(cuLaunchKernelEx_ptsz, 1, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
 	    (config, f, kernelParams, extra), config ? config->hStream : CGH_NO_STREAM, CGH_DIMS_EX(config),
-	    cgh_ex_coop(config))
-LAUNCH_HOOK(cuLaunchCooperativeKernel, 0, COOP_PARAMS, COOP_ARGS, hStream, LAUNCH_DIMS, 1)
-LAUNCH_HOOK(cuLaunchCooperativeKernel_ptsz, 1, COOP_PARAMS, COOP_ARGS, hStream, LAUNCH_DIMS, 1)
+	    cgh_ex_coop(config), LAUNCH_REC_EX)
+LAUNCH_HOOK(cuLaunchCooperativeKernel, 0, COOP_PARAMS, COOP_ARGS, hStream, LAUNCH_DIMS, 1, (void)0)
+LAUNCH_HOOK(cuLaunchCooperativeKernel_ptsz, 1, COOP_PARAMS, COOP_ARGS, hStream, LAUNCH_DIMS, 1, (void)0)
 
 /* cuGraphKernelNodeSetAttribute(COOPERATIVE): noted before the call,
  * whatever the value (the value is not read: the driver checks it). */
@@ -428,7 +442,7 @@ void cgh_cuGraphKernelNodeSetAttribute_post(struct cg_call *c, struct cgh_frame 
 #define ASYNC_HOOK(name, ptsz, params, args, what, esc_what)                                                           \
 	LIVE_CAPTURE_HOOK(name, ptsz, params, args, hStream,                                                           \
 			  cg_caprule_is_legacy(hStream, ptsz) && cgh_async_check(HID_##name, hStream, ptsz, what), 0,  \
-			  NULL, esc_what, 0, 0)
+			  NULL, esc_what, 0, 0, (void)0)
 
 /* The same for an async copy or memset on the legacy stream. */
 static __attribute__((noinline, cold)) int cgh_async_check(int hid, CUstream s, int ptsz, const char *what)

@@ -86,6 +86,16 @@ void cg_warm_capture(int hid)
  * query and one table insert. The begin's call record is deferred to the
  * end of the capture (model_capture_begin), its post_ns measuring the
  * window the hook added. */
+/* Whether a capture's end walks its graph (end_capture_common): a program
+ * that updates executables gets its graphs walked there, off the update's
+ * path; with a libnccl loaded the walk names the graph's NCCL kernels; at
+ * debug level its nodes are written. */
+static int summary_wanted(void)
+{
+	return cg_log_on(CG_L_DEBUG) || atomic_load_explicit(&cgh_updates_seen, memory_order_relaxed) ||
+	       cg_nccl_loaded();
+}
+
 static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
 			   int asked, int nested)
 {
@@ -105,6 +115,12 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 			cg_tls.via_rc = rc;
 		}
 		model_capture_begin(id, s, mode, ptsz, into, site, c, cg_tls.via, g);
+		/* The launches described as they come when the end will want the
+		 * graph's summary (below, end_capture_common), so it asks the
+		 * driver nothing a node (nodes.h nodes_launch_take). Into a graph
+		 * of nodes already there: walked. */
+		if (id && !into && model_tally.cap == id && summary_wanted())
+			model_tally.rec = nodes_launch_begin(id);
 		CG_RETURN(rc);
 	}
 	/* Refused: no capture is live on this stream from this call. The one
@@ -432,6 +448,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		uint32_t n_alloc = 0, n_free = 0;
 		size_t n = 0;
 		uint64_t th = model_tally_hash(id);
+		int logged = id && model_tally.cap == id && model_tally.rec;
 		long kernels = model_tally_take(id);
 		struct model_cap_end ce = {0};
 		struct churn_step ch = {0};
@@ -457,9 +474,10 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			/* With a libnccl loaded the walk names the graph's NCCL
 			 * kernels (model/nccl.c: CGS027, CGS028, the dump) and
 			 * gives the fingerprint the cross-rank view compares. */
-			if (cg_log_on(CG_L_DEBUG) || atomic_load_explicit(&cgh_updates_seen, memory_order_relaxed) ||
-			    cg_nccl_loaded() || !counted) {
-				sum = counted ? model_graph_summary_counted(g, n) : model_graph_summary(g);
+			if (summary_wanted() || !counted) {
+				/* every node a launch this thread logged: no query a node */
+				uint64_t from = logged && kernels >= 0 && (size_t)kernels == n ? id : 0;
+				sum = counted ? model_graph_summary_counted(g, n, from) : model_graph_summary(g);
 			} else {
 				have_counts = model_graph_captured(g, n, kernels, &n_alloc, &n_free);
 			}

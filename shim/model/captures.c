@@ -200,6 +200,7 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 		model_tally.kernels = 0;
 		model_tally.h = 0;
 		model_tally.off = !id;
+		model_tally.rec = 0;
 	}
 	pthread_mutex_unlock(&model_cap_lock);
 	atomic_fetch_add(&cg_live_captures, 1);
@@ -214,6 +215,7 @@ long model_tally_take(uint64_t id)
 		k = model_tally.kernels;
 	model_tally.cap = 0;
 	model_tally.stream = NULL;
+	model_tally.rec = 0;
 	return k;
 }
 

@@ -98,7 +98,7 @@ static _Atomic uint32_t graph_changes;
 /* A child graph node's graph, walked one level deeper (no lock held; the
  * handle is owned by the node, which the parent walk holds); appended to
  * s->kids. Best effort: a child not walked is not compared. */
-static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known);
+static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known, uint64_t launches);
 
 static void summary_kid_add(struct cg_summary *s, CUgraphNode node, uint32_t index, int depth)
 {
@@ -110,18 +110,18 @@ static void summary_kid_add(struct cg_summary *s, CUgraphNode node, uint32_t ind
 	if (!k)
 		return;
 	s->kids = k;
-	struct cg_summary *c = summary_walk_at(child, depth + 1, NULL);
+	struct cg_summary *c = summary_walk_at(child, depth + 1, NULL, 0);
 	if (!c)
 		return;
 	k[s->n_kids].node = index;
 	k[s->n_kids++].s = c;
 }
 
-static struct cg_summary *summary_walk(CUgraph g, const size_t *known)
+static struct cg_summary *summary_walk(CUgraph g, const size_t *known, uint64_t launches)
 {
 	struct cg_summary *s;
 	atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
-	s = summary_walk_at(g, 0, known);
+	s = summary_walk_at(g, 0, known, launches);
 	nodes_walk_end();
 	return s;
 }
@@ -139,15 +139,18 @@ struct cg_summary *model_graph_churn_walk(CUgraph g)
 {
 	struct cg_summary *s;
 	atomic_fetch_add_explicit(&churn_walks, 1, memory_order_relaxed);
-	s = summary_walk_at(g, 0, NULL);
+	s = summary_walk_at(g, 0, NULL, 0);
 	nodes_walk_end();
 	return s;
 }
 
 /* known: g's node count as the caller just had it from the driver in the
- * call that holds g (no one else can have changed it), else NULL: asked. */
-static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known)
+ * call that holds g (no one else can have changed it), else NULL: asked.
+ * launches: the capture whose launches this thread logged (nodes.h
+ * nodes_launch_take), 0 none. */
+static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known, uint64_t launches)
 {
+	int logged = 0;
 	size_t n = 0, ne = 0, nm = 0;
 	struct cg_summary *s;
 	struct cg_mnode mem_small[16], *mem = mem_small;
@@ -200,7 +203,14 @@ static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *kn
 		s->cap_det = s->det ? (uint32_t)n : 0;
 	}
 	det_keep = NULL;
-	for (size_t i = 0; i < n; i++) {
+	/* every node a kernel the hooks saw launched, described then */
+	if (launches && s->det && nodes_launch_take(launches, s->nodes, n, s->det) &&
+	    !(cg_cfg.summary_check && nodes_launch_check(s->nodes, n, s->det))) {
+		memset(s->types, CU_GRAPH_NODE_TYPE_KERNEL, n);
+		s->n_det = (uint32_t)n;
+		logged = 1;
+	}
+	for (size_t i = 0; i < n && !logged; i++) {
 		CUgraphNodeType t = 0;
 		drv_cuGraphNodeGetType(s->nodes[i], &t);
 		s->types[i] = (uint8_t)t;
@@ -502,6 +512,11 @@ int model_graph_destroy(CUgraph g)
  * driver's headers have no query for a node's graph). */
 static _Atomic unsigned node_destroys;
 
+unsigned model_graph_node_destroys(void)
+{
+	return atomic_load_explicit(&node_destroys, memory_order_relaxed);
+}
+
 void model_graph_node_destroyed(void)
 {
 	atomic_fetch_add_explicit(&node_destroys, 1, memory_order_relaxed);
@@ -598,14 +613,14 @@ static struct cg_summary *summary_cached(CUgraph g, uint32_t *gen)
 	return s;
 }
 
-static struct cg_summary *graph_summary(CUgraph g, const size_t *known)
+static struct cg_summary *graph_summary(CUgraph g, const size_t *known, uint64_t launches)
 {
 	struct cg_graph *x;
 	uint32_t gen;
 	struct cg_summary *s = summary_cached(g, &gen);
 	if (s)
 		return s;
-	s = summary_walk(g, known);
+	s = summary_walk(g, known, launches);
 	if (!s)
 		return NULL;
 	pthread_mutex_lock(&model_gx_lock);
@@ -624,12 +639,12 @@ static struct cg_summary *graph_summary(CUgraph g, const size_t *known)
 
 struct cg_summary *model_graph_summary(CUgraph g)
 {
-	return graph_summary(g, NULL);
+	return graph_summary(g, NULL, 0);
 }
 
-struct cg_summary *model_graph_summary_counted(CUgraph g, size_t n)
+struct cg_summary *model_graph_summary_counted(CUgraph g, size_t n, uint64_t launches)
 {
-	return graph_summary(g, &n);
+	return graph_summary(g, &n, launches);
 }
 
 CUgraph model_summary_graph(const struct cg_summary *s)

@@ -160,6 +160,15 @@ void ledger_add(uint64_t base, uint64_t size, int kind, uint32_t site)
 	pthread_mutex_unlock(&lg_lock);
 }
 
+uint64_t ledger_epoch(void)
+{
+	uint64_t e;
+	pthread_mutex_lock(&lg_lock);
+	e = lg_epoch;
+	pthread_mutex_unlock(&lg_lock);
+	return e;
+}
+
 int ledger_tracked(uint64_t v)
 {
 	int hit;

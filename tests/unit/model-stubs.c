@@ -77,6 +77,14 @@ int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d)
 void nodes_walk_end(void)
 {
 }
+int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det)
+{
+	return 0;
+}
+size_t nodes_launch_check(const CUgraphNode *nodes, size_t n, const struct cg_ndet *det)
+{
+	return 0;
+}
 int nodes_described(int t)
 {
 	return 0;

@@ -1,0 +1,37 @@
+/*
+ * shim/nodes-int.h -- what nodes.c shares with nodes-launch.c (module
+ * model): the function table's entries, and the one description of a
+ * kernel's arguments both the walk and the captured launches use, so a
+ * summary from either holds the same facts.
+ */
+#ifndef CGSHIM_NODES_INT_H
+#define CGSHIM_NODES_INT_H
+
+#include <stdint.h>
+
+#include "cuda-abi.h"
+#include "nodes.h"
+
+struct fn_ent;
+/* The entry of function (or library kernel) key when the table holds a
+ * current one, as a walk asked it; held (nodes_fn_release). NULL when
+ * there is none, it is stale or bad: the driver is not asked. */
+struct fn_ent *nodes_fn_cached(uint64_t key);
+/* Whether the driver still describes e's function as e does (two
+ * capture-safe queries, in the form e was asked: CUfunction or CUkernel). */
+int nodes_fn_confirm(const struct fn_ent *e);
+/* e's unique number (a renewed entry has another). */
+uint64_t nodes_fn_seq(const struct fn_ent *e);
+void nodes_fn_release(struct fn_ent *e);
+/* Whether e's function has a parameter of more than 8 bytes (its words
+ * are matched against the ledger). */
+int nodes_fn_wide(const struct fn_ent *e);
+/* d's name, module, context and argument description from entry fe and the
+ * argument arrays (kernelParams, or extra's packed buffer), read only
+ * inside fe's layout, which the caller had the driver confirm. n: the node
+ * described (a short packed buffer is warned about), or NULL for a
+ * captured launch (then -1 for a short packed buffer, nothing written
+ * about it). 0 otherwise. */
+int nodes_kernel_fill(const struct fn_ent *fe, void **kernelParams, void **extra, struct cg_ndet *d, CUgraphNode n);
+
+#endif

@@ -1,0 +1,228 @@
+/*
+ * shim/nodes-launch.c -- a captured graph's node details from the launches
+ * the hooks saw (nodes.h, issue 36), instead of a type and a parameters
+ * query a node at the capture's end.
+ *
+ * Per thread, one log of the capture its tally follows (model.h
+ * cg_cap_tally), kept only while the capture's end will summarise the graph
+ * (updates seen, debug level, NCCL: the begin hook decides). Each launch the
+ * tally counts is described as the walk would describe its node, by the same
+ * code (nodes_kernel_fill) and the same function entry, whose layout the
+ * driver confirmed in this capture before a byte of the caller's arguments
+ * is read. The summary takes the log only when it is provably the graph:
+ *   - the tally saw the capture whole and counted as many kernels as the
+ *     graph has nodes (it can only fall short of them: every node is then a
+ *     launch the hooks saw, in order), and the log holds each of them;
+ *   - no node was destroyed meanwhile (a destroy and an unseen node would
+ *     keep the count), no cooperative launch or attribute was seen (the log
+ *     says 0), the ledger did not change if a struct argument's words were
+ *     matched against it (the walk matches them at the end);
+ *   - each function's first node and the last node, asked of the driver
+ *     (nodes_describe), are described alike (order and handle form).
+ * Anything else: the full walk, as before. CGSHIM_SUMMARY_CHECK=1 walks
+ * anyway and compares (nodes_launch_check).
+ *
+ * Memory: a block of LOG_MAX descriptions (~115 KiB) per thread that
+ * captures while summaries are wanted, freed at its exit; a capture of more
+ * launches is walked.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "ledger.h"
+#include "log.h"
+#include "model.h"
+#include "resolve.h"
+#include "nodes-int.h"
+#include "nodes.h"
+#include "thread.h"
+
+#define LOG_MAX 512
+#define OK_MAX 8
+
+struct launch_log {
+	uint64_t cap; /* the capture logged, 0 none */
+	uint32_t n;
+	uint8_t bad;	   /* a launch not described: the graph is walked */
+	uint8_t wide;	   /* an argument of more than 8 bytes was matched against the ledger */
+	unsigned destroys; /* node destroys at the begin */
+	uint64_t epoch;	   /* the ledger's at the begin */
+	struct fn_ent *fe; /* the last launch's function entry, held */
+	uint64_t fe_key;
+	uint32_t n_ok; /* entries the driver confirmed in this capture */
+	uint64_t ok_seq[OK_MAX];
+	struct cg_ndet d[LOG_MAX];
+};
+
+static struct cg_thread_kind log_kind;
+static __thread __attribute__((tls_model("initial-exec"))) void *log_slot;
+static _Atomic long long taken, check_diffs;
+
+long long nodes_launch_summaries(void)
+{
+	return atomic_load_explicit(&taken, memory_order_relaxed);
+}
+
+long long nodes_launch_check_diffs(void)
+{
+	return atomic_load_explicit(&check_diffs, memory_order_relaxed);
+}
+
+static void log_drop_fe(struct launch_log *l)
+{
+	if (l->fe)
+		nodes_fn_release(l->fe);
+	l->fe = NULL;
+	l->fe_key = 0;
+}
+
+int nodes_launch_begin(uint64_t cap)
+{
+	struct launch_log *l = log_slot ? log_slot : cg_thread_block(&log_kind, &log_slot, sizeof *l);
+	if (!l)
+		return 0;
+	log_drop_fe(l);
+	l->cap = cap;
+	l->n = l->n_ok = 0;
+	l->bad = l->wide = 0;
+	l->destroys = model_graph_node_destroys();
+	l->epoch = ledger_epoch();
+	return 1;
+}
+
+/* Whether the driver confirmed fe's layout in this capture; asks it once. */
+static int log_confirmed(struct launch_log *l, const struct fn_ent *fe)
+{
+	uint64_t seq = nodes_fn_seq(fe);
+	for (uint32_t i = 0; i < l->n_ok; i++)
+		if (l->ok_seq[i] == seq)
+			return 1;
+	if (!nodes_fn_confirm(fe))
+		return 0;
+	if (l->n_ok < OK_MAX)
+		l->ok_seq[l->n_ok++] = seq;
+	return 1;
+}
+
+void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+		      unsigned by, unsigned bz, unsigned shmem, void **kp, void **extra)
+{
+	struct launch_log *l = log_slot;
+	uint64_t key = (uint64_t)(uintptr_t)f;
+	if (!l || l->cap != cap || l->bad)
+		return;
+	if (l->n + 1 != kernels || l->n >= LOG_MAX) { /* a launch not logged, or too many */
+		l->bad = 1;
+		return;
+	}
+	if (!l->fe || l->fe_key != key) {
+		log_drop_fe(l);
+		/* only a function a walk asked already: the entry's form is the
+		 * walk's (a first capture of a kernel is walked) */
+		if (!(l->fe = nodes_fn_cached(key))) {
+			l->bad = 1;
+			return;
+		}
+		l->fe_key = key;
+	}
+	if (!log_confirmed(l, l->fe)) {
+		l->bad = 1;
+		return;
+	}
+	struct cg_ndet *d = &l->d[l->n];
+	memset(d, 0, sizeof *d);
+	d->node = l->n;
+	d->type = CU_GRAPH_NODE_TYPE_KERNEL;
+	d->np_all = 0xffff;
+	d->func = key;
+	d->grid[0] = gx, d->grid[1] = gy, d->grid[2] = gz;
+	d->block[0] = bx, d->block[1] = by, d->block[2] = bz;
+	d->shmem = shmem;
+	if (nodes_kernel_fill(l->fe, kp, extra, d, NULL) < 0) {
+		l->bad = 1;
+		return;
+	}
+	l->wide |= nodes_fn_wide(l->fe);
+	l->n++;
+}
+
+/* The first field in which a and b differ, or NULL. */
+static const char *nodes_launch_differs(const struct cg_ndet *a, const struct cg_ndet *b)
+{
+	if (a->node != b->node || a->type != b->type)
+		return "node";
+	if (a->func != b->func)
+		return "function";
+	if (memcmp(a->grid, b->grid, sizeof a->grid) || memcmp(a->block, b->block, sizeof a->block))
+		return "dimensions";
+	if (a->shmem != b->shmem)
+		return "shared memory";
+	if (a->coop != b->coop)
+		return "cooperative";
+	if (a->name != b->name || a->module != b->module || a->mctx != b->mctx)
+		return "function entry";
+	if (a->np_all != b->np_all || a->np != b->np || a->phash != b->phash)
+		return "parameters";
+	for (uint32_t k = 0; k < a->np; k++)
+		if (a->p[k].off != b->p[k].off || a->p[k].size != b->p[k].size || a->p[k].idx != b->p[k].idx ||
+		    a->p[k].embedded != b->p[k].embedded || a->p[k].val != b->p[k].val)
+			return "kept parameter";
+	if (a->dst != b->dst || a->src != b->src || a->bytes != b->bytes)
+		return "operands";
+	return NULL;
+}
+
+int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det)
+{
+	struct launch_log *l = log_slot;
+	uint64_t seen[16];
+	uint32_t n_seen = 0;
+	if (!l || l->cap != cap)
+		return 0;
+	log_drop_fe(l);
+	l->cap = 0; /* one take a capture */
+	if (l->bad || !n || l->n != n || nodes_coop_possible() || l->destroys != model_graph_node_destroys() ||
+	    (l->wide && l->epoch != ledger_epoch()))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = 0;
+		while (k < n_seen && seen[k] != l->d[i].func)
+			k++;
+		if (k < n_seen && i != n - 1)
+			continue;
+		if (k == n_seen && n_seen < 16)
+			seen[n_seen++] = l->d[i].func;
+		struct cg_ndet w;
+		nodes_describe(nodes[i], CU_GRAPH_NODE_TYPE_KERNEL, (uint32_t)i, &w);
+		if (nodes_launch_differs(&w, &l->d[i]))
+			return 0;
+	}
+	memcpy(det, l->d, n * sizeof *det);
+	atomic_fetch_add_explicit(&taken, 1, memory_order_relaxed);
+	return 1;
+}
+
+size_t nodes_launch_check(const CUgraphNode *nodes, size_t n, const struct cg_ndet *det)
+{
+	size_t diff = 0, at = 0;
+	const char *first = NULL;
+	for (size_t i = 0; i < n; i++) {
+		CUgraphNodeType t = 0;
+		struct cg_ndet w;
+		const char *why;
+		drv_cuGraphNodeGetType(nodes[i], &t);
+		nodes_describe(nodes[i], t, (uint32_t)i, &w);
+		why = t != CU_GRAPH_NODE_TYPE_KERNEL ? "type" : nodes_launch_differs(&w, &det[i]);
+		if (why && !diff++)
+			first = why, at = i;
+	}
+	if (diff) {
+		atomic_fetch_add_explicit(&check_diffs, (long long)diff, memory_order_relaxed);
+		cg_warn("CGSHIM_SUMMARY_CHECK: %zu of %zu nodes described otherwise from the captured launches than "
+			"by the walk (first: node %zu, %s); the walk's description is kept",
+			diff, n, at, first);
+	}
+	return diff;
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""A captured graph's summary from the launches the shim saw equals the one
+its node walk gives (issue 36), over every CPU scenario program.
+
+Each program runs under the shim at debug level (every capture's end
+summarises its graph, so every capture the hooks saw whole is described
+from its launches) with CGSHIM_SUMMARY_CHECK=1: the shim walks each such
+graph through the driver's queries as well and compares the two node by
+node (function, grid, block, shared memory, cooperative, name, module,
+context, parameter count, hash and kept values). Fails on any difference
+(the summary's launch_summary_diffs, the check's warning), on a program
+without an exit summary, and when fewer than --min graphs (over all
+programs) or fewer than 12 in model_update_capture were described from
+launches at all (the check would then compare nothing).
+
+usage: summary_check.py --lib LIBCGSHIM --standin-dir DIR [--min N] PROGRAM...
+"""
+import argparse
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+import cgtest  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--lib", required=True)
+ap.add_argument("--standin-dir", required=True)
+ap.add_argument("--min", type=int, default=40)
+ap.add_argument("programs", nargs="+")
+A = ap.parse_args()
+lib, standin = os.path.abspath(A.lib), os.path.abspath(A.standin_dir)
+
+fails = total = 0
+base = {k: v for k, v in os.environ.items() if not k.startswith("CGSHIM_") and k != "LD_PRELOAD"}
+for prog in map(os.path.abspath, A.programs):
+    name = os.path.basename(prog)
+    with tempfile.TemporaryDirectory(prefix="cgshim-sumcheck-") as d:
+        env = cgtest.shim_env(dict(base, LD_LIBRARY_PATH=standin), lib, os.path.join(d, "log-%p.jsonl"), "debug",
+                              {"CGSHIM_SUMMARY_CHECK": "1"})
+        try:
+            subprocess.run([prog], env=env, cwd=d, capture_output=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            print("FAIL %s: timed out" % name)
+            fails += 1
+            continue
+        recs = cgtest.read_log(sorted(glob.glob(os.path.join(d, "log-*.jsonl"))))
+    sums = [r for r in recs if r.get("ev") == "summary"]
+    warns = [r.get("msg") for r in recs if r.get("ev") == "warning" and "SUMMARY_CHECK" in (r.get("msg") or "")]
+    taken = sum(r.get("launch_summaries", 0) for r in sums)
+    diffs = sum(r.get("launch_summary_diffs", 0) for r in sums)
+    total += taken
+    bad = not sums or diffs or warns or (name == "model_update_capture" and taken < 12)
+    print("%s %s: %d graphs from launches, %d nodes differed%s" % (
+        "FAIL" if bad else "ok  ", name, taken, diffs,
+        "" if sums else " (no exit summary)") + ("; " + warns[0] if warns else ""))
+    fails += bool(bad)
+print("%s %d graphs described from launches over %d programs (at least %d)" % (
+    "ok  " if total >= A.min else "FAIL", total, len(A.programs), A.min))
+fails += total < A.min
+print("%d programs, %d failed" % (len(A.programs), fails))
+sys.exit(1 if fails else 0)
