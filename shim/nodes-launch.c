@@ -26,6 +26,7 @@
  * captures while summaries are wanted, freed at its exit; a capture of more
  * launches is walked.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,26 +112,31 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 {
 	struct launch_log *l = log_slot;
 	uint64_t key = (uint64_t)(uintptr_t)f;
+	int err;
 	if (!l || l->cap != cap || l->bad)
 		return;
 	if (l->n + 1 != kernels || l->n >= LOG_MAX) { /* a launch not logged, or too many */
 		l->bad = 1;
 		return;
 	}
+	err = errno; /* a lock and, first in a capture, two driver queries */
 	if (!l->fe || l->fe_key != key) {
 		log_drop_fe(l);
 		/* only a function a walk asked already: the entry's form is the
 		 * walk's (a first capture of a kernel is walked) */
 		if (!(l->fe = nodes_fn_cached(key))) {
 			l->bad = 1;
+			errno = err;
 			return;
 		}
 		l->fe_key = key;
 	}
 	if (!log_confirmed(l, l->fe)) {
 		l->bad = 1;
+		errno = err;
 		return;
 	}
+	errno = err;
 	struct cg_ndet *d = &l->d[l->n];
 	memset(d, 0, sizeof *d);
 	d->node = l->n;

@@ -321,6 +321,20 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 		CG_KEEP_ERRNO(cgh_launch_after(HID_##name, rc));                                                       \
 		return rc;                                                                                             \
 	}                                                                                                              \
+	/* A launch into this thread's capture while its launches are described                                      \
+	 * (model_tally.rec): apart, so the common path keeps no more arguments                                      \
+	 * alive across the driver's call than it did. */ \
+	static __attribute__((noinline)) CUresult name##_logged params                                                 \
+	{                                                                                                              \
+		CUresult rc = real_##name args;                                                                        \
+		if (CG_LIKELY(rc == CUDA_SUCCESS)) {                                                                   \
+			model_tally_launch((stream_expr), kernel, (uint64_t)(uintptr_t)(fn_expr) ^ (dims_expr));       \
+			rec_stmt; /* nodes.h nodes_launch_rec: errno kept */                                           \
+		} else if (CGH_CAPTURE_ERR(rc)) {                                                                      \
+			CG_KEEP_ERRNO(cgh_failed(HID_##name, (stream_expr), ptsz, rc));                                \
+		}                                                                                                      \
+		return rc;                                                                                             \
+	}                                                                                                              \
 	CUresult cgh_##name params                                                                                     \
 	{                                                                                                              \
 		CUresult rc;                                                                                           \
@@ -345,12 +359,12 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 			return name##_slow args;                                                                       \
 		if (CG_UNLIKELY(model_tally.cap && (const void *)(stream_expr) != model_tally.stream))                 \
 			return name##_slow args; /* CGS024's question: this thread's capture, another stream */        \
+		if (CG_UNLIKELY(model_tally.rec))                                                                      \
+			return name##_logged args;                                                                     \
 		rc = real_##name args;                                                                                 \
-		if (CG_LIKELY(rc == CUDA_SUCCESS)) {                                                                   \
+		if (CG_LIKELY(rc == CUDA_SUCCESS))                                                                     \
 			model_tally_launch((stream_expr), kernel, (uint64_t)(uintptr_t)(fn_expr) ^ (dims_expr));       \
-			if (CG_UNLIKELY(model_tally.rec))                                                              \
-				rec_stmt; /* described for the end's summary (nodes.h nodes_launch_rec) */             \
-		} else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                           \
+		else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                             \
 			CG_KEEP_ERRNO(cgh_failed(HID_##name, (stream_expr), ptsz, rc));                                \
 		return rc;                                                                                             \
 	}

@@ -116,10 +116,12 @@ static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode,
 		}
 		model_capture_begin(id, s, mode, ptsz, into, site, c, cg_tls.via, g);
 		/* The launches described as they come when the end will want the
-		 * graph's summary (below, end_capture_common), so it asks the
-		 * driver nothing a node (nodes.h nodes_launch_take). Into a graph
-		 * of nodes already there: walked. */
-		if (id && !into && model_tally.cap == id && summary_wanted())
+		 * graph's summary (below, end_capture_common: updates seen, debug;
+		 * a libnccl alone is not asked here, ~90 instructions), so it asks
+		 * the driver nothing a node (nodes.h nodes_launch_take). Into a
+		 * graph of nodes already there: walked. */
+		if (id && !into && model_tally.cap == id &&
+		    (atomic_load_explicit(&cgh_updates_seen, memory_order_relaxed) || cg_log_on(CG_L_DEBUG)))
 			model_tally.rec = nodes_launch_begin(id);
 		CG_RETURN(rc);
 	}
