@@ -4,10 +4,12 @@
  * parameter layout and values; for memcpy and memset nodes the operands,
  * sizes and kinds.
  *
- * Learned only where a graph is walked (model/graphs.c summary_walk: end of
+ * Learned where a graph is walked (model/graphs.c summary_walk: end of
  * capture once updates are seen, first need, debug-level instantiate),
- * never on the launch path, and only with capture-safe queries (no stream
- * work, no synchronisation; driver-calls.def).
+ * only with capture-safe queries (no stream work, no synchronisation;
+ * driver-calls.def); or, for a graph of captured launches alone, from the
+ * launches as the hooks saw them (nodes-launch.c; never on the eager
+ * launch path).
  *
  * Memory bound: one struct cg_ndet (224 bytes, its CG_NODE_MAXP kept values
  * of 16 bytes inline: no allocation per node, one free per summary) per
