@@ -51,6 +51,7 @@ static void config_once(void)
 {
 	cg_config_load(env_get);
 	cg_log_level = cg_cfg.log_level;
+	cg_eager_period_set(cg_cfg.eager_sample); /* before any launch is counted */
 	if (cg_cfg.disable)
 		atomic_store(&cg_state, CG_OFF);
 	else

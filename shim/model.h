@@ -175,6 +175,11 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
  * launches times its kernel nodes (counted once at instantiation; kernels
  * inside child graphs not counted), destroyed execs included. */
 long long model_exec_kernels_run(void);
+/* An eager launch of f that its thread's count made a sample
+ * (cg_eager_add's answer; model/eager.c): its call site and function into
+ * the thread's table. Cold: the launch wrappers' sampled path only. May
+ * change errno (the caller keeps it). */
+void model_eager_sample(CUfunction f);
 /* The facts of a "pool" record per pool the process made or used, into
  * *out (allocated, the caller frees it); their number. */
 int model_pool_exit(struct ev_pool **out);

@@ -74,6 +74,36 @@ static void churn_recs(void)
 								 .site = v[i].site});
 }
 
+/* The top eager kernels by call site (issue 32, coverage): one eager_top
+ * record per kernel and site among the CGSHIM_EAGER_TOP most sampled; each
+ * row's launches are the exact eager total times its share of the
+ * samples (exact when every launch was a sample and none was lost); at
+ * the summary's level (error when the share fell below
+ * CGSHIM_EXPECT_GRAPHED: stderr then names the kernels that ran eagerly).
+ * *sites and *samples for the summary. */
+static void eager_top_recs(int level, long long eager, long long *sites, long long *samples)
+{
+	struct cg_eager_ent *top;
+	long long kept = 0;
+	int n = cg_eager_top(&top, samples);
+	for (int i = 0; i < n; i++)
+		kept += top[i].samples;
+	*sites = n;
+	for (int i = 0; i < n && i < cg_cfg.eager_top; i++) {
+		long long c = top[i].samples;
+		int exact = cg_eager_period() == 1 && kept == *samples && *samples == eager;
+		long long est = exact ? c : (long long)((double)eager * (double)c / (double)*samples + 0.5);
+		emit_eager_top(level, &(struct ev_eager_top){.rank = i + 1,
+							     .kernel = top[i].name[0] ? top[i].name : NULL,
+							     .function = top[i].fn == 1 ? 0 : top[i].fn,
+							     .launches = est,
+							     .samples = c,
+							     .exact = exact,
+							     .site = top[i].site});
+	}
+	free(top);
+}
+
 void cg_summary_exit(void)
 {
 	struct model_totals t;
@@ -112,7 +142,7 @@ void cg_summary_exit(void)
 
 	coverage_get(&cov);
 	{
-		long long all, tallied;
+		long long all, tallied, eager_sites = 0, eager_samples = 0;
 		unsigned long long opened[MODEL_CAPTURE_EXIT_MAX], counts[R_COUNT];
 		const char *ids[R_COUNT];
 		struct cg_door_counts doors;
@@ -121,6 +151,8 @@ void cg_summary_exit(void)
 		for (int i = 0; i < n_open; i++)
 			opened[i] = open_ids[i];
 		model_graph_copy_checks(&all, &tallied);
+		if (cg_eager_period() > 0)
+			eager_top_recs(cov.below ? CG_L_ERROR : CG_L_INFO, cov.eager, &eager_sites, &eager_samples);
 		cg_door_counts(&doors);
 		door_calls = (struct emit_counts){doors.names, doors.calls, CG_DOOR_COUNT};
 		door_lookups = (struct emit_counts){doors.lookup_names, doors.lookups, 2};
@@ -168,6 +200,12 @@ void cg_summary_exit(void)
 				 .has_expect_graphed_permille = cov.expect >= 0,
 				 .graphed_below = cov.below,
 				 .has_graphed_below = cov.expect >= 0,
+				 .eager_sample = cg_eager_period(),
+				 .has_eager_sample = cg_eager_period() > 0,
+				 .eager_samples = eager_samples,
+				 .has_eager_samples = cg_eager_period() > 0,
+				 .eager_sites = eager_sites,
+				 .has_eager_sites = cg_eager_period() > 0,
 				 .rules = EMIT_COUNTS(&rules),
 				 .doors = EMIT_COUNTS(&door_calls),
 				 .lookups = EMIT_COUNTS(&door_lookups),

@@ -798,6 +798,7 @@ json_t *rp_analyse(const struct rp_log *log)
 	json_object_set_new(doc, "ranks", rp_ranks(log));
 	json_object_set_new(doc, "mispredictions", rp_mismatches(log));
 	json_object_set_new(doc, "recaptures", rp_recaptures(log));
+	json_object_set_new(doc, "coverage", rp_coverage(log));
 
 	json_decref(a.pids);
 	json_decref(a.graphs);

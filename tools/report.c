@@ -222,6 +222,7 @@ void rp_print_text(FILE *f, const json_t *doc)
 	rp_print_captures_rest(f, doc);
 
 	rp_print_recaptures(f, json_object_get(doc, "recaptures"));
+	rp_print_coverage(f, json_object_get(doc, "coverage"));
 
 	json_decref(folded);
 	a = folded = rp_fold_rows(json_object_get(doc, "broken_captures"), brk_vary);

@@ -123,6 +123,11 @@ void rp_print_mismatches(FILE *f, const json_t *rows);
  * time first. New reference; printed by rp_print_recaptures. */
 json_t *rp_recaptures(const struct rp_log *log);
 void rp_print_recaptures(FILE *f, const json_t *rows);
+/* "Coverage" (report-coverage.c, issue 32): {"processes": per exit summary
+ * its eager and graphed kernels and share, "top_eager": one row per
+ * eager_top record}. New reference; printed by rp_print_coverage. */
+json_t *rp_coverage(const struct rp_log *log);
+void rp_print_coverage(FILE *f, const json_t *cov);
 
 /* 0 on success, else an exit status (1 usage, 2 nothing to draw). graph:
  * a handle, first, last, or update:N / update:last (both sides of the Nth

@@ -50,6 +50,7 @@
 #define CGSHIM_EV_DUMP "dump" /* where is it stuck: one part of a dump (blocked threads, live captures, streams' last work), on a signal, a stall or at exit */
 #define CGSHIM_EV_FATAL "fatal" /* a fatal signal: batches written, then the signal, thread, last calls, live captures */
 #define CGSHIM_EV_RECAPTURE "recapture" /* one graph captured again and again at one site: captures, instantiations, launches, time and memory, at exit */
+#define CGSHIM_EV_EAGER_TOP "eager_top" /* one kernel and call site among the most launched eagerly, at exit */
 /* END generated */
 /* clang-format on */
 

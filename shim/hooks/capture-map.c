@@ -183,7 +183,7 @@ static CG_TLS struct {
  * answer 906), or any other stream the driver's capture-safe query says
  * captures nothing. A stream joined to a capture (an event wait), or in
  * another one, is left alone. *name: the kernel's, for the count after
- * the driver accepts. Returns 1 when named. */
+ * the driver accepts (NULL for a copy or memset). Returns 1 when named. */
 static __attribute__((noinline, cold)) int cgh_escape_check(int hid, CUstream s, int ptsz, CUfunction f,
 							    const char *what, const char **name)
 {
@@ -212,14 +212,14 @@ static __attribute__((noinline, cold)) int cgh_escape_check(int hid, CUstream s,
 	if (!rules_capture_escape(cg_routes[hid].name, &ev, &cv, &v))
 		return 0;
 	cg_verdict_write(&v, cg_routes[hid].name, 0, 2);
-	*name = ev.kernel ? ev.kernel : "?";
+	*name = !f ? NULL : ev.kernel ? ev.kernel : "?"; /* no function: a copy or memset */
 	return 1;
 }
 
 /* After the call CGS024 named: its call record at info (beside the
  * violation, whatever the answer), and a kernel the driver accepted kept
  * for its capture's end (name NULL: a copy or memset). */
-static __attribute__((noinline, cold)) void cgh_escape_after(int hid, CUresult rc, const char *name)
+static __attribute__((noinline, cold)) void cgh_escape_after(int hid, CUresult rc, const char *name, CUfunction f)
 {
 	struct cg_call c;
 	size_t n;
@@ -227,7 +227,8 @@ static __attribute__((noinline, cold)) void cgh_escape_after(int hid, CUresult r
 		cg_call_end(&c, rc);
 	if (!name || rc != CUDA_SUCCESS)
 		return;
-	cg_count_eager(); /* an escaped kernel ran eagerly */
+	if (cg_count_eager()) /* an escaped kernel ran eagerly */
+		model_eager_sample(f);
 	if (esc.cap != model_tally.cap) {
 		esc.cap = model_tally.cap;
 		esc.kernels = 0;
@@ -282,27 +283,30 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
  * the out-of-line name_slow with the full envelope (CG_REAL, CG_FWD).
  * Measured on the stand-in (callgrind): ~59 instructions a launch inside a
  * capture before, most of them saving 11 arguments across a call to
- * __errno_location. */
+ * __errno_location. A kernel launch its thread's count made a sample (one in
+ * CGSHIM_EAGER_SAMPLE on average, counters.h) goes to name_sampled: with no
+ * capture live it takes the sample, then does the fast path's work and
+ * call; with one live the sample is taken in line. */
 #define LIVE_CAPTURE_HOOK(name, ptsz, params, args, stream_expr, check, kernel, fn_expr, what, dims_expr, coop,        \
 			  rec_stmt)                                                                                    \
 	static __attribute__((noinline, cold)) CUresult name##_slow params                                             \
 	{                                                                                                              \
 		CUresult rc;                                                                                           \
 		const char *esc_name = NULL;                                                                           \
-		if (kernel && !cg_eager_tls.reg) {                                                                     \
-			cg_eager_register(); /* sets reg either way: the wrapper again, as any launch */               \
-			return cgh_##name args;                                                                        \
-		}                                                                                                      \
+		if (kernel && !cg_eager_tls.reg)                                                                       \
+			cg_eager_register(); /* the driver not resolved at the thread's first launch */                \
 		CG_REAL(name);                                                                                         \
 		if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {                                  \
 			if (kernel) {                                                                                  \
-				cg_count_eager();                                                                      \
+				if (cg_count_eager())                                                                  \
+					CG_KEEP_ERRNO(model_eager_sample((fn_expr)));                                  \
 				cg_work_kernel((stream_expr), (fn_expr));                                              \
 			}                                                                                              \
 			return CG_FWD(real_##name args);                                                               \
 		}                                                                                                      \
 		if (kernel && !model_tally.cap) {                                                                      \
-			cg_count_eager();                                                                              \
+			if (cg_count_eager())                                                                          \
+				CG_KEEP_ERRNO(model_eager_sample((fn_expr)));                                          \
 			cg_work_kernel((stream_expr), (fn_expr));                                                      \
 		}                                                                                                      \
 		if (coop)                                                                                              \
@@ -312,7 +316,7 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 			int escaped = cgh_escape_check(HID_##name, (stream_expr), ptsz, (fn_expr), what, &esc_name);   \
 			rc = CG_FWD(real_##name args);                                                                 \
 			if (CG_UNLIKELY(escaped))                                                                      \
-				CG_KEEP_ERRNO(cgh_escape_after(HID_##name, rc, kernel ? esc_name : NULL));             \
+				CG_KEEP_ERRNO(cgh_escape_after(HID_##name, rc, esc_name, (fn_expr)));                  \
 			else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                     \
 				CG_KEEP_ERRNO(cgh_failed(HID_##name, (stream_expr), ptsz, rc));                        \
 			return rc;                                                                                     \
@@ -335,22 +339,30 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 		}                                                                                                      \
 		return rc;                                                                                             \
 	}                                                                                                              \
+	static __attribute__((noinline, cold, unused)) CUresult name##_sampled params                                  \
+	{                                                                                                              \
+		CG_KEEP_ERRNO(model_eager_sample((fn_expr)));                                                          \
+		cg_work_kernel((stream_expr), (fn_expr));                                                              \
+		return real_##name args;                                                                               \
+	}                                                                                                              \
 	CUresult cgh_##name params                                                                                     \
 	{                                                                                                              \
 		CUresult rc;                                                                                           \
 		if (CG_UNLIKELY(!atomic_load_explicit(&cg_driver_resolved, memory_order_acquire) || !real_##name))     \
 			return name##_slow args;                                                                       \
 		if (CG_UNLIKELY(kernel && !cg_eager_tls.reg))                                                          \
-			return name##_slow args; /* the thread's first launch: its count registered there */           \
+			cg_eager_register(); /* the first launch: its sample's stack as deep as any */                 \
 		if (CG_LIKELY(!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))) {                       \
 			if (kernel) {                                                                                  \
-				cg_eager_add();                                                                        \
+				if (CG_UNLIKELY(cg_eager_add()))                                                       \
+					return name##_sampled args;                                                    \
 				cg_work_kernel((stream_expr), (fn_expr)); /* the dump's last work: no clock */         \
 			}                                                                                              \
 			return real_##name args;                                                                       \
 		}                                                                                                      \
 		if (kernel && !model_tally.cap) {                                                                      \
-			cg_eager_add(); /* a thread with no capture of its own launches eagerly */                     \
+			if (CG_UNLIKELY(cg_eager_add())) /* a thread with no capture of its own launches eagerly */    \
+				CG_KEEP_ERRNO(model_eager_sample((fn_expr)));                                          \
 			cg_work_kernel((stream_expr), (fn_expr));                                                      \
 		}                                                                                                      \
 		if (CG_UNLIKELY(coop))                                                                                 \

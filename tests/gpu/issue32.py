@@ -115,7 +115,7 @@ def _():
 for mode, below in (("fallback", True), ("graphed", False)):
     @case("coverage-" + mode)
     def _(mode=mode, below=below):
-        _, _, recs = churn_run([CHURN, mode], extra={"CGSHIM_EXPECT_GRAPHED": "0.95"})
+        _, _, recs = churn_run([CHURN, mode], extra={"CGSHIM_EXPECT_GRAPHED": "0.95", "CGSHIM_EAGER_SAMPLE": "1"})
         s = [r for r in recs if r.get("ev") == "summary"]
         assert s, "no summary record"
         s = s[0]
@@ -123,6 +123,12 @@ for mode, below in (("fallback", True), ("graphed", False)):
                                                            s.get("graphed_permille"), s.get("graphed_below")))
         assert s.get("graphed_below") is below, s
         assert (s.get("eager_kernels"), s.get("graph_kernels")) == ((80, 0) if below else (0, 80)), s
+        # the top eager kernels by call site, exact at CGSHIM_EAGER_SAMPLE=1
+        top = [r for r in recs if r.get("ev") == "eager_top"]
+        print("  top eager: %s" % [(r.get("kernel"), r.get("launches"), (r.get("site") or ["-"])[0]) for r in top])
+        n_top = sum(r.get("launches", 0) for r in top)
+        assert n_top == s.get("eager_kernels") if len(top) < 10 else n_top <= s.get("eager_kernels"), top
+        assert all(r.get("exact") is True and r.get("kernel") and r.get("site") for r in top), top
 
 
 @case("torch-vllm-batches")
