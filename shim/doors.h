@@ -31,8 +31,9 @@ void cg_door_register_thread(void) CG_HIDDEN;
  * thread that finds none writes to a slot nobody reads. Only the owning
  * thread writes its slot (relaxed stores, no clock on the launch path), in
  * whole cache lines of its own. Besides the last call a slot holds:
- *   - the blocking call in progress (cg_block_enter/leave: the synchronize
- *     calls), under a sequence count: bseq is odd while its fields change,
+ *   - the blocking call in progress (cg_block_enter/leave: the BLOCK rows
+ *     of hooks.def, the NCCL teardown calls), under a sequence count: bseq
+ *     is odd while its fields change,
  *     so a reader that sees the same even count before and after its reads
  *     has one call's fields;
  *   - the thread's last CG_WORK_RING kernel launches and graph launches
@@ -51,8 +52,9 @@ struct cg_call_slot {
 	_Atomic int hid; /* -1: none yet */
 	_Atomic unsigned bseq;
 	_Atomic int bhid;	   /* the blocking call in progress, -1: none */
+	_Atomic int bkind;	   /* what its arguments are (enum cg_block_kind) */
 	_Atomic uint64_t bsince;   /* its entry, CLOCK_MONOTONIC ns */
-	_Atomic uintptr_t barg[2]; /* its stream / event / context */
+	_Atomic uintptr_t barg[4]; /* its arguments (enum cg_block_kind) */
 	_Atomic uint32_t bsite;	   /* its call site (site.h), 0 none */
 	_Atomic unsigned kn, gn;   /* kernels and graph launches given so far */
 	struct cg_work kern[CG_WORK_RING], graph[CG_WORK_RING];
@@ -122,10 +124,23 @@ static inline void cg_block_write_end(struct cg_call_slot *t, unsigned q)
 	atomic_store_explicit(&t->bseq, q + 2, memory_order_release);
 }
 
-/* The calling thread enters blocking call hid (a synchronize) with its
- * arguments a0, a1 and site, at now (ns); leaves it. Plain stores to its
- * own slot, no lock. */
-static inline void cg_block_enter(int hid, uintptr_t a0, uintptr_t a1, uint32_t site, uint64_t now)
+/* What a blocking call's four arguments are (gen-hooks.py picks the kind
+ * of a BLOCK row from its parameters; the dump prints by it):
+ *   STREAM  a0 the stream (cuStreamSynchronize*)
+ *   EVENT   a0 the event (cuEventSynchronize)
+ *   CTX     a0 the context, 0: the current one (cuCtxSynchronize*)
+ *   COPY    a0 the stream it is ordered on (0 legacy, 2 per-thread: the
+ *           _ptds forms), a1 bytes, a2 destination, a3 source; the
+ *           direction is the call's name (HtoD, DtoH, DtoD, else any)
+ *   SET     a0 the stream as COPY, a1 elements, a2 destination, a3 the
+ *           value; the element size is the call's name (D8, D32)
+ *   COMM    a0 the communicator (the NCCL teardown calls) */
+enum cg_block_kind { CG_BK_STREAM, CG_BK_EVENT, CG_BK_CTX, CG_BK_COPY, CG_BK_SET, CG_BK_COMM };
+
+/* The calling thread enters blocking call hid of kind with its arguments
+ * a[0..3] and site, at now (ns); leaves it. Plain stores to its own slot,
+ * no lock. */
+static inline void cg_block_enter(int hid, int kind, const uintptr_t a[4], uint32_t site, uint64_t now)
 {
 	struct cg_call_slot *t = cg_tls.slot;
 	unsigned q;
@@ -133,8 +148,9 @@ static inline void cg_block_enter(int hid, uintptr_t a0, uintptr_t a1, uint32_t 
 		return;
 	q = cg_block_write_begin(t);
 	atomic_store_explicit(&t->bsince, now, memory_order_relaxed);
-	atomic_store_explicit(&t->barg[0], a0, memory_order_relaxed);
-	atomic_store_explicit(&t->barg[1], a1, memory_order_relaxed);
+	atomic_store_explicit(&t->bkind, kind, memory_order_relaxed);
+	for (int i = 0; i < 4; i++)
+		atomic_store_explicit(&t->barg[i], a[i], memory_order_relaxed);
 	atomic_store_explicit(&t->bsite, site, memory_order_relaxed);
 	atomic_store_explicit(&t->bhid, hid, memory_order_relaxed);
 	cg_block_write_end(t, q);

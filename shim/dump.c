@@ -3,9 +3,11 @@
  *
  * What each thread records, at no cost on the launch path (doors.h's
  * slots, written by the thread alone with relaxed stores): its last hooked
- * call; the blocking call it is in (the synchronize hooks: call, stream or
- * event, entry time and call site with Python frames, taken at entry,
- * because nothing can read another thread's stack later); its last kernel
+ * call; the blocking call it is in (the BLOCK rows of hooks.def: the
+ * synchronize calls, the synchronous copies and memsets; the NCCL teardown
+ * calls: the call, its arguments, entry time and call site with Python
+ * frames, taken at entry, because nothing can read another thread's stack
+ * later); its last kernel
  * and graph launches with their streams (no clock read).
  *
  * Who writes a dump: one watchdog thread ("cgshim-watch"), started by
@@ -119,9 +121,9 @@ static struct {
 } cur;
 
 struct dthread {
-	int tid, hid, bhid;
+	int tid, hid, bhid, kind;
 	uint64_t since;
-	uintptr_t a[2];
+	uintptr_t a[4];
 	uint32_t site;
 	unsigned kn, gn;
 	struct {
@@ -192,9 +194,28 @@ int cg_dump_add_part(cg_dump_part_fn fn)
 	return 0;
 }
 
+/* Blocking calls outside hooks.def (cg_dump_call_id): id HID_COUNT + i. */
+#define DUMP_OTHER_CALLS 8
+static const char *_Atomic other_calls[DUMP_OTHER_CALLS];
+
+int cg_dump_call_id(const char *name)
+{
+	for (int i = 0; i < DUMP_OTHER_CALLS; i++) {
+		const char *none = NULL;
+		if (atomic_compare_exchange_strong(&other_calls[i], &none, name) || none == name)
+			return HID_COUNT + i;
+	}
+	return -1;
+}
+
 static const char *hid_name(int hid)
 {
-	return hid >= 0 && hid < HID_COUNT ? cg_routes[hid].name : "?";
+	const char *nm;
+	if (hid >= 0 && hid < HID_COUNT)
+		return cg_routes[hid].name;
+	if (hid >= HID_COUNT && hid < HID_COUNT + DUMP_OTHER_CALLS && (nm = atomic_load(&other_calls[hid - HID_COUNT])))
+		return nm;
+	return "?";
 }
 
 static void thread_name_of(int tid, char out[16])
@@ -225,8 +246,9 @@ static void snap_slot(struct cg_call_slot *s, struct dthread *t)
 			continue;
 		bh = atomic_load_explicit(&s->bhid, memory_order_relaxed);
 		t->since = atomic_load_explicit(&s->bsince, memory_order_relaxed);
-		t->a[0] = atomic_load_explicit(&s->barg[0], memory_order_relaxed);
-		t->a[1] = atomic_load_explicit(&s->barg[1], memory_order_relaxed);
+		t->kind = atomic_load_explicit(&s->bkind, memory_order_relaxed);
+		for (int i = 0; i < 4; i++)
+			t->a[i] = atomic_load_explicit(&s->barg[i], memory_order_relaxed);
 		t->site = atomic_load_explicit(&s->bsite, memory_order_relaxed);
 		atomic_thread_fence(memory_order_acquire);
 		q2 = atomic_load_explicit(&s->bseq, memory_order_relaxed);
@@ -263,9 +285,74 @@ static void snap_threads(void)
 }
 
 /* ---- the parts ---------------------------------------------------------- */
-static int stream_arg(int bhid)
+/* The blocked call waits on a stream (its a[0]): a stream synchronize, a
+ * synchronous copy or memset (on the legacy or per-thread stream). */
+static int stream_arg(const struct dthread *t)
 {
-	return bhid == HID_cuStreamSynchronize || bhid == HID_cuStreamSynchronize_ptsz;
+	return t->kind == CG_BK_STREAM || t->kind == CG_BK_COPY || t->kind == CG_BK_SET;
+}
+
+/* A copy's direction by its call's name: htod, dtoh, dtod, else any
+ * (cuMemcpy: the driver tells by the pointers). */
+static const char *copy_direction(const char *call)
+{
+	return strstr(call, "HtoD") ? "htod" : strstr(call, "DtoH") ? "dtoh" : strstr(call, "DtoD") ? "dtod" : "any";
+}
+
+/* A memset's element size by its call's name (cuMemsetD8, D16, D32). */
+static unsigned set_elem(const char *call)
+{
+	return strstr(call, "D32") ? 4 : strstr(call, "D16") ? 2 : 1;
+}
+
+/* The stream of a synchronous copy or memset, as the text names it. */
+static const char *stream_word(uintptr_t s)
+{
+	return s == 0 ? "legacy" : s == 2 ? "per-thread" : NULL;
+}
+
+/* The arguments of t's blocked call, as in a C call (the text block). */
+static void call_args_text(const struct dthread *t, const char *call)
+{
+	const char *sw = stream_word(t->a[0]);
+	switch (t->kind) {
+	case CG_BK_STREAM:
+		cg_dump_text("stream=0x%lx", (unsigned long)t->a[0]);
+		break;
+	case CG_BK_EVENT:
+		cg_dump_text("event=0x%lx", (unsigned long)t->a[0]);
+		break;
+	case CG_BK_CTX:
+		if (t->a[0])
+			cg_dump_text("ctx=0x%lx", (unsigned long)t->a[0]);
+		break;
+	case CG_BK_COPY:
+		cg_dump_text("dst=0x%lx, src=0x%lx, bytes=%lu; %s, stream=%s", (unsigned long)t->a[2],
+			     (unsigned long)t->a[3], (unsigned long)t->a[1], copy_direction(call), sw ? sw : "?");
+		break;
+	case CG_BK_SET:
+		cg_dump_text("dst=0x%lx, value=0x%lx, count=%lu; bytes=%lu, stream=%s", (unsigned long)t->a[2],
+			     (unsigned long)t->a[3], (unsigned long)t->a[1], (unsigned long)t->a[1] * set_elem(call),
+			     sw ? sw : "?");
+		break;
+	case CG_BK_COMM:
+		cg_dump_text("comm=0x%lx", (unsigned long)t->a[0]);
+		break;
+	}
+}
+
+/* A teardown call blocked on comm: the live executables holding NCCL work
+ * it waits for (NCCL >= 2.26), their handles in hx (the model's lock only
+ * tried: -1 unread). */
+static int comm_waits(char hx[][24], int max, const char **hp)
+{
+	struct model_nccl_exec x[8];
+	int n = model_nccl_execs(x, max < 8 ? max : 8, 1);
+	for (int i = 0; i < n && i < max && i < 8; i++) {
+		snprintf(hx[i], sizeof hx[0], "0x%lx", (unsigned long)(uintptr_t)x[i].e);
+		hp[i] = hx[i];
+	}
+	return n;
 }
 
 static void part_threads(uint64_t now)
@@ -286,33 +373,60 @@ static void part_threads(uint64_t now)
 		if (t->site && !cur.site_lock_busy &&
 		    cg_site_lines_try(t->site, "      ", lines, sizeof lines, DUMP_LOCK_MS) < 0)
 			cur.site_lock_busy = 1;
+		const char *call = hid_name(t->bhid);
+		int copy = t->kind == CG_BK_COPY, set = t->kind == CG_BK_SET, comm = t->kind == CG_BK_COMM;
+		char hx[8][24];
+		const char *hp[8];
+		struct emit_strs ws = {hp, 0};
+		int nw = comm ? comm_waits(hx, 8, hp) : 0;
+		ws.n = nw > 8 ? 8 : nw > 0 ? nw : 0;
 		cg_dump_emit(&(struct ev_dump){
 		    .part = "thread",
 		    .thread = t->tid,
 		    .has_thread = 1,
 		    .thread_name = name,
-		    .call = hid_name(t->bhid),
+		    .call = call,
 		    .stream = t->a[0],
-		    .has_stream = stream_arg(t->bhid),
+		    .has_stream = stream_arg(t),
 		    .event = t->a[0],
-		    .has_event = t->bhid == HID_cuEventSynchronize,
+		    .has_event = t->kind == CG_BK_EVENT,
 		    .ctx = t->a[0],
-		    .has_ctx = t->a[0] && !stream_arg(t->bhid) && t->bhid != HID_cuEventSynchronize,
+		    .has_ctx = t->a[0] && t->kind == CG_BK_CTX,
+		    .comm = t->a[0],
+		    .has_comm = comm,
+		    .direction = copy ? copy_direction(call) : NULL,
+		    .bytes = copy ? t->a[1] : t->a[1] * set_elem(call),
+		    .has_bytes = copy || set,
+		    .dst = t->a[2],
+		    .has_dst = copy || set,
+		    .src = t->a[3],
+		    .has_src = copy,
+		    .waits_for = {comm && nw > 0 ? emit_str_list : NULL, &ws},
+		    .waits_for_unread = 1,
+		    .has_waits_for_unread = comm && nw < 0,
 		    .blocked_ms = (long long)(secs * 1000),
 		    .has_blocked_ms = 1,
 		    .site = {t->site && !cur.site_lock_busy ? site_list : NULL, &sa},
 		    .site_unread = 1,
 		    .has_site_unread = t->site && cur.site_lock_busy,
 		});
-		cg_dump_text("  thread %d (%s) blocked %.3f s in %s(", t->tid, name[0] ? name : "-", secs,
-			     hid_name(t->bhid));
-		if (stream_arg(t->bhid))
-			cg_dump_text("stream=0x%lx", (unsigned long)t->a[0]);
-		else if (t->bhid == HID_cuEventSynchronize)
-			cg_dump_text("event=0x%lx", (unsigned long)t->a[0]);
-		cg_dump_text(")\n%s", lines[0]	 ? lines
-				      : !t->site ? "      (no site recorded)\n"
-						 : "      (site unread: the shim's site table stayed locked)\n");
+		cg_dump_text("  thread %d (%s) blocked %.3f s in %s(", t->tid, name[0] ? name : "-", secs, call);
+		call_args_text(t, call);
+		cg_dump_text(")\n");
+		if (comm && nw < 0)
+			cg_dump_text("      waits for: unread (the model's lock stayed held)\n");
+		else if (comm && nw == 0)
+			cg_dump_text("      no live executable holds NCCL work the shim saw\n");
+		else if (comm) {
+			cg_dump_text("      waits (NCCL >= 2.26) for the %d live executable%s holding NCCL work:", nw,
+				     nw == 1 ? "" : "s");
+			for (int k = 0; k < ws.n; k++)
+				cg_dump_text(" exec %s", hp[k]);
+			cg_dump_text("%s; destroy them first (CGS027)\n", nw > ws.n ? " ..." : "");
+		}
+		cg_dump_text("%s", lines[0]   ? lines
+				   : !t->site ? "      (no site recorded)\n"
+					      : "      (site unread: the shim's site table stayed locked)\n");
 	}
 	if (!blocked)
 		cg_dump_text("  no thread is blocked in a CUDA call the shim sees\n");
@@ -435,7 +549,7 @@ static void part_streams(void)
 	for (int i = 0; i < nth; i++) {
 		uintptr_t cand[1 + 2 * CG_WORK_RING];
 		int nc = 0;
-		if (th[i].bhid >= 0 && stream_arg(th[i].bhid))
+		if (th[i].bhid >= 0 && stream_arg(&th[i]))
 			cand[nc++] = th[i].a[0];
 		for (unsigned j = 0; j < CG_WORK_RING; j++) {
 			unsigned gx = (th[i].gn - 1 - j) % CG_WORK_RING, kx = (th[i].kn - 1 - j) % CG_WORK_RING;
@@ -753,11 +867,14 @@ void cg_dump_after_fork_child(void)
 	memset(stall_tid, 0, sizeof stall_tid);
 }
 
-void cg_dump_blocked(int hid, uintptr_t a0, uintptr_t a1, uint32_t site)
+void cg_dump_blocked(int hid, int kind, const uintptr_t a[4], uint32_t site)
 {
+	/* a fork child's first blocking call starts its watchdog */
 	if (CG_UNLIKELY(!atomic_load_explicit(&wd_running, memory_order_relaxed)))
-		wd_start(); /* a fork child's first blocking call */
-	cg_block_enter(hid, a0, a1, site, cg_now_ns());
+		wd_start();
+	/* a thread whose first hooked call this is (an NCCL teardown) */
+	(void)cg_slot_for_work();
+	cg_block_enter(hid, kind, a, site, cg_now_ns());
 }
 
 void cg_dump_unblocked(void)

@@ -27,11 +27,16 @@ void cg_dump_exit(void) CG_HIDDEN;
  * child's first blocking call. */
 void cg_dump_after_fork_child(void) CG_HIDDEN;
 
-/* The calling thread enters blocking call hid (a synchronize) with its
- * stream/event/context a0, a1, taken at site; leaves it. Only while
- * cg_dump_on (the hooks check). */
-void cg_dump_blocked(int hid, uintptr_t a0, uintptr_t a1, uint32_t site) CG_HIDDEN;
+/* The calling thread enters blocking call hid of kind (doors.h's enum
+ * cg_block_kind says what a[0..3] are), taken at site; leaves it. Only
+ * while cg_dump_on (the hooks check). hid: a hook id (HID_*), or an id of
+ * cg_dump_call_id for a call outside hooks.def. */
+void cg_dump_blocked(int hid, int kind, const uintptr_t a[4], uint32_t site) CG_HIDDEN;
 void cg_dump_unblocked(void) CG_HIDDEN;
+/* The id under which the dump names a blocking call that is no hook of
+ * hooks.def (the NCCL teardown calls): name must live as long as the
+ * process (a literal). -1 when the table (8 names) is full. */
+int cg_dump_call_id(const char *name) CG_HIDDEN;
 
 /* Write a dump now (tests, and the watchdog): reason "signal", "stall",
  * "exit". Returns the dump's number, or -1 when another dump was being

@@ -22,7 +22,13 @@ start of a line):
   void cgh_<name>_done(struct cg_call *c, struct cgh_frame *f, CUresult rc, <params>)
       after the call record: records that follow it, releases
 Each is optional, but an ENV row with none of them is a GEN row. LIFE rows
-record at info (CG_CALL_LIFE). A CUSTOM row has a hand-written cgh_<name>;
+record at info (CG_CALL_LIFE). BLOCK rows are calls that block the calling
+thread until work completes (synchronize, synchronous copy and memset): as
+ENV, parts optional, and while dumps can be asked for (dump.h) the call is
+noted in the thread's slot after the pre part and the note ends right after
+the driver's answer, with the arguments the dump names, picked here from
+the parameters (block_note: the stream, event or context; a copy's bytes,
+destination and source; a memset's elements, destination and value). A CUSTOM row has a hand-written cgh_<name>;
 any other row gets none: the GEN, EXEC, EXECN, UNSAFE and CAPINFO rows get
 the same envelope with their class's fixed steps (hooks/gen.c has their
 helpers and parts). --check fails on a row without its wrapper, or with two.
@@ -32,7 +38,29 @@ import re
 import sys
 
 ROW = re.compile(r'^HOOK\((\w+),\s*(\w+),\s*\((.*?)\),\s*\((.*?)\),\s*(\w+)\)', re.M | re.S)
-ENVELOPE = ('ENV', 'LIFE', 'GEN', 'EXEC', 'EXECN', 'UNSAFE', 'CAPINFO')
+ENVELOPE = ('ENV', 'LIFE', 'GEN', 'EXEC', 'EXECN', 'UNSAFE', 'CAPINFO', 'BLOCK')
+
+
+def block_note(name, params):
+    """A BLOCK row's kind (doors.h, enum cg_block_kind) and its four
+    arguments, as C expressions of the row's parameters; None when the row's
+    parameters fit no kind (gen-hooks then fails)."""
+    names = [p.split()[-1].lstrip('*') for p in params.split(',')] if params and params != 'void' else []
+    stream = '2' if name.endswith('_ptds') else '0'  # the legacy stream, or the per-thread one
+
+    def first(prefix):
+        return next((n for n in names if n.startswith(prefix)), None)
+    if 'Synchronize' in name and 'hStream' in names:
+        return 'CG_BK_STREAM', ['hStream', '0', '0', '0']
+    if 'Synchronize' in name and 'hEvent' in names:
+        return 'CG_BK_EVENT', ['hEvent', '0', '0', '0']
+    if name.startswith('cuCtxSynchronize'):
+        return 'CG_BK_CTX', ['ctx' if 'ctx' in names else '0', '0', '0', '0']
+    if name.startswith('cuMemcpy') and 'ByteCount' in names and first('dst') and first('src'):
+        return 'CG_BK_COPY', [stream, 'ByteCount', first('dst'), first('src')]
+    if name.startswith('cuMemset') and 'N' in names and first('dst') and len(names) == 3:
+        return 'CG_BK_SET', [stream, 'N', first('dst'), names[1]]
+    return None
 
 
 def rows(path):
@@ -75,6 +103,8 @@ def check(hooks, have):
             errors.append('%s: %s row (generated wrapper) has a hand-written cgh_%s' % (name, cls, name))
         if cls == 'ENV' and not any('cgh_%s_%s' % (name, s) in have for s in ('pre', 'post', 'rec', 'done')):
             errors.append('%s: %s row with no cgh_%s_pre/_post/_rec (make it GEN)' % (name, cls, name))
+        if cls == 'BLOCK' and not block_note(name, _p):
+            errors.append('%s: BLOCK row whose parameters fit no kind of block_note' % name)
         if cls not in ENVELOPE + ('CUSTOM',):
             errors.append('%s: unknown class %s' % (name, cls))
     return errors
@@ -94,6 +124,7 @@ def envelope(name, params, args, cls, have):
     # the frame only where a part or the class uses it (a GEN row such as
     # cuStreamIsCapturing, called per operation by frameworks, zeroes none)
     framed = any(parts.values()) or cls == 'UNSAFE'
+    note = block_note(name, params) if cls == 'BLOCK' else None
     out = ['CUresult cgh_%s(%s)' % (name, params or 'void'), '{',
            '\tstruct cg_call c;'] + (['\tstruct cgh_frame f = {0};'] if framed else []) + [
            '\tCUresult rc;', '\tCG_REAL(%s);' % name]
@@ -107,8 +138,12 @@ def envelope(name, params, args, cls, have):
         out.append('\tf.verdict = cg_rule_capture_unsafe("%s", NULL);' % name)
     if parts['pre']:
         out.append('\tcgh_%s_pre(&c, &f%s);' % (name, extra))
+    if note:
+        out.append('\tCGH_BLOCK_ENTER(HID_%s, %s, %s);' % (name, note[0], ', '.join(note[1])))
     out += ['\trc = CG_FWD(real_%s(%s));' % (name, call_args),
             '\tconst int cg_errno_out = errno;']
+    if note:
+        out.append('\tCGH_BLOCK_LEAVE();')
     if cls == 'UNSAFE':
         out.append('\tcg_rule_capture_unsafe_after("%s", f.verdict, rc);' % name)
     if cls == 'CAPINFO':

@@ -23,6 +23,7 @@ enum cg_hook_class {
 	CG_CLS_CAPINFO,
 	CG_CLS_ENV,
 	CG_CLS_LIFE,
+	CG_CLS_BLOCK, /* blocks the calling thread until work completes (hooks.def) */
 	CG_CLS_CUSTOM
 };
 

@@ -57,13 +57,11 @@ void cgh_cuEventQuery_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, 
 void cgh_cuEventSynchronize_pre(struct cg_call *c, struct cgh_frame *f, CUevent hEvent)
 {
 	event_host_pre(c, f, hEvent);
-	CGH_BLOCK_ENTER(c->hid, hEvent);
 	CGH_FRAME_END();
 }
 
 void cgh_cuEventSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUevent hEvent)
 {
-	CGH_BLOCK_LEAVE();
 	event_host_post(c, f, rc, 1);
 }
 

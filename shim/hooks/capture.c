@@ -649,9 +649,11 @@ static void stream_sync_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CU
 	}
 }
 
-CGH_FRAMED void cgh_block_note(int hid, uintptr_t a0)
+CGH_FRAMED void cgh_block_note(int hid, int kind, uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t a3)
 {
-	cg_dump_blocked(hid, a0, 0, cg_site_here(SITE_SKIP_PART + 1));
+	const uintptr_t a[4] = {a0, a1, a2, a3};
+	cg_dump_blocked(hid, kind, a, cg_site_here(SITE_SKIP_PART));
+	CGH_FRAME_END();
 }
 
 /* The answer checked against the prediction (cuStreamSynchronize,
@@ -659,7 +661,6 @@ CGH_FRAMED void cgh_block_note(int hid, uintptr_t a0)
  * the memory sample (model_mem_quiet). */
 static void sync_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
 {
-	CGH_BLOCK_LEAVE();
 	if (!f->verdict && rc == CUDA_SUCCESS)
 		model_mem_quiet();
 	else if (f->verdict == 2)
@@ -672,7 +673,6 @@ static void sync_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
 void cgh_cuStreamSynchronize_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
 	stream_sync_pre(c, f, 0, hStream);
-	CGH_BLOCK_ENTER(c->hid, hStream);
 	CGH_FRAME_END();
 }
 
@@ -684,7 +684,6 @@ void cgh_cuStreamSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresu
 void cgh_cuStreamSynchronize_ptsz_pre(struct cg_call *c, struct cgh_frame *f, CUstream hStream)
 {
 	stream_sync_pre(c, f, 1, hStream);
-	CGH_BLOCK_ENTER(c->hid, hStream);
 	CGH_FRAME_END();
 }
 
@@ -699,7 +698,6 @@ void cgh_cuStreamSynchronize_ptsz_post(struct cg_call *c, struct cgh_frame *f, C
 void cgh_cuCtxSynchronize_pre(struct cg_call *c, struct cgh_frame *f)
 {
 	f->verdict = cg_caprule_device_sync("cuCtxSynchronize");
-	CGH_BLOCK_ENTER(c->hid, NULL);
 }
 
 void cgh_cuCtxSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresult rc)
@@ -710,7 +708,6 @@ void cgh_cuCtxSynchronize_post(struct cg_call *c, struct cgh_frame *f, CUresult 
 void cgh_cuCtxSynchronize_v2_pre(struct cg_call *c, struct cgh_frame *f, CUcontext ctx)
 {
 	f->verdict = cg_caprule_device_sync("cuCtxSynchronize_v2");
-	CGH_BLOCK_ENTER(c->hid, ctx);
 }
 
 void cgh_cuCtxSynchronize_v2_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUcontext ctx)

@@ -163,14 +163,17 @@ void cg_call_end(struct cg_call *c, CUresult rc) CG_HIDDEN;
 #define CGH_FRAMED __attribute__((noinline))
 #define CGH_FRAME_END() __asm__ __volatile__("" ::: "memory")
 
-/* The dump's note of a blocking call (dump.h), the last step of its pre
- * part, and its end, the first of its post part: only while dumps can be
- * asked for. cgh_block_note takes the call site (skip: the part's frame). */
-void cgh_block_note(int hid, uintptr_t a0) CG_HIDDEN;
-#define CGH_BLOCK_ENTER(hid, a0)                                                                                       \
+/* The dump's note of a blocking call (dump.h): the BLOCK rows of hooks.def
+ * (their generated envelope, after the pre part) note the call, its kind
+ * and four arguments (doors.h, enum cg_block_kind), and end the note right
+ * after the driver's answer: only while dumps can be asked for.
+ * cgh_block_note takes the call site (skip: the wrapper's frame). */
+void cgh_block_note(int hid, int kind, uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t a3) CG_HIDDEN;
+#define CGH_BLOCK_ENTER(hid, kind, a0, a1, a2, a3)                                                                     \
 	do {                                                                                                           \
 		if (CG_UNLIKELY(atomic_load_explicit(&cg_dump_on, memory_order_relaxed))) {                            \
-			cgh_block_note((hid), (uintptr_t)(a0));                                                        \
+			cgh_block_note((hid), (kind), (uintptr_t)(a0), (uintptr_t)(a1), (uintptr_t)(a2),               \
+				       (uintptr_t)(a3));                                                               \
 			CGH_FRAME_END();                                                                               \
 		}                                                                                                      \
 	} while (0)

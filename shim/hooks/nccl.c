@@ -9,7 +9,10 @@
  *
  * Before the call, with the shim ready: CGS027 when live executables hold
  * NCCL kernels (model/nccl.c), written before the call because with NCCL
- * >= 2.26 the call may never return. After it, the call's record at info
+ * >= 2.26 the call may never return. While dumps can be asked for (dump.h)
+ * the thread is noted as blocked in the call, with the communicator, from
+ * its entry to its return: a dump names it and the live executables it
+ * waits for. After it, the call's record at info
  * (a teardown is a lifecycle call, rare). The arguments, the result and
  * errno are the application's and NCCL's, untouched.
  *
@@ -138,6 +141,26 @@ static __attribute__((noinline)) void nh_record(const char *api, cg_nccl_comm co
 	__asm__ volatile(""); /* not a tail call: the frame count holds */
 }
 
+/* The dump's note of the teardown call (the dump names the thread blocked
+ * in it): its name's id, taken once; the part listing the executables
+ * holding NCCL work registered, if not yet. */
+static _Atomic int nh_dump_id[NH_COUNT];
+
+static __attribute__((noinline)) void nh_block(int i, cg_nccl_comm comm)
+{
+	const uintptr_t a[4] = {(uintptr_t)comm, 0, 0, 0};
+	int id = atomic_load_explicit(&nh_dump_id[i], memory_order_relaxed) - 1;
+	if (id < 0) {
+		id = cg_dump_call_id(nh_names[i]);
+		if (id < 0)
+			return;
+		atomic_store_explicit(&nh_dump_id[i], id + 1, memory_order_relaxed);
+	}
+	cgh_nccl_seen();
+	cg_dump_blocked(id, CG_BK_COMM, a, cg_site_here(SITE_SKIP_PART));
+	__asm__ volatile(""); /* not a tail call: the frame count holds */
+}
+
 static cg_nccl_result nh_call(int i, cg_nccl_comm comm, void *ret)
 {
 	CG_ERRNO_IN;
@@ -149,8 +172,12 @@ static cg_nccl_result nh_call(int i, cg_nccl_comm comm, void *ret)
 	if (!nh_active())
 		return CG_FWD(f(comm));
 	CG_KEEP_ERRNO(nh_teardown_check(nh_names[i], comm));
+	if (CG_UNLIKELY(atomic_load_explicit(&cg_dump_on, memory_order_relaxed)))
+		CG_KEEP_ERRNO(nh_block(i, comm));
 	t0 = cg_now_ns();
 	rc = CG_FWD(f(comm));
+	if (CG_UNLIKELY(atomic_load_explicit(&cg_dump_on, memory_order_relaxed)))
+		cg_dump_unblocked();
 	CG_KEEP_ERRNO(nh_record(nh_names[i], comm, rc, t0));
 	return rc;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The dump (issue 33, docs/dump.md) on the CPU stand-in, whose synchronize
-calls wait (STANDIN_SYNC_UNTIL, STANDIN_SYNC_MS): tests/integration/dump_host.c
-stuck in CUDA calls, asked for a dump by SIGUSR1, by a stall, at exit.
+calls and synchronous copies wait (STANDIN_SYNC_UNTIL, STANDIN_SYNC_MS) and
+whose NCCL teardown waits (STANDIN_NCCL_TEARDOWN_UNTIL):
+tests/integration/dump_host.c and dump_more.c stuck in CUDA and NCCL calls,
+asked for a dump by SIGUSR1, by a stall, at exit.
 Usage: dump.py CASE. Env from meson: CGSHIM_LIB, STANDIN_DIR, INTEG_DIR."""
 import glob, json, os, signal, subprocess, sys, tempfile, time
 
@@ -11,6 +13,7 @@ import cgtest  # noqa: E402
 LIB = os.environ["CGSHIM_LIB"]
 STANDIN = os.environ["STANDIN_DIR"]
 HOST = os.path.join(os.environ["INTEG_DIR"], "dump_host")
+MORE = os.path.join(os.environ["INTEG_DIR"], "dump_more")
 T = cgtest.Tally()
 
 
@@ -23,19 +26,19 @@ class Host:
     """dump_host MODE under the shim (or not), its stdout and stderr read as
     they come (files polled), its JSONL log in a temporary directory."""
 
-    def __init__(self, mode, extra=None, shim=True, args=(), level="warn"):
+    def __init__(self, mode, extra=None, shim=True, args=(), level="warn", prog=HOST):
         self.tmp = tempfile.mkdtemp(prefix="cgshim-dump-")
         self.release = os.path.join(self.tmp, "release")
         env = cgtest.clean_env()
         env.update(LD_LIBRARY_PATH=STANDIN, STANDIN_SYNC_UNTIL=self.release,
-                   DUMP_RELEASE=os.path.join(self.tmp, "release-fork"))
+                   STANDIN_NCCL_TEARDOWN_UNTIL=self.release, DUMP_RELEASE=os.path.join(self.tmp, "release-fork"))
         if shim:
             env = cgtest.shim_env(env, LIB, os.path.join(self.tmp, "log-%p.jsonl"), level)
         env.update(extra or {})
         env = {k: v for k, v in env.items() if v is not None}
         self.out = open(os.path.join(self.tmp, "out"), "w+")
         self.err = open(os.path.join(self.tmp, "err"), "w+")
-        self.p = subprocess.Popen([HOST, mode, *args], env=env, stdout=self.out, stderr=self.err)
+        self.p = subprocess.Popen([prog, mode, *args], env=env, stdout=self.out, stderr=self.err)
 
     def text(self, which):
         f = self.out if which == "out" else self.err
@@ -333,6 +336,143 @@ def case_python():
     check(len(th) == 1 and th[0]["call"] == "cuStreamSynchronize" and th[0]["site"][0] == want,
           "the dump names the thread, the call and its Python line %s: %s" % (want, th))
     check(want in err, "the stderr block names the Python line")
+
+
+# ---- dump_more: blocking calls other than a stream synchronize ------------
+# Under qemu-user (10x slower) and load, nothing here is bounded by the
+# clock but the waits for the program (60 s each, then it is killed): a
+# dump is asked again (a signal every 0.5 s, at most 60 times) until one
+# names every thread the program started, since "ready" cannot say that a
+# thread is already inside its call; each dump is whole, so the first one
+# that names them all is judged. A thread never returns before the release
+# file exists, so no dump can come too late to see it.
+PATIENCE = 60.0
+
+
+def dump_until(h, want, ask=True):
+    """Dumps (their records by number) until one names every thread of
+    want; returns that dump's records, or None after PATIENCE seconds."""
+    t0, seen = time.monotonic(), 0
+    while time.monotonic() - t0 < PATIENCE and h.p.poll() is None:
+        if ask:
+            h.p.send_signal(signal.SIGUSR1)
+        got = h.wait_for("err", "end of dump %d" % (seen + 1), timeout=0.5 if ask else 2.0)
+        recs = dumps(h.records())
+        for n in sorted({r["dump"] for r in part(recs, "end")}):
+            one = [r for r in recs if r["dump"] == n]
+            if {r.get("thread_name") for r in part(one, "thread")} >= set(want):
+                return one
+            seen = max(seen, n)
+        if got is None and not ask:
+            continue
+    return None
+
+
+def more_hex(out, key):
+    """The 0x.. value after key in the program's stdout, as an int."""
+    return int(out.split(key + " ")[1].split()[0], 16)
+
+
+def check_copy_dump(h, one):
+    """A dump of dump_more copy: the four threads, each with its call,
+    arguments and native site in the program."""
+    out = h.text("out")
+    hostp, dev = more_hex(out, "host"), more_hex(out, "dev")
+    th = {r["thread_name"]: r for r in part(one, "thread")}
+    c, s, d, e = th["copier"], th["setter"], th["devsync"], th["evsync"]
+    check(c["call"] == "cuMemcpyDtoH_v2" and c.get("direction") == "dtoh" and c.get("bytes") == 4096
+          and int(c["dst"], 16) == hostp and int(c["src"], 16) == dev and int(c["stream"], 16) == 0,
+          "cudaMemcpy D2H: cuMemcpyDtoH_v2, dtoh, 4096 bytes, dst the host buffer, src the device one, "
+          "the legacy stream: %s" % c)
+    check(s["call"] == "cuMemsetD32_v2_ptds" and s.get("bytes") == 4096 and int(s["dst"], 16) == dev
+          and int(s["stream"], 16) == 2 and "src" not in s and "direction" not in s,
+          "cuMemsetD32_v2_ptds: 1024 elements (4096 bytes) at the device buffer, the per-thread stream: %s" % s)
+    check(d["call"] in ("cuCtxSynchronize", "cuCtxSynchronize_v2") and e["call"] == "cuEventSynchronize"
+          and "event" in e, "cudaDeviceSynchronize and cudaEventSynchronize: %s(%s), %s(%s)"
+          % (d["call"], d.get("ctx", ""), e["call"], e.get("event")))
+    check(all(any("dump_more" in f for f in r.get("site", [])) for r in (c, s, d, e)),
+          "each with its native call site in the program: %s" % {k: v.get("site", [])[:3] for k, v in th.items()})
+    st = {int(r["stream"], 16): r for r in part(one, "stream")}
+    check(0 in st and st[0]["state"] == "default" and any(r["state"] == "busy" and r["kernels"] for r in st.values()),
+          "the streams: the legacy one the copy waits on (default, not asked) and the busy one given the "
+          "kernel: %s" % [(hex(k), v["state"], v["kernels"]) for k, v in st.items()])
+    err = h.text("err")
+    want = "cuMemcpyDtoH_v2(dst=0x%x, src=0x%x, bytes=4096; dtoh, stream=legacy)" % (hostp, dev)
+    check(want in err and "cuMemsetD32_v2_ptds(dst=0x%x, value=0x5a5a5a5a, count=1024; bytes=4096, "
+          "stream=per-thread)" % dev in err, "the block on stderr names the copy and the memset: %s" % want)
+
+
+def more_finish(h):
+    rc = h.finish(timeout=PATIENCE)
+    check(rc == 0 and "done" in h.text("out"), "released, the program ends as it would (exit %s): %r"
+          % (rc, h.text("out")[-200:]))
+
+
+def case_copy():
+    """SIGUSR1: threads blocked in a synchronous copy (the runtime's
+    cudaMemcpy), a memset (the driver's per-thread form), a device and an
+    event synchronize are named with their calls, arguments and sites."""
+    h = Host("copy", prog=MORE)
+    try:
+        check(h.wait_for("out", "ready", timeout=PATIENCE) is not None, "the copy host is stuck")
+        one = dump_until(h, ("copier", "setter", "devsync", "evsync"))
+        check(one is not None, "a dump names the four blocked threads within %d s" % PATIENCE)
+    finally:
+        more_finish(h)
+    check_copy_dump(h, one)
+    check(one[0]["reason"] == "signal" and part(one, "end")[0]["dump_us"] < 1000000,
+          "reason signal, the dump took %d us (< 1 s)" % part(one, "end")[0]["dump_us"])
+
+
+def case_copy_stall():
+    """CGSHIM_STALL_S=0.5 and no signal: the blocked copy is dumped as a
+    stall. The calls never return before the release, so a slow host can
+    neither miss the dump (waited for up to 60 s) nor make a false one
+    (every call named is really blocked; no bound on how long)."""
+    h = Host("copy", {"CGSHIM_STALL_S": "0.5", "CGSHIM_DUMP_SIGNAL": "0"}, prog=MORE)
+    try:
+        check(h.wait_for("out", "ready", timeout=PATIENCE) is not None, "the copy host is stuck")
+        one = dump_until(h, ("copier", "setter", "devsync", "evsync"), ask=False)
+        check(one is not None, "a stall dump names the four blocked threads within %d s" % PATIENCE)
+    finally:
+        more_finish(h)
+    check_copy_dump(h, one)
+    st = dumps(h.records())
+    check({r["reason"] for r in st} == {"stall"}, "every dump is a stall dump: %s" % {r["reason"] for r in st})
+    check(all(max(r["blocked_ms"] for r in part([x for x in st if x["dump"] == n], "thread")) >= 500
+              for n in {r["dump"] for r in part(st, "head")}),
+          "each stall dump names a call blocked past the 0.5 s threshold")
+
+
+def case_teardown():
+    """A thread blocked in ncclCommDestroy with a live executable holding
+    NCCL work (NCCL >= 2.26 waits for it; the stand-in waits for the
+    release): CGS027 before the call, then the dump names the thread, the
+    call, the communicator, the executable it waits for, and its site."""
+    h = Host("teardown", prog=MORE)
+    try:
+        check(h.wait_for("out", "ready", timeout=PATIENCE) is not None, "the teardown host is stuck")
+        one = dump_until(h, ("teardown",))
+        check(one is not None, "a dump names the thread blocked in ncclCommDestroy within %d s" % PATIENCE)
+    finally:
+        more_finish(h)
+    out, recs = h.text("out"), h.records()
+    comm, ex = more_hex(out, "comm"), more_hex(out, "exec")
+    t = part(one, "thread")[0]
+    check(t["call"] == "ncclCommDestroy" and int(t["comm"], 16) == comm
+          and [int(x, 16) for x in t.get("waits_for", [])] == [ex],
+          "the thread, in ncclCommDestroy(comm 0x%x), waits for exec 0x%x: %s" % (comm, ex, t))
+    check(any("dump_more" in f for f in t.get("site", [])), "with its native site: %s" % t.get("site"))
+    nx = part(one, "nccl_exec")
+    check(len(nx) == 1 and int(nx[0]["exec"], 16) == ex and nx[0]["nccl_kernels"] == 1,
+          "the dump's NCCL part lists the live executable: %s" % nx)
+    idx = [i for i, r in enumerate(recs) if r.get("ev") == "violation" and r.get("rule") == "CGS027"]
+    first = min(i for i, r in enumerate(recs) if r.get("ev") == "dump")
+    check(len(idx) == 1 and idx[0] < first, "CGS027 once, before the call and so before the dump (%s, dump at %d)"
+          % (idx, first))
+    err = h.text("err")
+    check("in ncclCommDestroy(comm=0x%x)" % comm in err and "exec 0x%x" % ex in err,
+          "the block on stderr names the call, the communicator and the executable")
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

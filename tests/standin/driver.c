@@ -93,8 +93,10 @@ static size_t round_up(size_t v, size_t g)
 /* ------------------------------------------------------------------------ */
 /* blockable synchronisation (the dump's tests, docs/dump.md)                */
 /* The synchronize calls (cuStreamSynchronize*, cuCtxSynchronize*,
- * cuEventSynchronize) stand for work that takes time, outside the lock, as
- * the driver's own waits do (another thread's calls go on meanwhile):
+ * cuEventSynchronize) and the synchronous copies and memsets (cuMemcpy*,
+ * cuMemsetD8/D32: they wait for the work before them) stand for work that
+ * takes time, outside the lock, as the driver's own waits do (another
+ * thread's calls go on meanwhile):
  *   STANDIN_SYNC_MS=N         each one first waits N ms;
  *   STANDIN_SYNC_UNTIL=path   each one waits until the file path exists
  *                             (polled every 5 ms; a test's release).
@@ -2566,9 +2568,20 @@ static CUresult do_copy(CUmemorytype dt, void *dst, CUmemorytype st, const void 
 
 #define DPTR(p) ((void *)(uintptr_t)(p))
 
+/* A synchronous copy or memset waits for the work before it (the legacy
+ * stream's, or the per-thread one's for the _ptds forms: here any). */
+#define SYNC_COPY(call) (sync_wait_outside(1), (call))
+
 DEF(cuMemcpy, PFN_cuMemcpy_v4000, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount))
 {
-	return do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount, 0, NULL, 0);
+	return SYNC_COPY(
+	    do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount, 0, NULL, 0));
+}
+
+DEF(cuMemcpy_ptds, PFN_cuMemcpy_v7000_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount))
+{
+	return SYNC_COPY(
+	    do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount, 0, NULL, 0));
 }
 
 DEF(cuMemcpyAsync, PFN_cuMemcpyAsync_v4000, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
@@ -2584,18 +2597,38 @@ DEF(cuMemcpyAsync_ptsz, PFN_cuMemcpyAsync_v7000_ptsz,
 
 DEF(cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v3020, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))
 {
-	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount, 0, NULL, 0);
+	return SYNC_COPY(
+	    do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount, 0, NULL, 0));
+}
+
+DEF(cuMemcpyHtoD_v2_ptds, PFN_cuMemcpyHtoD_v7000_ptds, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))
+{
+	return SYNC_COPY(
+	    do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount, 0, NULL, 0));
 }
 
 DEF(cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v3020, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))
 {
-	return do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 0, NULL, 0);
+	return SYNC_COPY(
+	    do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 0, NULL, 0));
+}
+
+DEF(cuMemcpyDtoH_v2_ptds, PFN_cuMemcpyDtoH_v7000_ptds, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))
+{
+	return SYNC_COPY(
+	    do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 0, NULL, 0));
 }
 
 DEF(cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v3020, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount))
 {
-	return do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 0, NULL,
-		       0);
+	return SYNC_COPY(do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_DEVICE, DPTR(srcDevice),
+				 ByteCount, 0, NULL, 0));
+}
+
+DEF(cuMemcpyDtoD_v2_ptds, PFN_cuMemcpyDtoD_v7000_ptds, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount))
+{
+	return SYNC_COPY(do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_DEVICE, DPTR(srcDevice),
+				 ByteCount, 0, NULL, 0));
 }
 
 DEF(cuMemcpyHtoDAsync_v2, PFN_cuMemcpyHtoDAsync_v3020,
@@ -2667,12 +2700,22 @@ static CUresult do_memset(CUdeviceptr dst, unsigned value, unsigned esize, size_
 
 DEF(cuMemsetD8_v2, PFN_cuMemsetD8_v3020, (CUdeviceptr dstDevice, unsigned char uc, size_t N))
 {
-	return do_memset(dstDevice, uc, 1, N, 0, NULL, 0);
+	return SYNC_COPY(do_memset(dstDevice, uc, 1, N, 0, NULL, 0));
+}
+
+DEF(cuMemsetD8_v2_ptds, PFN_cuMemsetD8_v7000_ptds, (CUdeviceptr dstDevice, unsigned char uc, size_t N))
+{
+	return SYNC_COPY(do_memset(dstDevice, uc, 1, N, 0, NULL, 0));
 }
 
 DEF(cuMemsetD32_v2, PFN_cuMemsetD32_v3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N))
 {
-	return do_memset(dstDevice, ui, 4, N, 0, NULL, 0);
+	return SYNC_COPY(do_memset(dstDevice, ui, 4, N, 0, NULL, 0));
+}
+
+DEF(cuMemsetD32_v2_ptds, PFN_cuMemsetD32_v7000_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N))
+{
+	return SYNC_COPY(do_memset(dstDevice, ui, 4, N, 0, NULL, 0));
 }
 
 DEF(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))
@@ -5243,9 +5286,10 @@ EXPORT CUresult sd_cuGetProcAddress(const char *, void **, int, cuuint64_t) __as
 EXPORT CUresult sd_cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
 				       CUdriverProcAddressQueryResult *) __asm__("cuGetProcAddress_v2");
 
-/* E: no per-thread twin; P: has one named <sym>_ptsz. */
+/* E: no per-thread twin; P: has one named <sym>_ptsz; D: <sym>_ptds. */
 #define E(base, ver, sym) {#base, ver, (void *)&sd_##sym, NULL},
 #define P(base, ver, sym) {#base, ver, (void *)&sd_##sym, (void *)&sd_##sym##_ptsz},
+#define D(base, ver, sym) {#base, ver, (void *)&sd_##sym, (void *)&sd_##sym##_ptds},
 
 static const struct procent g_procs[] = {
     E(cuGetErrorName, 6000, cuGetErrorName) E(cuGetErrorString, 6000, cuGetErrorString) E(cuInit, 2000, cuInit) E(
@@ -5288,11 +5332,11 @@ static const struct procent g_procs[] = {
 										P(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2) P(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3) P(cuStreamUpdateCaptureDependencies, 11030, cuStreamUpdateCaptureDependencies) P(cuStreamUpdateCaptureDependencies, 12030, cuStreamUpdateCaptureDependencies_v2) E(cuThreadExchangeStreamCaptureMode, 10010, cuThreadExchangeStreamCaptureMode) P(cuLaunchKernel, 4000, cuLaunchKernel) P(cuLaunchCooperativeKernel,
 																																																												  9000,
 																																																												  cuLaunchCooperativeKernel) E(cuGraphKernelNodeGetAttribute, 11000, cuGraphKernelNodeGetAttribute) E(cuGraphKernelNodeSetAttribute, 11000, cuGraphKernelNodeSetAttribute) P(cuLaunchHostFunc,
-																																																																																	     10000, cuLaunchHostFunc) E(cuMemcpy, 4000, cuMemcpy) P(cuMemcpyAsync,
-																																																																																								    4000, cuMemcpyAsync) E(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2) E(cuMemcpyDtoH, 3020, cuMemcpyDtoH_v2) E(cuMemcpyDtoD, 3020, cuMemcpyDtoD_v2) P(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2) P(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync_v2) P(cuMemcpyDtoDAsync,
+																																																																																	     10000, cuLaunchHostFunc) D(cuMemcpy, 4000, cuMemcpy) P(cuMemcpyAsync,
+																																																																																								    4000, cuMemcpyAsync) D(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2) D(cuMemcpyDtoH, 3020, cuMemcpyDtoH_v2) D(cuMemcpyDtoD, 3020, cuMemcpyDtoD_v2) P(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2) P(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync_v2) P(cuMemcpyDtoDAsync,
 																																																																																																																						  3020,
-																																																																																																																						  cuMemcpyDtoDAsync_v2) E(cuMemsetD8,
-																																																																																																																									  3020, cuMemsetD8_v2) E(cuMemsetD32,
+																																																																																																																						  cuMemcpyDtoDAsync_v2) D(cuMemsetD8,
+																																																																																																																									  3020, cuMemsetD8_v2) D(cuMemsetD32,
 																																																																																																																												 3020, cuMemsetD32_v2) P(cuMemsetD8Async, 3020, cuMemsetD8Async) P(cuMemsetD32Async,
 																																																																																																																																				   3020, cuMemsetD32Async) E(cuMemGetInfo, 3020, cuMemGetInfo_v2) E(cuMemAlloc, 3020, cuMemAlloc_v2) E(cuMemFree, 3020, cuMemFree_v2) E(cuMemAllocHost,
 																																																																																																																																																					2000,
@@ -5391,6 +5435,7 @@ static const struct procent g_procs[] = {
 
 #undef E
 #undef P
+#undef D
 
 /* 0 found, 1 symbol not found, 2 version not sufficient. */
 static int proc_lookup(const char *sym, int ver, cuuint64_t flags, void **out)

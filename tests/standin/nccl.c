@@ -14,9 +14,15 @@
  * did not wait for the graphs that captured work on the communicator (2.26
  * and later do; the reproducers tear down from a second thread, so a real
  * NCCL's wait ends when the main thread destroys the graphs).
+ *
+ * STANDIN_NCCL_TEARDOWN_UNTIL=path: the three teardown calls wait until the
+ * file path exists (polled every 5 ms), standing for NCCL 2.26's wait for
+ * graphs never destroyed (the dump's teardown test, docs/dump.md).
  */
 #include <cuda.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "standin.h"
 
@@ -75,10 +81,20 @@ EXPORT int ncclAllReduce(const void *send, void *recv, size_t count, int datatyp
 		   : 0;
 }
 
+static void teardown_wait(void)
+{
+	const char *until = getenv("STANDIN_NCCL_TEARDOWN_UNTIL");
+	while (until && *until && access(until, F_OK) != 0) {
+		struct timespec t = {0, 5000000L};
+		nanosleep(&t, NULL);
+	}
+}
+
 EXPORT int ncclCommFinalize(ncclComm_t comm)
 {
 	if (!comm)
 		return 4;
+	teardown_wait();
 	comm->finalized = 1;
 	return 0;
 }
@@ -87,6 +103,7 @@ EXPORT int ncclCommDestroy(ncclComm_t comm)
 {
 	if (!comm)
 		return 4;
+	teardown_wait();
 	free(comm);
 	return 0;
 }
@@ -95,6 +112,7 @@ EXPORT int ncclCommAbort(ncclComm_t comm)
 {
 	if (!comm)
 		return 4;
+	teardown_wait();
 	free(comm);
 	return 0;
 }
