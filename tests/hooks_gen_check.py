@@ -63,6 +63,27 @@ for name, old, new, why in [(hand, 'CUSTOM', 'GEN', 'a generated row with a hand
     os.unlink(path)
     check(rc != 0 and name in err, 'the check fails on %s (%s %s -> %s)' % (why, name, old, new))
 
+# Blocking calls (the dump, docs/dump.md): every hooked entry point that
+# blocks the calling thread until work completes (a synchronize, a copy or
+# memset without Async) is a BLOCK row; exactly the BLOCK rows' generated
+# wrappers note the call; no part notes one by hand (the one list).
+blocking = {n for n, _cls in rows
+            if 'Synchronize' in n or (re.match(r'cuMem(cpy|set)', n) and 'Async' not in n)}
+block_rows = {n for n, cls in rows if cls == 'BLOCK'}
+check(blocking <= block_rows, 'every blocking hooks.def row is a BLOCK row (not: %s)' % sorted(blocking - block_rows))
+env_src = open(env_c).read()
+noted = {m.group(1) for m in re.finditer(r'^CUresult cgh_(\w+)\(.*?^}', env_src, re.M | re.S)
+         if 'CGH_BLOCK_ENTER(' in m.group(0) and 'CGH_BLOCK_LEAVE()' in m.group(0)}
+check(noted == block_rows, 'the generated wrappers that note a blocking call are the %d BLOCK rows (extra %s, '
+      'missing %s)' % (len(block_rows), sorted(noted - block_rows), sorted(block_rows - noted)))
+by_hand = [p for p in sources if re.search(r'CGH_BLOCK_(ENTER|LEAVE)\(', open(p).read())]
+check(not by_hand, 'no hand-written part notes a blocking call (%s)' % by_hand)
+odd = next(n for n, cls in rows if cls == 'GEN' and n not in blocking)
+path = altered(odd, 'GEN', 'BLOCK')
+rc, err = checker(path)
+os.unlink(path)
+check(rc != 0 and odd in err, 'the check fails on a BLOCK row whose parameters fit no kind (%s)' % odd)
+
 # Runtime rows: one exported wrapper each, generated from the row (no
 # hand-written cuda* definition in shim/hooks/), and one ABI line each.
 rt = re.sub(r'/\*.*?\*/', '', open(os.path.join(shim, 'rt-hooks.def')).read(), flags=re.S)
