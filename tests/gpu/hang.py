@@ -171,6 +171,26 @@ def c_site(lib):
 
 
 SYNC = ("cuStreamSynchronize", "cuStreamSynchronize_ptsz")
+# cudaMemcpy device to host: the driver entry points a runtime may use for it
+# (hooks.def's BLOCK rows); the dump must name one with its arguments.
+COPY = ("cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2_ptds", "cuMemcpy", "cuMemcpy_ptds")
+
+
+def copy_site(lib, nbytes):
+    """c_site, and the copy's arguments: bytes, a device-to-host (or
+    unified) direction, the legacy or per-thread stream."""
+    site = c_site(lib)
+
+    def check(th):
+        why = site(th)
+        if why:
+            return why
+        if th.get("bytes") != nbytes or th.get("direction") not in ("dtoh", "any") or th.get("stream") not in (
+                "0x0", "0x2"):
+            return "the copy's arguments: bytes %s direction %s stream %s (want %d, dtoh, 0x0/0x2)" % (
+                th.get("bytes"), th.get("direction"), th.get("stream"), nbytes)
+        return None
+    return check
 
 if SELFTEST:
     lib = os.environ["HANG_LIB"]
@@ -179,12 +199,21 @@ if SELFTEST:
     def selftest_spin():
         return runs("selftest", [PY, HANG_C, lib, "spin"], SYNC, c_site(lib), True,
                     {"LD_LIBRARY_PATH": os.environ["STANDIN_DIR"]})
+
+    @case("selftest-copy")
+    def selftest_copy():
+        return runs("selftest", [PY, HANG_C, lib, "copy"], COPY, copy_site(lib, 1024), True,
+                    {"LD_LIBRARY_PATH": os.environ["STANDIN_DIR"]})
 else:
     lib = os.path.join(BIN, "libhang_gpu.so")
 
     @case("spin")
     def spin():
         return runs("spin", [PY, HANG_C, lib, "spin"], SYNC, c_site(lib), True)
+
+    @case("copy")
+    def copy():
+        return runs("copy", [PY, HANG_C, lib, "copy"], COPY, copy_site(lib, 1024), True)
 
     @case("waitevent")
     def waitevent():

@@ -4,9 +4,10 @@ through ctypes (issue 33; tests/gpu/hang.py runs it under the shim).
 LIB exports hang_setup(mode) and hang_wait() (tests/gpu/hang_gpu.cu built as
 libhang_gpu.so; on the CPU the stand-in's tests/integration/hang_lib.c): the
 setup gives the stuck stream its work and starts the releaser, hang_wait()
-blocks in cudaStreamSynchronize until the file HANG_RELEASE exists. Thread
-"waiter" calls it (the line marked WAIT-LINE; ctypes releases the GIL),
-the main thread prints "ready", then "released" once the waiter is back."""
+blocks in cudaStreamSynchronize (mode copy: cudaMemcpy device to host)
+until the file HANG_RELEASE exists. Thread "waiter" calls it (the line
+marked WAIT-LINE; ctypes releases the GIL), the main thread prints "ready",
+then "released" once the waiter is back."""
 import ctypes
 import sys
 import threading

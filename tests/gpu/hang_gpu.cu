@@ -2,12 +2,15 @@
 // tests/gpu/hang.py). Build: nvcc -O2 -g -cudart shared -arch=sm_90 -o hang_gpu hang_gpu.cu -lpthread
 // (the shared runtime: its frames are known as CUDA frames and skipped in the site)
 //
-// usage: hang_gpu spin|waitevent      (env HANG_RELEASE: a file path)
+// usage: hang_gpu spin|copy|waitevent (env HANG_RELEASE: a file path)
 // Also built as libhang_gpu.so (-shared -Xcompiler -fPIC), driven from Python
 // by tests/gpu/hang_c.py: hang_setup(mode), then hang_wait() in a thread.
 //   spin       stream s is given a captured graph (launched once, completes),
 //              then a kernel that spins until a flag in mapped pinned host
 //              memory is set; thread "waiter" blocks in cudaStreamSynchronize(s).
+//   copy       stream c (blocking: the legacy stream waits for it) is given
+//              the spinning kernel; thread "waiter" blocks in cudaMemcpy of
+//              1 KiB device to host (the legacy stream, behind the kernel).
 //   waitevent  stream b is given the spinning kernel and event e is recorded
 //              behind it; a graph captured on stream a holds a wait on e
 //              (cudaStreamWaitEvent, cudaEventWaitExternal) and a kernel;
@@ -47,6 +50,9 @@ __global__ void tiny(int *p)
 
 static volatile int *host_flag;
 static cudaStream_t waited;
+static int copy_mode;
+static int *copy_src;
+static int copy_dst[256];
 
 static double now_s(void)
 {
@@ -60,7 +66,10 @@ static double now_s(void)
 __attribute__((noinline)) void *waiter(void *)
 {
 	double t0 = now_s();
-	CK(cudaStreamSynchronize(waited));
+	if (copy_mode)
+		CK(cudaMemcpy(copy_dst, copy_src, sizeof copy_dst, cudaMemcpyDeviceToHost));
+	else
+		CK(cudaStreamSynchronize(waited));
 	printf("released %.2f\n", now_s() - t0);
 	fflush(stdout);
 	return NULL;
@@ -76,7 +85,7 @@ static void *releaser(void *)
 	return NULL;
 }
 
-static cudaStream_t a, b;
+static cudaStream_t a, b, c;
 static cudaEvent_t e;
 static cudaGraph_t g;
 static cudaGraphExec_t x;
@@ -105,6 +114,12 @@ extern "C" int hang_setup(const char *mode)
 		CK(cudaStreamSynchronize(a));
 		spin_until_flag<<<1, 1, 0, a>>>(dflag);
 		CK(cudaGetLastError());
+	} else if (!strcmp(mode, "copy")) {
+		CK(cudaStreamCreate(&c)); // blocking: the legacy stream's copy waits for it
+		spin_until_flag<<<1, 1, 0, c>>>(dflag);
+		CK(cudaGetLastError());
+		copy_mode = 1;
+		copy_src = buf;
 	} else {
 		spin_until_flag<<<1, 1, 0, b>>>(dflag);
 		CK(cudaGetLastError());
