@@ -9,7 +9,7 @@
  *              cuMemHostAlloc (900, capture invalidated); main asks
  *              cuStreamGetCaptureInfo (Invalidated) and ends (901)
  *   query      as hostalloc, but the second thread's call is a synchronous
- *              cuMemsetD8, which the shim does not hook: the invalidation
+ *              cuMemsetD16, which the shim does not hook: the invalidation
  *              is only found through the application's capture-info query
  *   abandon    as hostalloc, but main never ends the capture (PyTorch raising
  *              out of capture_begin): its later cuCtxSynchronize fails with
@@ -46,7 +46,7 @@ static void *other_thread(void *arg)
 	pthread_setname_np(pthread_self(), "pt_pin_memory"); /* what the shim names the culprit by */
 	if (!strcmp(mode, "query")) {
 		/* A capture-unsafe call the shim does not hook. */
-		expect("other thread cuMemsetD8 (unhooked)", cuMemsetD8(buf_dev, 0, 16),
+		expect("other thread cuMemsetD16 (unhooked)", cuMemsetD16(buf_dev, 0, 8),
 		       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 		return NULL;
 	}

@@ -43,8 +43,9 @@ static const struct row rows[] = {
 #define NROWS (sizeof rows / sizeof rows[0])
 
 /* The rows the driver may answer for (base, ver, flags): the plain row of
- * that version, and under the per-thread flag its _ptsz twin: the twin row
- * of the lowest version from this one up to the next plain version (a twin
+ * that version, and under the per-thread flag its _ptsz (or _ptds) twin:
+ * the twin row of the lowest version from this one up to the next plain
+ * version (a twin
  * can be younger than its plain form: cuEventRecord 2000, _ptsz 7000).
  * Both have the ABI of that version. */
 static const struct row *twin_of(const struct row *plain)
@@ -56,7 +57,7 @@ static const struct row *twin_of(const struct row *plain)
 		    rows[i].ver < next)
 			next = rows[i].ver;
 	for (size_t i = 0; i < NROWS; i++)
-		if (!strcmp(rows[i].base, plain->base) && rows[i].twin == 1 && rows[i].ver >= plain->ver &&
+		if (!strcmp(rows[i].base, plain->base) && rows[i].twin != 0 && rows[i].ver >= plain->ver &&
 		    rows[i].ver < next && (!best || rows[i].ver < best->ver))
 			best = &rows[i];
 	return best;
