@@ -429,8 +429,8 @@ def case_copy():
     finally:
         more_finish(h)
     check_copy_dump(h, one)
-    check(one[0]["reason"] == "signal" and part(one, "end")[0]["dump_us"] < 1000000,
-          "reason signal, the dump took %d us (< 1 s)" % part(one, "end")[0]["dump_us"])
+    # no bound on dump_us here: the 1 s bar is dump-signal's and dump-locks'
+    check(one[0]["reason"] == "signal" and part(one, "end"), "reason signal, the dump ended")
 
 
 def case_copy_stall():
