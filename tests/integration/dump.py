@@ -411,23 +411,29 @@ def check_copy_dump(h, one, busy=True):
           "stream=per-thread)" % dev in err, "the block on stderr names the copy and the memset: %s" % want)
 
 
-def more_finish(h):
-    rc = h.finish(timeout=PATIENCE)
+def more_dump(mode, want, extra=None, **kw):
+    """dump_more MODE stuck, its first dump that names every thread of want
+    (dump_until's kw), then released: returns the host and that dump."""
+    h = Host(mode, extra, prog=MORE)
+    try:
+        check(h.wait_for("out", "ready", timeout=PATIENCE) is not None, "the %s host is stuck" % mode)
+        one = dump_until(h, want, **kw)
+        check(one is not None, "a dump names %s within %d s" % (", ".join(want), PATIENCE))
+    finally:
+        rc = h.finish(timeout=PATIENCE)
     check(rc == 0 and "done" in h.text("out"), "released, the program ends as it would (exit %s): %r"
           % (rc, h.text("out")[-200:]))
+    return h, one
+
+
+COPIERS = ("copier", "setter", "devsync", "evsync")
 
 
 def case_copy():
     """SIGUSR1: threads blocked in a synchronous copy (the runtime's
     cudaMemcpy), a memset (the driver's per-thread form), a device and an
     event synchronize are named with their calls, arguments and sites."""
-    h = Host("copy", prog=MORE)
-    try:
-        check(h.wait_for("out", "ready", timeout=PATIENCE) is not None, "the copy host is stuck")
-        one = dump_until(h, ("copier", "setter", "devsync", "evsync"), also=stream_busy)
-        check(one is not None, "a dump names the four blocked threads within %d s" % PATIENCE)
-    finally:
-        more_finish(h)
+    h, one = more_dump("copy", COPIERS, also=stream_busy)
     check_copy_dump(h, one)
     # no bound on dump_us here: the 1 s bar is dump-signal's and dump-locks'
     check(one[0]["reason"] == "signal" and part(one, "end"), "reason signal, the dump ended")
@@ -438,13 +444,7 @@ def case_copy_stall():
     stall. The calls never return before the release, so a slow host can
     neither miss the dump (waited for up to 60 s) nor make a false one
     (every call named is really blocked; no bound on how long)."""
-    h = Host("copy", {"CGSHIM_STALL_S": "0.5", "CGSHIM_DUMP_SIGNAL": "0"}, prog=MORE)
-    try:
-        check(h.wait_for("out", "ready", timeout=PATIENCE) is not None, "the copy host is stuck")
-        one = dump_until(h, ("copier", "setter", "devsync", "evsync"), ask=False)
-        check(one is not None, "a stall dump names the four blocked threads within %d s" % PATIENCE)
-    finally:
-        more_finish(h)
+    h, one = more_dump("copy", COPIERS, {"CGSHIM_STALL_S": "0.5", "CGSHIM_DUMP_SIGNAL": "0"}, ask=False)
     check_copy_dump(h, one, busy=False)
     st = dumps(h.records())
     check({r["reason"] for r in st} == {"stall"}, "every dump is a stall dump: %s" % {r["reason"] for r in st})
@@ -458,13 +458,7 @@ def case_teardown():
     NCCL work (NCCL >= 2.26 waits for it; the stand-in waits for the
     release): CGS027 before the call, then the dump names the thread, the
     call, the communicator, the executable it waits for, and its site."""
-    h = Host("teardown", prog=MORE)
-    try:
-        check(h.wait_for("out", "ready", timeout=PATIENCE) is not None, "the teardown host is stuck")
-        one = dump_until(h, ("teardown",))
-        check(one is not None, "a dump names the thread blocked in ncclCommDestroy within %d s" % PATIENCE)
-    finally:
-        more_finish(h)
+    h, one = more_dump("teardown", ("teardown",))
     out, recs = h.text("out"), h.records()
     comm, ex = more_hex(out, "comm"), more_hex(out, "exec")
     t = part(one, "thread")[0]
