@@ -49,16 +49,6 @@ static double rp_ms(long long a, long long b)
 	return ((double)a - (double)b) / 1e6;
 }
 
-/* obj[key] += by, for a counter object. */
-static void rp_count(json_t *obj, const char *key, long long by)
-{
-	json_t *v = json_object_get(obj, key);
-	if (v)
-		json_integer_set(v, json_integer_value(v) + by);
-	else
-		json_object_set_new(obj, key, json_integer(by));
-}
-
 static void rp_set_str(json_t *o, const char *key, const char *val)
 {
 	json_object_set_new(o, key, val ? json_string(val) : json_null());

@@ -61,6 +61,15 @@ const char *rp_str(const json_t *j, const char *key)
 	return rp_v_str(json_object_get(j, key));
 }
 
+void rp_count(json_t *obj, const char *key, long long by)
+{
+	json_t *v = json_object_get(obj, key);
+	if (v)
+		json_integer_set(v, json_integer_value(v) + by);
+	else
+		json_object_set_new(obj, key, json_integer(by));
+}
+
 long long rp_int(const json_t *j, const char *key, long long def)
 {
 	long long v;

@@ -44,15 +44,6 @@ static json_t *rk_row(json_t *rows, json_t *idx, const char *rank)
 	return row;
 }
 
-static void rk_add(json_t *o, const char *key, long long by)
-{
-	json_t *v = json_object_get(o, key);
-	if (v)
-		json_integer_set(v, json_integer_value(v) + by);
-	else
-		json_object_set_new(o, key, json_integer(by));
-}
-
 /* Ranks sorted as numbers when they are numbers, else as text. */
 static int rk_cmp(const void *a, const void *b)
 {
@@ -95,11 +86,11 @@ static void rk_capture(void *ctx, const struct rp_rec *r, const struct rd_captur
 {
 	json_t *row = rk_mine(ctx);
 	(void)r;
-	rk_add(row, "captures", 1);
+	rp_count(row, "captures", 1);
 	if (f->rc)
-		rk_add(row, "captures_invalidated", 1);
-	rk_add(row, "capture_delta", f->delta);
-	rk_add(row, "capture_malloc", f->malloc_bytes);
+		rp_count(row, "captures_invalidated", 1);
+	rp_count(row, "capture_delta", f->delta);
+	rp_count(row, "capture_malloc", f->malloc_bytes);
 }
 
 /* only instantiations are counted from call records */
@@ -111,8 +102,8 @@ static void rk_call(void *ctx, const struct rp_rec *r, const struct rd_call *f)
 	    f->rc)
 		return;
 	row = rk_mine(ctx);
-	rk_add(row, "execs", 1);
-	rk_add(row, "instantiate_delta", f->delta);
+	rp_count(row, "execs", 1);
+	rp_count(row, "instantiate_delta", f->delta);
 }
 
 static void rk_violation(void *ctx, const struct rp_rec *r, const struct rd_violation *f)
@@ -121,8 +112,8 @@ static void rk_violation(void *ctx, const struct rp_rec *r, const struct rd_viol
 	json_t *row = rk_mine(c);
 	const char *rule = f->rule ? f->rule : "?";
 	(void)r;
-	rk_add(row, "violations", 1);
-	rk_add(json_object_get(row, "rules"), rule, 1);
+	rp_count(row, "violations", 1);
+	rp_count(json_object_get(row, "rules"), rule, 1);
 	if (f->name && !json_object_get(c->rule_names, rule))
 		json_object_set_new(c->rule_names, rule, json_string(f->name));
 }
@@ -130,19 +121,19 @@ static void rk_violation(void *ctx, const struct rp_rec *r, const struct rd_viol
 static void rk_leak(void *ctx, const struct rp_rec *r, const struct rd_leak *f)
 {
 	(void)r, (void)f;
-	rk_add(rk_mine(ctx), "leaks", 1);
+	rp_count(rk_mine(ctx), "leaks", 1);
 }
 
 static void rk_alloc(void *ctx, const struct rp_rec *r, const struct rd_alloc *f)
 {
 	(void)r;
-	rk_add(rk_mine(ctx), "alloc_bytes", f->size);
+	rp_count(rk_mine(ctx), "alloc_bytes", f->size);
 }
 
 static void rk_summary(void *ctx, const struct rp_rec *r, const struct rd_summary *f)
 {
 	(void)r;
-	rk_add(rk_mine(ctx), "launches", f->launches);
+	rp_count(rk_mine(ctx), "launches", f->launches);
 }
 
 /* per rank and device: the latest sample, an exit one preferred; the highs

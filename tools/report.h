@@ -79,6 +79,7 @@ void rp_free(struct rp_log *log);
 /* Field access that tolerates absent or mistyped fields. */
 const char *rp_str(const json_t *j, const char *key); /* NULL if absent */
 long long rp_int(const json_t *j, const char *key, long long def);
+void rp_count(json_t *obj, const char *key, long long by); /* obj[key] += by, for a counter object */
 int rp_has_int(const json_t *j, const char *key);
 int rp_bool(const json_t *j, const char *key);
 const char *rp_site0(const json_t *j, const char *key); /* first frame, or NULL */
