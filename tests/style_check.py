@@ -6,8 +6,9 @@
 
 Checks every tracked *.c/*.h/*.cu of shim/, tools/, include/, tests/ and
 kernels/ except the files listed in scripts/format-pending.txt (not yet
-reformatted: scripts/format.sh reformats them and empties the list). Fails
-on a file that does not conform and on a pending file that conforms already
+reformatted: scripts/format.sh reformats them and empties the list), and
+that no .c file of shim/ or tools/ is over 900 lines. Fails on a file that
+does not conform and on a pending file that conforms already
 or no longer exists (take it off the list). --list prints the files that do
 not conform, one per line (what format-pending.txt is made from).
 """
@@ -20,6 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "har
 import cgtest  # noqa: E402
 
 DIRS = ("shim/", "tools/", "include/", "tests/", "kernels/")
+MAX_LINES = 900
 EXTS = (".c", ".h", ".cu")
 
 
@@ -74,6 +76,12 @@ def main():
                     "it conforms: take it off the list")
         else:
             t.check(ok, "%s conforms to .clang-format" % n, "\n" + "\n".join(err.splitlines()[:12]))
+    # one concern a file (issue 38): no .c file of the shim or the tools
+    # over MAX_LINES lines
+    long_ = ["%s (%d)" % (n, sum(1 for _ in open(os.path.join(a.src, n))))
+             for n in files if n.startswith(("shim/", "tools/")) and n.endswith(".c")]
+    long_ = [x for x in long_ if int(x.rsplit("(", 1)[1][:-1]) > MAX_LINES]
+    t.check(not long_, "no .c file of shim/ or tools/ over %d lines" % MAX_LINES, "over: %s" % long_)
     gone = sorted(todo - set(files))
     t.check(not gone, "every file of scripts/format-pending.txt exists", "gone: %s" % gone)
     print("%d files, %d pending" % (len(files), len(todo)))
