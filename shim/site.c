@@ -261,6 +261,15 @@ static int site_backtrace(void **pcs, int want, uint64_t *cuda)
 	return n;
 }
 
+/* Whether frames from..n-1 are all the shim's or the CUDA libraries'. */
+static int site_all_cuda(uint64_t cuda, int from, int n)
+{
+	for (int i = from; i < n && i < 64; i++)
+		if (!(cuda >> i & 1))
+			return 0;
+	return 1;
+}
+
 /* Ask for the frames kept, the shim's, and a few of the CUDA libraries
  * above them. The cached unwinder answers in tens of nanoseconds a frame;
  * the generic one (~0.5 us a frame) only where the cached one declines. */
@@ -291,6 +300,15 @@ static inline __attribute__((always_inline)) uint32_t site_make(int skip, int de
 		n = defer ? cg_unwind_warm(pcs, want, &cuda, &rest) : cg_unwind(pcs, want, &cuda);
 		if (n < 0)
 			n = site_backtrace(pcs, want, &cuda);
+		/* Cut before the first frame past the CUDA libraries (a runtime
+		 * with more frames of its own than the slack: a sanitizer's
+		 * build, a real cudart's internals): walk again, as deep as a
+		 * site may go, rather than keep a frame of the runtime. */
+		if (!rest && n == want && want < CG_BT_MAX + 8 && site_all_cuda(cuda, skip + 1, n)) {
+			n = cg_unwind(pcs, CG_BT_MAX + 8, &cuda);
+			if (n < 0)
+				n = site_backtrace(pcs, CG_BT_MAX + 8, &cuda);
+		}
 		if (!rest)
 			site_pick(&k, pcs, n, cuda, skip, depth);
 	}
