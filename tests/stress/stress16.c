@@ -56,7 +56,11 @@ static void expect(const char *what, int rc, int want, int also)
 static CUgraph capture(CUstream s, int kernels)
 {
 	CUgraph g = NULL;
-	void *args[] = {&counter, NULL};
+	/* the argument's own storage: the driver (and the shim, which reads a
+	 * captured launch's arguments) reads it at the launch, while graph
+	 * launches on other threads add to counter */
+	long arg = 1;
+	void *args[] = {&arg, NULL};
 	expect("begin capture", cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), 0, 0);
 	for (int i = 0; i < kernels; i++)
 		expect("captured launch", cuLaunchKernel((CUfunction)(void *)kern, 1, 1, 1, 1, 1, 1, 0, s, args, NULL),
