@@ -632,6 +632,9 @@ int model_exec_set_real(CUgraphExec app, CUgraphExec real);
  * whether the previous launch left graph allocations unfreed. */
 struct cg_exec;
 struct cg_exec *model_exec_fast(CUgraphExec e);
+/* The live exec e's id (model_ids' exec), lock-free as model_exec_fast; 0
+ * when e is not live. */
+uint64_t model_exec_id_fast(CUgraphExec e);
 /* The real exec standing behind the application's handle (lock-free). */
 CUgraphExec model_exec_real(struct cg_exec *x);
 long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autofree);

@@ -155,11 +155,12 @@ static void verdict_fold_key(const struct cg_verdict *v, uint32_t here, struct c
 	if (k->obj_key && (!strcmp(k->obj_key, "graph") || !strcmp(k->obj_key, "exec"))) {
 		int is_graph = !strcmp(k->obj_key, "graph");
 		k->obj_id = verdict_u64(v, is_graph ? "graph_id" : "exec_id"); /* a dropped one's, from its facts */
-		if (!k->obj_id) {
+		if (!k->obj_id && !is_graph) /* lock-free: a launch's violation folds with no lock (fold.h) */
+			k->obj_id = model_exec_id_fast((CUgraphExec)(uintptr_t)k->obj);
+		if (!k->obj_id && is_graph) { /* graphs are named off the launch path */
 			struct model_ids ids;
-			model_ids_get(is_graph ? (CUgraph)(uintptr_t)k->obj : NULL,
-				      is_graph ? NULL : (CUgraphExec)(uintptr_t)k->obj, &ids);
-			k->obj_id = is_graph ? ids.graph : ids.exec;
+			model_ids_get((CUgraph)(uintptr_t)k->obj, NULL, &ids);
+			k->obj_id = ids.graph;
 		}
 	}
 }

@@ -106,6 +106,12 @@ struct cg_exec *model_exec_fast(CUgraphExec e)
 	return x;
 }
 
+uint64_t model_exec_id_fast(CUgraphExec e)
+{
+	struct cg_exec *x = model_exec_fast(e);
+	return x ? X_GET(x, id) : 0;
+}
+
 /* A launch of x runs free nodes of allocations other graphs made: those
  * allocations are freed (their executables' outstanding counts drop). */
 static void exec_foreign_frees(struct cg_exec *x)
@@ -345,7 +351,7 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 	}
 	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */
 	x->graph = g;
-	x->id = ++exec_ids;
+	X_SET(x, id, ++exec_ids);
 	x->cuda_id = cuda_id;
 	x->inst_dev = dev;
 	X_SET(x, flags, flags);

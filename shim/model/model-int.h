@@ -185,6 +185,9 @@ struct cg_exec {
 	_Atomic(CUgraph) memo_g[EXEC_MEMO_N];
 	_Atomic uint64_t memo_epoch;
 	_Atomic int memo_cur;
+	/* process-unique, a new one per instantiation (issue 35); X_SET under
+	 * gx_lock, read lock-free by a violation's fold key (model_exec_id_fast) */
+	uint64_t id;
 	/* Under gx_lock only. */
 	CUgraph graph;
 	/* memo_g[i]'s summary (a reference), all of one class (execs.c
@@ -192,7 +195,6 @@ struct cg_exec {
 	struct cg_summary *memo_s[EXEC_MEMO_N];
 	int memo_next;
 	uint64_t memo_cls; /* their class; 0: one entry, the exec's own summary of no class */
-	uint64_t id;	   /* process-unique, a new one per instantiation (issue 35) */
 	uint64_t graph_id; /* the id of the graph it was instantiated from */
 	unsigned cuda_id;  /* the driver's own (cuGraphExecGetId, CUDA 13.1+), 0: none */
 	uint32_t site;
