@@ -54,6 +54,8 @@ struct launch_log {
 	uint64_t fe_key;
 	uint32_t n_ok; /* entries the driver confirmed in this capture */
 	uint64_t ok_seq[OK_MAX];
+	const char *why; /* the first reason the log is not the graph (CGSHIM_SUMMARY_CHECK says it) */
+	uint64_t why_key;
 	struct cg_ndet d[LOG_MAX];
 };
 
@@ -88,9 +90,18 @@ int nodes_launch_begin(uint64_t cap)
 	l->cap = cap;
 	l->n = l->n_ok = 0;
 	l->bad = l->wide = 0;
+	l->why = NULL;
+	l->why_key = 0;
 	l->destroys = model_graph_node_destroys();
 	l->epoch = ledger_epoch();
 	return 1;
+}
+
+static void log_bad(struct launch_log *l, const char *why, uint64_t key)
+{
+	l->bad = 1;
+	if (!l->why)
+		l->why = why, l->why_key = key;
 }
 
 /* Whether the driver confirmed fe's layout in this capture; asks it once. */
@@ -116,7 +127,7 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 	if (!l || l->cap != cap || l->bad)
 		return;
 	if (l->n + 1 != kernels || l->n >= LOG_MAX) { /* a launch not logged, or too many */
-		l->bad = 1;
+		log_bad(l, l->n >= LOG_MAX ? "more launches than the log holds" : "a launch not logged", key);
 		return;
 	}
 	err = errno; /* a lock and, first in a capture, two driver queries */
@@ -125,14 +136,14 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 		/* only a function a walk asked already: the entry's form is the
 		 * walk's (a first capture of a kernel is walked) */
 		if (!(l->fe = nodes_fn_cached(key))) {
-			l->bad = 1;
+			log_bad(l, "a function no walk has described", key);
 			errno = err;
 			return;
 		}
 		l->fe_key = key;
 	}
 	if (!log_confirmed(l, l->fe)) {
-		l->bad = 1;
+		log_bad(l, "a function whose layout the driver did not confirm", key);
 		errno = err;
 		return;
 	}
@@ -147,7 +158,7 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 	d->block[0] = bx, d->block[1] = by, d->block[2] = bz;
 	d->shmem = shmem;
 	if (nodes_kernel_fill(l->fe, kp, extra, d, NULL) < 0) {
-		l->bad = 1;
+		log_bad(l, "arguments not described", key);
 		return;
 	}
 	l->wide |= nodes_fn_wide(l->fe);
@@ -180,6 +191,18 @@ static const char *nodes_launch_differs(const struct cg_ndet *a, const struct cg
 	return NULL;
 }
 
+/* A take refused: 0. Under CGSHIM_SUMMARY_CHECK the first refusal in the
+ * process is said once, with its reason (the function is the launch's
+ * handle, or the walk's where a node was described otherwise). */
+static int take_refused(const struct launch_log *l)
+{
+	static _Atomic int said;
+	if (cg_cfg.summary_check && !atomic_exchange_explicit(&said, 1, memory_order_relaxed))
+		cg_warn("CGSHIM_SUMMARY_CHECK: a graph walked, not described from its launches: %s (function %#llx)",
+			l->why ? l->why : "a launch not described", (unsigned long long)l->why_key);
+	return 0;
+}
+
 int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det)
 {
 	struct launch_log *l = log_slot;
@@ -189,9 +212,14 @@ int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct c
 		return 0;
 	log_drop_fe(l);
 	l->cap = 0; /* one take a capture */
-	if (l->bad || !n || l->n != n || nodes_coop_possible() || l->destroys != model_graph_node_destroys() ||
-	    (l->wide && l->epoch != ledger_epoch()))
-		return 0;
+	if (!l->why && !l->bad)
+		l->why = !n || l->n != n			      ? "fewer launches logged than the graph has nodes"
+			 : nodes_coop_possible()		      ? "a cooperative launch or attribute seen"
+			 : l->destroys != model_graph_node_destroys() ? "a node destroyed during the capture"
+			 : (l->wide && l->epoch != ledger_epoch())    ? "the ledger changed under a struct argument"
+								      : NULL;
+	if (l->why)
+		return take_refused(l);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t k = 0;
 		while (k < n_seen && seen[k] != l->d[i].func)
@@ -202,8 +230,10 @@ int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct c
 			seen[n_seen++] = l->d[i].func;
 		struct cg_ndet w;
 		nodes_describe(nodes[i], CU_GRAPH_NODE_TYPE_KERNEL, (uint32_t)i, &w);
-		if (nodes_launch_differs(&w, &l->d[i]))
-			return 0;
+		if ((l->why = nodes_launch_differs(&w, &l->d[i]))) {
+			l->why_key = w.func;
+			return take_refused(l);
+		}
 	}
 	memcpy(det, l->d, n * sizeof *det);
 	atomic_fetch_add_explicit(&taken, 1, memory_order_relaxed);
