@@ -198,7 +198,7 @@ static int take_refused(const struct launch_log *l)
 {
 	static _Atomic int said;
 	if (cg_cfg.summary_check && !atomic_exchange_explicit(&said, 1, memory_order_relaxed))
-		cg_warn("CGSHIM_SUMMARY_CHECK: a graph walked, not described from its launches: %s (function %#llx)",
+		cg_warn("summary check note: a graph walked, not described from its launches: %s (function %#llx)",
 			l->why ? l->why : "a launch not described", (unsigned long long)l->why_key);
 	return 0;
 }

@@ -65,5 +65,29 @@ elif mode == "compile":
             x = torch.arange(n, device="cuda", dtype=torch.float32) / n
             total += f(x).sum().item()
     print("out %.3f" % total)
+elif mode in ("compile-reset", "compile-static"):
+    # compile-reset: the same function compiled again after
+    #   torch._dynamo.reset() (a cache cleared in a loop): each compile
+    #   records its CUDA graph anew
+    # compile-static: an input marked static (torch._dynamo.mark_static_address)
+    #   whose storage is new on every call: CUDA graph trees re-record when a
+    #   static input's address changes (cudagraph_unexpected_rerecord_limit)
+    def fn(x, w):
+        return torch.sin(x * w) + w
+    total = 0.0
+    with torch.no_grad():
+        f = torch.compile(fn, mode="reduce-overhead")
+        for i in range(12):
+            x = torch.arange(4096, device="cuda", dtype=torch.float32) / 4096
+            w = torch.full((1,), 1.0 + (i % 3) * 0.25, device="cuda")
+            if mode == "compile-reset":
+                torch._dynamo.reset()
+                f = torch.compile(fn, mode="reduce-overhead")
+            else:
+                torch._dynamo.mark_static_address(w)
+            for _ in range(3):  # warm-up, record, replay
+                y = f(x, w)
+            total += y.sum().item()
+    print("out %.3f" % total)
 else:
     sys.exit("unknown mode %s" % mode)
