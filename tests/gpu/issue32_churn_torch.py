@@ -77,7 +77,7 @@ elif mode in ("compile-reset", "compile-static"):
     total = 0.0
     with torch.no_grad():
         f = torch.compile(fn, mode="reduce-overhead")
-        for i in range(12):
+        for i in range(16):
             x = torch.arange(4096, device="cuda", dtype=torch.float32) / 4096
             w = torch.full((1,), 1.0 + (i % 3) * 0.25, device="cuda")
             if mode == "compile-reset":
