@@ -1,7 +1,8 @@
 /*
  * kernels/rules/valid_nccl-graphs-destroyed-first.cu -- the fix of CGS027:
- * the graph that captured the all-reduce is destroyed before the
- * communicator, so ncclCommDestroy has nothing to wait for. Silent.
+ * the graphs that captured the all-reduces (one per rank: two ranks with
+ * two devices visible, else one; nccl_scenario.h) are destroyed before the
+ * communicators, so ncclCommDestroy has nothing to wait for. Silent.
  */
 #include "nccl_scenario.h"
 
@@ -9,28 +10,19 @@
 
 int main(void)
 {
-	cudaStream_t s;
-	cudaGraph_t g = NULL;
-	cudaGraphExec_t e = NULL;
-	sc_nccl_comm_t comm = NULL;
-	float *x = NULL;
-	int dev = 0;
+	struct sc_nccl_ranks r;
 
-	if (!sc_nccl_start(&s))
+	if (!sc_nccl_start(&r))
 		return 1;
-	CHECK(cudaMalloc((void **)&x, N * sizeof(float)), cudaSuccess);
-	sc_nccl_warm(s, x, N, &comm, &dev);
+	sc_nccl_alloc(&r, N);
+	sc_nccl_warm(&r, N);
 
-	sc_nccl_capture(s, x, N, comm, &g, &e);
-	for (int i = 0; i < 3; i++)
-		CHECK(cudaGraphLaunch(e, s), cudaSuccess);
-	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	sc_nccl_capture(&r, N);
+	sc_nccl_replay(&r, 3);
 
-	/* the graphs first, then the communicator */
-	CHECK(cudaGraphExecDestroy(e), cudaSuccess);
-	CHECK(cudaGraphDestroy(g), cudaSuccess);
-	NCHECK(sc_nccl.destroy(comm));
-	CHECK(cudaFree(x), cudaSuccess);
-	CHECK(cudaStreamDestroy(s), cudaSuccess);
+	/* the graphs first, then the communicators */
+	sc_nccl_destroy_graphs(&r);
+	sc_nccl_destroy_comms(&r);
+	sc_nccl_finish(&r, 1);
 	return SCENARIO_EXIT();
 }

@@ -136,18 +136,45 @@ def show_failure(label, bare, shim):
 
 
 # NCCL's reproducers need two ranks: with one rank, NCCL's all-reduce puts
-# no kernel of its own into the capture (measured on one H200, 2026-11-29:
-# cgs027's graph held only the program's k_add), so CGS027/CGS028 have
-# nothing to name. On a one-GPU host they are listed as skipped, not run.
+# no kernel of its own into the capture, so CGS027/CGS028 have nothing to
+# name. Measured 2026-11-29: on one H200 cgs027's graph held only the
+# program's k_add; on a two-H200 host, the programs still on one rank,
+# "cgs027 ... ncclCommDestroy -> 0 ... no" and "cgs028 ... cuMemMap (no
+# call record)", both FAIL, while PyTorch's two-process all-reduce
+# (tests/gpu/multigpu nccl_teardown) got CGS027 on both ranks. The programs
+# now take two ranks in one process when two devices are visible
+# (kernels/nccl_scenario.h: ncclCommInitAll over devices 0 and 1, the
+# all-reduces grouped, one capture per device) and print "nccl ranks: N";
+# a row whose program ran on one rank fails, naming that. With fewer than
+# two GPUs (CUDA_VISIBLE_DEVICES counted) they are listed as skipped, not
+# run. FIDELITY_ONLY=prefix,prefix runs only the programs so named
+# (tests/gpu/nccl2: these three).
 NEED_TWO = ("cgs027", "cgs028", "valid_nccl")
 
 
 def gpu_count():
+    """GPUs the programs see: nvidia-smi's count, no more than
+    CUDA_VISIBLE_DEVICES lists when it is set."""
     try:
         out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
-        return sum(1 for l in out.splitlines() if l.startswith("GPU "))
+        n = sum(1 for l in out.splitlines() if l.startswith("GPU "))
     except (OSError, subprocess.TimeoutExpired):
         return 0
+    vis = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if vis is not None:
+        n = min(n, len([d for d in vis.split(",") if d.strip()]))
+    return n
+
+
+def one_rank_note(name, row, bare):
+    """A two-rank program (NEED_TWO) run where two GPUs were counted must
+    have taken two ranks (its line "nccl ranks: 2"): else its row fails,
+    saying so."""
+    if not name.startswith(NEED_TWO) or "nccl ranks: 2\n" in bare.stdout:
+        return row
+    got = re.search(r"nccl ranks: (\d+)", bare.stdout)
+    note = "ran on %s rank(s), not 2" % (got.group(1) if got else "no")
+    return row[:3] + ("FAIL; " + note + ("; " + row[3].split("; ", 1)[1] if "; " in row[3] else ""),)
 
 
 def main(build, bindir):
@@ -158,6 +185,9 @@ def main(build, bindir):
     n_refusals, n_announced, missed = 0, 0, []  # recall: reproducers whose rule predicts an error
     progs = sorted(glob.glob(os.path.join(bindir, "cgs*"))) + sorted(glob.glob(os.path.join(bindir, "valid_*")))
     progs = [p for p in progs if os.path.isfile(p) and os.access(p, os.X_OK)]  # a build folder: sources too
+    only = tuple(p for p in os.environ.get("FIDELITY_ONLY", "").split(",") if p)
+    if only:
+        progs = [p for p in progs if os.path.basename(p).startswith(only)]
     n_gpus = gpu_count()
     skipped = []
     for exe in progs:
@@ -181,6 +211,7 @@ def main(build, bindir):
                 n_announced += refusal
                 if not refusal:
                     missed.append(name)
+        row = one_rank_note(name, row, bare)
         rows.append(row)
         ok_all += row[3].startswith("PASS")
         if not row[3].startswith("PASS"):
@@ -297,6 +328,18 @@ def self_test():
     other = "error" if sev != "error" else "warn"
     repro("its severity is not rules.def's", [rec("violation", rule=rule, severity=other, api=api), refused],
           False, True, "rules.def")
+
+    # a two-rank program that ran on one rank fails, saying so
+    row = ("cgs027_x", "ncclCommDestroy -> 0", "yes", "PASS")
+    for what, name, text, want in (("two ranks", "cgs027_x", "nccl ranks: 2\n", "PASS"),
+                                   ("one rank", "cgs027_x", "nccl ranks: 1\n", "FAIL; ran on 1 rank(s), not 2"),
+                                   ("no ranks line", "valid_nccl-x", "", "FAIL; ran on no rank(s), not 2"),
+                                   ("not a two-rank program", "cgs004_x", "", "PASS")):
+        got = one_rank_note(name, row, out(text))
+        T.check(got[3] == want and got[:3] == row[:3], "two-rank program, %s: %s" % (what, want), repr(got))
+    got = one_rank_note("cgs028_x", row[:3] + ("FAIL; also fired CGS024",), out("nccl ranks: 1\n"))
+    T.check(got[3] == "FAIL; ran on 1 rank(s), not 2; also fired CGS024", "two-rank program on one rank, its "
+            "other notes kept", repr(got))
     return T.finish()
 
 

@@ -3,6 +3,7 @@
 built against the CPU stand-in runtime, bare and under libcgshim.so.
 
 usage: run_rule.py --prog PATH --standin-dir DIR --shim LIBCGSHIM [--abort]
+                   [--levels] [--stdout-has LINE]
 
 The expectation is taken from the program's name: cgsNNN_<slug> must make
 rule CGSNNN fire (and nothing else), valid_* must stay silent. One line per
@@ -164,6 +165,9 @@ def main():
                          "record is written exactly at the levels at or below its severity")
     ap.add_argument("--abort", action="store_true",
                     help="also run with CGSHIM_ON_VIOLATION=abort and expect SIGABRT before the failing call")
+    ap.add_argument("--stdout-has", metavar="LINE",
+                    help="the bare run must print this line (a variant's proof that it took its path, e.g. "
+                         "'nccl ranks: 2' under STANDIN_DEVICES=2)")
     a = ap.parse_args()
 
     name = os.path.basename(a.prog)
@@ -182,6 +186,9 @@ def main():
     check(bare.returncode == 0, "%s bare: exit %d (want 0)" % (name, bare.returncode))
     if bare.returncode != 0:
         sys.stdout.write(bare.stdout.decode(errors="replace"))
+    if a.stdout_has:
+        check(a.stdout_has in bare.stdout.decode(errors="replace").splitlines(),
+              "%s bare: printed the line %r" % (name, a.stdout_has))
 
     with tempfile.TemporaryDirectory(prefix="cgs-rule-") as tmp:
         log = os.path.join(tmp, "log.jsonl")

@@ -6,10 +6,21 @@
  * ncclSum 0).
  *
  * Model (inferred from NCCL's documentation): ncclCommInitAll gives one
- * communicator per listed device; ncclAllReduce enqueues one device kernel
- * on the stream through the driver (cuLaunchKernel), so a capture records
- * it as a kernel node, named as NCCL's are (ncclDevKernel_*, C++-mangled);
- * with one rank the sum is the input. ncclCommDestroy, ncclCommAbort and
+ * communicator per listed device (a device outside the driver's count:
+ * ncclInvalidArgument, one listed twice: ncclInvalidUsage, as NCCL's
+ * init.cc checks); ncclAllReduce enqueues one device kernel on the stream
+ * through the driver (cuLaunchKernel), under the communicator's device's
+ * primary context (the caller's current context restored after, as NCCL
+ * does with cudaSetDevice), so a capture records it as a kernel node,
+ * named as NCCL's are (ncclDevKernel_*, C++-mangled). Between
+ * ncclGroupStart and ncclGroupEnd (nested: the outermost end counts) the
+ * all-reduces are only checked and kept, and launched at the end in call
+ * order, as NCCL enqueues a group's work when it ends: that is how one
+ * thread drives the ranks of several devices (STANDIN_DEVICES=2). The
+ * kernel copies its input (the sum over one rank); over several ranks the
+ * sum across devices is not computed (the reproducers do not read it), and
+ * a multi-rank all-reduce outside a group, which NCCL would block in
+ * waiting for the other ranks, is launched at once. ncclCommDestroy, ncclCommAbort and
  * ncclCommFinalize return at once: this stand-in is NCCL before 2.26, which
  * did not wait for the graphs that captured work on the communicator (2.26
  * and later do; the reproducers tear down from a second thread, so a real
@@ -57,8 +68,18 @@ EXPORT int ncclGetVersion(int *version)
 
 EXPORT int ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
 {
+	int total = 0;
 	if (!comms || ndev < 1)
 		return 4;
+	if (cuDeviceGetCount(&total) != CUDA_SUCCESS)
+		return 1; /* ncclUnhandledCudaError */
+	for (int i = 0; devlist && i < ndev; i++) {
+		if (devlist[i] < 0 || devlist[i] >= total)
+			return 4;
+		for (int j = 0; j < i; j++)
+			if (devlist[j] == devlist[i])
+				return 5; /* ncclInvalidUsage */
+	}
 	for (int i = 0; i < ndev; i++) {
 		comms[i] = calloc(1, sizeof **comms);
 		if (!comms[i])
@@ -70,15 +91,72 @@ EXPORT int ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
 	return 0;
 }
 
+/* One all-reduce's kernel on its stream, under its communicator's
+ * device's primary context; the caller's context restored. */
+static int launch_allreduce(const void *send, void *recv, size_t count, ncclComm_t comm, CUstream stream)
+{
+	void *args[] = {(void *)&send, (void *)&recv, (void *)&count, NULL};
+	CUcontext saved = NULL, ctx = NULL;
+	CUresult rc;
+	if (cuCtxGetCurrent(&saved) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, comm->dev) != CUDA_SUCCESS ||
+	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+		return 1; /* ncclUnhandledCudaError */
+	rc = cuLaunchKernel((CUfunction)(void *)standin_nccl_allreduce, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL);
+	cuCtxSetCurrent(saved);
+	return rc ? 1 : 0;
+}
+
+/* The calling thread's open group: its depth and the all-reduces kept for
+ * its end (NCCL's group state is per thread too). */
+#define GROUP_MAX 64
+static __thread int t_group_depth, t_group_n;
+static __thread struct {
+	const void *send;
+	void *recv;
+	size_t count;
+	ncclComm_t comm;
+	CUstream stream;
+} t_group[GROUP_MAX];
+
+EXPORT int ncclGroupStart(void)
+{
+	t_group_depth++;
+	return 0;
+}
+
+EXPORT int ncclGroupEnd(void)
+{
+	int rc = 0;
+	if (t_group_depth < 1)
+		return 5; /* ncclInvalidUsage: no group open */
+	if (--t_group_depth)
+		return 0;
+	for (int i = 0; i < t_group_n; i++) {
+		int r = launch_allreduce(t_group[i].send, t_group[i].recv, t_group[i].count, t_group[i].comm,
+					 t_group[i].stream);
+		if (r && !rc)
+			rc = r;
+	}
+	t_group_n = 0;
+	return rc;
+}
+
 EXPORT int ncclAllReduce(const void *send, void *recv, size_t count, int datatype, int op, ncclComm_t comm,
 			 CUstream stream)
 {
-	void *args[] = {(void *)&send, (void *)&recv, (void *)&count, NULL};
 	if (!comm || !send || !recv || datatype != 7 || op != 0)
 		return 4;
-	return cuLaunchKernel((CUfunction)(void *)standin_nccl_allreduce, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL)
-		   ? 1 /* ncclUnhandledCudaError */
-		   : 0;
+	if (!t_group_depth)
+		return launch_allreduce(send, recv, count, comm, stream);
+	if (t_group_n == GROUP_MAX)
+		return 2; /* ncclSystemError: the stand-in's group is full */
+	t_group[t_group_n].send = send;
+	t_group[t_group_n].recv = recv;
+	t_group[t_group_n].count = count;
+	t_group[t_group_n].comm = comm;
+	t_group[t_group_n].stream = stream;
+	t_group_n++;
+	return 0;
 }
 
 static void teardown_wait(void)
