@@ -182,15 +182,14 @@ static CG_TLS struct {
  * captures nothing. A stream joined to a capture (an event wait), or in
  * another one, is left alone. *name: the kernel's, for the count after
  * the driver accepts (NULL for a copy or memset). Returns 1 when named. */
-static __attribute__((noinline, cold)) int cgh_escape_check(int hid, CUstream s, int ptsz, CUfunction f,
-							    const char *what, const char **name)
+static __attribute__((noinline, cold)) int escape_named(int hid, CUstream s, int ptsz, CUfunction f, const char *what,
+							const char **name, int skip)
 {
 	struct cg_capture_view cv;
 	struct cg_escape_ev ev = {s, "other_stream", NULL, what, -1};
 	struct cg_verdict v;
-	struct cg_call c;
 	CUdevice dev;
-	if (!model_tally.cap || s == CGH_NO_STREAM || !cg_call_begin(&c, hid, 0))
+	if (!model_tally.cap)
 		return 0;
 	if (cg_caprule_is_legacy(s, ptsz))
 		ev.route = "legacy_stream";
@@ -209,9 +208,23 @@ static __attribute__((noinline, cold)) int cgh_escape_check(int hid, CUstream s,
 		ev.device = (int)dev;
 	if (!rules_capture_escape(cg_routes[hid].name, &ev, &cv, &v))
 		return 0;
-	cg_verdict_write(&v, cg_routes[hid].name, 0, 2);
+	cg_verdict_write(&v, cg_routes[hid].name, 0, skip);
 	*name = !f ? NULL : ev.kernel ? ev.kernel : "?"; /* no function: a copy or memset */
 	return 1;
+}
+
+/* The launch path's entry: the shim acts on this call (escape_named's site:
+ * it, this function and the hook). */
+static __attribute__((noinline, cold)) int cgh_escape_check(int hid, CUstream s, int ptsz, CUfunction f,
+							    const char *what, const char **name)
+{
+	struct cg_call c;
+	int named;
+	if (!model_tally.cap || s == CGH_NO_STREAM || !cg_call_begin(&c, hid, 0))
+		return 0;
+	named = escape_named(hid, s, ptsz, f, what, name, 3);
+	CGH_FRAME_END();
+	return named;
 }
 
 /* After the call CGS024 named: its call record at info (beside the
@@ -504,6 +517,73 @@ ASYNC_HOOK(cuMemsetD8Async, 0, SET8_P, SET8_A, SET_WHAT, "sets memory")
 ASYNC_HOOK(cuMemsetD8Async_ptsz, 1, SET8_P, SET8_A, SET_WHAT, "sets memory")
 ASYNC_HOOK(cuMemsetD32Async, 0, SET32_P, SET32_A, SET_WHAT, "sets memory")
 ASYNC_HOOK(cuMemsetD32Async_ptsz, 1, SET32_P, SET32_A, SET_WHAT, "sets memory")
+
+/* Synchronous copies and memsets (BLOCK rows of hooks.def, the dump's
+ * hooks: the generated envelope) run on the legacy stream, the _ptds forms
+ * on the per-thread one. Measured on an H200 (driver 580.159.04,
+ * 2026-11-29, docs/rules/CGS014.md): while a blocking stream captures, in
+ * every mode and from any thread, 906 and that capture invalidated (CGS014,
+ * named before the call); while only non-blocking streams capture, 0, run
+ * now and not in the graph: made by the thread whose capture is live, that
+ * work escaped it (CGS024, route legacy_stream; per_thread_stream for a
+ * _ptds form, whose stream is never the legacy one). While no capture is
+ * live the pre part costs one relaxed load. f->verdict: 1 CGS014 named
+ * (checked after the call), 2 CGS024 named. */
+static __attribute__((noinline, cold)) void sync_check(struct cg_call *c, struct cgh_frame *f, int ptds,
+						       const char *what, const char *esc_what)
+{
+	const char *name = NULL;
+	if (cg_caprule_legacy(cg_routes[c->hid].name, NULL, ptds, what))
+		f->verdict = 1;
+	else if (escape_named(c->hid, NULL, ptds, NULL, esc_what, &name, 4)) /* it, this, the part, the wrapper */
+		f->verdict = 2;
+	CGH_FRAME_END();
+}
+
+static void sync_after(struct cg_call *c, struct cgh_frame *f, int ptds, CUresult rc)
+{
+	uint64_t id = 0;
+	if (f->verdict == 1)
+		cg_caprule_after(cg_routes[c->hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
+	else if (f->verdict == 2)
+		c->flags |= CG_CALL_LIFE; /* CGS024: the call's record follows at info */
+	else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)) && model_stream_capture(NULL, ptds, &id, NULL, NULL))
+		cg_caprule_failed(cg_routes[c->hid].name, id, rc); /* unpredicted: the capture's link */
+}
+
+#define SYNC_PARTS(name, ptds, what, esc_what, ...)                                                                    \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, __VA_ARGS__)                                     \
+	{                                                                                                              \
+		if (CG_UNLIKELY(atomic_load_explicit(&cg_live_captures, memory_order_relaxed)))                        \
+			sync_check(c, f, ptds, what, esc_what);                                                        \
+		CGH_FRAME_END();                                                                                       \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, __VA_ARGS__)                       \
+	{                                                                                                              \
+		sync_after(c, f, ptds, rc);                                                                            \
+	}
+
+#define SYNC_COPY_WHAT "copies synchronously on the legacy default stream"
+#define SYNC_SET_WHAT "sets memory synchronously on the legacy default stream"
+#define SYNC_COPY_ESC "copies memory synchronously"
+#define SYNC_SET_ESC "sets memory synchronously"
+#define SC_ANY CUdeviceptr dst, CUdeviceptr src, size_t ByteCount
+#define SC_HTOD CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount
+#define SC_DTOH void *dstHost, CUdeviceptr srcDevice, size_t ByteCount
+#define SC_DTOD CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount
+
+SYNC_PARTS(cuMemcpy, 0, SYNC_COPY_WHAT, SYNC_COPY_ESC, SC_ANY)
+SYNC_PARTS(cuMemcpy_ptds, 1, SYNC_COPY_WHAT, SYNC_COPY_ESC, SC_ANY)
+SYNC_PARTS(cuMemcpyHtoD_v2, 0, SYNC_COPY_WHAT, SYNC_COPY_ESC, SC_HTOD)
+SYNC_PARTS(cuMemcpyHtoD_v2_ptds, 1, SYNC_COPY_WHAT, SYNC_COPY_ESC, SC_HTOD)
+SYNC_PARTS(cuMemcpyDtoH_v2, 0, SYNC_COPY_WHAT, SYNC_COPY_ESC, SC_DTOH)
+SYNC_PARTS(cuMemcpyDtoH_v2_ptds, 1, SYNC_COPY_WHAT, SYNC_COPY_ESC, SC_DTOH)
+SYNC_PARTS(cuMemcpyDtoD_v2, 0, SYNC_COPY_WHAT, SYNC_COPY_ESC, SC_DTOD)
+SYNC_PARTS(cuMemcpyDtoD_v2_ptds, 1, SYNC_COPY_WHAT, SYNC_COPY_ESC, SC_DTOD)
+SYNC_PARTS(cuMemsetD8_v2, 0, SYNC_SET_WHAT, SYNC_SET_ESC, CUdeviceptr dstDevice, unsigned char uc, size_t N)
+SYNC_PARTS(cuMemsetD8_v2_ptds, 1, SYNC_SET_WHAT, SYNC_SET_ESC, CUdeviceptr dstDevice, unsigned char uc, size_t N)
+SYNC_PARTS(cuMemsetD32_v2, 0, SYNC_SET_WHAT, SYNC_SET_ESC, CUdeviceptr dstDevice, unsigned int ui, size_t N)
+SYNC_PARTS(cuMemsetD32_v2_ptds, 1, SYNC_SET_WHAT, SYNC_SET_ESC, CUdeviceptr dstDevice, unsigned int ui, size_t N)
 
 /* Module and library loads (LIFE rows: a record at info, rare calls). A
  * load inside a capture leaves it alone (capture-map.md; CGS017 was

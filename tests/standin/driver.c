@@ -2533,7 +2533,30 @@ DEF(cuLaunchHostFunc_ptsz, PFN_cuLaunchHostFunc_v10000_ptsz, (CUstream hStream, 
 	return launch_host(hStream, fn, userData, 1);
 }
 
-/* A copy: dst/src memory types; sync copies are capture-unsafe (inferred). */
+/*
+ * A synchronous copy or memset (async 0) runs on the legacy stream, or on
+ * the per-thread one for the _ptds forms (ptsz 1). Measured on an H200
+ * (driver 580.159.04, 2026-11-29, syncprobe: cudaMemcpy D2H/H2D/D2D
+ * pageable and pinned, cudaMemset, cuMemcpyDtoH/DtoD, cuMemsetD8): while a
+ * blocking stream captures, in every mode and from any thread, 906 and
+ * that capture invalidated; while only non-blocking streams capture, 0,
+ * run now, no node (not the unsafe class: even a global capture lets it
+ * run). The per-thread stream of a _ptds form is not the legacy one: 0 and
+ * run now, unless it is itself capturing, then 900 and invalidated as a
+ * synchronize of a capturing stream is (inferred, not measured).
+ */
+static CUresult sync_copy_call(int ptsz)
+{
+	if (!ptsz)
+		return blocking_capture_exists(1) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
+	if (t_pts && t_pts->cap) {
+		t_pts->cap->invalid = 1;
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* A copy: dst/src memory types; a synchronous one: sync_copy_call. */
 static CUresult do_copy(CUmemorytype dt, void *dst, CUmemorytype st, const void *src, size_t n, int async, CUstream hs,
 			int ptsz)
 {
@@ -2546,7 +2569,7 @@ static CUresult do_copy(CUmemorytype dt, void *dst, CUmemorytype st, const void 
 			return CUDA_ERROR_INVALID_HANDLE;
 		if ((rc = stream_op(s, &c)))
 			return rc;
-	} else if ((rc = unsafe_call())) {
+	} else if ((rc = sync_copy_call(ptsz))) {
 		return rc;
 	}
 	if (n && (!dst || !src))
@@ -2581,7 +2604,7 @@ DEF(cuMemcpy, PFN_cuMemcpy_v4000, (CUdeviceptr dst, CUdeviceptr src, size_t Byte
 DEF(cuMemcpy_ptds, PFN_cuMemcpy_v7000_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount))
 {
 	return SYNC_COPY(
-	    do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount, 0, NULL, 0));
+	    do_copy(CU_MEMORYTYPE_UNIFIED, DPTR(dst), CU_MEMORYTYPE_UNIFIED, DPTR(src), ByteCount, 0, NULL, 1));
 }
 
 DEF(cuMemcpyAsync, PFN_cuMemcpyAsync_v4000, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
@@ -2604,7 +2627,7 @@ DEF(cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v3020, (CUdeviceptr dstDevice, const void 
 DEF(cuMemcpyHtoD_v2_ptds, PFN_cuMemcpyHtoD_v7000_ptds, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))
 {
 	return SYNC_COPY(
-	    do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount, 0, NULL, 0));
+	    do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_HOST, srcHost, ByteCount, 0, NULL, 1));
 }
 
 DEF(cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v3020, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))
@@ -2616,7 +2639,7 @@ DEF(cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v3020, (void *dstHost, CUdeviceptr srcDevi
 DEF(cuMemcpyDtoH_v2_ptds, PFN_cuMemcpyDtoH_v7000_ptds, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))
 {
 	return SYNC_COPY(
-	    do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 0, NULL, 0));
+	    do_copy(CU_MEMORYTYPE_HOST, dstHost, CU_MEMORYTYPE_DEVICE, DPTR(srcDevice), ByteCount, 0, NULL, 1));
 }
 
 DEF(cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v3020, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount))
@@ -2628,7 +2651,7 @@ DEF(cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v3020, (CUdeviceptr dstDevice, CUdeviceptr
 DEF(cuMemcpyDtoD_v2_ptds, PFN_cuMemcpyDtoD_v7000_ptds, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount))
 {
 	return SYNC_COPY(do_copy(CU_MEMORYTYPE_DEVICE, DPTR(dstDevice), CU_MEMORYTYPE_DEVICE, DPTR(srcDevice),
-				 ByteCount, 0, NULL, 0));
+				 ByteCount, 0, NULL, 1));
 }
 
 DEF(cuMemcpyHtoDAsync_v2, PFN_cuMemcpyHtoDAsync_v3020,
@@ -2680,7 +2703,7 @@ static CUresult do_memset(CUdeviceptr dst, unsigned value, unsigned esize, size_
 			return CUDA_ERROR_INVALID_HANDLE;
 		if ((rc = stream_op(s, &c)))
 			return rc;
-	} else if ((rc = unsafe_call())) {
+	} else if ((rc = sync_copy_call(ptsz))) {
 		return rc;
 	}
 	if (!c && (rc = check_dev(dst, n * esize, 1)))
@@ -2705,7 +2728,7 @@ DEF(cuMemsetD8_v2, PFN_cuMemsetD8_v3020, (CUdeviceptr dstDevice, unsigned char u
 
 DEF(cuMemsetD8_v2_ptds, PFN_cuMemsetD8_v7000_ptds, (CUdeviceptr dstDevice, unsigned char uc, size_t N))
 {
-	return SYNC_COPY(do_memset(dstDevice, uc, 1, N, 0, NULL, 0));
+	return SYNC_COPY(do_memset(dstDevice, uc, 1, N, 0, NULL, 1));
 }
 
 /* Not hooked by the shim (the tests' unhooked capture breaker:
@@ -2722,7 +2745,7 @@ DEF(cuMemsetD32_v2, PFN_cuMemsetD32_v3020, (CUdeviceptr dstDevice, unsigned int 
 
 DEF(cuMemsetD32_v2_ptds, PFN_cuMemsetD32_v7000_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N))
 {
-	return SYNC_COPY(do_memset(dstDevice, ui, 4, N, 0, NULL, 0));
+	return SYNC_COPY(do_memset(dstDevice, ui, 4, N, 0, NULL, 1));
 }
 
 DEF(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))
