@@ -529,13 +529,17 @@ ASYNC_HOOK(cuMemsetD32Async_ptsz, 1, SET32_P, SET32_A, SET_WHAT, "sets memory")
  * _ptds form, whose stream is never the legacy one). While no capture is
  * live the pre part costs one relaxed load. f->verdict: 1 CGS014 named
  * (checked after the call), 2 CGS024 named. */
+/* The stream a synchronous copy runs on, as the records name it (the
+ * dump's convention): 0x0 the legacy one, 0x2 the per-thread one (_ptds). */
+#define SYNC_STREAM(ptds) ((ptds) ? CU_STREAM_PER_THREAD : (CUstream)NULL)
+
 static __attribute__((noinline, cold)) void sync_check(struct cg_call *c, struct cgh_frame *f, int ptds,
 						       const char *what, const char *esc_what)
 {
 	const char *name = NULL;
-	if (cg_caprule_legacy(cg_routes[c->hid].name, NULL, ptds, what))
+	if (cg_caprule_legacy(cg_routes[c->hid].name, SYNC_STREAM(ptds), ptds, what))
 		f->verdict = 1;
-	else if (escape_named(c->hid, NULL, ptds, NULL, esc_what, &name, 4)) /* it, this, the part, the wrapper */
+	else if (escape_named(c->hid, SYNC_STREAM(ptds), ptds, NULL, esc_what, &name, 4)) /* +this, part, wrapper */
 		f->verdict = 2;
 	CGH_FRAME_END();
 }
@@ -547,7 +551,7 @@ static void sync_after(struct cg_call *c, struct cgh_frame *f, int ptds, CUresul
 		cg_caprule_after(cg_routes[c->hid].name, R_LEGACY_STREAM, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, rc);
 	else if (f->verdict == 2)
 		c->flags |= CG_CALL_LIFE; /* CGS024: the call's record follows at info */
-	else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)) && model_stream_capture(NULL, ptds, &id, NULL, NULL))
+	else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)) && model_stream_capture(SYNC_STREAM(ptds), ptds, &id, NULL, NULL))
 		cg_caprule_failed(cg_routes[c->hid].name, id, rc); /* unpredicted: the capture's link */
 }
 

@@ -32,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(ROOT, "tests", "rules"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
-from run_rule import EXPECT, COMPANIONS, SEVERITY, faults  # noqa: E402  one table for CPU and GPU
+from run_rule import EXPECT, COMPANIONS, SEVERITY, expect, faults  # noqa: E402  one table for CPU and GPU
 import cgtest  # noqa: E402  (a cross build: the programs through meson's exe wrapper)
 
 
@@ -101,7 +101,7 @@ def judge_reproducer(name, bare, shim, recs):
     is None when the rule predicts no driver error, else whether the rule
     fired before the call and the driver refused it as predicted."""
     rule = "CGS" + re.match(r"cgs(\d+)", name).group(1)
-    api, pred = EXPECT[rule]
+    api, pred = expect(name, rule)
     viol = [r for r in recs if r["ev"] == "violation"]
     mism = [r for r in recs if r["ev"] == "mismatch"]
     mine = [v for v in viol if v["rule"] == rule]

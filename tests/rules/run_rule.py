@@ -53,6 +53,18 @@ EXPECT = {
     "CGS028": ("cuMemMap", None),
 }
 
+# A reproducer whose call is not its rule's usual one: program -> (api,
+# predicted_rc), in place of EXPECT[rule] (expect()).
+EXPECT_PROG = {
+    "cgs014_sync-copy-in-capture": ("cuMemcpyDtoH_v2", 906),
+}
+
+
+def expect(name, rule):
+    """The api and predicted_rc a reproducer (its program name) is judged by."""
+    return EXPECT_PROG.get(os.path.basename(name), EXPECT[rule])
+
+
 # Capture-breaking rules (issue 14): the violation names both threads, and
 # the capture's failed end ("broken") links back to it.
 CAPTURE_RULES = {"CGS007", "CGS013", "CGS014", "CGS015", "CGS016", "CGS022", "CGS023", "CGS024"}
@@ -207,7 +219,7 @@ def main():
                 [v.get("rule") for v in viols if v.get("severity") == "hint"]))
             check(not mism, "%s: no mismatch records (got %d)" % (name, len(mism)))
         else:
-            api, prc = EXPECT[rule]
+            api, prc = expect(name, rule)
             mine = [v for v in viols if v.get("rule") == rule]
             others = sorted({v.get("rule") for v in viols
                              if v.get("rule") != rule and v.get("rule") not in COMPANIONS.get(rule, ())})
@@ -245,7 +257,7 @@ def main():
             check_levels(a, base, name, rule, tmp)
 
         if a.abort and rule:
-            api, prc = EXPECT[rule]
+            api, prc = expect(name, rule)
             log2 = os.path.join(tmp, "abort.jsonl")
             ab = run(a.prog, shim_env(base, a.shim, log2, {"CGSHIM_ON_VIOLATION": "abort"}))
             check(ab.returncode == -signal.SIGABRT, "%s abort: returncode %d (want %d)" % (name, ab.returncode, -signal.SIGABRT))

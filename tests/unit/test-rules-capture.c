@@ -93,6 +93,29 @@ static int legacy_own_stream(struct cg_verdict *o, int m)
 	(void)m;
 	return legacy(S, 0, 1, o);
 }
+/* A synchronous copy (the BLOCK rows, hooks/capture-map.c sync_check): the
+ * legacy stream, NULL; its _ptds twin's is the per-thread stream. */
+static int legacy_sync(CUstream s, int ptsz, int blocking, struct cg_verdict *o)
+{
+	C = cap(5, CU_STREAM_CAPTURE_MODE_RELAXED, OTHER, 0);
+	return rules_capture_legacy("cuMemcpyDtoH_v2", s, ptsz, blocking ? &C : NULL,
+				    "copies synchronously on the legacy default stream", o);
+}
+static int legacy_sync_copy(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return legacy_sync(NULL, 0, 1, o);
+}
+static int legacy_sync_ptds(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return legacy_sync(CU_STREAM_PER_THREAD, 1, 1, o);
+}
+static int legacy_sync_nonblocking(struct cg_verdict *o, int m)
+{
+	(void)m;
+	return legacy_sync(NULL, 0, 0, o);
+}
 
 /* ---- CGS015 ------------------------------------------------------------- */
 static struct cg_capture_view MINE;
@@ -214,6 +237,13 @@ static int escape_legacy(struct cg_verdict *o, int m)
 	C = cap(12, CU_STREAM_CAPTURE_MODE_GLOBAL, ME, 0);
 	return escape("legacy_stream", NULL, &C, o);
 }
+static int escape_sync_ptds(struct cg_verdict *o, int m)
+{
+	struct cg_escape_ev ev = {CU_STREAM_PER_THREAD, "per_thread_stream", NULL, "copies memory synchronously", 0};
+	(void)m;
+	C = cap(12, CU_STREAM_CAPTURE_MODE_GLOBAL, ME, 0);
+	return rules_capture_escape("cuMemcpyDtoH_v2_ptds", &ev, &C, o);
+}
 static int escape_no_capture(struct cg_verdict *o, int m)
 {
 	(void)m;
@@ -284,6 +314,11 @@ static const struct rule_case capture_cases[] = {
     {"CGS014", SILENT, "NULL in a _ptsz call is the per-thread stream", legacy_ptsz, 0, NULL, 0, NULL},
     {"CGS014", SILENT, "no blocking capture", legacy_nonblocking, 0, NULL, 0, NULL},
     {"CGS014", SILENT, "a stream of its own", legacy_own_stream, 0, NULL, 0, NULL},
+    {"CGS014", FIRES, "a synchronous copy under another thread's blocking relaxed capture", legacy_sync_copy,
+     CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "capture", 5,
+     "cuMemcpyDtoH_v2 copies synchronously on the legacy default stream while capture 5 (relaxed mode"},
+    {"CGS014", SILENT, "a _ptds synchronous copy is on the per-thread stream", legacy_sync_ptds, 0, NULL, 0, NULL},
+    {"CGS014", SILENT, "a synchronous copy with no blocking capture", legacy_sync_nonblocking, 0, NULL, 0, NULL},
     {"CGS015", FIRES, "wait on another capture's event", merge, CUDA_ERROR_STREAM_CAPTURE_MERGE, "capture", 7,
      "makes a stream of capture 7 wait on an event recorded in capture 6"},
     {"CGS015", SILENT, "event of the same capture", merge_same, 0, NULL, 0, NULL},
@@ -315,6 +350,8 @@ static const struct rule_case capture_cases[] = {
     {"CGS024", FIRES, "a memset on the legacy stream", escape_legacy, -1, "device", 0,
      "sets memory on stream 0x41 while capture 12 (global mode, stream 0x30, begun by thread 100 \"worker\") is "
      "live: the legacy stream does not synchronise with a non-blocking capturing stream"},
+    {"CGS024", FIRES, "a synchronous _ptds copy on the per-thread stream", escape_sync_ptds, -1, "launch_stream", 2,
+     "cuMemcpyDtoH_v2_ptds copies memory synchronously on stream 0x2 while capture 12"},
     {"CGS024", SILENT, "no capture of this thread's live", escape_no_capture, 0, NULL, 0, NULL},
     {"CGS025", FIRES, "no kernel node, two kernels escaped", empty_graph, -1, "escaped_kernels", 2,
      "ended into graph 0x77 with no kernel node, while its thread launched 2 kernel(s) outside it (_Z6k_fillPfld)"},
