@@ -41,8 +41,8 @@ static struct {
 	set32_fn d32;
 } fn[2]; /* [1]: the _ptds forms */
 
-static const char *names[6] = {"cuMemcpy", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2", "cuMemsetD8_v2",
-			       "cuMemsetD32_v2"};
+static const char *names[6] = {"cuMemcpy",	  "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2",
+			       "cuMemcpyDtoD_v2", "cuMemsetD8_v2",   "cuMemsetD32_v2"};
 static const char *modes[3] = {"global", "thread_local", "relaxed"};
 static float *a, *b;
 static float host[N];
@@ -51,8 +51,8 @@ static int ncase;
 static void entry(const char *name, void **p, int ptds)
 {
 	enum cudaDriverEntryPointQueryResult q;
-	CHECK(cudaGetDriverEntryPointByVersion(name, p, 12000, ptds ? cudaEnablePerThreadDefaultStream : cudaEnableDefault,
-					       &q),
+	CHECK(cudaGetDriverEntryPointByVersion(name, p, 12000,
+					       ptds ? cudaEnablePerThreadDefaultStream : cudaEnableDefault, &q),
 	      cudaSuccess);
 	EXPECT(*p && q == cudaDriverEntryPointSuccess);
 }
