@@ -2,7 +2,8 @@
  * shim/hooks/capture-map.c -- the hooks of the capture map's routes that no
  * other module owns (issue 14): event query/synchronize (CGS013), stream
  * query (CGS014 on the legacy stream; a capturing stream's query is CGS007),
- * the kernel launches (CGS014 only) and module/library loads (CGS017).
+ * the kernel launches, async and synchronous copies and memsets (CGS014,
+ * CGS024) and module/library loads (CGS017).
  *
  * Launch contract: while no capture is live (cg_live_captures == 0, one
  * relaxed load) a launch is forwarded at once: no lock, no allocation, no

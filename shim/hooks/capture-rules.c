@@ -9,8 +9,9 @@
  *
  *   CGS013  cuEventQuery/cuEventSynchronize of an event recorded in a live
  *           capture: 907, the capture invalidated (every mode, any thread)
- *   CGS014  the legacy stream (NULL outside _ptsz, CU_STREAM_LEGACY) used
- *           while a blocking stream captures: 906, invalidated
+ *   CGS014  the legacy stream (NULL outside _ptsz, CU_STREAM_LEGACY; a
+ *           synchronous copy or memset outside _ptds) used while a
+ *           blocking stream captures: 906, invalidated
  *   CGS015  a stream of one capture waits on an event of another: 902,
  *           both invalidated
  *   CGS016  a global or thread-local capture ended from another thread: 908
