@@ -11,6 +11,7 @@
  * D2H/H2D/D2D (pageable or pinned), cudaMemset, cuMemcpyDtoH/DtoD and
  * cuMemsetD8 alike, in every capture mode and from any thread.
  */
+#include <stdint.h>
 #include <cuda.h>
 
 #include "scenario.h"
