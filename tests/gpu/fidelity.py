@@ -329,6 +329,16 @@ def self_test():
     repro("its severity is not rules.def's", [rec("violation", rule=rule, severity=other, api=api), refused],
           False, True, "rules.def")
 
+    # a reproducer judged by its own call (run_rule.EXPECT_PROG): CGS014's
+    # synchronous copy, not the rule's usual cuStreamQuery
+    v14 = rec("violation", rule="CGS014", severity=SEVERITY["CGS014"], api="cuMemcpyDtoH_v2")
+    for what, call, ok in (("its own call refused", "cuMemcpyDtoH_v2", True),
+                           ("only the rule's usual call refused", "cuStreamQuery", False)):
+        row, got = judge_reproducer("cgs014_sync-copy-in-capture", out(), out(),
+                                    logged([v14, rec("call", api=call, rc=906)]))
+        T.check(row[3].startswith("PASS") == ok and got == ok,
+                "reproducer with its own call, %s: %s" % (what, "PASS" if ok else "FAIL"), repr((row, got)))
+
     # a two-rank program that ran on one rank fails, saying so
     row = ("cgs027_x", "ncclCommDestroy -> 0", "yes", "PASS")
     for what, name, text, want in (("two ranks", "cgs027_x", "nccl ranks: 2\n", "PASS"),
