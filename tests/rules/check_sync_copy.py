@@ -11,7 +11,10 @@ capturing thread, nothing for another thread; and that nothing else fires
 and the model reports no mismatch.
 
 usage: check_sync_copy.py --prog PATH --standin-dir DIR --shim LIBCGSHIM
-One line per check; exit status non-zero when any failed."""
+One line per check; exit status non-zero when any failed. The same checks
+on a GPU host: tests/gpu/synccap (the program built by nvcc, the real
+driver and runtime: whether cudaMemcpy's refusal reaches a hooked entry
+point, cuMemcpyDtoH_v2, and case 35, inferred, is measured there)."""
 import os
 import re
 import sys
@@ -32,7 +35,8 @@ WANT += [(None, "cuMemcpyDtoH_v2", "global", True, None)]
 WANT += [("CGS024", f + "_ptds", "global", False, "per_thread_stream") for f in FORMS]
 WANT += [("CGS024", "cuMemcpyDtoH_v2_ptds", "global", False, "per_thread_stream")]
 
-env = {"LD_LIBRARY_PATH": a.standin_dir}
+ld = os.environ.get("LD_LIBRARY_PATH")
+env = {"LD_LIBRARY_PATH": a.standin_dir + (":" + ld if ld else "")}  # on a GPU host (tests/gpu/synccap): none there
 bare, _, _ = cgtest.run([a.prog], extra=env, timeout=60)
 check("bare: exits 0 (the stand-in answers as measured)", bare.returncode == 0, bare.stdout[-1500:])
 p, recs, _ = cgtest.run([a.prog], a.shim, extra=env, timeout=60)

@@ -21,6 +21,7 @@
  * (the shim's wrappers under the shim), _ptds by the per-thread flag.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <cuda.h>
 
 #include "scenario.h"
