@@ -11,7 +11,8 @@
  * through it the queries "" , "cuInit"@2000, "cuGetProcAddress"@11030 and
  * @12000, and every other entry point through the pointer the @12000 query
  * returned, at the runtime's own version (13000 / 11080), flags 0. No other
- * driver name is ever dlsym'd.
+ * CUDA name is ever dlsym'd; the stand-in's own standin_runtime_kernel is
+ * (below: kernels).
  *
  * Error codes map 1:1 (cudaError_t == CUresult for every code used here).
  * The last non-success result is kept per thread for cudaGetLastError /
@@ -152,6 +153,11 @@ static struct {
 #undef X
 } d;
 
+/* The stand-in driver's CUkernel of a host function (driver.c), NULL with
+ * another driver. */
+typedef CUresult (*standin_rtk_fn)(CUkernel *out, const void *fn);
+static standin_rtk_fn g_rtk;
+
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static cudaError_t g_init_err;
 static CUcontext g_ctx;
@@ -167,6 +173,7 @@ static void init_once(void)
 		return;
 	}
 	PFN_cuGetProcAddress_v12000 gpa = (PFN_cuGetProcAddress_v12000)dlsym(h, "cuGetProcAddress_v2");
+	g_rtk = (standin_rtk_fn)dlsym(h, "standin_runtime_kernel");
 	if (!gpa) {
 		g_init_err = cudaErrorInsufficientDriver;
 		return;
@@ -711,12 +718,19 @@ EXPORT cudaError_t cudaDeviceGraphMemTrim(int device)
 /* ------------------------------------------------------------------------ */
 /* kernels                                                                   */
 
-/* func is a standin_kernel_fn; args must be NULL-terminated (standin.h). */
+/* func is a standin_kernel_fn; args must be NULL-terminated (standin.h).
+ * As the real runtime (measured, kprobe, H200, CUDA 13.0, 2026-11-29:
+ * docs/measurements.md), the driver's launch gets the kernel's CUkernel
+ * (cudaGetKernel's), not a CUfunction: the runtime's registration of its
+ * kernels is private, here standin_runtime_kernel. */
 EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
 				    cudaStream_t stream)
 {
+	CUkernel k = NULL;
 	INIT();
-	return DRV(launchKernel, (CUfunction)(uintptr_t)func, gridDim.x, gridDim.y, gridDim.z, blockDim.x, blockDim.y,
+	if (!func || !g_rtk || g_rtk(&k, func) != CUDA_SUCCESS)
+		k = (CUkernel)(uintptr_t)func; /* another driver: the function as it is */
+	return DRV(launchKernel, (CUfunction)(void *)k, gridDim.x, gridDim.y, gridDim.z, blockDim.x, blockDim.y,
 		   blockDim.z, (unsigned)sharedMem, CUS(stream), args, NULL);
 }
 

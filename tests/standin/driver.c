@@ -156,7 +156,7 @@ static int sync_waiting_on(uintptr_t s)
 /* ------------------------------------------------------------------------ */
 /* handle registry                                                           */
 
-enum kind { K_STREAM = 1, K_EVENT, K_GRAPH, K_NODE, K_EXEC, K_POOL, K_MODULE, K_LIBRARY, K_FUNC, K_KERNEL };
+enum kind { K_STREAM = 1, K_EVENT, K_GRAPH, K_NODE, K_EXEC, K_POOL, K_MODULE, K_LIBRARY, K_FUNC, K_KERNEL, K_HKERN };
 
 struct obj {
 	void *key;
@@ -206,6 +206,7 @@ struct sfunc {
 	struct obj o;
 	void *owner;	    /* its module or library (registered) */
 	struct sfunc *func; /* K_KERNEL: its CUfunction once asked (cuKernelGetFunction) */
+	struct sfunc *kern; /* K_FUNC of a library kernel: that kernel */
 	char name[64];
 	int np;
 	uint32_t off[SF_MAXP], size[SF_MAXP];
@@ -223,7 +224,8 @@ struct sfunc {
  * pointed at nbytes, and so at the caller's stack after the move). */
 enum { KP_PTRS, KP_PACKED, KP_PTR_ONLY };
 struct kparams {
-	CUfunction fn;
+	CUfunction fn; /* the function launched: a CUkernel's is its function in the context */
+	CUkernel kern; /* its library or runtime kernel, NULL for a module's function */
 	unsigned grid[3], block[3], shmem;
 	int coop;	     /* CU_LAUNCH_ATTRIBUTE_COOPERATIVE (cuLaunchCooperativeKernel, a node's attribute) */
 	int np;		     /* the function's parameters */
@@ -814,6 +816,7 @@ static void kp_dup(struct kparams *k)
 }
 
 static void fn_learn(void *fn, int np);
+static CUfunction fn_resolve(CUfunction h, CUkernel *kern);
 
 /* Parse extra (bounded): the buffer, and its size when given. */
 static CUresult kp_extra(void **extra, const unsigned char **buf, size_t *size, int *has_size)
@@ -841,13 +844,16 @@ static CUresult kp_extra(void **extra, const unsigned char **buf, size_t *size, 
 static CUresult kp_set(struct kparams *k, CUfunction fn, const unsigned grid[3], const unsigned block[3],
 		       unsigned shmem, void **params, void **extra)
 {
-	const struct sfunc *f = sfunc_of(fn);
 	const unsigned char *buf = NULL;
 	size_t size = 0;
 	int has_size = 0;
+	CUkernel kern = NULL;
 	if (!fn || (params && extra))
 		return CUDA_ERROR_INVALID_VALUE;
-	struct kparams n = {.fn = fn, .shmem = shmem, .form = KP_PTRS};
+	if (!(fn = fn_resolve(fn, &kern)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	const struct sfunc *f = sfunc_of(fn);
+	struct kparams n = {.fn = fn, .kern = kern, .shmem = shmem, .form = KP_PTRS};
 	for (int i = 0; i < 3; i++) {
 		n.grid[i] = grid[i];
 		n.block[i] = block[i];
@@ -3182,27 +3188,120 @@ DEF(cuLibraryGetKernel, PFN_cuLibraryGetKernel_v12000, (CUkernel * pKernel, CUli
 	return handle_get((void **)pKernel, library, K_LIBRARY, name);
 }
 
-/* The kernel's function in the current context: one per kernel here. */
-DEF(cuKernelGetFunction, PFN_cuKernelGetFunction_v12000, (CUfunction * pFunc, CUkernel kernel))
+/* A library kernel's function in the current context: one per kernel
+ * here, made at its first need. NULL: no slot. */
+static struct sfunc *kernel_func(struct sfunc *k)
 {
-	ENTER_OBJ();
-	struct sfunc *k = reg_find(kernel, K_KERNEL);
-	if (!pFunc)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!k)
-		return CUDA_ERROR_INVALID_HANDLE;
 	if (!k->func) {
 		struct sfunc *f = sf_alloc();
 		if (!f)
-			return CUDA_ERROR_OUT_OF_MEMORY;
+			return NULL;
 		void *owner = k->owner;
 		*f = *k;
 		f->o = (struct obj){0};
 		f->func = NULL;
+		f->kern = k;
 		f->owner = owner;
 		reg_add(&f->o, K_FUNC);
 		k->func = f;
 	}
+	return k->func;
+}
+
+/* ---- the runtime's kernels ----------------------------------------------
+ * Measured (docs/measurements.md, kprobe, H200 driver 580.159.04, CUDA 13.0,
+ * 2026-11-29): the CUDA runtime launches kernel<<<>>> and cudaLaunchKernel
+ * by a CUkernel (cudaGetKernel's, a library kernel of its fatbin), not by a
+ * CUfunction; cuKernelGetFunction gives that kernel's function in the
+ * current context (= cudaGetFuncBySymbol), and the cuFunc* queries answer
+ * 400 on the CUkernel. Here the stand-in cudart asks standin_runtime_kernel
+ * (no CUDA name, so no shim sees it: the runtime registers its fatbin
+ * privately) for the CUkernel of each host function it launches: one per
+ * function for the process, whose function in every context is the host
+ * function itself (the stand-in has one function per kernel). */
+#define HK_SLOTS 1024
+struct hkern {
+	struct obj o;
+	void *fn;
+};
+static struct hkern g_hk[HK_SLOTS]; /* open addressing on fn; never freed, as the runtime's */
+static struct smod *g_rt_lib;	    /* their library (cuKernelGetLibrary) */
+
+static struct hkern *hk_find(const void *fn, int add)
+{
+	size_t i = (size_t)(((uint64_t)(uintptr_t)fn >> 4) * 0x9E3779B97F4A7C15ull >> 54) & (HK_SLOTS - 1);
+	for (size_t n = 0; fn && n < HK_SLOTS; n++, i = (i + 1) & (HK_SLOTS - 1)) {
+		if (g_hk[i].fn == fn)
+			return &g_hk[i];
+		if (!g_hk[i].fn) {
+			if (!add)
+				return NULL;
+			g_hk[i].fn = (void *)fn;
+			reg_add(&g_hk[i].o, K_HKERN);
+			return &g_hk[i];
+		}
+	}
+	return NULL;
+}
+
+/* Test hook (no CUDA name): the runtime's CUkernel of host function fn. */
+EXPORT CUresult standin_runtime_kernel(CUkernel *out, const void *fn)
+{
+	ENTER_OBJ();
+	struct hkern *k;
+	if (!out || !fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!g_rt_lib && (g_rt_lib = calloc(1, sizeof *g_rt_lib)))
+		reg_add(&g_rt_lib->o, K_LIBRARY);
+	if (!(k = hk_find(fn, 1)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*out = (CUkernel)k;
+	return CUDA_SUCCESS;
+}
+
+/* A launch handle's function in the current context, and its kernel
+ * (kp_set). Measured (kprobe, 2026-11-29): a node launched by a CUkernel or
+ * by that kernel's function gives back both, func and kern
+ * (cuGraphKernelNodeGetParams_v2). A module's function has no kernel
+ * (inferred). NULL: no memory. */
+static CUfunction fn_resolve(CUfunction h, CUkernel *kern)
+{
+	struct hkern *hk = reg_find(h, K_HKERN);
+	struct sfunc *k = reg_find(h, K_KERNEL), *f = reg_find(h, K_FUNC);
+	*kern = NULL;
+	if (hk) {
+		*kern = (CUkernel)hk;
+		return (CUfunction)hk->fn;
+	}
+	if (k) {
+		*kern = (CUkernel)k;
+		return (CUfunction)kernel_func(k);
+	}
+	if (f) {
+		*kern = (CUkernel)f->kern;
+		return h;
+	}
+	if ((hk = hk_find(h, 0)))
+		*kern = (CUkernel)hk;
+	return h;
+}
+
+/* The kernel's function in the current context. */
+DEF(cuKernelGetFunction, PFN_cuKernelGetFunction_v12000, (CUfunction * pFunc, CUkernel kernel))
+{
+	ENTER_OBJ();
+	struct sfunc *k = reg_find(kernel, K_KERNEL);
+	struct hkern *hk = reg_find(kernel, K_HKERN);
+	if (!pFunc)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (hk) {
+		*pFunc = (CUfunction)hk->fn;
+		return CUDA_SUCCESS;
+	}
+	if (!k)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!kernel_func(k))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	*pFunc = (CUfunction)k->func;
 	return CUDA_SUCCESS;
 }
@@ -3213,6 +3312,10 @@ DEF(cuKernelGetLibrary, PFN_cuKernelGetLibrary_v12050, (CUlibrary * pLib, CUkern
 	struct sfunc *k = reg_find(kernel, K_KERNEL);
 	if (!pLib)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (reg_find(kernel, K_HKERN) && g_rt_lib) {
+		*pLib = (CUlibrary)g_rt_lib;
+		return CUDA_SUCCESS;
+	}
 	if (!k)
 		return CUDA_ERROR_INVALID_HANDLE;
 	*pLib = k->owner;
@@ -4489,11 +4592,12 @@ DEF(cuGraphKernelNodeGetParams_v2, PFN_cuGraphKernelNodeGetParams_v12000,
 		   &nodeParams->extra);
 	nodeParams->gridDimX = g[0], nodeParams->gridDimY = g[1], nodeParams->gridDimZ = g[2];
 	nodeParams->blockDimX = b[0], nodeParams->blockDimY = b[1], nodeParams->blockDimZ = b[2];
+	/* Measured (kprobe, H200, 2026-11-29): func is the context's function
+	 * (cuKernelGetFunction's), kern the CUkernel and ctx the context, for a
+	 * node launched by <<<>>>, cudaLaunchKernel or cuLaunchKernel with
+	 * either handle; a module's function has no kernel (NULL, inferred). */
+	nodeParams->kern = n->p.k.kern;
 	nodeParams->ctx = PRIMARY_CTX_OF(cur_dev());
-	if (reg_find(n->p.k.fn, K_KERNEL)) { /* made from a CUkernel: given back as one (inferred) */
-		nodeParams->kern = (CUkernel)(void *)nodeParams->func;
-		nodeParams->func = NULL;
-	}
 	return CUDA_SUCCESS;
 }
 
@@ -4554,12 +4658,27 @@ static int fn_params(void *fn)
 	return -1;
 }
 
-static CUresult fn_name(const char **name, void *fn)
+/* The function a query names: a cuKernel* query (as_kernel) takes a
+ * CUkernel (or, unmeasured, a function); a cuFunc* query answers 400 on a
+ * CUkernel (measured, kprobe 2026-11-29: cuFuncGetName, cuFuncGetParamInfo,
+ * cuFuncGetModule, cuFuncIsLoaded). NULL: INVALID_HANDLE. */
+static void *fn_query(void *h, int as_kernel)
+{
+	const struct hkern *hk = reg_find(h, K_HKERN);
+	if (hk)
+		return as_kernel ? hk->fn : NULL;
+	return !as_kernel && reg_find(h, K_KERNEL) ? NULL : h;
+}
+
+static CUresult fn_name(const char **name, void *h, int as_kernel)
 {
 	Dl_info di;
+	void *fn = h ? fn_query(h, as_kernel) : NULL;
 	const struct sfunc *f = sfunc_of(fn);
-	if (!name || !fn)
+	if (!name || !h)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (!fn)
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (f) {
 		*name = f->name;
 		return CUDA_SUCCESS;
@@ -4570,11 +4689,14 @@ static CUresult fn_name(const char **name, void *fn)
 	return CUDA_SUCCESS;
 }
 
-static CUresult fn_param(void *fn, size_t i, size_t *off, size_t *size)
+static CUresult fn_param(void *h, size_t i, size_t *off, size_t *size, int as_kernel)
 {
+	void *fn = h ? fn_query(h, as_kernel) : NULL;
 	const struct sfunc *f = sfunc_of(fn);
-	if (!fn || !off || !size)
+	if (!h || !off || !size)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (!fn)
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (f) {
 		if (i >= (size_t)f->np)
 			return CUDA_ERROR_INVALID_VALUE;
@@ -4595,27 +4717,27 @@ static CUresult fn_param(void *fn, size_t i, size_t *off, size_t *size)
 DEF(cuFuncGetName, PFN_cuFuncGetName_v12030, (const char **name, CUfunction hfunc))
 {
 	ENTER_OBJ();
-	return fn_name(name, (void *)hfunc);
+	return fn_name(name, (void *)hfunc, 0);
 }
 
 DEF(cuKernelGetName, PFN_cuKernelGetName_v12030, (const char **name, CUkernel hfunc))
 {
 	ENTER_OBJ();
-	return fn_name(name, (void *)hfunc);
+	return fn_name(name, (void *)hfunc, 1);
 }
 
 DEF(cuFuncGetParamInfo, PFN_cuFuncGetParamInfo_v12040,
     (CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize))
 {
 	ENTER_OBJ();
-	return fn_param((void *)func, paramIndex, paramOffset, paramSize);
+	return fn_param((void *)func, paramIndex, paramOffset, paramSize, 0);
 }
 
 DEF(cuKernelGetParamInfo, PFN_cuKernelGetParamInfo_v12040,
     (CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize))
 {
 	ENTER_OBJ();
-	return fn_param((void *)kernel, paramIndex, paramOffset, paramSize);
+	return fn_param((void *)kernel, paramIndex, paramOffset, paramSize, 1);
 }
 
 DEF(cuGraphMemcpyNodeGetParams, PFN_cuGraphMemcpyNodeGetParams_v10000,
