@@ -14,9 +14,14 @@
 
 struct fn_ent;
 /* The entry of function (or library kernel) key when the table holds a
- * current one, as a walk asked it; held (nodes_fn_release). NULL when
- * there is none, it is stale or bad: the driver is not asked. */
+ * current one, as a walk asked it; or, for a CUkernel, the entry of the
+ * function a walk read beside it in a node (an alias: nodes.c); held
+ * (nodes_fn_release). NULL when there is none, it is stale or bad: the
+ * driver is not asked. */
 struct fn_ent *nodes_fn_cached(uint64_t key);
+/* The handle e describes (the walk's key: the node's kp.func, else its
+ * kp.kern), which a description from a launch names as its function. */
+uint64_t nodes_fn_key(const struct fn_ent *e);
 /* Whether the driver still describes e's function as e does (two
  * capture-safe queries, in the form e was asked: CUfunction or CUkernel). */
 int nodes_fn_confirm(const struct fn_ent *e);

@@ -18,7 +18,9 @@
  *     says 0), the ledger did not change if a struct argument's words were
  *     matched against it (the walk matches them at the end);
  *   - each function's first node and the last node, asked of the driver
- *     (nodes_describe), are described alike (order and handle form).
+ *     (nodes_describe), are described alike (order and handle form: a
+ *     launch by a CUkernel is described with the function a walk read
+ *     beside it, nodes.c's alias, and a wrong one is refused here).
  * Anything else: the full walk, as before. CGSHIM_SUMMARY_CHECK=1 walks
  * anyway and compares (nodes_launch_check).
  *
@@ -134,7 +136,10 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 	if (!l->fe || l->fe_key != key) {
 		log_drop_fe(l);
 		/* only a function a walk asked already: the entry's form is the
-		 * walk's (a first capture of a kernel is walked) */
+		 * walk's (a first capture of a kernel is walked). The runtime
+		 * launches by a CUkernel, the node gives its context's function
+		 * (nodes.c: launch-handle aliases): the entry is found through
+		 * the alias, and the description names the walk's key. */
 		if (!(l->fe = nodes_fn_cached(key))) {
 			log_bad(l, "a function no walk has described", key);
 			errno = err;
@@ -153,7 +158,7 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 	d->node = l->n;
 	d->type = CU_GRAPH_NODE_TYPE_KERNEL;
 	d->np_all = 0xffff;
-	d->func = key;
+	d->func = nodes_fn_key(l->fe); /* as the walk (nodes_launch_take compares) */
 	d->grid[0] = gx, d->grid[1] = gy, d->grid[2] = gz;
 	d->block[0] = bx, d->block[1] = by, d->block[2] = bz;
 	d->shmem = shmem;

@@ -434,6 +434,63 @@ static int nodes_extra(void *const *extra, const unsigned char **buf, size_t *si
 	return 0;
 }
 
+/* ---- launch-handle aliases (nodes-launch.c) ----------------------------
+ * The runtime launches by a CUkernel, and a node the walk reads gives both
+ * the context's CUfunction (kp.func: the entry's key) and that CUkernel
+ * (kp.kern) (measured, H200, 2026-11-29: docs/measurements.md). A walk
+ * that reads both notes kern -> (func, the entry's seq), so a captured
+ * launch by the CUkernel finds the entry (nodes_fn_cached). An alias holds
+ * no pointer: it lives while its entry does (the same seq in fn_tab, not
+ * stale, of the current fn_gen; a renewed or forgotten entry ends it). A
+ * kernel seen with two live functions (two contexts) keeps no alias
+ * (func 0): its launches are walked, never described with another
+ * context's function. Past AL_PROBE collisions the home slot is taken
+ * over (an alias lost costs a walk). Under names_lock. */
+#define AL_SLOTS 2048
+#define AL_PROBE 8
+static struct {
+	uint64_t kern, func, seq;
+} al_tab[AL_SLOTS];
+
+static size_t nodes_hash(uint64_t key, size_t slots)
+{
+	return (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (slots - 1);
+}
+
+/* The live fn_tab entry of key (whatever its seq), or NULL. Under names_lock. */
+static struct fn_ent *nodes_fn_find_locked(uint64_t key)
+{
+	size_t i = nodes_hash(key, FN_SLOTS);
+	for (size_t n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1))
+		if (!fn_tab[i] || fn_tab[i]->func == key)
+			break;
+	if (fn_tab[i] && fn_tab[i]->func == key && !fn_tab[i]->stale && fn_tab[i]->gen == fn_gen &&
+	    !__atomic_load_n(&fn_tab[i]->bad, __ATOMIC_RELAXED))
+		return fn_tab[i];
+	return NULL;
+}
+
+static void nodes_alias_note(uint64_t kern, const struct fn_ent *e)
+{
+	size_t h = nodes_hash(kern, AL_SLOTS), i = h, n;
+	pthread_mutex_lock(&names_lock);
+	for (n = 0; n < AL_PROBE; n++, i = (i + 1) & (AL_SLOTS - 1))
+		if (!al_tab[i].kern || al_tab[i].kern == kern)
+			break;
+	if (n == AL_PROBE)
+		i = h;
+	if (al_tab[i].kern == kern && al_tab[i].func != e->func) {
+		const struct fn_ent *w = al_tab[i].func ? nodes_fn_find_locked(al_tab[i].func) : NULL;
+		if (!al_tab[i].func || (w && w->seq == al_tab[i].seq)) { /* two live functions */
+			al_tab[i].func = 0;
+			pthread_mutex_unlock(&names_lock);
+			return;
+		}
+	}
+	al_tab[i].kern = kern, al_tab[i].func = e->func, al_tab[i].seq = e->seq;
+	pthread_mutex_unlock(&names_lock);
+}
+
 /* The function entry this thread's walk described its last kernel node
  * with, held until the walk ends (nodes_walk_end): a graph runs the same
  * kernel in many nodes, and a walk runs inside one application call that
@@ -492,6 +549,8 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 		if (!fe)
 			return;
 		fn_held.e = fe, fn_held.key = key;
+		if (kp.func && kp.kern) /* a function's kernel is one: noted once a function a walk */
+			nodes_alias_note((uint64_t)(uintptr_t)kp.kern, fe);
 	}
 	nodes_kernel_fill(fe, kp.kernelParams, kp.extra, d, n); /* fe stays held for the walk's next node */
 }
@@ -575,18 +634,27 @@ int nodes_kernel_fill(const struct fn_ent *fe, void **kernelParams, void **extra
 
 struct fn_ent *nodes_fn_cached(uint64_t key)
 {
-	size_t i = (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (FN_SLOTS - 1);
-	struct fn_ent *e = NULL;
+	struct fn_ent *e;
 	pthread_mutex_lock(&names_lock);
-	for (size_t n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1))
-		if (!fn_tab[i] || fn_tab[i]->func == key)
-			break;
-	if (fn_tab[i] && fn_tab[i]->func == key && !fn_tab[i]->stale && fn_tab[i]->gen == fn_gen && !fn_tab[i]->bad) {
-		e = fn_tab[i];
-		e->refs++;
+	if (!(e = nodes_fn_find_locked(key))) { /* a CUkernel a walk saw beside its function */
+		size_t i = nodes_hash(key, AL_SLOTS);
+		for (size_t n = 0; n < AL_PROBE && al_tab[i].kern; n++, i = (i + 1) & (AL_SLOTS - 1))
+			if (al_tab[i].kern == key) {
+				if (al_tab[i].func && (e = nodes_fn_find_locked(al_tab[i].func)) &&
+				    e->seq != al_tab[i].seq)
+					e = NULL;
+				break;
+			}
 	}
+	if (e)
+		e->refs++;
 	pthread_mutex_unlock(&names_lock);
 	return e;
+}
+
+uint64_t nodes_fn_key(const struct fn_ent *e)
+{
+	return e->func;
 }
 
 int nodes_fn_confirm(const struct fn_ent *e)
