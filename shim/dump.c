@@ -40,7 +40,8 @@
  * cuStreamQuery of a stream no live capture holds and that is not a
  * default stream (capture-safe, never blocks: it answers busy or idle),
  * cuGraphGetNodes of a capture's graph (its node count so far) and
- * cuFuncGetName of a launched function (only while no module was unloaded
+ * the name of a launched function (cg_launch_name: cuFuncGetName, or
+ * cuKernelGetName for the runtime's CUkernel; only while no module was unloaded
  * in the process: a stale handle is never handed over), and these stop
  * after DUMP_DRIVER_NS. The records are written by write(2) (warn level:
  * no batch); the human-readable block goes to stderr part by part.
@@ -518,10 +519,9 @@ static int capturing(uintptr_t s)
  * process (the handle is then still the driver's), else NULL. */
 static const char *kernel_name(uintptr_t f)
 {
-	const char *nm = NULL;
-	if (!f || nodes_unloads() || !drv_cuFuncGetName || !driver_time_left())
+	if (!f || nodes_unloads() || !driver_time_left())
 		return NULL;
-	return drv_cuFuncGetName(&nm, (CUfunction)f) == CUDA_SUCCESS ? nm : NULL;
+	return cg_launch_name((CUfunction)f);
 }
 
 /* A stream's state: "capturing" (not asked: a query of a capturing stream

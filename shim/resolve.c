@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,4 +171,17 @@ const char *cg_hooked_base(const char *name)
 			lo = mid + 1;
 	}
 	return NULL;
+}
+
+const char *cg_launch_name(CUfunction f)
+{
+	const char *nm = NULL;
+	int err = errno;
+	CUresult rc = f && drv_cuFuncGetName ? drv_cuFuncGetName(&nm, f) : CUDA_ERROR_INVALID_HANDLE;
+	if (rc == CUDA_ERROR_INVALID_HANDLE && f && drv_cuKernelGetName) {
+		nm = NULL;
+		rc = drv_cuKernelGetName(&nm, (CUkernel)(void *)f);
+	}
+	errno = err;
+	return rc == CUDA_SUCCESS ? nm : NULL;
 }

@@ -80,6 +80,16 @@ int cg_hid_by_real(void *real) CG_HIDDEN;
  * (cuGetProcAddress's spelling: "cuCtxSynchronize"), else NULL. */
 const char *cg_hooked_base(const char *name) CG_HIDDEN;
 
+/* The (mangled) name of the function a launch names, the driver's string
+ * (it lives as long as the function's module or library), or NULL. A
+ * launch handle is a CUfunction or a CUkernel: the CUDA runtime launches
+ * by a CUkernel, on which the cuFunc* queries answer 400 (measured, H200,
+ * CUDA 13.0, 2026-11-29: docs/measurements.md), so cuFuncGetName, and on
+ * INVALID_HANDLE cuKernelGetName. Every launch handle the shim names is
+ * named here (eager sample, escape, dump). No allocation, no lock; errno
+ * kept. */
+const char *cg_launch_name(CUfunction f) CG_HIDDEN;
+
 /* Real dlsym bootstrap, without ever calling the public dlsym. */
 void cg_resolve_dlsym(void) CG_HIDDEN;
 

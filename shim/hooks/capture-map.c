@@ -203,8 +203,7 @@ static __attribute__((noinline, cold)) int escape_named(int hid, CUstream s, int
 		model_tally.stream = NULL;
 		return 0;
 	}
-	if (f && drv_cuFuncGetName && drv_cuFuncGetName(&ev.kernel, f) != CUDA_SUCCESS)
-		ev.kernel = NULL;
+	ev.kernel = cg_launch_name(f);
 	if (drv_cuCtxGetDevice && drv_cuCtxGetDevice(&dev) == CUDA_SUCCESS)
 		ev.device = (int)dev;
 	if (!rules_capture_escape(cg_routes[hid].name, &ev, &cv, &v))

@@ -27,8 +27,7 @@ void model_eager_sample(CUfunction f)
 		/* once per key and thread: the name while the handle is known
 		 * live (it is being launched), copied (the driver's string dies
 		 * with its module) */
-		if (!atomic_load_explicit(&e->samples, memory_order_relaxed) && f && drv_cuFuncGetName &&
-		    drv_cuFuncGetName(&nm, f) == CUDA_SUCCESS && nm) {
+		if (!atomic_load_explicit(&e->samples, memory_order_relaxed) && (nm = cg_launch_name(f))) {
 			strncpy(e->name, nm, sizeof e->name - 1);
 			e->name[sizeof e->name - 1] = 0;
 		}
