@@ -672,6 +672,36 @@ def after_begin_flags(a, base):
           % (calls["shim"], calls["bare"]))
 
 
+def case_launch_alias(recs, pools):
+    """Captures of launches by a CUkernel (kernels/model/launch_alias.cu) at info: no warning, no mismatch."""
+    one(recs, "summary")
+    check(not ev(recs, "warning") and not ev(recs, "mismatch"),
+          "no warning, no mismatch (%s)" % [x.get("msg") for x in ev(recs, "warning")])
+
+
+def after_launch_alias(a, base):
+    """At debug, with CGSHIM_SUMMARY_CHECK=1 (each graph described from its
+    launches walked as well and compared): on one device 4 graphs from
+    launches (2 a round: the unload ages the CUkernel's alias with its
+    entry); on two, 1 more: device 1's first capture, described with device
+    0's function, is refused by the take and walked, and libk, then seen
+    with two live functions, keeps no alias. None described otherwise."""
+    for ndev, want in ((1, 4), (2, 5)) if STANDIN else ((None, None),):
+        with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+            log = os.path.join(tmp, "debug.jsonl")
+            env = dict(base, STANDIN_DEVICES=str(ndev)) if ndev else base
+            p = run([a.prog], cgtest.shim_env(env, a.shim, log, "debug", {"CGSHIM_SUMMARY_CHECK": "1"}))
+            recs = read_log(log)
+            s = one(recs, "summary")
+            ok = p.returncode == 0 and s.get("launch_summary_diffs") == 0
+            if want is not None:
+                ok = ok and s.get("launch_summaries") == want
+            check(ok, "launch_alias on %s device(s): exit %d, %s graphs from launches (want %s), %s nodes differed"
+                  % (ndev or "the host's", p.returncode, s.get("launch_summaries"), want, s.get("launch_summary_diffs")))
+            warns = [x.get("msg") for x in ev(recs, "warning") if "summary check note" not in (x.get("msg") or "")]
+            check(not warns, "no warning but the check's note (%s)" % warns)
+
+
 def case_update_capture(recs, pools):
     """Per step a fresh 16-kernel capture, an update from it, a destroy
     (kernels/model/update_capture.cu, default 12 steps): one walk a graph."""
@@ -811,7 +841,7 @@ def after_handle_reuse(a, base):
 
 AFTER = {"condensed": after_condensed, "handle_reuse": after_handle_reuse, "module_reuse": after_module_reuse,
          "kernel_forms": after_kernel_forms, "node_types": after_node_types, "begin_flags": after_begin_flags,
-         "update_capture": after_update_capture, "coop_update": after_coop_update}
+         "update_capture": after_update_capture, "coop_update": after_coop_update, "launch_alias": after_launch_alias}
 
 
 CASES = {
@@ -835,6 +865,7 @@ CASES = {
     "handle_reuse": case_handle_reuse,
     "update_capture": case_update_capture,
     "coop_update": case_coop_update,
+    "launch_alias": case_launch_alias,
 }
 
 

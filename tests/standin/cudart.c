@@ -734,6 +734,18 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDi
 		   blockDim.z, (unsigned)sharedMem, CUS(stream), args, NULL);
 }
 
+#if RT12
+/* The runtime's CUkernel of a kernel (CUDA 12.0+): what its launches pass
+ * to the driver (cudaLaunchKernel above). */
+EXPORT cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
+{
+	INIT();
+	if (!kernelPtr || !entryFuncAddr)
+		return ret(CUDA_ERROR_INVALID_VALUE);
+	return ret(g_rtk ? g_rtk((CUkernel *)kernelPtr, entryFuncAddr) : CUDA_ERROR_NOT_FOUND);
+}
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* graphs                                                                    */
 

@@ -205,7 +205,7 @@ struct capture;
 struct sfunc {
 	struct obj o;
 	void *owner;	    /* its module or library (registered) */
-	struct sfunc *func; /* K_KERNEL: its CUfunction once asked (cuKernelGetFunction) */
+	struct sfunc *func[STANDIN_MAX_DEV]; /* K_KERNEL: its CUfunction in each device's context, once asked */
 	struct sfunc *kern; /* K_FUNC of a library kernel: that kernel */
 	char name[64];
 	int np;
@@ -226,6 +226,7 @@ enum { KP_PTRS, KP_PACKED, KP_PTR_ONLY };
 struct kparams {
 	CUfunction fn; /* the function launched: a CUkernel's is its function in the context */
 	CUkernel kern; /* its library or runtime kernel, NULL for a module's function */
+	CUcontext ctx; /* the context current when it was set (its function's) */
 	unsigned grid[3], block[3], shmem;
 	int coop;	     /* CU_LAUNCH_ATTRIBUTE_COOPERATIVE (cuLaunchCooperativeKernel, a node's attribute) */
 	int np;		     /* the function's parameters */
@@ -853,7 +854,7 @@ static CUresult kp_set(struct kparams *k, CUfunction fn, const unsigned grid[3],
 	if (!(fn = fn_resolve(fn, &kern)))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	const struct sfunc *f = sfunc_of(fn);
-	struct kparams n = {.fn = fn, .kern = kern, .shmem = shmem, .form = KP_PTRS};
+	struct kparams n = {.fn = fn, .kern = kern, .ctx = PRIMARY_CTX_OF(cur_dev()), .shmem = shmem, .form = KP_PTRS};
 	for (int i = 0; i < 3; i++) {
 		n.grid[i] = grid[i];
 		n.block[i] = block[i];
@@ -2998,8 +2999,9 @@ static void sf_release(struct sfunc *f)
 {
 	if (!f || !f->used)
 		return;
-	if (f->func)
-		sf_release(f->func);
+	for (int d = 0; d < STANDIN_MAX_DEV; d++)
+		if (f->func[d])
+			sf_release(f->func[d]);
 	reg_del(&f->o);
 	f->used = 0;
 	g_sf_free[g_sf_nfree++] = (int)(f - g_sf);
@@ -3188,24 +3190,26 @@ DEF(cuLibraryGetKernel, PFN_cuLibraryGetKernel_v12000, (CUkernel * pKernel, CUli
 	return handle_get((void **)pKernel, library, K_LIBRARY, name);
 }
 
-/* A library kernel's function in the current context: one per kernel
- * here, made at its first need. NULL: no slot. */
+/* A library kernel's function in the current context (one per device's
+ * primary context, as the driver has one per context: kprobe's
+ * cuKernelGetFunction), made at its first need. NULL: no slot. */
 static struct sfunc *kernel_func(struct sfunc *k)
 {
-	if (!k->func) {
+	int d = cur_dev();
+	if (!k->func[d]) {
 		struct sfunc *f = sf_alloc();
 		if (!f)
 			return NULL;
 		void *owner = k->owner;
 		*f = *k;
 		f->o = (struct obj){0};
-		f->func = NULL;
+		memset(f->func, 0, sizeof f->func);
 		f->kern = k;
 		f->owner = owner;
 		reg_add(&f->o, K_FUNC);
-		k->func = f;
+		k->func[d] = f;
 	}
-	return k->func;
+	return k->func[d];
 }
 
 /* ---- the runtime's kernels ----------------------------------------------
@@ -3300,9 +3304,8 @@ DEF(cuKernelGetFunction, PFN_cuKernelGetFunction_v12000, (CUfunction * pFunc, CU
 	}
 	if (!k)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (!kernel_func(k))
+	if (!(*pFunc = (CUfunction)kernel_func(k)))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	*pFunc = (CUfunction)k->func;
 	return CUDA_SUCCESS;
 }
 
@@ -4597,7 +4600,7 @@ DEF(cuGraphKernelNodeGetParams_v2, PFN_cuGraphKernelNodeGetParams_v12000,
 	 * node launched by <<<>>>, cudaLaunchKernel or cuLaunchKernel with
 	 * either handle; a module's function has no kernel (NULL, inferred). */
 	nodeParams->kern = n->p.k.kern;
-	nodeParams->ctx = PRIMARY_CTX_OF(cur_dev());
+	nodeParams->ctx = n->p.k.ctx;
 	return CUDA_SUCCESS;
 }
 
