@@ -56,7 +56,7 @@ struct cg_ndet {
 	uint32_t shmem;			  /* kernel: dynamic shared memory; memset: element size */
 	uint8_t coop;			  /* kernel: cooperative launch attribute */
 	const char *name;		  /* kernel: interned mangled name (never freed), NULL unknown */
-	uint64_t func;			  /* kernel: CUfunction */
+	uint64_t func;			  /* kernel: the node's CUfunction (kp.func), its CUkernel where func is NULL */
 	uint64_t module;		  /* kernel: its module (cuFuncGetModule), 0 unknown */
 	uint64_t mctx;			  /* kernel: the module's context (nodes_module_loaded), 0 unknown */
 	uint64_t dst, src;		  /* memcpy: operands; memset: dst, src = value */
@@ -105,6 +105,9 @@ int nodes_coop_possible(void);
  * or cannot be (0: no memory). nodes_launch_rec: a launch the thread's
  * tally counted as its kernels-th of capture cap, described from the
  * caller's arguments (the launch hooks, only while model_tally.rec).
+ * The launch's handle f may be a CUkernel (the runtime's launches are):
+ * the description names the function a walk read beside that kernel in a
+ * node (nodes.c aliases), as the walk names it.
  * nodes_launch_take: the n descriptions of capture cap's graph, whose node
  * handles are nodes, into det, when the log is provably that graph (1;
  * the contract is at the top of nodes-launch.c), else 0: walk it. One take

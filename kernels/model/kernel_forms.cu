@@ -8,7 +8,10 @@
  *         device pointer (the walk keeps it as a param_ptr)
  *  pair   two u64 parameters packed in extra (BUFFER_POINTER, BUFFER_SIZE)
  *  bare   no parameters, extra with a buffer pointer alone (no size)
- *  libk   a library kernel (cuLibraryGetKernel) with one u64, by CUkernel
+ *  libk   a library kernel (cuLibraryGetKernel) with one u64, by CUkernel:
+ *         the node gives back its function in the context (func) and the
+ *         CUkernel (kern), as the H200 did (2026-11-29), so the walk
+ *         describes it by the function
  * The stand-in returns each node's arguments as the driver owns them: an
  * array of exactly the parameter count, or the extra array that was set,
  * each in its own allocation (ASan sees a read past them).

@@ -15,7 +15,8 @@
  *     runtime unloads its modules; on the GPU cuModuleUnload), M3 with
  *     wide again, then narrow's handle reused the other way; instantiated.
  *  D  the same through libraries (cuLibraryLoadData, cuLibraryGetKernel,
- *     kernel nodes made from the CUkernel): L1 wide, unloaded, L2 narrow.
+ *     kernel nodes made from the CUkernel, which give back the kernel's
+ *     function in the context beside it): L1 wide, unloaded, L2 narrow.
  * The driver entry points come from the runtime (no -lcuda), as XLA's do.
  */
 #include <dlfcn.h>
