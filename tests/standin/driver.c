@@ -204,9 +204,9 @@ struct capture;
 #define SF_SLOTS 256
 struct sfunc {
 	struct obj o;
-	void *owner;	    /* its module or library (registered) */
+	void *owner;			     /* its module or library (registered) */
 	struct sfunc *func[STANDIN_MAX_DEV]; /* K_KERNEL: its CUfunction in each device's context, once asked */
-	struct sfunc *kern; /* K_FUNC of a library kernel: that kernel */
+	struct sfunc *kern;		     /* K_FUNC of a library kernel: that kernel */
 	char name[64];
 	int np;
 	uint32_t off[SF_MAXP], size[SF_MAXP];
