@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgshim/record.h"
 #include "launch.h"
 #include "options.h"
 #include "tally.h"
@@ -75,7 +76,7 @@ static int log_of_run(const char *path, const char *token)
 		return 0;
 	/* the start records: each process's first line in the file */
 	while (!found && ++lines < (1L << 20) && getline(&line, &cap, f) > 0)
-		if (strstr(line, "\"ev\":\"start\"") || strstr(line, " start "))
+		if (strstr(line, "\"ev\":\"" CGSHIM_EV_START "\"") || strstr(line, " " CGSHIM_EV_START " "))
 			found = strstr(line, want[0]) || strstr(line, want[1]);
 	free(line);
 	fclose(f);

@@ -521,7 +521,7 @@ static json_t *an_broken_row(struct an *a, const struct rp_rec *r, const json_t 
 	json_t *row = json_object();
 	unsigned k;
 
-	rp_set_str(row, "what", r->ev);
+	rp_set_str(row, "what", rp_ev_names[r->kind]);
 	json_object_set_new(row, "pid", json_integer(r->pid));
 	json_object_set_new(row, "t_ms", json_real((double)(r->ts - a->t0) / 1e6));
 	for (k = 0; k < sizeof keep / sizeof keep[0]; k++)

@@ -37,7 +37,7 @@ json_t *rp_recaptures(const struct rp_log *log)
 	for (i = 0; i < log->n; i++) {
 		const json_t *j;
 		json_t *row;
-		if (strcmp(log->recs[i].ev, CGSHIM_EV_RECAPTURE))
+		if (log->recs[i].kind != RP_EV_RECAPTURE)
 			continue;
 		j = rp_j(log, i);
 		row = json_object();

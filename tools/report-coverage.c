@@ -26,10 +26,10 @@ json_t *rp_coverage(const struct rp_log *log)
 	static const char *const top_keys[] = {"rank", "kernel", "function", "launches", "samples", "exact"};
 	json_t *procs = json_array(), *top = json_array();
 	for (size_t i = 0; i < log->n; i++) {
-		int is_sum = !strcmp(log->recs[i].ev, CGSHIM_EV_SUMMARY);
+		int is_sum = log->recs[i].kind == RP_EV_SUMMARY;
 		const json_t *j;
 		json_t *row;
-		if (!is_sum && strcmp(log->recs[i].ev, CGSHIM_EV_EAGER_TOP))
+		if (!is_sum && log->recs[i].kind != RP_EV_EAGER_TOP)
 			continue;
 		j = rp_j(log, i);
 		if (is_sum && !json_object_get(j, "eager_kernels"))

@@ -202,7 +202,7 @@ static int dot_stale_nodes(const struct dot_ctx *c, long long *idx, int max)
 		const struct rp_rec *r = &c->log->recs[i];
 		const json_t *j;
 		const char *rule, *g;
-		if (r->pid != c->pid || strcmp(r->ev, CGSHIM_EV_VIOLATION))
+		if (r->pid != c->pid || r->kind != RP_EV_VIOLATION)
 			continue;
 		j = rp_j(c->log, i);
 		rule = rp_str(j, "rule");
@@ -233,12 +233,12 @@ static void dot_write_graph(FILE *f, struct dot_ctx *c, const char *pfx, const c
 		long long idx;
 		char key[24];
 
-		if (r->pid != c->pid || (strcmp(r->ev, CGSHIM_EV_NODE) && strcmp(r->ev, CGSHIM_EV_ALLOC)))
+		if (r->pid != c->pid || (r->kind != RP_EV_NODE && r->kind != RP_EV_ALLOC))
 			continue;
 		j = rp_j(c->log, i);
 		if (!dot_of(sel, r->pid, j))
 			continue;
-		if (sel->have_nodes && !strcmp(r->ev, CGSHIM_EV_NODE) && !rp_str(j, "side")) {
+		if (sel->have_nodes && r->kind == RP_EV_NODE && !rp_str(j, "side")) {
 			type = rp_str(j, "type");
 			idx = rp_int(j, "index", -1);
 			if (idx < 0 || (sel->emis >= 0 && rp_int(j, "exec_id", -1) != sel->emis))
@@ -272,7 +272,7 @@ static void dot_write_graph(FILE *f, struct dot_ctx *c, const char *pfx, const c
 			json_array_foreach(deps, k, d) if (json_is_integer(d))
 			    fprintf(f, "%s%sn%" JSON_INTEGER_FORMAT " -> %sn%lld;\n", ind, pfx, json_integer_value(d),
 				    pfx, idx);
-		} else if (!sel->have_nodes && !strcmp(r->ev, CGSHIM_EV_ALLOC)) {
+		} else if (!sel->have_nodes && r->kind == RP_EV_ALLOC) {
 			fprintf(f, "%s%sa%u [label=\"", ind, pfx, n++);
 			dot_mem_label(f, "mem_alloc", j, j);
 			fprintf(f, "\", style=filled, shape=house, fillcolor=\"%s\"];\n",
@@ -299,7 +299,7 @@ static void dot_allocs(struct dot_ctx *c)
 		const struct rp_rec *r = &c->log->recs[i];
 		const json_t *j;
 		const char *dptr;
-		if (strcmp(r->ev, CGSHIM_EV_ALLOC) || r->pid != c->sel->pid)
+		if (r->kind != RP_EV_ALLOC || r->pid != c->sel->pid)
 			continue;
 		j = rp_j(c->log, i);
 		dptr = rp_str(j, "dptr");
@@ -499,12 +499,12 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 	memset(&c, 0, sizeof c);
 	c.log = log;
 	for (int pass = 0; pass < 2 && !m.n; pass++) {
-		const char *want = pass == 0 ? CGSHIM_EV_NODE : CGSHIM_EV_ALLOC;
+		int want = pass == 0 ? RP_EV_NODE : RP_EV_ALLOC;
 		for (i = 0; i < log->n; i++) {
 			const struct rp_rec *r = &log->recs[i];
 			const json_t *j;
 			const char *g;
-			if (strcmp(r->ev, want))
+			if (r->kind != want)
 				continue;
 			j = rp_j(log, i);
 			g = rp_str(j, "graph");
@@ -534,7 +534,7 @@ int rp_dot(const struct rp_log *log, const char *graph, const char *out)
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
 		const json_t *j;
-		if (strcmp(r->ev, CGSHIM_EV_NODE))
+		if (r->kind != RP_EV_NODE)
 			continue;
 		j = rp_j(log, i);
 		if (rp_str(j, "side") || rp_int(j, "index", -1) != 0)

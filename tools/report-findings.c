@@ -166,7 +166,7 @@ static json_t *rp_findings(const struct rp_log *log)
 		json_t *j, *fp, *g;
 		char *labels;
 
-		if (strcmp(log->recs[i].ev, CGSHIM_EV_VIOLATION))
+		if (log->recs[i].kind != RP_EV_VIOLATION)
 			continue;
 		j = rp_j(log, i);
 		fp = json_object();

@@ -505,7 +505,7 @@ static void html_graphs(FILE *f, const struct rp_log *log, size_t *nupd, size_t 
 	}
 	drawn = json_object();
 	for (i = 0; i < log->n; i++)
-		if (!strcmp(log->recs[i].ev, CGSHIM_EV_VIOLATION) && rp_str(rp_j(log, i), "rule") &&
+		if (log->recs[i].kind == RP_EV_VIOLATION && rp_str(rp_j(log, i), "rule") &&
 		    !strcmp(rp_str(rp_j(log, i), "rule"), "CGS001"))
 			nviol++;
 	for (long long u = 1; u <= nviol; u++) {
@@ -521,7 +521,7 @@ static void html_graphs(FILE *f, const struct rp_log *log, size_t *nupd, size_t 
 	for (i = 0; i < log->n; i++) {
 		const json_t *j;
 		char g[64];
-		if (strcmp(log->recs[i].ev, CGSHIM_EV_NODE))
+		if (log->recs[i].kind != RP_EV_NODE)
 			continue;
 		j = rp_j(log, i);
 		if (!rp_str(j, "graph") || rp_str(j, "side") || json_object_get(drawn, rp_str(j, "graph")))

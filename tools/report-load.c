@@ -170,8 +170,8 @@ static int rp_push(struct rp_log *log, const struct rp_rec *r)
 /* Validate one parsed line. Returns NULL if usable, else the reason. */
 static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
 {
+	const char *ev;
 	json_t *v;
-	unsigned i;
 
 	if (!json_is_object(j))
 		return "not a JSON object";
@@ -180,10 +180,8 @@ static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
 		return "no integer \"v\" (format version)";
 	if (json_integer_value(v) > CGSHIM_RECORD_VERSION || json_integer_value(v) < CGSHIM_RECORD_VERSION_MIN)
 		return "newer";
-	r->ev = rp_str(j, "ev");
-	if (!r->ev)
+	if (!(ev = rp_str(j, "ev")))
 		return "no string \"ev\"";
-	/* ev kept as the known string, not a pointer into j (not kept) */
 	if (!rp_has_int(j, "ts"))
 		return "no integer \"ts\"";
 	if (!rp_has_int(j, "pid"))
@@ -192,12 +190,9 @@ static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
 	r->pid = rp_int(j, "pid", 0);
 	r->tid = rp_int(j, "tid", r->pid);
 	r->seq = rp_int(j, "seq", 0);
-	for (i = 0; i < RP_EV_N; i++)
-		if (!strcmp(r->ev, rp_ev_names[i])) {
-			r->ev = rp_ev_names[i];
-			r->kind = (short)i;
-			return NULL;
-		}
+	/* the kind, once: no view reads the name again */
+	if ((r->kind = (short)rp_ev_kind(ev, strlen(ev))) != RP_EV_UNKNOWN)
+		return NULL;
 	log->unknown_ev++;
 	return "unknown";
 }
@@ -206,21 +201,16 @@ static const char *rp_check(struct rp_log *log, json_t *j, struct rp_rec *r)
  * the line to jansson, which decides and words any complaint. */
 static int rp_fast(struct rp_scanned *sc, const char *line, size_t len, struct rp_rec *r)
 {
-	unsigned i;
-
 	if (!rp_scan(line, len, sc) || sc->v > CGSHIM_RECORD_VERSION || sc->v < CGSHIM_RECORD_VERSION_MIN)
 		return 0;
-	for (i = 0; i < RP_EV_N; i++)
-		if (!strcmp(sc->ev, rp_ev_names[i])) {
-			r->ev = rp_ev_names[i];
-			r->kind = (short)i;
-			r->ts = sc->ts;
-			r->pid = sc->pid;
-			r->tid = sc->has_tid ? sc->tid : sc->pid;
-			r->seq = sc->has_seq ? sc->seq : 0;
-			return 1;
-		}
-	return 0;
+	/* the kind, once: no view reads the name again */
+	if ((r->kind = (short)rp_ev_kind(sc->ev, strlen(sc->ev))) == RP_EV_UNKNOWN)
+		return 0;
+	r->ts = sc->ts;
+	r->pid = sc->pid;
+	r->tid = sc->has_tid ? sc->tid : sc->pid;
+	r->seq = sc->has_seq ? sc->seq : 0;
+	return 1;
 }
 
 static void rp_load_file(struct rp_log *log, const char *path, int fd, unsigned fidx)
@@ -311,7 +301,7 @@ static void rp_load_file(struct rp_log *log, const char *path, int fd, unsigned 
 				fprintf(stderr,
 					"cgshim report: %s:%u: unknown record kind \"%s\" (ignored; "
 					"further ones silently)\n",
-					path, lineno, r.ev);
+					path, lineno, rp_str(j, "ev"));
 			json_decref(j);
 			continue;
 		}
@@ -410,7 +400,7 @@ json_t *rp_j(const struct rp_log *log, size_t i)
 	if (!(j = rp_pre_take(f->pre, i)))
 		j = rp_reader_parse(f->rd, f->fds, &log->recs[i]);
 	if (f->sym)
-		rp_sym_apply(f->sym, log->recs[i].pid, j);
+		rp_sym_apply(f->sym, &log->recs[i], j);
 	f->cur = j;
 	f->cur_i = i;
 	return j;

@@ -41,7 +41,7 @@ static const char *rm_violation_site(const struct rp_log *log, size_t i, const c
 		const struct rp_rec *r = &log->recs[k];
 		const json_t *j;
 		const char *s;
-		if (!rm_same_call(r, m) || strcmp(r->ev, CGSHIM_EV_VIOLATION))
+		if (!rm_same_call(r, m) || r->kind != RP_EV_VIOLATION)
 			continue;
 		j = rp_j(log, k);
 		if (!rp_str(j, "rule") || strcmp(rp_str(j, "rule"), rule) || !rp_str(j, "api") ||
@@ -64,7 +64,7 @@ static void rm_call_names(const struct rp_log *log, size_t i, const char *api, j
 	for (size_t k = i + 1; k < hi; k++) {
 		const struct rp_rec *r = &log->recs[k];
 		const json_t *j;
-		if (!rm_same_call(r, m) || strcmp(r->ev, CGSHIM_EV_CALL))
+		if (!rm_same_call(r, m) || r->kind != RP_EV_CALL)
 			continue;
 		j = rp_j(log, k);
 		if (!rp_str(j, "api") || strcmp(rp_str(j, "api"), api))
@@ -90,7 +90,7 @@ json_t *rp_mismatches(const struct rp_log *log)
 		const char *api, *rule, *site;
 		char api_buf[128], rule_buf[16], sbuf[512];
 		static const char *const keep[] = {"predicted_rc", "rc", "predicted_result", "result", "exec", "graph"};
-		if (strcmp(r->ev, CGSHIM_EV_MISMATCH))
+		if (r->kind != RP_EV_MISMATCH)
 			continue;
 		j = rp_j(log, i);
 		row = json_object();

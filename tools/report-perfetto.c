@@ -24,7 +24,7 @@ static long long pf_start(const struct rp_log *log, size_t i)
 {
 	const struct rp_rec *r = &log->recs[i];
 	long long dur, s;
-	if (strcmp(r->ev, CGSHIM_EV_CALL) && strcmp(r->ev, CGSHIM_EV_CAPTURE))
+	if (r->kind != RP_EV_CALL && r->kind != RP_EV_CAPTURE)
 		return r->ts;
 	dur = rp_int(rp_j(log, i), "dur_ns", 0);
 	if (dur < 0)
@@ -114,7 +114,7 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 		long long s = pf_start(log, i);
 		if (!have_t0 || s < t0)
 			t0 = s, have_t0 = 1;
-		if (!strcmp(log->recs[i].ev, CGSHIM_EV_START) && rp_str(rp_j(log, i), "exe")) {
+		if (log->recs[i].kind == RP_EV_START && rp_str(rp_j(log, i), "exe")) {
 			snprintf(name, sizeof name, "%lld", log->recs[i].pid);
 			json_object_set_new(exe, name, json_string(rp_str(rp_j(log, i), "exe")));
 		}
@@ -140,7 +140,8 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 		pf_meta(evs, seen, "process_name", r->pid, 0, label);
 		n0 = ev.n;
 
-		if (!strcmp(r->ev, CGSHIM_EV_CALL)) {
+		switch (r->kind) {
+		case RP_EV_CALL: {
 			const char *api = rp_str(j, "api");
 			int launch = pf_prefix(api, "cuGraphLaunch") || pf_prefix(api, "cudaGraphLaunch");
 			if (rp_has_int(j, "dur_ns") || launch) {
@@ -158,7 +159,9 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 				json_object_set_new(e, "args", pf_args(j));
 				pf_emit(evs, e);
 			}
-		} else if (!strcmp(r->ev, CGSHIM_EV_CAPTURE)) {
+			break;
+		}
+		case RP_EV_CAPTURE:
 			tid = rp_int(j, "begin_tid", r->tid);
 			/* capture ids are integers in the log */
 			snprintf(label, sizeof label, "capture %lld%s", rp_int(j, "capture", 0),
@@ -167,26 +170,32 @@ int rp_perfetto(const struct rp_log *log, const char *out)
 			json_object_set_new(e, "dur", json_real((double)rp_int(j, "dur_ns", 0) / 1e3));
 			json_object_set_new(e, "args", pf_args(j));
 			pf_emit(evs, e);
-		} else if (!strcmp(r->ev, CGSHIM_EV_VIOLATION) || !strcmp(r->ev, CGSHIM_EV_MISMATCH) ||
-			   !strcmp(r->ev, CGSHIM_EV_LEAK) || !strcmp(r->ev, CGSHIM_EV_REWRITE) ||
-			   !strcmp(r->ev, CGSHIM_EV_WARNING) || !strcmp(r->ev, CGSHIM_EV_INVALIDATED) ||
-			   !strcmp(r->ev, CGSHIM_EV_ABANDONED)) {
-			if (!strcmp(r->ev, CGSHIM_EV_VIOLATION))
+			break;
+		case RP_EV_VIOLATION:
+		case RP_EV_MISMATCH:
+		case RP_EV_LEAK:
+		case RP_EV_REWRITE:
+		case RP_EV_WARNING:
+		case RP_EV_INVALIDATED:
+		case RP_EV_ABANDONED:
+			if (r->kind == RP_EV_VIOLATION)
 				snprintf(label, sizeof label, "%s %s", rp_str(j, "rule") ? rp_str(j, "rule") : "?",
 					 rp_str(j, "name") ? rp_str(j, "name") : "violation");
 			else
-				snprintf(label, sizeof label, "%s", r->ev);
-			e = pf_event("i", label, r->ev, ts, r->pid, tid);
+				snprintf(label, sizeof label, "%s", rp_ev_names[r->kind]);
+			e = pf_event("i", label, rp_ev_names[r->kind], ts, r->pid, tid);
 			json_object_set_new(e, "s", json_string("t"));
 			json_object_set_new(e, "args", pf_args(j));
 			pf_emit(evs, e);
-		} else if (!strcmp(r->ev, CGSHIM_EV_GRAPHMEM)) {
+			break;
+		case RP_EV_GRAPHMEM:
 			snprintf(label, sizeof label, "graph memory dev %lld", rp_int(j, "dev", 0));
 			e = pf_event("C", label, "graphmem", ts, r->pid, 0);
 			json_object_set_new(e, "args",
 					    json_pack("{s:I,s:I}", "used", (json_int_t)rp_int(j, "used", 0), "reserved",
 						      (json_int_t)rp_int(j, "reserved", 0)));
 			pf_emit(evs, e);
+			break;
 		}
 		if (ev.n != n0) { /* this record made an event */
 			snprintf(label, sizeof label, "tid %lld", tid);

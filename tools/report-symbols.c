@@ -251,7 +251,7 @@ json_t *rp_symbolise(struct rp_log *log)
 		const char *name, *path;
 		char key[512];
 		struct rp_sym_mod *m;
-		if (log->recs[i].ev != (const char *)CGSHIM_EV_MODULE && strcmp(log->recs[i].ev, CGSHIM_EV_MODULE))
+		if (log->recs[i].kind != RP_EV_MODULE)
 			continue;
 		j = rp_j(log, i);
 		name = rp_str(j, "name");
@@ -290,13 +290,14 @@ json_t *rp_symbolise(struct rp_log *log)
 	return c->stale;
 }
 
-void rp_sym_apply(void *ctx, long long pid, json_t *j)
+void rp_sym_apply(void *ctx, const struct rp_rec *r, json_t *j)
 {
+	long long pid = r->pid;
 	struct rp_sym_ctx *c = ctx;
 	const char *k;
 	json_t *v;
 	void *tmp;
-	if (!c || (!c->nmods && !rp_sym_cwd[0]) || !strcmp(rp_str(j, "ev") ? rp_str(j, "ev") : "", CGSHIM_EV_MODULE))
+	if (!c || (!c->nmods && !rp_sym_cwd[0]) || r->kind == RP_EV_MODULE)
 		return;
 	json_object_foreach_safe(j, tmp, k, v) rp_sym_value(c, pid, j, k, v);
 }

@@ -64,83 +64,113 @@ static void wh_launch_from_dump(json_t *row, const char *s, long long ts)
 		return;
 	l = json_object();
 	json_object_set_new(l, "exec", json_string(exec));
-	json_object_set_new(l, "from", json_string("dump"));
+	json_object_set_new(l, "from", json_string(rp_ev_names[RP_EV_DUMP]));
 	json_object_set_new(l, "ts", json_integer(ts));
 	json_object_set_new(row, "last_launch", l);
 }
 
+/* A capture record: its site, by process and capture id. */
+static void wh_capture(json_t *row, const struct rp_rec *r, const json_t *j)
+{
+	char key[64];
+	snprintf(key, sizeof key, "%lld/%lld", r->pid, rp_int(j, "capture", 0));
+	if (rp_site0(j, "site"))
+		json_object_set_new(json_object_get(row, "capsite"), key, json_string(rp_site0(j, "site")));
+}
+
+/* A call record that succeeded: captures begun and ended, instantiations,
+ * the last launch. */
+static void wh_call(json_t *row, const struct rp_rec *r, const json_t *j)
+{
+	const char *api = rp_str(j, "api");
+	char key[64];
+	if (!api || rp_int(j, "rc", 0))
+		return;
+	snprintf(key, sizeof key, "%lld", rp_int(j, "capture", 0));
+	if (wh_prefix(api, "cuStreamBeginCapture")) {
+		json_t *o = json_object();
+		json_object_set_new(o, "capture", json_integer(rp_int(j, "capture", 0)));
+		wh_set_str(o, "stream", rp_str(j, "stream"));
+		wh_set_str(o, "site", rp_site0(j, "site"));
+		json_object_set_new(json_object_get(row, "open"), key, o);
+	} else if (wh_prefix(api, "cuStreamEndCapture") && rp_str(j, "graph") && strcmp(rp_str(j, "graph"), "0x0")) {
+		json_t *caps = json_object_get(row, "captures"), *c = json_object();
+		char sk[64];
+		const char *site;
+		snprintf(sk, sizeof sk, "%lld/%lld", r->pid, rp_int(j, "capture", 0));
+		site = json_string_value(json_object_get(json_object_get(row, "capsite"), sk));
+		json_object_set_new(c, "index", json_integer((long long)json_array_size(caps)));
+		json_object_set_new(c, "capture", json_integer(rp_int(j, "capture", 0)));
+		wh_set_str(c, "graph", rp_str(j, "graph"));
+		wh_set_str(c, "fp", rp_str(j, "fp"));
+		json_object_set_new(c, "nodes", json_integer(rp_int(j, "nodes", -1)));
+		json_object_set_new(c, "nccl", json_integer(rp_int(j, "nccl", 0)));
+		wh_set_str(c, "site", site);
+		json_object_set_new(json_object_get(row, "graph_ix"), rp_str(j, "graph"),
+				    json_integer((long long)json_array_size(caps)));
+		json_array_append_new(caps, c);
+		json_object_del(json_object_get(row, "open"), key);
+	} else if (wh_prefix(api, "cuGraphInstantiate") && rp_str(j, "exec") && rp_str(j, "graph")) {
+		json_t *x = json_object();
+		wh_set_str(x, "graph", rp_str(j, "graph"));
+		json_object_set_new(x, "nccl", json_integer(rp_int(j, "nccl", 0)));
+		json_object_set_new(json_object_get(row, "execs"), rp_str(j, "exec"), x);
+	} else if ((wh_prefix(api, "cuGraphLaunch") || wh_prefix(api, "cudaGraphLaunch")) && rp_str(j, "exec")) {
+		json_t *l = json_object();
+		wh_set_str(l, "exec", rp_str(j, "exec"));
+		json_object_set_new(l, "from", json_string(rp_ev_names[RP_EV_CALL]));
+		json_object_set_new(l, "ts", json_integer(r->ts));
+		json_object_set_new(row, "last_launch", l);
+	}
+}
+
+/* A dump record's part: a live capture, a stream's last launch, a blocked
+ * thread. */
+static void wh_dump(json_t *row, const struct rp_rec *r, const json_t *j)
+{
+	const char *part = rp_str(j, "part");
+	char key[64];
+	if (!part)
+		return;
+	if (!strcmp(part, "capture")) {
+		json_t *o = json_object();
+		snprintf(key, sizeof key, "%lld", rp_int(j, "capture", 0));
+		json_object_set_new(o, "capture", json_integer(rp_int(j, "capture", 0)));
+		wh_set_str(o, "stream", rp_str(j, "stream"));
+		wh_set_str(o, "site", rp_site0(j, "begin_site"));
+		json_object_set_new(o, "nodes", json_integer(rp_int(j, "nodes", -1)));
+		json_object_set_new(o, "from", json_string(rp_ev_names[RP_EV_DUMP]));
+		json_object_set_new(json_object_get(row, "open"), key, o);
+	} else if (!strcmp(part, "stream")) {
+		json_t *gl = json_object_get(j, "graph_launches");
+		if (json_is_array(gl) && json_array_size(gl))
+			wh_launch_from_dump(row, json_string_value(json_array_get(gl, 0)), r->ts);
+	} else if (!strcmp(part, "thread") && rp_str(j, "call")) {
+		json_t *b = json_object();
+		wh_set_str(b, "call", rp_str(j, "call"));
+		json_object_set_new(b, "blocked_ms", json_integer(rp_int(j, "blocked_ms", 0)));
+		wh_set_str(b, "site", rp_site0(j, "site"));
+		json_array_append_new(json_object_get(row, "blocked"), b);
+	}
+}
+
 static void wh_record(json_t *rows, const struct rp_rec *r, json_t *j)
 {
-	const char *rank = rp_str(j, "rank"), *api, *part;
-	char key[64];
+	const char *rank = rp_str(j, "rank");
 	json_t *row;
 	if (!rank)
 		return;
 	row = wh_row(rows, rank);
-	if (!strcmp(r->ev, CGSHIM_EV_CAPTURE)) {
-		snprintf(key, sizeof key, "%lld/%lld", r->pid, rp_int(j, "capture", 0));
-		if (rp_site0(j, "site"))
-			json_object_set_new(json_object_get(row, "capsite"), key, json_string(rp_site0(j, "site")));
-	} else if (!strcmp(r->ev, CGSHIM_EV_CALL) && (api = rp_str(j, "api")) && !rp_int(j, "rc", 0)) {
-		snprintf(key, sizeof key, "%lld", rp_int(j, "capture", 0));
-		if (wh_prefix(api, "cuStreamBeginCapture")) {
-			json_t *o = json_object();
-			json_object_set_new(o, "capture", json_integer(rp_int(j, "capture", 0)));
-			wh_set_str(o, "stream", rp_str(j, "stream"));
-			wh_set_str(o, "site", rp_site0(j, "site"));
-			json_object_set_new(json_object_get(row, "open"), key, o);
-		} else if (wh_prefix(api, "cuStreamEndCapture") && rp_str(j, "graph") &&
-			   strcmp(rp_str(j, "graph"), "0x0")) {
-			json_t *caps = json_object_get(row, "captures"), *c = json_object();
-			char sk[64];
-			const char *site;
-			snprintf(sk, sizeof sk, "%lld/%lld", r->pid, rp_int(j, "capture", 0));
-			site = json_string_value(json_object_get(json_object_get(row, "capsite"), sk));
-			json_object_set_new(c, "index", json_integer((long long)json_array_size(caps)));
-			json_object_set_new(c, "capture", json_integer(rp_int(j, "capture", 0)));
-			wh_set_str(c, "graph", rp_str(j, "graph"));
-			wh_set_str(c, "fp", rp_str(j, "fp"));
-			json_object_set_new(c, "nodes", json_integer(rp_int(j, "nodes", -1)));
-			json_object_set_new(c, "nccl", json_integer(rp_int(j, "nccl", 0)));
-			wh_set_str(c, "site", site);
-			json_object_set_new(json_object_get(row, "graph_ix"), rp_str(j, "graph"),
-					    json_integer((long long)json_array_size(caps)));
-			json_array_append_new(caps, c);
-			json_object_del(json_object_get(row, "open"), key);
-		} else if (wh_prefix(api, "cuGraphInstantiate") && rp_str(j, "exec") && rp_str(j, "graph")) {
-			json_t *x = json_object();
-			wh_set_str(x, "graph", rp_str(j, "graph"));
-			json_object_set_new(x, "nccl", json_integer(rp_int(j, "nccl", 0)));
-			json_object_set_new(json_object_get(row, "execs"), rp_str(j, "exec"), x);
-		} else if ((wh_prefix(api, "cuGraphLaunch") || wh_prefix(api, "cudaGraphLaunch")) &&
-			   rp_str(j, "exec")) {
-			json_t *l = json_object();
-			wh_set_str(l, "exec", rp_str(j, "exec"));
-			json_object_set_new(l, "from", json_string("call"));
-			json_object_set_new(l, "ts", json_integer(r->ts));
-			json_object_set_new(row, "last_launch", l);
-		}
-	} else if (!strcmp(r->ev, "dump") && (part = rp_str(j, "part"))) {
-		if (!strcmp(part, "capture")) {
-			json_t *o = json_object();
-			snprintf(key, sizeof key, "%lld", rp_int(j, "capture", 0));
-			json_object_set_new(o, "capture", json_integer(rp_int(j, "capture", 0)));
-			wh_set_str(o, "stream", rp_str(j, "stream"));
-			wh_set_str(o, "site", rp_site0(j, "begin_site"));
-			json_object_set_new(o, "nodes", json_integer(rp_int(j, "nodes", -1)));
-			json_object_set_new(o, "from", json_string("dump"));
-			json_object_set_new(json_object_get(row, "open"), key, o);
-		} else if (!strcmp(part, "stream")) {
-			json_t *gl = json_object_get(j, "graph_launches");
-			if (json_is_array(gl) && json_array_size(gl))
-				wh_launch_from_dump(row, json_string_value(json_array_get(gl, 0)), r->ts);
-		} else if (!strcmp(part, "thread") && rp_str(j, "call")) {
-			json_t *b = json_object();
-			wh_set_str(b, "call", rp_str(j, "call"));
-			json_object_set_new(b, "blocked_ms", json_integer(rp_int(j, "blocked_ms", 0)));
-			wh_set_str(b, "site", rp_site0(j, "site"));
-			json_array_append_new(json_object_get(row, "blocked"), b);
-		}
+	switch (r->kind) {
+	case RP_EV_CAPTURE:
+		wh_capture(row, r, j);
+		break;
+	case RP_EV_CALL:
+		wh_call(row, r, j);
+		break;
+	case RP_EV_DUMP:
+		wh_dump(row, r, j);
+		break;
 	}
 }
 
@@ -286,8 +316,8 @@ json_t *rp_where(const struct rp_log *log)
 	size_t i, n;
 	for (i = 0; i < log->n; i++) {
 		const struct rp_rec *r = &log->recs[i];
-		if (strcmp(r->ev, CGSHIM_EV_CAPTURE) && strcmp(r->ev, CGSHIM_EV_CALL) && strcmp(r->ev, "dump"))
-			continue;
+		if (r->kind != RP_EV_CAPTURE && r->kind != RP_EV_CALL && r->kind != RP_EV_DUMP)
+			continue; /* not parsed */
 		wh_record(rows, r, rp_j(log, i));
 	}
 	n = json_object_size(rows);

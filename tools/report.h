@@ -16,10 +16,12 @@
 
 /* One usable record: where its line is, and the fields used to order and
  * select records. The parsed record is not kept (a 200 MB log would take
- * gigabytes as JSON objects): rp_j parses it again when asked. ev is one of
- * the CGSHIM_EV_* strings (rp_ev_names[kind]); kind its enum rp_ev. */
+ * gigabytes as JSON objects): rp_j parses it again when asked. kind is its
+ * enum rp_ev, set once by the loader (report-load.c), the one reader of the
+ * "ev" name: a view compares kinds (a switch, or a struct rp_on table),
+ * never names (test style-ev-names); rp_ev_names[kind] is the name to
+ * print. Never RP_EV_UNKNOWN: a kind the schema lacks is not loaded. */
 struct rp_rec {
-	const char *ev;
 	long long ts, pid, tid, seq;
 	long long off; /* byte offset of the line in its file */
 	unsigned file, line, len;
@@ -159,7 +161,7 @@ const char *rp_kernel_short(const char *mangled);
 json_t *rp_symbolise(struct rp_log *log);
 
 /* For report-load.c: the symbolisation of one parsed record, and freeing. */
-void rp_sym_apply(void *ctx, long long pid, json_t *j);
+void rp_sym_apply(void *ctx, const struct rp_rec *r, json_t *j);
 void rp_sym_free(void *ctx);
 void rp_fetch_set_sym(struct rp_log *log, void *sym, json_t *stale); /* report-load.c */
 
