@@ -118,8 +118,9 @@ def check_events(t):
     t.check(not extra, "records are started only by emit_* and the %d writers listed%s" % (
         len(starters), ": also %s" % extra if extra else ""))
     # the report's kinds, readers and handler table are generated from
-    # records.def (shim/gen-records.py report, tools/meson.build's report-gen)
-    t.check("rp_ev_names[" in rd("tools/report-load.c") and
+    # records.def (shim/gen-records.py report, tools/meson.build's report-gen):
+    # the loader asks the generated rp_ev_kind() for a record's kind
+    t.check("rp_ev_kind(" in rd("tools/report-load.c") and
             re.search(r"gen-records\.py'\), 'report'", rd("tools/meson.build")) is not None,
             "the report's known kinds are generated from records.def")
     documented = set(re.findall(r"^### `(\w+)`", rd("docs/log-format.md"), re.M))
