@@ -363,10 +363,10 @@ def gen_report(events, out_c, out_h, src):
           ' * ctx is the view\'s own state. */', 'struct rp_on {']
     for eid, name, what, fields in events:
         h.append('\tvoid (*%s)(void *ctx, const struct rp_rec *r, const struct rd_%s *f);' % (member(name), name))
-    h += ['};', '/* Whether on handles kind (an rp_ev; -1 or out of range: no). */',
+    h += ['};', '/* Whether on handles kind (an rp_ev; RP_EV_UNKNOWN or out of range: no). */',
           'int rp_on_has(const struct rp_on *on, int kind);',
           '/* Record r (parsed: j) read into its struct and given to on\'s handler:',
-          ' * 1 handled, 0 no handler for its kind, -1 a kind the schema lacks',
+          ' * 1 handled, 0 no handler for its kind, -1 a kind the schema lacks (RP_EV_UNKNOWN)',
           ' * (counted by the caller, never fatal). */',
           'int rp_on_call(const struct rp_on *on, void *ctx, const struct rp_rec *r, const json_t *j);',
           '', '#endif']
