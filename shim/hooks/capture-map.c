@@ -182,12 +182,13 @@ static CG_TLS struct {
  * answer 906), or any other stream the driver's capture-safe query says
  * captures nothing. A stream joined to a capture (an event wait), or in
  * another one, is left alone. *name: the kernel's, for the count after
- * the driver accepts (NULL for a copy or memset). Returns 1 when named. */
+ * the driver accepts (NULL for a copy or memset). sync: a synchronous copy
+ * or memset (a hint, rules_capture_escape). Returns 1 when named. */
 static __attribute__((noinline, cold)) int escape_named(int hid, CUstream s, int ptsz, CUfunction f, const char *what,
-							const char **name, int skip)
+							const char **name, int skip, int sync)
 {
 	struct cg_capture_view cv;
-	struct cg_escape_ev ev = {s, "other_stream", NULL, what, -1};
+	struct cg_escape_ev ev = {s, "other_stream", NULL, what, -1, sync};
 	struct cg_verdict v;
 	CUdevice dev;
 	if (!model_tally.cap)
@@ -222,7 +223,7 @@ static __attribute__((noinline, cold)) int cgh_escape_check(int hid, CUstream s,
 	int named;
 	if (!model_tally.cap || s == CGH_NO_STREAM || !cg_call_begin(&c, hid, 0))
 		return 0;
-	named = escape_named(hid, s, ptsz, f, what, name, 3);
+	named = escape_named(hid, s, ptsz, f, what, name, 3, 0);
 	CGH_FRAME_END();
 	return named;
 }
@@ -539,7 +540,7 @@ static __attribute__((noinline, cold)) void sync_check(struct cg_call *c, struct
 	const char *name = NULL;
 	if (cg_caprule_legacy(cg_routes[c->hid].name, SYNC_STREAM(ptds), ptds, what))
 		f->verdict = 1;
-	else if (escape_named(c->hid, SYNC_STREAM(ptds), ptds, NULL, esc_what, &name, 4)) /* +this, part, wrapper */
+	else if (escape_named(c->hid, SYNC_STREAM(ptds), ptds, NULL, esc_what, &name, 4, 1)) /* +this, part, wrapper */
 		f->verdict = 2;
 	CGH_FRAME_END();
 }

@@ -266,6 +266,12 @@ int rules_capture_escape(const char *api, const struct cg_escape_ev *ev, const s
 		 "this one to the capture with an event wait",
 		 escape_why(ev->route));
 	capture_msg(v, api, cv, what, effect);
+	/* A synchronous copy or memset is made for now (its caller waits for
+	 * it): libraries copy set-up data so, e.g. cuFFT's plan creation
+	 * inside CuPy's own capture test (test_capture_run_on_same_stream,
+	 * measured on the H200 2026-11-29), and nothing the shim checks tells
+	 * that from a copy meant to be replayed: a hint. */
+	v->hint = ev->sync != 0;
 	cg_vf_hex(v, "launch_stream", (uintptr_t)ev->s);
 	cg_vf_word(v, "route", ev->route);
 	if (ev->kernel)

@@ -205,6 +205,7 @@ struct cg_escape_ev {
 	CUstream s;
 	const char *route, *kernel, *what;
 	int device;
+	int sync; /* a synchronous copy or memset: a hint (docs/rules/CGS024.md) */
 };
 int rules_capture_escape(const char *api, const struct cg_escape_ev *ev, const struct cg_capture_view *cv,
 			 struct cg_verdict *v);

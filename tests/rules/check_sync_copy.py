@@ -5,7 +5,7 @@ stand-in: runs sync_copy_routes bare (the stand-in answers as the H200 did,
 2026-11-29) and under libcgshim.so, and checks that each call is named
 before it reaches the driver: under a blocking capture CGS014 (error,
 predicted_rc 906, the capture, its stream and mode, both threads, the
-capture's failed end linked back), under a non-blocking one CGS024 (warn,
+capture's failed end linked back), under a non-blocking one CGS024 (a hint,
 route legacy_stream, or per_thread_stream for the _ptds forms) for the
 capturing thread, nothing for another thread; and that nothing else fires
 and the model reports no mismatch.
@@ -72,7 +72,7 @@ for i, (rule, api, mode, other, route) in enumerate(want_named):
         check(tag + ": the failed end links back to it", len(b) == 1 and b[0].get("by_api") == api and
               b[0].get("by_rule") == "CGS014" and b[0].get("rc") == 901, b)
     else:
-        check(tag + ": warn, route " + route + ", its stream", v.get("severity") == "warn" and
+        check(tag + ": hint, route " + route + ", its stream", v.get("severity") == "hint" and
               v.get("route") == route and "predicted_rc" not in v and
               v.get("launch_stream") == ("0x2" if api.endswith("_ptds") else "0x0"), v)
         check(tag + ": named before the call, its record at info (rc 0)", bool(after) and after[0].get("rc") == 0,

@@ -239,7 +239,7 @@ static int escape_legacy(struct cg_verdict *o, int m)
 }
 static int escape_sync_ptds(struct cg_verdict *o, int m)
 {
-	struct cg_escape_ev ev = {CU_STREAM_PER_THREAD, "per_thread_stream", NULL, "copies memory synchronously", 0};
+	struct cg_escape_ev ev = {CU_STREAM_PER_THREAD, "per_thread_stream", NULL, "copies memory synchronously", 0, 1};
 	(void)m;
 	C = cap(12, CU_STREAM_CAPTURE_MODE_GLOBAL, ME, 0);
 	return rules_capture_escape("cuMemcpyDtoH_v2_ptds", &ev, &C, o);
@@ -366,10 +366,26 @@ static const struct rule_case capture_cases[] = {
 };
 RULE_CASES_TEST(capture_cases)
 
+/* CGS024's grade: a kernel or an async copy that escapes is a warning, a
+ * synchronous copy or memset a hint (a library's set-up copy, made for
+ * now: cuFFT's plan creation in CuPy's capture test). */
+static void test_escape_grades(void **state)
+{
+	struct cg_verdict v;
+	(void)state;
+	assert_int_equal(escape_cached(&v, 0), 1);
+	assert_int_equal(v.hint, 0);
+	assert_int_equal(escape_legacy(&v, 0), 1);
+	assert_int_equal(v.hint, 0);
+	assert_int_equal(escape_sync_ptds(&v, 0), 1);
+	assert_int_equal(v.hint, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_capture_cases),
+	    cmocka_unit_test(test_escape_grades),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
