@@ -113,6 +113,11 @@ def one_run(cmd, how, want_call, check_site, release, env_extra=None):
                and (r["graph_launches"] or r["kernels"])]
     if not streams:
         return "no busy stream with its last work: %s" % [r for r in dump if r["part"] == "stream"]
+    # the last kernel by name: the runtime launches by a CUkernel, which
+    # cuFuncGetName refuses (docs/measurements.md, launch handles)
+    nameless = [k for r in streams for k in r["kernels"] if str(k).startswith("?")]
+    if nameless:
+        return "a stream's last kernels without a name: %s" % nameless
     end = [r for r in dump if r["part"] == "end"][0]
     if end["dump_us"] >= 1000000:
         return "the dump took %d us" % end["dump_us"]
