@@ -114,9 +114,11 @@ def one_run(cmd, how, want_call, check_site, release, env_extra=None):
     if not streams:
         return "no busy stream with its last work: %s" % [r for r in dump if r["part"] == "stream"]
     # the last kernel by name: the runtime launches by a CUkernel, which
-    # cuFuncGetName refuses (docs/measurements.md, launch handles)
+    # cuFuncGetName refuses (docs/measurements.md, launch handles). Not in
+    # the self-test: its C build registers no kernel with the stand-in, so
+    # its launches have no name to give
     nameless = [k for r in streams for k in r["kernels"] if str(k).startswith("?")]
-    if nameless:
+    if nameless and not SELFTEST:
         return "a stream's last kernels without a name: %s" % nameless
     end = [r for r in dump if r["part"] == "end"][0]
     if end["dump_us"] >= 1000000:
