@@ -253,53 +253,67 @@ static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *kn
 		}
 		nm++;
 	}
-	if (drv_cuGraphGetEdges && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
-		/* dependency counts and signatures in O(N + E): node -> index,
-		 * open addressing; scratch on the stack for graphs of a few
-		 * hundred nodes. The edges' data (ports, type: CUDA 12.3+) from
-		 * cuGraphGetEdges_v2 where the driver has it. */
-		size_t cap = 16;
+	if (drv_cuGraphGetEdges) {
+		/* dependency counts and signatures in O(N + E): node -> index, open addressing, stack
+		 * scratch for a few hundred nodes; edge data (CUDA 12.3+) from cuGraphGetEdges_v2 where
+		 * the driver has it. One query where the edges fit: asked for `room`, fewer is all of them
+		 * (the driver writes the count it has below the room); else the count, then the edges. */
+		const size_t per = 2 * sizeof(CUgraphNode) + sizeof(CUgraphEdgeData);
+		_Alignas(16) unsigned char scratch_small[8192], *scratch = scratch_small;
+		size_t cap = 16, ix_bytes, room;
 		while (cap < 2 * n)
 			cap *= 2;
-		size_t bytes =
-		    cap * sizeof(struct node_ix) + 2 * ne * sizeof(CUgraphNode) + ne * sizeof(CUgraphEdgeData);
-		_Alignas(16) unsigned char scratch_small[8192];
-		unsigned char *scratch = bytes <= sizeof scratch_small ? scratch_small : malloc(bytes);
-		if (scratch) {
-			struct node_ix *ix = (struct node_ix *)scratch;
-			CUgraphNode *from = (CUgraphNode *)(ix + cap), *to = from + ne;
-			CUgraphEdgeData *ed = (CUgraphEdgeData *)(to + ne);
-			size_t ne2 = ne;
-			int have_ed = drv_cuGraphGetEdges_v2 &&
-				      drv_cuGraphGetEdges_v2(g, from, to, ed, &ne2) == CUDA_SUCCESS && ne2 == ne;
-			memset(ix, 0, cap * sizeof *ix);
-			if (have_ed || drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS) {
-				for (size_t i = 0; i < n; i++) {
-					size_t h = model_node_slot(s->nodes[i], cap - 1);
-					while (ix[h].node)
-						h = (h + 1) & (cap - 1);
-					ix[h].node = s->nodes[i];
-					ix[h].index = (uint32_t)i;
-				}
-				s->n_edges = (uint32_t)ne;
-				for (size_t e = 0; e < ne; e++) {
-					size_t h = model_node_slot(to[e], cap - 1),
-					       f = model_node_slot(from[e], cap - 1);
-					while (ix[h].node && ix[h].node != to[e])
-						h = (h + 1) & (cap - 1);
-					while (ix[f].node && ix[f].node != from[e])
-						f = (f + 1) & (cap - 1);
-					if (!ix[h].node)
-						continue;
-					s->ndeps[ix[h].index]++;
-					/* summed: the same set in any order, the same value */
-					s->depsig[ix[h].index] +=
-					    edge_sig(ix[f].node ? ix[f].index + 1 : 0, have_ed ? &ed[e] : NULL);
-				}
-			}
-			if (scratch != scratch_small)
-				free(scratch);
+		ix_bytes = cap * sizeof(struct node_ix);
+		room = ix_bytes < sizeof scratch_small ? (sizeof scratch_small - ix_bytes) / per : 0;
+		CUgraphNode *from = (CUgraphNode *)(scratch + (room ? ix_bytes : 0)), *to = from + room;
+		CUgraphEdgeData *ed = (CUgraphEdgeData *)(to + room);
+		int have = 0, have_ed = 0;
+		if (room > 1) {
+			CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
+			ne = room;
+			have_ed = drv_cuGraphGetEdges_v2 &&
+				  (rc = drv_cuGraphGetEdges_v2(g, from, to, ed, &ne)) == CUDA_SUCCESS;
+			if (!have_ed)
+				ne = room, rc = drv_cuGraphGetEdges(g, from, to, &ne);
+			have = rc == CUDA_SUCCESS && ne < room;
 		}
+		if (!have && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
+			size_t bytes = ix_bytes + ne * per, ne2 = ne;
+			if ((scratch = bytes <= sizeof scratch_small ? scratch_small : malloc(bytes))) {
+				from = (CUgraphNode *)(scratch + ix_bytes), to = from + ne,
+				ed = (CUgraphEdgeData *)(to + ne);
+				have_ed = drv_cuGraphGetEdges_v2 &&
+					  drv_cuGraphGetEdges_v2(g, from, to, ed, &ne2) == CUDA_SUCCESS && ne2 == ne;
+				have = have_ed || drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS;
+			}
+		}
+		if (have && ne) {
+			struct node_ix *ix = (struct node_ix *)scratch;
+			memset(ix, 0, cap * sizeof *ix);
+			for (size_t i = 0; i < n; i++) {
+				size_t h = model_node_slot(s->nodes[i], cap - 1);
+				while (ix[h].node)
+					h = (h + 1) & (cap - 1);
+				ix[h].node = s->nodes[i];
+				ix[h].index = (uint32_t)i;
+			}
+			s->n_edges = (uint32_t)ne;
+			for (size_t e = 0; e < ne; e++) {
+				size_t h = model_node_slot(to[e], cap - 1), f = model_node_slot(from[e], cap - 1);
+				while (ix[h].node && ix[h].node != to[e])
+					h = (h + 1) & (cap - 1);
+				while (ix[f].node && ix[f].node != from[e])
+					f = (f + 1) & (cap - 1);
+				if (!ix[h].node)
+					continue;
+				s->ndeps[ix[h].index]++;
+				/* summed: the same set in any order, the same value */
+				s->depsig[ix[h].index] +=
+				    edge_sig(ix[f].node ? ix[f].index + 1 : 0, have_ed ? &ed[e] : NULL);
+			}
+		}
+		if (scratch && scratch != scratch_small)
+			free(scratch);
 	}
 	{
 		/* The topology hash (see struct cg_summary): per node one
