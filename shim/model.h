@@ -722,12 +722,13 @@ long long model_graph_walks(void);
  * fingerprint that two ranks running the same program give the same graph
  * (no handle, address or context in it: the topology hash, then per
  * described node its type, kernel name, grid, block, shared memory and
- * copy/memset extent). Never 0. */
+ * copy/memset extent). Never 0; with want_fp 0 not made (0: the count
+ * alone, for an end of capture whose record is not written). */
 struct model_nccl_fact {
 	int nccl;
 	uint64_t fp;
 };
-void model_nccl_fact(const struct cg_summary *s, struct model_nccl_fact *out);
+void model_nccl_fact(const struct cg_summary *s, struct model_nccl_fact *out, int want_fp);
 /* Graph g's NCCL kernel count, noted at its end of capture with the
  * capture's begin site (a new graph generation forgets it). */
 void model_nccl_graph_set(CUgraph g, int nccl, uint32_t begin_site);

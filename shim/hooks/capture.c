@@ -486,8 +486,8 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			if (churn_after(&ch, &ce, g, sum, cg_routes[hid].name))
 				c.flags &= ~CG_CALL_REPEAT; /* the end the rule names is written */
 		}
-		if (sum) { /* the counts from the walk */
-			model_nccl_fact(sum, &fact);
+		if (sum) { /* the counts from the walk; the fingerprint only for a record written */
+			model_nccl_fact(sum, &fact, 0);
 			if (fact.nccl) {
 				model_nccl_graph_set(g, fact.nccl, begin_site);
 				cgh_nccl_seen();
@@ -508,6 +508,8 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				rec_int(&r, "alloc_nodes", n_alloc);
 				rec_int(&r, "free_nodes", n_free);
 			}
+			if (sum)
+				model_nccl_fact(sum, &fact, 1);
 			if (fact.fp) {
 				rec_hex(&r, "fp", fact.fp);
 				if (fact.nccl)

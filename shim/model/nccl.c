@@ -20,13 +20,19 @@ static uint64_t nccl_str_hash(const char *s)
 	return h;
 }
 
-void model_nccl_fact(const struct cg_summary *s, struct model_nccl_fact *out)
+void model_nccl_fact(const struct cg_summary *s, struct model_nccl_fact *out, int want_fp)
 {
 	uint64_t h;
 	out->nccl = 0;
 	out->fp = 0;
 	if (!s)
 		return;
+	if (!want_fp) {
+		for (uint32_t k = 0; k < s->n_det; k++)
+			if (s->det[k].type == CU_GRAPH_NODE_TYPE_KERNEL)
+				out->nccl += cg_nccl_kernel_name(s->det[k].name);
+		return;
+	}
 	/* the topology hash is made of types, counts and indices only */
 	h = cg_mix64(0x6E63636C00000000ull ^ s->topo, (uint64_t)s->n_nodes << 32 | s->n_edges);
 	for (uint32_t k = 0; k < s->n_det; k++) {
