@@ -25,6 +25,12 @@ uint64_t nodes_fn_key(const struct fn_ent *e);
 /* Whether the driver still describes e's function as e does (two
  * capture-safe queries, in the form e was asked: CUfunction or CUkernel). */
 int nodes_fn_confirm(const struct fn_ent *e);
+/* e, which the driver confirmed (nodes_fn_confirm) in the capture whose
+ * graph this thread's current walk reads, is taken as confirmed for its
+ * nodes in that walk (nodes_fn's per-walk memo): the graph has held the
+ * function since the launch that put it there, as a walk's graph holds
+ * its functions for the walk. */
+void nodes_fn_confirmed_in_walk(const struct fn_ent *e);
 /* e's unique number (a renewed entry has another). */
 uint64_t nodes_fn_seq(const struct fn_ent *e);
 void nodes_fn_release(struct fn_ent *e);

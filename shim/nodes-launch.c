@@ -215,7 +215,6 @@ int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct c
 	uint32_t n_seen = 0;
 	if (!l || l->cap != cap)
 		return 0;
-	log_drop_fe(l);
 	l->cap = 0; /* one take a capture */
 	if (!l->why && !l->bad)
 		l->why = !n || l->n != n			      ? "fewer launches logged than the graph has nodes"
@@ -223,6 +222,11 @@ int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct c
 			 : l->destroys != model_graph_node_destroys() ? "a node destroyed during the capture"
 			 : (l->wide && l->epoch != ledger_epoch())    ? "the ledger changed under a struct argument"
 								      : NULL;
+	/* the last launch's function, confirmed at its first launch in this
+	 * capture (log_confirmed): its first node's read-back asks no more */
+	if (!l->why && l->fe)
+		nodes_fn_confirmed_in_walk(l->fe);
+	log_drop_fe(l);
 	if (l->why)
 		return take_refused(l);
 	for (size_t i = 0; i < n; i++) {

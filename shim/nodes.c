@@ -607,7 +607,9 @@ int nodes_kernel_fill(const struct fn_ent *fe, void **kernelParams, void **extra
 		if (size <= 8 && nk < CG_NODE_MAXP) {
 			keep[nk] = (struct cg_kparam){
 			    .off = (uint32_t)off, .size = (uint16_t)size, .idx = (uint8_t)(i < 255 ? i : 255)};
-			if (v)
+			if (v && size == 8)
+				memcpy(&keep[nk].val, v, 8); /* a pointer's or a 64-bit value's: in line, no call */
+			else if (v)
 				memcpy(&keep[nk].val, v, size);
 			nk++;
 		} else if (size > 8 && v) {
@@ -662,6 +664,11 @@ int nodes_fn_confirm(const struct fn_ent *e)
 	CUfunction f = e->kern ? NULL : (CUfunction)(uintptr_t)e->func;
 	CUkernel k = e->kern ? (CUkernel)(uintptr_t)e->func : NULL;
 	return nodes_fn_check(f, k, e);
+}
+
+void nodes_fn_confirmed_in_walk(const struct fn_ent *e)
+{
+	fn_ok.func = e->func, fn_ok.seq = e->seq, fn_ok.walk = model_graph_walks();
 }
 
 uint64_t nodes_fn_seq(const struct fn_ent *e)
