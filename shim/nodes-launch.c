@@ -24,9 +24,9 @@
  * Anything else: the full walk, as before. CGSHIM_SUMMARY_CHECK=1 walks
  * anyway and compares (nodes_launch_check).
  *
- * Memory: a block of LOG_MAX descriptions (~115 KiB) per thread that
- * captures while summaries are wanted, freed at its exit; a capture of more
- * launches is walked.
+ * Memory: a block of LOG_MAX descriptions and LOG_MAX + 1 node handles
+ * (~119 KiB) per thread that captures while summaries are wanted, freed at
+ * its exit; a capture of more launches is walked.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -59,6 +59,8 @@ struct launch_log {
 	const char *why; /* the first reason the log is not the graph (CGSHIM_SUMMARY_CHECK says it) */
 	uint64_t why_key;
 	struct cg_ndet d[LOG_MAX];
+	size_t n_nodes;			/* handles in nodes[]: the end's list of the graph (nodes_launch_list_ask) */
+	CUgraphNode nodes[LOG_MAX + 1]; /* one more than a log can match: a longer list is seen to be */
 };
 
 static struct cg_thread_kind log_kind;
@@ -91,6 +93,7 @@ int nodes_launch_begin(uint64_t cap)
 	log_drop_fe(l);
 	l->cap = cap;
 	l->n = l->n_ok = 0;
+	l->n_nodes = 0;
 	l->bad = l->wide = 0;
 	l->why = NULL;
 	l->why_key = 0;
@@ -194,6 +197,27 @@ static const char *nodes_launch_differs(const struct cg_ndet *a, const struct cg
 	if (a->dst != b->dst || a->src != b->src || a->bytes != b->bytes)
 		return "operands";
 	return NULL;
+}
+
+int nodes_launch_list_ask(uint64_t cap, CUgraph g, size_t *n)
+{
+	struct launch_log *l = log_slot;
+	size_t m = LOG_MAX + 1;
+	if (!l || !cap || l->cap != cap || !drv_cuGraphGetNodes ||
+	    drv_cuGraphGetNodes(g, l->nodes, &m) != CUDA_SUCCESS ||
+	    m > LOG_MAX) /* the driver writes the count it has when below the room given */
+		return 0;
+	l->n_nodes = *n = m;
+	return 1;
+}
+
+int nodes_launch_list(uint64_t cap, CUgraphNode *out, size_t n)
+{
+	struct launch_log *l = log_slot;
+	if (!l || !cap || l->cap != cap || !n || l->n_nodes != n)
+		return 0;
+	memcpy(out, l->nodes, n * sizeof *out);
+	return 1;
 }
 
 /* A take refused: 0. Under CGSHIM_SUMMARY_CHECK the first refusal in the

@@ -113,8 +113,15 @@ int nodes_coop_possible(void);
  * the contract is at the top of nodes-launch.c), else 0: walk it. One take
  * a capture. nodes_launch_check (CGSHIM_SUMMARY_CHECK): the nodes walked
  * as well and compared with det; differing nodes counted (and one warning
- * names the first): the caller walks instead. */
+ * names the first): the caller walks instead.
+ * nodes_launch_list_ask: at capture cap's end, graph g's node list and its
+ * count *n in one driver query into the log (1), while this thread logs cap
+ * and the list fits; else 0 (nothing asked, or the list not complete).
+ * nodes_launch_list: that list into out when it holds n handles (1, as
+ * the driver gave it in the same call), else 0. */
 int nodes_launch_begin(uint64_t cap);
+int nodes_launch_list_ask(uint64_t cap, CUgraph g, size_t *n);
+int nodes_launch_list(uint64_t cap, CUgraphNode *out, size_t n);
 void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 		      unsigned by, unsigned bz, unsigned shmem, void **kp, void **extra);
 int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det);

@@ -465,7 +465,10 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			int counted;
 			if (repeat)
 				model_graph_set_repeat(g);
-			counted = drv_cuGraphGetNodes && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS;
+			/* logged: the list and its count in one query (the walk takes the list) */
+			counted = logged && nodes_launch_list_ask(id, g, &n);
+			if (!counted)
+				counted = drv_cuGraphGetNodes && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS;
 			churn_before(&ch, &ce, counted ? n : 0, kernels, th);
 			/* A program that updates executables gets its graphs
 			 * walked here, off the update's path (an update needs the

@@ -147,7 +147,7 @@ struct cg_summary *model_graph_churn_walk(CUgraph g)
 /* known: g's node count as the caller just had it from the driver in the
  * call that holds g (no one else can have changed it), else NULL: asked.
  * launches: the capture whose launches this thread logged (nodes.h
- * nodes_launch_take), 0 none. */
+ * nodes_launch_take, its end's node list nodes_launch_list), 0 none. */
 static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known, uint64_t launches)
 {
 	int logged = 0;
@@ -190,7 +190,8 @@ static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *kn
 	s->types = (uint8_t *)(s->ndeps + cap + 1);
 	memset(s->ndeps, 0, (n + 1) * sizeof *s->ndeps);
 	memset(s->depsig, 0, (n + 1) * sizeof *s->depsig);
-	if (n && drv_cuGraphGetNodes(g, s->nodes, &n) != CUDA_SUCCESS)
+	if (n && !(launches && known && nodes_launch_list(launches, s->nodes, n)) && /* the end's, else asked */
+	    drv_cuGraphGetNodes(g, s->nodes, &n) != CUDA_SUCCESS)
 		goto fail;
 	s->n_nodes = (uint32_t)n;
 	/* node details (nodes.c): best effort, the summary stands without */
@@ -254,10 +255,9 @@ static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *kn
 		nm++;
 	}
 	if (drv_cuGraphGetEdges) {
-		/* dependency counts and signatures in O(N + E): node -> index, open addressing, stack
-		 * scratch for a few hundred nodes; edge data (CUDA 12.3+) from cuGraphGetEdges_v2 where
-		 * the driver has it. One query where the edges fit: asked for `room`, fewer is all of them
-		 * (the driver writes the count it has below the room); else the count, then the edges. */
+		/* dependency counts and signatures in O(N + E), node -> index by open addressing; edge data
+		 * (CUDA 12.3+) from cuGraphGetEdges_v2 where the driver has it. One query where the edges fit
+		 * the stack: asked for `room`, fewer is all of them (the driver writes the count it has). */
 		const size_t per = 2 * sizeof(CUgraphNode) + sizeof(CUgraphEdgeData);
 		_Alignas(16) unsigned char scratch_small[8192], *scratch = scratch_small;
 		size_t cap = 16, ix_bytes, room;

@@ -723,14 +723,17 @@ def case_update_capture(recs, pools):
 # The driver calls the shim may make a step of update_capture (16 kernel
 # nodes, one function): none a node. The graph is described from the 16
 # launches the hooks saw (nodes.h nodes_launch_take); the driver is asked
-# the node list twice, the edges twice, the capture info at begin and end,
-# the graph's id, the function's parameter layout confirmed twice at its
-# first launch and twice at the end's check, and the parameters of the
-# check's two nodes (the function's first node and the last): 13. Before
-# issue 36's launch summaries: 41 (a type and a parameters query a node).
+# the node list with its count once (into the launch log's room), the
+# edges once (into the walk's stack room), the capture info at begin and
+# end, the graph's id, the function's parameter layout confirmed twice at
+# its first launch (the end's check takes that confirmation), and the
+# parameters of the check's two nodes (the function's first node and the
+# last): 9. Before issue 36's launch summaries: 41 (a type and a parameters
+# query a node); before the one-query list and edges and the confirmation
+# kept for the walk (session 12, helper capcost): 13.
 # On an H200 each costs ~50-100 ns (docs/measurements.md, issue 36).
 UPDATE_CAPTURE_NODES = 16
-UPDATE_CAPTURE_CALLS = 13
+UPDATE_CAPTURE_CALLS = 9
 
 
 def standin_calls(prog, steps, env):
@@ -771,6 +774,10 @@ def after_update_capture(a, base):
         check(not shim.get("cuGraphNodeGetType") and shim.get("cuGraphKernelNodeGetParams_v2", 0) <= 2,
               "no type query, two parameters queries a step (the check's nodes), none a node (%s, %s)"
               % (shim.get("cuGraphNodeGetType"), shim.get("cuGraphKernelNodeGetParams_v2")))
+        lists = (shim.get("cuGraphGetNodes", 0), shim.get("cuGraphGetEdges", 0) + shim.get("cuGraphGetEdges_v2", 0),
+                 shim.get("cuFuncGetParamInfo", 0))
+        check(lists[0] <= 1 and lists[1] <= 1 and lists[2] <= 2, "one node-list query, one edges query, two "
+              "layout queries a step (%s, %s, %s)" % lists)
 
 
 def case_handle_reuse(recs, pools):
