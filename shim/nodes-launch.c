@@ -202,11 +202,16 @@ static const char *nodes_launch_differs(const struct cg_ndet *a, const struct cg
 int nodes_launch_list_ask(uint64_t cap, CUgraph g, size_t *n)
 {
 	struct launch_log *l = log_slot;
-	size_t m = LOG_MAX + 1;
-	if (!l || !cap || l->cap != cap || !drv_cuGraphGetNodes ||
-	    drv_cuGraphGetNodes(g, l->nodes, &m) != CUDA_SUCCESS ||
-	    m > LOG_MAX) /* the driver writes the count it has when below the room given */
+	size_t room, m;
+	if (!l || !cap || l->cap != cap || !drv_cuGraphGetNodes)
 		return 0;
+	/* room for one more than the launches logged: a graph of them all (the
+	 * one a take describes) fits, and the driver writes one NULL past it,
+	 * not hundreds; a longer one is asked its count (it is walked node by
+	 * node: the take refuses it) */
+	room = m = (size_t)l->n + 1;
+	if (drv_cuGraphGetNodes(g, l->nodes, &m) != CUDA_SUCCESS || m >= room)
+		return 0; /* the driver writes the count it has when below the room given */
 	l->n_nodes = *n = m;
 	return 1;
 }

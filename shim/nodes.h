@@ -116,7 +116,8 @@ int nodes_coop_possible(void);
  * names the first): the caller walks instead.
  * nodes_launch_list_ask: at capture cap's end, graph g's node list and its
  * count *n in one driver query into the log (1), while this thread logs cap
- * and the list fits; else 0 (nothing asked, or the list not complete).
+ * and the graph has at most as many nodes as launches logged; else 0 (then
+ * the caller asks the count).
  * nodes_launch_list: that list into out when it holds n handles (1, as
  * the driver gave it in the same call), else 0. */
 int nodes_launch_begin(uint64_t cap);
