@@ -718,17 +718,14 @@ long long model_graph_walks(void);
 
 /* ---- NCCL work in graphs (model/nccl.c, issue 33) ---------------------- */
 /* What a full summary s of a captured graph says for the cross-rank view
- * and the NCCL rules: its NCCL kernel nodes (nccl-lib.h names) and a
- * fingerprint that two ranks running the same program give the same graph
- * (no handle, address or context in it: the topology hash, then per
- * described node its type, kernel name, grid, block, shared memory and
- * copy/memset extent). Never 0; with want_fp 0 not made (0: the count
- * alone, for an end of capture whose record is not written). */
-struct model_nccl_fact {
-	int nccl;
-	uint64_t fp;
-};
-void model_nccl_fact(const struct cg_summary *s, struct model_nccl_fact *out, int want_fp);
+ * and the NCCL rules. model_nccl_count: its NCCL kernel nodes (nccl-lib.h
+ * names). model_nccl_fp: a fingerprint that two ranks running the same
+ * program give the same graph (no handle, address or context in it: the
+ * topology hash, then per described node its type, kernel name, grid,
+ * block, shared memory and copy/memset extent), never 0; made only for an
+ * end of capture whose record is written. */
+int model_nccl_count(const struct cg_summary *s);
+uint64_t model_nccl_fp(const struct cg_summary *s);
 /* Graph g's NCCL kernel count, noted at its end of capture with the
  * capture's begin site (a new graph generation forgets it). */
 void model_nccl_graph_set(CUgraph g, int nccl, uint32_t begin_site);

@@ -278,12 +278,18 @@ static void nodes_fn_put(struct fn_ent *e)
 	pthread_mutex_unlock(&names_lock);
 }
 
+/* A handle's home slot in a table of slots (a power of two): fn_tab, al_tab. */
+static size_t nodes_hash(uint64_t key, size_t slots)
+{
+	return (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (slots - 1);
+}
+
 /* The entry of f (or library kernel k), held (nodes_fn_put); asked again
  * when stale, of an older fn_gen, or when renew is set. NULL: no memory. */
 static struct fn_ent *nodes_fn_get(CUfunction f, CUkernel k, int renew)
 {
 	uint64_t key = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
-	size_t h = (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (FN_SLOTS - 1), i = h;
+	size_t h = nodes_hash(key, FN_SLOTS), i = h;
 	struct fn_ent *e;
 	unsigned gen;
 	pthread_mutex_lock(&names_lock);
@@ -451,11 +457,6 @@ static int nodes_extra(void *const *extra, const unsigned char **buf, size_t *si
 static struct {
 	uint64_t kern, func, seq;
 } al_tab[AL_SLOTS];
-
-static size_t nodes_hash(uint64_t key, size_t slots)
-{
-	return (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (slots - 1);
-}
 
 /* The live fn_tab entry of key (whatever its seq), or NULL. Under names_lock. */
 static struct fn_ent *nodes_fn_find_locked(uint64_t key)

@@ -445,8 +445,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 		if (CG_UNLIKELY(escaped))
 			cgh_escape_end(id, &cv, g);
 		struct cg_summary *sum = NULL;
-		struct model_nccl_fact fact = {0, 0};
-		int have_counts = 0, repeat = 0;
+		int nccl = 0, have_counts = 0, repeat = 0;
 		uint32_t n_alloc = 0, n_free = 0;
 		size_t n = 0;
 		uint64_t th = model_tally_hash(id);
@@ -490,9 +489,9 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				c.flags &= ~CG_CALL_REPEAT; /* the end the rule names is written */
 		}
 		if (sum) { /* the counts from the walk; the fingerprint only for a record written */
-			model_nccl_fact(sum, &fact, 0);
-			if (fact.nccl) {
-				model_nccl_graph_set(g, fact.nccl, begin_site);
+			nccl = model_nccl_count(sum);
+			if (nccl) {
+				model_nccl_graph_set(g, nccl, begin_site);
 				cgh_nccl_seen();
 			}
 			n = sum->n_nodes;
@@ -511,12 +510,10 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 				rec_int(&r, "alloc_nodes", n_alloc);
 				rec_int(&r, "free_nodes", n_free);
 			}
-			if (sum)
-				model_nccl_fact(sum, &fact, 1);
-			if (fact.fp) {
-				rec_hex(&r, "fp", fact.fp);
-				if (fact.nccl)
-					rec_int(&r, "nccl", fact.nccl);
+			if (sum) {
+				rec_hex(&r, "fp", model_nccl_fp(sum));
+				if (nccl)
+					rec_int(&r, "nccl", nccl);
 			}
 			rec_end(&r);
 		}

@@ -20,26 +20,26 @@ static uint64_t nccl_str_hash(const char *s)
 	return h;
 }
 
-void model_nccl_fact(const struct cg_summary *s, struct model_nccl_fact *out, int want_fp)
+int model_nccl_count(const struct cg_summary *s)
+{
+	int n = 0;
+	for (uint32_t k = 0; s && k < s->n_det; k++)
+		if (s->det[k].type == CU_GRAPH_NODE_TYPE_KERNEL)
+			n += cg_nccl_kernel_name(s->det[k].name);
+	return n;
+}
+
+uint64_t model_nccl_fp(const struct cg_summary *s)
 {
 	uint64_t h;
-	out->nccl = 0;
-	out->fp = 0;
 	if (!s)
-		return;
-	if (!want_fp) {
-		for (uint32_t k = 0; k < s->n_det; k++)
-			if (s->det[k].type == CU_GRAPH_NODE_TYPE_KERNEL)
-				out->nccl += cg_nccl_kernel_name(s->det[k].name);
-		return;
-	}
+		return 0;
 	/* the topology hash is made of types, counts and indices only */
 	h = cg_mix64(0x6E63636C00000000ull ^ s->topo, (uint64_t)s->n_nodes << 32 | s->n_edges);
 	for (uint32_t k = 0; k < s->n_det; k++) {
 		const struct cg_ndet *d = &s->det[k];
 		h = cg_mix64(h, (uint64_t)d->type << 32 | d->node);
 		if (d->type == CU_GRAPH_NODE_TYPE_KERNEL) {
-			out->nccl += cg_nccl_kernel_name(d->name);
 			h = cg_mix64(h, nccl_str_hash(d->name));
 			h = cg_mix64(h, (uint64_t)d->grid[0] << 32 | d->grid[1]);
 			h = cg_mix64(h, (uint64_t)d->grid[2] << 32 | d->block[0]);
@@ -50,7 +50,7 @@ void model_nccl_fact(const struct cg_summary *s, struct model_nccl_fact *out, in
 			h = cg_mix64(h, (uint64_t)d->grid[0] << 32 | d->shmem);
 		}
 	}
-	out->fp = h | 1;
+	return h | 1;
 }
 
 void model_nccl_graph_set(CUgraph g, int nccl, uint32_t begin_site)
