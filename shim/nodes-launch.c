@@ -48,7 +48,6 @@
 struct launch_log {
 	uint64_t cap; /* the capture logged, 0 none */
 	uint32_t n;
-	uint8_t bad;	   /* a launch not described: the graph is walked */
 	uint8_t wide;	   /* an argument of more than 8 bytes was matched against the ledger */
 	unsigned destroys; /* node destroys at the begin */
 	uint64_t epoch;	   /* the ledger's at the begin */
@@ -56,7 +55,7 @@ struct launch_log {
 	uint64_t fe_key;
 	uint32_t n_ok; /* entries the driver confirmed in this capture */
 	uint64_t ok_seq[OK_MAX];
-	const char *why; /* the first reason the log is not the graph (CGSHIM_SUMMARY_CHECK says it) */
+	const char *why; /* the first reason the log is not the graph, NULL none (CGSHIM_SUMMARY_CHECK says it) */
 	uint64_t why_key;
 	struct cg_ndet d[LOG_MAX];
 	size_t n_nodes;			/* handles in nodes[]: the end's list of the graph (nodes_launch_list_ask) */
@@ -94,7 +93,7 @@ int nodes_launch_begin(uint64_t cap)
 	l->cap = cap;
 	l->n = l->n_ok = 0;
 	l->n_nodes = 0;
-	l->bad = l->wide = 0;
+	l->wide = 0;
 	l->why = NULL;
 	l->why_key = 0;
 	l->destroys = model_graph_node_destroys();
@@ -102,9 +101,9 @@ int nodes_launch_begin(uint64_t cap)
 	return 1;
 }
 
+/* A launch not described: the graph is walked (the first reason kept). */
 static void log_bad(struct launch_log *l, const char *why, uint64_t key)
 {
-	l->bad = 1;
 	if (!l->why)
 		l->why = why, l->why_key = key;
 }
@@ -129,7 +128,7 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 	struct launch_log *l = log_slot;
 	uint64_t key = (uint64_t)(uintptr_t)f;
 	int err;
-	if (!l || l->cap != cap || l->bad)
+	if (!l || l->cap != cap || l->why)
 		return;
 	if (l->n + 1 != kernels || l->n >= LOG_MAX) { /* a launch not logged, or too many */
 		log_bad(l, l->n >= LOG_MAX ? "more launches than the log holds" : "a launch not logged", key);
@@ -245,7 +244,7 @@ int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct c
 	if (!l || l->cap != cap)
 		return 0;
 	l->cap = 0; /* one take a capture */
-	if (!l->why && !l->bad)
+	if (!l->why)
 		l->why = !n || l->n != n			      ? "fewer launches logged than the graph has nodes"
 			 : nodes_coop_possible()		      ? "a cooperative launch or attribute seen"
 			 : l->destroys != model_graph_node_destroys() ? "a node destroyed during the capture"
