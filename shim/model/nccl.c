@@ -20,12 +20,41 @@ static uint64_t nccl_str_hash(const char *s)
 	return h;
 }
 
+/* Whether a description's kernel name is NCCL's, kept per name address:
+ * a description's name is interned (nodes.h: never freed), so its address
+ * names it for the life of the process. The two substring searches a node
+ * cost ~1.5 us at the end of a 64-kernel capture on the H200 (2026-11-29,
+ * bench/sampler.c; docs/measurements.md). A direct-mapped table of words
+ * (address << 1 | answer), read and written whole, lock-free: a lost store
+ * only costs a search again. */
+#define NCCL_NAME_SLOTS 256
+static _Atomic uint64_t nccl_names[NCCL_NAME_SLOTS];
+
+static int nccl_name(const char *name)
+{
+	uint64_t key = (uint64_t)(uintptr_t)name, w;
+	size_t i = (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 56);
+	int yes;
+	if (!name)
+		return 0;
+	w = atomic_load_explicit(&nccl_names[i], memory_order_relaxed);
+	if (w >> 1 == key)
+		return (int)(w & 1);
+	yes = cg_nccl_kernel_name(name);
+	atomic_store_explicit(&nccl_names[i], key << 1 | (uint64_t)yes, memory_order_relaxed);
+	return yes;
+}
+
 int model_nccl_count(const struct cg_summary *s)
 {
-	int n = 0;
+	const char *last = NULL;
+	int n = 0, last_yes = 0;
 	for (uint32_t k = 0; s && k < s->n_det; k++)
-		if (s->det[k].type == CU_GRAPH_NODE_TYPE_KERNEL)
-			n += cg_nccl_kernel_name(s->det[k].name);
+		if (s->det[k].type == CU_GRAPH_NODE_TYPE_KERNEL) {
+			if (s->det[k].name != last) /* a graph runs one kernel in many nodes */
+				last = s->det[k].name, last_yes = nccl_name(last);
+			n += last_yes;
+		}
 	return n;
 }
 
