@@ -21,7 +21,9 @@ environment without LD_PRELOAD and any CGSHIM_* variable):
   before    (only with --before LIB) the shim's environment with another
             build of the library, e.g. the one before a change: its ratios to
             bare come out beside shim's, interleaved in the same rounds, with
-            no bar (issue 13's before/after comparison)
+            no bar (issue 13's before/after comparison); with --before-env
+            K=V,... also those variables (--before alone: the same library),
+            e.g. CGSHIM_LOG=warn to see in lockstep what the records cost
 
 Cases (the run that measures them, and the ratio taken per round):
   launch             workload launch: cudaGraphLaunch of a 1-node graph, ns per
@@ -222,12 +224,17 @@ def use_before():
                 c.modes = tuple(c.modes) + ("before",)
 
 
+BEFORE_ENV = {}  # --before-env
+
+
 def mode_env(mode, lib, log, extra=None, before=None):
     """The environment of a run in mode (log: the shim's log file path)."""
     if mode == "bare":
         return env()
     e = dict(LD_PRELOAD=before if mode == "before" else lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
     e.update(extra or {})
+    if mode == "before":
+        e.update(BEFORE_ENV)
     if mode == "disabled":
         e["CGSHIM_DISABLE"] = "1"
     return env(e)
@@ -259,7 +266,7 @@ def parse(out):
 def check_log(mode, log):
     """The shim loaded (shim: a log file) or passed through (disabled: none)."""
     files = glob.glob(log.replace("%p", "*"))
-    if mode in ("shim", "before") and not files:
+    if (mode == "shim" or (mode == "before" and not BEFORE_ENV)) and not files:
         raise RunError("the shim run wrote no log (%s): is --lib the shim, does it load?" % log)
     if mode == "disabled" and files:
         raise RunError("CGSHIM_DISABLE=1 run wrote %s" % files[0])
@@ -448,6 +455,8 @@ def parser():
     p.add_argument("--lockstep", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old callers
     p.add_argument("--before", help="another libcgshim.so (e.g. before a change): a fourth mode, 'before', "
                    "interleaved with the others, reported beside shim (no bar)")
+    p.add_argument("--before-env", help="K=V,...: variables added to the 'before' mode (with no --before, "
+                   "the 'before' mode runs --lib), e.g. CGSHIM_LOG=warn")
     p.add_argument("--keep-logs", action="store_true", help="keep the shim's logs (their directory is printed)")
     p.add_argument("--dry", action="store_true", help="the fake workload (bench/fake_workload.py), no GPU")
     p.add_argument("--selftest", action="store_true", help="check the statistics and the driver on the fake workload")
@@ -488,6 +497,9 @@ def main(argv=None, say=print):
         a.rounds = 10 if a.quick else 30
     if a.rounds < 3:
         raise SystemExit("--rounds: at least 3 (one of each mode order)")
+    if a.before_env:
+        BEFORE_ENV.update(kv.split("=", 1) for kv in a.before_env.split(","))
+        a.before = a.before or a.lib
     if a.before:
         use_before()
     cases = select(a.cases)
