@@ -63,6 +63,42 @@ static void k_empty(void **a, unsigned long n)
 
 #define BUF 1024L
 
+/* BENCH_PHASES=1 (bench/phases.py): the capture and update-capture cases
+ * also stamp the clock between their calls and print, per phase, the
+ * median over iterations: "phase NAME median_ns M". */
+#define PH_MAX 8
+static double *ph_t; /* iters x PH_MAX phase durations, NULL when off */
+static int ph_iters;
+static double ph_last;
+static void ph_start(int iters)
+{
+	const char *e = getenv("BENCH_PHASES");
+	if (e && *e == '1' && !ph_t) {
+		ph_t = (double *)calloc((size_t)iters * PH_MAX, sizeof *ph_t);
+		ph_iters = iters;
+	}
+}
+static void ph_mark(int r, int k)
+{
+	if (!ph_t)
+		return;
+	double t = now_ns();
+	if (r >= 0 && r < ph_iters && k > 0)
+		ph_t[(size_t)r * PH_MAX + k - 1] = t - ph_last;
+	ph_last = t;
+}
+static void ph_report(const char *const *names, int n)
+{
+	double *v = (double *)malloc((size_t)ph_iters * sizeof *v);
+	for (int k = 0; ph_t && v && k < n; k++) {
+		for (int r = 0; r < ph_iters; r++)
+			v[r] = ph_t[(size_t)r * PH_MAX + k];
+		qsort(v, (size_t)ph_iters, sizeof *v, cmp_double);
+		printf("phase %s median_ns %.1f\n", names[k], v[ph_iters / 2]);
+	}
+	free(v);
+}
+
 /* Sorts v; prints the result line. */
 static void report(const char *name, int nodes, int n, double *v)
 {
@@ -72,15 +108,23 @@ static void report(const char *name, int nodes, int n, double *v)
 	       v[(3 * n) / 4]);
 }
 
-static cudaGraph_t chain(cudaStream_t s, float *buf, int nodes, double v)
+static cudaGraph_t chain_at(cudaStream_t s, float *buf, int nodes, double v, int r)
 {
 	cudaGraph_t g;
 	MUST(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+	ph_mark(r, 1);
 	for (int i = 0; i < nodes; i++)
 		LAUNCH_ADD(s, buf, BUF, v);
 	MUST(cudaGetLastError());
+	ph_mark(r, 2);
 	MUST(cudaStreamEndCapture(s, &g));
+	ph_mark(r, 3);
 	return g;
+}
+
+static cudaGraph_t chain(cudaStream_t s, float *buf, int nodes, double v)
+{
+	return chain_at(s, buf, nodes, v, -1);
 }
 
 static void launch_empty(cudaStream_t s)
@@ -155,20 +199,31 @@ static int launches(int eager, int iters, int batch, cudaStream_t s, float *buf,
 static int capture(int nodes, int iters, cudaStream_t s, int lock)
 {
 	double *t = (double *)malloc((size_t)iters * sizeof *t);
+	static const char *const ph_names[] = {"begin", "alloc", "launches", "free", "end", "instantiate", "exec_destroy", "graph_destroy"};
+	ph_start(iters);
 	for (int r = -20; r < iters; r++) { /* 20 warm-up iterations */
 		cudaGraph_t g = NULL;
 		cudaGraphExec_t e = NULL;
 		float *p = NULL;
 		double t0 = now_ns();
+		ph_mark(r, 0);
 		MUST(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		ph_mark(r, 1);
 		MUST(cudaMallocAsync((void **)&p, BUF * sizeof(float), s));
+		ph_mark(r, 2);
 		for (int k = 0; k < nodes - 2; k++)
 			LAUNCH_ADD(s, p, BUF, 1.0);
+		ph_mark(r, 3);
 		MUST(cudaFreeAsync(p, s));
+		ph_mark(r, 4);
 		MUST(cudaStreamEndCapture(s, &g));
+		ph_mark(r, 5);
 		MUST(cudaGraphInstantiate(&e, g, cudaGraphInstantiateFlagAutoFreeOnLaunch));
+		ph_mark(r, 6);
 		MUST(cudaGraphExecDestroy(e));
+		ph_mark(r, 7);
 		MUST(cudaGraphDestroy(g));
+		ph_mark(r, 8);
 		double dt = now_ns() - t0;
 		if (r >= 0)
 			t[r] = dt;
@@ -179,6 +234,7 @@ static int capture(int nodes, int iters, cudaStream_t s, int lock)
 		}
 	}
 	report("capture", nodes, iters, t);
+	ph_report(ph_names, 8);
 	free(t);
 	return 0;
 }
@@ -198,7 +254,10 @@ static int update(enum upd_kind kind, int nodes, int iters, cudaStream_t s, floa
 	cudaGraphExec_t e = NULL;
 	cudaGraphExecUpdateResultInfo info;
 	int fresh = kind == UPD_FRESH || kind == UPD_CAPTURE;
+	static const char *const ph_names[] = {"begin", "launches", "end", "update", "graph_destroy"};
 	MUST(cudaGraphInstantiate(&e, g0, 0));
+	if (kind == UPD_CAPTURE)
+		ph_start(iters);
 	if (kind == UPD_SAME)
 		same = chain(s, buf, nodes, 1.0); /* identical to g0, captured once */
 	if (kind == UPD_ALT) {			  /* the exec's topology, other arguments */
@@ -207,15 +266,18 @@ static int update(enum upd_kind kind, int nodes, int iters, cudaStream_t s, floa
 	}
 	for (int r = -10; r < iters; r++) { /* 10 warm-up iterations */
 		double t0 = now_ns();
+		ph_mark(r, 0);
 		cudaGraph_t g = kind == UPD_ALT ? (r % 2 ? alt : same)
-				: fresh	       ? chain(s, buf, nodes, 1.0 + (r + 10) * 1e-3)
+				: fresh	       ? chain_at(s, buf, nodes, 1.0 + (r + 10) * 1e-3, r)
 					       : same;
 		if (kind != UPD_CAPTURE)
 			t0 = now_ns(); /* the capture is not timed */
 		MUST(cudaGraphExecUpdate(e, g, &info));
+		ph_mark(r, 4);
 		double dt = now_ns() - t0;
 		if (fresh)
 			MUST(cudaGraphDestroy(g));
+		ph_mark(r, 5);
 		if (kind == UPD_CAPTURE)
 			dt = now_ns() - t0;
 		if (r >= 0)
@@ -230,6 +292,8 @@ static int update(enum upd_kind kind, int nodes, int iters, cudaStream_t s, floa
 	}
 	MUST(cudaStreamSynchronize(s));
 	report(upd_name[kind], nodes, iters, t);
+	if (kind == UPD_CAPTURE)
+		ph_report(ph_names, 5);
 	MUST(cudaGraphExecDestroy(e));
 	MUST(cudaGraphDestroy(g0));
 	if (same)

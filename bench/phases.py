@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""bench/phases.py -- where a workload's shim time goes, call by call, in
+lockstep: runs bench/workload.cu's capture or update-capture case with
+BENCH_PHASES=1 bare and under the shim (bench/run.py's shim environment), in
+a ring on one core (bench/baton.py), ROUNDS times with the order
+alternating, and prints per phase (the calls between two clock stamps) the
+median over rounds of bare's and the shim's per-phase medians and of their
+difference. Information, no bar: the bars are bench/run.py's.
+
+usage: phases.py [--bin DIR] [--lib PATH] [--core N] [--rounds R]
+                 [--env K=V,...] CASE [NODES [ITERS]]
+  CASE    capture or update-capture
+  --env   variables added to the shim's environment
+"""
+import argparse, os, statistics, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from baton import env, lockstep_ring  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def phases(out):
+    """{phase: median_ns} and the result's median_ns from one run's stdout."""
+    ph, total = {}, None
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "phase":
+            ph[f[1]] = float(f[3])
+        elif f and f[0] == "result":
+            total = float(f[f.index("median_ns") + 1])
+    return ph, total
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", default=os.path.join(ROOT, "build-gpu", "bench-bin"))
+    p.add_argument("--lib", default=os.path.join(ROOT, "build-gpu", "shim", "libcgshim.so"))
+    p.add_argument("--core", default="4")
+    p.add_argument("--rounds", type=int, default=8)
+    p.add_argument("--env", default="")
+    p.add_argument("case")
+    p.add_argument("args", nargs="*")
+    a = p.parse_args()
+    nodes = a.args[0] if a.args else "64"
+    iters = a.args[1] if len(a.args) > 1 else "300"
+    cmd = ([] if a.core == "none" else ["taskset", "-c", a.core]) + [os.path.join(a.bin, "workload"), a.case, nodes,
+                                                                    iters]
+    tmp = tempfile.mkdtemp(prefix="cgshim-phases-")
+    shim = dict(LD_PRELOAD=a.lib, CGSHIM_LOG="info", CGSHIM_LOG_FORMAT="jsonl",
+                CGSHIM_LOG_FILE=os.path.join(tmp, "p-%p.jsonl"), BENCH_PHASES="1")
+    shim.update(kv.split("=", 1) for kv in a.env.split(",") if kv)
+    bare = env(dict(BENCH_PHASES="1"))
+    rows = {}  # phase -> [(bare, shim)]
+    for r in range(a.rounds):
+        envs = [bare, env(shim)] if r % 2 == 0 else [env(shim), bare]
+        outs = lockstep_ring(cmd, envs, timeout=600)
+        ob, os_ = (outs[0], outs[1]) if r % 2 == 0 else (outs[1], outs[0])
+        pb, tb = phases(ob)
+        ps, ts = phases(os_)
+        for k in pb:
+            rows.setdefault(k, []).append((pb[k], ps.get(k, float("nan"))))
+        rows.setdefault("(whole)", []).append((tb, ts))
+    print("%-14s %12s %12s %10s %7s" % ("phase", "bare_ns", "shim_ns", "diff_ns", "ratio"))
+    for k, v in rows.items():
+        b = statistics.median(x for x, _ in v)
+        s = statistics.median(y for _, y in v)
+        d = statistics.median(y - x for x, y in v)
+        print("%-14s %12.0f %12.0f %10.0f %7.3f" % (k, b, s, d, s / b if b else float("nan")))
+
+
+if __name__ == "__main__":
+    main()
