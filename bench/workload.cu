@@ -87,6 +87,26 @@ static void ph_mark(int r, int k)
 		ph_t[(size_t)r * PH_MAX + k - 1] = t - ph_last;
 	ph_last = t;
 }
+/* BENCH_FLUSH=MB: after every capture or update iteration (untimed), write
+ * one byte a cache line of an MB-megabyte buffer, so the next iteration
+ * starts with cold caches as in lockstep, where the partners' turns evict
+ * them: under callgrind --cache-sim=yes the misses of each function are
+ * then what the lockstep harness pays (bench/phases.py's diff). */
+static void bench_flush(void)
+{
+	static unsigned char *buf;
+	static size_t n = (size_t)-1;
+	if (n == (size_t)-1) {
+		const char *e = getenv("BENCH_FLUSH");
+		n = e ? (size_t)atol(e) << 20 : 0;
+		buf = n ? (unsigned char *)malloc(n) : NULL;
+		if (!buf)
+			n = 0;
+	}
+	for (size_t i = 0; i < n; i += 64)
+		buf[i]++;
+}
+
 static void ph_report(const char *const *names, int n)
 {
 	double *v = (double *)malloc((size_t)ph_iters * sizeof *v);
@@ -227,6 +247,7 @@ static int capture(int nodes, int iters, cudaStream_t s, int lock)
 		double dt = now_ns() - t0;
 		if (r >= 0)
 			t[r] = dt;
+		bench_flush();
 		if (lock) {
 			if (r >= 0)
 				printf("iter %d %.0f\n", r, dt);
@@ -284,6 +305,7 @@ static int update(enum upd_kind kind, int nodes, int iters, cudaStream_t s, floa
 			t[r] = dt;
 		if ((r + 10) % 16 == 0)
 			MUST(cudaGraphLaunch(e, s));
+		bench_flush();
 		if (lock) {
 			if (r >= 0)
 				printf("iter %d %.0f\n", r, dt);
