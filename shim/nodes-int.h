@@ -8,8 +8,10 @@
 #define CGSHIM_NODES_INT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "cuda-abi.h"
+#include "model.h"
 #include "nodes.h"
 
 struct fn_ent;
@@ -37,6 +39,42 @@ void nodes_fn_release(struct fn_ent *e);
 /* Whether e's function has a parameter of more than 8 bytes (its words
  * are matched against the ledger). */
 int nodes_fn_wide(const struct fn_ent *e);
+/* The parameter count of e when a launch of it by kernelParams is
+ * described by nodes_launch_rec's template (0 to CG_NODE_MAXP parameters,
+ * none of more than 8 bytes, e not bad: each parameter is kept, p[i] is
+ * parameter i), else -1 (nodes_kernel_fill each launch). */
+int nodes_fn_small(const struct fn_ent *e);
+/* The n <= 8 bytes at v as a kept value: what memcpy(&val, v, n) gives a
+ * zeroed val, the 8- and 4-byte forms in line. */
+static inline uint64_t nodes_word(const void *v, size_t n)
+{
+	uint64_t w = 0;
+	if (n == 8)
+		memcpy(&w, v, 8);
+	else if (n == 4)
+		memcpy(&w, v, 4);
+	else
+		memcpy(&w, v, n);
+	return w;
+}
+/* A parameter's n bytes at p hashed into h (a description's phash, written
+ * as params_hash): 8-byte words mixed (cg_mix64), then the tail bytes
+ * FNV-1a. A byte at a time cost ~160 instructions a kernel node of three
+ * parameters in every walk (issue 36). nodes_kernel_fill and
+ * nodes-launch.c's template path hash with it alike. */
+static inline uint64_t nodes_fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, c + i, 8);
+		h = cg_mix64(h, w);
+	}
+	for (; i < n; i++)
+		h = (h ^ c[i]) * 1099511628211ull;
+	return h;
+}
 /* d's name, module, context and argument description from entry fe and the
  * argument arrays (kernelParams, or extra's packed buffer), read only
  * inside fe's layout, which the caller had the driver confirm. n: the node

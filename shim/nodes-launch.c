@@ -43,18 +43,36 @@
 #include "thread.h"
 
 #define LOG_MAX 512
-#define OK_MAX 8
+#define FN_MAX 8
+
+/* A function this capture's launches ran, whose layout the driver
+ * confirmed in this capture (nodes_fn_confirm), with what every launch of
+ * it is described from. A launch by kernelParams of a function of
+ * nodes_fn_small's form (at most CG_NODE_MAXP parameters, none of more
+ * than 8 bytes: parameter i is kept in p[i]) starts from t, the
+ * description nodes_kernel_fill gives a launch whose argument pointers are
+ * all NULL (the entry's facts, the layout, no value, phash's seed), and
+ * reads each parameter's value and hashes it into phash as nodes_kernel_fill
+ * does (nodes-int.h nodes_word, nodes_fnv): no memset, no layout
+ * loop, no call a launch. Any other launch is nodes_kernel_fill's. */
+struct log_fn {
+	uint64_t key;	   /* the launches' handle (a CUkernel or a function) */
+	struct fn_ent *fe; /* held */
+	int np;		   /* nodes_fn_small's count, -1: no template */
+	uint8_t wide;	   /* nodes_fn_wide */
+	struct cg_ndet t;  /* np >= 0: the template (node, dimensions, shared memory 0) */
+};
 
 struct launch_log {
 	uint64_t cap; /* the capture logged, 0 none */
 	uint32_t n;
 	uint8_t wide;	   /* an argument of more than 8 bytes was matched against the ledger */
 	unsigned destroys; /* node destroys at the begin */
+	unsigned unloads;  /* module and library unloads at the begin (nodes_unloads) */
 	uint64_t epoch;	   /* the ledger's at the begin */
-	struct fn_ent *fe; /* the last launch's function entry, held */
-	uint64_t fe_key;
-	uint32_t n_ok; /* entries the driver confirmed in this capture */
-	uint64_t ok_seq[OK_MAX];
+	uint32_t n_fn;	   /* entries in fn[] */
+	uint32_t last;	   /* fn[last]: the last launch's function (n_fn > 0) */
+	struct log_fn fn[FN_MAX];
 	const char *why; /* the first reason the log is not the graph, NULL none (CGSHIM_SUMMARY_CHECK says it) */
 	uint64_t why_key;
 	struct cg_ndet d[LOG_MAX];
@@ -78,10 +96,9 @@ long long nodes_launch_check_diffs(void)
 
 static void log_drop_fe(struct launch_log *l)
 {
-	if (l->fe)
-		nodes_fn_release(l->fe);
-	l->fe = NULL;
-	l->fe_key = 0;
+	for (uint32_t i = 0; i < l->n_fn; i++)
+		nodes_fn_release(l->fn[i].fe);
+	l->n_fn = l->last = 0;
 }
 
 int nodes_launch_begin(uint64_t cap)
@@ -91,12 +108,13 @@ int nodes_launch_begin(uint64_t cap)
 		return 0;
 	log_drop_fe(l);
 	l->cap = cap;
-	l->n = l->n_ok = 0;
+	l->n = 0;
 	l->n_nodes = 0;
 	l->wide = 0;
 	l->why = NULL;
 	l->why_key = 0;
 	l->destroys = model_graph_node_destroys();
+	l->unloads = nodes_unloads();
 	l->epoch = ledger_epoch();
 	return 1;
 }
@@ -108,18 +126,51 @@ static void log_bad(struct launch_log *l, const char *why, uint64_t key)
 		l->why = why, l->why_key = key;
 }
 
-/* Whether the driver confirmed fe's layout in this capture; asks it once. */
-static int log_confirmed(struct launch_log *l, const struct fn_ent *fe)
+/* The entry of the launches' handle key in this capture, made at its first
+ * launch: the function a walk asked already (the entry's form is the
+ * walk's: a first capture of a kernel is walked; the runtime launches by a
+ * CUkernel, the node gives its context's function, nodes.c: launch-handle
+ * aliases), its layout confirmed by the driver. Past FN_MAX functions an
+ * entry is taken over (asked and confirmed again at its next launch).
+ * NULL, the log bad: the graph is walked. A lock and, first in a capture,
+ * two driver queries: errno kept. */
+static __attribute__((noinline)) struct log_fn *log_fn_find(struct launch_log *l, uint64_t key)
 {
-	uint64_t seq = nodes_fn_seq(fe);
-	for (uint32_t i = 0; i < l->n_ok; i++)
-		if (l->ok_seq[i] == seq)
-			return 1;
-	if (!nodes_fn_confirm(fe))
-		return 0;
-	if (l->n_ok < OK_MAX)
-		l->ok_seq[l->n_ok++] = seq;
-	return 1;
+	static void *nulls[CG_NODE_MAXP]; /* the template's argument pointers */
+	struct log_fn *c;
+	struct fn_ent *fe;
+	int err = errno;
+	for (uint32_t i = 0; i < l->n_fn; i++)
+		if (l->fn[i].key == key)
+			return &l->fn[l->last = i];
+	if (!(fe = nodes_fn_cached(key))) {
+		log_bad(l, "a function no walk has described", key);
+		errno = err;
+		return NULL;
+	}
+	if (!nodes_fn_confirm(fe)) {
+		nodes_fn_release(fe);
+		log_bad(l, "a function whose layout the driver did not confirm", key);
+		errno = err;
+		return NULL;
+	}
+	if (l->n_fn < FN_MAX)
+		l->last = l->n_fn++;
+	else
+		l->last = (l->last + 1) % FN_MAX, nodes_fn_release(l->fn[l->last].fe);
+	c = &l->fn[l->last];
+	c->key = key, c->fe = fe;
+	c->wide = (uint8_t)nodes_fn_wide(fe);
+	c->np = nodes_fn_small(fe);
+	if (c->np >= 0) {
+		memset(&c->t, 0, sizeof c->t);
+		c->t.type = CU_GRAPH_NODE_TYPE_KERNEL;
+		c->t.np_all = 0xffff;
+		c->t.func = nodes_fn_key(fe);
+		nodes_kernel_fill(fe, nulls, NULL, &c->t, NULL);
+	}
+	errno = err;
+	return c;
 }
 
 void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -127,48 +178,54 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 {
 	struct launch_log *l = log_slot;
 	uint64_t key = (uint64_t)(uintptr_t)f;
-	int err;
+	struct log_fn *c;
+	struct cg_ndet *d;
 	if (!l || l->cap != cap || l->why)
 		return;
 	if (l->n + 1 != kernels || l->n >= LOG_MAX) { /* a launch not logged, or too many */
 		log_bad(l, l->n >= LOG_MAX ? "more launches than the log holds" : "a launch not logged", key);
 		return;
 	}
-	err = errno; /* a lock and, first in a capture, two driver queries */
-	if (!l->fe || l->fe_key != key) {
-		log_drop_fe(l);
-		/* only a function a walk asked already: the entry's form is the
-		 * walk's (a first capture of a kernel is walked). The runtime
-		 * launches by a CUkernel, the node gives its context's function
-		 * (nodes.c: launch-handle aliases): the entry is found through
-		 * the alias, and the description names the walk's key. */
-		if (!(l->fe = nodes_fn_cached(key))) {
-			log_bad(l, "a function no walk has described", key);
-			errno = err;
-			return;
-		}
-		l->fe_key = key;
-	}
-	if (!log_confirmed(l, l->fe)) {
-		log_bad(l, "a function whose layout the driver did not confirm", key);
-		errno = err;
+	if (CG_UNLIKELY(nodes_unloads() != l->unloads)) { /* an entry's handle may name another function */
+		log_bad(l, "a module or library unloaded during the capture", key);
 		return;
 	}
-	errno = err;
-	struct cg_ndet *d = &l->d[l->n];
-	memset(d, 0, sizeof *d);
+	c = l->n_fn && l->fn[l->last].key == key ? &l->fn[l->last] : log_fn_find(l, key);
+	if (!c)
+		return;
+	d = &l->d[l->n];
+	if (CG_LIKELY(c->np >= 0 && (kp || !c->np))) {
+		/* nodes_kernel_fill's description, from the template: parameter
+		 * k's pointer read only below np, the confirmed count */
+		uint64_t h = c->t.phash;
+		int np = c->np;
+		void *const *args = kp;
+		*d = c->t;
+		for (int k = 0; k < np; k++) {
+			const void *v = args[k];
+			size_t size = c->t.p[k].size;
+			uint64_t w;
+			if (!v)
+				continue;
+			d->p[k].val = w = nodes_word(v, size);
+			h = size == 8 ? cg_mix64(h, w) : nodes_fnv(h, v, size); /* nodes_fnv's, in line */
+		}
+		d->phash = h;
+	} else {
+		memset(d, 0, sizeof *d);
+		d->type = CU_GRAPH_NODE_TYPE_KERNEL;
+		d->np_all = 0xffff;
+		d->func = nodes_fn_key(c->fe); /* as the walk (nodes_launch_take compares) */
+		if (nodes_kernel_fill(c->fe, kp, extra, d, NULL) < 0) {
+			log_bad(l, "arguments not described", key);
+			return;
+		}
+	}
 	d->node = l->n;
-	d->type = CU_GRAPH_NODE_TYPE_KERNEL;
-	d->np_all = 0xffff;
-	d->func = nodes_fn_key(l->fe); /* as the walk (nodes_launch_take compares) */
 	d->grid[0] = gx, d->grid[1] = gy, d->grid[2] = gz;
 	d->block[0] = bx, d->block[1] = by, d->block[2] = bz;
 	d->shmem = shmem;
-	if (nodes_kernel_fill(l->fe, kp, extra, d, NULL) < 0) {
-		log_bad(l, "arguments not described", key);
-		return;
-	}
-	l->wide |= nodes_fn_wide(l->fe);
+	l->wide |= c->wide;
 	l->n++;
 }
 
@@ -252,8 +309,8 @@ int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct c
 								      : NULL;
 	/* the last launch's function, confirmed at its first launch in this
 	 * capture (log_confirmed): its first node's read-back asks no more */
-	if (!l->why && l->fe)
-		nodes_fn_confirmed_in_walk(l->fe);
+	if (!l->why && l->n_fn)
+		nodes_fn_confirmed_in_walk(l->fn[l->last].fe);
 	log_drop_fe(l);
 	if (l->why)
 		return take_refused(l);

@@ -119,23 +119,6 @@ static uint64_t nodes_module_ctx_locked(uint64_t m)
 	return 0;
 }
 
-/* A parameter's bytes into h: 8-byte words mixed (cg_mix64), then the
- * tail bytes FNV-1a. A byte at a time cost ~160 instructions a kernel node
- * of three parameters in every walk (issue 36). */
-static uint64_t nodes_fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, c + i, 8);
-		h = cg_mix64(h, w);
-	}
-	for (; i < n; i++)
-		h = (h ^ c[i]) * 1099511628211ull;
-	return h;
-}
-
 /* ---- kernel nodes ----------------------------------------------------- */
 /* Parameter i of the function (or library kernel): offset and size.
  * Returns the driver's answer; 500 when neither query exists. */
@@ -620,13 +603,10 @@ int nodes_kernel_fill(const struct fn_ent *fe, void **kernelParams, void **extra
 		if (v)
 			h = nodes_fnv(h, v, size);
 		if (size <= 8 && nk < CG_NODE_MAXP) {
-			keep[nk] = (struct cg_kparam){
-			    .off = (uint32_t)off, .size = (uint16_t)size, .idx = (uint8_t)(i < 255 ? i : 255)};
-			if (v && size == 8)
-				memcpy(&keep[nk].val, v, 8); /* a pointer's or a 64-bit value's: in line, no call */
-			else if (v)
-				memcpy(&keep[nk].val, v, size);
-			nk++;
+			keep[nk++] = (struct cg_kparam){.off = (uint32_t)off,
+							.size = (uint16_t)size,
+							.idx = (uint8_t)(i < 255 ? i : 255),
+							.val = v ? nodes_word(v, size) : 0};
 		} else if (size > 8 && v) {
 			/* words inside a struct parameter that point into the ledger */
 			for (size_t w = (8 - off % 8) % 8, k = 0; w + 8 <= size && k < 64 && nk < CG_NODE_MAXP;
@@ -694,6 +674,12 @@ uint64_t nodes_fn_seq(const struct fn_ent *e)
 int nodes_fn_wide(const struct fn_ent *e)
 {
 	return e->wide;
+}
+
+int nodes_fn_small(const struct fn_ent *e)
+{
+	int bad = __atomic_load_n(&e->bad, __ATOMIC_RELAXED);
+	return !bad && e->np >= 0 && e->np <= CG_NODE_MAXP && !e->wide ? e->np : -1;
 }
 
 void nodes_fn_release(struct fn_ent *e)

@@ -14,6 +14,7 @@ any check failed.
 import argparse
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -702,6 +703,45 @@ def after_launch_alias(a, base):
             check(not warns, "no warning but the check's note (%s)" % warns)
 
 
+def case_launch_forms(recs, pools):
+    """Captured launches in every argument form (kernels/model/launch_forms.cu) at info: no warning, no mismatch."""
+    one(recs, "summary")
+    check(not ev(recs, "warning") and not ev(recs, "mismatch"),
+          "no warning, no mismatch (%s)" % [x.get("msg") for x in ev(recs, "warning")])
+
+
+def after_launch_forms(a, base):
+    """At debug, with CGSHIM_SUMMARY_CHECK=1: the second and third captures
+    described from their launches (a template a function of small
+    parameters, nodes_kernel_fill for the rest), none otherwise than the
+    walk; the first (functions no walk described) and the fourth (a module
+    unloaded during it) walked. The kept values of 1, 2, 4 and 8 bytes as
+    the launch gave them, and every capture's mixed nodes alike but for
+    the values (the hash of a walked graph's and a described one's)."""
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        log = os.path.join(tmp, "debug.jsonl")
+        p = run([a.prog], cgtest.shim_env(base, a.shim, log, "debug", {"CGSHIM_SUMMARY_CHECK": "1"}))
+        recs = read_log(log)
+        s = one(recs, "summary")
+        check(p.returncode == 0 and s.get("launch_summaries") == 2 and s.get("launch_summary_diffs") == 0,
+              "launch_forms: exit %d, %s graphs from launches (want 2), %s nodes differed"
+              % (p.returncode, s.get("launch_summaries"), s.get("launch_summary_diffs")))
+        mixed = [n for n in ev(recs, "node") if n.get("kernel") == "mixed"]
+        want = [[[0, 1, "0x%x" % (5 + r)], [2, 2, "0x%x" % (0x1234 + r)], [4, 4, "0x%x" % (0xdeadbe00 + r)],
+                 [8, 4, "0x%x" % struct.unpack("<I", struct.pack("<f", 1.5 + r))[0]],
+                 [16, 8, "0x%x" % (0x1122334455667700 + r)]] for r in range(4) for _ in range(3)]
+        check([n.get("params") for n in mixed] == want, "mixed's 12 nodes keep their values (%s)"
+              % [n.get("params") for n in mixed][:2])
+        hashes = [n.get("params_hash") for n in mixed]
+        check(all(hashes[3 * r:3 * r + 3] == [hashes[3 * r]] * 3 for r in range(4)) and len(set(hashes)) == 4,
+              "one params_hash a capture's mixed nodes, another each capture (%s)" % hashes)
+        pair = [n.get("params") for n in ev(recs, "node") if n.get("kernel") == "pair"]
+        check(pair == [[[0, 8, "0x%x" % (0x99 + r)], [8, 4, "0x%x" % (0x77 + r)]] for r in range(4)],
+              "pair's packed values kept (%s)" % pair)
+        warns = [x.get("msg") for x in ev(recs, "warning") if "summary check note" not in (x.get("msg") or "")]
+        check(not warns, "no warning but the check's note (%s)" % warns)
+
+
 def case_update_capture(recs, pools):
     """Per step a fresh 16-kernel capture, an update from it, a destroy
     (kernels/model/update_capture.cu, default 12 steps): one walk a graph."""
@@ -853,7 +893,8 @@ def after_handle_reuse(a, base):
 
 AFTER = {"condensed": after_condensed, "handle_reuse": after_handle_reuse, "module_reuse": after_module_reuse,
          "kernel_forms": after_kernel_forms, "node_types": after_node_types, "begin_flags": after_begin_flags,
-         "update_capture": after_update_capture, "coop_update": after_coop_update, "launch_alias": after_launch_alias}
+         "update_capture": after_update_capture, "coop_update": after_coop_update, "launch_alias": after_launch_alias,
+         "launch_forms": after_launch_forms}
 
 
 CASES = {
@@ -878,6 +919,7 @@ CASES = {
     "update_capture": case_update_capture,
     "coop_update": case_coop_update,
     "launch_alias": case_launch_alias,
+    "launch_forms": case_launch_forms,
 }
 
 
