@@ -7,9 +7,12 @@
  * cg_cap_tally), kept only while the capture's end will summarise the graph
  * (updates seen, debug level, NCCL: the begin hook decides). Each launch the
  * tally counts is described as the walk would describe its node, by the same
- * code (nodes_kernel_fill) and the same function entry, whose layout the
- * driver confirmed in this capture before a byte of the caller's arguments
- * is read. The summary takes the log only when it is provably the graph:
+ * code (nodes_kernel_fill, or the template it made for the function: struct
+ * log_fn) and the same function entry, whose layout the driver confirmed in
+ * this capture before a byte of the caller's arguments is read (and no
+ * hooked module or library unload since the capture began: a handle's
+ * function may have changed with it). The summary takes the log only when
+ * it is provably the graph:
  *   - the tally saw the capture whole and counted as many kernels as the
  *     graph has nodes (it can only fall short of them: every node is then a
  *     launch the hooks saw, in order), and the log holds each of them;
@@ -24,8 +27,8 @@
  * Anything else: the full walk, as before. CGSHIM_SUMMARY_CHECK=1 walks
  * anyway and compares (nodes_launch_check).
  *
- * Memory: a block of LOG_MAX descriptions and LOG_MAX + 1 node handles
- * (~119 KiB) per thread that captures while summaries are wanted, freed at
+ * Memory: a block of LOG_MAX descriptions, LOG_MAX + 1 node handles and
+ * FN_MAX function templates (~122 KiB) per thread that captures while summaries are wanted, freed at
  * its exit; a capture of more launches is walked.
  */
 #include <errno.h>
