@@ -27,9 +27,11 @@
  * Anything else: the full walk, as before. CGSHIM_SUMMARY_CHECK=1 walks
  * anyway and compares (nodes_launch_check).
  *
- * Memory: a block of LOG_MAX descriptions, LOG_MAX + 1 node handles and
- * FN_MAX function templates (~122 KiB) per thread that captures while summaries are wanted, freed at
- * its exit; a capture of more launches is walked.
+ * Memory: a block of LOG_MAX entries (at most a description and a tag
+ * each), LOG_MAX + 1 node handles and FN_MAX function templates (~132 KiB)
+ * per thread that captures while summaries are wanted, freed at
+ * its exit; a capture of more launches, or of more than FN_MAX functions,
+ * is walked.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -46,18 +48,23 @@
 #include "thread.h"
 
 #define LOG_MAX 512
-#define FN_MAX 8
+#define FN_MAX 32   /* functions a capture's log describes: past them it is walked */
+#define FN_SLOTS 64 /* fn_ix's slots (a power of two, more than FN_MAX) */
 
 /* A function this capture's launches ran, whose layout the driver
  * confirmed in this capture (nodes_fn_confirm), with what every launch of
  * it is described from. A launch by kernelParams of a function of
  * nodes_fn_small's form (at most CG_NODE_MAXP parameters, none of more
- * than 8 bytes: parameter i is kept in p[i]) starts from t, the
- * description nodes_kernel_fill gives a launch whose argument pointers are
- * all NULL (the entry's facts, the layout, no value, phash's seed), and
- * reads each parameter's value and hashes it into phash as nodes_kernel_fill
- * does (nodes-int.h nodes_word, nodes_fnv): no memset, no layout
- * loop, no call a launch. Any other launch is nodes_kernel_fill's. */
+ * than 8 bytes: parameter i is kept in p[i]) is logged as its values alone
+ * (struct log_ent); the take lays them over t, the description
+ * nodes_kernel_fill gives a launch whose argument pointers are all NULL
+ * (the entry's facts, the layout, no value, phash's seed). Each value is
+ * read and hashed into phash at the launch as nodes_kernel_fill does
+ * (nodes-int.h nodes_word, nodes_fnv): no memset, no layout loop, no call
+ * a launch, and one cache line written for a launch of up to 3 parameters
+ * where a description takes four. Any other launch is nodes_kernel_fill's,
+ * logged whole. Entries stay until the take (they are not taken over: an
+ * entry's index names its launches' template). */
 struct log_fn {
 	uint64_t key;	   /* the launches' handle (a CUkernel or a function) */
 	struct fn_ent *fe; /* held */
@@ -66,21 +73,40 @@ struct log_fn {
 	struct cg_ndet t;  /* np >= 0: the template (node, dimensions, shared memory 0) */
 };
 
+/* A launch in the log: its function's entry, dimensions, shared memory,
+ * phash and its np values; or (fn has LOG_WHOLE) the tag and, 8 bytes on,
+ * the launch's whole description. 8-byte aligned, one after another. */
+struct log_ent {
+	uint32_t fn;
+	uint32_t shmem;
+	uint32_t grid[3], block[3];
+	uint64_t phash;
+	uint64_t val[];
+};
+#define LOG_WHOLE 0x80000000u
+#define LOG_WHOLE_SIZE (8 + sizeof(struct cg_ndet))
+#define LOG_ENT_MAX                                                                                                    \
+	(sizeof(struct log_ent) + 8 * CG_NODE_MAXP > LOG_WHOLE_SIZE ? sizeof(struct log_ent) + 8 * CG_NODE_MAXP        \
+								    : LOG_WHOLE_SIZE)
+_Static_assert(sizeof(struct cg_ndet) % 8 == 0 && sizeof(struct log_ent) % 8 == 0, "log entries stay 8-byte aligned");
+
 struct launch_log {
 	uint64_t cap; /* the capture logged, 0 none */
 	uint32_t n;
-	uint8_t wide;	   /* an argument of more than 8 bytes was matched against the ledger */
-	unsigned destroys; /* node destroys at the begin */
-	unsigned unloads;  /* module and library unloads at the begin (nodes_unloads) */
-	uint64_t epoch;	   /* the ledger's at the begin */
-	uint32_t n_fn;	   /* entries in fn[] */
-	uint32_t last;	   /* fn[last]: the last launch's function (n_fn > 0) */
+	uint8_t wide;		 /* an argument of more than 8 bytes was matched against the ledger */
+	unsigned destroys;	 /* node destroys at the begin */
+	unsigned unloads;	 /* module and library unloads at the begin (nodes_unloads) */
+	uint64_t epoch;		 /* the ledger's at the begin */
+	uint32_t n_fn;		 /* entries in fn[] */
+	uint32_t last;		 /* fn[last]: the last launch's function (n_fn > 0) */
+	uint8_t fn_ix[FN_SLOTS]; /* a handle's slot (nodes_launch_slot): its entry + 1, 0 none */
 	struct log_fn fn[FN_MAX];
 	const char *why; /* the first reason the log is not the graph, NULL none (CGSHIM_SUMMARY_CHECK says it) */
 	uint64_t why_key;
-	struct cg_ndet d[LOG_MAX];
+	size_t used;			/* bytes of ents in use: the n launches */
 	size_t n_nodes;			/* handles in nodes[]: the end's list of the graph (nodes_launch_list_ask) */
 	CUgraphNode nodes[LOG_MAX + 1]; /* one more than a log can match: a longer list is seen to be */
+	uint64_t ents[LOG_MAX * LOG_ENT_MAX / 8]; /* the n launches' entries (struct log_ent), from used 0 */
 };
 
 static struct cg_thread_kind log_kind;
@@ -99,9 +125,12 @@ long long nodes_launch_check_diffs(void)
 
 static void log_drop_fe(struct launch_log *l)
 {
+	if (!l->n_fn)
+		return;
 	for (uint32_t i = 0; i < l->n_fn; i++)
 		nodes_fn_release(l->fn[i].fe);
 	l->n_fn = l->last = 0;
+	memset(l->fn_ix, 0, sizeof l->fn_ix);
 }
 
 int nodes_launch_begin(uint64_t cap)
@@ -112,6 +141,7 @@ int nodes_launch_begin(uint64_t cap)
 	log_drop_fe(l);
 	l->cap = cap;
 	l->n = 0;
+	l->used = 0;
 	l->n_nodes = 0;
 	l->wide = 0;
 	l->why = NULL;
@@ -133,19 +163,24 @@ static void log_bad(struct launch_log *l, const char *why, uint64_t key)
  * launch: the function a walk asked already (the entry's form is the
  * walk's: a first capture of a kernel is walked; the runtime launches by a
  * CUkernel, the node gives its context's function, nodes.c: launch-handle
- * aliases), its layout confirmed by the driver. Past FN_MAX functions an
- * entry is taken over (asked and confirmed again at its next launch).
- * NULL, the log bad: the graph is walked. A lock and, first in a capture,
- * two driver queries: errno kept. */
+ * aliases), its layout confirmed by the driver. NULL, the log bad: the
+ * graph is walked. A lock and, first in a capture, two driver queries:
+ * errno kept. */
 static __attribute__((noinline)) struct log_fn *log_fn_find(struct launch_log *l, uint64_t key)
 {
 	static void *nulls[CG_NODE_MAXP]; /* the template's argument pointers */
+	size_t i = (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 58) & (FN_SLOTS - 1);
 	struct log_fn *c;
 	struct fn_ent *fe;
-	int err = errno;
-	for (uint32_t i = 0; i < l->n_fn; i++)
-		if (l->fn[i].key == key)
-			return &l->fn[l->last = i];
+	int err;
+	for (; l->fn_ix[i]; i = (i + 1) & (FN_SLOTS - 1))
+		if (l->fn[l->fn_ix[i] - 1].key == key)
+			return &l->fn[l->last = l->fn_ix[i] - 1u];
+	if (l->n_fn == FN_MAX) {
+		log_bad(l, "more functions than the log keeps", key);
+		return NULL;
+	}
+	err = errno;
 	if (!(fe = nodes_fn_cached(key))) {
 		log_bad(l, "a function no walk has described", key);
 		errno = err;
@@ -157,11 +192,8 @@ static __attribute__((noinline)) struct log_fn *log_fn_find(struct launch_log *l
 		errno = err;
 		return NULL;
 	}
-	if (l->n_fn < FN_MAX)
-		l->last = l->n_fn++;
-	else
-		l->last = (l->last + 1) % FN_MAX, nodes_fn_release(l->fn[l->last].fe);
-	c = &l->fn[l->last];
+	c = &l->fn[l->last = l->n_fn++];
+	l->fn_ix[i] = (uint8_t)l->n_fn;
 	c->key = key, c->fe = fe;
 	c->wide = (uint8_t)nodes_fn_wide(fe);
 	c->np = nodes_fn_small(fe);
@@ -182,7 +214,7 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 	struct launch_log *l = log_slot;
 	uint64_t key = (uint64_t)(uintptr_t)f;
 	struct log_fn *c;
-	struct cg_ndet *d;
+	struct log_ent *e;
 	if (!l || l->cap != cap || l->why)
 		return;
 	if (l->n + 1 != kernels || l->n >= LOG_MAX) { /* a launch not logged, or too many */
@@ -196,25 +228,31 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 	c = l->n_fn && l->fn[l->last].key == key ? &l->fn[l->last] : log_fn_find(l, key);
 	if (!c)
 		return;
-	d = &l->d[l->n];
+	e = (struct log_ent *)((unsigned char *)l->ents + l->used); /* room: LOG_ENT_MAX a launch */
 	if (CG_LIKELY(c->np >= 0 && (kp || !c->np))) {
-		/* nodes_kernel_fill's description, from the template: parameter
-		 * k's pointer read only below np, the confirmed count */
+		/* nodes_kernel_fill's values and phash: parameter k's pointer
+		 * read only below np, the confirmed count */
 		uint64_t h = c->t.phash;
 		int np = c->np;
 		void *const *args = kp;
-		*d = c->t;
 		for (int k = 0; k < np; k++) {
 			const void *v = args[k];
 			size_t size = c->t.p[k].size;
-			uint64_t w;
-			if (!v)
-				continue;
-			d->p[k].val = w = nodes_word(v, size);
-			h = size == 8 ? cg_mix64(h, w) : nodes_fnv(h, v, size); /* nodes_fnv's, in line */
+			uint64_t w = 0;
+			if (v) {
+				w = nodes_word(v, size);
+				h = size == 8 ? cg_mix64(h, w) : nodes_fnv(h, v, size); /* nodes_fnv's, in line */
+			}
+			e->val[k] = w;
 		}
-		d->phash = h;
+		e->fn = l->last;
+		e->phash = h;
+		e->grid[0] = gx, e->grid[1] = gy, e->grid[2] = gz;
+		e->block[0] = bx, e->block[1] = by, e->block[2] = bz;
+		e->shmem = shmem;
+		l->used += sizeof *e + 8 * (size_t)np;
 	} else {
+		struct cg_ndet *d = (struct cg_ndet *)((unsigned char *)e + 8);
 		memset(d, 0, sizeof *d);
 		d->type = CU_GRAPH_NODE_TYPE_KERNEL;
 		d->np_all = 0xffff;
@@ -223,13 +261,41 @@ void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx,
 			log_bad(l, "arguments not described", key);
 			return;
 		}
+		d->node = l->n;
+		d->grid[0] = gx, d->grid[1] = gy, d->grid[2] = gz;
+		d->block[0] = bx, d->block[1] = by, d->block[2] = bz;
+		d->shmem = shmem;
+		e->fn = LOG_WHOLE;
+		l->used += LOG_WHOLE_SIZE;
 	}
-	d->node = l->n;
-	d->grid[0] = gx, d->grid[1] = gy, d->grid[2] = gz;
-	d->block[0] = bx, d->block[1] = by, d->block[2] = bz;
-	d->shmem = shmem;
 	l->wide |= c->wide;
 	l->n++;
+}
+
+/* The log's n descriptions into det, in order (a take). */
+static void log_expand(const struct launch_log *l, struct cg_ndet *restrict det, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)l->ents;
+	for (size_t i = 0; i < n; i++) {
+		const struct log_ent *e = (const struct log_ent *)p;
+		struct cg_ndet *restrict d = &det[i];
+		if (e->fn & LOG_WHOLE) {
+			memcpy(d, p + 8, sizeof *d);
+			p += LOG_WHOLE_SIZE;
+			continue;
+		}
+		const struct log_fn *c = &l->fn[e->fn];
+		int np = c->np;
+		memcpy(d, &c->t, sizeof *d);
+		d->node = (uint32_t)i;
+		memcpy(d->grid, e->grid, sizeof d->grid);
+		memcpy(d->block, e->block, sizeof d->block);
+		d->shmem = e->shmem;
+		d->phash = e->phash;
+		for (int k = 0; k < np; k++)
+			d->p[k].val = e->val[k];
+		p += sizeof *e + 8 * (size_t)np;
+	}
 }
 
 /* The first field in which a and b differ, or NULL. */
@@ -311,28 +377,29 @@ int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct c
 			 : (l->wide && l->epoch != ledger_epoch())    ? "the ledger changed under a struct argument"
 								      : NULL;
 	/* the last launch's function, confirmed at its first launch in this
-	 * capture (log_confirmed): its first node's read-back asks no more */
+	 * capture (log_fn_find): its first node's read-back asks no more */
 	if (!l->why && l->n_fn)
 		nodes_fn_confirmed_in_walk(l->fn[l->last].fe);
+	if (!l->why)
+		log_expand(l, det, n); /* a refused take's det is the walk's to write */
 	log_drop_fe(l);
 	if (l->why)
 		return take_refused(l);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t k = 0;
-		while (k < n_seen && seen[k] != l->d[i].func)
+		while (k < n_seen && seen[k] != det[i].func)
 			k++;
 		if (k < n_seen && i != n - 1)
 			continue;
 		if (k == n_seen && n_seen < 16)
-			seen[n_seen++] = l->d[i].func;
+			seen[n_seen++] = det[i].func;
 		struct cg_ndet w;
 		nodes_describe(nodes[i], CU_GRAPH_NODE_TYPE_KERNEL, (uint32_t)i, &w);
-		if ((l->why = nodes_launch_differs(&w, &l->d[i]))) {
+		if ((l->why = nodes_launch_differs(&w, &det[i]))) {
 			l->why_key = w.func;
 			return take_refused(l);
 		}
 	}
-	memcpy(det, l->d, n * sizeof *det);
 	atomic_fetch_add_explicit(&taken, 1, memory_order_relaxed);
 	return 1;
 }

@@ -13,12 +13,13 @@
  *  wide   a 24-byte struct whose word 1 is a device pointer (kept as a
  *         param_ptr: nodes_kernel_fill)
  *  pair   a .u64 and a .u32 packed in extra (nodes_kernel_fill)
- *  f0-f9  one .u32 each: with the five above more functions than the log
- *         keeps (FN_MAX), so mixed's entry is taken over and made again
+ *  f0-f9  one .u32 each: 16 functions a capture (the log's index of them)
  *
  * A fourth capture unloads a module of its own between two launches
  * (relaxed mode): it is walked, not described from its launches (a
- * handle's function may have changed with an unload).
+ * handle's function may have changed with an unload). Two captures of 34
+ * functions follow: the first walked (its g functions new), the second
+ * too (more functions than the log keeps, FN_MAX).
  */
 #include "scenario.h"
 #include "drvapi.h"
@@ -33,20 +34,17 @@ static const char ptx_a[] = DRV_PTX_HEAD
     ".param .u32 a5, .param .u32 a6, .param .u32 a7, .param .u32 a8)\n{\n\tret;\n}\n"
     ".visible .entry wide(.param .align 8 .b8 s[24])\n{\n\tret;\n}\n"
     ".visible .entry pair(.param .u64 a, .param .u32 b)\n{\n\tret;\n}\n";
-static const char ptx_b[] = DRV_PTX_HEAD ".visible .entry f0(.param .u32 a)\n{\n\tret;\n}\n"
-					 ".visible .entry f1(.param .u32 a)\n{\n\tret;\n}\n"
-					 ".visible .entry f2(.param .u32 a)\n{\n\tret;\n}\n"
-					 ".visible .entry f3(.param .u32 a)\n{\n\tret;\n}\n"
-					 ".visible .entry f4(.param .u32 a)\n{\n\tret;\n}\n"
-					 ".visible .entry f5(.param .u32 a)\n{\n\tret;\n}\n"
-					 ".visible .entry f6(.param .u32 a)\n{\n\tret;\n}\n"
-					 ".visible .entry f7(.param .u32 a)\n{\n\tret;\n}\n"
-					 ".visible .entry f8(.param .u32 a)\n{\n\tret;\n}\n"
-					 ".visible .entry f9(.param .u32 a)\n{\n\tret;\n}\n";
+/* ptx_fn(name): sixteen entries name0..name15 of one .u32 each */
+#define PTX_FN1(p, i) ".visible .entry " p #i "(.param .u32 a)\n{\n\tret;\n}\n"
+#define PTX_FN(p)                                                                                                      \
+	DRV_PTX_HEAD PTX_FN1(p, 0) PTX_FN1(p, 1) PTX_FN1(p, 2) PTX_FN1(p, 3) PTX_FN1(p, 4) PTX_FN1(p, 5) PTX_FN1(p, 6) \
+	    PTX_FN1(p, 7) PTX_FN1(p, 8) PTX_FN1(p, 9) PTX_FN1(p, 10) PTX_FN1(p, 11) PTX_FN1(p, 12) PTX_FN1(p, 13)      \
+		PTX_FN1(p, 14) PTX_FN1(p, 15)
+static const char ptx_b[] = PTX_FN("f"), ptx_c[] = PTX_FN("g");
 
 static CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
 			  void **, void **);
-static CUfunction mixed, zero, eight, nine, wide, pair, f[10];
+static CUfunction mixed, zero, eight, nine, wide, pair, f[16], g[16];
 
 static void go(cudaStream_t s, CUfunction fn, void **args, void **extra, unsigned grid)
 {
@@ -95,12 +93,30 @@ static void capture(cudaStream_t s, unsigned r, float *buf, CUmodule m)
 	CHECK(cudaGraphDestroy(g), cudaSuccess);
 }
 
+/* One capture of 34 functions (zero, eight, f0-f15, g0-g15): more than
+ * the log keeps, walked. */
+static void capture_many(cudaStream_t s)
+{
+	cudaGraph_t gr;
+	unsigned u = 1;
+	void *one[] = {&u}, *u_p[] = {&u, &u, &u, &u, &u, &u, &u, &u};
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	go(s, zero, NULL, NULL, 1);
+	go(s, eight, u_p, NULL, 1);
+	for (int i = 0; i < 16; i++) {
+		go(s, f[i], one, NULL, 1);
+		go(s, g[i], one, NULL, 1);
+	}
+	CHECK(cudaStreamEndCapture(s, &gr), cudaSuccess);
+	CHECK(cudaGraphDestroy(gr), cudaSuccess);
+}
+
 int main(void)
 {
 	cudaStream_t s;
-	CUmodule ma, mb, mc;
+	CUmodule ma, mb, mc, md;
 	float *buf = NULL;
-	char name[4] = "f0";
+	char name[4];
 
 	CHECK(cudaFree(0), cudaSuccess);
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
@@ -110,21 +126,27 @@ int main(void)
 	drv_entry_at("cuLaunchKernel", (void **)&launch, 4000);
 	CHECK(d.load(&ma, ptx_a), CUDA_SUCCESS);
 	CHECK(d.load(&mb, ptx_b), CUDA_SUCCESS);
+	CHECK(d.load(&md, ptx_c), CUDA_SUCCESS);
 	CHECK(d.getf(&mixed, ma, "mixed"), CUDA_SUCCESS);
 	CHECK(d.getf(&zero, ma, "zero"), CUDA_SUCCESS);
 	CHECK(d.getf(&eight, ma, "eight"), CUDA_SUCCESS);
 	CHECK(d.getf(&nine, ma, "nine"), CUDA_SUCCESS);
 	CHECK(d.getf(&wide, ma, "wide"), CUDA_SUCCESS);
 	CHECK(d.getf(&pair, ma, "pair"), CUDA_SUCCESS);
-	for (int i = 0; i < 10; i++) {
-		name[1] = (char)('0' + i);
+	for (int i = 0; i < 16; i++) {
+		snprintf(name, sizeof name, "f%d", i);
 		CHECK(d.getf(&f[i], mb, name), CUDA_SUCCESS);
+		snprintf(name, sizeof name, "g%d", i);
+		CHECK(d.getf(&g[i], md, name), CUDA_SUCCESS);
 	}
 	for (unsigned r = 0; r < 3; r++)
 		capture(s, r, buf, NULL);
 	CHECK(d.load(&mc, ptx_b), CUDA_SUCCESS);
 	capture(s, 3, buf, mc);
+	for (int i = 0; i < 2; i++) /* the first: its g functions no walk described */
+		capture_many(s);
 	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	CHECK(d.unload(md), CUDA_SUCCESS);
 	CHECK(d.unload(mb), CUDA_SUCCESS);
 	CHECK(d.unload(ma), CUDA_SUCCESS);
 	CHECK(cudaFree(buf), cudaSuccess);

@@ -714,8 +714,9 @@ def after_launch_forms(a, base):
     """At debug, with CGSHIM_SUMMARY_CHECK=1: the second and third captures
     described from their launches (a template a function of small
     parameters, nodes_kernel_fill for the rest), none otherwise than the
-    walk; the first (functions no walk described) and the fourth (a module
-    unloaded during it) walked. The kept values of 1, 2, 4 and 8 bytes as
+    walk; the first (functions no walk described), the fourth (a module
+    unloaded during it) and the two of 34 functions (new ones, then more
+    than the log keeps) walked. The kept values of 1, 2, 4 and 8 bytes as
     the launch gave them, and every capture's mixed nodes alike but for
     the values (the hash of a walked graph's and a described one's)."""
     with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
