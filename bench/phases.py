@@ -8,9 +8,11 @@ median over rounds of bare's and the shim's per-phase medians and of their
 difference. Information, no bar: the bars are bench/run.py's.
 
 usage: phases.py [--bin DIR] [--lib PATH] [--core N] [--rounds R]
-                 [--env K=V,...] CASE [NODES [ITERS]]
-  CASE    capture or update-capture
-  --env   variables added to the shim's environment
+                 [--env K=V,...] [--before LIB] CASE [NODES [ITERS]]
+  CASE     capture or update-capture
+  --env    variables added to the shim's environment
+  --before another build of the library (e.g. before a change): a third
+           process in the same ring, its columns beside the shim's
 """
 import argparse, os, statistics, sys, tempfile
 
@@ -39,6 +41,7 @@ def main():
     p.add_argument("--core", default="4")
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--env", default="")
+    p.add_argument("--before")
     p.add_argument("case")
     p.add_argument("args", nargs="*")
     a = p.parse_args()
@@ -51,22 +54,29 @@ def main():
                 CGSHIM_LOG_FILE=os.path.join(tmp, "p-%p.jsonl"), BENCH_PHASES="1")
     shim.update(kv.split("=", 1) for kv in a.env.split(",") if kv)
     bare = env(dict(BENCH_PHASES="1"))
-    rows = {}  # phase -> [(bare, shim)]
+    sides = [("bare", bare), ("shim", env(shim))]
+    if a.before:
+        sides.append(("before", env(dict(shim, LD_PRELOAD=a.before, CGSHIM_LOG_FILE=os.path.join(tmp, "b-%p.jsonl")))))
+    rows = {}  # phase -> [tuple of the sides' ns]
     for r in range(a.rounds):
-        envs = [bare, env(shim)] if r % 2 == 0 else [env(shim), bare]
-        outs = lockstep_ring(cmd, envs, timeout=600)
-        ob, os_ = (outs[0], outs[1]) if r % 2 == 0 else (outs[1], outs[0])
-        pb, tb = phases(ob)
-        ps, ts = phases(os_)
-        for k in pb:
-            rows.setdefault(k, []).append((pb[k], ps.get(k, float("nan"))))
-        rows.setdefault("(whole)", []).append((tb, ts))
-    print("%-14s %12s %12s %10s %7s" % ("phase", "bare_ns", "shim_ns", "diff_ns", "ratio"))
+        order = [(k + r) % len(sides) for k in range(len(sides))]  # rotating
+        outs = lockstep_ring(cmd, [sides[k][1] for k in order], timeout=600)
+        got = [None] * len(sides)
+        for k, o in zip(order, outs):
+            got[k] = phases(o)
+        for k in got[0][0]:
+            rows.setdefault(k, []).append(tuple(g[0].get(k, float("nan")) for g in got))
+        rows.setdefault("(whole)", []).append(tuple(g[1] for g in got))
+    head = "%-14s %12s %12s %10s %7s" % ("phase", "bare_ns", "shim_ns", "diff_ns", "ratio")
+    print(head + ("  %10s %7s" % ("before_d", "ratio") if a.before else ""))
     for k, v in rows.items():
-        b = statistics.median(x for x, _ in v)
-        s = statistics.median(y for _, y in v)
-        d = statistics.median(y - x for x, y in v)
-        print("%-14s %12.0f %12.0f %10.0f %7.3f" % (k, b, s, d, s / b if b else float("nan")))
+        b = statistics.median(x[0] for x in v)
+        line = "%-14s %12.0f" % (k, b)
+        for j in range(1, len(sides)):
+            s = statistics.median(x[j] for x in v)
+            d = statistics.median(x[j] - x[0] for x in v)
+            line += (" %12.0f" % s if j == 1 else "") + " %10.0f %7.3f" % (d, s / b if b else float("nan"))
+        print(line)
 
 
 if __name__ == "__main__":
