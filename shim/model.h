@@ -605,7 +605,9 @@ void model_exec_updated_same(CUgraphExec e);
  * would say the same again, whichever remembered graph it is from.
  * model_update_memo_set: after an update from e's own summary (sum, a
  * borrowed reference); model_exec_updated_alike: after one from another
- * summary of e's class, which e runs from now on (sum consumed). */
+ * summary of e's class, which e runs from now on (sum consumed), and e
+ * takes g's NCCL work as model_nccl_exec_from(e, g, 0, 0) would, in the
+ * same lock round trip. */
 uint64_t model_epoch_now(void);
 void model_update_memo_set(CUgraphExec e, CUgraph g, const struct cg_summary *sum, uint64_t epoch);
 void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch);

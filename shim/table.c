@@ -1,6 +1,7 @@
 /* shim/table.c -- the block cache behind uthash_malloc/uthash_free (table.h). */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "table.h"
 
@@ -39,5 +40,23 @@ void cg_table_free(void *p, size_t sz)
 							    memory_order_relaxed))
 			return;
 	}
+	free(p);
+}
+
+void *cg_spare_calloc(struct cg_spare *s, size_t sz)
+{
+	void *p = sz == s->size ? atomic_exchange_explicit(&s->p, NULL, memory_order_acquire) : NULL;
+	if (!p)
+		return calloc(1, sz);
+	memset(p, 0, sz);
+	return p;
+}
+
+void cg_spare_free(struct cg_spare *s, void *p, size_t sz)
+{
+	void *none = NULL;
+	if (p && sz == s->size &&
+	    atomic_compare_exchange_strong_explicit(&s->p, &none, p, memory_order_release, memory_order_relaxed))
+		return;
 	free(p);
 }

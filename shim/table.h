@@ -50,6 +50,20 @@ static inline long long cg_table_failures(struct cg_table *t)
 #define uthash_nonfatal_oom(obj) (cg_table_oom_here = 1)
 void *cg_table_malloc(size_t sz);
 void cg_table_free(void *p, size_t sz);
+/* One spare block of a fixed size (an item of a table whose items come
+ * and go every step: a graph, a ledger exec), kept instead of freed and
+ * handed out again zeroed, lock-free. A block of another size is neither
+ * kept nor handed out. */
+struct cg_spare {
+	size_t size;
+	_Atomic(void *) p;
+};
+#define CG_SPARE_INIT(sz)                                                                                              \
+	{                                                                                                              \
+		.size = (sz)                                                                                           \
+	}
+void *cg_spare_calloc(struct cg_spare *s, size_t sz);
+void cg_spare_free(struct cg_spare *s, void *p, size_t sz);
 #define uthash_malloc(sz) cg_table_malloc(sz)
 #define uthash_free(ptr, sz) cg_table_free((ptr), (sz))
 /* Most keys are 8 bytes (handles, device pointers, capture ids): murmur3's

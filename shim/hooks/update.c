@@ -242,8 +242,9 @@ static __attribute__((always_inline)) inline void update_post(struct cg_call *c,
 	    (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 && p->result != result)))
 		update_mismatch(p, app, g, nu, rc, result, errn, api);
 	if (rc == CUDA_SUCCESS) {
-		cgh_ledger_exec_set(app, g, 0, nu, api); /* the exec's nodes now point where g's do */
-		model_nccl_exec_from(app, g, 0, 0);	 /* and hold g's NCCL work, if any */
+		cgh_ledger_exec_set(app, g, 0, nu, api);    /* the exec's nodes now point where g's do */
+		if (rewritten || !p->alike)		    /* else model_exec_updated_alike below does */
+			model_nccl_exec_from(app, g, 0, 0); /* and hold g's NCCL work, if any */
 	}
 	if (rc == CUDA_SUCCESS && !rewritten && p->same) {
 		model_exec_updated_same(app);

@@ -4,6 +4,10 @@
  */
 #include "model-int.h"
 
+/* A released allocation's entry, kept for the next one (table.h): a
+ * capture loop's allocation node makes and drops one a step. */
+static struct cg_spare alloc_spare = CG_SPARE_INIT(sizeof(struct cg_alloc));
+
 void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
 		       struct ev_alloc *out)
 {
@@ -18,12 +22,12 @@ void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture
 	pthread_mutex_lock(&model_mem_lock);
 	HASH_FIND(hh, model_allocs, &m->dptr, sizeof m->dptr, a);
 	if (!a) {
-		a = calloc(1, sizeof *a);
+		a = cg_spare_calloc(&alloc_spare, sizeof *a);
 		if (a) {
 			a->dptr = m->dptr;
 			HASH_ADD(hh, model_allocs, dptr, sizeof a->dptr, a);
 			if (model_table_added(&model_alloc_table)) {
-				free(a);
+				cg_spare_free(&alloc_spare, a, sizeof *a);
 				a = NULL;
 			}
 		}
@@ -123,7 +127,7 @@ void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
 			continue;
 		HASH_FIND(hh, model_allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
 		if (!a) {
-			a = calloc(1, sizeof *a);
+			a = cg_spare_calloc(&alloc_spare, sizeof *a);
 			if (!a)
 				continue;
 			a->dptr = mem[i].dptr;
@@ -131,7 +135,7 @@ void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
 			a->site = mem[i].site;
 			HASH_ADD(hh, model_allocs, dptr, sizeof a->dptr, a);
 			if (model_table_added(&model_alloc_table)) {
-				free(a);
+				cg_spare_free(&alloc_spare, a, sizeof *a);
 				continue;
 			}
 		}
@@ -145,6 +149,8 @@ void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
  * from its launches they stay, as orphans, until freed. */
 void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, int outstanding)
 {
+	if (n <= 0) /* no memory node: no lock round trip */
+		return;
 	pthread_mutex_lock(&model_mem_lock);
 	for (int i = 0; i < n; i++) {
 		struct cg_alloc *a;
@@ -158,7 +164,7 @@ void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, 
 			a->orphan = 1;
 		else if (!a->graph && !a->orphan) {
 			HASH_DEL(model_allocs, a);
-			free(a);
+			cg_spare_free(&alloc_spare, a, sizeof *a);
 		}
 	}
 	pthread_mutex_unlock(&model_mem_lock);
@@ -167,6 +173,8 @@ void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, 
 /* Graph g is destroyed: its allocation nodes no longer name the entries. */
 void model_alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n)
 {
+	if (n <= 0) /* no memory node: no lock round trip */
+		return;
 	pthread_mutex_lock(&model_mem_lock);
 	for (int i = 0; i < n; i++) {
 		struct cg_alloc *a;
@@ -178,7 +186,7 @@ void model_alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n)
 		a->graph = NULL;
 		if (!a->exec && !a->orphan) {
 			HASH_DEL(model_allocs, a);
-			free(a);
+			cg_spare_free(&alloc_spare, a, sizeof *a);
 		}
 	}
 	pthread_mutex_unlock(&model_mem_lock);
@@ -194,7 +202,7 @@ void model_alloc_freed(CUdeviceptr p)
 		e = a->exec;
 		if (!a->exec && !a->graph) { /* an orphan, or nothing refers to it: done */
 			HASH_DEL(model_allocs, a);
-			free(a);
+			cg_spare_free(&alloc_spare, a, sizeof *a);
 		}
 	}
 	pthread_mutex_unlock(&model_mem_lock);

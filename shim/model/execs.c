@@ -244,16 +244,43 @@ void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out)
 	out->live = x->live;
 }
 
+/* The graphs' pending counts summed (model-int.h). */
+static _Atomic long graph_claims;
+
 /* x stops waiting for the full summary of x->graph (its partial view is
  * replaced, or x goes): the graph's count of such execs drops. */
 static void exec_release_claim_locked(struct cg_exec *x)
 {
 	if (x->sum && x->sum->partial && x->sum_gen) {
 		struct cg_graph *gr = model_graph_find_locked(x->graph);
-		if (gr && gr->pending)
+		if (gr && gr->pending) {
 			gr->pending--;
+			atomic_fetch_sub_explicit(&graph_claims, 1, memory_order_relaxed);
+		}
 	}
 	x->sum_gen = 0;
+}
+
+/* A program that synchronises its own calls orders a graph's destroy or
+ * change after the instantiation that claimed it: the count it reads
+ * here then includes that claim. */
+int model_graph_claimed(CUgraph g)
+{
+	struct cg_graph *gr;
+	int pending;
+	if (!atomic_load_explicit(&graph_claims, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&model_gx_lock);
+	gr = model_graph_find_locked(g);
+	pending = gr ? gr->pending : 0;
+	pthread_mutex_unlock(&model_gx_lock);
+	return pending;
+}
+
+void model_graph_claims_clear_locked(struct cg_graph *gr)
+{
+	atomic_fetch_sub_explicit(&graph_claims, gr->pending, memory_order_relaxed);
+	gr->pending = 0;
 }
 
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
@@ -373,6 +400,7 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 		if (sum && sum->partial) {
 			x->sum_gen = gr->gen;
 			gr->pending++;
+			atomic_fetch_add_explicit(&graph_claims, 1, memory_order_release);
 		}
 	}
 	fast_insert(x);
@@ -572,6 +600,7 @@ void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, 
 	struct cg_exec *x;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
+	model_nccl_exec_from_locked(x, g, 0, 0); /* model.h: in this round trip */
 	if (x)
 		exec_memo_settle_locked(x);
 	if (x && model_update_alike(x->sum, sum)) {

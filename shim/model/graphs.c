@@ -395,6 +395,9 @@ static void summary_fill_pools(struct cg_summary *s, const struct cg_graph *gr)
 /* The last graph id given (model_graph_new, gx_lock). */
 static uint64_t graph_ids;
 
+/* A destroyed graph's entry, kept for the next graph (table.h). */
+static struct cg_spare graph_spare = CG_SPARE_INIT(sizeof(struct cg_graph));
+
 /* The driver's own id of g (CUDA 13.1+), 0 when it has none: a query of
  * the handle the caller was just given, before the model's lock. */
 static unsigned graph_cuda_id(CUgraph g)
@@ -417,7 +420,7 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int
 	x = model_graph_find_locked(g);
 	again = x != NULL; /* a graph known before, changed (a new handle needs no epoch: destroy moved it) */
 	if (!x) {
-		x = calloc(1, sizeof *x);
+		x = cg_spare_calloc(&graph_spare, sizeof *x);
 		if (!x) {
 			pthread_mutex_unlock(&model_gx_lock);
 			cg_degrade("graph table");
@@ -427,7 +430,7 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int
 		HASH_ADD_PTR(model_graphs, h, x);
 		if (model_table_added(&model_graph_table)) {
 			pthread_mutex_unlock(&model_gx_lock);
-			free(x);
+			cg_spare_free(&graph_spare, x, sizeof *x);
 			return;
 		}
 		model_tot.graphs++;
@@ -509,7 +512,8 @@ int model_graph_destroy(CUgraph g)
 	x = model_graph_find_locked(g);
 	if (x) {
 		HASH_DEL(model_graphs, x);
-		model_epoch_bump(); /* the handle may come back as another graph */
+		model_graph_claims_clear_locked(x); /* its execs' claims die with it */
+		model_epoch_bump();		    /* the handle may come back as another graph */
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	if (x) {
@@ -517,7 +521,7 @@ int model_graph_destroy(CUgraph g)
 		model_alloc_release_graph(g, x->mem, x->n_mem);
 		model_summary_free(x->sum);
 		free(x->mem);
-		free(x);
+		cg_spare_free(&graph_spare, x, sizeof *x);
 	}
 	return repeat;
 }
@@ -576,12 +580,12 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
 	if (!x) {
-		x = calloc(1, sizeof *x);
+		x = cg_spare_calloc(&graph_spare, sizeof *x);
 		if (x) {
 			x->h = g;
 			HASH_ADD_PTR(model_graphs, h, x);
 			if (model_table_added(&model_graph_table)) {
-				free(x);
+				cg_spare_free(&graph_spare, x, sizeof *x);
 				x = NULL;
 			} else {
 				model_tot.graphs++;
@@ -780,11 +784,7 @@ void model_graph_settle(CUgraph g)
 	struct cg_graph *gr;
 	struct cg_summary *full = NULL;
 	int pending;
-	pthread_mutex_lock(&model_gx_lock);
-	gr = model_graph_find_locked(g);
-	pending = gr ? gr->pending : 0;
-	pthread_mutex_unlock(&model_gx_lock);
-	if (!pending)
+	if (!model_graph_claimed(g)) /* no exec waits on g */
 		return;
 	pthread_mutex_lock(&settle_lock);
 	pthread_mutex_lock(&model_gx_lock);
@@ -806,7 +806,7 @@ void model_graph_settle(CUgraph g)
 			else
 				x->sum_gen = 0; /* changed unseen: the exec keeps its partial view */
 		}
-		gr->pending = 0;
+		model_graph_claims_clear_locked(gr);
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	pthread_mutex_unlock(&settle_lock);

@@ -79,6 +79,8 @@ static struct lg_range *rg;
 static size_t nrg, caprg;
 static struct lg_exec *execs; /* by handle */
 static struct cg_table exec_table = CG_TABLE_INIT("ledger exec table");
+/* A destroyed exec's entry, kept for the next one (table.h). */
+static struct cg_spare exec_spare = CG_SPARE_INIT(sizeof(struct lg_exec));
 static uint64_t lg_serial;
 static _Atomic long long lg_examined;
 
@@ -486,13 +488,13 @@ static int ledger_ref_cmp(const void *a, const void *b)
  * knows nothing of it: no finding names it). */
 static struct lg_exec *ledger_exec_new_locked(CUgraphExec e)
 {
-	struct lg_exec *x = calloc(1, sizeof *x);
+	struct lg_exec *x = cg_spare_calloc(&exec_spare, sizeof *x);
 	if (!x)
 		return NULL;
 	x->e = e;
 	HASH_ADD_PTR(execs, e, x);
 	if (cg_table_add_failed(&exec_table)) {
-		free(x);
+		cg_spare_free(&exec_spare, x, sizeof *x);
 		return NULL;
 	}
 	return x;
@@ -742,7 +744,7 @@ void ledger_exec_gone(CUgraphExec e)
 	if (x) {
 		model_summary_free(x->sum);
 		free(x->refs);
-		free(x);
+		cg_spare_free(&exec_spare, x, sizeof *x);
 	}
 }
 

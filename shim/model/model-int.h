@@ -224,6 +224,15 @@ struct cg_graph *model_graph_find_locked(CUgraph g);
  * is changed through its own handle). gx_lock held. */
 int model_graph_sum_current_locked(const struct cg_graph *gr);
 struct cg_exec *model_exec_find_locked(CUgraphExec e);
+/* Execs' claims on graphs (execs.c): the graphs' pending counts summed,
+ * kept under gx_lock and read without it. model_graph_claimed: g's count,
+ * 0 without a lock round trip while no exec waits on any graph (a graph
+ * destroy or node add then has nothing to settle). _clear_locked: gr's
+ * claims dropped (settled, or gr destroyed). */
+int model_graph_claimed(CUgraph g);
+/* model_nccl_exec_from (model.h) under gx_lock, x the exec (NULL: none). */
+int model_nccl_exec_from_locked(struct cg_exec *x, CUgraph g, uint64_t capture, uint32_t cap_site);
+void model_graph_claims_clear_locked(struct cg_graph *gr);
 void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out);
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum);
 long long model_exec_updates_same(void);

@@ -97,12 +97,17 @@ void model_nccl_graph_set(CUgraph g, int nccl, uint32_t begin_site)
 
 int model_nccl_exec_from(CUgraphExec e, CUgraph g, uint64_t capture, uint32_t cap_site)
 {
-	struct cg_graph *gr;
-	struct cg_exec *x;
-	int n = 0;
+	int n;
 	pthread_mutex_lock(&model_gx_lock);
-	gr = model_graph_find_locked(g);
-	x = model_exec_find_locked(e);
+	n = model_nccl_exec_from_locked(model_exec_find_locked(e), g, capture, cap_site);
+	pthread_mutex_unlock(&model_gx_lock);
+	return n;
+}
+
+int model_nccl_exec_from_locked(struct cg_exec *x, CUgraph g, uint64_t capture, uint32_t cap_site)
+{
+	struct cg_graph *gr = model_graph_find_locked(g);
+	int n = 0;
 	if (gr && gr->nccl && gr->gen == gr->nccl_gen) { /* unchanged since its capture's walk */
 		n = gr->nccl;
 		if (!cap_site)
@@ -113,7 +118,6 @@ int model_nccl_exec_from(CUgraphExec e, CUgraph g, uint64_t capture, uint32_t ca
 		x->capture = capture ? capture : gr ? gr->capture : 0;
 		x->cap_site = cap_site;
 	}
-	pthread_mutex_unlock(&model_gx_lock);
 	return n;
 }
 
