@@ -277,6 +277,11 @@ int model_graph_claimed(CUgraph g)
 	return pending;
 }
 
+long model_graph_claims_all(void)
+{
+	return atomic_load_explicit(&graph_claims, memory_order_acquire);
+}
+
 void model_graph_claims_clear_locked(struct cg_graph *gr)
 {
 	atomic_fetch_sub_explicit(&graph_claims, gr->pending, memory_order_relaxed);

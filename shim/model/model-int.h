@@ -230,6 +230,7 @@ struct cg_exec *model_exec_find_locked(CUgraphExec e);
  * destroy or node add then has nothing to settle). _clear_locked: gr's
  * claims dropped (settled, or gr destroyed). */
 int model_graph_claimed(CUgraph g);
+long model_graph_claims_all(void); /* the sum itself (tests) */
 /* model_nccl_exec_from (model.h) under gx_lock, x the exec (NULL: none). */
 int model_nccl_exec_from_locked(struct cg_exec *x, CUgraph g, uint64_t capture, uint32_t cap_site);
 void model_graph_claims_clear_locked(struct cg_graph *gr);

@@ -1,7 +1,8 @@
 /*
  * tests/unit/test-model.c -- the model linked alone (model-stubs.c stands
  * in for the rest of the shim): the one map from an application's exec
- * handle to the real exec, and a table's allocation failure.
+ * handle to the real exec, a table's allocation failure, and the execs'
+ * claims on graphs (a destroyed graph's die with it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,6 +81,53 @@ static void exec_map_forgets_a_destroyed_exec(void **state)
 	destroy(H(0x1400));
 }
 
+/* A summary as an instantiation from a captured graph not yet walked
+ * gets (model_graph_partial): the exec claims its graph until settled. */
+static struct cg_summary *partial_summary(void)
+{
+	struct cg_summary *s = calloc(1, sizeof *s);
+	assert_non_null(s);
+	atomic_init(&s->refs, 1);
+	s->partial = 1;
+	return s;
+}
+
+/* Every graph's claims are counted in one sum that a graph destroy or
+ * node add reads without the lock (model_graph_claimed): the sum follows
+ * each claim made and dropped, and a graph destroyed with claims on it
+ * (its destroy did not settle) takes them along; the handle, come back as
+ * another graph, is claimed by nothing. Without the clear at the destroy
+ * the sum stays above zero and every later destroy takes the lock again;
+ * without the count at the instantiation a claimed graph is not settled. */
+static void graph_claims_die_with_the_graph(void **state)
+{
+	long base = model_graph_claims_all();
+	model_graph_new(G(0x9700), 1, 0, 0, 0);
+	model_graph_new(G(0x9800), 1, 0, 0, 0);
+	assert_int_equal(model_graph_claimed(G(0x9700)), 0);
+	model_exec_new(H(0x1700), G(0x9700), 0, 0, partial_summary(), 0, -1);
+	model_exec_new(H(0x1701), G(0x9700), 0, 0, partial_summary(), 0, -1);
+	model_exec_new(H(0x1800), G(0x9800), 0, 0, partial_summary(), 0, -1);
+	assert_int_equal(model_graph_claimed(G(0x9700)), 2);
+	assert_int_equal(model_graph_claimed(G(0x9800)), 1);
+	assert_int_equal(model_graph_claims_all(), base + 3);
+	/* an exec that goes drops its claim */
+	destroy(H(0x1800));
+	assert_int_equal(model_graph_claimed(G(0x9800)), 0);
+	assert_int_equal(model_graph_claims_all(), base + 2);
+	/* a graph destroyed under its claims: they go with it */
+	model_graph_destroy(G(0x9700));
+	assert_int_equal(model_graph_claims_all(), base);
+	model_graph_new(G(0x9700), 1, 0, 0, 0);
+	assert_int_equal(model_graph_claimed(G(0x9700)), 0);
+	/* the execs that claimed it go later: nothing counted twice */
+	destroy(H(0x1700));
+	destroy(H(0x1701));
+	assert_int_equal(model_graph_claims_all(), base);
+	model_graph_destroy(G(0x9700));
+	model_graph_destroy(G(0x9800));
+}
+
 /* Run first, on an empty exec table: its first add allocates the table. */
 static void exec_table_failure_is_its_own(void **state)
 {
@@ -126,6 +174,7 @@ int main(void)
 	    cmocka_unit_test_setup(exec_map_new_exec_stands_for_itself, setup),
 	    cmocka_unit_test_setup(exec_map_set_real_is_seen_by_every_reader, setup),
 	    cmocka_unit_test_setup(exec_map_forgets_a_destroyed_exec, setup),
+	    cmocka_unit_test_setup(graph_claims_die_with_the_graph, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -71,9 +72,45 @@ static void strided_keys_spread(void **state)
 	assert_true(worst <= 32);
 }
 
+/* cg_spare: a freed block of the slot's size comes back, zeroed, for the
+ * next take of that size; a block or a take of any other size neither
+ * goes into the slot nor comes out of it; a second block while one is
+ * kept is freed (the slot holds one). */
+static void spare_reused_only_when_size_fits(void **state)
+{
+	(void)state;
+	static struct cg_spare sp = CG_SPARE_INIT(48);
+	unsigned char *a = cg_spare_calloc(&sp, 48), *b, *c, *d;
+	assert_non_null(a);
+	memset(a, 0xab, 48);
+	cg_spare_free(&sp, a, 48);
+	b = cg_spare_calloc(&sp, 64); /* larger: not the spare */
+	assert_non_null(b);
+	assert_ptr_not_equal(b, a);
+	c = cg_spare_calloc(&sp, 48); /* the spare, zeroed */
+	assert_ptr_equal(c, a);
+	for (int i = 0; i < 48; i++)
+		assert_int_equal(c[i], 0);
+	d = cg_spare_calloc(&sp, 48); /* the slot is empty now */
+	assert_ptr_not_equal(d, c);
+	cg_spare_free(&sp, b, 64); /* another size: freed, not kept */
+	assert_null(atomic_load(&sp.p));
+	cg_spare_free(&sp, c, 48);
+	cg_spare_free(&sp, d, 48); /* the slot is full: freed */
+	assert_ptr_equal(atomic_load(&sp.p), c);
+	b = cg_spare_calloc(&sp, 16); /* smaller: not the spare either */
+	assert_non_null(b);
+	assert_ptr_not_equal(b, c);
+	assert_ptr_equal(atomic_load(&sp.p), c);
+	free(b);
+	free(cg_spare_calloc(&sp, 48));
+	assert_null(atomic_load(&sp.p));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(spare_reused_only_when_size_fits),
 	    cmocka_unit_test(strided_keys_spread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
