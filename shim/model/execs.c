@@ -87,7 +87,8 @@ int model_exec_set_real(CUgraphExec app, CUgraphExec real)
 	return x != NULL;
 }
 
-struct cg_exec *model_exec_fast(CUgraphExec e)
+/* e's live exec in the index, NULL when not there. */
+static struct cg_exec *fast_probe(CUgraphExec e)
 {
 	unsigned h = fast_hash(e);
 	struct cg_exec *x;
@@ -98,8 +99,14 @@ struct cg_exec *model_exec_fast(CUgraphExec e)
 		if (x != FAST_TOMB && X_GET(x, h) == e && X_GET(x, live))
 			return x;
 	}
-	if (!atomic_load_explicit(&fast_overflow, memory_order_relaxed))
-		return NULL;
+	return NULL;
+}
+
+struct cg_exec *model_exec_fast(CUgraphExec e)
+{
+	struct cg_exec *x = fast_probe(e);
+	if (x || !atomic_load_explicit(&fast_overflow, memory_order_relaxed))
+		return x;
 	pthread_mutex_lock(&model_gx_lock);
 	HASH_FIND_PTR(model_execs, &e, x);
 	pthread_mutex_unlock(&model_gx_lock);
@@ -145,9 +152,15 @@ void model_exec_launch_failed(struct cg_exec *x)
 	atomic_fetch_sub_explicit(&x->launches, 1, memory_order_relaxed);
 }
 
+/* gx_lock held, under which alone the index and the table change: every
+ * exec of the table is live and in the index unless the index overflowed,
+ * so the index answers (two cache lines, the slot and the exec's; the
+ * table's lookup touched its header, bucket and each entry of the chain). */
 struct cg_exec *model_exec_find_locked(CUgraphExec e)
 {
-	struct cg_exec *x;
+	struct cg_exec *x = fast_probe(e);
+	if (x || !atomic_load_explicit(&fast_overflow, memory_order_relaxed))
+		return x;
 	HASH_FIND_PTR(model_execs, &e, x);
 	return x;
 }
