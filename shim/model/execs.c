@@ -258,7 +258,7 @@ void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out)
 }
 
 /* The graphs' pending counts summed (model-int.h). */
-static _Atomic long graph_claims;
+_Atomic long model_graph_claims;
 
 /* x stops waiting for the full summary of x->graph (its partial view is
  * replaced, or x goes): the graph's count of such execs drops. */
@@ -268,7 +268,7 @@ static void exec_release_claim_locked(struct cg_exec *x)
 		struct cg_graph *gr = model_graph_find_locked(x->graph);
 		if (gr && gr->pending) {
 			gr->pending--;
-			atomic_fetch_sub_explicit(&graph_claims, 1, memory_order_relaxed);
+			atomic_fetch_sub_explicit(&model_graph_claims, 1, memory_order_relaxed);
 		}
 	}
 	x->sum_gen = 0;
@@ -277,28 +277,15 @@ static void exec_release_claim_locked(struct cg_exec *x)
 /* A program that synchronises its own calls orders a graph's destroy or
  * change after the instantiation that claimed it: the count it reads
  * here then includes that claim. */
-int model_graph_claimed(CUgraph g)
+int model_graph_claimed_locked(CUgraph g)
 {
 	struct cg_graph *gr;
 	int pending;
-	if (!atomic_load_explicit(&graph_claims, memory_order_acquire))
-		return 0;
 	pthread_mutex_lock(&model_gx_lock);
 	gr = model_graph_find_locked(g);
 	pending = gr ? gr->pending : 0;
 	pthread_mutex_unlock(&model_gx_lock);
 	return pending;
-}
-
-long model_graph_claims_all(void)
-{
-	return atomic_load_explicit(&graph_claims, memory_order_acquire);
-}
-
-void model_graph_claims_clear_locked(struct cg_graph *gr)
-{
-	atomic_fetch_sub_explicit(&graph_claims, gr->pending, memory_order_relaxed);
-	gr->pending = 0;
 }
 
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
@@ -418,7 +405,7 @@ int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, stru
 		if (sum && sum->partial) {
 			x->sum_gen = gr->gen;
 			gr->pending++;
-			atomic_fetch_add_explicit(&graph_claims, 1, memory_order_release);
+			atomic_fetch_add_explicit(&model_graph_claims, 1, memory_order_release);
 		}
 	}
 	fast_insert(x);

@@ -229,11 +229,20 @@ struct cg_exec *model_exec_find_locked(CUgraphExec e);
  * 0 without a lock round trip while no exec waits on any graph (a graph
  * destroy or node add then has nothing to settle). _clear_locked: gr's
  * claims dropped (settled, or gr destroyed). */
-int model_graph_claimed(CUgraph g);
-long model_graph_claims_all(void); /* the sum itself (tests) */
+extern _Atomic long model_graph_claims;
+int model_graph_claimed_locked(CUgraph g); /* takes gx_lock itself */
+static inline int model_graph_claimed(CUgraph g)
+{
+	return atomic_load_explicit(&model_graph_claims, memory_order_acquire) ? model_graph_claimed_locked(g) : 0;
+}
+static inline void model_graph_claims_clear_locked(struct cg_graph *gr)
+{
+	if (gr->pending)
+		atomic_fetch_sub_explicit(&model_graph_claims, gr->pending, memory_order_relaxed);
+	gr->pending = 0;
+}
 /* model_nccl_exec_from (model.h) under gx_lock, x the exec (NULL: none). */
 int model_nccl_exec_from_locked(struct cg_exec *x, CUgraph g, uint64_t capture, uint32_t cap_site);
-void model_graph_claims_clear_locked(struct cg_graph *gr);
 void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out);
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum);
 long long model_exec_updates_same(void);
