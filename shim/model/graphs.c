@@ -5,7 +5,7 @@
 #include "model-int.h"
 
 static struct cg_graph *model_graphs;
-struct cg_graph *model_graph_find_locked(CUgraph g)
+struct cg_graph *model_graph_find_slow_locked(CUgraph g)
 {
 	struct cg_graph *x;
 	HASH_FIND_PTR(model_graphs, &g, x);
@@ -512,8 +512,8 @@ int model_graph_destroy(CUgraph g)
 	x = model_graph_find_locked(g);
 	if (x) {
 		HASH_DEL(model_graphs, x);
-		model_graph_claims_clear_locked(x); /* its execs' claims die with it */
-		model_epoch_bump();		    /* the handle may come back as another graph */
+		model_graph_gone_locked(x); /* its execs' claims die with it (model-int.h) */
+		model_epoch_bump();	    /* the handle may come back as another graph */
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	if (x) {

@@ -218,7 +218,23 @@ struct cg_exec {
 #define X_SET(x, f, v) __atomic_store_n(&(x)->f, (v), __ATOMIC_RELAXED)
 #define X_GET(x, f) __atomic_load_n(&(x)->f, __ATOMIC_RELAXED)
 extern struct cg_exec *model_execs;
-struct cg_graph *model_graph_find_locked(CUgraph g);
+/* g's entry, NULL when unknown; gx_lock held. The last one found is kept
+ * (model_graph_last, gx_lock): a step's lookups are mostly of one graph,
+ * and a hit reads that entry's first line only, where the table's lookup
+ * read its header, a bucket and the chain (~5 L1 misses when cold). It
+ * goes with its entry (model_graph_gone_locked). */
+extern struct cg_graph *model_graph_last;
+struct cg_graph *model_graph_find_slow_locked(CUgraph g);
+static inline struct cg_graph *model_graph_find_locked(CUgraph g)
+{
+	struct cg_graph *x = model_graph_last;
+	if (x && x->h == g)
+		return x;
+	x = model_graph_find_slow_locked(g);
+	if (x)
+		model_graph_last = x;
+	return x;
+}
 /* Whether graph gr's cached summary describes it now: its generation, and
  * for a summary with child graphs no graph changed since its walk (a child
  * is changed through its own handle). gx_lock held. */
@@ -240,6 +256,13 @@ static inline void model_graph_claims_clear_locked(struct cg_graph *gr)
 	if (gr->pending)
 		atomic_fetch_sub_explicit(&model_graph_claims, gr->pending, memory_order_relaxed);
 	gr->pending = 0;
+}
+/* gr just left the table: its claims and the last-found entry go. */
+static inline void model_graph_gone_locked(struct cg_graph *gr)
+{
+	model_graph_claims_clear_locked(gr);
+	if (model_graph_last == gr)
+		model_graph_last = NULL;
 }
 /* model_nccl_exec_from (model.h) under gx_lock, x the exec (NULL: none). */
 int model_nccl_exec_from_locked(struct cg_exec *x, CUgraph g, uint64_t capture, uint32_t cap_site);

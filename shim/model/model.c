@@ -7,6 +7,7 @@
 _Atomic int cg_live_captures;
 struct model_totals model_tot;
 _Atomic uint64_t model_epoch;
+struct cg_graph *model_graph_last; /* model-int.h, gx_lock */
 
 struct cg_table model_capture_table = CG_TABLE_INIT("capture table");
 struct cg_table model_graph_table = CG_TABLE_INIT("graph table");
