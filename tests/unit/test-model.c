@@ -128,6 +128,42 @@ static void graph_claims_die_with_the_graph(void **state)
 	model_graph_destroy(G(0x9800));
 }
 
+/* The graph table keeps the last entry it found (model_graph_last): a
+ * destroyed graph's goes with it, so its handle is unknown until the
+ * driver hands it out again, then another graph (another id). Without the
+ * drop at the destroy the lookup after it answers from the freed entry. */
+static void graph_last_found_goes_with_the_graph(void **state)
+{
+	struct model_ids ids;
+	uint64_t first;
+	model_graph_new(G(0x9a00), 1, 0, 0, 0);
+	model_graph_new(G(0x9b00), 1, 0, 0, 0);
+	model_ids_get(G(0x9a00), NULL, &ids);
+	first = ids.graph;
+	assert_int_not_equal(first, 0);
+	assert_ptr_equal(model_graph_last->h, G(0x9a00));
+	model_graph_destroy(G(0x9a00));
+	assert_null(model_graph_last);
+	model_ids_get(G(0x9a00), NULL, &ids);
+	assert_int_equal(ids.graph, 0);
+	/* another graph's lookup is not disturbed, and is kept */
+	model_ids_get(G(0x9b00), NULL, &ids);
+	assert_int_not_equal(ids.graph, 0);
+	assert_ptr_equal(model_graph_last->h, G(0x9b00));
+	/* the handle again: another graph */
+	model_graph_new(G(0x9a00), 1, 0, 0, 0);
+	model_ids_get(G(0x9a00), NULL, &ids);
+	assert_int_not_equal(ids.graph, 0);
+	assert_int_not_equal(ids.graph, first);
+	first = ids.graph;
+	/* another graph destroyed: its lookup made it the last, then it went */
+	model_graph_destroy(G(0x9b00));
+	assert_null(model_graph_last);
+	model_ids_get(G(0x9a00), NULL, &ids);
+	assert_int_equal(ids.graph, first);
+	model_graph_destroy(G(0x9a00));
+}
+
 /* Run first, on an empty exec table: its first add allocates the table. */
 static void exec_table_failure_is_its_own(void **state)
 {
@@ -175,6 +211,7 @@ int main(void)
 	    cmocka_unit_test_setup(exec_map_set_real_is_seen_by_every_reader, setup),
 	    cmocka_unit_test_setup(exec_map_forgets_a_destroyed_exec, setup),
 	    cmocka_unit_test_setup(graph_claims_die_with_the_graph, setup),
+	    cmocka_unit_test_setup(graph_last_found_goes_with_the_graph, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
