@@ -65,11 +65,6 @@ struct cg_summary *model_summary_ref(struct cg_summary *s)
 	return s;
 }
 
-struct node_ix {
-	CUgraphNode node;
-	uint32_t index;
-};
-
 /* Walk a graph through capture-safe driver queries: node list, types,
  * edges, memory-node parameters. No lock held. Done once per graph
  * generation (at end of capture or first use) and cached, so an update
@@ -79,15 +74,6 @@ static _Atomic long long walks;
 long long model_graph_walks(void)
 {
 	return atomic_load_explicit(&walks, memory_order_relaxed);
-}
-
-/* One incoming edge's share of its node's dependency signature: the
- * source's index + 1 (0: not in the graph's node list) and the edge's data
- * (ports, type; NULL: a driver without edge data, all default). */
-static inline uint32_t edge_sig(uint32_t from, const CUgraphEdgeData *ed)
-{
-	uint64_t data = ed ? (uint64_t)ed->from_port << 16 | (uint64_t)ed->to_port << 8 | ed->type : 0;
-	return (uint32_t)cg_mix64((uint64_t)from << 24 | data, 0x5EDull);
 }
 
 /* Hooked changes of any graph (nodes added or destroyed, memory nodes):
@@ -151,7 +137,7 @@ struct cg_summary *model_graph_churn_walk(CUgraph g)
 static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known, uint64_t launches)
 {
 	int logged = 0;
-	size_t n = 0, ne = 0, nm = 0;
+	size_t n = 0, nm = 0;
 	struct cg_summary *s;
 	struct cg_mnode mem_small[16], *mem = mem_small;
 	size_t mem_cap = 16;
@@ -254,81 +240,8 @@ static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *kn
 		}
 		nm++;
 	}
-	if (drv_cuGraphGetEdges) {
-		/* dependency counts and signatures in O(N + E), node -> index by open addressing; edge data
-		 * (CUDA 12.3+) from cuGraphGetEdges_v2 where the driver has it. One query where the edges fit
-		 * the stack: asked for `room`, fewer is all of them (the driver writes the count it has). */
-		const size_t per = 2 * sizeof(CUgraphNode) + sizeof(CUgraphEdgeData);
-		_Alignas(16) unsigned char scratch_small[8192], *scratch = scratch_small;
-		size_t cap = 16, ix_bytes, room;
-		while (cap < 2 * n)
-			cap *= 2;
-		ix_bytes = cap * sizeof(struct node_ix);
-		room = ix_bytes < sizeof scratch_small ? (sizeof scratch_small - ix_bytes) / per : 0;
-		CUgraphNode *from = (CUgraphNode *)(scratch + (room ? ix_bytes : 0)), *to = from + room;
-		CUgraphEdgeData *ed = (CUgraphEdgeData *)(to + room);
-		int have = 0, have_ed = 0;
-		if (room > 1) {
-			CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
-			ne = room;
-			have_ed = drv_cuGraphGetEdges_v2 &&
-				  (rc = drv_cuGraphGetEdges_v2(g, from, to, ed, &ne)) == CUDA_SUCCESS;
-			if (!have_ed)
-				ne = room, rc = drv_cuGraphGetEdges(g, from, to, &ne);
-			have = rc == CUDA_SUCCESS && ne < room;
-		}
-		if (!have && drv_cuGraphGetEdges(g, NULL, NULL, &ne) == CUDA_SUCCESS && ne) {
-			size_t bytes = ix_bytes + ne * per, ne2 = ne;
-			if ((scratch = bytes <= sizeof scratch_small ? scratch_small : malloc(bytes))) {
-				from = (CUgraphNode *)(scratch + ix_bytes), to = from + ne,
-				ed = (CUgraphEdgeData *)(to + ne);
-				have_ed = drv_cuGraphGetEdges_v2 &&
-					  drv_cuGraphGetEdges_v2(g, from, to, ed, &ne2) == CUDA_SUCCESS && ne2 == ne;
-				have = have_ed || drv_cuGraphGetEdges(g, from, to, &ne) == CUDA_SUCCESS;
-			}
-		}
-		if (have && ne) {
-			struct node_ix *ix = (struct node_ix *)scratch;
-			memset(ix, 0, cap * sizeof *ix);
-			for (size_t i = 0; i < n; i++) {
-				size_t h = model_node_slot(s->nodes[i], cap - 1);
-				while (ix[h].node)
-					h = (h + 1) & (cap - 1);
-				ix[h].node = s->nodes[i];
-				ix[h].index = (uint32_t)i;
-			}
-			s->n_edges = (uint32_t)ne;
-			for (size_t e = 0; e < ne; e++) {
-				size_t h = model_node_slot(to[e], cap - 1), f = model_node_slot(from[e], cap - 1);
-				while (ix[h].node && ix[h].node != to[e])
-					h = (h + 1) & (cap - 1);
-				while (ix[f].node && ix[f].node != from[e])
-					f = (f + 1) & (cap - 1);
-				if (!ix[h].node)
-					continue;
-				s->ndeps[ix[h].index]++;
-				/* summed: the same set in any order, the same value */
-				s->depsig[ix[h].index] +=
-				    edge_sig(ix[f].node ? ix[f].index + 1 : 0, have_ed ? &ed[e] : NULL);
-			}
-		}
-		if (scratch && scratch != scratch_small)
-			free(scratch);
-	}
-	{
-		/* The topology hash (see struct cg_summary): per node one
-		 * multiply-xorshift step, so a 1,000-node walk pays ~1 us once
-		 * and every later update of this generation compares 8 bytes. */
-		uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)s->n_nodes << 32 | s->n_edges);
-		for (uint32_t i = 0; i < s->n_nodes; i++)
-			h = cg_mix64(h, (uint64_t)s->depsig[i] << 32 | (uint64_t)s->types[i] << 16 | s->ndeps[i]);
-		/* each walked child's topology hash and refusal fingerprint
-		 * (nodes.h sig), complete when its walk returned */
-		for (uint32_t k = 0; k < s->n_kids; k++)
-			h = cg_mix64(cg_mix64(h, (uint64_t)s->kids[k].node << 32 | 0x6B1D),
-				     s->kids[k].s->topo ^ (s->kids[k].s->sig * 0x9E3779B97F4A7C15ull));
-		s->topo = h | 1;
-	}
+	model_topo_edges(s, g);
+	model_topo_hash(s);
 	/* Details, exactly as many as described (none: no array) */
 	if (s->det && !s->n_det) {
 		free(s->det);

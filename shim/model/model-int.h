@@ -5,7 +5,8 @@
  * Files and their prefixes: model.c (locks, fork, totals: model_*,
  * cg_model_*), devices.c (model_dev_*, sampling), captures.c
  * (model_capture_*), joins.c (model_capture_confirm_unjoined), graphs.c
- * (model_graph_*, model_summary_*), execs.c (model_exec_*), pools.c
+ * (model_graph_*, model_summary_*), topo.c (model_topo_*: a walked graph's
+ * edges and topology hash), execs.c (model_exec_*), pools.c
  * (model_pool_*, model_device_*), allocations.c (model_alloc_*), ledger.c
  * (ledger_*), churn.c (model_churn_*; model_churn_lock guards its table), nccl.c
  * (model_nccl_*: NCCL work in graphs).
@@ -239,6 +240,11 @@ static inline struct cg_graph *model_graph_find_locked(CUgraph g)
  * for a summary with child graphs no graph changed since its walk (a child
  * is changed through its own handle). gx_lock held. */
 int model_graph_sum_current_locked(const struct cg_graph *gr);
+/* The walk's topology (topo.c): s's ndeps, depsig and n_edges from graph
+ * g's edges (s->nodes holds its n_nodes nodes, ndeps and depsig zeroed);
+ * then s->topo from them, the types and the walked children. */
+void model_topo_edges(struct cg_summary *s, CUgraph g);
+void model_topo_hash(struct cg_summary *s);
 struct cg_exec *model_exec_find_locked(CUgraphExec e);
 /* Execs' claims on graphs (execs.c): the graphs' pending counts summed,
  * kept under gx_lock and read without it. model_graph_claimed: g's count,
