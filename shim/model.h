@@ -480,6 +480,31 @@ void model_graph_node_destroyed(void);
 void model_graph_node_changed(void);
 /* cuGraphDestroyNode calls the driver accepted so far. */
 unsigned model_graph_node_destroys(void);
+/* Changes of a capture's dependencies that add no node (issue 36, model/
+ * topo.c): a wait on an event into a stream, cuStreamUpdateCaptureDependencies*,
+ * cuGraphAddDependencies* and cuGraphRemoveDependencies*, and a captured
+ * launch whose attributes make a programmatic or launch-order edge. Counted
+ * only while a capture is live (an eager program's waits touch nothing
+ * shared): model_deps_change_enter before the driver's call (1: counted),
+ * model_deps_change_leave with its answer after it. model_deps_word at a
+ * capture's begin, and model_deps_unchanged(that word) after its end: 1
+ * when no such change reached the driver in between (none in flight
+ * either), so each node a launch on the capture's origin stream added
+ * depends on that stream's node before it alone (a plain begin: the first
+ * on none). model_deps_changed: one that already reached the driver (the
+ * launch hooks, the capture's own thread). */
+int model_deps_change_enter(void);
+void model_deps_change_leave(int entered);
+static inline void model_deps_changed(void)
+{
+	model_deps_change_leave(model_deps_change_enter());
+}
+uint64_t model_deps_word(void);
+int model_deps_unchanged(uint64_t since);
+/* Graphs whose dependencies were taken as their capture's chain
+ * (model_deps_unchanged), asked no edges; under CGSHIM_SUMMARY_CHECK
+ * asked and compared. */
+long long model_topo_chains(void);
 void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m);
 /* Summary of a graph (walked now if stale). Returns a private copy the
  * caller frees with model_summary_free, or NULL. Makes only capture-safe

@@ -27,6 +27,18 @@
  * Anything else: the full walk, as before. CGSHIM_SUMMARY_CHECK=1 walks
  * anyway and compares (nodes_launch_check).
  *
+ * The edges too (the chain): a taken log's graph holds only launches on
+ * the origin stream of a plain begin (the begin hook logs no capture into
+ * a graph), in order, and each launch depends on that stream's capture
+ * dependencies, the launch before it (the first: none), unless something
+ * changed them without a node: a wait on an event, a dependency update, an
+ * edge added to or removed from the capturing graph, a launch whose
+ * attributes make a programmatic edge. The hooks count those while a
+ * capture is live (model.h model_deps_change_enter); unchanged from the
+ * begin to the take, the walk asks no edges (model/topo.c
+ * model_topo_chain); CGSHIM_SUMMARY_CHECK asks and compares
+ * (nodes_launch_chain_check).
+ *
  * Memory: a block of LOG_MAX entries (at most a description and a tag
  * each), LOG_MAX + 1 node handles and FN_MAX function templates (~132 KiB)
  * per thread that captures while summaries are wanted, freed at
@@ -96,6 +108,7 @@ struct launch_log {
 	uint8_t wide;		 /* an argument of more than 8 bytes was matched against the ledger */
 	unsigned destroys;	 /* node destroys at the begin */
 	unsigned unloads;	 /* module and library unloads at the begin (nodes_unloads) */
+	uint64_t deps;		 /* capture dependency changes at the begin (model.h model_deps_word) */
 	uint64_t epoch;		 /* the ledger's at the begin */
 	uint32_t n_fn;		 /* entries in fn[] */
 	uint32_t last;		 /* fn[last]: the last launch's function (n_fn > 0) */
@@ -148,6 +161,7 @@ int nodes_launch_begin(uint64_t cap)
 	l->why_key = 0;
 	l->destroys = model_graph_node_destroys();
 	l->unloads = nodes_unloads();
+	l->deps = model_deps_word();
 	l->epoch = ledger_epoch();
 	return 1;
 }
@@ -362,11 +376,12 @@ static int take_refused(const struct launch_log *l)
 	return 0;
 }
 
-int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det)
+int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det, int *chain)
 {
 	struct launch_log *l = log_slot;
 	uint64_t seen[16];
 	uint32_t n_seen = 0;
+	*chain = 0;
 	if (!l || l->cap != cap)
 		return 0;
 	l->cap = 0; /* one take a capture */
@@ -401,7 +416,24 @@ int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct c
 		}
 	}
 	atomic_fetch_add_explicit(&taken, 1, memory_order_relaxed);
+	/* every node a launch on the origin stream of a plain begin (the begin
+	 * hook logs no capture into a graph), in order: a chain unless a
+	 * dependency changed without a node */
+	*chain = model_deps_unchanged(l->deps);
 	return 1;
+}
+
+void nodes_launch_chain_check(size_t diff, size_t n, size_t at)
+{
+	static _Atomic int said;
+	if (!diff)
+		return;
+	atomic_fetch_add_explicit(&check_diffs, (long long)diff, memory_order_relaxed);
+	if (!atomic_exchange_explicit(&said, 1, memory_order_relaxed))
+		cg_warn(
+		    "CGSHIM_SUMMARY_CHECK: %zu of %zu nodes depend otherwise than the chain their capture's launches "
+		    "made (first: node %zu), by the driver's edges; the edges are kept",
+		    diff, n, at);
 }
 
 size_t nodes_launch_check(const CUgraphNode *nodes, size_t n, const struct cg_ndet *det)

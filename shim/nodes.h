@@ -111,9 +111,15 @@ int nodes_coop_possible(void);
  * nodes_launch_take: the n descriptions of capture cap's graph, whose node
  * handles are nodes, into det, when the log is provably that graph (1;
  * the contract is at the top of nodes-launch.c), else 0: walk it. One take
- * a capture. nodes_launch_check (CGSHIM_SUMMARY_CHECK): the nodes walked
- * as well and compared with det; differing nodes counted (and one warning
- * names the first): the caller walks instead.
+ * a capture. *chain: 1 with a take when also no capture dependency changed
+ * without a node meanwhile (model.h model_deps_unchanged): node i > 0
+ * depends on node i - 1 alone, the first on none (model/topo.c
+ * model_topo_chain). nodes_launch_check (CGSHIM_SUMMARY_CHECK): the nodes
+ * walked as well and compared with det; differing nodes counted (and one
+ * warning names the first): the caller walks instead.
+ * nodes_launch_chain_check (the same check of the chain): diff nodes of n
+ * whose dependencies the driver's edges gave otherwise, the first at:
+ * counted with the others, one warning in the process.
  * nodes_launch_list_ask: at capture cap's end, graph g's node list and its
  * count *n in one driver query into the log (1), while this thread logs cap
  * and the graph has at most as many nodes as launches logged; else 0 (then
@@ -125,8 +131,9 @@ int nodes_launch_list_ask(uint64_t cap, CUgraph g, size_t *n);
 int nodes_launch_list(uint64_t cap, CUgraphNode *out, size_t n);
 void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 		      unsigned by, unsigned bz, unsigned shmem, void **kp, void **extra);
-int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det);
+int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det, int *chain);
 size_t nodes_launch_check(const CUgraphNode *nodes, size_t n, const struct cg_ndet *det);
+void nodes_launch_chain_check(size_t diff, size_t n, size_t at);
 /* Summaries taken from launches, and nodes the check found otherwise. */
 long long nodes_launch_summaries(void);
 long long nodes_launch_check_diffs(void);

@@ -187,6 +187,8 @@ void cg_summary_exit(void)
 				 .churn_walks = model_graph_churn_walks(),
 				 .launch_summaries = nodes_launch_summaries(),
 				 .launch_summary_diffs = nodes_launch_check_diffs(),
+				 .launch_chains = model_topo_chains(),
+				 .has_launch_chains = cg_cfg.summary_check,
 				 .copy_checks = all,
 				 .copy_checks_tallied = tallied,
 				 .repeats_folded = cg_fold_repeats(),

@@ -430,6 +430,23 @@ static inline int cgh_ex_coop(const CUlaunchConfig *c)
 	return 0;
 }
 
+/* Whether a captured cuLaunchKernelEx configuration may give its node an
+ * edge of other than default data (a programmatic or launch-order port:
+ * programmatic serialization, a programmatic or launch-completion event),
+ * within the numAttrs entries the driver reads (at most 64 looked at):
+ * then its capture's graph is no plain chain (model.h model_deps_changed). */
+static inline int cgh_ex_edges(const CUlaunchConfig *c)
+{
+	if (!c || !c->attrs)
+		return 0;
+	for (unsigned i = 0; i < c->numAttrs && i < 64; i++)
+		if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION ||
+		    c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+		    c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+			return 1;
+	return 0;
+}
+
 #define COOP_PARAMS                                                                                                    \
 	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,    \
 	 unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,                \
@@ -444,9 +461,10 @@ static inline int cgh_ex_coop(const CUlaunchConfig *c)
 	nodes_launch_rec(model_tally.cap, model_tally.kernels, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,  \
 			 blockDimZ, sharedMemBytes, kernelParams, extra)
 #define LAUNCH_REC_EX                                                                                                  \
-	nodes_launch_rec(model_tally.cap, model_tally.kernels, f, config->gridDimX, config->gridDimY,                  \
-			 config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,                    \
-			 config->sharedMemBytes, kernelParams, extra)
+	((cgh_ex_edges(config) ? model_deps_changed() : (void)0),                                                      \
+	 nodes_launch_rec(model_tally.cap, model_tally.kernels, f, config->gridDimX, config->gridDimY,                 \
+			  config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,                   \
+			  config->sharedMemBytes, kernelParams, extra))
 
 LAUNCH_HOOK(cuLaunchKernel, 0, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS, 0, LAUNCH_REC)
 LAUNCH_HOOK(cuLaunchKernel_ptsz, 1, LAUNCH_PARAMS, LAUNCH_ARGS, hStream, LAUNCH_DIMS, 0, LAUNCH_REC)

@@ -574,6 +574,7 @@ void cgh_cuEventRecord_ptsz_post(struct cg_call *c, struct cgh_frame *f, CUresul
  * capturing stream on another capture's event: CGS015. */
 static CGH_FRAMED void wait_event_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUstream s, CUevent ev)
 {
+	f->deps = model_deps_change_enter(); /* a join changes a capture's dependencies, adding no node */
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed)) {
 		f->capturing = model_stream_capture(s, ptsz, &f->id, NULL, NULL);
 		if (!f->capturing && model_capture_event_known(ev))
@@ -586,6 +587,7 @@ static CGH_FRAMED void wait_event_pre(struct cg_call *c, struct cgh_frame *f, in
 static void wait_event_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, int ptsz, CUstream s, CUevent ev)
 {
 	uint64_t id;
+	model_deps_change_leave(f->deps);
 	if (f->verdict)
 		cg_caprule_after(cg_routes[c->hid].name, R_CAPTURE_MERGE, CUDA_ERROR_STREAM_CAPTURE_MERGE, rc);
 	else if (f->capturing && rc != CUDA_SUCCESS)
@@ -609,6 +611,29 @@ static void wait_event_post(struct cg_call *c, struct cgh_frame *f, CUresult rc,
 	}
 WAIT_EVENT_PARTS(cuStreamWaitEvent, 0)
 WAIT_EVENT_PARTS(cuStreamWaitEvent_ptsz, 1)
+
+/* A capture's dependencies set or added to: counted (model.h
+ * model_deps_change_enter), so no chain is taken for its graph. */
+#define UPDATE_DEPS_PARTS(name, params)                                                                                \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                                  \
+	{                                                                                                              \
+		f->deps = model_deps_change_enter();                                                                   \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)                    \
+	{                                                                                                              \
+		model_deps_change_leave(f->deps);                                                                      \
+	}
+#define UNPAREN(...) __VA_ARGS__
+UPDATE_DEPS_PARTS(cuStreamUpdateCaptureDependencies,
+		  (CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags))
+UPDATE_DEPS_PARTS(cuStreamUpdateCaptureDependencies_ptsz,
+		  (CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags))
+UPDATE_DEPS_PARTS(cuStreamUpdateCaptureDependencies_v2,
+		  (CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+		   size_t numDependencies, unsigned int flags))
+UPDATE_DEPS_PARTS(cuStreamUpdateCaptureDependencies_v2_ptsz,
+		  (CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+		   size_t numDependencies, unsigned int flags))
 
 /* Before the stream goes: out of the model's forks, so that no end of a
  * capture asks the driver about a freed handle (one relaxed load when no

@@ -279,6 +279,41 @@ ADD_NODE_PARTS(cuGraphAddNode_v2,
 ADD_KERNEL_NODE_PARTS(cuGraphAddKernelNode, CUDA_KERNEL_NODE_PARAMS_v1)
 ADD_KERNEL_NODE_PARTS(cuGraphAddKernelNode_v2, CUDA_KERNEL_NODE_PARAMS)
 
+/* An edge added or removed: the graph's summary is stale (a captured graph
+ * is walked again at its next need), and while a capture is live it is
+ * counted as a capture dependency change (model.h model_deps_change_enter:
+ * the capturing graph's edges are no longer its launches' chain). */
+static void deps_edit_pre(struct cgh_frame *f, CUgraph g)
+{
+	model_graph_settle(g);
+	f->deps = model_deps_change_enter();
+}
+
+static void deps_edit_post(struct cgh_frame *f, CUresult rc, CUgraph g)
+{
+	model_deps_change_leave(f->deps);
+	if (rc == CUDA_SUCCESS)
+		model_graph_mutated(g);
+}
+
+#define DEPS_EDIT_PARTS(name, params)                                                                                  \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                                  \
+	{                                                                                                              \
+		deps_edit_pre(f, hGraph);                                                                              \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)                    \
+	{                                                                                                              \
+		deps_edit_post(f, rc, hGraph);                                                                         \
+	}
+DEPS_EDIT_PARTS(cuGraphAddDependencies,
+		(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, size_t numDependencies))
+DEPS_EDIT_PARTS(cuGraphAddDependencies_v2, (CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
+					    const CUgraphEdgeData *edgeData, size_t numDependencies))
+DEPS_EDIT_PARTS(cuGraphRemoveDependencies,
+		(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, size_t numDependencies))
+DEPS_EDIT_PARTS(cuGraphRemoveDependencies_v2, (CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
+					       const CUgraphEdgeData *edgeData, size_t numDependencies))
+
 /* A node destroyed: its graph is not named, so every proof that counted a
  * graph's nodes (the capture tally's no-copy) stops standing. */
 void cgh_cuGraphDestroyNode_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUgraphNode hNode)

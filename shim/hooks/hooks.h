@@ -208,6 +208,7 @@ struct cgh_frame {
 	struct cg_summary *sum; /* the graph's summary, owned until _done */
 	uint32_t churn;		/* instantiate: the graph's churn entry (model.h), 0 none */
 	uint64_t t_inst;	/* instantiate: clock at the pre step's end, when churn */
+	int deps;		/* a capture dependency change counted before the call (model_deps_change_enter) */
 };
 
 /* model/devices.c: the graph-memory record (first launch, exec destroy). */

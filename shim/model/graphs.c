@@ -136,7 +136,7 @@ struct cg_summary *model_graph_churn_walk(CUgraph g)
  * nodes_launch_take, its end's node list nodes_launch_list), 0 none. */
 static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known, uint64_t launches)
 {
-	int logged = 0;
+	int logged = 0, chain = 0;
 	size_t n = 0, nm = 0;
 	struct cg_summary *s;
 	struct cg_mnode mem_small[16], *mem = mem_small;
@@ -191,7 +191,7 @@ static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *kn
 	}
 	det_keep = NULL;
 	/* every node a kernel the hooks saw launched, described then */
-	if (launches && s->det && nodes_launch_take(launches, s->nodes, n, s->det) &&
+	if (launches && s->det && nodes_launch_take(launches, s->nodes, n, s->det, &chain) &&
 	    !(cg_cfg.summary_check && nodes_launch_check(s->nodes, n, s->det))) {
 		memset(s->types, CU_GRAPH_NODE_TYPE_KERNEL, n);
 		s->n_det = (uint32_t)n;
@@ -240,7 +240,17 @@ static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *kn
 		}
 		nm++;
 	}
-	model_topo_edges(s, g);
+	/* a logged capture no dependency change reached: a chain, no edges
+	 * asked (CGSHIM_SUMMARY_CHECK asks them and compares) */
+	if (logged && chain && !cg_cfg.summary_check) {
+		model_topo_chain(s);
+	} else {
+		model_topo_edges(s, g);
+		if (logged && chain) {
+			size_t at = 0, diff = model_topo_chain_check(s, &at);
+			nodes_launch_chain_check(diff, n, at);
+		}
+	}
 	model_topo_hash(s);
 	/* Details, exactly as many as described (none: no array) */
 	if (s->det && !s->n_det) {

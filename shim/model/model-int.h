@@ -245,6 +245,15 @@ int model_graph_sum_current_locked(const struct cg_graph *gr);
  * then s->topo from them, the types and the walked children. */
 void model_topo_edges(struct cg_summary *s, CUgraph g);
 void model_topo_hash(struct cg_summary *s);
+/* A logged capture's graph as a chain (model.h model_deps_unchanged): s's
+ * ndeps, depsig and n_edges as model_topo_edges computes them from the
+ * driver's edges of a chain in node order, no query; nothing where the
+ * driver has no edges query (the walk would find none).
+ * model_topo_chain_check: the nodes whose dependencies model_topo_edges
+ * found otherwise than a chain has them (*at: the first; n_nodes for an
+ * edge count alone off). Each counts a chain (model_topo_chains). */
+void model_topo_chain(struct cg_summary *s);
+size_t model_topo_chain_check(const struct cg_summary *s, size_t *at);
 struct cg_exec *model_exec_find_locked(CUgraphExec e);
 /* Execs' claims on graphs (execs.c): the graphs' pending counts summed,
  * kept under gx_lock and read without it. model_graph_claimed: g's count,

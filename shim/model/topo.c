@@ -103,3 +103,80 @@ void model_topo_hash(struct cg_summary *s)
 			     s->kids[k].s->topo ^ (s->kids[k].s->sig * 0x9E3779B97F4A7C15ull));
 	s->topo = h | 1;
 }
+
+/* ---- a capture's chain (issue 36) ----------------------------------------
+ * Capture dependency changes that add no node, counted process-wide while a
+ * capture is live: the high 40 bits count changes begun, the low 24 those
+ * whose driver call has not returned. A reader that sees the same word at a
+ * capture's begin and after its end, with none in flight, knows no such
+ * change reached the driver in between: one begun before the begin and
+ * still in flight shows in the low bits, one that returned in between moved
+ * the word. */
+#define DEPS_INFLIGHT 0xFFFFFFull
+static _Atomic uint64_t deps_word;
+static _Atomic long long chains;
+
+int model_deps_change_enter(void)
+{
+	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
+		return 0;
+	atomic_fetch_add_explicit(&deps_word, (DEPS_INFLIGHT + 1) | 1, memory_order_seq_cst);
+	return 1;
+}
+
+void model_deps_change_leave(int entered)
+{
+	if (entered)
+		atomic_fetch_sub_explicit(&deps_word, 1, memory_order_seq_cst);
+}
+
+uint64_t model_deps_word(void)
+{
+	return atomic_load_explicit(&deps_word, memory_order_seq_cst);
+}
+
+int model_deps_unchanged(uint64_t since)
+{
+	uint64_t w = model_deps_word();
+	return w == since && !(w & DEPS_INFLIGHT);
+}
+
+long long model_topo_chains(void)
+{
+	return atomic_load_explicit(&chains, memory_order_relaxed);
+}
+
+/* What the walk computes from a chain's edges: node i > 0 depends on node
+ * i - 1 alone, through an edge of default data (the driver's for a stream's
+ * capture: edge_sig(x, NULL) == edge_sig(x, &zeroed data)). */
+static inline uint32_t chain_sig(size_t i)
+{
+	return edge_sig((uint32_t)i, NULL); /* the source's index + 1 */
+}
+
+void model_topo_chain(struct cg_summary *s)
+{
+	if (!drv_cuGraphGetEdges) /* the walk would find no edges */
+		return;
+	for (uint32_t i = 1; i < s->n_nodes; i++) {
+		s->ndeps[i] = 1;
+		s->depsig[i] = chain_sig(i);
+	}
+	s->n_edges = s->n_nodes ? s->n_nodes - 1 : 0;
+	atomic_fetch_add_explicit(&chains, 1, memory_order_relaxed);
+}
+
+size_t model_topo_chain_check(const struct cg_summary *s, size_t *at)
+{
+	size_t diff = 0;
+	atomic_fetch_add_explicit(&chains, 1, memory_order_relaxed);
+	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		int want_deps = i > 0;
+		uint32_t want_sig = i ? chain_sig(i) : 0;
+		if ((s->ndeps[i] != want_deps || s->depsig[i] != want_sig) && !diff++)
+			*at = i;
+	}
+	if (!diff && s->n_edges != (s->n_nodes ? s->n_nodes - 1 : 0)) /* an edge to a node not listed */
+		diff = 1, *at = s->n_nodes;
+	return diff;
+}

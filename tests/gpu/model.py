@@ -200,6 +200,14 @@ def c_case(name):
             extra = "; leak %s %d bytes at %s" % (l["dptr"], l["size"], l["site"][:2])
         if name == "three_pools":
             extra = "; " + ", ".join("%s->%s" % (a["size"] // MiB, a["pool"]) for a in rm.ev(recs, "alloc"))
+        if name == "chain_joins":  # its other joins and the plain chain (the default run: the wait)
+            for mode in ("update", "adddeps", "chain"):
+                p, mrecs = run([prog, mode])
+                assert p.returncode == 0, "%s exit %d: %s" % (mode, p.returncode, p.stdout[-400:])
+                with contextlib.redirect_stdout(io.StringIO()):
+                    ok, what = rm.chain_verdict(mrecs, mode)
+                assert ok, what
+                extra += "; " + what
         return "%d checks%s" % (n, extra)
     return fn
 

@@ -513,6 +513,45 @@ def after_coop_update(a, base):
                       "attr: CGS001 names the node given the attribute (%s)" % [v.get("msg") for _, v in viol])
 
 
+def chain_verdict(recs, mode):
+    """Whether a chain_joins run's records say what they should for mode: the
+    third graph described from its launches (so the chain would be taken
+    but for the counted dependency change); for a join, CGS001 names the
+    topology first and the driver refuses; for the chain, nothing."""
+    s = one(recs, "summary")
+    viol, upd = coop_verdict(recs)
+    if mode == "chain":
+        ok = not viol and not upd
+    else:
+        ok = (len(upd) == 1 and upd[0][1].get("predicted_by") == "CGS001" and len(viol) == 1
+              and viol[0][0] < upd[0][0])
+    ok = ok and s.get("launch_summaries") == 1 and not ev(recs, "mismatch")
+    return ok, "%s: CGS001 %s, refused %d, launch_summaries %s, mismatches %d" % (
+        mode, [v.get("msg") for _, v in viol], len(upd), s.get("launch_summaries"), len(ev(recs, "mismatch")))
+
+
+def case_chain_joins(recs, pools):
+    """A wait-event join into the capturing stream (kernels/model/chain_joins.cu):
+    the graph is no chain though every node is a launch logged in order;
+    CGS001 predicts the update's TopologyChanged."""
+    check(*chain_verdict(recs, "wait"))
+
+
+def after_chain_joins(a, base):
+    """The other joins (cudaStreamUpdateCaptureDependencies, cuGraphAddDependencies
+    on the capturing graph) likewise; a plain chain's update is accepted and
+    its end asks no edges (the first two graphs' walks ask them: 2 queries)."""
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        for mode in ("update", "adddeps", "chain"):
+            log = os.path.join(tmp, mode + ".jsonl")
+            p = run([a.prog, mode], dict(cgtest.shim_env(base, a.shim, log, "info"), STANDIN_VERBOSE="1"))
+            check(p.returncode == 0, "chain_joins %s: exit 0 (got %d)" % (mode, p.returncode))
+            check(*chain_verdict(read_log(log), mode))
+            if mode == "chain":
+                edges = len(re.findall(r"^\[standin\] cuGraphGetEdges", p.stderr.decode(errors="replace"), re.M))
+                check(edges == 2, "chain: the logged capture's end asked no edges (%d queries, want 2)" % edges)
+
+
 def case_begin_flags(recs, pools):
     """Which streams are blocking, remembered per stream until one is
     destroyed (kernels/model/begin_flags.cu)."""
@@ -765,16 +804,18 @@ def case_update_capture(recs, pools):
 # nodes, one function): none a node. The graph is described from the 16
 # launches the hooks saw (nodes.h nodes_launch_take); the driver is asked
 # the node list with its count once (into the launch log's room), the
-# edges once (into the walk's stack room), the capture info at begin and
-# end, the graph's id, the function's parameter layout confirmed twice at
-# its first launch (the end's check takes that confirmation), and the
-# parameters of the check's two nodes (the function's first node and the
-# last): 9. Before issue 36's launch summaries: 41 (a type and a parameters
-# query a node); before the one-query list and edges and the confirmation
-# kept for the walk (session 12, helper capcost): 13.
+# capture info at begin and end, the graph's id, the function confirmed at
+# its first launch by its last parameter's layout and its name (the end's
+# check takes that confirmation), and the parameters of the check's two
+# nodes (the function's first node and the last): 8. No edges: no capture dependency
+# changed without a node, so the graph is its launches' chain (model.h
+# model_deps_unchanged). Before issue 36's launch summaries: 41 (a type and
+# a parameters query a node); before the one-query list and edges and the
+# confirmation kept for the walk (session 12, helper capcost): 13; before
+# the chain (session 13, helper chain): 9, the edges asked once.
 # On an H200 each costs ~50-100 ns (docs/measurements.md, issue 36).
 UPDATE_CAPTURE_NODES = 16
-UPDATE_CAPTURE_CALLS = 9
+UPDATE_CAPTURE_CALLS = 8
 
 
 def standin_calls(prog, steps, env):
@@ -817,8 +858,8 @@ def after_update_capture(a, base):
               % (shim.get("cuGraphNodeGetType"), shim.get("cuGraphKernelNodeGetParams_v2")))
         lists = (shim.get("cuGraphGetNodes", 0), shim.get("cuGraphGetEdges", 0) + shim.get("cuGraphGetEdges_v2", 0),
                  shim.get("cuFuncGetParamInfo", 0))
-        check(lists[0] <= 1 and lists[1] <= 1 and lists[2] <= 1, "one node-list query, one edges query, one "
-              "layout query a step (%s, %s, %s)" % lists)
+        check(lists[0] <= 1 and lists[1] == 0 and lists[2] <= 1, "one node-list query, no edges query (the "
+              "capture's chain), one layout query a step (%s, %s, %s)" % lists)
         # the function's check asks its last parameter and its name, not the
         # parameter past the last: the driver's refusal there is its error
         # path, ~1.5 us on the H200 (2026-11-29, docs/measurements.md)
@@ -895,7 +936,7 @@ def after_handle_reuse(a, base):
 AFTER = {"condensed": after_condensed, "handle_reuse": after_handle_reuse, "module_reuse": after_module_reuse,
          "kernel_forms": after_kernel_forms, "node_types": after_node_types, "begin_flags": after_begin_flags,
          "update_capture": after_update_capture, "coop_update": after_coop_update, "launch_alias": after_launch_alias,
-         "launch_forms": after_launch_forms}
+         "launch_forms": after_launch_forms, "chain_joins": after_chain_joins}
 
 
 CASES = {
@@ -921,6 +962,7 @@ CASES = {
     "coop_update": case_coop_update,
     "launch_alias": case_launch_alias,
     "launch_forms": case_launch_forms,
+    "chain_joins": case_chain_joins,
 }
 
 

@@ -11,7 +11,12 @@ context, parameter count, hash and kept values). Fails on any difference
 (the summary's launch_summary_diffs, the check's warning), on a program
 without an exit summary, and when fewer than --min graphs (over all
 programs) or fewer than 12 in (model_)update_capture were described from
-launches at all (the check would then compare nothing).
+launches at all (the check would then compare nothing). A graph described
+from launches whose capture changed no dependency without a node is taken
+for a chain (no edges query): the check asks the edges as well and
+compares each node's dependencies (the same counter and warning); in
+(model_)update_capture and `workload update-capture` every graph from
+launches must have been one (launch_chains, else the chain went unchecked).
 
 usage: summary_check.py --lib LIBCGSHIM [--standin-dir DIR] [--min N] PROGRAM...
   PROGRAM  a path, or a path and its arguments in one word ("workload
@@ -61,10 +66,12 @@ for word in A.programs:
     notes = [r.get("msg") for r in recs if r.get("ev") == "warning" and "summary check note" in (r.get("msg") or "")]
     taken = sum(r.get("launch_summaries", 0) for r in sums)
     diffs = sum(r.get("launch_summary_diffs", 0) for r in sums)
+    chains = sum(r.get("launch_chains", 0) for r in sums)
     total += taken
-    bad = not sums or diffs or warns or (name.split()[0] in ("model_update_capture", "update_capture") and taken < 12)
-    print("%s %s: %d graphs from launches, %d nodes differed%s" % (
-        "FAIL" if bad else "ok  ", name, taken, diffs,
+    chainy = name.split()[0] in ("model_update_capture", "update_capture") or name.startswith("workload update-capture")
+    bad = not sums or diffs or warns or (chainy and (taken < 12 or chains != taken))
+    print("%s %s: %d graphs from launches (%d as chains), %d nodes differed%s" % (
+        "FAIL" if bad else "ok  ", name, taken, chains, diffs,
         "" if sums else " (no exit summary)") + ("; " + warns[0] if warns else "") +
         ("; " + notes[0] if notes and not taken else ""))
     fails += bool(bad)

@@ -90,9 +90,13 @@ int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d)
 void nodes_walk_end(void)
 {
 }
-int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det)
+int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det, int *chain)
 {
+	*chain = 0;
 	return 0;
+}
+void nodes_launch_chain_check(size_t diff, size_t n, size_t at)
+{
 }
 size_t nodes_launch_check(const CUgraphNode *nodes, size_t n, const struct cg_ndet *det)
 {
