@@ -300,10 +300,20 @@ static int ledger_py_finalizing(void)
 	return py_fin && py_fin();
 }
 
+/* The last exec found or made (lg_lock): an update's and a destroy's
+ * lookups are of the exec the step works on, and a hit reads one line of
+ * it where the table read its header, a bucket and the chain. It goes
+ * with its entry (ledger_exec_gone). */
+static struct lg_exec *lg_last;
+
 static struct lg_exec *ledger_exec_find_locked(CUgraphExec e)
 {
-	struct lg_exec *x;
+	struct lg_exec *x = lg_last;
+	if (x && x->e == e)
+		return x;
 	HASH_FIND_PTR(execs, &e, x);
+	if (x)
+		lg_last = x;
 	return x;
 }
 
@@ -497,6 +507,7 @@ static struct lg_exec *ledger_exec_new_locked(CUgraphExec e)
 		cg_spare_free(&exec_spare, x, sizeof *x);
 		return NULL;
 	}
+	lg_last = x;
 	return x;
 }
 
@@ -737,6 +748,8 @@ void ledger_exec_gone(CUgraphExec e)
 	x = ledger_exec_find_locked(e);
 	if (x) {
 		HASH_DEL(execs, x);
+		if (lg_last == x)
+			lg_last = NULL;
 		ledger_stale_clear_locked(x);
 		ledger_pending_clear_locked(x);
 	}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "ledger.h"
 #include "model/model-int.h"
 #include "model-stubs.h"
 
@@ -164,6 +165,54 @@ static void graph_last_found_goes_with_the_graph(void **state)
 	model_graph_destroy(G(0x9a00));
 }
 
+/* A full summary of one kernel node whose first parameter is p. */
+static struct cg_summary *kernel_summary(uint64_t p)
+{
+	struct cg_summary *s = calloc(1, sizeof *s);
+	assert_non_null(s);
+	s->det = calloc(1, sizeof *s->det);
+	assert_non_null(s->det);
+	atomic_init(&s->refs, 1);
+	s->n_nodes = s->n_det = 1;
+	s->det[0].type = CU_GRAPH_NODE_TYPE_KERNEL;
+	s->det[0].name = "k";
+	s->det[0].np = 1;
+	s->det[0].p[0].val = p;
+	return s;
+}
+
+/* The ledger keeps the last exec it found or made (lg_last): a destroyed
+ * exec's goes with it. Its references' holder entries outlive it, so the
+ * free of the memory they pointed into looks it up by handle: it must find
+ * nothing (no exec made stale). Without the drop at ledger_exec_gone the
+ * lookup reads the freed entry (ASan: heap-use-after-free; the plain build
+ * sees it only where the freed entry's handle survives the free). */
+static void ledger_last_found_goes_with_the_exec(void **state)
+{
+	struct ledger_freed f;
+	struct ledger_pageable pg;
+	struct cg_summary *s = kernel_summary(0x7f0000100010ull), *s2;
+	memset(&f, 0, sizeof f);
+	ledger_add(0x7f0000100000ull, 4096, LG_DEVICE, 0);
+	ledger_exec_set(H(0x1900), G(0x9900), 1, s, &pg);
+	ledger_exec_gone(H(0x1900));
+	assert_int_equal(ledger_free(0x7f0000100000ull, 0, 0, &f), 0);
+	assert_int_equal(f.n, 0);
+	ledger_free_site(&f, 0);
+	/* a live exec's references still make it stale */
+	memset(&f, 0, sizeof f);
+	ledger_add(0x7f0000200000ull, 4096, LG_DEVICE, 0);
+	ledger_exec_set(H(0x1a00), G(0x9a00), 1, s, &pg);
+	s2 = kernel_summary(0x7f0000200010ull);
+	ledger_exec_set(H(0x1b00), G(0x9b00), 1, s2, &pg);
+	assert_int_equal(ledger_free(0x7f0000200000ull, 0, 0, &f), 1);
+	ledger_free_site(&f, 0);
+	ledger_exec_gone(H(0x1b00));
+	ledger_exec_gone(H(0x1a00));
+	model_summary_free(s);
+	model_summary_free(s2);
+}
+
 /* Run first, on an empty exec table: its first add allocates the table. */
 static void exec_table_failure_is_its_own(void **state)
 {
@@ -212,6 +261,7 @@ int main(void)
 	    cmocka_unit_test_setup(exec_map_forgets_a_destroyed_exec, setup),
 	    cmocka_unit_test_setup(graph_claims_die_with_the_graph, setup),
 	    cmocka_unit_test_setup(graph_last_found_goes_with_the_graph, setup),
+	    cmocka_unit_test_setup(ledger_last_found_goes_with_the_exec, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
