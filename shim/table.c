@@ -20,20 +20,55 @@ static _Atomic(void *) *slots_for(size_t sz)
 	return NULL;
 }
 
+__thread __attribute__((tls_model("initial-exec"))) void *cg_table_clean_got;
+/* The bucket array cg_table_emptying found clean, freed next (this thread) */
+static __thread __attribute__((tls_model("initial-exec"))) void *clean_freed;
+
 void *cg_table_malloc(size_t sz)
 {
 	_Atomic(void *) *s = slots_for(sz);
+	cg_table_clean_got = NULL;
 	for (int i = 0; s && i < KEEP; i++) {
 		void *p = atomic_exchange_explicit(&s[i], NULL, memory_order_acquire);
-		if (p)
-			return p; /* uthash zeroes what it takes */
+		if (p) {
+			if (s == keep_bkt)
+				cg_table_clean_got = p; /* kept clean: uthash's zeroing is skipped */
+			return p;			/* a header: uthash zeroes it */
+		}
 	}
 	return malloc(sz);
+}
+
+void cg_table_bzero(void *p, size_t n)
+{
+	if (p && p == cg_table_clean_got) {
+		cg_table_clean_got = NULL;
+		return;
+	}
+	memset(p, 0, n);
+}
+
+void cg_table_emptying(struct UT_hash_table *tbl)
+{
+	clean_freed = NULL;
+	if (tbl->num_items != 1 || tbl->num_buckets != HASH_INITIAL_NUM_BUCKETS || !tbl->tail)
+		return;
+	/* every other bucket emptied as its items were deleted (uthash's
+	 * HASH_DEL_IN_BKT leaves count 0, hh_head NULL); expand_mult is set
+	 * only in an expanded table's buckets */
+	memset(&tbl->buckets[tbl->tail->hashv & (HASH_INITIAL_NUM_BUCKETS - 1u)], 0, sizeof(UT_hash_bucket));
+	clean_freed = tbl->buckets;
 }
 
 void cg_table_free(void *p, size_t sz)
 {
 	_Atomic(void *) *s = slots_for(sz);
+	if (s == keep_bkt) {
+		int clean = p && p == clean_freed;
+		clean_freed = NULL;
+		if (!clean)
+			s = NULL; /* a bucket array with items in it: freed */
+	}
 	for (int i = 0; p && s && i < KEEP; i++) {
 		void *none = NULL;
 		if (atomic_compare_exchange_strong_explicit(&s[i], &none, p, memory_order_release,

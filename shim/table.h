@@ -7,8 +7,13 @@
  *
  * A table that empties frees its header and bucket array, and allocates
  * them again with its next item: a capture loop (one capture, graph and
- * exec alive at a time) did that for three tables every iteration. Freed
+ * exec alive at a time) did that for five tables every iteration. Freed
  * blocks of those two sizes are kept for reuse (a few of each, lock-free).
+ * A bucket array is kept only when the table emptied by deleting its one
+ * item: its one used bucket is zeroed then (cg_table_emptying), so the
+ * array is all zero and its next table takes it without zeroing 512 bytes
+ * (8 cache lines, each a miss when a capture loop shares its core: issue
+ * 36). Any other bucket array of that size is freed.
  */
 #ifndef CGSHIM_TABLE_H
 #define CGSHIM_TABLE_H
@@ -64,8 +69,13 @@ struct cg_spare {
 	}
 void *cg_spare_calloc(struct cg_spare *s, size_t sz);
 void cg_spare_free(struct cg_spare *s, void *p, size_t sz);
+/* The kept bucket array cg_table_malloc just returned on this thread (all
+ * zero), NULL when it returned anything else. */
+extern __thread __attribute__((tls_model("initial-exec"))) void *cg_table_clean_got;
+void cg_table_bzero(void *p, size_t n);
 #define uthash_malloc(sz) cg_table_malloc(sz)
 #define uthash_free(ptr, sz) cg_table_free((ptr), (sz))
+#define uthash_bzero(p, n) cg_table_bzero((p), (n))
 /* Most keys are 8 bytes (handles, device pointers, capture ids): murmur3's
  * 64-bit finalizer (fmix64) instead of Jenkins' (~190 instructions per
  * lookup, three lookups per cuGraphExecUpdate). Every input bit reaches
@@ -93,5 +103,15 @@ void cg_spare_free(struct cg_spare *s, void *p, size_t sz);
 		}                                                                                                      \
 	} while (0)
 #include <uthash.h>
+
+/* uthash calls HASH_BLOOM_FREE (no bloom filter here: empty) first when a
+ * table goes: the delete of its last item, or HASH_CLEAR. Here it zeroes
+ * the one used bucket of a table of the initial size that holds one item
+ * and marks its bucket array clean for cg_table_free, which frees it next
+ * on the same thread, inside the same macro. */
+struct UT_hash_table;
+void cg_table_emptying(struct UT_hash_table *tbl);
+#undef HASH_BLOOM_FREE
+#define HASH_BLOOM_FREE(tbl) cg_table_emptying(tbl)
 
 #endif

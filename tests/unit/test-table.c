@@ -107,11 +107,83 @@ static void spare_reused_only_when_size_fits(void **state)
 	assert_null(atomic_load(&sp.p));
 }
 
+/* Every bucket of tab's table empty but the one holding its one item. */
+static void only_one_bucket_used(struct ent *tab)
+{
+	unsigned used = 0;
+	assert_int_equal(tab->hh.tbl->num_buckets, HASH_INITIAL_NUM_BUCKETS);
+	for (unsigned b = 0; b < tab->hh.tbl->num_buckets; b++) {
+		const UT_hash_bucket *k = &tab->hh.tbl->buckets[b];
+		assert_int_equal(k->expand_mult, 0);
+		if (b == (tab->hh.hashv & (HASH_INITIAL_NUM_BUCKETS - 1u))) {
+			assert_int_equal(k->count, 1);
+			assert_ptr_equal(k->hh_head, &tab->hh);
+			used++;
+		} else {
+			assert_int_equal(k->count, 0);
+			assert_null(k->hh_head);
+		}
+	}
+	assert_int_equal(used, 1);
+}
+
+/* A table that empties keeps its bucket array for the next table, which
+ * takes it unzeroed (issue 36: 8 cache lines a capture loop's iteration,
+ * five tables): it must then be all zero, whichever way the table went.
+ * One way, the delete of its last item, leaves the array clean; the other
+ * ways (HASH_CLEAR of several items, an expanded table) must not hand a
+ * used array on. */
+static void emptied_table_hands_on_clean_buckets(void **state)
+{
+	(void)state;
+	enum { N = 200 };
+	struct ent *all = calloc(N + 1, sizeof *all), *tab = NULL, *e, *tmp;
+	assert_non_null(all);
+	for (unsigned i = 0; i <= N; i++)
+		all[i].k = 0x7f0000001000ull + i * 0x200;
+	for (int round = 0; round < 6; round++) {
+		/* way 0: many items deleted one by one (the last in another
+		 * bucket than the first); 1: one item; 2: HASH_CLEAR of a few;
+		 * 3: HASH_CLEAR of one; 4: expanded past the initial size */
+		unsigned n = round == 0 ? 20 : round == 2 ? 7 : round == 4 ? N : 1;
+		for (unsigned i = 0; i < n; i++)
+			HASH_ADD(hh, tab, k, 8, &all[i]);
+		if (round == 2 || round == 3) {
+			HASH_CLEAR(hh, tab);
+		} else {
+			HASH_ITER(hh, tab, e, tmp)
+			HASH_DEL(tab, e);
+		}
+		assert_null(tab);
+		HASH_ADD(hh, tab, k, 8, &all[N]);
+		only_one_bucket_used(tab);
+		HASH_FIND(hh, tab, &all[0].k, 8, e);
+		assert_null(e);
+		HASH_FIND(hh, tab, &all[N].k, 8, e);
+		assert_ptr_equal(e, &all[N]);
+		HASH_DEL(tab, &all[N]);
+	}
+	/* the array kept by that last delete is taken as it is: a mark left
+	 * in it survives into the next table (then removed) */
+	HASH_ADD(hh, tab, k, 8, &all[N]);
+	UT_hash_bucket *bk = tab->hh.tbl->buckets;
+	unsigned spare = (tab->hh.hashv + 1u) & (HASH_INITIAL_NUM_BUCKETS - 1u);
+	HASH_DEL(tab, &all[N]);
+	bk[spare].expand_mult = 7;
+	HASH_ADD(hh, tab, k, 8, &all[N]);
+	assert_ptr_equal(tab->hh.tbl->buckets, bk);
+	assert_int_equal(bk[spare].expand_mult, 7);
+	bk[spare].expand_mult = 0;
+	HASH_DEL(tab, &all[N]);
+	free(all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(spare_reused_only_when_size_fits),
 	    cmocka_unit_test(strided_keys_spread),
+	    cmocka_unit_test(emptied_table_hands_on_clean_buckets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
