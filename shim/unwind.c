@@ -124,7 +124,7 @@ struct walk {
 	const unsigned char *copy;
 	uintptr_t base;
 	size_t len;
-	struct memo *rec; /* a live walk's stack reads are kept here (memo below) */
+	struct memo_rec *rec; /* a live walk's stack reads are kept here (memo below) */
 };
 
 /* The walk memo. A live walk is a function of its start (sp, bp, pc) and
@@ -138,28 +138,43 @@ struct walk {
  * driver's work between two hooks evicts the rule cache). The words read
  * lie between the start's sp and the stack's top, mapped while the
  * thread lives. Per thread, malloc'd at the first walk and freed at the
- * thread's exit. */
+ * thread's exit.
+ * Laid out for a lookup that starts with cold caches (issue 36: in a
+ * capture loop that shares its core the other processes' turns evict them,
+ * and each line touched is a miss): the ways' starts share one line, read
+ * first; a way's other fields, its words (address beside value) and its
+ * frames follow one another, so a hit reads ~4 lines of the block. */
 #define MEMO_WAYS 4
 #define MEMO_WORDS 128
+struct memo_word {
+	uintptr_t addr, val;
+};
 struct memo {
-	uintptr_t sp, bp, pc;
+	uintptr_t bp;
+	uint64_t mask;
 	int max, n, nw;
 	int bp_used; /* a CFA came from the start's %rbp (else any %rbp will do) */
-	/* Recording: where %rbp came from (-1: the start, else the read at
-	 * that index), and which reads the walk depends on (every return
-	 * address; a saved %rbp only when a CFA comes from it: a register
-	 * the code uses for data is saved with other values every call). */
-	int bp_src;
-	unsigned char need[MEMO_WORDS];
-	uint64_t mask;
-	uintptr_t addr[MEMO_WORDS], val[MEMO_WORDS];
+	struct memo_word w[MEMO_WORDS];
 	void *pcs[64];
 };
+/* The walk being recorded. bp_src: where %rbp came from (-1: the start,
+ * else the read at that index); need: which reads the walk depends on
+ * (every return address; a saved %rbp only when a CFA comes from it: a
+ * register the code uses for data is saved with other values every call). */
+struct memo_rec {
+	uintptr_t sp, bp, pc;
+	int nw, bp_used, bp_src;
+	unsigned char need[MEMO_WORDS];
+	struct memo_word w[MEMO_WORDS];
+};
 struct memos {
+	struct {
+		uintptr_t pc, sp;
+	} start[MEMO_WAYS] __attribute__((aligned(64))); /* way k's start (with its bp) */
 	uintptr_t lo, hi; /* the thread's known stack (cg_stack_bounds); hi 0: not known yet */
 	unsigned next;
-	struct memo way[MEMO_WAYS];
-	struct memo rec; /* the walk being recorded */
+	struct memo way[MEMO_WAYS] __attribute__((aligned(64)));
+	struct memo_rec rec;
 };
 
 /* A stack word at a, from [base, base + len): the thread's own stack (a
@@ -177,8 +192,8 @@ static int stack_word(struct walk *w, uintptr_t a, uintptr_t *v)
 	*v = *(const uintptr_t *)a;
 	if (w->rec) {
 		if (w->rec->nw < MEMO_WORDS) {
-			w->rec->addr[w->rec->nw] = a;
-			w->rec->val[w->rec->nw] = *v;
+			w->rec->w[w->rec->nw].addr = a;
+			w->rec->w[w->rec->nw].val = *v;
 			w->rec->need[w->rec->nw] = 1;
 		}
 		w->rec->nw++; /* past MEMO_WORDS: not kept */
@@ -241,9 +256,12 @@ static int walk(struct walk *w, void **pcs, int *np, int max, uint64_t *mask, in
 static struct cg_thread_kind memo_kind;
 static __thread __attribute__((tls_model("initial-exec"))) void *memos;
 
+/* The thread's block, its start rounded up to a cache line. */
 static struct memos *memos_get(void)
 {
-	return __builtin_expect(memos != NULL, 1) ? memos : cg_thread_block(&memo_kind, &memos, sizeof(struct memos));
+	void *p =
+	    __builtin_expect(memos != NULL, 1) ? memos : cg_thread_block(&memo_kind, &memos, sizeof(struct memos) + 63);
+	return p ? (struct memos *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL;
 }
 
 /* A walk from w's start that the memo answers: frames into pcs, *np and
@@ -255,9 +273,11 @@ static int memo_answer(struct memos *ms, struct walk *w, void **pcs, int *np, in
 	for (int k = 0; k < MEMO_WAYS; k++) {
 		const struct memo *m = &ms->way[k];
 		int i;
-		if (m->pc != w->pc || m->sp != w->sp || (m->bp_used && m->bp != w->bp) || m->max != max || !m->n)
+		if (ms->start[k].pc != w->pc || ms->start[k].sp != w->sp)
 			continue;
-		for (i = 0; i < m->nw && *(const uintptr_t *)m->addr[i] == m->val[i]; i++)
+		if ((m->bp_used && m->bp != w->bp) || m->max != max || !m->n)
+			continue;
+		for (i = 0; i < m->nw && *(const uintptr_t *)m->w[i].addr == m->w[i].val; i++)
 			;
 		if (i < m->nw)
 			continue;
@@ -278,21 +298,23 @@ static int memo_answer(struct memos *ms, struct walk *w, void **pcs, int *np, in
 static void memo_keep(struct memos *ms, struct walk *w, void **pcs, int n, int max, uint64_t mask)
 {
 	struct memo *m;
+	unsigned k;
 	if (!w->rec || w->rec->nw > MEMO_WORDS || n <= 0 || n > 64)
 		return;
-	m = &ms->way[ms->next++ % MEMO_WAYS];
+	k = ms->next++ % MEMO_WAYS;
+	m = &ms->way[k];
 	m->n = 0; /* a signal handler's walk in between sees no half-written way */
+	atomic_signal_fence(memory_order_seq_cst);
 	m->nw = 0;
 	for (int i = 0; i < ms->rec.nw; i++)
-		if (ms->rec.need[i]) {
-			m->addr[m->nw] = ms->rec.addr[i];
-			m->val[m->nw++] = ms->rec.val[i];
-		}
+		if (ms->rec.need[i])
+			m->w[m->nw++] = ms->rec.w[i];
 	memcpy(m->pcs, pcs, (size_t)n * sizeof *pcs);
-	m->sp = ms->rec.sp, m->bp = ms->rec.bp, m->pc = ms->rec.pc;
+	ms->start[k].sp = ms->rec.sp, m->bp = ms->rec.bp, ms->start[k].pc = ms->rec.pc;
 	m->bp_used = ms->rec.bp_used;
 	m->max = max;
 	m->mask = mask;
+	atomic_signal_fence(memory_order_seq_cst);
 	m->n = n;
 }
 
