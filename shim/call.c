@@ -8,6 +8,7 @@
 
 #include "call.h"
 #include "emit.h"
+#include "hot.h"
 
 int cg_need_real(int hid)
 {
@@ -44,7 +45,7 @@ static void count_hidden(const struct cg_call *c, CUresult rc)
 }
 
 /* For the one place that then writes nothing (hooks/call.c). */
-int cg_call_on_count(const struct cg_call *c, CUresult rc)
+CG_HOT int cg_call_on_count(const struct cg_call *c, CUresult rc)
 {
 	if (cg_log_on(call_level(c, rc)))
 		return 1;
@@ -52,7 +53,7 @@ int cg_call_on_count(const struct cg_call *c, CUresult rc)
 	return 0;
 }
 
-int cg_call_facts(struct ev_call *f, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
+CG_HOT int cg_call_facts(struct ev_call *f, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
 {
 	int level = call_level(c, rc);
 	if (!cg_log_on(level)) {

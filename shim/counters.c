@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "hot.h"
 #include "locks.h"
 
 static _Atomic long long n_fail;
@@ -31,12 +32,12 @@ void cg_count_noted(void)
 	atomic_fetch_add_explicit(&n_noted, 1, memory_order_relaxed);
 }
 
-long long cg_noted_total(void)
+CG_HOT long long cg_noted_total(void)
 {
 	return atomic_load_explicit(&n_noted, memory_order_relaxed);
 }
 
-void cg_count_condensed(void)
+CG_HOT void cg_count_condensed(void)
 {
 	atomic_fetch_add_explicit(&n_condensed, 1, memory_order_relaxed);
 }

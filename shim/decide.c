@@ -4,8 +4,9 @@
 #include "config.h"
 #include "cuda-abi.h"
 #include "decide.h"
+#include "hot.h"
 
-struct cg_decision cg_decide(enum cg_ask q, int arg, int arg2)
+CG_HOT struct cg_decision cg_decide(enum cg_ask q, int arg, int arg2)
 {
 	struct cg_decision d = {0, 0, arg};
 	switch (q) {

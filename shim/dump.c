@@ -69,6 +69,7 @@
 #include "doors.h"
 #include "dump.h"
 #include "emit.h"
+#include "hot.h"
 #include "log.h"
 #include "model.h"
 #include "nodes.h"
@@ -867,7 +868,7 @@ void cg_dump_after_fork_child(void)
 	memset(stall_tid, 0, sizeof stall_tid);
 }
 
-void cg_dump_blocked(int hid, int kind, const uintptr_t a[4], uint32_t site)
+CG_HOT void cg_dump_blocked(int hid, int kind, const uintptr_t a[4], uint32_t site)
 {
 	/* a fork child's first blocking call starts its watchdog */
 	if (CG_UNLIKELY(!atomic_load_explicit(&wd_running, memory_order_relaxed)))

@@ -75,7 +75,7 @@ def defined(sources):
     names = set()
     for path in sources:
         text = open(path).read()
-        names.update(re.findall(r'^(?:CUresult|void|static void|int)\s+(cgh_\w+)\s*\(', text, re.M))
+        names.update(re.findall(r'^(?:CG_HOT\s+)?(?:CUresult|void|static void|int)\s+(cgh_\w+)\s*\(', text, re.M))
         defs = re.findall(r'^#define\s+(\w+)\((\w+)[^)]*\)((?:.*\\\n)*.*)', text, re.M)
         makers = {}
         for _ in range(4):

@@ -24,6 +24,7 @@
 #include "decide.h"
 #include "emit.h"
 #include "fold.h"
+#include "hot.h"
 #include "init.h"
 #include "rules.h"
 #include "doors.h"
@@ -155,7 +156,7 @@ static void late_exit_register(void)
 /* Once CUDA is in use (first capture), register the exit handler again: it
  * then runs before the CUDA runtime's own atexit teardown, while pool and
  * graph-memory attributes can still be read. exit_handler runs once. */
-void cg_exit_register_late(void)
+CG_HOT void cg_exit_register_late(void)
 {
 	pthread_once(&late_exit_once, late_exit_register);
 }

@@ -15,6 +15,7 @@
 
 #include "cgshim/record.h"
 #include "counters.h"
+#include "hot.h"
 #include "labels.h"
 #include "locks.h"
 #include "log.h"
@@ -35,7 +36,7 @@ void cg_log_set_preamble(void (*fn)(void))
 	atomic_store(&preamble_pending, fn != NULL);
 }
 
-uint64_t cg_now_ns(void)
+CG_HOT uint64_t cg_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -370,7 +371,7 @@ static void key(struct cg_rec *r, const char *k, size_t kl)
 		r->n = (size_t)(rec_key_(r, k, kl) - r->buf);
 }
 
-int cg_log_life_level(int repeat)
+CG_HOT int cg_log_life_level(int repeat)
 {
 	if (!repeat)
 		return CG_L_INFO;
@@ -384,7 +385,7 @@ void rec_begin(struct cg_rec *r, int level, const char *ev)
 	rec_begin_at(r, level, ev, 0);
 }
 
-void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
+CG_HOT void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts)
 {
 	char tmp[256]; /* the JSON header: at most ~220 bytes with a 64-character rank */
 	int l;

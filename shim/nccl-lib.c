@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "hot.h"
 #include "nccl-lib.h"
 #include "resolve.h"
 
@@ -31,7 +32,7 @@ static int nccl_is_lib(const char *path)
 	return !strncmp(b, "libnccl.so", 10) && (b[10] == 0 || b[10] == '.');
 }
 
-static int nccl_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+static CG_HOT int nccl_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct nccl_find *f = arg;
 	if (f->first) {
@@ -48,7 +49,7 @@ static int nccl_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-void *cg_nccl_handle(void)
+CG_HOT void *cg_nccl_handle(void)
 {
 	struct nccl_find f;
 	void *h = atomic_load_explicit(&nccl_h, memory_order_acquire);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cgshim/record.h"
+#include "hot.h"
 #include "ledger.h"
 #include "model.h"
 #include "nodes.h"
@@ -92,8 +93,8 @@ const char *nodes_kernel_name(const struct cg_summary *s, uint32_t i)
 	return d ? d->name : NULL;
 }
 
-int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu,
-		      int (*out)(int level, const struct ev_update_diff *f))
+CG_HOT int nodes_update_diff(CUgraphExec e, CUgraph g, const struct cg_summary *old, const struct cg_summary *nu,
+			     int (*out)(int level, const struct ev_update_diff *f))
 {
 	int n = 0;
 	/* reached only when both sides have the same node types in the same

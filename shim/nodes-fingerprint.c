@@ -3,6 +3,7 @@
  * descriptions (nodes.h nodes_fingerprint): what lets an update from a
  * graph of the exec's class skip the node-by-node pass.
  */
+#include "hot.h"
 #include "ledger.h"
 #include "model.h"
 #include "nodes.h"
@@ -19,7 +20,7 @@ static const uint64_t fp_pos[CG_NODE_MAXP] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D2
 #define FP_K2 0x94D049BB133111EBull
 #define FP_K3 0x2545F4914F6CDD1Dull
 
-void nodes_fingerprint(const struct cg_ndet *d, uint32_t n, uint64_t *sig, uint64_t *ptrs)
+CG_HOT void nodes_fingerprint(const struct cg_ndet *d, uint32_t n, uint64_t *sig, uint64_t *ptrs)
 {
 	uint64_t hs = 0x9E3779B97F4A7C15ull ^ n, hp = hs;
 	for (uint32_t j = 0; j < n; j++) {

@@ -146,7 +146,7 @@ static void log_drop_fe(struct launch_log *l)
 	memset(l->fn_ix, 0, sizeof l->fn_ix);
 }
 
-int nodes_launch_begin(uint64_t cap)
+CG_HOT int nodes_launch_begin(uint64_t cap)
 {
 	struct launch_log *l = log_slot ? log_slot : cg_thread_block(&log_kind, &log_slot, sizeof *l);
 	if (!l)
@@ -222,8 +222,8 @@ static __attribute__((noinline)) struct log_fn *log_fn_find(struct launch_log *l
 	return c;
 }
 
-void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-		      unsigned by, unsigned bz, unsigned shmem, void **kp, void **extra)
+CG_HOT void nodes_launch_rec(uint64_t cap, uint32_t kernels, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+			     unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **kp, void **extra)
 {
 	struct launch_log *l = log_slot;
 	uint64_t key = (uint64_t)(uintptr_t)f;
@@ -313,7 +313,7 @@ static void log_expand(const struct launch_log *l, struct cg_ndet *restrict det,
 }
 
 /* The first field in which a and b differ, or NULL. */
-static const char *nodes_launch_differs(const struct cg_ndet *a, const struct cg_ndet *b)
+static CG_HOT const char *nodes_launch_differs(const struct cg_ndet *a, const struct cg_ndet *b)
 {
 	if (a->node != b->node || a->type != b->type)
 		return "node";
@@ -338,7 +338,7 @@ static const char *nodes_launch_differs(const struct cg_ndet *a, const struct cg
 	return NULL;
 }
 
-int nodes_launch_list_ask(uint64_t cap, CUgraph g, size_t *n)
+CG_HOT int nodes_launch_list_ask(uint64_t cap, CUgraph g, size_t *n)
 {
 	struct launch_log *l = log_slot;
 	size_t room, m;
@@ -355,7 +355,7 @@ int nodes_launch_list_ask(uint64_t cap, CUgraph g, size_t *n)
 	return 1;
 }
 
-int nodes_launch_list(uint64_t cap, CUgraphNode *out, size_t n)
+CG_HOT int nodes_launch_list(uint64_t cap, CUgraphNode *out, size_t n)
 {
 	struct launch_log *l = log_slot;
 	if (!l || !cap || l->cap != cap || !n || l->n_nodes != n)
@@ -376,7 +376,7 @@ static int take_refused(const struct launch_log *l)
 	return 0;
 }
 
-int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det, int *chain)
+CG_HOT int nodes_launch_take(uint64_t cap, const CUgraphNode *nodes, size_t n, struct cg_ndet *det, int *chain)
 {
 	struct launch_log *l = log_slot;
 	uint64_t seen[16];

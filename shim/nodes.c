@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cgshim/record.h"
+#include "hot.h"
 #include "model.h"
 #include "ledger.h"
 #include "locks.h"
@@ -122,7 +123,7 @@ static uint64_t nodes_module_ctx_locked(uint64_t m)
 /* ---- kernel nodes ----------------------------------------------------- */
 /* Parameter i of the function (or library kernel): offset and size.
  * Returns the driver's answer; 500 when neither query exists. */
-static CUresult nodes_param_info(CUfunction f, CUkernel k, size_t i, size_t *off, size_t *size)
+static CG_HOT CUresult nodes_param_info(CUfunction f, CUkernel k, size_t i, size_t *off, size_t *size)
 {
 	if (f && drv_cuFuncGetParamInfo)
 		return drv_cuFuncGetParamInfo(f, i, off, size);
@@ -269,7 +270,7 @@ static size_t nodes_hash(uint64_t key, size_t slots)
 
 /* The entry of f (or library kernel k), held (nodes_fn_put); asked again
  * when stale, of an older fn_gen, or when renew is set. NULL: no memory. */
-static struct fn_ent *nodes_fn_get(CUfunction f, CUkernel k, int renew)
+static CG_HOT struct fn_ent *nodes_fn_get(CUfunction f, CUkernel k, int renew)
 {
 	uint64_t key = f ? (uint64_t)(uintptr_t)f : (uint64_t)(uintptr_t)k;
 	size_t h = nodes_hash(key, FN_SLOTS), i = h;
@@ -340,7 +341,7 @@ static struct fn_ent *nodes_fn_get(CUfunction f, CUkernel k, int renew)
  * e's last refused. That refusal is the driver's error path: ~1.5 us on
  * the H200, against ~20 ns for the name (2026-11-29, docs/measurements.md),
  * once per function a capture. */
-static int nodes_fn_check(CUfunction f, CUkernel k, const struct fn_ent *e)
+static CG_HOT int nodes_fn_check(CUfunction f, CUkernel k, const struct fn_ent *e)
 {
 	size_t off = 0, size = 0, last = e->np > 0 ? (size_t)e->np - 1 : 0;
 	const char *nm = NULL;
@@ -456,7 +457,7 @@ static struct {
 } al_tab[AL_SLOTS];
 
 /* The live fn_tab entry of key (whatever its seq), or NULL. Under names_lock. */
-static struct fn_ent *nodes_fn_find_locked(uint64_t key)
+static CG_HOT struct fn_ent *nodes_fn_find_locked(uint64_t key)
 {
 	size_t i = nodes_hash(key, FN_SLOTS);
 	for (size_t n = 0; n < 64; n++, i = (i + 1) & (FN_SLOTS - 1))
@@ -499,7 +500,7 @@ static __thread struct {
 	struct fn_ent *e;
 } fn_held;
 
-void nodes_walk_end(void)
+CG_HOT void nodes_walk_end(void)
 {
 	if (fn_held.e)
 		nodes_fn_put(fn_held.e);
@@ -515,7 +516,7 @@ void nodes_coop_note(void)
 		atomic_store_explicit(&coop_seen, 1, memory_order_release);
 }
 
-int nodes_coop_possible(void)
+CG_HOT int nodes_coop_possible(void)
 {
 	return atomic_load_explicit(&coop_seen, memory_order_acquire);
 }
@@ -553,7 +554,8 @@ static void nodes_kernel(CUgraphNode n, struct cg_ndet *d)
 	nodes_kernel_fill(fe, kp.kernelParams, kp.extra, d, n); /* fe stays held for the walk's next node */
 }
 
-int nodes_kernel_fill(const struct fn_ent *fe, void **kernelParams, void **extra, struct cg_ndet *d, CUgraphNode n)
+CG_HOT int nodes_kernel_fill(const struct fn_ent *fe, void **kernelParams, void **extra, struct cg_ndet *d,
+			     CUgraphNode n)
 {
 	d->name = fe->name;
 	d->module = fe->module;
@@ -629,7 +631,7 @@ int nodes_kernel_fill(const struct fn_ent *fe, void **kernelParams, void **extra
 	return 0;
 }
 
-struct fn_ent *nodes_fn_cached(uint64_t key)
+CG_HOT struct fn_ent *nodes_fn_cached(uint64_t key)
 {
 	struct fn_ent *e;
 	pthread_mutex_lock(&names_lock);
@@ -649,29 +651,29 @@ struct fn_ent *nodes_fn_cached(uint64_t key)
 	return e;
 }
 
-uint64_t nodes_fn_key(const struct fn_ent *e)
+CG_HOT uint64_t nodes_fn_key(const struct fn_ent *e)
 {
 	return e->func;
 }
 
-int nodes_fn_confirm(const struct fn_ent *e)
+CG_HOT int nodes_fn_confirm(const struct fn_ent *e)
 {
 	CUfunction f = e->kern ? NULL : (CUfunction)(uintptr_t)e->func;
 	CUkernel k = e->kern ? (CUkernel)(uintptr_t)e->func : NULL;
 	return nodes_fn_check(f, k, e);
 }
 
-void nodes_fn_confirmed_in_walk(const struct fn_ent *e)
+CG_HOT void nodes_fn_confirmed_in_walk(const struct fn_ent *e)
 {
 	fn_ok.func = e->func, fn_ok.seq = e->seq, fn_ok.walk = model_graph_walks();
 }
 
-uint64_t nodes_fn_seq(const struct fn_ent *e)
+CG_HOT uint64_t nodes_fn_seq(const struct fn_ent *e)
 {
 	return e->seq;
 }
 
-int nodes_fn_wide(const struct fn_ent *e)
+CG_HOT int nodes_fn_wide(const struct fn_ent *e)
 {
 	return e->wide;
 }
@@ -682,7 +684,7 @@ int nodes_fn_small(const struct fn_ent *e)
 	return !bad && e->np >= 0 && e->np <= CG_NODE_MAXP && !e->wide ? e->np : -1;
 }
 
-void nodes_fn_release(struct fn_ent *e)
+CG_HOT void nodes_fn_release(struct fn_ent *e)
 {
 	nodes_fn_put(e);
 }
@@ -765,7 +767,7 @@ const struct cg_ndet *nodes_of(const struct cg_summary *s, uint32_t i)
 	return lo < s->n_det && s->det[lo].node == i ? &s->det[lo] : NULL;
 }
 
-int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d)
+CG_HOT int nodes_describe(CUgraphNode n, int t, uint32_t index, struct cg_ndet *d)
 {
 	memset(d, 0, sizeof *d);
 	d->node = index;

@@ -7,6 +7,7 @@
 #include "cgshim/record.h"
 #include "config.h"
 #include "decide.h"
+#include "hot.h"
 #include "locks.h"
 #include "policy.h"
 #include "table.h"
@@ -224,7 +225,7 @@ static void garbage_add(struct doomed *d)
 		doomed_run(d);
 }
 
-void cg_policy_collect(void)
+CG_HOT void cg_policy_collect(void)
 {
 	struct doomed q[GARBAGE_MAX / 2];
 	int n;
@@ -651,7 +652,7 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	return 1;
 }
 
-void cg_policy_forget(CUgraphExec app)
+CG_HOT void cg_policy_forget(CUgraphExec app)
 {
 	struct proxy *p;
 	CUgraphExec real;
@@ -725,7 +726,7 @@ void cg_policy_launch_pending(CUgraphExec app, CUstream s, int ptsz)
 	free(d);
 }
 
-int cg_policy_graph_destroy(CUgraph g)
+CG_HOT int cg_policy_graph_destroy(CUgraph g)
 {
 	struct proxy *p, *tmp;
 	int held = 0;

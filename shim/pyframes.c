@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hot.h"
 #include "locks.h"
 #include "pyframes.h"
 #include "resolve.h"
@@ -378,7 +379,7 @@ static const char *py_str_attr(const struct py_api *py, void *obj, const char *n
 
 /* Fill out with "py:file:line:func;..." innermost first. Only when this
  * thread holds the GIL: then the interpreter is ours to read. */
-void cg_pyframes(char *out, size_t cap, int max)
+CG_HOT void cg_pyframes(char *out, size_t cap, int max)
 {
 	void *f, *owned = NULL;
 	size_t n = 0;

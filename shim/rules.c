@@ -12,6 +12,7 @@
 #include "emit.h"
 #include "findings.h"
 #include "fold.h"
+#include "hot.h"
 #include "resolve.h"
 #include "rules.h"
 #include "rules/verdict.h"
@@ -93,7 +94,7 @@ static uint64_t rules_current_ctx(void)
 	return 0;
 }
 
-static int rules_alloc_lookup(CUdeviceptr p, uint64_t *capture, uint32_t *site)
+static CG_HOT int rules_alloc_lookup(CUdeviceptr p, uint64_t *capture, uint32_t *site)
 {
 	CUgraph g = NULL;
 	size_t size = 0;
@@ -410,7 +411,7 @@ static void cg_rule_leak(CUgraphExec e, uint64_t exec_id, const struct cg_mnode 
 						       .site = m->site});
 }
 
-void cg_rule_leaks(struct model_leak *leaks, int n, const char *when)
+CG_HOT void cg_rule_leaks(struct model_leak *leaks, int n, const char *when)
 {
 	for (int i = 0; i < n; i++)
 		cg_rule_leak(leaks[i].e, leaks[i].exec_id, &leaks[i].m, when);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "hot.h"
 #include "locks.h"
 #include "resolve.h"
 #include "module.h"
@@ -231,7 +232,7 @@ static struct recent *recent_get(void)
 						   : cg_thread_block(&recent_kind, &recent, sizeof(struct recent));
 }
 
-static uint32_t site_intern_recent(const struct site_key *k)
+static CG_HOT uint32_t site_intern_recent(const struct site_key *k)
 {
 	struct recent *r = k->py[0] ? NULL : recent_get();
 	uint32_t id;
@@ -344,12 +345,12 @@ static inline __attribute__((always_inline)) uint32_t site_make(int skip, int de
 	return id;
 }
 
-uint32_t cg_site_here(int skip)
+CG_HOT uint32_t cg_site_here(int skip)
 {
 	return site_make(skip, 0);
 }
 
-uint32_t cg_site_here_deferred(int skip)
+CG_HOT uint32_t cg_site_here_deferred(int skip)
 {
 	return site_make(skip, 1);
 }
@@ -384,7 +385,7 @@ static struct site_ent *site_by_id_locked(uint32_t site)
 }
 
 /* The entry of site id, settled, through its alias; NULL if none. */
-static struct site_ent *site_ent_locked(uint32_t site)
+static CG_HOT struct site_ent *site_ent_locked(uint32_t site)
 {
 	struct site_ent *e = site_by_id_locked(site);
 	if (e && e->pend)
@@ -394,7 +395,7 @@ static struct site_ent *site_ent_locked(uint32_t site)
 	return e;
 }
 
-int cg_site_pending(uint32_t site)
+CG_HOT int cg_site_pending(uint32_t site)
 {
 	struct site_ent *e;
 	int pending;
@@ -405,7 +406,7 @@ int cg_site_pending(uint32_t site)
 	return pending;
 }
 
-void cg_site_settle(uint32_t site)
+CG_HOT void cg_site_settle(uint32_t site)
 {
 	pthread_mutex_lock(&site_lock);
 	(void)site_ent_locked(site);

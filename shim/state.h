@@ -15,6 +15,7 @@
 #ifndef CGSHIM_STATE_H
 #define CGSHIM_STATE_H
 
+#include "hot.h"
 #include <stdint.h>
 #include <stdatomic.h>
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hot.h"
 #include "table.h"
 
 __thread __attribute__((tls_model("initial-exec"))) int cg_table_oom_here;
@@ -24,7 +25,7 @@ __thread __attribute__((tls_model("initial-exec"))) void *cg_table_clean_got;
 /* The bucket array cg_table_emptying found clean, freed next (this thread) */
 static __thread __attribute__((tls_model("initial-exec"))) void *clean_freed;
 
-void *cg_table_malloc(size_t sz)
+CG_HOT void *cg_table_malloc(size_t sz)
 {
 	_Atomic(void *) *s = slots_for(sz);
 	cg_table_clean_got = NULL;
@@ -39,7 +40,7 @@ void *cg_table_malloc(size_t sz)
 	return malloc(sz);
 }
 
-void cg_table_bzero(void *p, size_t n)
+CG_HOT void cg_table_bzero(void *p, size_t n)
 {
 	if (p && p == cg_table_clean_got) {
 		cg_table_clean_got = NULL;
@@ -48,7 +49,7 @@ void cg_table_bzero(void *p, size_t n)
 	memset(p, 0, n);
 }
 
-void cg_table_emptying(struct UT_hash_table *tbl)
+CG_HOT void cg_table_emptying(struct UT_hash_table *tbl)
 {
 	clean_freed = NULL;
 	if (tbl->num_items != 1 || tbl->num_buckets != HASH_INITIAL_NUM_BUCKETS || !tbl->tail)
@@ -60,7 +61,7 @@ void cg_table_emptying(struct UT_hash_table *tbl)
 	clean_freed = tbl->buckets;
 }
 
-void cg_table_free(void *p, size_t sz)
+CG_HOT void cg_table_free(void *p, size_t sz)
 {
 	_Atomic(void *) *s = slots_for(sz);
 	if (s == keep_bkt) {

@@ -18,6 +18,7 @@
 #ifndef CGSHIM_TABLE_H
 #define CGSHIM_TABLE_H
 
+#include "hot.h"
 #include <stdatomic.h>
 #include <stddef.h>
 

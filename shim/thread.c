@@ -12,13 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hot.h"
 #include "thread.h"
 
 #define THREAD_TLS __thread __attribute__((tls_model("initial-exec")))
 
 static THREAD_TLS int tid; /* 0: not read yet */
 
-int cg_gettid(void)
+CG_HOT int cg_gettid(void)
 {
 	if (__builtin_expect(!tid, 0))
 		tid = (int)syscall(SYS_gettid);
@@ -33,7 +34,7 @@ void cg_thread_after_fork_child(void)
 /* One prctl at most every 50 ms per thread: a begin-capture asks for the
  * name every time, and threads are named at start far more often than
  * renamed (a rename shows within 50 ms). */
-void cg_thread_name(char name[16])
+CG_HOT void cg_thread_name(char name[16])
 {
 	static THREAD_TLS char cached[16];
 	static THREAD_TLS int64_t cached_at;

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hot.h"
 #include "locks.h"
 #include "stack.h"
 #include "thread.h"
@@ -266,7 +267,7 @@ static struct memos *memos_get(void)
 
 /* A walk from w's start that the memo answers: frames into pcs, *np and
  * *mask set. Else 0, and (with memos) w->rec set to record this walk. */
-static int memo_answer(struct memos *ms, struct walk *w, void **pcs, int *np, int max, uint64_t *mask)
+static CG_HOT int memo_answer(struct memos *ms, struct walk *w, void **pcs, int *np, int max, uint64_t *mask)
 {
 	if (!ms)
 		return 0;
@@ -494,7 +495,7 @@ static inline __attribute__((always_inline)) int unwind_warm_from(struct walk *w
 
 /* The entry points: the caller's registers, exactly. */
 #if defined(__x86_64__)
-__attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda)
+CG_HOT __attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda)
 {
 	/* This function keeps a frame pointer (__builtin_frame_address(0)
 	 * makes GCC and Clang set one up): its caller's state is exact. */
@@ -503,7 +504,7 @@ __attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda)
 	return unwind_from(&w, pcs, max, cuda);
 }
 
-__attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest)
+CG_HOT __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest)
 {
 	uintptr_t *fp = __builtin_frame_address(0);
 	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0, NULL};

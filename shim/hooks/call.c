@@ -3,9 +3,10 @@
  * (the failure counters; a 900 tells the model, which names the capture the
  * call collided with). Here, above the model, so the low-level call.c never
  * calls up into it (shim/layers.txt). */
+#include "../hot.h"
 #include "hooks.h"
 
-int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
+CG_HOT int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
 {
 	if (cg_tls.via) {
 		cg_tls.via_consumed = 1;
@@ -26,7 +27,7 @@ int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
 	return cg_call_rec_at(r, c, rc, cg_tls.via, c->t0 ? cg_now_ns() : 0);
 }
 
-int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
+CG_HOT int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
 {
 	struct ev_call f;
 	int level = cg_call_facts(&f, c, rc, via, end);

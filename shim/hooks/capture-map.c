@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 
+#include "../hot.h"
 #include "hooks.h"
 #include "../call.h"
 #include "../counters.h"
@@ -252,7 +253,7 @@ static __attribute__((noinline, cold)) void cgh_escape_after(int hid, CUresult r
 		snprintf(esc.names + n, ESC_NAMES - n, "%s%s", n ? "," : "", name);
 }
 
-int cgh_escaped(uint64_t id)
+CG_HOT int cgh_escaped(uint64_t id)
 {
 	return id && esc.cap == id && esc.kernels;
 }

@@ -4,10 +4,11 @@
  * from the facts the model hands over (struct cap_snap, model.h:
  * model_capture_records). The model writes none itself.
  */
+#include "../hot.h"
 #include "hooks.h"
 
 /* The deferred record of a capture's begin call (see model_capture_begin). */
-static void caprec_begin(const struct cap_snap *k)
+static CG_HOT void caprec_begin(const struct cap_snap *k)
 {
 	struct cg_rec r;
 	if (!k->brec || !cg_call_rec_at(&r, &k->bcall, CUDA_SUCCESS, k->bvia, k->bend))
@@ -92,7 +93,7 @@ static void caprec_broken(const struct cap_snap *k, int rc)
 
 /* "capture": the ledger of an ended capture; a steady cycle's (repeat)
  * is left to debug. */
-static void caprec_ended(const struct ev_capture *f, int repeat)
+static CG_HOT void caprec_ended(const struct ev_capture *f, int repeat)
 {
 	emit_capture(cg_log_life_level(repeat), f);
 }

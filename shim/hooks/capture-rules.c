@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 
 #include "../call.h"
+#include "../hot.h"
 #include "../model.h"
 #include "../rules.h"
 #include "../rules/verdict.h"
@@ -89,7 +90,7 @@ int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev)
 	return 1;
 }
 
-int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s)
+CG_HOT int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s)
 {
 	struct cg_capture_view cv;
 	struct cg_verdict v;
@@ -117,7 +118,7 @@ static int plain_stream(CUstream s)
 	return s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD;
 }
 
-int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s)
+CG_HOT int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s)
 {
 	struct cg_capture_view cv;
 	struct cg_verdict v;
@@ -155,7 +156,7 @@ __attribute__((noinline)) void cg_rule_unsafe_violation(const char *api, const s
 	}
 }
 
-__attribute__((noinline)) int cg_rule_capture_unsafe(const char *api, const char *what)
+CG_HOT __attribute__((noinline)) int cg_rule_capture_unsafe(const char *api, const char *what)
 {
 	struct cg_capture_view cv;
 	struct cg_verdict v;

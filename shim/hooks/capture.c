@@ -6,6 +6,7 @@
  * user asked for a policy.
  */
 #define _GNU_SOURCE
+#include "../hot.h"
 #include "hooks.h"
 
 /* ======================================================================= */
@@ -20,7 +21,7 @@ static const char *mode_str(int m)
 /* Device of the calling context: the current pool of that device is what
  * cuMemAllocAsync will use during this capture. Learned before the capture
  * starts, so no query is needed inside it. */
-static void learn_current_pool(void)
+static CG_HOT void learn_current_pool(void)
 {
 	int dev = cg_current_device();
 	CUmemoryPool p = NULL, d = NULL;
@@ -89,15 +90,18 @@ void cg_warm_capture(int hid)
 /* Whether a capture's end walks its graph (end_capture_common): a program
  * that updates executables gets its graphs walked there, off the update's
  * path; with a libnccl loaded the walk names the graph's NCCL kernels; at
- * debug level its nodes are written. */
-static int summary_wanted(void)
+ * debug level its nodes are written. nccl: whether a libnccl was loaded
+ * before the real end call (-1: not asked), the same answer for the
+ * graph's kernels (each launched before that call, from a library loaded
+ * by then); cg_nccl_loaded asks the loader (~8 cache lines, issue 36). */
+static int summary_wanted(int nccl)
 {
 	return cg_log_on(CG_L_DEBUG) || atomic_load_explicit(&cgh_updates_seen, memory_order_relaxed) ||
-	       cg_nccl_loaded();
+	       (nccl < 0 ? cg_nccl_loaded() : nccl);
 }
 
-static CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
-			   int asked, int nested)
+static CG_HOT CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into,
+				  uint32_t site, int asked, int nested)
 {
 	struct cg_rec r;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -206,7 +210,7 @@ static int stream_blocking_asked(CUstream s, int ptsz)
 	return !(flags & CU_STREAM_NON_BLOCKING);
 }
 
-static int stream_blocking(CUstream s, int ptsz, int nested)
+static CG_HOT int stream_blocking(CUstream s, int ptsz, int nested)
 {
 	unsigned gen = atomic_load_explicit(&stream_gen, memory_order_acquire);
 	int b;
@@ -229,7 +233,7 @@ static int stream_blocking(CUstream s, int ptsz, int nested)
  * joined): named, and 1 (2: that capture is known broken). Asked only while a capture is live, never about
  * the legacy stream (a begin there is refused anyway, and asking about it
  * while a blocking stream captures answers 906). */
-static int begin_on_capturing(int hid, CUstream s, int ptsz)
+static CG_HOT int begin_on_capturing(int hid, CUstream s, int ptsz)
 {
 	uint64_t id = 0;
 	if (cg_caprule_is_legacy(s, ptsz) || !model_stream_capture(s, ptsz, &id, NULL, NULL))
@@ -258,7 +262,7 @@ static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 /* rw_call: the call with the mode replaced by `use` (a CGSHIM_CAPTURE_MODE
  * rewrite; `used` may say the rewrite could not be made). */
 #define BEGIN_CAPTURE(name, ptsz, params, args, mode_expr, into_expr, rw_call)                                         \
-	CUresult cgh_##name params                                                                                     \
+	CG_HOT CUresult cgh_##name params                                                                              \
 	{                                                                                                              \
 		struct cg_call c;                                                                                      \
 		uint32_t site;                                                                                         \
@@ -347,8 +351,8 @@ static void churn_before(struct churn_step *ch, const struct model_cap_end *ce, 
 	ch->walk = !model_churn_again(ce, ch->cheap, &ch->idx, &v);
 }
 
-static __attribute__((noinline)) int churn_after(struct churn_step *ch, const struct model_cap_end *ce, CUgraph g,
-						 const struct cg_summary *sum, const char *api)
+static CG_HOT __attribute__((noinline)) int churn_after(struct churn_step *ch, const struct model_cap_end *ce,
+							CUgraph g, const struct cg_summary *sum, const char *api)
 {
 	struct model_churn_fp fp = {0};
 	struct model_churn_view v;
@@ -371,7 +375,7 @@ static __attribute__((noinline)) int churn_after(struct churn_step *ch, const st
 	return 1;
 }
 
-static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
+static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
 {
 	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
@@ -432,7 +436,8 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	int escaped = capturing && cgh_escaped(id) && model_capture_find(id, &cv);
 	/* NCCL work is listed with its capture's begin site (model/nccl.c) */
 	uint32_t begin_site = 0;
-	if (capturing && cg_nccl_loaded()) {
+	int nccl_lib = capturing ? cg_nccl_loaded() : -1;
+	if (nccl_lib > 0) {
 		struct cg_capture_view bv;
 		if (model_capture_find(id, &bv))
 			begin_site = bv.site;
@@ -478,7 +483,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 			/* With a libnccl loaded the walk names the graph's NCCL
 			 * kernels (model/nccl.c: CGS027, CGS028, the dump) and
 			 * gives the fingerprint the cross-rank view compares. */
-			if (summary_wanted() || !counted) {
+			if (summary_wanted(nccl_lib) || !counted) {
 				/* every node a launch this thread logged: no query a node */
 				uint64_t from = logged && kernels >= 0 && (size_t)kernels == n ? id : 0;
 				sum = counted ? model_graph_summary_counted(g, n, from) : model_graph_summary(g);
@@ -522,7 +527,7 @@ static CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, in
 	CG_RETURN(rc);
 }
 
-CUresult cgh_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+CG_HOT CUresult cgh_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 {
 	CG_REAL(cuStreamEndCapture);
 	return end_capture_common(HID_cuStreamEndCapture, real_cuStreamEndCapture, 0, hStream, phGraph);

@@ -6,6 +6,7 @@
  * user asked for a policy.
  */
 #define _GNU_SOURCE
+#include "../hot.h"
 #include "hooks.h"
 
 /* Set by the first cuGraphExecUpdate of the process (hooks.h). */
@@ -20,7 +21,7 @@ _Atomic int cgh_updates_seen;
 static CG_TLS const struct model_inst_view *inst_iv;
 static CG_TLS CUgraph inst_g;
 
-static int inst_live_exec(CUgraph g, struct cg_exec_view *out)
+static CG_HOT int inst_live_exec(CUgraph g, struct cg_exec_view *out)
 {
 	const struct model_inst_view *iv = inst_iv;
 	if (!iv || g != inst_g)
@@ -33,7 +34,7 @@ static int inst_live_exec(CUgraph g, struct cg_exec_view *out)
 /* Instantiate (LIFE rows): the summary, the rules' verdicts (CGS004,
  * CGS010) and the memory sample before the call; the exec into the model
  * and the ledger after it; the node records after the call's record. */
-static CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api)
+static CG_HOT CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api)
 {
 	struct cg_verdict v;
 	struct model_inst_view iv;
@@ -115,7 +116,7 @@ static void node_deps(struct cg_rec *r, const char *key, const void *arg)
 	rec_close(r, ']');
 }
 
-void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e)
+CG_HOT void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, const char *side, CUgraphExec e)
 {
 	CUgraphNode *from = NULL, *to = NULL;
 	size_t ne = 0;
@@ -181,8 +182,8 @@ static void emit_nodes(CUgraph g, const struct cg_summary *s, CUgraphExec e)
 	cgh_emit_nodes_at(g, s, CG_L_DEBUG, NULL, e);
 }
 
-static void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g, uint64_t flags,
-			     const char *api)
+static CG_HOT void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g, uint64_t flags,
+				    const char *api)
 {
 	if (f->churn && rc == CUDA_SUCCESS)
 		model_churn_instantiated(f->churn, cg_now_ns() - f->t_inst);
@@ -261,12 +262,12 @@ static void instantiate_done(struct cgh_frame *f, CUgraph g, CUresult rc, CUgrap
 
 /* The parts of one instantiate row; flags: the instantiation flags. */
 #define INSTANTIATE_PARTS(name, params, flags)                                                                         \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                                  \
+	CG_HOT void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                           \
 	{                                                                                                              \
 		instantiate_pre(f, hGraph, flags, #name);                                                              \
 		CGH_FRAME_END();                                                                                       \
 	}                                                                                                              \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)                    \
+	CG_HOT void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)             \
 	{                                                                                                              \
 		instantiate_post(f, rc, phGraphExec, hGraph, flags, #name);                                            \
 		cgh_call_repeat(c, f->repeat);                                                                         \
@@ -293,7 +294,7 @@ INSTANTIATE_PARTS(cuGraphInstantiateWithParams_ptsz, INSTP_P, INSTP_FLAGS)
 
 /* The model drops e; the graph allocations its last launch left are
  * CGS011 violations (the rules' writer). */
-static int cgh_exec_destroyed(CUgraphExec e)
+static CG_HOT int cgh_exec_destroyed(CUgraphExec e)
 {
 	struct model_leak *leaks;
 	struct ev_launches lr;

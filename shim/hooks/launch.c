@@ -5,6 +5,7 @@
  * user asked for a policy.
  */
 #define _GNU_SOURCE
+#include "../hot.h"
 #include "hooks.h"
 
 /* ======================================================================= */
@@ -83,7 +84,7 @@ static __attribute__((noinline)) void launch_noted(int hid, CUgraphExec e, CUstr
 /* Contract: no allocation, no lock, no driver call besides the launch on the
  * common path: one state load, one TLS load, a lock-free index probe and
  * two relaxed atomics. */
-static inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgraphExec e, CUstream s)
+static CG_HOT inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgraphExec e, CUstream s)
 {
 	CG_ERRNO_IN; /* entered straight from the wrapper */
 	CUgraphExec real;

@@ -6,6 +6,7 @@
  * user asked for a policy.
  */
 #define _GNU_SOURCE
+#include "../hot.h"
 #include "hooks.h"
 
 /* cuMemAlloc/cuMemFree: capture-unsafe (CGS007); the answer is checked
@@ -58,8 +59,8 @@ void cgh_cuMemFree_v2_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, 
 
 /* Stream-ordered allocation: in a capture, a graph node (CGS006 for an
  * IPC pool); outside, a range of the ledger. */
-static CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, CUmemoryPool explicit_pool, CUstream s,
-				       int ptsz, const char *api)
+static CG_HOT CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, CUmemoryPool explicit_pool, CUstream s,
+					      int ptsz, const char *api)
 {
 	uint32_t pool_site = 0;
 	f->pool = explicit_pool;
@@ -78,8 +79,8 @@ static CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, CUmemor
 	}
 }
 
-static void alloc_async_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, size_t size,
-			     CUstream s, const char *api)
+static CG_HOT void alloc_async_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr, size_t size,
+				    CUstream s, const char *api)
 {
 	if (f->capturing) {
 		if (rc == CUDA_SUCCESS && dptr) {
@@ -121,14 +122,14 @@ static void alloc_async_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, 
 }
 
 #define ALLOC_ASYNC(name, ptsz)                                                                                        \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr *dptr, size_t bytesize,              \
-			      CUstream hStream)                                                                        \
+	CG_HOT void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr *dptr, size_t bytesize,       \
+				     CUstream hStream)                                                                 \
 	{                                                                                                              \
 		alloc_async_pre(f, bytesize, NULL, hStream, ptsz, #name);                                              \
 		CGH_FRAME_END();                                                                                       \
 	}                                                                                                              \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr,                 \
-			       size_t bytesize, CUstream hStream)                                                      \
+	CG_HOT void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr,          \
+				      size_t bytesize, CUstream hStream)                                               \
 	{                                                                                                              \
 		alloc_async_post(c, f, rc, dptr, bytesize, hStream, #name);                                            \
 	}                                                                                                              \
@@ -141,14 +142,14 @@ ALLOC_ASYNC(cuMemAllocAsync, 0)
 ALLOC_ASYNC(cuMemAllocAsync_ptsz, 1)
 
 #define ALLOC_POOL(name, ptsz)                                                                                         \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr *dptr, size_t bytesize,              \
-			      CUmemoryPool pool, CUstream hStream)                                                     \
+	CG_HOT void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr *dptr, size_t bytesize,       \
+				     CUmemoryPool pool, CUstream hStream)                                              \
 	{                                                                                                              \
 		alloc_async_pre(f, bytesize, pool, hStream, ptsz, #name);                                              \
 		CGH_FRAME_END();                                                                                       \
 	}                                                                                                              \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr,                 \
-			       size_t bytesize, CUmemoryPool pool, CUstream hStream)                                   \
+	CG_HOT void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr *dptr,          \
+				      size_t bytesize, CUmemoryPool pool, CUstream hStream)                            \
 	{                                                                                                              \
 		alloc_async_post(c, f, rc, dptr, bytesize, hStream, #name);                                            \
 	}                                                                                                              \
@@ -162,7 +163,8 @@ ALLOC_POOL(cuMemAllocFromPoolAsync_ptsz, 1)
 
 /* A stream-ordered free: in a capture, a free node (CGS009 for memory the
  * capture did not allocate); outside, the ledger's range goes. */
-static CGH_FRAMED void free_async_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUdeviceptr p, CUstream s)
+static CG_HOT CGH_FRAMED void free_async_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUdeviceptr p,
+					     CUstream s)
 {
 	if (atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		f->capturing = model_stream_capture(s, ptsz, &f->id, &f->g, NULL);
@@ -204,13 +206,13 @@ static void free_async_rec(struct cg_rec *r, struct cgh_frame *f, CUdeviceptr p,
 }
 
 #define FREE_ASYNC(name, ptsz)                                                                                         \
-	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr dptr, CUstream hStream)              \
+	CG_HOT void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdeviceptr dptr, CUstream hStream)       \
 	{                                                                                                              \
 		free_async_pre(c, f, ptsz, dptr, hStream);                                                             \
 		CGH_FRAME_END();                                                                                       \
 	}                                                                                                              \
-	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr dptr,                  \
-			       CUstream hStream)                                                                       \
+	CG_HOT void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdeviceptr dptr,           \
+				      CUstream hStream)                                                                \
 	{                                                                                                              \
 		free_async_post(c, f, rc, dptr);                                                                       \
 	}                                                                                                              \

@@ -21,6 +21,7 @@
 #include "../call.h"
 #include "../config.h"
 #include "../emit.h"
+#include "../hot.h"
 #include "../init.h"
 #include "exports.h"
 
@@ -32,7 +33,7 @@ typedef int rt_err;
 
 static int rt_major_cached;
 
-static void *rt_sym(void **slot, const char *name)
+static CG_HOT void *rt_sym(void **slot, const char *name)
 {
 	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	if (!p) {
@@ -55,14 +56,14 @@ static void rt_major_learn(void)
 		rt_major_cached = 13;
 }
 
-static int rt_major(void)
+static CG_HOT int rt_major(void)
 {
 	if (!rt_major_cached) /* before the wrapper takes the application's errno: kept */
 		CG_KEEP_ERRNO(rt_major_learn());
 	return rt_major_cached;
 }
 
-static int rt_active(void)
+static CG_HOT int rt_active(void)
 {
 	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	if (st == CG_SETUP) {
@@ -78,7 +79,7 @@ struct rt_frame {
 	uint64_t t0;
 };
 
-static void rt_enter(struct rt_frame *f, const char *name)
+static CG_HOT void rt_enter(struct rt_frame *f, const char *name)
 {
 	cg_door_call(CG_DOOR_RUNTIME);
 	f->prev_via = cg_tls.via;
@@ -110,7 +111,7 @@ static void rt_leave_record(const struct rt_frame *f, const char *name, rt_err r
 	}
 }
 
-static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
+static CG_HOT rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 {
 	CG_KEEP_ERRNO(rt_leave_record(f, name, rc));
 	cg_tls.via = f->prev_via;
@@ -141,7 +142,7 @@ static rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 	return rt_leave(&f, #name, rc);
 
 /* CUSTOM rows: the form forwarded depends on the runtime's major. */
-RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *a3, size_t a4)
+CG_HOT RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *a3, size_t a4)
 {
 	typedef rt_err (*f5)(void **, void *, void *, void *, size_t);
 	typedef rt_err (*f3)(void **, void *, unsigned long long);
@@ -152,7 +153,7 @@ RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *
 	}
 }
 
-RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3)
+CG_HOT RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3)
 {
 	typedef rt_err (*f4)(void *, void *, void *, void *);
 	typedef rt_err (*f3)(void *, void *, void *);

@@ -7,6 +7,7 @@
  * user asked for a policy.
  */
 #define _GNU_SOURCE
+#include "../hot.h"
 #include "hooks.h"
 
 /* ======================================================================= */
@@ -62,7 +63,7 @@ static void update_pred_init(struct upd_pred *p)
 
 /* Steps 2 and 3: the model's summaries of exec e and graph g, and the
  * update rules' verdict (rules/update.c). Writes nothing. */
-static void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
+static CG_HOT void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
 {
 	const struct cg_model_view *mv = &cg_model_view_live;
 	struct cg_update_pred up;
@@ -117,7 +118,7 @@ static void update_unrecorded(void)
 /* After the driver's answer to a known-same update: 1 when it succeeded
  * (counted, no record). A refusal after all gets the summaries for the
  * policy and the tail, as after a prediction of success, and 0. */
-static int update_known_after(struct upd_pred *p, CUgraphExec app, CUgraph g, CUresult rc, int slot)
+static CG_HOT int update_known_after(struct upd_pred *p, CUgraphExec app, CUgraph g, CUresult rc, int slot)
 {
 	if (rc == CUDA_SUCCESS) {
 		model_exec_updated_known(p->kx, app, slot);
@@ -164,7 +165,8 @@ static void update_policy_pre(struct upd_pred *p, CUgraphExec e)
  * changes (nodes.c) and what it does to graph allocations (CGS012,
  * CGS003). Then the policy's abort. Not inlined: the call site is taken
  * a fixed number of frames up. */
-static __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUgraphExec e, CUgraph g, const char *api)
+static CG_HOT __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUgraphExec e, CUgraph g,
+								const char *api)
 {
 	struct cg_summary *old = p->old, *nu = p->nu;
 	if (p->have_v) {
@@ -298,7 +300,8 @@ static __attribute__((always_inline)) inline void update_post(struct cg_call *c,
  * something else (1 for a bad handle, success where the model is wrong).
  * The reason is "predicted" when the model saw it coming (why: what
  * differs), "failed" when it did not. Returns 1 when rewritten. */
-static int update_policy_post(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu, CUresult rc)
+static CG_HOT int update_policy_post(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
+				     CUresult rc)
 {
 	struct cg_rewrite_facts f;
 	int pred = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, done;

@@ -8,8 +8,8 @@
  * capture loop's allocation node makes and drops one a step. */
 static struct cg_spare alloc_spare = CG_SPARE_INIT(sizeof(struct cg_alloc));
 
-void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
-		       struct ev_alloc *out)
+CG_HOT void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
+			      struct ev_alloc *out)
 {
 	struct cg_alloc *a;
 	struct cg_pool *p;
@@ -100,7 +100,7 @@ void model_summary_devs_rec(struct cg_rec *r, const struct cg_summary *s)
 	rec_close(r, '}');
 }
 
-int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, size_t *size, uint32_t *site)
+CG_HOT int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, size_t *size, uint32_t *site)
 {
 	struct cg_alloc *a;
 	int ok = 0;
@@ -118,7 +118,7 @@ int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, size_t 
 }
 
 /* Executables whose launches make these allocations. */
-void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
+CG_HOT void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
 {
 	pthread_mutex_lock(&model_mem_lock);
 	for (int i = 0; i < n; i++) {
@@ -147,7 +147,7 @@ void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int n)
 /* Executable e no longer makes these allocations (destroyed, or updated to
  * other ones): entries nothing refers to go; with allocations outstanding
  * from its launches they stay, as orphans, until freed. */
-void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, int outstanding)
+CG_HOT void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, int outstanding)
 {
 	if (n <= 0) /* no memory node: no lock round trip */
 		return;
@@ -171,7 +171,7 @@ void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, int n, 
 }
 
 /* Graph g is destroyed: its allocation nodes no longer name the entries. */
-void model_alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n)
+CG_HOT void model_alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n)
 {
 	if (n <= 0) /* no memory node: no lock round trip */
 		return;

@@ -18,7 +18,7 @@ void model_capture_records_set(const struct model_capture_records *w)
 			model_caprec->kind(__VA_ARGS__);                                                               \
 	} while (0)
 
-void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o)
+CG_HOT void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o)
 {
 	o->id = c->id;
 	o->t0 = c->t0;
@@ -53,7 +53,7 @@ void model_thread_mode_set(int mode)
 	thread_mode = mode;
 }
 
-int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int *status)
+CG_HOT int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *graph, int *status)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	cuuint64_t cid = 0;
@@ -122,7 +122,7 @@ static uint32_t steady_key(uint32_t site, CUstream s)
 	return (uint32_t)(h >> 33) | 0x80000000u;
 }
 
-void model_capture_presample(uint32_t site, CUstream s)
+CG_HOT void model_capture_presample(uint32_t site, CUstream s)
 {
 	/* A begin whose site still waits for its walk is not judged: its id
 	 * may not be its stack's (site.h). */
@@ -137,14 +137,14 @@ void model_capture_presample(uint32_t site, CUstream s)
 		cg_thread_name(prepared->tname);
 }
 
-void model_capture_prepare_blocking(int blocking)
+CG_HOT void model_capture_prepare_blocking(int blocking)
 {
 	if (prepared)
 		prepared->blocking = blocking;
 }
 
-void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
-			 const struct cg_call *bc, const char *via, CUgraph graph)
+CG_HOT void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph into, uint32_t site,
+				const struct cg_call *bc, const char *via, CUgraph graph)
 {
 	struct cg_capture *c = prepared;
 	size_t fr = presample_free;
@@ -206,7 +206,7 @@ void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUgraph in
 	atomic_fetch_add(&cg_live_captures, 1);
 }
 
-long model_tally_take(uint64_t id)
+CG_HOT long model_tally_take(uint64_t id)
 {
 	long k = -1;
 	if (!id || model_tally.cap != id)
@@ -387,7 +387,7 @@ void model_capture_seen_invalid(CUstream s, int ptsz, uint64_t id, const char *a
 		CAPREC(invalidated, &k, api ? "capture_info" : "shim_query", api, 0, by_api, by_tid, by_site);
 }
 
-static struct cg_capture *cap_find_locked(uint64_t id)
+static CG_HOT struct cg_capture *cap_find_locked(uint64_t id)
 {
 	struct cg_capture *c;
 	HASH_FIND(hh, model_captures, &id, sizeof id, c);
@@ -425,7 +425,7 @@ static void cap_view(const struct cg_capture *c, struct cg_capture_view *out)
 	memcpy(out->tname, c->tname, sizeof out->tname);
 }
 
-int model_capture_find(uint64_t id, struct cg_capture_view *out)
+CG_HOT int model_capture_find(uint64_t id, struct cg_capture_view *out)
 {
 	struct cg_capture *c;
 	int ok = 0;
@@ -648,7 +648,7 @@ static int joined_locked(struct cg_capture *c, CUstream s, int depth)
 	return 0;
 }
 
-int model_capture_unjoined(uint64_t id, CUstream *streams, uint32_t *sites, int max)
+CG_HOT int model_capture_unjoined(uint64_t id, CUstream *streams, uint32_t *sites, int max)
 {
 	struct cg_capture *c;
 	int n = 0;
@@ -680,7 +680,7 @@ void model_capture_plain_alloc(size_t size)
 	pthread_mutex_unlock(&model_cap_lock);
 }
 
-void model_capture_count_alloc(uint64_t id, size_t size)
+CG_HOT void model_capture_count_alloc(uint64_t id, size_t size)
 {
 	struct cg_capture *c;
 	pthread_mutex_lock(&model_cap_lock);
@@ -705,7 +705,7 @@ int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 	return model_capture_end_facts(id, s, graph, rc, NULL);
 }
 
-int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc, struct model_cap_end *out)
+CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc, struct model_cap_end *out)
 {
 	struct cg_capture *c;
 	struct ev_capture f;
@@ -785,7 +785,7 @@ int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc,
 	return repeat;
 }
 
-int model_capture_repeat(uint64_t id)
+CG_HOT int model_capture_repeat(uint64_t id)
 {
 	struct cg_capture *c;
 	int repeat = 0;

@@ -37,7 +37,7 @@ static struct churn_ent churn_tab[MODEL_CHURN_MAX];
 static int churn_n;
 static long long churn_untracked;
 
-static void churn_view_locked(const struct churn_ent *e, struct model_churn_view *v)
+static CG_HOT void churn_view_locked(const struct churn_ent *e, struct model_churn_view *v)
 {
 	memset(v, 0, sizeof *v);
 	v->key = e->key;
@@ -102,7 +102,7 @@ static struct churn_ent *churn_resolve(uint32_t idx)
 	return e;
 }
 
-int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uint32_t *idx, struct model_churn_view *v)
+CG_HOT int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uint32_t *idx, struct model_churn_view *v)
 {
 	struct churn_ent *e = NULL;
 	int done = 0;
@@ -179,7 +179,7 @@ uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_
 	return idx;
 }
 
-void model_churn_instantiated(uint32_t idx, uint64_t ns)
+CG_HOT void model_churn_instantiated(uint32_t idx, uint64_t ns)
 {
 	if (!idx || idx > MODEL_CHURN_MAX)
 		return;
@@ -192,7 +192,7 @@ void model_churn_instantiated(uint32_t idx, uint64_t ns)
 	pthread_mutex_unlock(&model_churn_lock);
 }
 
-void model_churn_launched(uint32_t idx, long long n)
+CG_HOT void model_churn_launched(uint32_t idx, long long n)
 {
 	/* fwd is written under the lock; a destroy racing the merge adds to
 	 * the merged entry, read at exit through the forward as well */

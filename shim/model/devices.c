@@ -9,13 +9,13 @@
  * a pool's, a memory node's), never on the launch path. */
 static _Atomic unsigned devs_seen;
 
-void model_dev_seen(int d)
+CG_HOT void model_dev_seen(int d)
 {
 	if (d >= 0 && d < CG_MAX_DEV)
 		atomic_fetch_or_explicit(&devs_seen, 1u << d, memory_order_relaxed);
 }
 
-int cg_current_device(void)
+CG_HOT int cg_current_device(void)
 {
 	CUdevice d = 0;
 	if (drv_cuCtxGetDevice && drv_cuCtxGetDevice(&d) == CUDA_SUCCESS && d >= 0 && d < CG_MAX_DEV) {
@@ -64,7 +64,7 @@ static struct {
 	uint64_t epoch, ns;
 } last_sample[CG_MAX_DEV];
 
-void model_mem_moved(void)
+CG_HOT void model_mem_moved(void)
 {
 	atomic_fetch_add_explicit(&mem_epoch, 1, memory_order_relaxed);
 	if (!atomic_load_explicit(&settle_owed, memory_order_relaxed))
@@ -172,7 +172,7 @@ static unsigned steady_hint; /* the slot found last: a capture's end and instant
 
 /* The entry whose site began capture id last (instantiations know their
  * graph's capture, not its begin site). */
-static struct steady *steady_of_capture_locked(uint64_t capture)
+static CG_HOT struct steady *steady_of_capture_locked(uint64_t capture)
 {
 	if (steady_tab[steady_hint].site && steady_tab[steady_hint].last_capture == capture)
 		return &steady_tab[steady_hint];
@@ -184,7 +184,7 @@ static struct steady *steady_of_capture_locked(uint64_t capture)
 	return NULL;
 }
 
-static struct steady *steady_find_locked(uint32_t site, int add)
+static CG_HOT struct steady *steady_find_locked(uint32_t site, int add)
 {
 	for (unsigned i = 0, h = site * 2654435761u >> 26; i < STEADY_SLOTS; i++) {
 		unsigned k = (h + i) % STEADY_SLOTS;
@@ -205,7 +205,7 @@ static struct steady *steady_find_locked(uint32_t site, int add)
 	return NULL;
 }
 
-int model_meminfo_steady_begin(uint32_t site)
+CG_HOT int model_meminfo_steady_begin(uint32_t site)
 {
 	int skip = 0;
 	long long live;
@@ -230,7 +230,7 @@ int model_meminfo_steady_begin(uint32_t site)
 	return skip;
 }
 
-void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed)
+CG_HOT void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed)
 {
 	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !site)
 		return;
@@ -245,7 +245,7 @@ void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, 
 	pthread_mutex_unlock(&model_last_lock);
 }
 
-void model_meminfo_steady_end(uint64_t capture, uint64_t cshape)
+CG_HOT void model_meminfo_steady_end(uint64_t capture, uint64_t cshape)
 {
 	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !capture)
 		return;
@@ -259,7 +259,7 @@ void model_meminfo_steady_end(uint64_t capture, uint64_t cshape)
 	pthread_mutex_unlock(&model_last_lock);
 }
 
-int model_meminfo_steady_inst(uint64_t capture, uint64_t shape)
+CG_HOT int model_meminfo_steady_inst(uint64_t capture, uint64_t shape)
 {
 	int skip = 0;
 	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !capture)
@@ -322,7 +322,7 @@ int model_sample_free(size_t *free_out)
  * never captures. */
 static _Atomic int last_begin_steady;
 
-void model_meminfo_begin_was(int steady)
+CG_HOT void model_meminfo_begin_was(int steady)
 {
 	atomic_store_explicit(&last_begin_steady, steady, memory_order_relaxed);
 }

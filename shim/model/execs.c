@@ -55,7 +55,7 @@ static void fast_remove(struct cg_exec *x)
 	}
 }
 
-CUgraphExec model_exec_real(struct cg_exec *x)
+CG_HOT CUgraphExec model_exec_real(struct cg_exec *x)
 {
 	return atomic_load_explicit(&x->real, memory_order_acquire);
 }
@@ -102,7 +102,7 @@ static struct cg_exec *fast_probe(CUgraphExec e)
 	return NULL;
 }
 
-struct cg_exec *model_exec_fast(CUgraphExec e)
+CG_HOT struct cg_exec *model_exec_fast(CUgraphExec e)
 {
 	struct cg_exec *x = fast_probe(e);
 	if (x || !atomic_load_explicit(&fast_overflow, memory_order_relaxed))
@@ -134,7 +134,7 @@ static void exec_foreign_frees(struct cg_exec *x)
 		model_alloc_freed(d[i]);
 }
 
-long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autofree)
+CG_HOT long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autofree)
 {
 	long long n = atomic_fetch_add_explicit(&x->launches, 1, memory_order_relaxed) + 1;
 	int unfreed_nodes = X_GET(x, unfreed_nodes);
@@ -156,7 +156,7 @@ void model_exec_launch_failed(struct cg_exec *x)
  * exec of the table is live and in the index unless the index overflowed,
  * so the index answers (two cache lines, the slot and the exec's; the
  * table's lookup touched its header, bucket and each entry of the chain). */
-struct cg_exec *model_exec_find_locked(CUgraphExec e)
+CG_HOT struct cg_exec *model_exec_find_locked(CUgraphExec e)
 {
 	struct cg_exec *x = fast_probe(e);
 	if (x || !atomic_load_explicit(&fast_overflow, memory_order_relaxed))
@@ -177,14 +177,14 @@ struct cg_exec *model_exec_find_locked(CUgraphExec e)
  * node: no CGS002, CGS003, CGS012), the pointer diff writes nothing below
  * debug and the ledger has no reference to redo (equal pointer
  * fingerprints, nodes.c nodes_update_diff, ledger.c ledger_same_ptrs). */
-static uint64_t exec_memo_class(const struct cg_summary *s)
+static CG_HOT uint64_t exec_memo_class(const struct cg_summary *s)
 {
 	if (!s || s->partial || !s->topo || !s->sig || !s->ptrs || s->n_alloc + s->n_free || s->n_kids)
 		return 0;
 	return cg_mix64(cg_mix64(s->topo, s->sig), s->ptrs) | 1;
 }
 
-int model_update_alike(const struct cg_summary *old, const struct cg_summary *nu)
+CG_HOT int model_update_alike(const struct cg_summary *old, const struct cg_summary *nu)
 {
 	uint64_t c = exec_memo_class(old);
 	return c && c == exec_memo_class(nu);
@@ -192,7 +192,7 @@ int model_update_alike(const struct cg_summary *old, const struct cg_summary *nu
 
 /* The summary a memo hit left x running (memo_cur) becomes x->sum; a
  * memo summary has no memory node, nor had the one it replaces. gx_lock. */
-static void exec_memo_settle_locked(struct cg_exec *x)
+static CG_HOT void exec_memo_settle_locked(struct cg_exec *x)
 {
 	int c = atomic_exchange_explicit(&x->memo_cur, 0, memory_order_relaxed);
 	struct cg_summary *s = c > 0 && c <= EXEC_MEMO_N ? x->memo_s[c - 1] : NULL;
@@ -221,7 +221,7 @@ static void exec_memo_drop_locked(struct cg_exec *x)
  * another epoch or class, or a summary of no class (then only as the
  * exec's own), starts again; nothing joins when the epoch moved since
  * the analysis. x->sum is s or of its class. gx_lock. */
-static void exec_memo_add_locked(struct cg_exec *x, CUgraph g, const struct cg_summary *s, uint64_t epoch)
+static CG_HOT void exec_memo_add_locked(struct cg_exec *x, CUgraph g, const struct cg_summary *s, uint64_t epoch)
 {
 	uint64_t c = exec_memo_class(s);
 	int i;
@@ -262,7 +262,7 @@ _Atomic long model_graph_claims;
 
 /* x stops waiting for the full summary of x->graph (its partial view is
  * replaced, or x goes): the graph's count of such execs drops. */
-static void exec_release_claim_locked(struct cg_exec *x)
+static CG_HOT void exec_release_claim_locked(struct cg_exec *x)
 {
 	if (x->sum && x->sum->partial && x->sum_gen) {
 		struct cg_graph *gr = model_graph_find_locked(x->graph);
@@ -288,7 +288,7 @@ int model_graph_claimed_locked(CUgraph g)
 	return pending;
 }
 
-void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
+CG_HOT void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 {
 	exec_memo_drop_locked(x); /* runs other parameters now */
 	if (sum != x->sum)
@@ -342,8 +342,8 @@ static int exec_kernel_count(CUgraph g, const struct cg_summary *sum)
 /* The last exec id given (model_exec_new, gx_lock). */
 static uint64_t exec_ids;
 
-int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat,
-		   int kernels)
+CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat,
+			  int kernels)
 {
 	struct cg_exec *x;
 	struct cg_graph *gr;
@@ -472,7 +472,7 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 	return s;
 }
 
-void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu)
+CG_HOT void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu)
 {
 	struct cg_exec *x;
 	struct cg_graph *gr;
@@ -559,7 +559,7 @@ long long model_exec_updates_known(void)
  * memo went through model_exec_updated_same or _alike, which cleared the
  * exec's repeat flag, and nothing sets it again without a new summary,
  * which forgets the memo. */
-void model_exec_updated_known(struct cg_exec *x, CUgraphExec e, int slot)
+CG_HOT void model_exec_updated_known(struct cg_exec *x, CUgraphExec e, int slot)
 {
 	/* x is never freed; reused for another exec only if the program
 	 * destroyed e during its own update */
@@ -581,7 +581,7 @@ void model_exec_update_failed(CUgraphExec e)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-uint64_t model_epoch_now(void)
+CG_HOT uint64_t model_epoch_now(void)
 {
 	return atomic_load_explicit(&model_epoch, memory_order_acquire);
 }
@@ -600,7 +600,7 @@ void model_update_memo_set(CUgraphExec e, CUgraph g, const struct cg_summary *su
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch)
+CG_HOT void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch)
 {
 	struct cg_exec *x;
 	pthread_mutex_lock(&model_gx_lock);
@@ -625,7 +625,7 @@ void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, 
 		model_exec_updated(e, g, sum);
 }
 
-int model_update_memo_hit(CUgraphExec e, CUgraph g, struct cg_exec **xp)
+CG_HOT int model_update_memo_hit(CUgraphExec e, CUgraph g, struct cg_exec **xp)
 {
 	struct cg_exec *x = *xp = model_exec_fast(e);
 	CUgraphExec r;
@@ -662,7 +662,8 @@ void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
 	model_summary_free(sum);
 }
 
-int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out, struct ev_launches *lr, int *lr_quiet)
+CG_HOT int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out, struct ev_launches *lr,
+			      int *lr_quiet)
 {
 	int n_leaks = 0;
 	struct cg_exec *x;
@@ -796,7 +797,7 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 	return n_leaks;
 }
 
-long long model_execs_live(void)
+CG_HOT long long model_execs_live(void)
 {
 	return atomic_load_explicit(&execs_live_n, memory_order_relaxed);
 }

@@ -30,7 +30,7 @@ static void summary_kids_free(struct cg_summary *s)
 	s->n_kids = 0;
 }
 
-static void summary_blocks_free(struct cg_summary *s)
+static CG_HOT void summary_blocks_free(struct cg_summary *s)
 {
 	summary_kids_free(s);
 	if (s->mem != (struct cg_mnode *)(s + 1)) /* a partial one's are in its block */
@@ -39,7 +39,7 @@ static void summary_blocks_free(struct cg_summary *s)
 	free(s); /* nodes, ndeps and types live in the same block */
 }
 
-void model_summary_free(struct cg_summary *s)
+CG_HOT void model_summary_free(struct cg_summary *s)
 {
 	struct cg_summary *none = NULL;
 	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
@@ -50,7 +50,7 @@ void model_summary_free(struct cg_summary *s)
 	summary_blocks_free(s);
 }
 
-uint64_t model_summary_shape(const struct cg_summary *s)
+CG_HOT uint64_t model_summary_shape(const struct cg_summary *s)
 {
 	uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)s->n_nodes << 32 | (uint64_t)s->n_alloc << 16 | s->n_free);
 	for (uint32_t i = 0; s->mem && i < s->n_alloc + s->n_free; i++)
@@ -58,7 +58,7 @@ uint64_t model_summary_shape(const struct cg_summary *s)
 	return h | 1;
 }
 
-struct cg_summary *model_summary_ref(struct cg_summary *s)
+CG_HOT struct cg_summary *model_summary_ref(struct cg_summary *s)
 {
 	if (s)
 		atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
@@ -71,7 +71,7 @@ struct cg_summary *model_summary_ref(struct cg_summary *s)
  * compares cached summaries instead of walking two graphs. */
 static _Atomic long long walks;
 
-long long model_graph_walks(void)
+CG_HOT long long model_graph_walks(void)
 {
 	return atomic_load_explicit(&walks, memory_order_relaxed);
 }
@@ -134,7 +134,7 @@ struct cg_summary *model_graph_churn_walk(CUgraph g)
  * call that holds g (no one else can have changed it), else NULL: asked.
  * launches: the capture whose launches this thread logged (nodes.h
  * nodes_launch_take, its end's node list nodes_launch_list), 0 none. */
-static struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known, uint64_t launches)
+static CG_HOT struct cg_summary *summary_walk_at(CUgraph g, int depth, const size_t *known, uint64_t launches)
 {
 	int logged = 0, chain = 0;
 	size_t n = 0, nm = 0;
@@ -331,7 +331,7 @@ static unsigned graph_cuda_id(CUgraph g)
 	return id;
 }
 
-void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int repeat)
+CG_HOT void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int repeat)
 {
 	struct cg_graph *x;
 	int again;
@@ -371,7 +371,7 @@ void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-void model_graph_churn_set(CUgraph g, uint32_t idx)
+CG_HOT void model_graph_churn_set(CUgraph g, uint32_t idx)
 {
 	struct cg_graph *x;
 	pthread_mutex_lock(&model_gx_lock);
@@ -380,7 +380,7 @@ void model_graph_churn_set(CUgraph g, uint32_t idx)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-uint32_t model_graph_churn(CUgraph g)
+CG_HOT uint32_t model_graph_churn(CUgraph g)
 {
 	struct cg_graph *x;
 	uint32_t idx = 0;
@@ -391,7 +391,7 @@ uint32_t model_graph_churn(CUgraph g)
 	return idx;
 }
 
-void model_ids_get(CUgraph g, CUgraphExec e, struct model_ids *out)
+CG_HOT void model_ids_get(CUgraph g, CUgraphExec e, struct model_ids *out)
 {
 	memset(out, 0, sizeof *out);
 	if (!g && !e)
@@ -410,14 +410,14 @@ void model_ids_get(CUgraph g, CUgraphExec e, struct model_ids *out)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-struct emit_ids model_ids_of(CUgraph g, CUgraphExec e)
+CG_HOT struct emit_ids model_ids_of(CUgraph g, CUgraphExec e)
 {
 	struct model_ids ids;
 	model_ids_get(g, e, &ids);
 	return model_ids_emit(&ids);
 }
 
-void model_graph_set_repeat(CUgraph g)
+CG_HOT void model_graph_set_repeat(CUgraph g)
 {
 	struct cg_graph *x;
 	pthread_mutex_lock(&model_gx_lock);
@@ -427,7 +427,7 @@ void model_graph_set_repeat(CUgraph g)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-int model_graph_destroy(CUgraph g)
+CG_HOT int model_graph_destroy(CUgraph g)
 {
 	struct cg_graph *x;
 	int repeat = 0;
@@ -453,7 +453,7 @@ int model_graph_destroy(CUgraph g)
  * driver's headers have no query for a node's graph). */
 static _Atomic unsigned node_destroys;
 
-unsigned model_graph_node_destroys(void)
+CG_HOT unsigned model_graph_node_destroys(void)
 {
 	return atomic_load_explicit(&node_destroys, memory_order_relaxed);
 }
@@ -493,7 +493,7 @@ void model_graph_mutated(CUgraph g)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
+CG_HOT void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 {
 	struct cg_graph *x;
 	struct cg_mnode mm = *m_in, *m = &mm;
@@ -533,7 +533,7 @@ void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-int model_graph_sum_current_locked(const struct cg_graph *gr)
+CG_HOT int model_graph_sum_current_locked(const struct cg_graph *gr)
 {
 	return gr->sum && gr->sum_gen == gr->gen &&
 	       (!gr->sum->n_kids || gr->sum->kid_gen == atomic_load_explicit(&graph_changes, memory_order_acquire));
@@ -541,7 +541,7 @@ int model_graph_sum_current_locked(const struct cg_graph *gr)
 
 /* The graph's cached summary if current (a reference), else NULL; *gen
  * gets the graph's generation (0 when the graph is unknown). */
-static struct cg_summary *summary_cached(CUgraph g, uint32_t *gen)
+static CG_HOT struct cg_summary *summary_cached(CUgraph g, uint32_t *gen)
 {
 	struct cg_graph *x;
 	struct cg_summary *s = NULL;
@@ -554,7 +554,7 @@ static struct cg_summary *summary_cached(CUgraph g, uint32_t *gen)
 	return s;
 }
 
-static struct cg_summary *graph_summary(CUgraph g, const size_t *known, uint64_t launches)
+static CG_HOT struct cg_summary *graph_summary(CUgraph g, const size_t *known, uint64_t launches)
 {
 	struct cg_graph *x;
 	uint32_t gen;
@@ -583,7 +583,7 @@ struct cg_summary *model_graph_summary(CUgraph g)
 	return graph_summary(g, NULL, 0);
 }
 
-struct cg_summary *model_graph_summary_counted(CUgraph g, size_t n, uint64_t launches)
+CG_HOT struct cg_summary *model_graph_summary_counted(CUgraph g, size_t n, uint64_t launches)
 {
 	return graph_summary(g, &n, launches);
 }
@@ -620,7 +620,7 @@ static void mnode_counts(const struct cg_mnode *m, int n, uint32_t *n_alloc, uin
 	}
 }
 
-int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t *n_alloc, uint32_t *n_free)
+CG_HOT int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t *n_alloc, uint32_t *n_free)
 {
 	struct cg_graph *x;
 	pthread_mutex_lock(&model_gx_lock);
@@ -638,7 +638,7 @@ int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t *n_al
 }
 
 /* model_graph_partial under gx_lock, of x (may be NULL). */
-static struct cg_summary *graph_partial_locked(const struct cg_graph *x)
+static CG_HOT struct cg_summary *graph_partial_locked(const struct cg_graph *x)
 {
 	struct cg_summary *s = NULL;
 	if (x && x->origin == 1 && x->cap_gen && x->cap_gen == x->gen) {
@@ -672,7 +672,7 @@ struct cg_summary *model_graph_partial(CUgraph g)
 	return s;
 }
 
-void model_graph_inst_view(CUgraph g, int partial_ok, struct model_inst_view *o)
+CG_HOT void model_graph_inst_view(CUgraph g, int partial_ok, struct model_inst_view *o)
 {
 	struct cg_graph *x;
 	struct cg_exec *e = NULL;
@@ -702,7 +702,7 @@ void model_graph_inst_view(CUgraph g, int partial_ok, struct model_inst_view *o)
  * out pending references, ledger.h) walks the same graph. Never taken with
  * another model lock held. */
 
-void model_graph_settle(CUgraph g)
+CG_HOT void model_graph_settle(CUgraph g)
 {
 	struct cg_graph *gr;
 	struct cg_summary *full = NULL;
@@ -744,7 +744,7 @@ void model_graph_copy_checks(long long *all, long long *tallied)
 	*tallied = atomic_load_explicit(&copy_checks_tallied, memory_order_relaxed);
 }
 
-int model_graph_copies(CUgraph g, const struct cg_summary *partial, int *kernels)
+CG_HOT int model_graph_copies(CUgraph g, const struct cg_summary *partial, int *kernels)
 {
 	CUgraphNode small[256], *nodes = small;
 	size_t n = 256;

@@ -162,7 +162,7 @@ void ledger_add(uint64_t base, uint64_t size, int kind, uint32_t site)
 	pthread_mutex_unlock(&lg_lock);
 }
 
-uint64_t ledger_epoch(void)
+CG_HOT uint64_t ledger_epoch(void)
 {
 	uint64_t e;
 	pthread_mutex_lock(&lg_lock);
@@ -238,7 +238,7 @@ static void ledger_stale_mark_locked(struct lg_exec *x)
 	atomic_fetch_add_explicit(&ledger_stale_n, 1, memory_order_release);
 }
 
-static void ledger_stale_clear_locked(struct lg_exec *x)
+static CG_HOT void ledger_stale_clear_locked(struct lg_exec *x)
 {
 	if (!x->stale)
 		return;
@@ -306,7 +306,7 @@ static int ledger_py_finalizing(void)
  * with its entry (ledger_exec_gone). */
 static struct lg_exec *lg_last;
 
-static struct lg_exec *ledger_exec_find_locked(CUgraphExec e)
+static CG_HOT struct lg_exec *ledger_exec_find_locked(CUgraphExec e)
 {
 	struct lg_exec *x = lg_last;
 	if (x && x->e == e)
@@ -496,7 +496,7 @@ static int ledger_ref_cmp(const void *a, const void *b)
 
 /* A new exec in the table, NULL when it cannot be had (the ledger then
  * knows nothing of it: no finding names it). */
-static struct lg_exec *ledger_exec_new_locked(CUgraphExec e)
+static CG_HOT struct lg_exec *ledger_exec_new_locked(CUgraphExec e)
 {
 	struct lg_exec *x = cg_spare_calloc(&exec_spare, sizeof *x);
 	if (!x)
@@ -546,8 +546,8 @@ static int ledger_same_ptrs(const struct cg_summary *a, const struct cg_summary 
 	return 1;
 }
 
-void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum,
-		     struct ledger_pageable *out)
+CG_HOT void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum,
+			    struct ledger_pageable *out)
 {
 	struct lg_ref *refs = NULL;
 	size_t n = 0, cap = 0;
@@ -661,7 +661,7 @@ void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct 
 	out->e = e, out->g = g, out->exec_site = exec_site, out->capture_site = csite, out->n = npg;
 }
 
-void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, uint64_t capture, uint32_t csite)
+CG_HOT void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, uint64_t capture, uint32_t csite)
 {
 	struct cg_summary *old_sum = NULL;
 	struct lg_ref *old_refs = NULL;
@@ -741,7 +741,7 @@ static void ledger_resolve_pending(void)
 	free(todo);
 }
 
-void ledger_exec_gone(CUgraphExec e)
+CG_HOT void ledger_exec_gone(CUgraphExec e)
 {
 	struct lg_exec *x;
 	pthread_mutex_lock(&lg_lock);

@@ -15,7 +15,7 @@ struct cg_table model_exec_table = CG_TABLE_INIT("exec table");
 struct cg_table model_pool_table = CG_TABLE_INIT("pool table");
 struct cg_table model_alloc_table = CG_TABLE_INIT("allocation table");
 
-int model_table_added(struct cg_table *t)
+CG_HOT int model_table_added(struct cg_table *t)
 {
 	if (CG_LIKELY(!cg_table_add_failed(t)))
 		return 0;

@@ -45,7 +45,7 @@ static int nccl_name(const char *name)
 	return yes;
 }
 
-int model_nccl_count(const struct cg_summary *s)
+CG_HOT int model_nccl_count(const struct cg_summary *s)
 {
 	const char *last = NULL;
 	int n = 0, last_yes = 0;
@@ -58,7 +58,7 @@ int model_nccl_count(const struct cg_summary *s)
 	return n;
 }
 
-uint64_t model_nccl_fp(const struct cg_summary *s)
+CG_HOT uint64_t model_nccl_fp(const struct cg_summary *s)
 {
 	uint64_t h;
 	if (!s)
@@ -95,7 +95,7 @@ void model_nccl_graph_set(CUgraph g, int nccl, uint32_t begin_site)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-int model_nccl_exec_from(CUgraphExec e, CUgraph g, uint64_t capture, uint32_t cap_site)
+CG_HOT int model_nccl_exec_from(CUgraphExec e, CUgraph g, uint64_t capture, uint32_t cap_site)
 {
 	int n;
 	pthread_mutex_lock(&model_gx_lock);

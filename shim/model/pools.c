@@ -30,7 +30,7 @@ uint8_t model_pool_mnode_dev(const struct cg_mnode *m)
 	return (uint8_t)(d + 1);
 }
 
-struct cg_pool *model_pool_get_locked(CUmemoryPool p)
+CG_HOT struct cg_pool *model_pool_get_locked(CUmemoryPool p)
 {
 	struct cg_pool *x;
 	HASH_FIND_PTR(model_pools, &p, x);
@@ -105,7 +105,7 @@ void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site)
 	model_dev_seen(dev);
 }
 
-CUmemoryPool model_device_pool(int dev, uint32_t *site)
+CG_HOT CUmemoryPool model_device_pool(int dev, uint32_t *site)
 {
 	CUmemoryPool p = NULL;
 	if (dev < 0 || dev >= CG_MAX_DEV)
@@ -118,7 +118,7 @@ CUmemoryPool model_device_pool(int dev, uint32_t *site)
 	return p;
 }
 
-int model_pool_for_alloc(int dev, CUmemoryPool *pool, int *ipc, int *is_default, uint32_t *site, uint8_t *mdev)
+CG_HOT int model_pool_for_alloc(int dev, CUmemoryPool *pool, int *ipc, int *is_default, uint32_t *site, uint8_t *mdev)
 {
 	struct cg_pool *x = NULL;
 	int d = -1;

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../hot.h"
 #include "../rules.h"
 #include "verdict.h"
 
@@ -151,8 +152,8 @@ int rules_capture_merge(const char *api, uint64_t capture, const struct cg_captu
 	return 1;
 }
 
-int rules_capture_end_thread(const char *api, uint64_t capture, CUstream s, const struct cg_capture_view *cv, int me,
-			     struct cg_verdict *v)
+CG_HOT int rules_capture_end_thread(const char *api, uint64_t capture, CUstream s, const struct cg_capture_view *cv,
+				    int me, struct cg_verdict *v)
 {
 	if (!capture || !cv || cv->stream != s || cv->tid == me || cv->mode == CU_STREAM_CAPTURE_MODE_RELAXED)
 		return 0;
@@ -209,7 +210,8 @@ static void on_stream(struct cg_verdict *v, const char *api, const struct cg_cap
 	capture_fields(v, cv);
 }
 
-int rules_capture_end_unmatched(const char *api, CUstream s, const struct cg_capture_view *cv, struct cg_verdict *v)
+CG_HOT int rules_capture_end_unmatched(const char *api, CUstream s, const struct cg_capture_view *cv,
+				       struct cg_verdict *v)
 {
 	if (!cv || cv->stream == s)
 		return 0;

@@ -13,6 +13,7 @@
  */
 #include <stdio.h>
 
+#include "../hot.h"
 #include "../rules.h"
 #include "verdict.h"
 
@@ -21,7 +22,8 @@ static int instantiate_mem(const struct cg_instantiate_ev *ev)
 	return ev->sum ? (int)(ev->sum->n_alloc + ev->sum->n_free) : 0;
 }
 
-int rules_instantiate_second(const struct cg_instantiate_ev *ev, const struct cg_model_view *mv, struct cg_verdict *v)
+CG_HOT int rules_instantiate_second(const struct cg_instantiate_ev *ev, const struct cg_model_view *mv,
+				    struct cg_verdict *v)
 {
 	struct cg_exec_view live;
 	int mem = instantiate_mem(ev);
@@ -40,7 +42,7 @@ int rules_instantiate_second(const struct cg_instantiate_ev *ev, const struct cg
 	return 1;
 }
 
-int rules_instantiate_device_launch(const struct cg_instantiate_ev *ev, struct cg_verdict *v)
+CG_HOT int rules_instantiate_device_launch(const struct cg_instantiate_ev *ev, struct cg_verdict *v)
 {
 	int autofree = !!(ev->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
 	if (!(ev->flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) || !(autofree || instantiate_mem(ev)))

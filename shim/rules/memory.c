@@ -18,10 +18,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../hot.h"
 #include "../rules.h"
 #include "verdict.h"
 
-int rules_memory_ipc_pool(const struct cg_alloc_ev *ev, struct cg_verdict *v)
+CG_HOT int rules_memory_ipc_pool(const struct cg_alloc_ev *ev, struct cg_verdict *v)
 {
 	if (!ev->capture || !ev->pool || !ev->ipc)
 		return 0;
@@ -40,7 +41,7 @@ int rules_memory_ipc_pool(const struct cg_alloc_ev *ev, struct cg_verdict *v)
 	return 1;
 }
 
-int rules_memory_free_foreign(const struct cg_free_ev *ev, const struct cg_model_view *mv, struct cg_verdict *v)
+CG_HOT int rules_memory_free_foreign(const struct cg_free_ev *ev, const struct cg_model_view *mv, struct cg_verdict *v)
 {
 	uint64_t acap = 0;
 	uint32_t asite = 0;

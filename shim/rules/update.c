@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../hot.h"
 #include "../nodes.h"
 #include "../rules.h"
 #include "verdict.h"
@@ -42,7 +43,8 @@ const char *rules_update_result_name(int res)
 	return res >= 0 && res < 9 ? n[res] : "?";
 }
 
-int rules_update_instantiated(const struct cg_update_ev *ev, const struct cg_model_view *mv, struct cg_verdict *v)
+CG_HOT int rules_update_instantiated(const struct cg_update_ev *ev, const struct cg_model_view *mv,
+				     struct cg_verdict *v)
 {
 	struct cg_exec_view live;
 	const struct cg_summary *nu = ev->nu;
@@ -102,8 +104,9 @@ static void update_why_edges(char *o, uint32_t i, int type, unsigned deps)
  * context (UnsupportedFunctionChange), a cooperative change
  * (AttributesChanged), a memset's extent or a copy's memory types
  * (ParametersChanged). docs/update-refusals.md. */
-static int rules_update_refusal(const struct cg_summary *old, const struct cg_summary *nu,
-				const struct cg_model_view *mv, uint32_t *index, int *result, char *why, size_t cap)
+static CG_HOT int rules_update_refusal(const struct cg_summary *old, const struct cg_summary *nu,
+				       const struct cg_model_view *mv, uint32_t *index, int *result, char *why,
+				       size_t cap)
 {
 	if (!old || !nu || !old->det || !nu->det || old->n_det != nu->n_det)
 		return 0;
@@ -212,8 +215,8 @@ static int update_nodes(const struct cg_summary *old, const struct cg_summary *n
 	return 0;
 }
 
-int rules_update_fail(const struct cg_update_ev *ev, const struct cg_model_view *mv, struct cg_update_pred *p,
-		      struct cg_verdict *v)
+CG_HOT int rules_update_fail(const struct cg_update_ev *ev, const struct cg_model_view *mv, struct cg_update_pred *p,
+			     struct cg_verdict *v)
 {
 	const struct cg_summary *old = ev->old, *nu = ev->nu;
 	int fail = 0;
@@ -275,7 +278,7 @@ int rules_update_fail(const struct cg_update_ev *ev, const struct cg_model_view 
 	return 1;
 }
 
-int rules_update_same_memory(const struct cg_update_ev *ev)
+CG_HOT int rules_update_same_memory(const struct cg_update_ev *ev)
 {
 	const struct cg_summary *old = ev->old, *nu = ev->nu;
 	if (old->n_alloc != nu->n_alloc || old->n_free != nu->n_free)
