@@ -142,7 +142,7 @@ static CG_HOT rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 	return rt_leave(&f, #name, rc);
 
 /* CUSTOM rows: the form forwarded depends on the runtime's major. */
-CG_HOT RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *a3, size_t a4)
+RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *a3, size_t a4)
 {
 	typedef rt_err (*f5)(void **, void *, void *, void *, size_t);
 	typedef rt_err (*f3)(void **, void *, unsigned long long);
@@ -153,7 +153,7 @@ CG_HOT RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2,
 	}
 }
 
-CG_HOT RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3)
+RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3)
 {
 	typedef rt_err (*f4)(void *, void *, void *, void *);
 	typedef rt_err (*f3)(void *, void *, void *);
