@@ -51,6 +51,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "hot.h"
 #include "ledger.h"
 #include "log.h"
 #include "model.h"
