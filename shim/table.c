@@ -79,9 +79,18 @@ CG_HOT void cg_table_free(void *p, size_t sz)
 	free(p);
 }
 
+static int spare_fits(const struct cg_spare *s, size_t sz)
+{
+	return sz >= sizeof(size_t) && (!s->size || sz == s->size);
+}
+
 void *cg_spare_calloc(struct cg_spare *s, size_t sz)
 {
-	void *p = sz == s->size ? atomic_exchange_explicit(&s->p, NULL, memory_order_acquire) : NULL;
+	void *p = spare_fits(s, sz) ? atomic_exchange_explicit(&s->p, NULL, memory_order_acquire) : NULL;
+	if (p && *(size_t *)p != sz) { /* kept for another size */
+		free(p);
+		p = NULL;
+	}
 	if (!p)
 		return calloc(1, sz);
 	memset(p, 0, sz);
@@ -91,8 +100,11 @@ void *cg_spare_calloc(struct cg_spare *s, size_t sz)
 void cg_spare_free(struct cg_spare *s, void *p, size_t sz)
 {
 	void *none = NULL;
-	if (p && sz == s->size &&
-	    atomic_compare_exchange_strong_explicit(&s->p, &none, p, memory_order_release, memory_order_relaxed))
-		return;
+	if (p && spare_fits(s, sz)) {
+		*(size_t *)p = sz; /* the slot's alone from here to its take */
+		if (atomic_compare_exchange_strong_explicit(&s->p, &none, p, memory_order_release,
+							    memory_order_relaxed))
+			return;
+	}
 	free(p);
 }

@@ -56,10 +56,12 @@ static inline long long cg_table_failures(struct cg_table *t)
 #define uthash_nonfatal_oom(obj) (cg_table_oom_here = 1)
 void *cg_table_malloc(size_t sz);
 void cg_table_free(void *p, size_t sz);
-/* One spare block of a fixed size (an item of a table whose items come
- * and go every step: a graph, a ledger exec), kept instead of freed and
- * handed out again zeroed, lock-free. A block of another size is neither
- * kept nor handed out. */
+/* One spare block (an item of a table whose items come and go every
+ * step: a graph, a ledger exec), kept instead of freed and handed out
+ * again zeroed, lock-free, only for a request of its own size. size: the
+ * one size the slot keeps, 0 any (a block of a capture loop's steady
+ * shape: a graph's memory nodes, a partial summary). A kept block holds
+ * its size in its first word; a take of another size frees it. */
 struct cg_spare {
 	size_t size;
 	_Atomic(void *) p;

@@ -19,6 +19,10 @@ struct cg_graph *model_graph_find_slow_locked(CUgraph g)
  * capture's walk takes it (stand-in callgrind, workload update-fresh 64:
  * the update's summary swap ~500 -> ~150 instructions). */
 static _Atomic(struct cg_summary *) spare_sum;
+/* A freed partial summary and a destroyed graph's memory-node array, for
+ * the next of their size (table.h): a capture loop with memory nodes made
+ * and freed one of each a step. */
+static struct cg_spare partial_spare = CG_SPARE_INIT(0), mnodes_spare = CG_SPARE_INIT(0);
 
 /* A summary's child summaries go with it (never kept in the spare). */
 static void summary_kids_free(struct cg_summary *s)
@@ -33,8 +37,11 @@ static void summary_kids_free(struct cg_summary *s)
 static CG_HOT void summary_blocks_free(struct cg_summary *s)
 {
 	summary_kids_free(s);
-	if (s->mem != (struct cg_mnode *)(s + 1)) /* a partial one's are in its block */
-		free(s->mem);
+	if (s->mem == (struct cg_mnode *)(s + 1)) { /* a partial one: its memory nodes in its block */
+		cg_spare_free(&partial_spare, s, sizeof *s + ((size_t)s->n_alloc + s->n_free + 1) * sizeof *s->mem);
+		return;
+	}
+	free(s->mem);
 	free(s->det);
 	free(s); /* nodes, ndeps and types live in the same block */
 }
@@ -443,7 +450,7 @@ CG_HOT int model_graph_destroy(CUgraph g)
 		repeat = x->repeat;
 		model_alloc_release_graph(g, x->mem, x->n_mem);
 		model_summary_free(x->sum);
-		free(x->mem);
+		cg_spare_free(&mnodes_spare, x->mem, (size_t)x->cap_mem * sizeof *x->mem);
 		cg_spare_free(&graph_spare, x, sizeof *x);
 	}
 	return repeat;
@@ -519,7 +526,8 @@ CG_HOT void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 	if (x) {
 		if (x->n_mem == x->cap_mem) {
 			int nc = x->cap_mem ? x->cap_mem * 2 : 4;
-			struct cg_mnode *nm = realloc(x->mem, (size_t)nc * sizeof *nm);
+			struct cg_mnode *nm = x->mem ? realloc(x->mem, (size_t)nc * sizeof *nm)
+						     : cg_spare_calloc(&mnodes_spare, (size_t)nc * sizeof *nm);
 			if (nm) {
 				x->mem = nm;
 				x->cap_mem = nc;
@@ -642,10 +650,9 @@ static CG_HOT struct cg_summary *graph_partial_locked(const struct cg_graph *x)
 {
 	struct cg_summary *s = NULL;
 	if (x && x->origin == 1 && x->cap_gen && x->cap_gen == x->gen) {
-		/* one block: the header, then the memory nodes */
-		s = malloc(sizeof *s + ((size_t)x->n_mem + 1) * sizeof *s->mem);
+		/* one block: the header, then the memory nodes (zeroed) */
+		s = cg_spare_calloc(&partial_spare, sizeof *s + ((size_t)x->n_mem + 1) * sizeof *s->mem);
 		if (s) {
-			memset(s, 0, sizeof *s);
 			s->mem = (struct cg_mnode *)(s + 1);
 			atomic_init(&s->refs, 1);
 			s->partial = 1;

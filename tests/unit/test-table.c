@@ -178,10 +178,42 @@ static void emptied_table_hands_on_clean_buckets(void **state)
 	free(all);
 }
 
+/* A slot of any size (size 0) keeps a block with its size: a take of
+ * that size gets it back zeroed (its size word too), a take of another
+ * size never gets it (the kept block is freed, the take allocated). */
+static void spare_of_any_size_fits_its_own(void **state)
+{
+	(void)state;
+	static struct cg_spare sp = CG_SPARE_INIT(0);
+	unsigned char *a = cg_spare_calloc(&sp, 200), *b, *c;
+	assert_non_null(a);
+	memset(a, 0xcd, 200);
+	cg_spare_free(&sp, a, 200);
+	assert_ptr_equal(atomic_load(&sp.p), a);
+	b = cg_spare_calloc(&sp, 200);
+	assert_ptr_equal(b, a);
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(b[i], 0);
+	cg_spare_free(&sp, b, 200);
+	c = cg_spare_calloc(&sp, 240); /* larger: a block of its own */
+	assert_non_null(c);
+	assert_null(atomic_load(&sp.p));
+	for (int i = 0; i < 240; i++)
+		assert_int_equal(c[i], 0);
+	cg_spare_free(&sp, c, 240);
+	b = cg_spare_calloc(&sp, 200); /* kept at 240: not for 200 */
+	assert_non_null(b);
+	assert_null(atomic_load(&sp.p));
+	free(b);
+	cg_spare_free(&sp, malloc(4), 4); /* too small to hold its size: freed */
+	assert_null(atomic_load(&sp.p));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(spare_reused_only_when_size_fits),
+	    cmocka_unit_test(spare_of_any_size_fits_its_own),
 	    cmocka_unit_test(strided_keys_spread),
 	    cmocka_unit_test(emptied_table_hands_on_clean_buckets),
 	};
