@@ -16,4 +16,12 @@
 
 #define CG_HOT __attribute__((hot))
 
+/* CG_COLD marks the out-of-line part of a hot function: the branches a
+ * steady loop never takes (errors, violations, first-time set-up, rare
+ * modes, records of non-repeats), moved into a function of their own so
+ * the hot code that runs is contiguous and short, and its frame small
+ * (a record's or a verdict's buffer lives in the cold part's frame). GCC
+ * places cold functions in .text.unlikely, away from the hot ones. */
+#define CG_COLD __attribute__((noinline, cold))
+
 #endif

@@ -100,16 +100,37 @@ static int summary_wanted(int nccl)
 	       (nccl < 0 ? cg_nccl_loaded() : nccl);
 }
 
+/* A refused begin: no capture is live on this stream from this call. The
+ * one it is in already (CGS023) goes on: abandoned only if known broken.
+ * Out of line (issue 36): a steady capture loop never comes here, and the
+ * record's 4 KB buffer stays out of begin_post's frame. */
+static CG_COLD void begin_refused(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into,
+				  uint32_t site, int asked, int nested, uint64_t id)
+{
+	struct cg_rec r;
+	if (nested != 1)
+		model_capture_begin_refused(s, ptsz, cg_routes[c->hid].name, rc);
+	if (cg_call_rec(&r, c, rc)) {
+		rec_hex(&r, "stream", (uintptr_t)s);
+		rec_word(&r, "mode", mode_str(mode));
+		if (asked != mode)
+			rec_word(&r, "asked_mode", mode_str(asked));
+		rec_u64(&r, "capture", id);
+		rec_hex(&r, "graph", (uintptr_t)into);
+		rec_site(&r, "site", site);
+		rec_end(&r);
+	}
+}
+
 static CG_HOT CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, int mode, int ptsz, CUgraph into,
 				  uint32_t site, int asked, int nested)
 {
-	struct cg_rec r;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	cuuint64_t id = 0;
 	CUgraph g = NULL;
 	CG_ERRNO_OUT; /* entered right after the driver's begin */
 	cg_call_mark_out(c);
-	if (rc == CUDA_SUCCESS) {
+	if (CG_LIKELY(rc == CUDA_SUCCESS)) {
 		if (ptsz && drv_cuStreamGetCaptureInfo_v3_ptsz)
 			drv_cuStreamGetCaptureInfo_v3_ptsz(s, &st, &id, &g, NULL, NULL, NULL);
 		else if (drv_cuStreamGetCaptureInfo_v3)
@@ -129,20 +150,7 @@ static CG_HOT CUresult begin_post(struct cg_call *c, CUresult rc, CUstream s, in
 			model_tally.rec = nodes_launch_begin(id);
 		CG_RETURN(rc);
 	}
-	/* Refused: no capture is live on this stream from this call. The one
-	 * it is in already (CGS023) goes on: abandoned only if known broken. */
-	if (nested != 1)
-		model_capture_begin_refused(s, ptsz, cg_routes[c->hid].name, rc);
-	if (cg_call_rec(&r, c, rc)) {
-		rec_hex(&r, "stream", (uintptr_t)s);
-		rec_word(&r, "mode", mode_str(mode));
-		if (asked != mode)
-			rec_word(&r, "asked_mode", mode_str(asked));
-		rec_u64(&r, "capture", id);
-		rec_hex(&r, "graph", (uintptr_t)into);
-		rec_site(&r, "site", site);
-		rec_end(&r);
-	}
+	begin_refused(c, rc, s, mode, ptsz, into, site, asked, nested, id);
 	CG_RETURN(rc);
 }
 
@@ -157,7 +165,7 @@ static int capture_mode_use(int asked)
 	return cg_decide(CG_ASK_CAPTURE_MODE, asked, 0).mode;
 }
 
-static void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_t site)
+static CG_COLD void capture_mode_record(int hid, CUstream s, int asked, int use, uint32_t site)
 {
 	emit_capture_mode(CG_L_INFO, &(struct ev_capture_mode){.api = cg_routes[hid].name,
 							       .stream = (uintptr_t)s,
@@ -241,7 +249,7 @@ static CG_HOT int begin_on_capturing(int hid, CUstream s, int ptsz)
 	return cg_caprule_begin_capturing(cg_routes[hid].name, id, s);
 }
 
-static void begin_nested_after(int hid, CUresult rc)
+static CG_COLD void begin_nested_after(int hid, CUresult rc)
 {
 	cg_caprule_after(cg_routes[hid].name, R_BEGIN_CAPTURING, CUDA_ERROR_ILLEGAL_STATE, rc);
 }
@@ -249,7 +257,7 @@ static void begin_nested_after(int hid, CUresult rc)
 /* The modeless cuStreamBeginCapture (always global) begun with another mode:
  * through cuStreamBeginCapture_v2 (the same driver entry with a mode);
  * without it (a driver older than 10.1) the capture is left global. */
-static CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
+static CG_COLD CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 {
 	PFN_cuStreamBeginCapture_v10010 f = ptsz ? real_cuStreamBeginCapture_v2_ptsz : real_cuStreamBeginCapture_v2;
 	if (!f) {
@@ -375,11 +383,103 @@ static CG_HOT __attribute__((noinline)) int churn_after(struct churn_step *ch, c
 	return 1;
 }
 
+/* The end's rare branches (issue 36), out of line so the hot path of
+ * end_capture_common is contiguous and its frame small. An end the rules
+ * named before the call: CGS022 (903) on a capturing stream, CGS021 on one
+ * capturing nothing. The call is forwarded and checked against the
+ * prediction; errno as the driver left it. */
+static CG_COLD CUresult end_named_refused(struct cg_call *c, int hid, PFN_cuStreamEndCapture_v10000 fn, CUstream s,
+					  CUgraph *ph, int errno_in, int capturing, uint64_t id)
+{
+	const int cg_errno_in = errno_in;
+	CUresult rc;
+	int rule = capturing ? R_END_UNMATCHED : R_END_NOT_CAPTURING;
+	int want = capturing ? CUDA_ERROR_STREAM_CAPTURE_UNMATCHED : CUDA_ERROR_ILLEGAL_STATE;
+	cg_call_mark_in(c);
+	CG_FWD_OUT(rc, fn(s, ph));
+	cg_call_mark_out(c);
+	cg_caprule_after(cg_routes[hid].name, rule, want, rc);
+	/* The 903 invalidates the capture, which goes on (its origin's
+	 * end answers 901, CuPy's test_stream_capture_failure2). */
+	if (capturing && rc == CUDA_ERROR_STREAM_CAPTURE_UNMATCHED)
+		model_capture_invalidate(id, cg_routes[hid].name, 0);
+	else if (capturing && rc == CUDA_SUCCESS)
+		model_capture_end(id, s, *ph, rc);
+	cg_call_end(c, rc);
+	CG_RETURN(rc);
+}
+
+/* CGS016 (908): the end from a thread other than the begin's. */
+static CG_COLD CUresult end_wrong_thread(struct cg_call *c, int hid, PFN_cuStreamEndCapture_v10000 fn, CUstream s,
+					 CUgraph *ph, int errno_in, uint64_t id)
+{
+	const int cg_errno_in = errno_in;
+	CUresult rc;
+	cg_call_mark_in(c);
+	CG_FWD_OUT(rc, fn(s, ph));
+	cg_call_mark_out(c);
+	cg_caprule_after(cg_routes[hid].name, R_END_WRONG_THREAD, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, rc);
+	/* Either way the capture is over: success ends it, and the 908
+	 * ends it too (measured on the H100, docs/capture-map.md). */
+	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+		model_capture_end(id, s, rc == CUDA_SUCCESS && ph ? *ph : NULL, rc);
+	cg_call_end(c, rc);
+	CG_RETURN(rc);
+}
+
+/* The stream model's suspects (n of them in un, unsite), confirmed by the
+ * driver's own view of the forks (joins.c) before anything is named. */
+static CG_COLD void end_unjoined(int hid, uint64_t id, CUstream s, int ptsz, CUstream *un, uint32_t *unsite, int n)
+{
+	struct cg_capture_view cv;
+	struct cg_verdict v;
+	int found;
+	if ((n = model_capture_confirm_unjoined(id, s, ptsz, un, unsite, n)) <= 0)
+		return;
+	found = model_capture_find(id, &cv);
+	if (rules_capture_unjoined(id, s, un, unsite, n, found ? &cv : NULL, &v))
+		cg_verdict_write(&v, cg_routes[hid].name, 0, SITE_SKIP + 1);
+	/* the end's 904 links back to the first unjoined fork's site */
+	model_capture_breaker(id, cg_routes[hid].name, cg_rule_id(R_UNJOINED), CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+			      unsite[0]);
+}
+
+/* NCCL work is listed with its capture's begin site (model/nccl.c). */
+static CG_COLD uint32_t end_begin_site(uint64_t id)
+{
+	struct cg_capture_view bv;
+	return model_capture_find(id, &bv) ? bv.site : 0;
+}
+
+/* The end's call record (a repeat's is only counted): its 4 KB buffer in
+ * this frame, not in end_capture_common's. */
+static CG_HOT __attribute__((noinline)) void end_record(struct cg_call *c, CUresult rc, CUstream s, uint64_t id,
+							CUgraph g, int have_counts, size_t n, uint32_t n_alloc,
+							uint32_t n_free, const struct cg_summary *sum, int nccl)
+{
+	struct cg_rec r;
+	if (!cg_call_rec(&r, c, rc))
+		return;
+	rec_hex(&r, "stream", (uintptr_t)s);
+	rec_u64(&r, "capture", id);
+	rec_hex(&r, "graph", (uintptr_t)g);
+	if (have_counts) {
+		rec_int(&r, "nodes", (long long)n);
+		rec_int(&r, "alloc_nodes", n_alloc);
+		rec_int(&r, "free_nodes", n_free);
+	}
+	if (sum) {
+		rec_hex(&r, "fp", model_nccl_fp(sum));
+		if (nccl)
+			rec_int(&r, "nccl", nccl);
+	}
+	rec_end(&r);
+}
+
 static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000 fn, int ptsz, CUstream s, CUgraph *ph)
 {
 	CG_ERRNO_IN; /* entered straight from the wrapper */
 	struct cg_call c;
-	struct cg_rec r;
 	uint64_t id = 0;
 	CUgraph g0 = NULL;
 	CUresult rc;
@@ -390,58 +490,23 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 	if (!cg_call_begin(&c, hid, CG_CALL_LIFE))
 		return CG_FWD(fn(s, ph));
 	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
-	if (ph && (capturing ? cg_caprule_end_unmatched(cg_routes[hid].name, id, s) /* CGS022: 903 */
-			     : cgh_stream_captures_nothing(s, ptsz) &&
-				   cg_caprule_end_none(cg_routes[hid].name, s))) { /* CGS021 */
-		int rule = capturing ? R_END_UNMATCHED : R_END_NOT_CAPTURING;
-		int want = capturing ? CUDA_ERROR_STREAM_CAPTURE_UNMATCHED : CUDA_ERROR_ILLEGAL_STATE;
-		cg_call_mark_in(&c);
-		CG_FWD_OUT(rc, fn(s, ph));
-		cg_call_mark_out(&c);
-		cg_caprule_after(cg_routes[hid].name, rule, want, rc);
-		/* The 903 invalidates the capture, which goes on (its origin's
-		 * end answers 901, CuPy's test_stream_capture_failure2). */
-		if (capturing && rc == CUDA_ERROR_STREAM_CAPTURE_UNMATCHED)
-			model_capture_invalidate(id, cg_routes[hid].name, 0);
-		else if (capturing && rc == CUDA_SUCCESS)
-			model_capture_end(id, s, *ph, rc);
-		cg_call_end(&c, rc);
-		CG_RETURN(rc);
-	}
-	if (capturing && cg_caprule_end_thread(cg_routes[hid].name, id, s)) { /* CGS016: 908 */
-		cg_call_mark_in(&c);
-		CG_FWD_OUT(rc, fn(s, ph));
-		cg_call_mark_out(&c);
-		cg_caprule_after(cg_routes[hid].name, R_END_WRONG_THREAD, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, rc);
-		/* Either way the capture is over: success ends it, and the 908
-		 * ends it too (measured on the H100, docs/capture-map.md). */
-		if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
-			model_capture_end(id, s, rc == CUDA_SUCCESS && ph ? *ph : NULL, rc);
-		cg_call_end(&c, rc);
-		CG_RETURN(rc);
-	}
-	/* the stream model's suspects, confirmed by the driver's own view of
-	 * the forks (joins.c) before anything is named */
-	if (capturing && !capture_broken(id) && (n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0 &&
-	    (n = model_capture_confirm_unjoined(id, s, ptsz, un, unsite, n)) > 0) {
-		struct cg_verdict v;
-		int found = model_capture_find(id, &cv);
-		if (rules_capture_unjoined(id, s, un, unsite, n, found ? &cv : NULL, &v))
-			cg_verdict_write(&v, cg_routes[hid].name, 0, SITE_SKIP + 1);
-		/* the end's 904 links back to the first unjoined fork's site */
-		model_capture_breaker(id, cg_routes[hid].name, cg_rule_id(R_UNJOINED),
-				      CUDA_ERROR_STREAM_CAPTURE_UNJOINED, unsite[0]);
-	}
+	if (CG_UNLIKELY(ph && (capturing ? cg_caprule_end_unmatched(cg_routes[hid].name, id, s) /* CGS022: 903 */
+					 : cgh_stream_captures_nothing(s, ptsz) &&
+					       cg_caprule_end_none(cg_routes[hid].name, s)))) /* CGS021 */
+		return end_named_refused(&c, hid, fn, s, ph, cg_errno_in, capturing, id);
+	if (CG_UNLIKELY(capturing && cg_caprule_end_thread(cg_routes[hid].name, id, s))) /* CGS016: 908 */
+		return end_wrong_thread(&c, hid, fn, s, ph, cg_errno_in, id);
+	/* the stream model's suspects, confirmed before anything is named */
+	if (capturing && !capture_broken(id) &&
+	    CG_UNLIKELY((n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0))
+		end_unjoined(hid, id, s, ptsz, un, unsite, n);
 	/* CGS025 needs the capture as it was: found only when kernels escaped */
-	int escaped = capturing && cgh_escaped(id) && model_capture_find(id, &cv);
+	int escaped = capturing && CG_UNLIKELY(cgh_escaped(id)) && model_capture_find(id, &cv);
 	/* NCCL work is listed with its capture's begin site (model/nccl.c) */
 	uint32_t begin_site = 0;
 	int nccl_lib = capturing ? cg_nccl_loaded() : -1;
-	if (nccl_lib > 0) {
-		struct cg_capture_view bv;
-		if (model_capture_find(id, &bv))
-			begin_site = bv.site;
-	}
+	if (CG_UNLIKELY(nccl_lib > 0))
+		begin_site = end_begin_site(id);
 	cg_call_mark_in(&c);
 	CG_FWD_OUT(rc, fn(s, ph));
 	cg_call_mark_out(&c);
@@ -506,22 +571,7 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 		}
 		if (capturing && have_counts)
 			model_meminfo_steady_end(id, cg_mix64((uint64_t)n << 32 | n_alloc << 16 | n_free, 0));
-		if (cg_call_rec(&r, &c, rc)) {
-			rec_hex(&r, "stream", (uintptr_t)s);
-			rec_u64(&r, "capture", id);
-			rec_hex(&r, "graph", (uintptr_t)g);
-			if (have_counts) {
-				rec_int(&r, "nodes", (long long)n);
-				rec_int(&r, "alloc_nodes", n_alloc);
-				rec_int(&r, "free_nodes", n_free);
-			}
-			if (sum) {
-				rec_hex(&r, "fp", model_nccl_fp(sum));
-				if (nccl)
-					rec_int(&r, "nccl", nccl);
-			}
-			rec_end(&r);
-		}
+		end_record(&c, rc, s, id, g, have_counts, n, n_alloc, n_free, sum, nccl);
 		model_summary_free(sum);
 	}
 	CG_RETURN(rc);

@@ -57,6 +57,17 @@ void cgh_cuMemFree_v2_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, 
 /* stream-ordered allocation                                               */
 /* ======================================================================= */
 
+/* CGS006: a captured allocation from an IPC-capable pool. Out of line
+ * (issue 36): only such a pool comes here (the rule's first condition),
+ * and the verdict's buffer stays out of alloc_async_pre's frame. */
+static CG_COLD void alloc_ipc_check(struct cgh_frame *f, size_t size, CUstream s, const char *api, uint32_t pool_site)
+{
+	struct cg_alloc_ev ev = {api, size, f->pool, f->ipc, pool_site, s, f->id, f->site};
+	struct cg_verdict v;
+	if (rules_memory_ipc_pool(&ev, &v))
+		cg_verdict_write(&v, api, 0, SITE_SKIP_PART + 1);
+}
+
 /* Stream-ordered allocation: in a capture, a graph node (CGS006 for an
  * IPC pool); outside, a range of the ledger. */
 static CG_HOT CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, CUmemoryPool explicit_pool, CUstream s,
@@ -71,10 +82,8 @@ static CG_HOT CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, 
 	if (f->capturing) {
 		f->site = cg_site_here(SITE_SKIP_PART + 1);
 		model_pool_for_alloc(cg_current_device(), &f->pool, &f->ipc, &f->is_default, &pool_site, &f->mdev);
-		struct cg_alloc_ev ev = {api, size, f->pool, f->ipc, pool_site, s, f->id, f->site};
-		struct cg_verdict v;
-		if (rules_memory_ipc_pool(&ev, &v))
-			cg_verdict_write(&v, api, 0, SITE_SKIP_PART + 1);
+		if (CG_UNLIKELY(f->ipc))
+			alloc_ipc_check(f, size, s, api, pool_site);
 		f->repeat = model_capture_repeat(f->id);
 	}
 }
@@ -161,6 +170,17 @@ ALLOC_ASYNC(cuMemAllocAsync_ptsz, 1)
 ALLOC_POOL(cuMemAllocFromPoolAsync, 0)
 ALLOC_POOL(cuMemAllocFromPoolAsync_ptsz, 1)
 
+/* CGS009 for a captured free: out of line, so the verdict's buffer is not
+ * in free_async_pre's frame. */
+static CG_HOT __attribute__((noinline)) void free_foreign_check(struct cg_call *c, struct cgh_frame *f, CUdeviceptr p,
+								CUstream s)
+{
+	struct cg_free_ev ev = {p, s, f->id};
+	struct cg_verdict v;
+	if (rules_memory_free_foreign(&ev, &cg_model_view_live, &v))
+		cg_verdict_write(&v, cg_routes[c->hid].name, 0, SITE_SKIP_PART + 1);
+}
+
 /* A stream-ordered free: in a capture, a free node (CGS009 for memory the
  * capture did not allocate); outside, the ledger's range goes. */
 static CG_HOT CGH_FRAMED void free_async_pre(struct cg_call *c, struct cgh_frame *f, int ptsz, CUdeviceptr p,
@@ -171,10 +191,7 @@ static CG_HOT CGH_FRAMED void free_async_pre(struct cg_call *c, struct cgh_frame
 	if (!f->capturing)
 		model_mem_moved(); /* may give memory back to the pool; a captured one is a node */
 	if (f->capturing) {
-		struct cg_free_ev ev = {p, s, f->id};
-		struct cg_verdict v;
-		if (rules_memory_free_foreign(&ev, &cg_model_view_live, &v))
-			cg_verdict_write(&v, cg_routes[c->hid].name, 0, SITE_SKIP_PART + 1);
+		free_foreign_check(c, f, p, s);
 		c->flags |= CG_CALL_LIFE;
 		cgh_call_repeat(c, model_capture_repeat(f->id));
 	}
