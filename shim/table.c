@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CG_TABLE_EXPAND_HERE /* uthash's own HASH_EXPAND_BUCKETS, for cg_table_expand */
 #include "hot.h"
 #include "table.h"
 
@@ -107,4 +108,13 @@ void cg_spare_free(struct cg_spare *s, void *p, size_t sz)
 			return;
 	}
 	free(p);
+}
+
+/* uthash's expansion of tbl's buckets (table.h): 1 when its bucket array
+ * could not be allocated (the table stays as it was). */
+CG_COLD int cg_table_expand(struct UT_hash_table *tbl)
+{
+	int oomed = 0;
+	HASH_EXPAND_BUCKETS(hh, tbl, oomed);
+	return oomed;
 }

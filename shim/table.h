@@ -107,6 +107,24 @@ void cg_table_bzero(void *p, size_t n);
 	} while (0)
 #include <uthash.h>
 
+/* A bucket expansion (a chain grew past its threshold: a few times in a
+ * table's life) out of line, in table.c (issue 36): inline, uthash's
+ * ~60 instructions sat inside every HASH_ADD, between the lines of the
+ * hot functions that add (a capture's begin, its allocations, graphs,
+ * executables), and a steady loop never runs them. Same algorithm, same
+ * result (table.c expands with uthash's own macro); a failed expansion
+ * reports the table's OOM as before. */
+struct UT_hash_table;
+int cg_table_expand(struct UT_hash_table *tbl);
+#ifndef CG_TABLE_EXPAND_HERE
+#undef HASH_EXPAND_BUCKETS
+#define HASH_EXPAND_BUCKETS(hh, tbl, oomed)                                                                            \
+	do {                                                                                                           \
+		if (cg_table_expand(tbl))                                                                              \
+			HASH_RECORD_OOM(oomed);                                                                        \
+	} while (0)
+#endif
+
 /* uthash calls HASH_BLOOM_FREE (no bloom filter here: empty) first when a
  * table goes: the delete of its last item, or HASH_CLEAR. Here it zeroes
  * the one used bucket of a table of the initial size that holds one item

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#define CG_TABLE_EXPAND_HERE /* uthash's own expansion, for cg_table_expand below */
 #include "call.h"
 #include "nodes.h"
 #include "resolve.h"
@@ -69,6 +70,14 @@ void cg_table_bzero(void *p, size_t n)
 void cg_table_emptying(struct UT_hash_table *tbl)
 {
 	(void)tbl;
+}
+
+/* As shim/table.c's, so the stub's allocator failures reach expansions. */
+int cg_table_expand(struct UT_hash_table *tbl)
+{
+	int oomed = 0;
+	HASH_EXPAND_BUCKETS(hh, tbl, oomed);
+	return oomed;
 }
 
 int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)
