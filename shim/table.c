@@ -85,7 +85,7 @@ static int spare_fits(const struct cg_spare *s, size_t sz)
 	return sz >= sizeof(size_t) && (!s->size || sz == s->size);
 }
 
-void *cg_spare_calloc(struct cg_spare *s, size_t sz)
+CG_HOT void *cg_spare_calloc(struct cg_spare *s, size_t sz)
 {
 	void *p = spare_fits(s, sz) ? atomic_exchange_explicit(&s->p, NULL, memory_order_acquire) : NULL;
 	if (p && *(size_t *)p != sz) { /* kept for another size */
@@ -98,7 +98,7 @@ void *cg_spare_calloc(struct cg_spare *s, size_t sz)
 	return p;
 }
 
-void cg_spare_free(struct cg_spare *s, void *p, size_t sz)
+CG_HOT void cg_spare_free(struct cg_spare *s, void *p, size_t sz)
 {
 	void *none = NULL;
 	if (p && spare_fits(s, sz)) {
