@@ -171,6 +171,7 @@ RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3
 		typedef rt_err(*ft) params;                                                                            \
 		RT_BODY(name, ft, fn args)                                                                             \
 	}
+#define RTHOOK_HOT(name, params, args) CG_HOT RTHOOK_GEN(name, params, args)
 #define RTHOOK_CUSTOM(name, params, args)
 #define RTHOOK(name, cls, params, args, abi) RTHOOK_##cls(name, params, args)
 #include "../rt-hooks.def"
