@@ -38,7 +38,7 @@ check(rc == 0, 'every hooks.def row has one wrapper' + ('' if rc == 0 else ':\n'
 text = re.sub(r'/\*.*?\*/', '', open(hooks_def).read(), flags=re.S)
 rows = re.findall(r'^HOOK\((\w+),.*?,\s*(\w+)\)\s*$', text, re.M | re.S)
 env_rows = {n for n, cls in rows if cls != 'CUSTOM'}
-generated = set(re.findall(r'^CUresult cgh_(\w+)\(', open(env_c).read(), re.M))
+generated = set(re.findall(r'^(?:CG_HOT )?CUresult cgh_(\w+)\(', open(env_c).read(), re.M))
 check(generated == env_rows, 'hooks-env.c holds exactly the %d rows that are not CUSTOM (extra %s, missing %s)'
       % (len(env_rows), sorted(generated - env_rows), sorted(env_rows - generated)))
 
