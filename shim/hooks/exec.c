@@ -34,37 +34,52 @@ static CG_HOT int inst_live_exec(CUgraph g, struct cg_exec_view *out)
 /* Instantiate (LIFE rows): the summary, the rules' verdicts (CGS004,
  * CGS010) and the memory sample before the call; the exec into the model
  * and the ledger after it; the node records after the call's record. */
-static CG_HOT CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api)
+/* A verdict of the instantiate rules (rare): written, and its prediction
+ * kept for the call's end. skip: the frames above instantiate_pre's. */
+static __attribute__((noinline, cold)) void instantiate_verdict(struct cgh_frame *f, const struct cg_verdict *v,
+								const char *api)
+{
+	f->predicted_rc = v->predicted_rc;
+	f->rule = v->rule;
+	cg_verdict_write(v, api, 0, SITE_SKIP_PART + 3);
+	CGH_FRAME_END();
+}
+
+/* The rules' verdicts (CGS004, CGS010), in a frame of their own: the
+ * verdict's buffer (1.3 KB) is not under the stack of instantiate_pre's
+ * other callees, which then share the stack lines the other hooks use. */
+static CG_HOT CGH_FRAMED void instantiate_rules(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api,
+						const struct model_inst_view *iv)
 {
 	struct cg_verdict v;
-	struct model_inst_view iv;
 	struct cg_model_view mv = cg_model_view_live;
+	struct cg_instantiate_ev ev = {g, flags, f->sum, f->site};
 	int second;
+	mv.graph_live_exec = inst_live_exec;
+	inst_iv = iv, inst_g = g;
+	second = rules_instantiate_second(&ev, &mv, &v);
+	inst_iv = NULL;
+	if (CG_UNLIKELY(second))
+		instantiate_verdict(f, &v, api);
+	if (CG_UNLIKELY(rules_instantiate_device_launch(&ev, &v)))
+		instantiate_verdict(f, &v, api);
+	CGH_FRAME_END();
+}
+
+static CG_HOT CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api)
+{
+	struct model_inst_view iv;
 	cg_policy_collect();
 	f->site = cg_site_here(SITE_SKIP_PART + 1);
 	/* A captured graph unchanged since its capture needs no walk: the
 	 * exec gets a partial summary, completed on first need. */
 	model_graph_inst_view(g, !cg_log_on(CG_L_DEBUG), &iv);
 	f->sum = iv.sum;
-	if (!f->sum)
+	if (CG_UNLIKELY(!f->sum))
 		f->sum = model_graph_summary(g);
 	f->predicted_rc = 0;
 	f->rule = 0;
-	struct cg_instantiate_ev ev = {g, flags, f->sum, f->site};
-	mv.graph_live_exec = inst_live_exec;
-	inst_iv = &iv, inst_g = g;
-	second = rules_instantiate_second(&ev, &mv, &v);
-	inst_iv = NULL;
-	if (second) {
-		f->predicted_rc = v.predicted_rc;
-		f->rule = v.rule;
-		cg_verdict_write(&v, api, 0, SITE_SKIP_PART + 1);
-	}
-	if (rules_instantiate_device_launch(&ev, &v)) {
-		f->predicted_rc = v.predicted_rc;
-		f->rule = v.rule;
-		cg_verdict_write(&v, api, 0, SITE_SKIP_PART + 1);
-	}
+	instantiate_rules(f, g, flags, api, &iv);
 	f->cap = iv.known ? iv.capture : 0;
 	f->cap_site = iv.known ? iv.site : 0;
 	if (f->cap && f->sum)
@@ -177,9 +192,19 @@ CG_HOT void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, 
 
 /* e: the exec just made from g (its id on the records: one picture per
  * instantiation, not each edge once per instantiation), or NULL. */
-static void emit_nodes(CUgraph g, const struct cg_summary *s, CUgraphExec e)
+static CG_HOT void emit_nodes(CUgraph g, const struct cg_summary *s, CUgraphExec e)
 {
 	cgh_emit_nodes_at(g, s, CG_L_DEBUG, NULL, e);
+}
+
+/* The ledger's entry from the exec's full summary (a graph with copies,
+ * or one walked at instantiation): out of the steady capture loop's way. */
+static __attribute__((noinline, cold)) void instantiate_ledger_full(CUgraphExec e, CUgraph g, uint32_t site,
+								    const char *api)
+{
+	struct cg_summary *full = model_exec_summary(e);
+	cgh_ledger_exec_set(e, g, site, full, api);
+	model_summary_free(full);
 }
 
 static CG_HOT void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g, uint64_t flags,
@@ -197,9 +222,9 @@ static CG_HOT void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExe
 	} else if (!f->steady) {
 		model_meminfo_steady_inst_done(f->cap, f->shape, 0, 0);
 	}
-	if (f->predicted_rc && (int)rc != f->predicted_rc)
+	if (CG_UNLIKELY(f->predicted_rc) && (int)rc != f->predicted_rc)
 		cg_mismatch(api, f->rule, f->predicted_rc, rc, -1, -1);
-	if (rc == CUDA_SUCCESS && ph) {
+	if (CG_LIKELY(rc == CUDA_SUCCESS && ph)) {
 		/* the model first; the ledger needs the node details: the full
 		 * summary (walked now when the instantiation had a partial one
 		 * and the graph has copies). Its findings (CGS020) precede the
@@ -215,46 +240,69 @@ static CG_HOT void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExe
 			 * walks the graph (docs/design.md, cost per call). */
 			ledger_exec_pending(*ph, g, f->site, f->cap, f->cap_site);
 		} else {
-			struct cg_summary *full = model_exec_summary(*ph);
-			cgh_ledger_exec_set(*ph, g, f->site, full, api);
-			model_summary_free(full);
+			instantiate_ledger_full(*ph, g, f->site, api);
 		}
 	}
 }
 
-static void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g,
-			    uint64_t flags)
+/* The instantiate record's fields, out of line: each kind's body once in
+ * the code a cycle runs, not inlined at every field (issue 36: in
+ * lockstep each distinct code line is a cache miss). */
+static CG_HOT __attribute__((noinline)) void inst_rec_hex(struct cg_rec *r, const char *key, unsigned long long v)
 {
-	rec_hex(r, "graph", (uintptr_t)g);
-	rec_hex(r, "exec", rc == CUDA_SUCCESS && ph ? (uintptr_t)*ph : 0);
+	rec_hex(r, key, v);
+}
+
+static CG_HOT __attribute__((noinline)) void inst_rec_u64(struct cg_rec *r, const char *key, unsigned long long v)
+{
+	rec_u64(r, key, v);
+}
+
+static CG_HOT __attribute__((noinline)) void inst_rec_int(struct cg_rec *r, const char *key, long long v)
+{
+	rec_int(r, key, v);
+}
+
+/* The measured memory of an instantiation that was not steady. */
+static __attribute__((noinline, cold)) void instantiate_rec_free(struct cg_rec *r, const struct cgh_frame *f)
+{
+	inst_rec_u64(r, "free_before", f->free_before);
+	inst_rec_u64(r, "free_after", f->free_after);
+	inst_rec_int(r, "delta", (long long)f->free_before - (long long)f->free_after);
+	if (f->cap)
+		inst_rec_u64(r, "capture", f->cap);
+}
+
+static CG_HOT void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g,
+				   uint64_t flags)
+{
+	CUgraphExec e = rc == CUDA_SUCCESS && ph ? *ph : NULL;
+	inst_rec_hex(r, "graph", (uintptr_t)g);
+	inst_rec_hex(r, "exec", (uintptr_t)e);
 	if (r->on) {
-		struct emit_ids ids = model_ids_of(g, rc == CUDA_SUCCESS && ph ? *ph : NULL);
+		struct emit_ids ids = model_ids_of(g, e);
 		emit_ids_put(r, &ids);
 	}
-	rec_u64(r, "flags", flags);
+	inst_rec_u64(r, "flags", flags);
 	if (f->sum) {
-		rec_int(r, "nodes", f->sum->n_nodes);
-		rec_int(r, "alloc_nodes", f->sum->n_alloc);
-		rec_int(r, "free_nodes", f->sum->n_free);
+		inst_rec_int(r, "nodes", f->sum->n_nodes);
+		inst_rec_int(r, "alloc_nodes", f->sum->n_alloc);
+		inst_rec_int(r, "free_nodes", f->sum->n_free);
 	}
 	if (rc == CUDA_SUCCESS)
 		model_summary_devs_rec(r, f->sum); /* dev, alloc_devs */
-	if (f->nccl)
-		rec_int(r, "nccl", f->nccl);
-	if (f->have_free == 2) {
-		rec_u64(r, "free_before", f->free_before);
-		rec_u64(r, "free_after", f->free_after);
-		rec_int(r, "delta", (long long)f->free_before - (long long)f->free_after);
-		if (f->cap)
-			rec_u64(r, "capture", f->cap);
+	if (CG_UNLIKELY(f->nccl))
+		inst_rec_int(r, "nccl", f->nccl);
+	if (CG_UNLIKELY(f->have_free == 2)) {
+		instantiate_rec_free(r, f);
 	} else if (f->steady) {
-		rec_u64(r, "capture", f->cap);
+		inst_rec_u64(r, "capture", f->cap);
 		rec_word(r, "meminfo", "steady");
 	}
 	rec_site(r, "site", f->site);
 }
 
-static void instantiate_done(struct cgh_frame *f, CUgraph g, CUresult rc, CUgraphExec *ph)
+static CG_HOT void instantiate_done(struct cgh_frame *f, CUgraph g, CUresult rc, CUgraphExec *ph)
 {
 	emit_nodes(g, f->sum, rc == CUDA_SUCCESS && ph ? *ph : NULL);
 	model_summary_free(f->sum);
@@ -272,11 +320,11 @@ static void instantiate_done(struct cgh_frame *f, CUgraph g, CUresult rc, CUgrap
 		instantiate_post(f, rc, phGraphExec, hGraph, flags, #name);                                            \
 		cgh_call_repeat(c, f->repeat);                                                                         \
 	}                                                                                                              \
-	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, UNPAREN params)                      \
+	CG_HOT void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, UNPAREN params)               \
 	{                                                                                                              \
 		instantiate_rec(r, f, rc, phGraphExec, hGraph, flags);                                                 \
 	}                                                                                                              \
-	void cgh_##name##_done(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)                    \
+	CG_HOT void cgh_##name##_done(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)             \
 	{                                                                                                              \
 		instantiate_done(f, hGraph, rc, phGraphExec);                                                          \
 	}
@@ -301,14 +349,15 @@ static CG_HOT int cgh_exec_destroyed(CUgraphExec e)
 	int quiet = 0, repeat = 0, n = model_exec_destroy(e, &leaks, &repeat, &lr, &quiet);
 	if (lr.count)
 		emit_launches(cg_log_life_level(quiet), &lr);
-	cg_rule_leaks(leaks, n, "exec_destroy");
+	if (CG_UNLIKELY(leaks || n))
+		cg_rule_leaks(leaks, n, "exec_destroy");
 	return repeat && !n;
 }
 
 /* CUSTOM: the application's handle is translated before the readiness
  * test (the policy forgets it even when the shim passes the call through),
  * and a destroy refused in a capture leaves model and policy alone. */
-CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
+CG_HOT CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
 	struct cg_call c;
 	struct cg_rec r;
@@ -347,7 +396,7 @@ CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 		model_mem_settled();
 	if (cg_call_rec(&r, &c, rc)) {
 		rec_hex(&r, "exec", (uintptr_t)hGraphExec);
-		if (real != hGraphExec)
+		if (CG_UNLIKELY(real != hGraphExec))
 			rec_hex(&r, "real", (uintptr_t)real);
 		rec_end(&r);
 	}

@@ -7,6 +7,7 @@
  * user asked for a policy.
  */
 #define _GNU_SOURCE
+#include "../hot.h"
 #include "hooks.h"
 
 /* ======================================================================= */
@@ -34,7 +35,7 @@ void cgh_cuGraphCreate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, C
 
 /* CUSTOM: the policy may defer the destroy (a replacement exec runs the
  * graph): the driver is then not called at all. */
-CUresult cgh_cuGraphDestroy(CUgraph hGraph)
+CG_HOT CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 {
 	struct cg_call c;
 	struct cg_rec r;
@@ -42,7 +43,7 @@ CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 	CG_REAL(cuGraphDestroy);
 	if (cg_ready() && !cg_tls.in_shim)
 		model_graph_settle(hGraph); /* execs with a partial summary of it get the full one first */
-	if (cg_policy_graph_destroy(hGraph)) {
+	if (CG_UNLIKELY(cg_policy_graph_destroy(hGraph))) {
 		/* deferred: the replacement exec behind an app handle runs it */
 		model_graph_destroy(hGraph);
 		errno = cg_errno_in;

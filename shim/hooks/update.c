@@ -165,35 +165,63 @@ static void update_policy_pre(struct upd_pred *p, CUgraphExec e)
  * changes (nodes.c) and what it does to graph allocations (CGS012,
  * CGS003). Then the policy's abort. Not inlined: the call site is taken
  * a fixed number of frames up. */
+/* update_records_pre's verdict (CGS001, CGS002; rare): written, or
+ * counted, as the policy decided. One frame below update_records_pre. */
+static __attribute__((noinline, cold)) void update_records_verdict(struct upd_pred *p, CUgraphExec e, CUgraph g,
+								   const char *api)
+{
+	struct cg_summary *old = p->old, *nu = p->nu;
+	if (p->count_only)
+		cg_verdict_count(&p->v);
+	else if (cg_verdict_write(&p->v, api, p->batched ? CG_VW_BATCHED : 0, SITE_SKIP + 2) &&
+		 p->rule == R_UPDATE_FAIL) {
+		cgh_emit_nodes_at(model_summary_graph(old), old, CG_L_INFO, "exec", e);
+		cgh_emit_nodes_at(g, nu, CG_L_INFO, "graph", e);
+	}
+	CGH_FRAME_END();
+}
+
+/* The memory rules' findings (CGS012, CGS003) of an update whose memory
+ * nodes differ (not quiet): their verdicts (5 KB) in a frame of their own,
+ * not under the stack of every update's diff. One frame below
+ * update_records_pre. */
+static __attribute__((noinline, cold)) void update_records_memory(const struct upd_pred *p, CUgraphExec e, CUgraph g,
+								  const char *api)
+{
+	struct cg_update_ev ev = {e, g, p->old, p->nu};
+	struct cg_verdict v[4];
+	for (uint32_t pos = 0; pos != UINT32_MAX;) {
+		int n = rules_update_memory(&ev, &cg_model_view_live, &pos, v, 4);
+		for (int k = 0; k < n; k++)
+			cg_verdict_write(&v[k], api, 0, SITE_SKIP + 2);
+	}
+	CGH_FRAME_END();
+}
+
+/* Step 5, before the call: the verdicts' records, as the policy decided
+ * (rules.c writes them); for an update that will succeed, the nodes it
+ * changes (nodes.c) and what it does to graph allocations (CGS012,
+ * CGS003). Then the policy's abort. Not inlined: the call site is taken
+ * a fixed number of frames up. */
 static CG_HOT __attribute__((noinline)) void update_records_pre(struct upd_pred *p, CUgraphExec e, CUgraph g,
 								const char *api)
 {
 	struct cg_summary *old = p->old, *nu = p->nu;
-	if (p->have_v) {
-		if (p->count_only)
-			cg_verdict_count(&p->v);
-		else if (cg_verdict_write(&p->v, api, p->batched ? CG_VW_BATCHED : 0, SITE_SKIP + 1) &&
-			 p->rule == R_UPDATE_FAIL) {
-			cgh_emit_nodes_at(model_summary_graph(old), old, CG_L_INFO, "exec", e);
-			cgh_emit_nodes_at(g, nu, CG_L_INFO, "graph", e);
-		}
+	if (CG_UNLIKELY(p->have_v)) {
+		update_records_verdict(p, e, g, api);
 	} else if (old && nu) {
 		/* nothing to compare when the exec already holds this summary */
 		if (old != nu)
 			nodes_update_diff(e, g, old, nu, emit_update_diff);
 		/* same memory nodes (quiet): neither CGS012 nor CGS003 can apply */
-		struct cg_update_ev ev = {e, g, old, nu};
-		struct cg_verdict v[4];
-		for (uint32_t pos = p->quiet ? UINT32_MAX : 0; pos != UINT32_MAX;) {
-			int n = rules_update_memory(&ev, &cg_model_view_live, &pos, v, 4);
-			for (int k = 0; k < n; k++)
-				cg_verdict_write(&v[k], api, 0, SITE_SKIP + 1);
-		}
+		if (!p->quiet)
+			update_records_memory(p, e, g, api);
 	}
 	model_summary_free(old);
 	p->old = NULL;
-	if (p->abort)
+	if (CG_UNLIKELY(p->abort))
 		raise(SIGABRT);
+	CGH_FRAME_END();
 }
 
 /* Steps 2-5 of both forms before the call, unless the memo knows the
@@ -220,9 +248,9 @@ static inline __attribute__((always_inline)) int update_before(struct cg_call *c
  * application: this function and the wrapper). A failure nothing
  * predicted also gets both sides' node records, as a CGS001 does, so that
  * `cgshim report --dot update:N` draws it. */
-static __attribute__((noinline)) void update_mismatch(const struct upd_pred *p, CUgraphExec app, CUgraph g,
-						      struct cg_summary *nu, CUresult rc, int result, CUgraphNode errn,
-						      const char *api)
+static __attribute__((noinline, cold)) void update_mismatch(const struct upd_pred *p, CUgraphExec app, CUgraph g,
+							    struct cg_summary *nu, CUresult rc, int result,
+							    CUgraphNode errn, const char *api)
 {
 	long long at = -1; /* the driver's error node among g's nodes (the picture marks it) */
 	for (uint32_t i = 0; errn && nu && nu->nodes && i < nu->n_nodes && at < 0; i++)
@@ -300,13 +328,11 @@ static __attribute__((always_inline)) inline void update_post(struct cg_call *c,
  * something else (1 for a bad handle, success where the model is wrong).
  * The reason is "predicted" when the model saw it coming (why: what
  * differs), "failed" when it did not. Returns 1 when rewritten. */
-static CG_HOT int update_policy_post(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
-				     CUresult rc)
+static __attribute__((noinline, cold)) int update_policy_refused(const struct upd_pred *p, CUgraphExec app, CUgraph g,
+								 struct cg_summary *nu, CUresult rc)
 {
 	struct cg_rewrite_facts f;
 	int pred = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, done;
-	if (rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
-		return 0;
 	memset(&f, 0, sizeof f);
 	done = cg_policy_reinstantiate(app, g, nu, pred ? "predicted" : "failed", rc, pred ? p->why : NULL, &f);
 	if (f.level)
@@ -319,7 +345,16 @@ static CG_HOT int update_policy_post(const struct upd_pred *p, CUgraphExec app, 
 	return done;
 }
 
-CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
+static CG_HOT int update_policy_post(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
+				     CUresult rc)
+{
+	if (CG_LIKELY(rc != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE))
+		return 0;
+	return update_policy_refused(p, app, g, nu, rc);
+}
+
+CG_HOT CUresult cgh_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+					 CUgraphExecUpdateResultInfo *resultInfo)
 {
 	struct cg_call c;
 	struct upd_pred p;

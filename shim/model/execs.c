@@ -318,7 +318,7 @@ CG_HOT void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 
 /* Kernel nodes of g: from a full summary's types, else one capture-safe
  * query per node (at instantiation only, which costs far more). */
-static int exec_kernel_count(CUgraph g, const struct cg_summary *sum)
+static __attribute__((noinline, cold)) int exec_kernel_count(CUgraph g, const struct cg_summary *sum)
 {
 	CUgraphNode *nodes;
 	CUgraphNodeType t;
@@ -339,6 +339,22 @@ static int exec_kernel_count(CUgraph g, const struct cg_summary *sum)
 	return k;
 }
 
+/* model_exec_new refused (rare, out of its line): no memory for x (NULL),
+ * or the table full (x: never live, back to the free list). Called with
+ * gx_lock held; releases it and drops sum. */
+static __attribute__((noinline, cold)) int exec_new_refused(struct cg_exec *x, struct cg_summary *sum)
+{
+	if (x) {
+		x->next_free = exec_free_list;
+		exec_free_list = x;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	model_summary_free(sum);
+	if (!x)
+		cg_degrade("exec table");
+	return 0;
+}
+
 /* The last exec id given (model_exec_new, gx_lock). */
 static uint64_t exec_ids;
 
@@ -348,7 +364,7 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 	struct cg_exec *x;
 	struct cg_graph *gr;
 	int dev = cg_current_device(); /* the exec belongs to the instantiating context */
-	if (kernels < 0)
+	if (CG_UNLIKELY(kernels < 0))
 		kernels = exec_kernel_count(g, sum);
 	unsigned cuda_id = 0; /* the driver's own (CUDA 13.1+): a query of the new handle */
 	if (!drv_cuGraphExecGetId || drv_cuGraphExecGetId(e, &cuda_id) != CUDA_SUCCESS)
@@ -357,27 +373,18 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 	x = model_exec_find_locked(e);
 	if (!x) {
 		x = exec_free_list;
-		if (x)
+		if (CG_LIKELY(x))
 			exec_free_list = x->next_free;
 		else
 			x = calloc(1, sizeof *x);
-		if (!x) {
-			pthread_mutex_unlock(&model_gx_lock);
-			model_summary_free(sum);
-			cg_degrade("exec table");
-			return 0;
-		}
+		if (CG_UNLIKELY(!x))
+			return exec_new_refused(NULL, sum);
 		/* a launch may still read the lock-free fields of a reused struct */
 		memset(&x->graph, 0, sizeof *x - offsetof(struct cg_exec, graph));
 		X_SET(x, h, e);
 		HASH_ADD_PTR(model_execs, h, x);
-		if (model_table_added(&model_exec_table)) {
-			x->next_free = exec_free_list; /* never live: back to the free list */
-			exec_free_list = x;
-			pthread_mutex_unlock(&model_gx_lock);
-			model_summary_free(sum);
-			return 0;
-		}
+		if (CG_UNLIKELY(model_table_added(&model_exec_table)))
+			return exec_new_refused(x, sum);
 		model_tot.execs++;
 		atomic_fetch_add_explicit(&execs_live_n, 1, memory_order_relaxed);
 	}
@@ -716,7 +723,7 @@ CG_HOT int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *rep
 	*lr = (struct ev_launches){
 	    .exec = (uintptr_t)e, .graph = (uintptr_t)g, .has_graph = 1, .count = launches, .reason = "destroy"};
 	*lr_quiet = repeat && !outstanding;
-	if (outstanding && launches)
+	if (CG_UNLIKELY(outstanding && launches))
 		model_alloc_leaks(e, xid, mem, n, leaks, &n_leaks);
 	model_alloc_release_exec(e, mem, n, outstanding && launches);
 	model_summary_free(sum);

@@ -751,25 +751,14 @@ void model_graph_copy_checks(long long *all, long long *tallied)
 	*tallied = atomic_load_explicit(&copy_checks_tallied, memory_order_relaxed);
 }
 
-CG_HOT int model_graph_copies(CUgraph g, const struct cg_summary *partial, int *kernels)
+/* model_graph_copies' walk of the nodes, when the capture's tally does not
+ * settle it: out of line, so that the steady path (tallied) keeps no
+ * 2 KB node array in its frame. */
+static __attribute__((noinline, cold)) int graph_copies_walk(CUgraph g, int *kernels)
 {
 	CUgraphNode small[256], *nodes = small;
 	size_t n = 256;
 	int found = 1, ok, k = 0;
-	*kernels = -1;
-	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType)
-		return 1;
-	atomic_fetch_add_explicit(&copy_checks, 1, memory_order_relaxed);
-	/* Proved by the capture's tally: the same node count still (a node
-	 * added since through a call that does not move the generation, such
-	 * as cuGraphAddMemcpyNode, shows in it) says nothing was added. */
-	if (partial && partial->nocopy && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS && n == partial->n_nodes) {
-		atomic_fetch_add_explicit(&copy_checks_tallied, 1, memory_order_relaxed);
-		/* every node a kernel or a memory node (model_graph_captured) */
-		*kernels = (int)(partial->n_nodes - partial->n_alloc - partial->n_free);
-		return 0;
-	}
-	n = 256;
 	if (drv_cuGraphGetNodes(g, small, &n) != CUDA_SUCCESS)
 		return 1;
 	/* One query when the nodes fit: the driver writes at most 256 and
@@ -794,6 +783,25 @@ CG_HOT int model_graph_copies(CUgraph g, const struct cg_summary *partial, int *
 	if (nodes != small)
 		free(nodes);
 	return found;
+}
+
+CG_HOT int model_graph_copies(CUgraph g, const struct cg_summary *partial, int *kernels)
+{
+	size_t n = 256;
+	*kernels = -1;
+	if (!drv_cuGraphGetNodes || !drv_cuGraphNodeGetType)
+		return 1;
+	atomic_fetch_add_explicit(&copy_checks, 1, memory_order_relaxed);
+	/* Proved by the capture's tally: the same node count still (a node
+	 * added since through a call that does not move the generation, such
+	 * as cuGraphAddMemcpyNode, shows in it) says nothing was added. */
+	if (partial && partial->nocopy && drv_cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS && n == partial->n_nodes) {
+		atomic_fetch_add_explicit(&copy_checks_tallied, 1, memory_order_relaxed);
+		/* every node a kernel or a memory node (model_graph_captured) */
+		*kernels = (int)(partial->n_nodes - partial->n_alloc - partial->n_free);
+		return 0;
+	}
+	return graph_copies_walk(g, kernels);
 }
 
 int model_graph_live_exec(CUgraph g, struct cg_exec_view *out)

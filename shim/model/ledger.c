@@ -499,11 +499,11 @@ static int ledger_ref_cmp(const void *a, const void *b)
 static CG_HOT struct lg_exec *ledger_exec_new_locked(CUgraphExec e)
 {
 	struct lg_exec *x = cg_spare_calloc(&exec_spare, sizeof *x);
-	if (!x)
+	if (CG_UNLIKELY(!x))
 		return NULL;
 	x->e = e;
 	HASH_ADD_PTR(execs, e, x);
-	if (cg_table_add_failed(&exec_table)) {
+	if (CG_UNLIKELY(cg_table_add_failed(&exec_table))) {
 		cg_spare_free(&exec_spare, x, sizeof *x);
 		return NULL;
 	}
