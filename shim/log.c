@@ -473,6 +473,48 @@ CG_HOT void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t t
 		put(r, tmp, (size_t)l < sizeof tmp ? (size_t)l : sizeof tmp - 1);
 }
 
+/* The number, boolean and word fields (log.h): the caller checked r->on. */
+CG_HOT void rec_u64_n(struct cg_rec *r, const char *key, size_t kl, unsigned long long val)
+{
+	if (rec_room_(r, kl + 4 + 22))
+		r->n = (size_t)(rec_fmt_u64_(rec_key_(r, key, kl), val) - r->buf);
+}
+
+CG_HOT void rec_int_n(struct cg_rec *r, const char *key, size_t kl, long long val)
+{
+	if (rec_room_(r, kl + 4 + 22))
+		r->n = (size_t)(rec_fmt_i64_(rec_key_(r, key, kl), val) - r->buf);
+}
+
+CG_HOT void rec_hex_n(struct cg_rec *r, const char *key, size_t kl, unsigned long long val)
+{
+	if (rec_room_(r, kl + 4 + 22))
+		r->n = (size_t)(rec_fmt_hex_(rec_key_(r, key, kl), val, r->json) - r->buf);
+}
+
+CG_HOT void rec_bool_n(struct cg_rec *r, const char *key, size_t kl, int val)
+{
+	char *o;
+	if (!rec_room_(r, kl + 4 + 5))
+		return;
+	o = rec_key_(r, key, kl);
+	__builtin_memcpy(o, val ? "true" : "false", val ? 4 : 5);
+	r->n = (size_t)(o + (val ? 4 : 5) - r->buf);
+}
+
+CG_HOT void rec_word_n(struct cg_rec *r, const char *key, size_t kl, const char *val, size_t vl)
+{
+	char *o;
+	if (!rec_room_(r, kl + vl + 6))
+		return;
+	o = rec_key_(r, key, kl);
+	*o++ = '"';
+	__builtin_memcpy(o, val, vl);
+	o += vl;
+	*o++ = '"';
+	r->n = (size_t)(o - r->buf);
+}
+
 void rec_str_n(struct cg_rec *r, const char *k, size_t kl, const char *v)
 {
 	if (!r->on)

@@ -67,10 +67,10 @@ int cg_log_life_level(int repeat);
  * clock_gettime is ~70 ns in the lent VM, and a call record is stamped at
  * the moment its duration ends. */
 void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts);
-/* Fields. Numbers and booleans are formatted inline into the record's
+/* Fields. Numbers and booleans are formatted straight into the record's
  * buffer (records are written on every lifecycle call; a call per field
  * and its strlen were half of a record's cost): one room check per field,
- * the key copied with its length known at compile time for literal keys. */
+ * the key's length known at compile time for literal keys. */
 void rec_str_n(struct cg_rec *r, const char *key, size_t klen, const char *val);
 void rec_open_n(struct cg_rec *r, const char *key, size_t klen, char bracket);
 
@@ -147,39 +147,38 @@ static inline char *rec_fmt_hex_(char *o, unsigned long long v, int quoted)
 	return o;
 }
 
+/* Out of line (log.c), shared by every record writer: one copy of each
+ * formatter in the code a lifecycle loop runs (issue 36: in lockstep each
+ * distinct code line is a cache miss; inlined at every field, the
+ * formatters were a quarter of a capture cycle's shim code). */
+void rec_u64_n(struct cg_rec *r, const char *key, size_t kl, unsigned long long val);
+void rec_int_n(struct cg_rec *r, const char *key, size_t kl, long long val);
+void rec_hex_n(struct cg_rec *r, const char *key, size_t kl, unsigned long long val);
+void rec_bool_n(struct cg_rec *r, const char *key, size_t kl, int val);
+void rec_word_n(struct cg_rec *r, const char *key, size_t kl, const char *val, size_t vl);
+
 static inline void rec_u64(struct cg_rec *r, const char *key, unsigned long long val)
 {
-	size_t kl = __builtin_strlen(key);
-	if (!r->on || !rec_room_(r, kl + 4 + 22))
-		return;
-	r->n = (size_t)(rec_fmt_u64_(rec_key_(r, key, kl), val) - r->buf);
+	if (r->on)
+		rec_u64_n(r, key, __builtin_strlen(key), val);
 }
 
 static inline void rec_int(struct cg_rec *r, const char *key, long long val)
 {
-	size_t kl = __builtin_strlen(key);
-	if (!r->on || !rec_room_(r, kl + 4 + 22))
-		return;
-	r->n = (size_t)(rec_fmt_i64_(rec_key_(r, key, kl), val) - r->buf);
+	if (r->on)
+		rec_int_n(r, key, __builtin_strlen(key), val);
 }
 
 static inline void rec_hex(struct cg_rec *r, const char *key, unsigned long long val)
 {
-	size_t kl = __builtin_strlen(key);
-	if (!r->on || !rec_room_(r, kl + 4 + 22))
-		return;
-	r->n = (size_t)(rec_fmt_hex_(rec_key_(r, key, kl), val, r->json) - r->buf);
+	if (r->on)
+		rec_hex_n(r, key, __builtin_strlen(key), val);
 }
 
 static inline void rec_bool(struct cg_rec *r, const char *key, int val)
 {
-	size_t kl = __builtin_strlen(key);
-	char *o;
-	if (!r->on || !rec_room_(r, kl + 4 + 5))
-		return;
-	o = rec_key_(r, key, kl);
-	__builtin_memcpy(o, val ? "true" : "false", val ? 4 : 5);
-	r->n = (size_t)(o + (val ? 4 : 5) - r->buf);
+	if (r->on)
+		rec_bool_n(r, key, __builtin_strlen(key), val);
 }
 
 static inline void rec_str(struct cg_rec *r, const char *key, const char *val)
@@ -192,16 +191,8 @@ static inline void rec_str(struct cg_rec *r, const char *key, const char *val)
  * enum words): copied without scanning. */
 static inline void rec_word(struct cg_rec *r, const char *key, const char *val)
 {
-	size_t kl = __builtin_strlen(key), vl = __builtin_strlen(val);
-	char *o;
-	if (!r->on || !rec_room_(r, kl + vl + 6))
-		return;
-	o = rec_key_(r, key, kl);
-	*o++ = '"';
-	__builtin_memcpy(o, val, vl);
-	o += vl;
-	*o++ = '"';
-	r->n = (size_t)(o - r->buf);
+	if (r->on)
+		rec_word_n(r, key, __builtin_strlen(key), val, __builtin_strlen(val));
 }
 
 /* A nested JSON array/object value written by the caller piecewise:

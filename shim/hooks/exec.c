@@ -245,58 +245,40 @@ static CG_HOT void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExe
 	}
 }
 
-/* The instantiate record's fields, out of line: each kind's body once in
- * the code a cycle runs, not inlined at every field (issue 36: in
- * lockstep each distinct code line is a cache miss). */
-static CG_HOT __attribute__((noinline)) void inst_rec_hex(struct cg_rec *r, const char *key, unsigned long long v)
-{
-	rec_hex(r, key, v);
-}
-
-static CG_HOT __attribute__((noinline)) void inst_rec_u64(struct cg_rec *r, const char *key, unsigned long long v)
-{
-	rec_u64(r, key, v);
-}
-
-static CG_HOT __attribute__((noinline)) void inst_rec_int(struct cg_rec *r, const char *key, long long v)
-{
-	rec_int(r, key, v);
-}
-
 /* The measured memory of an instantiation that was not steady. */
 static __attribute__((noinline, cold)) void instantiate_rec_free(struct cg_rec *r, const struct cgh_frame *f)
 {
-	inst_rec_u64(r, "free_before", f->free_before);
-	inst_rec_u64(r, "free_after", f->free_after);
-	inst_rec_int(r, "delta", (long long)f->free_before - (long long)f->free_after);
+	rec_u64(r, "free_before", f->free_before);
+	rec_u64(r, "free_after", f->free_after);
+	rec_int(r, "delta", (long long)f->free_before - (long long)f->free_after);
 	if (f->cap)
-		inst_rec_u64(r, "capture", f->cap);
+		rec_u64(r, "capture", f->cap);
 }
 
 static CG_HOT void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g,
 				   uint64_t flags)
 {
 	CUgraphExec e = rc == CUDA_SUCCESS && ph ? *ph : NULL;
-	inst_rec_hex(r, "graph", (uintptr_t)g);
-	inst_rec_hex(r, "exec", (uintptr_t)e);
+	rec_hex(r, "graph", (uintptr_t)g);
+	rec_hex(r, "exec", (uintptr_t)e);
 	if (r->on) {
 		struct emit_ids ids = model_ids_of(g, e);
 		emit_ids_put(r, &ids);
 	}
-	inst_rec_u64(r, "flags", flags);
+	rec_u64(r, "flags", flags);
 	if (f->sum) {
-		inst_rec_int(r, "nodes", f->sum->n_nodes);
-		inst_rec_int(r, "alloc_nodes", f->sum->n_alloc);
-		inst_rec_int(r, "free_nodes", f->sum->n_free);
+		rec_int(r, "nodes", f->sum->n_nodes);
+		rec_int(r, "alloc_nodes", f->sum->n_alloc);
+		rec_int(r, "free_nodes", f->sum->n_free);
 	}
 	if (rc == CUDA_SUCCESS)
 		model_summary_devs_rec(r, f->sum); /* dev, alloc_devs */
 	if (CG_UNLIKELY(f->nccl))
-		inst_rec_int(r, "nccl", f->nccl);
+		rec_int(r, "nccl", f->nccl);
 	if (CG_UNLIKELY(f->have_free == 2)) {
 		instantiate_rec_free(r, f);
 	} else if (f->steady) {
-		inst_rec_u64(r, "capture", f->cap);
+		rec_u64(r, "capture", f->cap);
 		rec_word(r, "meminfo", "steady");
 	}
 	rec_site(r, "site", f->site);
