@@ -245,16 +245,6 @@ static CG_HOT void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExe
 	}
 }
 
-/* The measured memory of an instantiation that was not steady. */
-static __attribute__((noinline, cold)) void instantiate_rec_free(struct cg_rec *r, const struct cgh_frame *f)
-{
-	rec_u64(r, "free_before", f->free_before);
-	rec_u64(r, "free_after", f->free_after);
-	rec_int(r, "delta", (long long)f->free_before - (long long)f->free_after);
-	if (f->cap)
-		rec_u64(r, "capture", f->cap);
-}
-
 static CG_HOT void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUgraphExec *ph, CUgraph g,
 				   uint64_t flags)
 {
@@ -275,8 +265,12 @@ static CG_HOT void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresu
 		model_summary_devs_rec(r, f->sum); /* dev, alloc_devs */
 	if (CG_UNLIKELY(f->nccl))
 		rec_int(r, "nccl", f->nccl);
-	if (CG_UNLIKELY(f->have_free == 2)) {
-		instantiate_rec_free(r, f);
+	if (f->have_free == 2) {
+		rec_u64(r, "free_before", f->free_before);
+		rec_u64(r, "free_after", f->free_after);
+		rec_int(r, "delta", (long long)f->free_before - (long long)f->free_after);
+		if (f->cap)
+			rec_u64(r, "capture", f->cap);
 	} else if (f->steady) {
 		rec_u64(r, "capture", f->cap);
 		rec_word(r, "meminfo", "steady");
