@@ -36,8 +36,7 @@ static CG_HOT int inst_live_exec(CUgraph g, struct cg_exec_view *out)
  * and the ledger after it; the node records after the call's record. */
 /* A verdict of the instantiate rules (rare): written, and its prediction
  * kept for the call's end. skip: the frames above instantiate_pre's. */
-static __attribute__((noinline, cold)) void instantiate_verdict(struct cgh_frame *f, const struct cg_verdict *v,
-								const char *api)
+static CG_COLD void instantiate_verdict(struct cgh_frame *f, const struct cg_verdict *v, const char *api)
 {
 	f->predicted_rc = v->predicted_rc;
 	f->rule = v->rule;
@@ -199,8 +198,7 @@ static CG_HOT void emit_nodes(CUgraph g, const struct cg_summary *s, CUgraphExec
 
 /* The ledger's entry from the exec's full summary (a graph with copies,
  * or one walked at instantiation): out of the steady capture loop's way. */
-static __attribute__((noinline, cold)) void instantiate_ledger_full(CUgraphExec e, CUgraph g, uint32_t site,
-								    const char *api)
+static CG_COLD void instantiate_ledger_full(CUgraphExec e, CUgraph g, uint32_t site, const char *api)
 {
 	struct cg_summary *full = model_exec_summary(e);
 	cgh_ledger_exec_set(e, g, site, full, api);

@@ -167,8 +167,7 @@ static void update_policy_pre(struct upd_pred *p, CUgraphExec e)
  * a fixed number of frames up. */
 /* update_records_pre's verdict (CGS001, CGS002; rare): written, or
  * counted, as the policy decided. One frame below update_records_pre. */
-static __attribute__((noinline, cold)) void update_records_verdict(struct upd_pred *p, CUgraphExec e, CUgraph g,
-								   const char *api)
+static CG_COLD void update_records_verdict(struct upd_pred *p, CUgraphExec e, CUgraph g, const char *api)
 {
 	struct cg_summary *old = p->old, *nu = p->nu;
 	if (p->count_only)
@@ -185,8 +184,7 @@ static __attribute__((noinline, cold)) void update_records_verdict(struct upd_pr
  * nodes differ (not quiet): their verdicts (5 KB) in a frame of their own,
  * not under the stack of every update's diff. One frame below
  * update_records_pre. */
-static __attribute__((noinline, cold)) void update_records_memory(const struct upd_pred *p, CUgraphExec e, CUgraph g,
-								  const char *api)
+static CG_COLD void update_records_memory(const struct upd_pred *p, CUgraphExec e, CUgraph g, const char *api)
 {
 	struct cg_update_ev ev = {e, g, p->old, p->nu};
 	struct cg_verdict v[4];
@@ -248,9 +246,8 @@ static inline __attribute__((always_inline)) int update_before(struct cg_call *c
  * application: this function and the wrapper). A failure nothing
  * predicted also gets both sides' node records, as a CGS001 does, so that
  * `cgshim report --dot update:N` draws it. */
-static __attribute__((noinline, cold)) void update_mismatch(const struct upd_pred *p, CUgraphExec app, CUgraph g,
-							    struct cg_summary *nu, CUresult rc, int result,
-							    CUgraphNode errn, const char *api)
+static CG_COLD void update_mismatch(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
+				    CUresult rc, int result, CUgraphNode errn, const char *api)
 {
 	long long at = -1; /* the driver's error node among g's nodes (the picture marks it) */
 	for (uint32_t i = 0; errn && nu && nu->nodes && i < nu->n_nodes && at < 0; i++)
@@ -328,8 +325,8 @@ static __attribute__((always_inline)) inline void update_post(struct cg_call *c,
  * something else (1 for a bad handle, success where the model is wrong).
  * The reason is "predicted" when the model saw it coming (why: what
  * differs), "failed" when it did not. Returns 1 when rewritten. */
-static __attribute__((noinline, cold)) int update_policy_refused(const struct upd_pred *p, CUgraphExec app, CUgraph g,
-								 struct cg_summary *nu, CUresult rc)
+static CG_COLD int update_policy_refused(const struct upd_pred *p, CUgraphExec app, CUgraph g, struct cg_summary *nu,
+					 CUresult rc)
 {
 	struct cg_rewrite_facts f;
 	int pred = p->rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, done;

@@ -318,7 +318,7 @@ CG_HOT void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum)
 
 /* Kernel nodes of g: from a full summary's types, else one capture-safe
  * query per node (at instantiation only, which costs far more). */
-static __attribute__((noinline, cold)) int exec_kernel_count(CUgraph g, const struct cg_summary *sum)
+static CG_COLD int exec_kernel_count(CUgraph g, const struct cg_summary *sum)
 {
 	CUgraphNode *nodes;
 	CUgraphNodeType t;
@@ -342,7 +342,7 @@ static __attribute__((noinline, cold)) int exec_kernel_count(CUgraph g, const st
 /* model_exec_new refused (rare, out of its line): no memory for x (NULL),
  * or the table full (x: never live, back to the free list). Called with
  * gx_lock held; releases it and drops sum. */
-static __attribute__((noinline, cold)) int exec_new_refused(struct cg_exec *x, struct cg_summary *sum)
+static CG_COLD int exec_new_refused(struct cg_exec *x, struct cg_summary *sum)
 {
 	if (x) {
 		x->next_free = exec_free_list;

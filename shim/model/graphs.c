@@ -754,7 +754,7 @@ void model_graph_copy_checks(long long *all, long long *tallied)
 /* model_graph_copies' walk of the nodes, when the capture's tally does not
  * settle it: out of line, so that the steady path (tallied) keeps no
  * 2 KB node array in its frame. */
-static __attribute__((noinline, cold)) int graph_copies_walk(CUgraph g, int *kernels)
+static CG_COLD int graph_copies_walk(CUgraph g, int *kernels)
 {
 	CUgraphNode small[256], *nodes = small;
 	size_t n = 256;
