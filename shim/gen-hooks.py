@@ -114,7 +114,8 @@ def check(hooks, have):
 # shim/hot.h): placed with their hot parts instead of among the cold
 # envelopes (issue 36: each scattered one costs its own cache lines and page).
 HOT = {'cuMemAllocAsync', 'cuMemAllocAsync_ptsz', 'cuMemAllocFromPoolAsync', 'cuMemAllocFromPoolAsync_ptsz',
-       'cuMemFreeAsync', 'cuMemFreeAsync_ptsz'}
+       'cuMemFreeAsync', 'cuMemFreeAsync_ptsz', 'cuGraphInstantiateWithFlags', 'cuGraphInstantiateWithParams',
+       'cuGraphInstantiateWithParams_ptsz'}
 
 
 def envelope(name, params, args, cls, have):

@@ -90,7 +90,7 @@ rt = re.sub(r'/\*.*?\*/', '', open(os.path.join(shim, 'rt-hooks.def')).read(), f
 rt_rows = re.findall(r'^RTHOOK\((\w+),\s*(\w+),', rt, re.M)
 hand_rt = set()
 for path in sources:
-    hand_rt.update(re.findall(r'^(?:RT_EXPORT\s+)?rt_err\s+(cuda\w+)\s*\(', open(path).read(), re.M))
+    hand_rt.update(re.findall(r'^(?:CG_HOT\s+)?(?:RT_EXPORT\s+)?rt_err\s+(cuda\w+)\s*\(', open(path).read(), re.M))
 custom_rt = {n for n, cls in rt_rows if cls == 'CUSTOM'}
 check(len(rt_rows) == len(re.findall(r'^RTHOOK\(', rt, re.M)), 'every rt-hooks.def row has a class column')
 check(hand_rt == custom_rt, 'hand-written runtime wrappers are exactly the CUSTOM rows (extra %s, missing %s)'

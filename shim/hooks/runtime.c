@@ -141,8 +141,9 @@ static CG_HOT rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 	rc = CG_FWD(call);                                                                                             \
 	return rt_leave(&f, #name, rc);
 
-/* CUSTOM rows: the form forwarded depends on the runtime's major. */
-RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *a3, size_t a4)
+/* CUSTOM rows: the form forwarded depends on the runtime's major. Both
+ * run every iteration of a capture (instantiate) or update loop: CG_HOT. */
+CG_HOT RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *a3, size_t a4)
 {
 	typedef rt_err (*f5)(void **, void *, void *, void *, size_t);
 	typedef rt_err (*f3)(void **, void *, unsigned long long);
@@ -153,7 +154,7 @@ RT_EXPORT rt_err cudaGraphInstantiate(void **exec, void *graph, void *a2, void *
 	}
 }
 
-RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3)
+CG_HOT RT_EXPORT rt_err cudaGraphExecUpdate(void *exec, void *graph, void *a2, void *a3)
 {
 	typedef rt_err (*f4)(void *, void *, void *, void *);
 	typedef rt_err (*f3)(void *, void *, void *);
