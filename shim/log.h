@@ -67,10 +67,10 @@ int cg_log_life_level(int repeat);
  * clock_gettime is ~70 ns in the lent VM, and a call record is stamped at
  * the moment its duration ends. */
 void rec_begin_at(struct cg_rec *r, int level, const char *ev, uint64_t ts);
-/* Fields. Numbers and booleans are formatted straight into the record's
- * buffer (records are written on every lifecycle call; a call per field
- * and its strlen were half of a record's cost): one room check per field,
- * the key's length known at compile time for literal keys. */
+/* Fields. Numbers, booleans and words are formatted straight into the
+ * record's buffer by one shared out-of-line writer each (below), records
+ * being written on every lifecycle call: one room check per field, the
+ * key's length known at compile time for literal keys (no strlen). */
 void rec_str_n(struct cg_rec *r, const char *key, size_t klen, const char *val);
 void rec_open_n(struct cg_rec *r, const char *key, size_t klen, char bracket);
 

@@ -130,7 +130,6 @@ int cg_table_expand(struct UT_hash_table *tbl);
  * the one used bucket of a table of the initial size that holds one item
  * and marks its bucket array clean for cg_table_free, which frees it next
  * on the same thread, inside the same macro. */
-struct UT_hash_table;
 void cg_table_emptying(struct UT_hash_table *tbl);
 #undef HASH_BLOOM_FREE
 #define HASH_BLOOM_FREE(tbl) cg_table_emptying(tbl)

@@ -160,11 +160,6 @@ static void update_policy_pre(struct upd_pred *p, CUgraphExec e)
 	p->abort = d.abort;
 }
 
-/* Step 5, before the call: the verdicts' records, as the policy decided
- * (rules.c writes them); for an update that will succeed, the nodes it
- * changes (nodes.c) and what it does to graph allocations (CGS012,
- * CGS003). Then the policy's abort. Not inlined: the call site is taken
- * a fixed number of frames up. */
 /* update_records_pre's verdict (CGS001, CGS002; rare): written, or
  * counted, as the policy decided. One frame below update_records_pre. */
 static CG_COLD void update_records_verdict(struct upd_pred *p, CUgraphExec e, CUgraph g, const char *api)
