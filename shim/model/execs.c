@@ -277,7 +277,7 @@ static CG_HOT void exec_release_claim_locked(struct cg_exec *x)
 /* A program that synchronises its own calls orders a graph's destroy or
  * change after the instantiation that claimed it: the count it reads
  * here then includes that claim. */
-int model_graph_claimed_locked(CUgraph g)
+int model_graph_claimed_ask(CUgraph g)
 {
 	struct cg_graph *gr;
 	int pending;

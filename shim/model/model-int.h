@@ -261,10 +261,10 @@ struct cg_exec *model_exec_find_locked(CUgraphExec e);
  * destroy or node add then has nothing to settle). _clear_locked: gr's
  * claims dropped (settled, or gr destroyed). */
 extern _Atomic long model_graph_claims;
-int model_graph_claimed_locked(CUgraph g); /* takes gx_lock itself */
+int model_graph_claimed_ask(CUgraph g); /* under a gx_lock round trip of its own */
 static inline int model_graph_claimed(CUgraph g)
 {
-	return atomic_load_explicit(&model_graph_claims, memory_order_acquire) ? model_graph_claimed_locked(g) : 0;
+	return atomic_load_explicit(&model_graph_claims, memory_order_acquire) ? model_graph_claimed_ask(g) : 0;
 }
 static inline void model_graph_claims_clear_locked(struct cg_graph *gr)
 {
