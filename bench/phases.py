@@ -8,11 +8,15 @@ median over rounds of bare's and the shim's per-phase medians and of their
 difference. Information, no bar: the bars are bench/run.py's.
 
 usage: phases.py [--bin DIR] [--lib PATH] [--core N] [--rounds R]
-                 [--env K=V,...] [--before LIB] CASE [NODES [ITERS]]
+                 [--env K=V,...] [--before LIB] [--before-env K=V,...]
+                 CASE [NODES [ITERS]]
   CASE     capture or update-capture
   --env    variables added to the shim's environment
   --before another build of the library (e.g. before a change): a third
            process in the same ring, its columns beside the shim's
+  --before-env  variables added to the before side's environment (e.g.
+           --before /lib/x86_64-linux-gnu/libm.so.6 --before-env BENCH_MIMIC=1:
+           bare plus the driver queries the shim makes, bench/workload.cu)
 """
 import argparse, os, statistics, sys, tempfile
 
@@ -42,6 +46,7 @@ def main():
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--env", default="")
     p.add_argument("--before")
+    p.add_argument("--before-env", default="")
     p.add_argument("case")
     p.add_argument("args", nargs="*")
     a = p.parse_args()
@@ -56,7 +61,9 @@ def main():
     bare = env(dict(BENCH_PHASES="1"))
     sides = [("bare", bare), ("shim", env(shim))]
     if a.before:
-        sides.append(("before", env(dict(shim, LD_PRELOAD=a.before, CGSHIM_LOG_FILE=os.path.join(tmp, "b-%p.jsonl")))))
+        b = dict(shim, LD_PRELOAD=a.before, CGSHIM_LOG_FILE=os.path.join(tmp, "b-%p.jsonl"))
+        b.update(kv.split("=", 1) for kv in a.before_env.split(",") if kv)
+        sides.append(("before", env(b)))
     rows = {}  # phase -> [tuple of the sides' ns]
     for r in range(a.rounds):
         order = [(k + r) % len(sides) for k in range(len(sides))]  # rotating

@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dlfcn.h>
 
 #include "scenario.h"
 #include "baton.h"
@@ -87,6 +88,72 @@ static void ph_mark(int r, int k)
 		ph_t[(size_t)r * PH_MAX + k - 1] = t - ph_last;
 	ph_last = t;
 }
+/* BENCH_MIMIC=1 (bench/phases.py --before-env, with no shim): the capture
+ * case makes, in each phase, the driver queries the shim makes there at
+ * cb1905b (bench/callers.py on the stand-in: one capture-info query after
+ * the begin and before the alloc, the free and the end; the current device
+ * at the alloc, the free and the instantiate; the graph's id and node count
+ * after the end; the node count and the exec's id at the instantiate), so
+ * that what they cost cold on the real driver is measured apart from the
+ * shim's own code. */
+typedef int (*mim_gci_t)(void *, int *, unsigned long long *, void **, const void **, const void **, size_t *);
+typedef int (*mim_dev_t)(int *);
+typedef int (*mim_gid_t)(void *, unsigned int *);
+typedef int (*mim_nodes_t)(void *, void **, size_t *);
+static struct {
+	int on;
+	mim_gci_t gci;
+	mim_dev_t dev;
+	mim_gid_t gid, eid;
+	mim_nodes_t nodes;
+} mim;
+static void mim_start(void)
+{
+	const char *e = getenv("BENCH_MIMIC");
+	void *h;
+	if (!e || *e != '1' || !(h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)))
+		return;
+	mim.gci = (mim_gci_t)dlsym(h, "cuStreamGetCaptureInfo_v3");
+	mim.dev = (mim_dev_t)dlsym(h, "cuCtxGetDevice");
+	mim.gid = (mim_gid_t)dlsym(h, "cuGraphGetId");
+	mim.eid = (mim_gid_t)dlsym(h, "cuGraphExecGetId");
+	mim.nodes = (mim_nodes_t)dlsym(h, "cuGraphGetNodes");
+	mim.on = mim.gci && mim.dev && mim.gid && mim.eid && mim.nodes;
+	if (!mim.on)
+		fprintf(stderr, "BENCH_MIMIC: a driver entry is missing\n");
+}
+static void mim_gci(void *s)
+{
+	int st;
+	unsigned long long id;
+	void *g;
+	if (mim.on)
+		mim.gci(s, &st, &id, &g, NULL, NULL, NULL);
+}
+static void mim_dev(void)
+{
+	int d;
+	if (mim.on)
+		mim.dev(&d);
+}
+static void mim_graph(void *g, int exec)
+{
+	unsigned int id;
+	size_t n = 0;
+	if (!mim.on)
+		return;
+	if (exec)
+		mim.eid(g, &id);
+	else
+		mim.gid(g, &id), mim.nodes(g, NULL, &n);
+}
+static void mim_count(void *g)
+{
+	size_t n = 0;
+	if (mim.on)
+		mim.nodes(g, NULL, &n);
+}
+
 /* BENCH_FLUSH=MB: after every capture or update iteration (untimed), write
  * one byte a cache line of an MB-megabyte buffer, so the next iteration
  * starts with cold caches as in lockstep, where the partners' turns evict
@@ -221,6 +288,7 @@ static int capture(int nodes, int iters, cudaStream_t s, int lock)
 	double *t = (double *)malloc((size_t)iters * sizeof *t);
 	static const char *const ph_names[] = {"begin", "alloc", "launches", "free", "end", "instantiate", "exec_destroy", "graph_destroy"};
 	ph_start(iters);
+	mim_start();
 	for (int r = -20; r < iters; r++) { /* 20 warm-up iterations */
 		cudaGraph_t g = NULL;
 		cudaGraphExec_t e = NULL;
@@ -228,17 +296,24 @@ static int capture(int nodes, int iters, cudaStream_t s, int lock)
 		double t0 = now_ns();
 		ph_mark(r, 0);
 		MUST(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		mim_gci(s);
 		ph_mark(r, 1);
+		mim_dev(), mim_gci(s);
 		MUST(cudaMallocAsync((void **)&p, BUF * sizeof(float), s));
 		ph_mark(r, 2);
 		for (int k = 0; k < nodes - 2; k++)
 			LAUNCH_ADD(s, p, BUF, 1.0);
 		ph_mark(r, 3);
+		mim_dev(), mim_gci(s);
 		MUST(cudaFreeAsync(p, s));
 		ph_mark(r, 4);
+		mim_gci(s);
 		MUST(cudaStreamEndCapture(s, &g));
+		mim_graph(g, 0);
 		ph_mark(r, 5);
+		mim_count(g);
 		MUST(cudaGraphInstantiate(&e, g, cudaGraphInstantiateFlagAutoFreeOnLaunch));
+		mim_graph(e, 1), mim_dev();
 		ph_mark(r, 6);
 		MUST(cudaGraphExecDestroy(e));
 		ph_mark(r, 7);
