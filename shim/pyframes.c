@@ -5,6 +5,8 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
+#include <stddef.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -43,6 +45,27 @@ static _Atomic int py_done, py12_done;
 static _Atomic unsigned py_absent; /* calls while neither reader is resolved */
 static struct py_api py_g;
 
+/* Python's symbols appear only with a module loaded: a lookup that found
+ * none is made again only once the loader's count of loads (dl_iterate_phdr's
+ * dlpi_adds) has moved since, or every 4096th turn (a module already loaded
+ * made global later: dlopen with RTLD_NOLOAD | RTLD_GLOBAL). py_looked: the
+ * count at the last lookup (0 none); the count itself 0 when unknown. */
+static _Atomic unsigned long long py_looked;
+
+static int loads_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+		*(unsigned long long *)arg = info->dlpi_adds;
+	return 1; /* the first module says it */
+}
+
+static unsigned long long py_loads(void)
+{
+	unsigned long long n = 0;
+	(void)dl_iterate_phdr(loads_one, &n);
+	return n;
+}
+
 static void py_resolve_locked(void)
 {
 	/* A failing lookup allocates an error string: cg_pyframes looks
@@ -52,6 +75,7 @@ static void py_resolve_locked(void)
 	py_g.tried = 1;
 	if (!__atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE))
 		return;
+	atomic_store_explicit(&py_looked, py_loads(), memory_order_relaxed);
 #define PYSYM(f, n) *(void **)&py_g.f = cg_real_dlsym(RTLD_DEFAULT, n)
 	PYSYM(is_init, "Py_IsInitialized");
 	if (!py_g.is_init)
@@ -379,21 +403,39 @@ static const char *py_str_attr(const struct py_api *py, void *obj, const char *n
 
 /* Fill out with "py:file:line:func;..." innermost first. Only when this
  * thread holds the GIL: then the interpreter is ours to read. */
-CG_HOT void cg_pyframes(char *out, size_t cap, int max)
+/* Whether no module was loaded since the last lookup (py_looked). */
+static CG_COLD int py_loads_unchanged(void)
+{
+	unsigned long long n = py_loads();
+	return n && n == atomic_load_explicit(&py_looked, memory_order_relaxed);
+}
+
+CG_HOT int cg_pyframes_none(int max)
+{
+	unsigned turn;
+	if (max <= 0)
+		return 1;
+	if (atomic_load_explicit(&py_done, memory_order_acquire) ||
+	    atomic_load_explicit(&py12_done, memory_order_acquire))
+		return 0;
+	/* No Python found yet (a C program): the lookups, a lock and two
+	 * failing symbol searches, every 64th call only, not at each site
+	 * (a program that starts Python later names its frames from then
+	 * on, within 64 sites), and then only when a module was loaded since
+	 * the last (py_looked). */
+	turn = atomic_fetch_add_explicit(&py_absent, 1, memory_order_relaxed);
+	if (turn % 64)
+		return 1;
+	return turn % 4096 && py_loads_unchanged();
+}
+
+void cg_pyframes(char *out, size_t cap, int max)
 {
 	void *f, *owned = NULL;
 	size_t n = 0;
 	struct py_api py;
 	out[0] = 0;
 	if (max <= 0)
-		return;
-	/* No Python found yet (a C program): the lookups, a lock and two
-	 * failing symbol searches, every 64th call only, not at each site
-	 * (a program that starts Python later names its frames from then
-	 * on, within 64 sites). */
-	if (!atomic_load_explicit(&py_done, memory_order_acquire) &&
-	    !atomic_load_explicit(&py12_done, memory_order_acquire) &&
-	    atomic_fetch_add_explicit(&py_absent, 1, memory_order_relaxed) % 64)
 		return;
 	py_resolve(&py);
 	if (py12_frames(&py, out, cap, max))

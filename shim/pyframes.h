@@ -11,8 +11,13 @@
 /* Fill out (cap bytes, NUL-terminated) with "py:file:line:func;..." for at
  * most max frames, innermost first; "" when the thread holds no GIL, no
  * interpreter is loaded, or its API could not be resolved (looked up again
- * now and then). Never blocks: a thread that finds the resolver's lock busy
+ * now and then: cg_pyframes_none says when). Never blocks: a thread that finds the resolver's lock busy
  * gets no frames this time. Makes no CUDA call. */
 void cg_pyframes(char *out, size_t cap, int max);
+/* Whether a site's Python frames are none without looking (max <= 0, or
+ * no interpreter found yet and not this call's turn to look again: every
+ * 64th such call looks); cg_pyframes is called only after it said 0, once
+ * a site. No lock, no lookup. */
+int cg_pyframes_none(int max);
 
 #endif

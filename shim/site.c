@@ -58,6 +58,10 @@ static struct cg_table site_table = CG_TABLE_INIT("site table"); /* a failed add
 static struct site_ent **site_by_id;
 static uint32_t site_n, site_cap;
 static _Atomic long long sites_deferred;
+/* Deferred sites not settled yet: none (a steady loop's case), and
+ * cg_site_pending and cg_site_settle answer without site_lock. Written
+ * under site_lock; a site id reaches another thread after its increment. */
+static _Atomic unsigned sites_waiting;
 /* Sites are never removed (an id stays valid while any record or model
  * object may name it), so their number is capped: a program that makes
  * calls from ever new places (generated code, a JIT's stubs: 10^6 one-frame
@@ -279,46 +283,37 @@ static int site_want(int skip, int depth)
 	return depth + skip + 4 < CG_BT_MAX + 8 ? depth + skip + 4 : CG_BT_MAX + 8;
 }
 
-/* Both entry points: inlined into each, so that the walk starts in the
- * entry point's frame (skip counts from it). defer: stop at a cold frame
- * (cg_site_here_deferred). */
-static inline __attribute__((always_inline)) uint32_t site_make(int skip, int defer)
+/* The site of a walk's frames (pcs[0..n)), with the thread's Python
+ * frames unless nopy: its key is made in this function's frame (~1 KiB,
+ * out of the entry points', whose walk then starts nearer the hook's
+ * stack lines). The id is kept with the walk in the walk memo (t names
+ * it; way 0: not a walk the memo kept, or frames not the first walk's)
+ * when the site has no Python frames, which the tag then says. */
+static __attribute__((noinline)) uint32_t site_of(void *const *pcs, int n, uint64_t cuda, int skip, int nopy,
+						   const struct cg_unwind_tag *t)
 {
 	struct site_key k;
-	struct site_pend *p;
-	struct site_ent *e;
-	struct cg_unwind_rest *rest = NULL;
-	void *pcs[CG_BT_MAX + 8];
-	int n = 0, depth = (int)cg_cfg.backtrace, want = site_want(skip, depth);
-	uint64_t cuda = 0;
 	uint32_t id;
-
-	if (depth <= 0 && cg_cfg.python_frames <= 0)
-		return 0;
 	k.n = 0;
 	k.py[0] = 0;
-	if (depth > 0) {
-		n = defer ? cg_unwind_warm(pcs, want, &cuda, &rest) : cg_unwind(pcs, want, &cuda);
-		if (n < 0)
-			n = site_backtrace(pcs, want, &cuda);
-		/* Cut before the first frame past the CUDA libraries (a runtime
-		 * with more frames of its own than the slack: a sanitizer's
-		 * build, a real cudart's internals): walk again, as deep as a
-		 * site may go, rather than keep a frame of the runtime. */
-		if (!rest && n == want && want < CG_BT_MAX + 8 && site_all_cuda(cuda, skip + 1, n)) {
-			n = cg_unwind(pcs, CG_BT_MAX + 8, &cuda);
-			if (n < 0)
-				n = site_backtrace(pcs, CG_BT_MAX + 8, &cuda);
-		}
-		if (!rest)
-			site_pick(&k, pcs, n, cuda, skip, depth);
-	}
-	cg_pyframes(k.py, sizeof k.py, (int)cg_cfg.python_frames);
-	if (!rest)
-		return site_intern_recent(&k);
-	/* A cold frame: the rest of the walk waits (site_settle_locked). */
-	p = malloc(sizeof *p);
-	e = p ? calloc(1, sizeof *e) : NULL;
+	if (cg_cfg.backtrace > 0)
+		site_pick(&k, pcs, n, cuda, skip, (int)cg_cfg.backtrace);
+	if (!nopy)
+		cg_pyframes(k.py, sizeof k.py, (int)cg_cfg.python_frames);
+	id = site_intern_recent(&k);
+	if (nopy && t->way && id)
+		cg_unwind_tag_set(t, id);
+	return id;
+}
+
+/* A cold frame: the rest of the walk waits (site_settle_locked); the
+ * site gets an id of its own now. */
+static CG_COLD uint32_t site_defer(struct cg_unwind_rest *rest, void *const *pcs, int n, uint64_t cuda, int want,
+				   int skip, int nopy)
+{
+	struct site_pend *p = malloc(sizeof *p);
+	struct site_ent *e = p ? calloc(1, sizeof *e) : NULL;
+	uint32_t id;
 	if (!e) {
 		free(p);
 		cg_unwind_rest_free(rest);
@@ -330,10 +325,13 @@ static inline __attribute__((always_inline)) uint32_t site_make(int skip, int de
 	p->want = want;
 	p->skip = skip;
 	p->cuda = cuda;
-	memcpy(e->key.py, k.py, sizeof k.py);
+	if (!nopy)
+		cg_pyframes(e->key.py, sizeof e->key.py, (int)cg_cfg.python_frames);
 	e->pend = p;
 	pthread_mutex_lock(&site_lock);
 	id = site_id_locked(e);
+	if (id)
+		atomic_fetch_add_explicit(&sites_waiting, 1, memory_order_release);
 	pthread_mutex_unlock(&site_lock);
 	if (!id) {
 		cg_unwind_rest_free(rest);
@@ -343,6 +341,58 @@ static inline __attribute__((always_inline)) uint32_t site_make(int skip, int de
 	}
 	atomic_fetch_add_explicit(&sites_deferred, 1, memory_order_relaxed);
 	return id;
+}
+
+/* What a site's id depends on besides its walk's frames and the depth
+ * asked (the memo's own key): skip and the kept depth, and that it has no
+ * Python frames (a tag is asked only then). Never 0. */
+static uint64_t site_tag(int skip, int depth)
+{
+	return 1u | (uint64_t)(unsigned)skip << 8 | (uint64_t)(unsigned)depth << 32;
+}
+
+/* Both entry points: inlined into each, so that the walk starts in the
+ * entry point's frame (skip counts from it). defer: stop at a cold frame
+ * (cg_site_here_deferred). A steady loop's site is the walk memo's value
+ * for the walk (cg_unwind_tag): the same start over the same stack words,
+ * so the same frames, without copying, picking or looking them up. */
+static inline __attribute__((always_inline)) uint32_t site_make(int skip, int defer)
+{
+	struct cg_unwind_rest *rest = NULL;
+	struct cg_unwind_tag t;
+	void *pcs[CG_BT_MAX + 8];
+	int n = 0, depth = (int)cg_cfg.backtrace, want = site_want(skip, depth), nopy;
+	uint64_t cuda = 0;
+
+	if (depth <= 0 && cg_cfg.python_frames <= 0)
+		return 0;
+	/* Python's frames are looked for (or not) first: a site with them is
+	 * never the memo's value */
+	nopy = cg_pyframes_none((int)cg_cfg.python_frames);
+	t.tag = nopy ? site_tag(skip, depth) : 0;
+	t.way = 0;
+	if (depth > 0) {
+		n = defer ? cg_unwind_warm(pcs, want, &cuda, &rest, &t) : cg_unwind(pcs, want, &cuda, &t);
+		if (t.val)
+			return t.val;
+		if (n < 0) {
+			n = site_backtrace(pcs, want, &cuda);
+			t.way = 0;
+		}
+		/* Cut before the first frame past the CUDA libraries (a runtime
+		 * with more frames of its own than the slack: a sanitizer's
+		 * build, a real cudart's internals): walk again, as deep as a
+		 * site may go, rather than keep a frame of the runtime. */
+		if (!rest && n == want && want < CG_BT_MAX + 8 && site_all_cuda(cuda, skip + 1, n)) {
+			n = cg_unwind(pcs, CG_BT_MAX + 8, &cuda, NULL);
+			if (n < 0)
+				n = site_backtrace(pcs, CG_BT_MAX + 8, &cuda);
+			t.way = 0; /* these frames are not the tagged walk's */
+		}
+		if (rest)
+			return site_defer(rest, pcs, n, cuda, want, skip, nopy);
+	}
+	return site_of(pcs, n, cuda, skip, nopy, &t);
 }
 
 CG_HOT uint32_t cg_site_here(int skip)
@@ -366,6 +416,7 @@ static void site_settle_locked(struct site_ent *e)
 	size_t klen;
 	int n;
 	e->pend = NULL;
+	atomic_fetch_sub_explicit(&sites_waiting, 1, memory_order_relaxed);
 	n = cg_unwind_finish(p->rest, p->pcs, p->n, p->want, &p->cuda);
 	site_pick(&e->key, p->pcs, n, p->cuda, p->skip, (int)cg_cfg.backtrace);
 	klen = site_kb(&e->key, kb);
@@ -399,6 +450,8 @@ CG_HOT int cg_site_pending(uint32_t site)
 {
 	struct site_ent *e;
 	int pending;
+	if (!atomic_load_explicit(&sites_waiting, memory_order_acquire))
+		return 0;
 	pthread_mutex_lock(&site_lock);
 	e = site_by_id_locked(site);
 	pending = e && e->pend;
@@ -408,6 +461,8 @@ CG_HOT int cg_site_pending(uint32_t site)
 
 CG_HOT void cg_site_settle(uint32_t site)
 {
+	if (!atomic_load_explicit(&sites_waiting, memory_order_acquire))
+		return; /* then site_ent_locked would only follow an alias */
 	pthread_mutex_lock(&site_lock);
 	(void)site_ent_locked(site);
 	pthread_mutex_unlock(&site_lock);

@@ -45,12 +45,6 @@ struct slot {
 };
 
 static struct slot cache[SLOTS];
-static _Atomic unsigned long memo_hits;
-
-unsigned long cg_unwind_memo_hits(void)
-{
-	return atomic_load(&memo_hits);
-}
 /* The cache is 4-way set associative: a direct-mapped one let two return
  * addresses used in turn evict each other (PyTorch's capture loop: the
  * begin's walk found a cold frame every other capture, issue 19). */
@@ -155,6 +149,13 @@ struct memo {
 	uint64_t mask;
 	int max, n, nw;
 	int bp_used; /* a CFA came from the start's %rbp (else any %rbp will do) */
+	/* The caller's value for this walk (cg_unwind_tag): gv's top half is
+	 * the way's generation (one more at each walk kept here), its bottom
+	 * the value (0 none). One word, so that the value is set only for the
+	 * walk it was made from (a compare-and-swap on the generation: a
+	 * signal handler's walk kept here meanwhile makes it fail). */
+	uint64_t tag;
+	_Atomic uint64_t gv;
 	struct memo_word w[MEMO_WORDS];
 	void *pcs[64];
 };
@@ -255,37 +256,76 @@ static int walk(struct walk *w, void **pcs, int *np, int max, uint64_t *mask, in
 }
 
 static struct cg_thread_kind memo_kind;
-static __thread __attribute__((tls_model("initial-exec"))) void *memos;
+/* The block's pointer, and the thread's counts for tests beside it (one
+ * line of the thread's TLS, read by every walk: a global counter cost a
+ * shared line written at every site). */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+	void *blk;
+	unsigned long hits, tag_hits;
+} memo_tls;
+
+unsigned long cg_unwind_memo_hits(void)
+{
+	return memo_tls.hits;
+}
+
+unsigned long cg_unwind_tag_hits(void)
+{
+	return memo_tls.tag_hits;
+}
+
+static struct memos *memos_align(void *p)
+{
+	return p ? (struct memos *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL;
+}
 
 /* The thread's block, its start rounded up to a cache line. */
 static struct memos *memos_get(void)
 {
-	void *p =
-	    __builtin_expect(memos != NULL, 1) ? memos : cg_thread_block(&memo_kind, &memos, sizeof(struct memos) + 63);
-	return p ? (struct memos *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL;
+	void *p = __builtin_expect(memo_tls.blk != NULL, 1)
+		      ? memo_tls.blk
+		      : cg_thread_block(&memo_kind, &memo_tls.blk, sizeof(struct memos) + 63);
+	return memos_align(p);
 }
 
 /* A walk from w's start that the memo answers: frames into pcs, *np and
- * *mask set. Else 0, and (with memos) w->rec set to record this walk. */
-static CG_HOT int memo_answer(struct memos *ms, struct walk *w, void **pcs, int *np, int max, uint64_t *mask)
+ * *mask set, or (t asking a tag the way has a value for) t->val alone.
+ * Else 0, and (with memos) w->rec set to record this walk. */
+static CG_HOT int memo_answer(struct memos *ms, struct walk *w, void **pcs, int *np, int max, uint64_t *mask,
+			      struct cg_unwind_tag *t)
 {
 	if (!ms)
 		return 0;
 	for (int k = 0; k < MEMO_WAYS; k++) {
 		const struct memo *m = &ms->way[k];
+		uint64_t gv;
 		int i;
 		if (ms->start[k].pc != w->pc || ms->start[k].sp != w->sp)
 			continue;
+		gv = atomic_load_explicit(&m->gv, memory_order_relaxed);
 		if ((m->bp_used && m->bp != w->bp) || m->max != max || !m->n)
 			continue;
 		for (i = 0; i < m->nw && *(const uintptr_t *)m->w[i].addr == m->w[i].val; i++)
 			;
 		if (i < m->nw)
 			continue;
+		if (t) {
+			uint64_t tag = m->tag;
+			atomic_signal_fence(memory_order_seq_cst);
+			if (atomic_load_explicit(&m->gv, memory_order_relaxed) != gv)
+				continue; /* a signal handler's walk was kept here meanwhile */
+			t->way = (unsigned)k + 1;
+			t->gen = (unsigned)(gv >> 32);
+			if (t->tag && tag == t->tag && (uint32_t)gv) {
+				t->val = (uint32_t)gv;
+				memo_tls.tag_hits++;
+				return 1;
+			}
+		}
 		memcpy(pcs, m->pcs, (size_t)m->n * sizeof *pcs);
 		*np = m->n;
 		*mask = m->mask;
-		atomic_fetch_add_explicit(&memo_hits, 1, memory_order_relaxed);
+		memo_tls.hits++;
 		return 1;
 	}
 	ms->rec.sp = w->sp, ms->rec.bp = w->bp, ms->rec.pc = w->pc;
@@ -295,16 +335,20 @@ static CG_HOT int memo_answer(struct memos *ms, struct walk *w, void **pcs, int 
 	return 0;
 }
 
-/* A walk recorded from its start to the end (st 0) is kept. */
-static void memo_keep(struct memos *ms, struct walk *w, void **pcs, int n, int max, uint64_t mask)
+/* A walk recorded from its start to the end (st 0) is kept (with t's tag,
+ * and its place in t). */
+static void memo_keep(struct memos *ms, struct walk *w, void **pcs, int n, int max, uint64_t mask,
+		      struct cg_unwind_tag *t)
 {
 	struct memo *m;
-	unsigned k;
+	unsigned k, gen;
 	if (!w->rec || w->rec->nw > MEMO_WORDS || n <= 0 || n > 64)
 		return;
 	k = ms->next++ % MEMO_WAYS;
 	m = &ms->way[k];
 	m->n = 0; /* a signal handler's walk in between sees no half-written way */
+	gen = (unsigned)(atomic_load_explicit(&m->gv, memory_order_relaxed) >> 32) + 1;
+	atomic_store_explicit(&m->gv, (uint64_t)gen << 32, memory_order_relaxed); /* no value, a new generation */
 	atomic_signal_fence(memory_order_seq_cst);
 	m->nw = 0;
 	for (int i = 0; i < ms->rec.nw; i++)
@@ -315,8 +359,28 @@ static void memo_keep(struct memos *ms, struct walk *w, void **pcs, int n, int m
 	m->bp_used = ms->rec.bp_used;
 	m->max = max;
 	m->mask = mask;
+	m->tag = t ? t->tag : 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	m->n = n;
+	if (t)
+		t->way = k + 1, t->gen = gen;
+}
+
+void cg_unwind_tag_set(const struct cg_unwind_tag *t, uint32_t val)
+{
+	struct memos *ms = memos_align(memo_tls.blk);
+	struct memo *m;
+	uint64_t old;
+	if (!ms || !t || !t->tag || !val || !t->way || t->way > MEMO_WAYS)
+		return;
+	m = &ms->way[t->way - 1];
+	if (m->tag != t->tag)
+		return;
+	old = (uint64_t)t->gen << 32;
+	/* fails if the way was kept again since (its generation moved) or
+	 * already has its value */
+	(void)atomic_compare_exchange_strong_explicit(&m->gv, &old, old | val, memory_order_relaxed,
+						      memory_order_relaxed);
 }
 
 /* Where a live walk from w's start may read. Inside the thread's known
@@ -353,10 +417,11 @@ static inline __attribute__((always_inline)) int walk_bounded(struct memos *ms, 
 /* walk() of the live stack, through the memo, or WALK_OFF. A memo answers
  * before the bounds are looked at: it was recorded by a bounded walk of
  * this thread from the same sp, so its words lie in the same stack. */
-static int walk_live(struct memos *ms, struct walk *w, void **pcs, int *np, int max, uint64_t *mask, int cold)
+static int walk_live(struct memos *ms, struct walk *w, void **pcs, int *np, int max, uint64_t *mask, int cold,
+		     struct cg_unwind_tag *t)
 {
 	int st;
-	if (memo_answer(ms, w, pcs, np, max, mask))
+	if (memo_answer(ms, w, pcs, np, max, mask, t))
 		return 0;
 	if (!walk_bounded(ms, w)) {
 		w->rec = NULL;
@@ -364,7 +429,7 @@ static int walk_live(struct memos *ms, struct walk *w, void **pcs, int *np, int 
 	}
 	st = walk(w, pcs, np, max, mask, cold);
 	if (!st)
-		memo_keep(ms, w, pcs, *np, max, *mask);
+		memo_keep(ms, w, pcs, *np, max, *mask, t);
 	w->rec = NULL;
 	return st;
 }
@@ -449,13 +514,18 @@ static __attribute__((noinline, cold)) int walk_off_stack(struct walk *w, void *
 
 /* The walks from w, the state of the entry point's caller (pcs[0] is the
  * return address into it). */
-static inline __attribute__((always_inline)) int unwind_from(struct walk *w, void **pcs, int max, uint64_t *cuda)
+static inline __attribute__((always_inline)) int unwind_from(struct walk *w, void **pcs, int max, uint64_t *cuda,
+							     struct cg_unwind_tag *t)
 {
 	uint64_t mask = 0;
 	int n = 0, st;
+	if (t)
+		t->val = 0, t->way = 0;
 	if (!_dl_find_object || max > 64)
 		return -1;
-	st = walk_live(memos_get(), w, pcs, &n, max, &mask, 1);
+	st = walk_live(memos_get(), w, pcs, &n, max, &mask, 1, t);
+	if (t && t->val)
+		return 0;
 	if (st == WALK_OFF)
 		n = walk_off_stack(w, pcs, max, &mask, NULL);
 	else if (st)
@@ -466,14 +536,19 @@ static inline __attribute__((always_inline)) int unwind_from(struct walk *w, voi
 }
 
 static inline __attribute__((always_inline)) int unwind_warm_from(struct walk *w, void **pcs, int max, uint64_t *cuda,
-								  struct cg_unwind_rest **rest)
+								  struct cg_unwind_rest **rest,
+								  struct cg_unwind_tag *t)
 {
 	uint64_t mask = 0;
 	int n = 0, st;
 	*rest = NULL;
+	if (t)
+		t->val = 0, t->way = 0;
 	if (!_dl_find_object || max > 64)
 		return -1;
-	st = walk_live(memos_get(), w, pcs, &n, max, &mask, 0);
+	st = walk_live(memos_get(), w, pcs, &n, max, &mask, 0, t);
+	if (t && t->val)
+		return 0;
 	if (st == WALK_OFF) {
 		n = walk_off_stack(w, pcs, max, &mask, rest);
 	} else {
@@ -495,20 +570,21 @@ static inline __attribute__((always_inline)) int unwind_warm_from(struct walk *w
 
 /* The entry points: the caller's registers, exactly. */
 #if defined(__x86_64__)
-CG_HOT __attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda)
+CG_HOT __attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t)
 {
 	/* This function keeps a frame pointer (__builtin_frame_address(0)
 	 * makes GCC and Clang set one up): its caller's state is exact. */
 	uintptr_t *fp = __builtin_frame_address(0);
 	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0, NULL};
-	return unwind_from(&w, pcs, max, cuda);
+	return unwind_from(&w, pcs, max, cuda, t);
 }
 
-CG_HOT __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest)
+CG_HOT __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest,
+						    struct cg_unwind_tag *t)
 {
 	uintptr_t *fp = __builtin_frame_address(0);
 	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0, NULL};
-	return unwind_warm_from(&w, pcs, max, cuda, rest);
+	return unwind_warm_from(&w, pcs, max, cuda, rest, t);
 }
 #elif defined(__aarch64__)
 /* A C function's own frame does not say where its caller's sp was (the
@@ -517,23 +593,24 @@ CG_HOT __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_
  * they are at the call (a BL pushes nothing: they are the caller's state
  * after the return) and branch to the C part, which returns to the
  * caller. x30 is not signed yet (that is the callee's prologue). */
-__attribute__((visibility("hidden"))) int cg_unwind_at(void **pcs, int max, uint64_t *cuda, uintptr_t sp, uintptr_t fp,
-						       uintptr_t pc);
+__attribute__((visibility("hidden"))) int cg_unwind_at(void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t,
+						       uintptr_t sp, uintptr_t fp, uintptr_t pc);
 __attribute__((visibility("hidden"))) int cg_unwind_warm_at(void **pcs, int max, uint64_t *cuda,
-							    struct cg_unwind_rest **rest, uintptr_t sp, uintptr_t fp,
-							    uintptr_t pc);
+							    struct cg_unwind_rest **rest, struct cg_unwind_tag *t,
+							    uintptr_t sp, uintptr_t fp, uintptr_t pc);
 
-int cg_unwind_at(void **pcs, int max, uint64_t *cuda, uintptr_t sp, uintptr_t fp, uintptr_t pc)
+int cg_unwind_at(void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t, uintptr_t sp, uintptr_t fp,
+		 uintptr_t pc)
 {
 	struct walk w = {sp, fp, pc, NULL, 0, 0, NULL};
-	return unwind_from(&w, pcs, max, cuda);
+	return unwind_from(&w, pcs, max, cuda, t);
 }
 
-int cg_unwind_warm_at(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest, uintptr_t sp, uintptr_t fp,
-		      uintptr_t pc)
+int cg_unwind_warm_at(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest, struct cg_unwind_tag *t,
+		      uintptr_t sp, uintptr_t fp, uintptr_t pc)
 {
 	struct walk w = {sp, fp, pc, NULL, 0, 0, NULL};
-	return unwind_warm_from(&w, pcs, max, cuda, rest);
+	return unwind_warm_from(&w, pcs, max, cuda, rest, t);
 }
 
 #define CG_UNWIND_STUB(name, r_sp, r_fp, r_pc, target)                                                                 \
@@ -541,8 +618,8 @@ int cg_unwind_warm_at(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest
 		", %function\n" #name ":\n\t.cfi_startproc\n\thint #34\n\tmov " #r_sp ", sp\n\tmov " #r_fp             \
 		", x29\n\tmov " #r_pc ", x30\n\tb " #target "\n\t.cfi_endproc\n\t.size " #name ", .-" #name            \
 		"\n\t.popsection")
-CG_UNWIND_STUB(cg_unwind, x3, x4, x5, cg_unwind_at);
-CG_UNWIND_STUB(cg_unwind_warm, x4, x5, x6, cg_unwind_warm_at);
+CG_UNWIND_STUB(cg_unwind, x4, x5, x6, cg_unwind_at);
+CG_UNWIND_STUB(cg_unwind_warm, x5, x6, x7, cg_unwind_warm_at);
 #else
 #error "cgshim: unwind.c's entry points know x86_64 and aarch64"
 #endif

@@ -18,14 +18,34 @@
 
 #include "stack.h"
 
+/* A value kept with a walk in the thread's walk memo: site.c keeps the
+ * id its frames intern to, so the same walk again is that id without its
+ * frames copied, picked or looked up (issue 36: a steady loop's sites).
+ * The value dies with the memo's way (a later walk kept in its place).
+ * tag (in, nonzero): what the value depends on besides the walk's frames
+ * and max; a walk kept by a call with another tag never answers with a
+ * value. val (out): the value kept with the walk answered, else 0 (then
+ * the frames are filled as without a tag). way, gen (out): where the walk
+ * was kept or found, for cg_unwind_tag_set (way 0: nowhere). */
+struct cg_unwind_tag {
+	uint64_t tag;
+	uint32_t val;
+	unsigned way, gen;
+};
 /* Fill pcs like backtrace(): pcs[0] is the return address into
  * cg_unwind's caller, then one per frame above it, at most max (<= 64).
  * *cuda gets bit i set when pcs[i] lies in the shim, libcudart or libcuda.
  * Returns the count, or -1 when a frame needs what this unwinder does not
  * do (signal frames, DWARF expressions, an unusual .eh_frame_hdr, glibc
- * without _dl_find_object): the caller then uses backtrace(). Makes no
- * allocation and takes no blocking lock. */
-int cg_unwind(void **pcs, int max, uint64_t *cuda);
+ * without _dl_find_object): the caller then uses backtrace(). With t
+ * (may be NULL) and t->val set on return, nothing else was filled: the
+ * walk is one kept before with that value. Makes no allocation and takes
+ * no blocking lock. */
+int cg_unwind(void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t);
+/* Keep val (nonzero) with the walk t names, if the way still holds it
+ * (not reused since, by this thread or a signal handler of it) and was
+ * kept with t->tag. Calling thread only. */
+void cg_unwind_tag_set(const struct cg_unwind_tag *t, uint32_t val);
 
 /* Deferred unwinding (the begin-capture hook: nothing that costs tens of
  * microseconds may run in the window the begin opens, issue 19). A rule
@@ -39,7 +59,8 @@ int cg_unwind(void **pcs, int max, uint64_t *cuda);
  * reading the copy: frames pcs[n..max), returns the new count (a frame the
  * rules do not follow, or the copy's end, ends it there). The caller frees
  * rest. cg_unwind_warm returns -1 where cg_unwind does (the caller then
- * uses backtrace() at once); *rest is NULL when no frame was cold. */
+ * uses backtrace() at once); *rest is NULL when no frame was cold. t as
+ * for cg_unwind (a walk kept is one without a cold frame). */
 #define CG_UNWIND_COPY CG_STACK_COPY_MAX
 struct cg_unwind_rest {
 	uintptr_t pc, sp, bp;
@@ -47,7 +68,7 @@ struct cg_unwind_rest {
 	size_t len;
 	unsigned char stack[CG_UNWIND_COPY];
 };
-int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest);
+int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest, struct cg_unwind_tag *t);
 int cg_unwind_finish(struct cg_unwind_rest *rest, void **pcs, int n, int max, uint64_t *cuda);
 /* Give a rest back (kept as the spare, or freed). */
 void cg_unwind_rest_free(struct cg_unwind_rest *rest);
@@ -65,9 +86,11 @@ int cg_cuda_module(const char *path);
  * the warm-up, outside any capture; errno preserved. */
 void cg_unwind_prefault(void);
 
-/* For tests: how many rules were worked out (cache misses), and how many
- * walks the thread's walk memo answered (unwind.c). */
+/* For tests: how many rules were worked out (cache misses, the process),
+ * how many walks the calling thread's walk memo answered with frames, and
+ * how many with a value (cg_unwind_tag). */
 unsigned long cg_unwind_misses(void);
 unsigned long cg_unwind_memo_hits(void);
+unsigned long cg_unwind_tag_hits(void);
 
 #endif

@@ -38,7 +38,7 @@ static int (*libc_backtrace)(void **, int);
  * instructions), everything above must be identical. */
 static __attribute__((noinline)) void both(struct pair *p)
 {
-	p->na = cg_unwind(p->a, MAXF, &p->cuda);
+	p->na = cg_unwind(p->a, MAXF, &p->cuda, NULL);
 	if (!libc_backtrace) {
 		void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
 		*(void **)&libc_backtrace = libc ? dlsym(libc, "backtrace") : NULL;
@@ -213,8 +213,8 @@ static void short_max(void **state)
 	void *pcs[2];
 	uint64_t cuda;
 	(void)state;
-	assert_int_equal(cg_unwind(pcs, 2, &cuda), 2);
-	assert_int_equal(cg_unwind(pcs, 65, &cuda), -1); /* beyond the mask */
+	assert_int_equal(cg_unwind(pcs, 2, &cuda, NULL), 2);
+	assert_int_equal(cg_unwind(pcs, 65, &cuda, NULL), -1); /* beyond the mask */
 }
 
 /* The deferred walk (cg_unwind_warm, then cg_unwind_finish from the
@@ -226,13 +226,13 @@ static __attribute__((noinline)) void warm_then_full(struct pair *p, int *deferr
 {
 	struct cg_unwind_rest *rest = NULL;
 	uint64_t cuda = 0;
-	p->na = cg_unwind_warm(p->a, WANT, &cuda, &rest);
+	p->na = cg_unwind_warm(p->a, WANT, &cuda, &rest, NULL);
 	*deferred = rest != NULL;
 	if (rest) {
 		p->na = cg_unwind_finish(rest, p->a, p->na, WANT, &cuda);
 		cg_unwind_rest_free(rest);
 	}
-	p->nb = cg_unwind(p->b, WANT, &p->cuda);
+	p->nb = cg_unwind(p->b, WANT, &p->cuda, NULL);
 	__asm__ volatile("" ::: "memory");
 }
 
