@@ -158,7 +158,7 @@ struct memo {
 	_Atomic uint64_t gv;
 	struct memo_word w[MEMO_WORDS];
 	void *pcs[64];
-};
+} __attribute__((aligned(64))); /* each way's header on a line of its own */
 /* The walk being recorded. bp_src: where %rbp came from (-1: the start,
  * else the read at that index); need: which reads the walk depends on
  * (every return address; a saved %rbp only when a CFA comes from it: a
@@ -291,36 +291,42 @@ static struct memos *memos_get(void)
 /* A walk from w's start that the memo answers: frames into pcs, *np and
  * *mask set, or (t asking a tag the way has a value for) t->val alone.
  * Else 0, and (with memos) w->rec set to record this walk. */
-static CG_HOT int memo_answer(struct memos *ms, struct walk *w, void **pcs, int *np, int max, uint64_t *mask,
-			      struct cg_unwind_tag *t)
+/* Whether every word m read still holds its value (two a turn: the
+ * comparison is most of a steady site's instructions). */
+static inline __attribute__((always_inline)) int memo_words_same(const struct memo *m)
+{
+	const struct memo_word *p = m->w, *end = m->w + m->nw;
+	for (; end - p >= 2; p += 2)
+		if (((*(const uintptr_t *)p[0].addr ^ p[0].val) | (*(const uintptr_t *)p[1].addr ^ p[1].val)) != 0)
+			return 0;
+	return p == end || *(const uintptr_t *)p->addr == p->val;
+}
+
+static inline __attribute__((always_inline)) int memo_answer(struct memos *ms, struct walk *w, void **pcs, int *np,
+							     int max, uint64_t *mask, struct cg_unwind_tag *t)
 {
 	if (!ms)
 		return 0;
 	for (int k = 0; k < MEMO_WAYS; k++) {
 		const struct memo *m = &ms->way[k];
 		uint64_t gv;
-		int i;
 		if (ms->start[k].pc != w->pc || ms->start[k].sp != w->sp)
 			continue;
 		gv = atomic_load_explicit(&m->gv, memory_order_relaxed);
-		if ((m->bp_used && m->bp != w->bp) || m->max != max || !m->n)
-			continue;
-		for (i = 0; i < m->nw && *(const uintptr_t *)m->w[i].addr == m->w[i].val; i++)
-			;
-		if (i < m->nw)
+		if ((m->bp_used && m->bp != w->bp) || m->max != max || !m->n || !memo_words_same(m))
 			continue;
 		if (t) {
 			uint64_t tag = m->tag;
 			atomic_signal_fence(memory_order_seq_cst);
 			if (atomic_load_explicit(&m->gv, memory_order_relaxed) != gv)
 				continue; /* a signal handler's walk was kept here meanwhile */
-			t->way = (unsigned)k + 1;
-			t->gen = (unsigned)(gv >> 32);
 			if (t->tag && tag == t->tag && (uint32_t)gv) {
 				t->val = (uint32_t)gv;
 				memo_tls.tag_hits++;
 				return 1;
 			}
+			t->way = (unsigned)k + 1;
+			t->gen = (unsigned)(gv >> 32);
 		}
 		memcpy(pcs, m->pcs, (size_t)m->n * sizeof *pcs);
 		*np = m->n;
