@@ -288,9 +288,9 @@ static struct memos *memos_get(void)
 	return memos_align(p);
 }
 
-/* A walk from w's start that the memo answers: frames into pcs, *np and
- * *mask set, or (t asking a tag the way has a value for) t->val alone.
- * Else 0, and (with memos) w->rec set to record this walk. */
+/* A walk from (sp, bp, pc) that the memo answers: frames into pcs, *np
+ * and *mask set, or (t asking a tag the way has a value for) t->val
+ * alone. Else 0. */
 /* Whether every word m read still holds its value (two a turn: the
  * comparison is most of a steady site's instructions). */
 static inline __attribute__((always_inline)) int memo_words_same(const struct memo *m)
@@ -302,18 +302,19 @@ static inline __attribute__((always_inline)) int memo_words_same(const struct me
 	return p == end || *(const uintptr_t *)p->addr == p->val;
 }
 
-static inline __attribute__((always_inline)) int memo_answer(struct memos *ms, struct walk *w, void **pcs, int *np,
-							     int max, uint64_t *mask, struct cg_unwind_tag *t)
+static inline __attribute__((always_inline)) int memo_answer(struct memos *ms, uintptr_t sp, uintptr_t bp,
+							     uintptr_t pc, void **pcs, int *np, int max,
+							     uint64_t *mask, struct cg_unwind_tag *t)
 {
 	if (!ms)
 		return 0;
 	for (int k = 0; k < MEMO_WAYS; k++) {
 		const struct memo *m = &ms->way[k];
 		uint64_t gv;
-		if (ms->start[k].pc != w->pc || ms->start[k].sp != w->sp)
+		if (ms->start[k].pc != pc || ms->start[k].sp != sp)
 			continue;
 		gv = atomic_load_explicit(&m->gv, memory_order_relaxed);
-		if ((m->bp_used && m->bp != w->bp) || m->max != max || !m->n || !memo_words_same(m))
+		if ((m->bp_used && m->bp != bp) || m->max != max || !m->n || !memo_words_same(m))
 			continue;
 		if (t) {
 			uint64_t tag = m->tag;
@@ -334,10 +335,6 @@ static inline __attribute__((always_inline)) int memo_answer(struct memos *ms, s
 		memo_tls.hits++;
 		return 1;
 	}
-	ms->rec.sp = w->sp, ms->rec.bp = w->bp, ms->rec.pc = w->pc;
-	ms->rec.nw = ms->rec.bp_used = 0;
-	ms->rec.bp_src = -1;
-	w->rec = &ms->rec;
 	return 0;
 }
 
@@ -420,15 +417,20 @@ static inline __attribute__((always_inline)) int walk_bounded(struct memos *ms, 
 	return 1;
 }
 
-/* walk() of the live stack, through the memo, or WALK_OFF. A memo answers
- * before the bounds are looked at: it was recorded by a bounded walk of
- * this thread from the same sp, so its words lie in the same stack. */
+/* walk() of the live stack, recorded for the memo (with memos), or
+ * WALK_OFF. The memo was asked before (unwind_from), before the bounds
+ * are looked at: it was recorded by a bounded walk of this thread from the
+ * same sp, so its words lie in the same stack. */
 static int walk_live(struct memos *ms, struct walk *w, void **pcs, int *np, int max, uint64_t *mask, int cold,
 		     struct cg_unwind_tag *t)
 {
 	int st;
-	if (memo_answer(ms, w, pcs, np, max, mask, t))
-		return 0;
+	if (ms) {
+		ms->rec.sp = w->sp, ms->rec.bp = w->bp, ms->rec.pc = w->pc;
+		ms->rec.nw = ms->rec.bp_used = 0;
+		ms->rec.bp_src = -1;
+		w->rec = &ms->rec;
+	}
 	if (!walk_bounded(ms, w)) {
 		w->rec = NULL;
 		return WALK_OFF;
@@ -518,20 +520,13 @@ static __attribute__((noinline, cold)) int walk_off_stack(struct walk *w, void *
 	return n;
 }
 
-/* The walks from w, the state of the entry point's caller (pcs[0] is the
- * return address into it). */
-static inline __attribute__((always_inline)) int unwind_from(struct walk *w, void **pcs, int max, uint64_t *cuda,
-							     struct cg_unwind_tag *t)
+/* cg_unwind's walk when the memo did not answer. */
+static __attribute__((noinline)) int unwind_walk(struct memos *ms, uintptr_t sp, uintptr_t bp, uintptr_t pc,
+						 void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t)
 {
+	struct walk w0 = {sp, bp, pc, NULL, 0, 0, NULL}, *w = &w0;
 	uint64_t mask = 0;
-	int n = 0, st;
-	if (t)
-		t->val = 0, t->way = 0;
-	if (!_dl_find_object || max > 64)
-		return -1;
-	st = walk_live(memos_get(), w, pcs, &n, max, &mask, 1, t);
-	if (t && t->val)
-		return 0;
+	int n = 0, st = walk_live(ms, w, pcs, &n, max, &mask, 1, t);
 	if (st == WALK_OFF)
 		n = walk_off_stack(w, pcs, max, &mask, NULL);
 	else if (st)
@@ -541,20 +536,14 @@ static inline __attribute__((always_inline)) int unwind_from(struct walk *w, voi
 	return n;
 }
 
-static inline __attribute__((always_inline)) int unwind_warm_from(struct walk *w, void **pcs, int max, uint64_t *cuda,
-								  struct cg_unwind_rest **rest,
-								  struct cg_unwind_tag *t)
+/* cg_unwind_warm's walk when the memo did not answer. */
+static __attribute__((noinline)) int unwind_warm_walk(struct memos *ms, uintptr_t sp, uintptr_t bp, uintptr_t pc,
+						      void **pcs, int max, uint64_t *cuda,
+						      struct cg_unwind_rest **rest, struct cg_unwind_tag *t)
 {
+	struct walk w0 = {sp, bp, pc, NULL, 0, 0, NULL}, *w = &w0;
 	uint64_t mask = 0;
-	int n = 0, st;
-	*rest = NULL;
-	if (t)
-		t->val = 0, t->way = 0;
-	if (!_dl_find_object || max > 64)
-		return -1;
-	st = walk_live(memos_get(), w, pcs, &n, max, &mask, 0, t);
-	if (t && t->val)
-		return 0;
+	int n = 0, st = walk_live(ms, w, pcs, &n, max, &mask, 0, t);
 	if (st == WALK_OFF) {
 		n = walk_off_stack(w, pcs, max, &mask, rest);
 	} else {
@@ -574,6 +563,33 @@ static inline __attribute__((always_inline)) int unwind_warm_from(struct walk *w
 	return n;
 }
 
+/* The walks from (sp, bp, pc), the state of the entry point's caller
+ * (pcs[0] is the return address into it): the memo first, with nothing
+ * written on the way (a steady site's whole path), then the walk (rest:
+ * cg_unwind_warm's). */
+static inline __attribute__((always_inline)) int unwind_from(uintptr_t sp, uintptr_t bp, uintptr_t pc, void **pcs,
+							     int max, uint64_t *cuda, struct cg_unwind_rest **rest,
+							     struct cg_unwind_tag *t)
+{
+	struct memos *ms;
+	uint64_t mask = 0;
+	int n = 0;
+	if (rest)
+		*rest = NULL;
+	if (t)
+		t->val = 0, t->way = 0;
+	if (!_dl_find_object || max > 64)
+		return -1;
+	ms = memos_get();
+	if (memo_answer(ms, sp, bp, pc, pcs, &n, max, &mask, t)) {
+		if (cuda)
+			*cuda = mask;
+		return n; /* 0 with t->val */
+	}
+	return rest ? unwind_warm_walk(ms, sp, bp, pc, pcs, max, cuda, rest, t)
+		    : unwind_walk(ms, sp, bp, pc, pcs, max, cuda, t);
+}
+
 /* The entry points: the caller's registers, exactly. */
 #if defined(__x86_64__)
 CG_HOT __attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t)
@@ -581,16 +597,14 @@ CG_HOT __attribute__((noinline)) int cg_unwind(void **pcs, int max, uint64_t *cu
 	/* This function keeps a frame pointer (__builtin_frame_address(0)
 	 * makes GCC and Clang set one up): its caller's state is exact. */
 	uintptr_t *fp = __builtin_frame_address(0);
-	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0, NULL};
-	return unwind_from(&w, pcs, max, cuda, t);
+	return unwind_from((uintptr_t)(fp + 2), fp[0], fp[1], pcs, max, cuda, NULL, t);
 }
 
 CG_HOT __attribute__((noinline)) int cg_unwind_warm(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest,
 						    struct cg_unwind_tag *t)
 {
 	uintptr_t *fp = __builtin_frame_address(0);
-	struct walk w = {(uintptr_t)(fp + 2), fp[0], fp[1], NULL, 0, 0, NULL};
-	return unwind_warm_from(&w, pcs, max, cuda, rest, t);
+	return unwind_from((uintptr_t)(fp + 2), fp[0], fp[1], pcs, max, cuda, rest, t);
 }
 #elif defined(__aarch64__)
 /* A C function's own frame does not say where its caller's sp was (the
@@ -608,15 +622,13 @@ __attribute__((visibility("hidden"))) int cg_unwind_warm_at(void **pcs, int max,
 int cg_unwind_at(void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t, uintptr_t sp, uintptr_t fp,
 		 uintptr_t pc)
 {
-	struct walk w = {sp, fp, pc, NULL, 0, 0, NULL};
-	return unwind_from(&w, pcs, max, cuda, t);
+	return unwind_from(sp, fp, pc, pcs, max, cuda, NULL, t);
 }
 
 int cg_unwind_warm_at(void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest, struct cg_unwind_tag *t,
 		      uintptr_t sp, uintptr_t fp, uintptr_t pc)
 {
-	struct walk w = {sp, fp, pc, NULL, 0, 0, NULL};
-	return unwind_warm_from(&w, pcs, max, cuda, rest, t);
+	return unwind_from(sp, fp, pc, pcs, max, cuda, rest, t);
 }
 
 #define CG_UNWIND_STUB(name, r_sp, r_fp, r_pc, target)                                                                 \
