@@ -208,6 +208,109 @@ static void memo(void **state)
 	assert_ptr_not_equal(a[0].a[3], b.a[3]);
 }
 
+/* The memo's value (cg_unwind_tag, a site's id): a walk kept with a tag
+ * gets a value; the same walk again answers with it and fills no frame; a
+ * caller with another return address at the same depth walks (no value)
+ * and gets its own; a value set after its way was kept again is refused. */
+struct tagged {
+	struct cg_unwind_tag t;
+	void *a[MAXF];
+	int n;
+};
+
+static __attribute__((noinline)) void tag_walk(struct tagged *w)
+{
+	uint64_t cuda;
+	w->a[0] = NULL;
+	w->n = cg_unwind(w->a, 16, &cuda, &w->t);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void tag_via_a(struct tagged *w)
+{
+	tag_walk(w);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void tag_via_b(struct tagged *w)
+{
+	tag_walk(w);
+	__asm__ volatile("nop" ::: "memory"); /* not folded into tag_via_a */
+}
+
+/* tag_via_a or tag_via_b from one call site (a walk's words include the
+ * return address into the caller of each frame). */
+static __attribute__((noinline)) void tag_from(int b, struct tagged *w)
+{
+	if (b)
+		tag_via_b(w);
+	else
+		tag_via_a(w);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void tagged_memo(void **state)
+{
+	/* the caller (a or b), the tag asked, the value expected (0: walked,
+	 * frames filled), the value then kept with the walk (0 none) */
+	static const struct {
+		int b;
+		uint64_t tag;
+		uint32_t want, keep;
+	} step[] = {
+	    {0, 7, 0, 101}, {0, 7, 101, 0}, {0, 7, 101, 0}, /* steady: kept, then answered */
+	    {1, 7, 0, 202}, {1, 7, 202, 0},		     /* another caller at the same depth */
+	    {0, 7, 101, 0}, {0, 8, 0, 0},		     /* another tag: frames, no value */
+	};
+	struct tagged w;
+	(void)state;
+	/* one call site, in a loop (a volatile count: not unrolled) */
+	for (volatile int i = 0; i < (int)(sizeof step / sizeof step[0]); i++) {
+		unsigned long h = cg_unwind_tag_hits();
+		w.t.tag = step[i].tag;
+		tag_from(step[i].b, &w);
+		assert_int_equal(w.t.val, step[i].want);
+		if (step[i].want) {
+			assert_ptr_equal(w.a[0], NULL); /* no frame copied */
+			assert_int_equal(cg_unwind_tag_hits(), h + 1);
+		} else {
+			assert_true(w.n > 3 && w.a[0] != NULL);
+			assert_int_equal(cg_unwind_tag_hits(), h);
+		}
+		if (step[i].keep)
+			cg_unwind_tag_set(&w.t, step[i].keep);
+	}
+}
+
+/* A value is kept only with the walk it was made from: a way kept again
+ * meanwhile (four other walks with the same tag: every way) refuses it,
+ * and none of those walks answers with it. */
+static __attribute__((noinline)) uint32_t tag_other(int k)
+{
+	void *pcs[8];
+	uint64_t cuda;
+	struct cg_unwind_tag t = {.tag = 9};
+	volatile char *buf = alloca(64 + (size_t)k * 32); /* another start each */
+	buf[0] = 0;
+	(void)cg_unwind(pcs, 8, &cuda, &t);
+	__asm__ volatile("" ::: "memory");
+	return t.val;
+}
+
+static void tagged_stale(void **state)
+{
+	struct tagged w = {.t = {.tag = 9}};
+	(void)state;
+	tag_from(0, &w);
+	assert_int_equal(w.t.val, 0);
+	/* one call site: the second round finds the first's walks */
+	for (volatile int i = 0; i < 8; i++) {
+		if (i == 4)
+			cg_unwind_tag_set(&w.t, 303); /* its way holds another walk now */
+		assert_int_equal(tag_other(i % 4), 0);
+	}
+}
+
 static void short_max(void **state)
 {
 	void *pcs[2];
@@ -342,7 +445,8 @@ int main(void)
 	    cmocka_unit_test(plain),	       cmocka_unit_test(rbp_frames),	cmocka_unit_test(through_libc),
 	    cmocka_unit_test(thread_frames),   cmocka_unit_test(signal_frames), cmocka_unit_test(cached),
 	    cmocka_unit_test(short_max),       cmocka_unit_test(deferred_walk), cmocka_unit_test(deferred_copy_end),
-	    cmocka_unit_test(deferred_thread), cmocka_unit_test(memo),
+	    cmocka_unit_test(deferred_thread), cmocka_unit_test(memo),		cmocka_unit_test(tagged_memo),
+	    cmocka_unit_test(tagged_stale),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
