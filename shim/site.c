@@ -290,7 +290,7 @@ static int site_want(int skip, int depth)
  * it; way 0: not a walk the memo kept, or frames not the first walk's)
  * when the site has no Python frames, which the tag then says. */
 static __attribute__((noinline)) uint32_t site_of(void *const *pcs, int n, uint64_t cuda, int skip, int nopy,
-						   const struct cg_unwind_tag *t)
+						  const struct cg_unwind_tag *t)
 {
 	struct site_key k;
 	uint32_t id;
@@ -344,11 +344,12 @@ static CG_COLD uint32_t site_defer(struct cg_unwind_rest *rest, void *const *pcs
 }
 
 /* What a site's id depends on besides its walk's frames and the depth
- * asked (the memo's own key): skip and the kept depth, and that it has no
- * Python frames (a tag is asked only then). Never 0. */
-static uint64_t site_tag(int skip, int depth)
+ * asked (the memo's own key): skip and the kept depth (<= CG_BT_MAX), and
+ * that it has no Python frames (a tag is asked only then). 0 (no tag, the
+ * full path) for a skip past 63. */
+static unsigned site_tag(int skip, int depth)
 {
-	return 1u | (uint64_t)(unsigned)skip << 8 | (uint64_t)(unsigned)depth << 32;
+	return skip >= 0 && skip < 64 ? 1u + (unsigned)skip + 64u * (unsigned)depth : 0;
 }
 
 /* Both entry points: inlined into each, so that the walk starts in the

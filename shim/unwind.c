@@ -149,12 +149,13 @@ struct memo {
 	uint64_t mask;
 	int max, n, nw;
 	int bp_used; /* a CFA came from the start's %rbp (else any %rbp will do) */
-	/* The caller's value for this walk (cg_unwind_tag): gv's top half is
-	 * the way's generation (one more at each walk kept here), its bottom
-	 * the value (0 none). One word, so that the value is set only for the
-	 * walk it was made from (a compare-and-swap on the generation: a
-	 * signal handler's walk kept here meanwhile makes it fail). */
-	uint64_t tag;
+	/* The caller's value for this walk (cg_unwind_tag): GV_GEN the way's
+	 * generation (one more at each walk kept here), GV_TAG the tag the
+	 * value was made for, GV_VAL the value (0 none). One word, set by a
+	 * compare-and-swap from the generation the setter found with no value
+	 * yet: a value is only ever kept with the walk and the tag it was
+	 * made from (a signal handler's walk kept here meanwhile, or its value
+	 * set first, makes the swap fail). */
 	_Atomic uint64_t gv;
 	struct memo_word w[MEMO_WORDS];
 	void *pcs[64];
@@ -302,9 +303,14 @@ static inline __attribute__((always_inline)) int memo_words_same(const struct me
 	return p == end || *(const uintptr_t *)p->addr == p->val;
 }
 
-static inline __attribute__((always_inline)) int memo_answer(struct memos *ms, uintptr_t sp, uintptr_t bp,
-							     uintptr_t pc, void **pcs, int *np, int max,
-							     uint64_t *mask, struct cg_unwind_tag *t)
+#define GV_GEN(gv) ((unsigned)((gv) >> 44))
+#define GV_TAG(gv) ((unsigned)((gv) >> 32) & CG_UNWIND_TAG_MAX)
+#define GV_VAL(gv) ((uint32_t)(gv))
+#define GV(gen, tag, val) ((uint64_t)((gen)&0xfffffu) << 44 | (uint64_t)(tag) << 32 | (val))
+
+static inline __attribute__((always_inline)) int memo_answer(struct memos *ms, uintptr_t sp, uintptr_t bp, uintptr_t pc,
+							     void **pcs, int *np, int max, uint64_t *mask,
+							     struct cg_unwind_tag *t)
 {
 	if (!ms)
 		return 0;
@@ -317,17 +323,16 @@ static inline __attribute__((always_inline)) int memo_answer(struct memos *ms, u
 		if ((m->bp_used && m->bp != bp) || m->max != max || !m->n || !memo_words_same(m))
 			continue;
 		if (t) {
-			uint64_t tag = m->tag;
 			atomic_signal_fence(memory_order_seq_cst);
 			if (atomic_load_explicit(&m->gv, memory_order_relaxed) != gv)
 				continue; /* a signal handler's walk was kept here meanwhile */
-			if (t->tag && tag == t->tag && (uint32_t)gv) {
-				t->val = (uint32_t)gv;
+			if (t->tag && GV_TAG(gv) == t->tag && GV_VAL(gv)) {
+				t->val = GV_VAL(gv);
 				memo_tls.tag_hits++;
 				return 1;
 			}
 			t->way = (unsigned)k + 1;
-			t->gen = (unsigned)(gv >> 32);
+			t->gen = GV_GEN(gv);
 		}
 		memcpy(pcs, m->pcs, (size_t)m->n * sizeof *pcs);
 		*np = m->n;
@@ -350,8 +355,8 @@ static void memo_keep(struct memos *ms, struct walk *w, void **pcs, int n, int m
 	k = ms->next++ % MEMO_WAYS;
 	m = &ms->way[k];
 	m->n = 0; /* a signal handler's walk in between sees no half-written way */
-	gen = (unsigned)(atomic_load_explicit(&m->gv, memory_order_relaxed) >> 32) + 1;
-	atomic_store_explicit(&m->gv, (uint64_t)gen << 32, memory_order_relaxed); /* no value, a new generation */
+	gen = (GV_GEN(atomic_load_explicit(&m->gv, memory_order_relaxed)) + 1) & 0xfffffu;
+	atomic_store_explicit(&m->gv, GV(gen, 0, 0), memory_order_relaxed); /* no value, a new generation */
 	atomic_signal_fence(memory_order_seq_cst);
 	m->nw = 0;
 	for (int i = 0; i < ms->rec.nw; i++)
@@ -362,7 +367,6 @@ static void memo_keep(struct memos *ms, struct walk *w, void **pcs, int n, int m
 	m->bp_used = ms->rec.bp_used;
 	m->max = max;
 	m->mask = mask;
-	m->tag = t ? t->tag : 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	m->n = n;
 	if (t)
@@ -374,15 +378,14 @@ void cg_unwind_tag_set(const struct cg_unwind_tag *t, uint32_t val)
 	struct memos *ms = memos_align(memo_tls.blk);
 	struct memo *m;
 	uint64_t old;
-	if (!ms || !t || !t->tag || !val || !t->way || t->way > MEMO_WAYS)
+	if (!ms || !t || !t->tag || t->tag > CG_UNWIND_TAG_MAX || !val || !t->way || t->way > MEMO_WAYS)
 		return;
 	m = &ms->way[t->way - 1];
-	if (m->tag != t->tag)
+	old = atomic_load_explicit(&m->gv, memory_order_relaxed);
+	if (GV_GEN(old) != t->gen || GV_VAL(old))
 		return;
-	old = (uint64_t)t->gen << 32;
-	/* fails if the way was kept again since (its generation moved) or
-	 * already has its value */
-	(void)atomic_compare_exchange_strong_explicit(&m->gv, &old, old | val, memory_order_relaxed,
+	/* fails if the way was kept again, or given a value, since the load */
+	(void)atomic_compare_exchange_strong_explicit(&m->gv, &old, GV(t->gen, t->tag, val), memory_order_relaxed,
 						      memory_order_relaxed);
 }
 
@@ -521,8 +524,8 @@ static __attribute__((noinline, cold)) int walk_off_stack(struct walk *w, void *
 }
 
 /* cg_unwind's walk when the memo did not answer. */
-static __attribute__((noinline)) int unwind_walk(struct memos *ms, uintptr_t sp, uintptr_t bp, uintptr_t pc,
-						 void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t)
+static __attribute__((noinline)) int unwind_walk(struct memos *ms, uintptr_t sp, uintptr_t bp, uintptr_t pc, void **pcs,
+						 int max, uint64_t *cuda, struct cg_unwind_tag *t)
 {
 	struct walk w0 = {sp, bp, pc, NULL, 0, 0, NULL}, *w = &w0;
 	uint64_t mask = 0;
@@ -538,8 +541,8 @@ static __attribute__((noinline)) int unwind_walk(struct memos *ms, uintptr_t sp,
 
 /* cg_unwind_warm's walk when the memo did not answer. */
 static __attribute__((noinline)) int unwind_warm_walk(struct memos *ms, uintptr_t sp, uintptr_t bp, uintptr_t pc,
-						      void **pcs, int max, uint64_t *cuda,
-						      struct cg_unwind_rest **rest, struct cg_unwind_tag *t)
+						      void **pcs, int max, uint64_t *cuda, struct cg_unwind_rest **rest,
+						      struct cg_unwind_tag *t)
 {
 	struct walk w0 = {sp, bp, pc, NULL, 0, 0, NULL}, *w = &w0;
 	uint64_t mask = 0;
@@ -619,8 +622,7 @@ __attribute__((visibility("hidden"))) int cg_unwind_warm_at(void **pcs, int max,
 							    struct cg_unwind_rest **rest, struct cg_unwind_tag *t,
 							    uintptr_t sp, uintptr_t fp, uintptr_t pc);
 
-int cg_unwind_at(void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t, uintptr_t sp, uintptr_t fp,
-		 uintptr_t pc)
+int cg_unwind_at(void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t, uintptr_t sp, uintptr_t fp, uintptr_t pc)
 {
 	return unwind_from(sp, fp, pc, pcs, max, cuda, NULL, t);
 }

@@ -22,13 +22,14 @@
  * id its frames intern to, so the same walk again is that id without its
  * frames copied, picked or looked up (issue 36: a steady loop's sites).
  * The value dies with the memo's way (a later walk kept in its place).
- * tag (in, nonzero): what the value depends on besides the walk's frames
- * and max; a walk kept by a call with another tag never answers with a
- * value. val (out): the value kept with the walk answered, else 0 (then
- * the frames are filled as without a tag). way, gen (out): where the walk
- * was kept or found, for cg_unwind_tag_set (way 0: nowhere). */
+ * tag (in, 1..CG_UNWIND_TAG_MAX; 0 none): what the value depends on
+ * besides the walk's frames and max; a value set under another tag is
+ * not answered. val (out): the value kept with the walk answered, else 0
+ * (then the frames are filled as without a tag). way, gen (out): where
+ * the walk was kept or found, for cg_unwind_tag_set (way 0: nowhere). */
+#define CG_UNWIND_TAG_MAX 4095u
 struct cg_unwind_tag {
-	uint64_t tag;
+	unsigned tag;
 	uint32_t val;
 	unsigned way, gen;
 };
@@ -42,9 +43,9 @@ struct cg_unwind_tag {
  * walk is one kept before with that value. Makes no allocation and takes
  * no blocking lock. */
 int cg_unwind(void **pcs, int max, uint64_t *cuda, struct cg_unwind_tag *t);
-/* Keep val (nonzero) with the walk t names, if the way still holds it
- * (not reused since, by this thread or a signal handler of it) and was
- * kept with t->tag. Calling thread only. */
+/* Keep val (nonzero) with the walk t names, under t->tag, if the way
+ * still holds that walk (not kept again since, by this thread or a signal
+ * handler of it) and has no value yet. Calling thread only. */
 void cg_unwind_tag_set(const struct cg_unwind_tag *t, uint32_t val);
 
 /* Deferred unwinding (the begin-capture hook: nothing that costs tens of

@@ -255,12 +255,14 @@ static void tagged_memo(void **state)
 	 * frames filled), the value then kept with the walk (0 none) */
 	static const struct {
 		int b;
-		uint64_t tag;
+		unsigned tag;
 		uint32_t want, keep;
 	} step[] = {
-	    {0, 7, 0, 101}, {0, 7, 101, 0}, {0, 7, 101, 0}, /* steady: kept, then answered */
-	    {1, 7, 0, 202}, {1, 7, 202, 0},		     /* another caller at the same depth */
-	    {0, 7, 101, 0}, {0, 8, 0, 0},		     /* another tag: frames, no value */
+	    {0, 0, 0, 0},				    /* kept without a tag (a site with Python's frames) */
+	    {0, 7, 0, 101}, {0, 7, 101, 0}, {0, 7, 101, 0}, /* steady: found, given its value, answered */
+	    {1, 7, 0, 202}, {1, 7, 202, 0},		    /* another caller at the same depth */
+	    {0, 7, 101, 0}, {0, 8, 0, 808},		    /* another tag: frames, its value refused */
+	    {0, 7, 101, 0},
 	};
 	struct tagged w;
 	(void)state;
