@@ -134,4 +134,45 @@ void cg_table_emptying(struct UT_hash_table *tbl);
 #undef HASH_BLOOM_FREE
 #define HASH_BLOOM_FREE(tbl) cg_table_emptying(tbl)
 
+/* ---- a handle index (issue 36) ------------------------------------------
+ * Items keyed by a pointer-sized handle, under their owner's lock, where a
+ * steady loop makes and drops one item a step (a graph, an executable's
+ * ledger entry): uthash's table emptied with its last item (header and
+ * bucket array freed, made again with the next, ~10 cache lines a step and
+ * table). Here the slot array stays: open addressing, linear probing, a
+ * deleted slot marked dead and reused by the next add that probes it (a
+ * handle that comes back takes its own slot again), the array rebuilt
+ * (grown when over a quarter live) once live and dead slots fill half of
+ * it. A delete compares slot contents with the item (no key read), a find
+ * reads one slot line and the item's key. The items are also on a list in
+ * the order they were added (uthash's HASH_ITER order): link is a struct
+ * cg_hlink inside the item. */
+struct cg_hlink {
+	void *prev, *next;
+};
+struct cg_hidx {
+	void **slot;	      /* NULL: empty; CG_HIDX_DEAD: deleted */
+	size_t mask, used, n; /* slots - 1 (0: no array yet); live + dead slots; live items */
+	size_t key_off, link_off;
+	void *head, *tail;
+};
+#define CG_HIDX_DEAD ((void *)1)
+#define CG_HIDX_INIT(type, key, link)                                                                                  \
+	{                                                                                                              \
+		.key_off = offsetof(type, key), .link_off = offsetof(type, link)                                       \
+	}
+/* The item of key k, NULL when none. */
+void *cg_hidx_find(const struct cg_hidx *t, const void *k);
+/* item (its key not in t) goes in: 0; -1 when no memory (not added,
+ * reported as a failed uthash add is: cg_table_add_failed). */
+int cg_hidx_add(struct cg_hidx *t, void *item);
+/* item (in t) goes out. */
+void cg_hidx_del(struct cg_hidx *t, void *item);
+static inline void *cg_hidx_next(const struct cg_hidx *t, const void *item)
+{
+	return ((const struct cg_hlink *)((const char *)item + t->link_off))->next;
+}
+/* Every item in the order added; x may be deleted in the body. */
+#define CG_HIDX_EACH(t, x, tmp) for ((x) = (t)->head; (x) && ((tmp) = cg_hidx_next((t), (x)), 1); (x) = (tmp))
+
 #endif

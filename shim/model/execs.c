@@ -4,7 +4,9 @@
  */
 #include "model-int.h"
 
-struct cg_exec *model_execs;
+/* By handle: a capture loop's exec comes and goes every step without a
+ * table header and buckets going with it (table.h). */
+struct cg_hidx model_execs = CG_HIDX_INIT(struct cg_exec, h, link);
 static struct cg_exec *exec_free_list;
 #define FAST_SLOTS 8192
 #define FAST_TOMB ((struct cg_exec *)1)
@@ -13,7 +15,7 @@ static _Atomic(struct cg_exec *) fast_idx[FAST_SLOTS];
  * does a miss need the locked table (else a miss is an untracked exec). */
 static _Atomic int fast_overflow;
 static void exec_memo_drop_locked(struct cg_exec *x);
-/* HASH_COUNT(model_execs), kept beside it under gx_lock, read without it
+/* model_execs.n, kept beside it under gx_lock, read without it
  * (model_execs_live: every steady begin asks) */
 static _Atomic long long execs_live_n;
 
@@ -108,7 +110,7 @@ CG_HOT struct cg_exec *model_exec_fast(CUgraphExec e)
 	if (x || !atomic_load_explicit(&fast_overflow, memory_order_relaxed))
 		return x;
 	pthread_mutex_lock(&model_gx_lock);
-	HASH_FIND_PTR(model_execs, &e, x);
+	x = cg_hidx_find(&model_execs, e);
 	pthread_mutex_unlock(&model_gx_lock);
 	return x;
 }
@@ -161,8 +163,7 @@ CG_HOT struct cg_exec *model_exec_find_locked(CUgraphExec e)
 	struct cg_exec *x = fast_probe(e);
 	if (x || !atomic_load_explicit(&fast_overflow, memory_order_relaxed))
 		return x;
-	HASH_FIND_PTR(model_execs, &e, x);
-	return x;
+	return cg_hidx_find(&model_execs, e);
 }
 
 /* ---- the known-update memo (model.h) ---------------------------------- */
@@ -382,7 +383,7 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 		/* a launch may still read the lock-free fields of a reused struct */
 		memset(&x->graph, 0, sizeof *x - offsetof(struct cg_exec, graph));
 		X_SET(x, h, e);
-		HASH_ADD_PTR(model_execs, h, x);
+		cg_hidx_add(&model_execs, x);
 		if (CG_UNLIKELY(model_table_added(&model_exec_table)))
 			return exec_new_refused(x, sum);
 		model_tot.execs++;
@@ -686,7 +687,7 @@ CG_HOT int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *rep
 	x = model_exec_find_locked(e);
 	if (x) {
 		xid = x->id;
-		HASH_DEL(model_execs, x);
+		cg_hidx_del(&model_execs, x);
 		atomic_fetch_sub_explicit(&execs_live_n, 1, memory_order_relaxed);
 		fast_remove(x);
 		X_SET(x, live, 0);
@@ -739,7 +740,7 @@ long long model_exec_kernels_run(void)
 	long long k;
 	pthread_mutex_lock(&model_gx_lock);
 	k = model_tot.kernels_destroyed;
-	HASH_ITER(hh, model_execs, x, tmp)
+	CG_HIDX_EACH(&model_execs, x, tmp)
 	k += atomic_load(&x->launches) * x->kernels;
 	pthread_mutex_unlock(&model_gx_lock);
 	return k;
@@ -749,7 +750,7 @@ void model_exec_churn_live(long long *live, int max)
 {
 	struct cg_exec *x, *tmp;
 	pthread_mutex_lock(&model_gx_lock);
-	HASH_ITER(hh, model_execs, x, tmp)
+	CG_HIDX_EACH(&model_execs, x, tmp)
 	if (x->churn && (int)x->churn <= max)
 		live[x->churn - 1] += atomic_load(&x->launches);
 	pthread_mutex_unlock(&model_gx_lock);
@@ -765,8 +766,8 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 	long long total = model_tot.launches_destroyed, live = 0;
 
 	pthread_mutex_lock(&model_gx_lock);
-	o = HASH_COUNT(model_execs) ? calloc(HASH_COUNT(model_execs), sizeof *o) : NULL;
-	HASH_ITER(hh, model_execs, x, tmp)
+	o = model_execs.n ? calloc(model_execs.n, sizeof *o) : NULL;
+	CG_HIDX_EACH(&model_execs, x, tmp)
 	{
 		long long n = atomic_load(&x->launches);
 		total += n;
@@ -782,7 +783,7 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 	*lr = o;
 	*n_lr = k;
 	pthread_mutex_lock(&model_gx_lock);
-	HASH_ITER(hh, model_execs, x, tmp)
+	CG_HIDX_EACH(&model_execs, x, tmp)
 	{
 		if (atomic_load(&x->outstanding) > 0 && atomic_load(&x->launches) > 0 && x->n_mem) {
 			struct cg_mnode *mem = malloc((size_t)x->n_mem * sizeof *mem);

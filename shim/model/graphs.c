@@ -4,12 +4,12 @@
  */
 #include "model-int.h"
 
-static struct cg_graph *model_graphs;
+/* The graphs by handle (table.h: a capture loop's graph comes and goes
+ * every step without the table's header and buckets going with it). */
+static struct cg_hidx model_graphs = CG_HIDX_INIT(struct cg_graph, h, link);
 struct cg_graph *model_graph_find_slow_locked(CUgraph g)
 {
-	struct cg_graph *x;
-	HASH_FIND_PTR(model_graphs, &g, x);
-	return x;
+	return cg_hidx_find(&model_graphs, g);
 }
 
 /* One spare walked summary, freed whole: the next walk takes its three
@@ -357,7 +357,7 @@ CG_HOT void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t si
 			return;
 		}
 		x->h = g;
-		HASH_ADD_PTR(model_graphs, h, x);
+		cg_hidx_add(&model_graphs, x);
 		if (model_table_added(&model_graph_table)) {
 			pthread_mutex_unlock(&model_gx_lock);
 			cg_spare_free(&graph_spare, x, sizeof *x);
@@ -441,7 +441,7 @@ CG_HOT int model_graph_destroy(CUgraph g)
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
 	if (x) {
-		HASH_DEL(model_graphs, x);
+		cg_hidx_del(&model_graphs, x);
 		model_graph_gone_locked(x); /* its execs' claims die with it (model-int.h) */
 		model_epoch_bump();	    /* the handle may come back as another graph */
 	}
@@ -477,7 +477,7 @@ void model_graph_node_changed(void)
 	struct cg_graph *x, *tmp;
 	atomic_fetch_add_explicit(&graph_changes, 1, memory_order_release);
 	pthread_mutex_lock(&model_gx_lock);
-	HASH_ITER(hh, model_graphs, x, tmp)
+	CG_HIDX_EACH(&model_graphs, x, tmp)
 	x->sum_gen = x->gen - 1; /* not current (model_graph_sum_current_locked) */
 	model_epoch_bump();
 	pthread_mutex_unlock(&model_gx_lock);
@@ -513,7 +513,7 @@ CG_HOT void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 		x = cg_spare_calloc(&graph_spare, sizeof *x);
 		if (x) {
 			x->h = g;
-			HASH_ADD_PTR(model_graphs, h, x);
+			cg_hidx_add(&model_graphs, x);
 			if (model_table_added(&model_graph_table)) {
 				cg_spare_free(&graph_spare, x, sizeof *x);
 				x = NULL;
@@ -601,7 +601,7 @@ CUgraph model_summary_graph(const struct cg_summary *s)
 	struct cg_graph *x, *tmp;
 	CUgraph g = NULL;
 	pthread_mutex_lock(&model_gx_lock);
-	HASH_ITER(hh, model_graphs, x, tmp)
+	CG_HIDX_EACH(&model_graphs, x, tmp)
 	if (x->sum == s && x->sum_gen == x->gen) {
 		g = x->h;
 		break;
@@ -727,7 +727,7 @@ CG_HOT void model_graph_settle(CUgraph g)
 	gr = pending ? model_graph_find_locked(g) : NULL;
 	if (gr) {
 		struct cg_exec *x, *tmp;
-		HASH_ITER(hh, model_execs, x, tmp)
+		CG_HIDX_EACH(&model_execs, x, tmp)
 		{
 			if (x->graph != g || !x->sum || !x->sum->partial || !x->sum_gen)
 				continue;

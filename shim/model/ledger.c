@@ -72,12 +72,13 @@ struct lg_exec {
 	uint64_t epoch;		/* lg_epoch when refs were worked out */
 	int pending;		/* refs not worked out yet (ledger_exec_pending) */
 	uint64_t serial;	/* lg_serial when refs were last set (holder entries) */
-	UT_hash_handle hh;
+	struct cg_hlink link;
 };
 
 static struct lg_range *rg;
 static size_t nrg, caprg;
-static struct lg_exec *execs; /* by handle */
+/* by handle (table.h: a capture loop's exec comes and goes every step) */
+static struct cg_hidx execs = CG_HIDX_INIT(struct lg_exec, e, link);
 static struct cg_table exec_table = CG_TABLE_INIT("ledger exec table");
 /* A destroyed exec's entry, kept for the next one (table.h). */
 static struct cg_spare exec_spare = CG_SPARE_INIT(sizeof(struct lg_exec));
@@ -311,7 +312,7 @@ static CG_HOT struct lg_exec *ledger_exec_find_locked(CUgraphExec e)
 	struct lg_exec *x = lg_last;
 	if (x && x->e == e)
 		return x;
-	HASH_FIND_PTR(execs, &e, x);
+	x = cg_hidx_find(&execs, e);
 	if (x)
 		lg_last = x;
 	return x;
@@ -461,7 +462,7 @@ int ledger_remapped(uint64_t base, uint64_t size, struct cg_stale *out, int max)
 	if (!atomic_load_explicit(&ledger_stale_n, memory_order_acquire))
 		return 0; /* nothing unmapped under a live exec: one load per map */
 	pthread_mutex_lock(&lg_lock);
-	HASH_ITER(hh, execs, x, tmp)
+	CG_HIDX_EACH(&execs, x, tmp)
 	{
 		if (!x->stale || x->why.kind != LG_VMM || x->why.base >= base + size ||
 		    base >= x->why.base + x->why.size)
@@ -502,7 +503,7 @@ static CG_HOT struct lg_exec *ledger_exec_new_locked(CUgraphExec e)
 	if (CG_UNLIKELY(!x))
 		return NULL;
 	x->e = e;
-	HASH_ADD_PTR(execs, e, x);
+	cg_hidx_add(&execs, x);
 	if (CG_UNLIKELY(cg_table_add_failed(&exec_table))) {
 		cg_spare_free(&exec_spare, x, sizeof *x);
 		return NULL;
@@ -708,7 +709,7 @@ static void ledger_resolve_pending(void)
 	if (!todo)
 		return;
 	pthread_mutex_lock(&lg_lock);
-	HASH_ITER(hh, execs, x, tmp)
+	CG_HIDX_EACH(&execs, x, tmp)
 	{
 		if (n == budget)
 			break;
@@ -747,7 +748,7 @@ CG_HOT void ledger_exec_gone(CUgraphExec e)
 	pthread_mutex_lock(&lg_lock);
 	x = ledger_exec_find_locked(e);
 	if (x) {
-		HASH_DEL(execs, x);
+		cg_hidx_del(&execs, x);
 		if (lg_last == x)
 			lg_last = NULL;
 		ledger_stale_clear_locked(x);

@@ -160,7 +160,7 @@ struct cg_graph {
 	uint32_t nccl_gen, nccl_site;
 	CUgraphExec live_exec; /* latest live exec instantiated from it */
 	uint32_t churn;	       /* its churn entry (churn.c), 0 none; cleared by a change */
-	UT_hash_handle hh;
+	struct cg_hlink link;  /* in the graphs' index (graphs.c) */
 };
 
 #define EXEC_MEMO_N 4
@@ -214,11 +214,12 @@ struct cg_exec {
 	uint64_t capture;
 	uint32_t cap_site;
 	struct cg_exec *next_free;
-	UT_hash_handle hh;
+	struct cg_hlink link; /* in the execs' index (execs.c) */
 };
 #define X_SET(x, f, v) __atomic_store_n(&(x)->f, (v), __ATOMIC_RELAXED)
 #define X_GET(x, f) __atomic_load_n(&(x)->f, __ATOMIC_RELAXED)
-extern struct cg_exec *model_execs;
+/* The live execs by handle, in the order made (execs.c; gx_lock). */
+extern struct cg_hidx model_execs;
 /* g's entry, NULL when unknown; gx_lock held. The last one found is kept
  * (model_graph_last, gx_lock): a step's lookups are mostly of one graph,
  * and a hit reads that entry's first line only, where the table's lookup

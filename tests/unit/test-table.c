@@ -209,6 +209,91 @@ static void spare_of_any_size_fits_its_own(void **state)
 	assert_null(atomic_load(&sp.p));
 }
 
+/* The handle index (table.h): every live item found, none after its
+ * delete, the list in the order added (a delete in the middle, at either
+ * end), a handle that comes back takes its dead slot again (no growth of
+ * the used slots over a make-and-drop loop), and strided keys past the
+ * first array's size rebuild it with everything still found. */
+struct hent {
+	uint64_t pad;
+	void *k;
+	struct cg_hlink link;
+};
+
+static void hidx_order(struct cg_hidx *t, struct hent **want, int n)
+{
+	struct hent *x, *tmp;
+	int i = 0;
+	CG_HIDX_EACH(t, x, tmp)
+	{
+		assert_true(i < n);
+		assert_ptr_equal(x, want[i++]);
+	}
+	assert_int_equal(i, n);
+	assert_int_equal(t->n, n);
+}
+
+static void hidx_finds_orders_and_reuses(void **state)
+{
+	struct cg_hidx t = CG_HIDX_INIT(struct hent, k, link);
+	struct hent e[4], *all;
+	(void)state;
+	assert_null(cg_hidx_find(&t, (void *)0x1000));
+	for (int i = 0; i < 4; i++) {
+		e[i].k = (void *)(uintptr_t)(0x7f0000001000ull + 0x200ull * i);
+		assert_int_equal(cg_hidx_add(&t, &e[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_ptr_equal(cg_hidx_find(&t, e[i].k), &e[i]);
+	cg_hidx_del(&t, &e[1]); /* middle */
+	assert_null(cg_hidx_find(&t, e[1].k));
+	hidx_order(&t, (struct hent *[]){&e[0], &e[2], &e[3]}, 3);
+	cg_hidx_del(&t, &e[0]); /* head */
+	cg_hidx_del(&t, &e[3]); /* tail */
+	hidx_order(&t, (struct hent *[]){&e[2]}, 1);
+	assert_int_equal(cg_hidx_add(&t, &e[1]), 0);
+	hidx_order(&t, (struct hent *[]){&e[2], &e[1]}, 2);
+	/* a make-and-drop loop of one handle: its dead slot taken again */
+	size_t used = t.used;
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(cg_hidx_add(&t, &e[0]), 0);
+		assert_ptr_equal(cg_hidx_find(&t, e[0].k), &e[0]);
+		cg_hidx_del(&t, &e[0]);
+		assert_null(cg_hidx_find(&t, e[0].k));
+	}
+	assert_int_equal(t.used, used);
+	/* many strided keys: rebuilt and grown, all found, order kept */
+	all = calloc(5000, sizeof *all);
+	assert_non_null(all);
+	for (int i = 0; i < 5000; i++) {
+		all[i].k = (void *)(uintptr_t)(0x7f0000100000ull + 0x10ull * (uint64_t)i);
+		assert_int_equal(cg_hidx_add(&t, &all[i]), 0);
+	}
+	assert_true(t.mask + 1 >= 4 * 5002);
+	for (int i = 0; i < 5000; i++)
+		assert_ptr_equal(cg_hidx_find(&t, all[i].k), &all[i]);
+	assert_ptr_equal(cg_hidx_find(&t, e[2].k), &e[2]);
+	for (int i = 0; i < 5000; i += 2)
+		cg_hidx_del(&t, &all[i]);
+	for (int i = 0; i < 5000; i++)
+		assert_ptr_equal(cg_hidx_find(&t, all[i].k), i % 2 ? &all[i] : NULL);
+	struct hent *x, *tmp;
+	int k = 0;
+	CG_HIDX_EACH(&t, x, tmp)
+	{
+		if (k == 0)
+			assert_ptr_equal(x, &e[2]);
+		else if (k == 1)
+			assert_ptr_equal(x, &e[1]);
+		else
+			assert_ptr_equal(x, &all[2 * (k - 2) + 1]);
+		k++;
+	}
+	assert_int_equal(k, 2502);
+	free(all);
+	free(t.slot);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +301,7 @@ int main(void)
 	    cmocka_unit_test(spare_of_any_size_fits_its_own),
 	    cmocka_unit_test(strided_keys_spread),
 	    cmocka_unit_test(emptied_table_hands_on_clean_buckets),
+	    cmocka_unit_test(hidx_finds_orders_and_reuses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
