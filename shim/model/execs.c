@@ -367,9 +367,6 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 	int dev = cg_current_device(); /* the exec belongs to the instantiating context */
 	if (CG_UNLIKELY(kernels < 0))
 		kernels = exec_kernel_count(g, sum);
-	unsigned cuda_id = 0; /* the driver's own (CUDA 13.1+): a query of the new handle */
-	if (!drv_cuGraphExecGetId || drv_cuGraphExecGetId(e, &cuda_id) != CUDA_SUCCESS)
-		cuda_id = 0;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
 	if (!x) {
@@ -392,7 +389,8 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */
 	x->graph = g;
 	X_SET(x, id, ++exec_ids);
-	x->cuda_id = cuda_id;
+	x->cuda_id = 0; /* the driver's own: asked where a record needs it (model_ids_get) */
+	x->cuda_asked = 0;
 	x->inst_dev = dev;
 	X_SET(x, flags, flags);
 	x->site = site;

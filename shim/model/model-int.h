@@ -198,6 +198,7 @@ struct cg_exec {
 	uint64_t memo_cls; /* their class; 0: one entry, the exec's own summary of no class */
 	uint64_t graph_id; /* the id of the graph it was instantiated from */
 	unsigned cuda_id;  /* the driver's own (cuGraphExecGetId, CUDA 13.1+), 0: none */
+	int cuda_asked;	   /* cuda_id asked (at its first need: graphs.c model_ids_get) */
 	uint32_t site;
 	int n_mem;
 	struct cg_mnode *mem;
