@@ -374,9 +374,9 @@ void model_churn_launched(uint32_t idx, long long n);
  * churn_walks). */
 struct cg_summary *model_graph_churn_walk(CUgraph g);
 long long model_graph_churn_walks(void);
-/* The graph's entry (0: none, or changed since its capture). */
+/* The graph's entry (0: none, or changed since its capture; read by
+ * model_graph_inst_view). */
 void model_graph_churn_set(CUgraph g, uint32_t idx);
-uint32_t model_graph_churn(CUgraph g);
 /* execs.c: live executables' launches added per entry (live[idx - 1]). */
 void model_exec_churn_live(long long *live, int max);
 /* At exit: the entries captured twice or more, the max most wasteful
@@ -541,6 +541,7 @@ struct model_inst_view {
 	int known, have_live;
 	uint64_t capture;
 	uint32_t site;
+	uint32_t churn; /* g's churn entry (model_graph_churn_set) */
 	struct cg_exec_view live;
 };
 void model_graph_inst_view(CUgraph g, int partial_ok, struct model_inst_view *o);
@@ -592,9 +593,11 @@ struct emit_ids model_ids_of(CUgraph g, CUgraphExec e);
 /* repeat: a steady instantiation with nothing to say; the exec is a repeat
  * when g is a repeat graph too (returned) until it is updated. kernels:
  * g's kernel nodes when the caller knows them (model_graph_copies), else
- * -1 (counted from a full summary, else by a query per node). */
+ * -1 (counted from a full summary, else by a query per node). nccl (may
+ * be NULL): *nccl gets model_nccl_exec_from(e, g, capture, cap_site), in
+ * the same lock round trip. */
 int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat,
-		   int kernels);
+		   int kernels, uint64_t capture, uint32_t cap_site, int *nccl);
 /* Returns the exec's leaks, *leaks malloc'd (the caller frees; NULL when
  * none); *repeat (may be NULL): it was still a repeat exec. *lr: the facts
  * of its "launches" record (destroy), count 0 when none is owed (never

@@ -85,7 +85,7 @@ static int spare_fits(const struct cg_spare *s, size_t sz)
 	return sz >= sizeof(size_t) && (!s->size || sz == s->size);
 }
 
-CG_HOT void *cg_spare_calloc(struct cg_spare *s, size_t sz)
+CG_HOT void *cg_spare_calloc_head(struct cg_spare *s, size_t sz, size_t head)
 {
 	void *p = spare_fits(s, sz) ? atomic_exchange_explicit(&s->p, NULL, memory_order_acquire) : NULL;
 	if (p && *(size_t *)p != sz) { /* kept for another size */
@@ -94,7 +94,7 @@ CG_HOT void *cg_spare_calloc(struct cg_spare *s, size_t sz)
 	}
 	if (!p)
 		return calloc(1, sz);
-	memset(p, 0, sz);
+	memset(p, 0, head < sz ? head : sz);
 	return p;
 }
 

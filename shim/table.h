@@ -70,7 +70,13 @@ struct cg_spare {
 	{                                                                                                              \
 		.size = (sz)                                                                                           \
 	}
-void *cg_spare_calloc(struct cg_spare *s, size_t sz);
+/* head: the bytes of a kept block zeroed (the rest is written before it
+ * is read: untouched lines are not fetched); a new block is all zero. */
+void *cg_spare_calloc_head(struct cg_spare *s, size_t sz, size_t head);
+static inline void *cg_spare_calloc(struct cg_spare *s, size_t sz)
+{
+	return cg_spare_calloc_head(s, sz, sz);
+}
 void cg_spare_free(struct cg_spare *s, void *p, size_t sz);
 /* The kept bucket array cg_table_malloc just returned on this thread (all
  * zero), NULL when it returned anything else. */

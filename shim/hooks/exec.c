@@ -65,7 +65,10 @@ static CG_HOT CGH_FRAMED void instantiate_rules(struct cgh_frame *f, CUgraph g, 
 	CGH_FRAME_END();
 }
 
-static CG_HOT CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api)
+/* t0: the call's entry clock (0: not read), where the churn count's
+ * instantiation time starts. */
+static CG_HOT CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, uint64_t flags, const char *api,
+					      uint64_t t0)
 {
 	struct model_inst_view iv;
 	cg_policy_collect();
@@ -85,10 +88,10 @@ static CG_HOT CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, ui
 		f->shape = model_summary_shape(f->sum);
 	f->steady = f->shape && model_meminfo_steady_inst(f->cap, f->shape);
 	f->have_free = !f->steady && model_sample_free(&f->free_before);
-	/* a captured graph churn counts: the instantiation's time, the
-	 * driver's call and the hook's steps around it */
-	f->churn = f->cap && cg_cfg.churn_threshold > 0 ? model_graph_churn(g) : 0;
-	f->t_inst = f->churn ? cg_now_ns() : 0;
+	/* a captured graph churn counts: the instantiation's time, from the
+	 * call's entry: the driver's call and the hook's steps around it */
+	f->churn = f->cap && cg_cfg.churn_threshold > 0 ? iv.churn : 0;
+	f->t_inst = f->churn ? (t0 ? t0 : cg_now_ns()) : 0;
 }
 
 /* Node records for pictures: type, dependencies by index, memory-node
@@ -228,9 +231,8 @@ static CG_HOT void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExe
 		 * and the graph has copies). Its findings (CGS020) precede the
 		 * call's record. f->sum stays valid: the exec holds it. */
 		int kernels = -1, copies = f->sum && f->sum->partial ? model_graph_copies(g, f->sum, &kernels) : 1;
-		f->repeat =
-		    model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum), f->steady && !f->rule, kernels);
-		f->nccl = model_nccl_exec_from(*ph, g, f->cap, f->cap_site);
+		f->repeat = model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum), f->steady && !f->rule,
+					   kernels, f->cap, f->cap_site, &f->nccl);
 		if (f->sum && f->sum->partial && !copies) {
 			/* No copy, so nothing for CGS020 now: the references
 			 * wait for the first free (ledger_exec_pending), and a
@@ -286,7 +288,7 @@ static CG_HOT void instantiate_done(struct cgh_frame *f, CUgraph g, CUresult rc,
 #define INSTANTIATE_PARTS(name, params, flags)                                                                         \
 	CG_HOT void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, UNPAREN params)                           \
 	{                                                                                                              \
-		instantiate_pre(f, hGraph, flags, #name);                                                              \
+		instantiate_pre(f, hGraph, flags, #name, c->t0);                                                       \
 		CGH_FRAME_END();                                                                                       \
 	}                                                                                                              \
 	CG_HOT void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, UNPAREN params)             \

@@ -343,8 +343,11 @@ static CG_COLD int exec_kernel_count(CUgraph g, const struct cg_summary *sum)
 /* model_exec_new refused (rare, out of its line): no memory for x (NULL),
  * or the table full (x: never live, back to the free list). Called with
  * gx_lock held; releases it and drops sum. */
-static CG_COLD int exec_new_refused(struct cg_exec *x, struct cg_summary *sum)
+static CG_COLD int exec_new_refused(struct cg_exec *x, struct cg_summary *sum, CUgraph g, uint64_t capture,
+				    uint32_t cap_site, int *nccl)
 {
+	if (nccl) /* the graph's, as model_nccl_exec_from of an exec not there */
+		*nccl = model_nccl_exec_from_locked(NULL, g, capture, cap_site);
 	if (x) {
 		x->next_free = exec_free_list;
 		exec_free_list = x;
@@ -360,7 +363,7 @@ static CG_COLD int exec_new_refused(struct cg_exec *x, struct cg_summary *sum)
 static uint64_t exec_ids;
 
 CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat,
-			  int kernels)
+			  int kernels, uint64_t capture, uint32_t cap_site, int *nccl)
 {
 	struct cg_exec *x;
 	struct cg_graph *gr;
@@ -376,13 +379,13 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 		else
 			x = calloc(1, sizeof *x);
 		if (CG_UNLIKELY(!x))
-			return exec_new_refused(NULL, sum);
+			return exec_new_refused(NULL, sum, g, capture, cap_site, nccl);
 		/* a launch may still read the lock-free fields of a reused struct */
 		memset(&x->graph, 0, sizeof *x - offsetof(struct cg_exec, graph));
 		X_SET(x, h, e);
 		cg_hidx_add(&model_execs, x);
 		if (CG_UNLIKELY(model_table_added(&model_exec_table)))
-			return exec_new_refused(x, sum);
+			return exec_new_refused(x, sum, g, capture, cap_site, nccl);
 		model_tot.execs++;
 		atomic_fetch_add_explicit(&execs_live_n, 1, memory_order_relaxed);
 	}
@@ -414,6 +417,8 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 			atomic_fetch_add_explicit(&model_graph_claims, 1, memory_order_release);
 		}
 	}
+	if (nccl)
+		*nccl = model_nccl_exec_from_locked(x, g, capture, cap_site);
 	fast_insert(x);
 	model_epoch_bump(); /* g has a live exec now (CGS002) */
 	pthread_mutex_unlock(&model_gx_lock);

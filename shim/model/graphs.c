@@ -389,17 +389,6 @@ CG_HOT void model_graph_churn_set(CUgraph g, uint32_t idx)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-CG_HOT uint32_t model_graph_churn(CUgraph g)
-{
-	struct cg_graph *x;
-	uint32_t idx = 0;
-	pthread_mutex_lock(&model_gx_lock);
-	if ((x = model_graph_find_locked(g)))
-		idx = x->churn;
-	pthread_mutex_unlock(&model_gx_lock);
-	return idx;
-}
-
 /* The driver's own id of exec e (CUDA 13.1+), not asked yet: asked with
  * no model lock held, of a handle the model holds (alive: the model drops
  * an exec before, or as, the driver destroys it), kept where the entry is
@@ -723,6 +712,7 @@ CG_HOT void model_graph_inst_view(CUgraph g, int partial_ok, struct model_inst_v
 		o->known = 1;
 		o->capture = x->capture;
 		o->site = x->site;
+		o->churn = x->churn;
 		if (x->live_exec) /* as model_graph_live_exec */
 			e = model_exec_find_locked(x->live_exec);
 	}

@@ -67,12 +67,15 @@ struct lg_exec {
 	struct lg_ref *refs;
 	uint32_t nrefs;
 	int stale, launch_said;
-	struct cg_stale why;	/* the first free that made it stale */
 	struct cg_summary *sum; /* a reference on the summary refs came from */
 	uint64_t epoch;		/* lg_epoch when refs were worked out */
 	int pending;		/* refs not worked out yet (ledger_exec_pending) */
 	uint64_t serial;	/* lg_serial when refs were last set (holder entries) */
 	struct cg_hlink link;
+	/* The first free that made it stale: written whole (ledger_fill)
+	 * before stale is set, read only while it is; last, and left as a
+	 * reused entry had it (ledger_exec_new_locked: two lines fewer). */
+	struct cg_stale why;
 };
 
 static struct lg_range *rg;
@@ -499,7 +502,7 @@ static int ledger_ref_cmp(const void *a, const void *b)
  * knows nothing of it: no finding names it). */
 static CG_HOT struct lg_exec *ledger_exec_new_locked(CUgraphExec e)
 {
-	struct lg_exec *x = cg_spare_calloc(&exec_spare, sizeof *x);
+	struct lg_exec *x = cg_spare_calloc_head(&exec_spare, sizeof *x, offsetof(struct lg_exec, why));
 	if (CG_UNLIKELY(!x))
 		return NULL;
 	x->e = e;

@@ -50,9 +50,9 @@ void cg_table_free(void *p, size_t sz)
 }
 
 /* No spare kept (tests/unit/test-table.c tests the spare itself). */
-void *cg_spare_calloc(struct cg_spare *s, size_t sz)
+void *cg_spare_calloc_head(struct cg_spare *s, size_t sz, size_t head)
 {
-	(void)s;
+	(void)s, (void)head;
 	return calloc(1, sz);
 }
 

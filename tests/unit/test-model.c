@@ -44,7 +44,7 @@ static void exec_map_unknown_handle_is_itself(void **state)
 
 static void exec_map_new_exec_stands_for_itself(void **state)
 {
-	model_exec_new(H(0x1100), G(0x9100), 0, 0, NULL, 0, -1);
+	model_exec_new(H(0x1100), G(0x9100), 0, 0, NULL, 0, -1, 0, 0, NULL);
 	assert_ptr_equal(model_exec_real_of(H(0x1100)), H(0x1100));
 	destroy(H(0x1100));
 }
@@ -52,7 +52,7 @@ static void exec_map_new_exec_stands_for_itself(void **state)
 static void exec_map_set_real_is_seen_by_every_reader(void **state)
 {
 	struct cg_exec *x;
-	model_exec_new(H(0x1200), G(0x9200), 0, 0, NULL, 0, -1);
+	model_exec_new(H(0x1200), G(0x9200), 0, 0, NULL, 0, -1, 0, 0, NULL);
 	assert_int_equal(model_exec_set_real(H(0x1200), H(0x2200)), 1);
 	assert_ptr_equal(model_exec_real_of(H(0x1200)), H(0x2200));
 	/* the launch path reads the same map */
@@ -63,7 +63,7 @@ static void exec_map_set_real_is_seen_by_every_reader(void **state)
 	model_exec_rewritten(H(0x1200), G(0x9201), NULL);
 	assert_ptr_equal(model_exec_real_of(H(0x1200)), H(0x2200));
 	/* another exec is not affected */
-	model_exec_new(H(0x1300), G(0x9300), 0, 0, NULL, 0, -1);
+	model_exec_new(H(0x1300), G(0x9300), 0, 0, NULL, 0, -1, 0, 0, NULL);
 	assert_ptr_equal(model_exec_real_of(H(0x1300)), H(0x1300));
 	destroy(H(0x1300));
 	destroy(H(0x1200));
@@ -71,13 +71,13 @@ static void exec_map_set_real_is_seen_by_every_reader(void **state)
 
 static void exec_map_forgets_a_destroyed_exec(void **state)
 {
-	model_exec_new(H(0x1400), G(0x9400), 0, 0, NULL, 0, -1);
+	model_exec_new(H(0x1400), G(0x9400), 0, 0, NULL, 0, -1, 0, 0, NULL);
 	assert_int_equal(model_exec_set_real(H(0x1400), H(0x2400)), 1);
 	destroy(H(0x1400));
 	assert_ptr_equal(model_exec_real_of(H(0x1400)), H(0x1400));
 	assert_int_equal(model_exec_set_real(H(0x1400), H(0x2401)), 0);
 	/* the handle value reused by the driver: a fresh exec, standing for itself */
-	model_exec_new(H(0x1400), G(0x9401), 0, 0, NULL, 0, -1);
+	model_exec_new(H(0x1400), G(0x9401), 0, 0, NULL, 0, -1, 0, 0, NULL);
 	assert_ptr_equal(model_exec_real_of(H(0x1400)), H(0x1400));
 	destroy(H(0x1400));
 }
@@ -106,9 +106,9 @@ static void graph_claims_die_with_the_graph(void **state)
 	model_graph_new(G(0x9700), 1, 0, 0, 0);
 	model_graph_new(G(0x9800), 1, 0, 0, 0);
 	assert_int_equal(model_graph_claimed(G(0x9700)), 0);
-	model_exec_new(H(0x1700), G(0x9700), 0, 0, partial_summary(), 0, -1);
-	model_exec_new(H(0x1701), G(0x9700), 0, 0, partial_summary(), 0, -1);
-	model_exec_new(H(0x1800), G(0x9800), 0, 0, partial_summary(), 0, -1);
+	model_exec_new(H(0x1700), G(0x9700), 0, 0, partial_summary(), 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1701), G(0x9700), 0, 0, partial_summary(), 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1800), G(0x9800), 0, 0, partial_summary(), 0, -1, 0, 0, NULL);
 	assert_int_equal(model_graph_claimed(G(0x9700)), 2);
 	assert_int_equal(model_graph_claimed(G(0x9800)), 1);
 	assert_int_equal(atomic_load(&model_graph_claims), base + 3);
@@ -218,7 +218,7 @@ static void exec_table_failure_is_its_own(void **state)
 {
 	long long graphs_before = cg_table_failures(&model_graph_table);
 	stub_table_fail = 1;
-	model_exec_new(H(0x1500), G(0x9500), 0, 0, NULL, 0, -1);
+	model_exec_new(H(0x1500), G(0x9500), 0, 0, NULL, 0, -1, 0, 0, NULL);
 	stub_table_fail = 0;
 	assert_int_equal(cg_table_failures(&model_exec_table), 1);
 	assert_int_equal(cg_table_failures(&model_graph_table), graphs_before);
@@ -230,7 +230,7 @@ static void exec_table_failure_is_its_own(void **state)
 	assert_null(model_exec_fast(H(0x1500)));
 	assert_ptr_equal(model_exec_real_of(H(0x1500)), H(0x1500));
 	/* the report was taken: the next add does not see it again */
-	model_exec_new(H(0x1600), G(0x9600), 0, 0, NULL, 0, -1);
+	model_exec_new(H(0x1600), G(0x9600), 0, 0, NULL, 0, -1, 0, 0, NULL);
 	assert_int_equal(cg_table_failures(&model_exec_table), 1);
 	assert_int_equal(stub_degraded, 1);
 	assert_int_equal(model_exec_view(H(0x1600), &(struct cg_exec_view){0}), 1);

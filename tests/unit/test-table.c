@@ -103,6 +103,12 @@ static void spare_reused_only_when_size_fits(void **state)
 	assert_ptr_not_equal(b, c);
 	assert_ptr_equal(atomic_load(&sp.p), c);
 	free(b);
+	memset(c + 8, 0xcd, 40);
+	b = cg_spare_calloc_head(&sp, 48, 24); /* the spare, its head zeroed, the rest as it was */
+	assert_ptr_equal(b, c);
+	for (int i = 0; i < 48; i++)
+		assert_int_equal(b[i], i < 24 ? 0 : 0xcd);
+	cg_spare_free(&sp, b, 48);
 	free(cg_spare_calloc(&sp, 48));
 	assert_null(atomic_load(&sp.p));
 }
