@@ -110,6 +110,14 @@ CG_HOT void cg_hidx_del(struct cg_hidx *t, void *item)
 		if (t->slot[i] == item) {
 			t->slot[i] = CG_HIDX_DEAD;
 			t->n--;
+			/* no probe passes an empty next slot: this one and
+			 * the dead ones before it empty too (a table of a few
+			 * items keeps no dead slots, and is never rebuilt) */
+			for (size_t j = i; t->slot[j] == CG_HIDX_DEAD && !t->slot[(j + 1) & t->mask];
+			     j = (j - 1) & t->mask) {
+				t->slot[j] = NULL;
+				t->used--;
+			}
 			break;
 		}
 	if (l->prev)

@@ -147,7 +147,8 @@ void cg_table_emptying(struct UT_hash_table *tbl);
  * bucket array freed, made again with the next, ~10 cache lines a step and
  * table). Here the slot array stays: open addressing, linear probing, a
  * deleted slot marked dead and reused by the next add that probes it (a
- * handle that comes back takes its own slot again), the array rebuilt
+ * handle that comes back takes its own slot again), emptied where no
+ * probe goes past it (the next slot empty), the array rebuilt
  * (grown when over a quarter live) once live and dead slots fill half of
  * it. A delete compares slot contents with the item (no key read), a find
  * reads one slot line and the item's key. The items are also on a list in
@@ -161,7 +162,7 @@ struct cg_hidx {
 	size_t mask, used, n; /* slots - 1 (0: no array yet); live + dead slots; live items */
 	size_t key_off, link_off;
 	void *head, *tail;
-};
+} __attribute__((aligned(64))); /* one cache line */
 #define CG_HIDX_DEAD ((void *)1)
 #define CG_HIDX_INIT(type, key, link)                                                                                  \
 	{                                                                                                              \

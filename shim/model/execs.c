@@ -205,9 +205,12 @@ static CG_HOT void exec_memo_settle_locked(struct cg_exec *x)
 	x->n_mem = 0;
 }
 
-/* x forgets its memo, settled first. gx_lock. */
-static void exec_memo_drop_locked(struct cg_exec *x)
+/* x forgets its memo, settled first. gx_lock. An empty memo's lines are
+ * not touched (an instantiation and a destroy drop it). */
+static CG_HOT void exec_memo_drop_locked(struct cg_exec *x)
 {
+	if (!x->memo_any && !atomic_load_explicit(&x->memo_cur, memory_order_relaxed))
+		return;
 	exec_memo_settle_locked(x);
 	for (int i = 0; i < EXEC_MEMO_N; i++) {
 		atomic_store_explicit(&x->memo_g[i], NULL, memory_order_relaxed);
@@ -216,6 +219,7 @@ static void exec_memo_drop_locked(struct cg_exec *x)
 	}
 	x->memo_next = 0;
 	x->memo_cls = 0;
+	x->memo_any = 0;
 }
 
 /* g, with summary s (borrowed), joins x's memo at epoch: a memo of
@@ -241,6 +245,7 @@ static CG_HOT void exec_memo_add_locked(struct cg_exec *x, CUgraph g, const stru
 	}
 	model_summary_free(x->memo_s[i]);
 	x->memo_s[i] = model_summary_ref((struct cg_summary *)s);
+	x->memo_any = 1;
 	x->memo_cls = c;
 	atomic_store_explicit(&x->memo_epoch, epoch, memory_order_relaxed);
 	atomic_store_explicit(&x->memo_g[i], g, memory_order_release);
@@ -359,6 +364,16 @@ static CG_COLD int exec_new_refused(struct cg_exec *x, struct cg_summary *sum, C
 	return 0;
 }
 
+/* A new exec struct, zeroed, on 64-byte lines of its own (model-int.h):
+ * never freed (launches read reused ones lock-free). */
+static CG_COLD struct cg_exec *exec_alloc(void)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, 64, sizeof(struct cg_exec)))
+		return NULL;
+	return memset(p, 0, sizeof(struct cg_exec));
+}
+
 /* The last exec id given (model_exec_new, gx_lock). */
 static uint64_t exec_ids;
 
@@ -377,11 +392,12 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 		if (CG_LIKELY(x))
 			exec_free_list = x->next_free;
 		else
-			x = calloc(1, sizeof *x);
+			x = exec_alloc();
 		if (CG_UNLIKELY(!x))
 			return exec_new_refused(NULL, sum, g, capture, cap_site, nccl);
-		/* a launch may still read the lock-free fields of a reused struct */
-		memset(&x->graph, 0, sizeof *x - offsetof(struct cg_exec, graph));
+		/* a launch may still read the lock-free fields of a reused
+		 * struct; its memo is empty (model_exec_destroy) */
+		memset(&x->graph, 0, offsetof(struct cg_exec, memo_g) - offsetof(struct cg_exec, graph));
 		X_SET(x, h, e);
 		cg_hidx_add(&model_execs, x);
 		if (CG_UNLIKELY(model_table_added(&model_exec_table)))

@@ -172,30 +172,23 @@ struct cg_exec {
 	 * movs on x86), and never cleared by the memset of a reused struct. */
 	CUgraphExec h;
 	int live;
-	int unfreed_nodes; /* alloc nodes without a free node in the same graph */
-	int foreign_frees; /* free nodes of allocations made by another graph */
+	int unfreed_nodes;	 /* alloc nodes without a free node in the same graph */
+	int foreign_frees;	 /* free nodes of allocations made by another graph */
+	_Atomic int outstanding; /* graph allocations of the last launch not yet freed */
 	uint64_t flags;
 	_Atomic long long launches;
 	_Atomic(CUgraphExec) real; /* the exec behind h: h, or a re-instantiation */
-	_Atomic int outstanding;   /* graph allocations of the last launch not yet freed */
-	/* The known-update memo (model.h): up to EXEC_MEMO_N graphs whose
-	 * update of this exec the analysis found to say nothing and change
-	 * nothing but the summary it runs (memo_g, NULL: a free slot), all at
-	 * the epoch memo_epoch; memo_cur: the slot + 1 whose summary a memo
-	 * hit left the exec running (0: x->sum is it; settled under gx_lock). */
-	_Atomic(CUgraph) memo_g[EXEC_MEMO_N];
-	_Atomic uint64_t memo_epoch;
-	_Atomic int memo_cur;
 	/* process-unique, a new one per instantiation (issue 35); X_SET under
 	 * gx_lock, read lock-free by a violation's fold key (model_exec_id_fast) */
 	uint64_t id;
-	/* Under gx_lock only. */
+	/* the memo's slot + 1 whose summary a memo hit left the exec running
+	 * (0: x->sum is it; settled under gx_lock); the memo below */
+	_Atomic int memo_cur;
+	/* Under gx_lock only; the struct is 64-byte aligned (execs.c), the
+	 * lines above read by launches, these two written by an instantiation
+	 * and a destroy, the memo's two lines only by updates. */
 	CUgraph graph;
-	/* memo_g[i]'s summary (a reference), all of one class (execs.c
-	 * exec_memo_class) and the exec's own summary's; the next slot */
-	struct cg_summary *memo_s[EXEC_MEMO_N];
-	int memo_next;
-	uint64_t memo_cls; /* their class; 0: one entry, the exec's own summary of no class */
+	int memo_any;	   /* the memo holds something (memo_cur aside) */
 	uint64_t graph_id; /* the id of the graph it was instantiated from */
 	unsigned cuda_id;  /* the driver's own (cuGraphExecGetId, CUDA 13.1+), 0: none */
 	int cuda_asked;	   /* cuda_id asked (at its first need: graphs.c model_ids_get) */
@@ -216,6 +209,18 @@ struct cg_exec {
 	uint32_t cap_site;
 	struct cg_exec *next_free;
 	struct cg_hlink link; /* in the execs' index (execs.c) */
+	/* The known-update memo (model.h): up to EXEC_MEMO_N graphs whose
+	 * update of this exec the analysis found to say nothing and change
+	 * nothing but the summary it runs (memo_g, NULL: a free slot, read
+	 * lock-free), all at the epoch memo_epoch; memo_g[i]'s summary (a
+	 * reference), all of one class (execs.c exec_memo_class) and the
+	 * exec's own summary's; the next slot. Empty in a freed struct (a
+	 * destroy drops it), and left alone by the memset of a reused one. */
+	_Alignas(64) _Atomic(CUgraph) memo_g[EXEC_MEMO_N];
+	_Atomic uint64_t memo_epoch;
+	struct cg_summary *memo_s[EXEC_MEMO_N];
+	int memo_next;
+	uint64_t memo_cls; /* their class; 0: one entry, the exec's own summary of no class */
 };
 #define X_SET(x, f, v) __atomic_store_n(&(x)->f, (v), __ATOMIC_RELAXED)
 #define X_GET(x, f) __atomic_load_n(&(x)->f, __ATOMIC_RELAXED)

@@ -217,9 +217,10 @@ static void spare_of_any_size_fits_its_own(void **state)
 
 /* The handle index (table.h): every live item found, none after its
  * delete, the list in the order added (a delete in the middle, at either
- * end), a handle that comes back takes its dead slot again (no growth of
- * the used slots over a make-and-drop loop), and strided keys past the
- * first array's size rebuild it with everything still found. */
+ * end), a handle that comes back takes its slot again (no growth of the
+ * used slots over a make-and-drop loop), strided keys past the first
+ * array's size rebuild it with everything still found, and a table
+ * emptied keeps no dead slot. */
 struct hent {
 	uint64_t pad;
 	void *k;
@@ -275,7 +276,7 @@ static void hidx_finds_orders_and_reuses(void **state)
 		all[i].k = (void *)(uintptr_t)(0x7f0000100000ull + 0x10ull * (uint64_t)i);
 		assert_int_equal(cg_hidx_add(&t, &all[i]), 0);
 	}
-	assert_true(t.mask + 1 >= 4 * 5002);
+	assert_true(t.mask + 1 >= 2 * 5002 && t.used * 2 <= t.mask + 1);
 	for (int i = 0; i < 5000; i++)
 		assert_ptr_equal(cg_hidx_find(&t, all[i].k), &all[i]);
 	assert_ptr_equal(cg_hidx_find(&t, e[2].k), &e[2]);
@@ -296,6 +297,14 @@ static void hidx_finds_orders_and_reuses(void **state)
 		k++;
 	}
 	assert_int_equal(k, 2502);
+	/* everything out: no dead slot is left (each emptied once no probe
+	 * passes it) */
+	CG_HIDX_EACH(&t, x, tmp)
+	cg_hidx_del(&t, x);
+	assert_int_equal(t.n, 0);
+	assert_int_equal(t.used, 0);
+	assert_null(t.head);
+	assert_null(t.tail);
 	free(all);
 	free(t.slot);
 }
