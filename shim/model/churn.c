@@ -20,18 +20,24 @@
  */
 #include "model-int.h"
 
+/* A capture loop's step counts into its entry at the end of capture
+ * (model_churn_again: the search's key, cheap, fwd and fired, the counts,
+ * the view) and at the instantiation (fwd, insts, inst_ns): the fields
+ * before ptrs[1] in two 64-byte lines (an entry 192 bytes, the table
+ * aligned), the other pointer hashes after them. */
 struct churn_ent {
 	uint32_t key, site;
-	uint64_t shape, cheap;		 /* shape 0: a sighting, not walked yet */
-	uint32_t fwd;			 /* merged into entry fwd (1-based): counts go there */
-	uint64_t ptrs[MODEL_CHURN_PTRS]; /* distinct pointer hashes, first ones */
-	int n_ptrs, more_ptrs;
-	int nodes, fired;
+	uint64_t shape, cheap; /* shape 0: a sighting, not walked yet */
+	uint32_t fwd;	       /* merged into entry fwd (1-based): counts go there */
+	int fired;
 	long long captures, insts;
-	_Atomic long long launches; /* of destroyed executables */
 	uint64_t cap_ns, inst_ns, first_cap_ns, first_inst_ns;
+	_Atomic long long launches; /* of destroyed executables */
 	uint64_t mem_bytes;
-};
+	int n_ptrs, more_ptrs;
+	int nodes;
+	uint64_t ptrs[MODEL_CHURN_PTRS]; /* distinct pointer hashes, first ones */
+} __attribute__((aligned(64)));
 
 static struct churn_ent churn_tab[MODEL_CHURN_MAX];
 static int churn_n;
