@@ -624,7 +624,7 @@ void model_exec_updated_same(CUgraphExec e);
  * g that the full analysis found to say nothing and to change nothing but
  * the summary e runs -- g's summary is e's own, or of e's class: the same
  * topology hash, refusal and pointer fingerprints, no memory node, no
- * child graph (execs.c exec_memo_class) -- is remembered, up to
+ * child graph (model_memo_class below) -- is remembered, up to
  * EXEC_MEMO_N graphs per exec, with the epoch read before that analysis,
  * unless the epoch moved meanwhile (then, or at another epoch or class,
  * the memo starts again). Any other change of e (instantiated again,
@@ -641,8 +641,30 @@ void model_update_memo_set(CUgraphExec e, CUgraph g, const struct cg_summary *su
 void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch);
 struct cg_exec;
 int model_update_memo_hit(CUgraphExec e, CUgraph g, struct cg_exec **x);
+/* The memo class of a summary: 0 when no update from or to it is
+ * remembered across summaries (partial; a hash or fingerprint not computed;
+ * memory nodes; child graphs, whose changes through their own handles the
+ * class would not see); else its topology hash and its refusal and pointer
+ * fingerprints (nodes.h), mixed. Between two summaries of one class the
+ * update rules find nothing (rules/update.c: equal topology hashes skip
+ * the node loop, equal refusal fingerprints the refusal pass; no memory
+ * node: no CGS002, CGS003, CGS012), the pointer diff writes nothing below
+ * debug and the ledger has no reference to redo (equal pointer
+ * fingerprints, nodes.c nodes_update_diff, ledger.c ledger_same_ptrs).
+ * Inline: an update's hook asks it on its steady path (a call is a code
+ * line more, cold in lockstep). */
+static inline uint64_t model_memo_class(const struct cg_summary *s)
+{
+	if (!s || s->partial || !s->topo || !s->sig || !s->ptrs || s->n_alloc + s->n_free || s->n_kids)
+		return 0;
+	return cg_mix64(cg_mix64(s->topo, s->sig), s->ptrs) | 1;
+}
 /* Whether an update from old to nu is of one memo class (see above). */
-int model_update_alike(const struct cg_summary *old, const struct cg_summary *nu);
+static inline int model_update_alike(const struct cg_summary *old, const struct cg_summary *nu)
+{
+	uint64_t c = model_memo_class(old);
+	return c && c == model_memo_class(nu);
+}
 /* A memo hit (slot and x, from model_update_memo_hit) the driver then
  * answered with success: e runs that slot's summary now; counted (no lock). */
 void model_exec_updated_known(struct cg_exec *x, CUgraphExec e, int slot);

@@ -61,19 +61,13 @@ static void update_pred_init(struct upd_pred *p)
 	p->epoch = 0;
 }
 
-/* Steps 2 and 3: the model's summaries of exec e and graph g, and the
- * update rules' verdict (rules/update.c). Writes nothing. */
-static CG_HOT void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
+/* Step 3 in full: the update rules' verdict (rules/update.c) on the
+ * summaries in p. Out of line: a steady loop's update (one memo class,
+ * update_predict) never needs it. */
+static CG_COLD void update_predict_rules(struct upd_pred *p, CUgraphExec e, CUgraph g)
 {
 	const struct cg_model_view *mv = &cg_model_view_live;
 	struct cg_update_pred up;
-	update_pred_init(p);
-	p->epoch = model_epoch_now();
-	/* From the first update on, graphs are walked as their capture ends
-	 * (see end_capture_common): an updating program's next update then
-	 * finds its graph's summary ready. */
-	atomic_store_explicit(&cgh_updates_seen, 1, memory_order_relaxed);
-	model_update_summaries(e, g, &p->old, &p->nu);
 	struct cg_update_ev ev = {e, g, p->old, p->nu};
 	if (rules_update_instantiated(&ev, mv, &p->v)) {
 		p->have_v = 1;
@@ -93,6 +87,28 @@ static CG_HOT void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
 		p->rc = p->v.predicted_rc;
 		p->rule = p->v.rule;
 	}
+}
+
+/* Steps 2 and 3: the model's summaries of exec e and graph g, and the
+ * update rules' verdict. Writes nothing. An update between two summaries
+ * of one memo class (a serving loop's fresh capture with new scalar
+ * arguments) is answered here, as update_predict_rules would answer it
+ * (rules_update_none: no verdict, quiet; not the same summary; alike),
+ * without its calls: in lockstep each is a cold code line or more. */
+static CG_HOT void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
+{
+	update_pred_init(p);
+	p->epoch = model_epoch_now();
+	/* From the first update on, graphs are walked as their capture ends
+	 * (see end_capture_common): an updating program's next update then
+	 * finds its graph's summary ready. */
+	atomic_store_explicit(&cgh_updates_seen, 1, memory_order_relaxed);
+	model_update_summaries(e, g, &p->old, &p->nu);
+	if (CG_LIKELY(p->old != p->nu && rules_update_none(p->old, p->nu) && model_update_alike(p->old, p->nu))) {
+		p->quiet = p->alike = 1;
+		return;
+	}
+	update_predict_rules(p, e, g);
 }
 
 /* The known-update memo (model.h): an update from a graph the exec
@@ -149,8 +165,10 @@ static void update_clock(struct cg_call *c, const struct upd_pred *p)
  * not three); otherwise the refusal is averted behind the handle and the
  * warning goes out with the thread's batch, in order, instead of a write
  * of its own (update_post flushes the batch if the call fails after all).
- * Under abort, a predicted refusal stops the program before the call. */
-static void update_policy_pre(struct upd_pred *p, CUgraphExec e)
+ * Under abort, a predicted refusal stops the program before the call.
+ * Asked only with a verdict: without one cg_decide answers neither rewrite
+ * nor abort. */
+static CG_COLD void update_policy_pre(struct upd_pred *p, CUgraphExec e)
 {
 	struct cg_decision d = cg_decide(CG_ASK_UPDATE, p->rc, p->rule == R_UPDATE_FAIL);
 	if (d.rewrite) {
@@ -203,8 +221,10 @@ static CG_HOT __attribute__((noinline)) void update_records_pre(struct upd_pred 
 	if (CG_UNLIKELY(p->have_v)) {
 		update_records_verdict(p, e, g, api);
 	} else if (old && nu) {
-		/* nothing to compare when the exec already holds this summary */
-		if (old != nu)
+		/* nothing to compare when the exec already holds this summary;
+		 * nothing written below debug between summaries of one memo
+		 * class (equal pointer fingerprints: nodes_update_diff) */
+		if (old != nu && (!p->alike || cg_log_on(CG_L_DEBUG)))
 			nodes_update_diff(e, g, old, nu, emit_update_diff);
 		/* same memory nodes (quiet): neither CGS012 nor CGS003 can apply */
 		if (!p->quiet)
@@ -228,7 +248,8 @@ static inline __attribute__((always_inline)) int update_before(struct cg_call *c
 		return slot;
 	update_predict(p, app, g); /* 2, 3 */
 	update_clock(c, p);
-	update_policy_pre(p, app);	    /* 4 */
+	if (CG_UNLIKELY(p->have_v)) /* 4: the policy acts on a verdict only */
+		update_policy_pre(p, app);
 	update_records_pre(p, app, g, api); /* 5 */
 	return 0;
 }

@@ -168,29 +168,6 @@ CG_HOT struct cg_exec *model_exec_find_locked(CUgraphExec e)
 
 /* ---- the known-update memo (model.h) ---------------------------------- */
 
-/* The memo class of a summary: 0 when no update from or to it is
- * remembered across summaries (partial; a hash or fingerprint not computed;
- * memory nodes; child graphs, whose changes through their own handles the
- * class would not see); else its topology hash and its refusal and pointer
- * fingerprints (nodes.h), mixed. Between two summaries of one class the
- * update rules find nothing (rules/update.c: equal topology hashes skip
- * the node loop, equal refusal fingerprints the refusal pass; no memory
- * node: no CGS002, CGS003, CGS012), the pointer diff writes nothing below
- * debug and the ledger has no reference to redo (equal pointer
- * fingerprints, nodes.c nodes_update_diff, ledger.c ledger_same_ptrs). */
-static CG_HOT uint64_t exec_memo_class(const struct cg_summary *s)
-{
-	if (!s || s->partial || !s->topo || !s->sig || !s->ptrs || s->n_alloc + s->n_free || s->n_kids)
-		return 0;
-	return cg_mix64(cg_mix64(s->topo, s->sig), s->ptrs) | 1;
-}
-
-CG_HOT int model_update_alike(const struct cg_summary *old, const struct cg_summary *nu)
-{
-	uint64_t c = exec_memo_class(old);
-	return c && c == exec_memo_class(nu);
-}
-
 /* The summary a memo hit left x running (memo_cur) becomes x->sum; a
  * memo summary has no memory node, nor had the one it replaces. gx_lock. */
 static CG_HOT void exec_memo_settle_locked(struct cg_exec *x)
@@ -228,7 +205,7 @@ static CG_HOT void exec_memo_drop_locked(struct cg_exec *x)
  * the analysis. x->sum is s or of its class. gx_lock. */
 static CG_HOT void exec_memo_add_locked(struct cg_exec *x, CUgraph g, const struct cg_summary *s, uint64_t epoch)
 {
-	uint64_t c = exec_memo_class(s);
+	uint64_t c = model_memo_class(s);
 	int i;
 	if (model_epoch_now() != epoch || !s || (!c && s != x->sum)) {
 		exec_memo_drop_locked(x);

@@ -213,7 +213,7 @@ struct cg_exec {
 	 * update of this exec the analysis found to say nothing and change
 	 * nothing but the summary it runs (memo_g, NULL: a free slot, read
 	 * lock-free), all at the epoch memo_epoch; memo_g[i]'s summary (a
-	 * reference), all of one class (execs.c exec_memo_class) and the
+	 * reference), all of one class (model.h model_memo_class) and the
 	 * exec's own summary's; the next slot. Empty in a freed struct (a
 	 * destroy drops it), and left alone by the memset of a reused one. */
 	_Alignas(64) _Atomic(CUgraph) memo_g[EXEC_MEMO_N];

@@ -155,6 +155,19 @@ int rules_update_fail(const struct cg_update_ev *ev, const struct cg_model_view 
 /* Whether the update keeps the exec's memory nodes as they are (then
  * neither CGS003 nor CGS012 can apply). */
 int rules_update_same_memory(const struct cg_update_ev *ev);
+/* Whether no update rule can apply to an update from old to nu, known in
+ * O(1) and without a call (a steady update loop's path, hooks/update.c):
+ * both summaries walked, of equal topology hashes and node counts
+ * (rules_update_fail's node loop would not run), of equal refusal
+ * fingerprints (its refusal pass would find nothing), neither with a
+ * memory node (no CGS002, CGS003 or CGS012). When it answers 1,
+ * rules_update_instantiated and rules_update_fail answer 0 and
+ * rules_update_same_memory 1 (tests/unit/test-rules-update.c). */
+static inline int rules_update_none(const struct cg_summary *old, const struct cg_summary *nu)
+{
+	return old && nu && old->topo && old->topo == nu->topo && old->n_nodes == nu->n_nodes && old->sig &&
+	       old->sig == nu->sig && !(old->n_alloc | old->n_free | nu->n_alloc | nu->n_free);
+}
 /* CGS012 (an allocation from another pool) and CGS003 (an escaping
  * allocation replaced), memory node pair by pair from *pos: fills at most
  * max verdicts, in record order, and returns how many; *pos is where the

@@ -410,11 +410,85 @@ static void test_update_memory_resumes(void **state)
 	assert_string_equal(cg_rule_id(v[1].rule), "CGS003");
 }
 
+/* rules_update_none (the hook's O(1) answer for a steady update loop):
+ * yes for two walked summaries of one topology and refusal fingerprint
+ * without memory nodes, and then the full rules agree (no verdict, the
+ * same memory); no for each difference the full rules speak of (a
+ * verdict, or memory nodes that differ). */
+static void none_base(int n_new)
+{
+	pair_init(&P, 3, (uint32_t)n_new);
+	pair_det(&P, 1, CU_GRAPH_NODE_TYPE_KERNEL);
+	P.old.topo = P.nu.topo = 0x7070;
+	P.old.sig = P.nu.sig = 0x5050;
+	P.old.ptrs = P.nu.ptrs = 0x9090;
+}
+
+static void none_check(int want, const char *what)
+{
+	struct cg_verdict v[8];
+	struct cg_update_ev ev = {EXEC, GRAPH, &P.old, &P.nu};
+	int none = rules_update_none(&P.old, &P.nu), n;
+	memset(v, 0, sizeof v);
+	n = run_update(&P, v, 8, 0);
+	print_message("  rules_update_none %d (want %d), full rules %d verdicts: %s\n", none, want, n, what);
+	assert_int_equal(none, want);
+	if (none) {
+		assert_int_equal(n, 0);
+		assert_int_equal(rules_update_same_memory(&ev), 1);
+	} else { /* each case below: the full analysis has something to say */
+		assert_true(n > 0 || !rules_update_same_memory(&ev));
+	}
+}
+
+static void test_update_none(void **state)
+{
+	(void)state;
+	none_base(3);
+	none_check(1, "one topology and refusal fingerprint, no memory node");
+	none_base(3);
+	P.xn[0].name = "k_other"; /* other scalar arguments or kernel names: not the rules' concern */
+	P.old.ptrs = 0x9191;
+	none_check(1, "other pointer fingerprints");
+	none_base(3);
+	P.nu.topo = 0x7071;
+	P.tn[2] = CU_GRAPH_NODE_TYPE_MEMSET;
+	none_check(0, "other topology hash (a node changed type)");
+	none_base(3);
+	P.old.topo = P.nu.topo = 0; /* not walked: compared in full */
+	P.tn[2] = CU_GRAPH_NODE_TYPE_MEMSET;
+	none_check(0, "no topology hash");
+	none_base(4);
+	none_check(0, "other node count under one hash");
+	none_base(3);
+	P.nu.sig = 0x5051;
+	P.xn[0].coop = 1;
+	none_check(0, "other refusal fingerprint (cooperative launch added)");
+	none_base(3);
+	P.old.sig = P.nu.sig = 0; /* not computed: the refusal pass runs */
+	P.xn[0].coop = 1;
+	none_check(0, "no refusal fingerprint");
+	none_base(3);
+	pair_alloc(&P, 0x1000, 0x2000, 0, 0);
+	none_check(0, "memory nodes (an allocation replaced)");
+	none_base(3);
+	pair_alloc(&P, 0x1000, 0x1000, 0, 0);
+	P.old.n_alloc = 0;
+	fake_live = (CUgraphExec)0x900;
+	none_check(0, "a memory node in the graph only (instantiated elsewhere)");
+	none_base(3);
+	P.mo[0] = (struct cg_mnode){.dptr = 0x1000, .is_free = 1};
+	P.old.mem = P.mo;
+	P.old.n_free = 1;
+	none_check(0, "a free node in the exec only");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_update_cases),
 	    cmocka_unit_test(test_update_memory_resumes),
+	    cmocka_unit_test(test_update_none),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
