@@ -351,7 +351,7 @@ CG_HOT CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	if (CG_UNLIKELY(cg_rule_capture_unsafe("cuGraphExecDestroy", "destroys an executable graph"))) {
 		CG_FWD_OUT(rc, real_cuGraphExecDestroy(hGraphExec));
 		cg_rule_capture_unsafe_after("cuGraphExecDestroy", 1, rc);
-		if (rc == CUDA_SUCCESS) { /* the driver took what the rule foresaw refused */
+		if (rc == CUDA_SUCCESS) {	      /* the driver took what the rule foresaw refused */
 			cg_policy_forget(hGraphExec); /* before the model drops the exec: model.h */
 			cgh_exec_destroyed(hGraphExec);
 			/* and the ledger with it, as below: else a later free of a
