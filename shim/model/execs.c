@@ -362,6 +362,15 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 	int dev = cg_current_device(); /* the exec belongs to the instantiating context */
 	if (CG_UNLIKELY(kernels < 0))
 		kernels = exec_kernel_count(g, sum);
+	/* The driver's own id (CUDA 13.1+): a query of the handle the driver
+	 * just gave, alive for sure. Not at a record's first need: a record
+	 * may name an exec the driver destroyed meanwhile (another thread's
+	 * cuGraphExecDestroy after the lookup; a context gone, cudaDeviceReset
+	 * having no hook, before the exit summary's CGS011), and a query of a
+	 * dead handle reads freed driver memory (test-model). */
+	unsigned cuda_id = 0;
+	if (!drv_cuGraphExecGetId || drv_cuGraphExecGetId(e, &cuda_id) != CUDA_SUCCESS)
+		cuda_id = 0;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
 	if (!x) {
@@ -385,8 +394,7 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */
 	x->graph = g;
 	X_SET(x, id, ++exec_ids);
-	x->cuda_id = 0; /* the driver's own: asked where a record needs it (model_ids_get) */
-	x->cuda_asked = 0;
+	x->cuda_id = cuda_id;
 	x->inst_dev = dev;
 	X_SET(x, flags, flags);
 	x->site = site;

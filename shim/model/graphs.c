@@ -329,9 +329,7 @@ static uint64_t graph_ids;
 static struct cg_spare graph_spare = CG_SPARE_INIT(sizeof(struct cg_graph));
 
 /* The driver's own id of g (CUDA 13.1+), 0 when it has none: a query of
- * the handle the caller was just given, before the model's lock. Asked
- * here, not at its first need as an exec's is (model_ids_get): the end of
- * every capture asks for the graph's ids at info level. */
+ * the handle the caller was just given, before the model's lock. */
 static unsigned graph_cuda_id(CUgraph g)
 {
 	unsigned id = 0;
@@ -389,31 +387,8 @@ CG_HOT void model_graph_churn_set(CUgraph g, uint32_t idx)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-/* The driver's own id of exec e (CUDA 13.1+), not asked yet: asked with
- * no model lock held, of a handle the model holds (alive: the model drops
- * an exec before, or as, the driver destroys it), kept where the entry is
- * still the one out names. Once an exec's life, and only where a record
- * needs it: a steady loop writes none (issue 36: a cold call into libcuda
- * per instantiation). */
-static CG_COLD void ids_ask_exec(CUgraphExec e, struct model_ids *out)
-{
-	unsigned ec = 0;
-	struct cg_exec *x;
-	if (!drv_cuGraphExecGetId || drv_cuGraphExecGetId(e, &ec) != CUDA_SUCCESS)
-		ec = 0;
-	pthread_mutex_lock(&model_gx_lock);
-	x = model_exec_find_locked(e);
-	if (x && x->id == out->exec) {
-		if (!x->cuda_asked)
-			x->cuda_id = ec, x->cuda_asked = 1;
-		out->cuda_exec = x->cuda_id;
-	}
-	pthread_mutex_unlock(&model_gx_lock);
-}
-
 CG_HOT void model_ids_get(CUgraph g, CUgraphExec e, struct model_ids *out)
 {
-	int ask_e = 0;
 	memset(out, 0, sizeof *out);
 	if (!g && !e)
 		return;
@@ -425,14 +400,10 @@ CG_HOT void model_ids_get(CUgraph g, CUgraphExec e, struct model_ids *out)
 	}
 	if (e) {
 		struct cg_exec *x = model_exec_find_locked(e);
-		if (x) {
+		if (x)
 			out->exec = x->id, out->cuda_exec = x->cuda_id, out->exec_graph = x->graph_id;
-			ask_e = !x->cuda_asked;
-		}
 	}
 	pthread_mutex_unlock(&model_gx_lock);
-	if (CG_UNLIKELY(ask_e))
-		ids_ask_exec(e, out);
 }
 
 CG_HOT struct emit_ids model_ids_of(CUgraph g, CUgraphExec e)

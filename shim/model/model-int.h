@@ -191,7 +191,6 @@ struct cg_exec {
 	int memo_any;	   /* the memo holds something (memo_cur aside) */
 	uint64_t graph_id; /* the id of the graph it was instantiated from */
 	unsigned cuda_id;  /* the driver's own (cuGraphExecGetId, CUDA 13.1+), 0: none */
-	int cuda_asked;	   /* cuda_id asked (at its first need: graphs.c model_ids_get) */
 	uint32_t site;
 	int n_mem;
 	struct cg_mnode *mem;

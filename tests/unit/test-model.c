@@ -250,6 +250,49 @@ static void pool_table_failure_is_its_own(void **state)
 	assert_int_equal(model_pool_info((CUmemoryPool)(uintptr_t)0x7000, &ipc, &def, &site), 0);
 }
 
+/* The driver's own exec id (cuGraphExecGetId) of a handle the driver has
+ * destroyed behind the model's back: its context went (cudaDeviceReset,
+ * cuCtxDestroy: no hook; the exit summary's CGS011 still names the exec),
+ * or another thread destroyed it between a record's lookup and a query
+ * made then. The shim never asks about a dead handle (for the real driver
+ * a read of freed memory), and every record gives the id the handle had
+ * while it lived: the id is asked of the handle the instantiation was
+ * just given. */
+static CUgraphExec fake_live;
+static unsigned fake_live_id;
+static int fake_dead_asks;
+static CUresult fake_exec_id(CUgraphExec e, unsigned *id)
+{
+	if (!e || e != fake_live) {
+		fake_dead_asks++;
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	*id = fake_live_id;
+	return CUDA_SUCCESS;
+}
+
+static void exec_cuda_id_never_asked_of_a_dead_handle(void **state)
+{
+	struct model_ids ids;
+	drv_cuGraphExecGetId = fake_exec_id;
+	fake_dead_asks = 0;
+	fake_live = H(0x1a00), fake_live_id = 41;
+	model_exec_new(H(0x1a00), G(0x9a00), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	fake_live = NULL; /* the context went: the driver's exec is gone */
+	model_ids_get(NULL, H(0x1a00), &ids);
+	assert_int_equal(fake_dead_asks, 0);
+	assert_int_not_equal(ids.exec, 0);
+	assert_int_equal(ids.cuda_exec, 41);
+	/* the handle value comes back as another exec: its own id */
+	fake_live = H(0x1a00), fake_live_id = 42;
+	model_exec_new(H(0x1a00), G(0x9a01), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	model_ids_get(NULL, H(0x1a00), &ids);
+	assert_int_equal(ids.cuda_exec, 42);
+	destroy(H(0x1a00));
+	assert_int_equal(fake_dead_asks, 0);
+	drv_cuGraphExecGetId = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +305,7 @@ int main(void)
 	    cmocka_unit_test_setup(graph_claims_die_with_the_graph, setup),
 	    cmocka_unit_test_setup(graph_last_found_goes_with_the_graph, setup),
 	    cmocka_unit_test_setup(ledger_last_found_goes_with_the_exec, setup),
+	    cmocka_unit_test_setup(exec_cuda_id_never_asked_of_a_dead_handle, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
