@@ -36,9 +36,50 @@ CG_HOT void model_capture_snap_locked(const struct cg_capture *c, struct cap_sna
 	o->graph = c->into ? c->into : c->bgraph;
 }
 
+/* The live captures, in begin order (model-int.h), under model_cap_lock. */
 struct cg_capture *model_captures;
+static struct cg_capture *cap_tail;
+#define CAP_EACH(c) for ((c) = model_captures; (c); (c) = (c)->next)
 CG_TLS struct cg_cap_tally model_tally;
 static struct cg_capture *cap_find_locked(uint64_t id);
+
+/* A capture's entry, zeroed, 64-aligned (model-int.h): NULL when out of memory. */
+static struct cg_capture *cap_alloc(void)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, 64, sizeof(struct cg_capture)))
+		return NULL;
+	return memset(p, 0, sizeof(struct cg_capture));
+}
+
+void model_captures_forget(void)
+{
+	model_captures = cap_tail = NULL;
+}
+
+static void cap_link_locked(struct cg_capture *c)
+{
+	c->next = NULL;
+	c->prev = cap_tail;
+	if (cap_tail)
+		cap_tail->next = c;
+	else
+		model_captures = c;
+	cap_tail = c;
+}
+
+static void cap_unlink_locked(struct cg_capture *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		model_captures = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		cap_tail = c->prev;
+	c->next = c->prev = NULL;
+}
 static CG_TLS int thread_mode_set;
 static CG_TLS int thread_mode;
 
@@ -70,10 +111,10 @@ CG_HOT int model_stream_capture(CUstream s, int ptsz, uint64_t *id, CUgraph *gra
 	if (rc != CUDA_SUCCESS || st == CU_STREAM_CAPTURE_STATUS_INVALIDATED) {
 		/* An invalidated capture may answer without its id (or with an
 		 * error): find it by its origin stream. */
-		struct cg_capture *c, *tmp;
+		struct cg_capture *c;
 		int found = 0, me = cg_gettid();
 		pthread_mutex_lock(&model_cap_lock);
-		HASH_ITER(hh, model_captures, c, tmp)
+		CAP_EACH(c)
 		{
 			if (c->stream == s && (s || !c->ptsz || c->tid == me)) {
 				cid = c->id;
@@ -132,7 +173,7 @@ CG_HOT void model_capture_presample(uint32_t site, CUstream s)
 	model_meminfo_begin_was(presample_steady);
 	presample_have = !presample_steady && model_sample_free(&presample_free);
 	if (!prepared)
-		prepared = calloc(1, sizeof *prepared);
+		prepared = cap_alloc();
 	if (prepared) /* the name now: a syscall, kept out of the begin's window */
 		cg_thread_name(prepared->tname);
 }
@@ -152,7 +193,7 @@ CG_HOT void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUg
 	presample_have = presample_steady = 0;
 	prepared = NULL;
 	if (!c)
-		c = calloc(1, sizeof *c);
+		c = cap_alloc();
 	if (!c) {
 		cg_degrade("capture table");
 		return;
@@ -180,12 +221,7 @@ CG_HOT void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUg
 	c->bgraph = graph;
 	c->t0 = bc && bc->t_out ? bc->t_out : cg_now_ns();
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ADD(hh, model_captures, id, sizeof c->id, c);
-	if (model_table_added(&model_capture_table)) {
-		pthread_mutex_unlock(&model_cap_lock);
-		free(c);
-		return;
-	}
+	cap_link_locked(c);
 	model_tot.captures++;
 	/* The begin hook's end: the deferred record's stamp and post_ns. */
 	c->bend = bc && bc->t0 ? cg_now_ns() : 0;
@@ -259,7 +295,7 @@ void model_capture_breaker(uint64_t id, const char *api, const char *rule, int r
 	char tname[16];
 	cg_thread_name(tname);
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_FIND(hh, model_captures, &id, sizeof id, c);
+	c = cap_find_locked(id);
 	if (c)
 		breaker_set_locked(c, api, rule, rc, cg_gettid(), tname, site);
 	pthread_mutex_unlock(&model_cap_lock);
@@ -267,14 +303,14 @@ void model_capture_breaker(uint64_t id, const char *api, const char *rule, int r
 
 void model_capture_refused(const char *api)
 {
-	struct cg_capture *c, *tmp;
+	struct cg_capture *c;
 	struct cap_snap inv[CAP_NOTE_MAX], ab[CAP_NOTE_MAX];
 	int n_inv = 0, n_ab = 0, n_conf = 0, me = cg_gettid(), mode = model_thread_mode();
 	uint32_t site;
 	if (!atomic_load(&cg_live_captures))
 		return;
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, tmp)
+	CAP_EACH(c)
 	{
 		if (!conflicts_locked(c, me, mode))
 			continue;
@@ -322,13 +358,13 @@ static int on_stream_locked(const struct cg_capture *c, CUstream s, int ptsz, in
 
 void model_capture_begin_refused(CUstream s, int ptsz, const char *api, int rc)
 {
-	struct cg_capture *c, *tmp;
+	struct cg_capture *c;
 	struct cap_snap k;
 	int found = 0, me = cg_gettid();
 	if (!atomic_load(&cg_live_captures))
 		return;
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, tmp)
+	CAP_EACH(c)
 	{
 		if (on_stream_locked(c, s, ptsz, me) && !c->named) {
 			c->named = 1;
@@ -348,12 +384,12 @@ void model_capture_begin_refused(CUstream s, int ptsz, const char *api, int rc)
 static int seen_invalid_locked(CUstream s, int ptsz, uint64_t id, struct cap_snap *k, const char **by_api, int *by_tid,
 			       uint32_t *by_site)
 {
-	struct cg_capture *c = NULL, *tmp;
+	struct cg_capture *c = NULL;
 	int me = cg_gettid();
 	if (id)
-		HASH_FIND(hh, model_captures, &id, sizeof id, c);
+		c = cap_find_locked(id);
 	if (!c)
-		HASH_ITER(hh, model_captures, c, tmp)
+		CAP_EACH(c)
 	if (on_stream_locked(c, s, ptsz, me))
 		break;
 	if (!c || c->invalid)
@@ -387,10 +423,13 @@ void model_capture_seen_invalid(CUstream s, int ptsz, uint64_t id, const char *a
 		CAPREC(invalidated, &k, api ? "capture_info" : "shim_query", api, 0, by_api, by_tid, by_site);
 }
 
+/* The live capture of that id; among several of one id (0: the driver
+ * gave none) the latest begun, as the hash table answered before. */
 static CG_HOT struct cg_capture *cap_find_locked(uint64_t id)
 {
-	struct cg_capture *c;
-	HASH_FIND(hh, model_captures, &id, sizeof id, c);
+	struct cg_capture *c = cap_tail;
+	while (c && c->id != id)
+		c = c->prev;
 	return c;
 }
 
@@ -441,12 +480,12 @@ CG_HOT int model_capture_find(uint64_t id, struct cg_capture_view *out)
 
 int model_capture_conflict(int thread_mode_now, struct cg_capture_view *out)
 {
-	struct cg_capture *c, *tmp;
+	struct cg_capture *c;
 	int me = cg_gettid(), found = 0;
 	if (!atomic_load(&cg_live_captures) || thread_mode_now == CU_STREAM_CAPTURE_MODE_RELAXED)
 		return 0;
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, tmp)
+	CAP_EACH(c)
 	{
 		int hit = 0;
 		if (c->tid == me && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED)
@@ -493,10 +532,10 @@ void model_capture_event_record(uint64_t id, CUevent ev, CUstream s)
 
 int model_capture_event_known(CUevent ev)
 {
-	struct cg_capture *c, *tmp;
+	struct cg_capture *c;
 	int known = 0;
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, tmp)
+	CAP_EACH(c)
 	{
 		for (int i = 0; c->l && i < c->l->n_ev && !known; i++)
 			known = c->l->evs[i].ev == ev;
@@ -514,12 +553,12 @@ static void view_locked(const struct cg_capture *c, struct cg_capture_view *out)
 
 int model_capture_of_event(CUevent ev, struct cg_capture_view *out)
 {
-	struct cg_capture *c, *tmp;
+	struct cg_capture *c;
 	int known = 0;
 	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		return 0;
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, tmp)
+	CAP_EACH(c)
 	{
 		for (int i = 0; c->l && i < c->l->n_ev && !known; i++)
 			known = c->l->evs[i].ev == ev;
@@ -534,9 +573,9 @@ int model_capture_of_event(CUevent ev, struct cg_capture_view *out)
 
 void model_capture_event_forget(CUevent ev)
 {
-	struct cg_capture *c, *tmp;
+	struct cg_capture *c;
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, tmp)
+	CAP_EACH(c)
 	{
 		for (int i = 0; c->l && i < c->l->n_ev; i++)
 			if (c->l->evs[i].ev == ev)
@@ -547,14 +586,14 @@ void model_capture_event_forget(CUevent ev)
 
 int model_capture_any(struct cg_capture_view *out)
 {
-	struct cg_capture *c, *tmp;
+	struct cg_capture *c;
 	int found = 0;
 	if (model_capture_conflict(model_thread_mode(), out))
 		return 1; /* the one this thread's mode collides with first */
 	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		return 0;
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, tmp)
+	CAP_EACH(c)
 	{
 		view_locked(c, out);
 		found = 1;
@@ -566,12 +605,12 @@ int model_capture_any(struct cg_capture_view *out)
 
 int model_capture_blocking(struct cg_capture_view *out)
 {
-	struct cg_capture *c, *tmp;
+	struct cg_capture *c;
 	int found = 0;
 	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		return 0;
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, tmp)
+	CAP_EACH(c)
 	{
 		if (c->blocking) {
 			view_locked(c, out);
@@ -618,11 +657,11 @@ void model_capture_wait_event(uint64_t id, CUstream s, CUevent ev, uint32_t site
  * queried again: joins.c asks the driver about each fork). */
 void model_capture_stream_gone(CUstream s)
 {
-	struct cg_capture *c, *tmp;
+	struct cg_capture *c;
 	if (!atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, tmp)
+	CAP_EACH(c)
 	{
 		struct cap_links *l = c->l;
 		for (int i = 0; l && i < l->n_fork; i++)
@@ -667,10 +706,10 @@ CG_HOT int model_capture_unjoined(uint64_t id, CUstream *streams, uint32_t *site
 
 void model_capture_plain_alloc(size_t size)
 {
-	struct cg_capture *c, *tmp;
+	struct cg_capture *c;
 	int me = cg_gettid();
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, tmp)
+	CAP_EACH(c)
 	{
 		if (c->tid == me) {
 			c->malloc_bytes += size;
@@ -718,7 +757,7 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 	pthread_mutex_lock(&model_cap_lock);
 	c = cap_find_locked(id);
 	if (c) {
-		HASH_DEL(model_captures, c);
+		cap_unlink_locked(c);
 		if (rc != CUDA_SUCCESS && !c->invalid)
 			model_tot.captures_bad++;
 		model_capture_snap_locked(c, &k);
@@ -803,12 +842,12 @@ CG_HOT int model_capture_repeat(uint64_t id)
 int model_capture_exit(uint64_t *ids, int max, int *n_named)
 {
 	struct cap_snap open_caps[CAP_NOTE_MAX];
-	struct cg_capture *c, *ctmp;
+	struct cg_capture *c;
 	int n_open = 0, n_open_all = 0;
 	if (max > CAP_NOTE_MAX)
 		max = CAP_NOTE_MAX;
 	pthread_mutex_lock(&model_cap_lock);
-	HASH_ITER(hh, model_captures, c, ctmp)
+	CAP_EACH(c)
 	{
 		n_open_all++;
 		if (n_open < max) {
@@ -827,7 +866,7 @@ int model_capture_exit(uint64_t *ids, int max, int *n_named)
 
 int model_capture_live_try(struct model_live_cap *out, int max)
 {
-	struct cg_capture *c, *ctmp;
+	struct cg_capture *c;
 	int n = 0, tries = 0;
 	while (pthread_mutex_trylock(&model_cap_lock) != 0) {
 		struct timespec pause = {0, 1000000};
@@ -835,7 +874,7 @@ int model_capture_live_try(struct model_live_cap *out, int max)
 			return -1;
 		nanosleep(&pause, NULL);
 	}
-	HASH_ITER(hh, model_captures, c, ctmp)
+	CAP_EACH(c)
 	{
 		if (n < max) {
 			out[n].id = c->id;

@@ -51,7 +51,7 @@ static inline void model_epoch_bump(void)
 }
 
 /* The model's tables, each counting its own allocation failures. */
-extern struct cg_table model_capture_table, model_graph_table, model_exec_table, model_pool_table, model_alloc_table;
+extern struct cg_table model_graph_table, model_exec_table, model_pool_table, model_alloc_table;
 /* Right after an add to t, under t's lock: 0 when it went in; -1 when it
  * failed (the item is not in the table; counted on t, and the shim
  * degrades to pass-through with one warning). */
@@ -92,39 +92,48 @@ struct cap_links {
  * a predicted violation (rule set) or a refusal the shim did not predict.
  * api and rule point at static strings. */
 
+/* A live capture. The live ones are a list in begin order (captures.c:
+ * a process has a few at once; a capture loop adds and removes one a
+ * step, which a hash table did with its header and buckets allocated and
+ * freed each time). Its first two cache lines (allocated 64-aligned) hold
+ * what a capture's own calls read: the list links and the id (a find),
+ * and what an allocation or free inside it reads and counts (repeat,
+ * n_alloc): issue 36. */
 struct cg_capture {
+	struct cg_capture *next, *prev;
 	uint64_t id;
+	int steady; /* a steady site's capture: no samples (devices.c) */
+	/* invalid: the shim knows the capture is invalidated (counted once in
+	 * captures_invalidated); named: its "abandoned" record is written. */
+	int invalid, named;
+	int n_alloc;
+	long long noted0; /* cg_noted_total() at its begin */
+	unsigned long long alloc_bytes;
 	CUstream stream;
+	struct cap_breaker br;
+	unsigned long long malloc_bytes;
 	int mode, tid, ptsz;
 	char tname[16]; /* the begin thread's name (pthread_getname_np) */
-	struct cap_breaker br;
-	int blocking; /* begun on a blocking stream: the legacy stream joins it (906) */
+	int blocking;	/* begun on a blocking stream: the legacy stream joins it (906) */
 	uint32_t site;
 	uint64_t t0;
 	CUgraph into;
 	struct cap_links *l;
-	int n_alloc;
-	unsigned long long alloc_bytes, malloc_bytes;
 	int have_before;
 	size_t free_before;
-	int steady;	     /* a steady site's capture: no samples (devices.c) */
-	long long noted0;    /* cg_noted_total() at its begin */
 	int site_pending;    /* its begin site's walk waited: not judged for steadiness */
 	uint32_t steady_key; /* what the steady judgement goes by: the site, else the stream */
-	/* invalid: the shim knows the capture is invalidated (counted once in
-	 * captures_invalidated); named: its "abandoned" record is written. */
-	int invalid, named;
 	/* The begin call, whose record is written later (brec) */
 	int brec;
 	struct cg_call bcall;
 	const char *bvia;
 	uint64_t bend;
 	CUgraph bgraph;
-	UT_hash_handle hh;
 };
 
 #define CAP_NOTE_MAX 8
 extern struct cg_capture *model_captures;
+void model_captures_forget(void); /* the list emptied (a fork's child, its entries freed) */
 void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o);
 void model_capture_count_alloc(uint64_t id, size_t size);
 /* The writer of the capture records (model.h), set by the hook wing. */

@@ -9,7 +9,6 @@ struct model_totals model_tot;
 _Atomic uint64_t model_epoch;
 struct cg_graph *model_graph_last; /* model-int.h, gx_lock */
 
-struct cg_table model_capture_table = CG_TABLE_INIT("capture table");
 struct cg_table model_graph_table = CG_TABLE_INIT("graph table");
 struct cg_table model_exec_table = CG_TABLE_INIT("exec table");
 struct cg_table model_pool_table = CG_TABLE_INIT("pool table");
@@ -35,13 +34,13 @@ void cg_model_after_fork_child(void)
 	/* The child has one thread; captures of the parent's other threads
 	 * do not exist here. The CUDA context is not usable in a forked
 	 * child anyway; keep the tables for the exit summary. */
-	struct cg_capture *c, *tmp;
-	HASH_ITER(hh, model_captures, c, tmp)
-	{
-		HASH_DEL(model_captures, c);
+	struct cg_capture *c, *next;
+	for (c = model_captures; c; c = next) {
+		next = c->next;
 		free(c->l);
 		free(c);
 	}
+	model_captures_forget();
 	atomic_store(&cg_live_captures, 0);
 	model_churn_after_fork_child();
 }
