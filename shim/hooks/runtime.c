@@ -27,9 +27,38 @@
 
 typedef int rt_err;
 
-#define RTHOOK(name, cls, params, args, abi) static void *rt_##name;
+/* The runtime's entry points (rt_sym) and whether the wrappers are on
+ * (rt_active), in one table whose first cache line holds the flag and the
+ * entries a capture loop calls each step: a loop's runtime call reads one
+ * line of its own (issue 36: the flag was a line of cg_cfg, the entries
+ * spread over two). Every row of rt-hooks.def needs its index here (RT_REAL
+ * names it: a row without one does not compile; RT_N counts them). */
+enum {
+	RT_IDX_cudaMallocAsync,
+	RT_IDX_cudaFreeAsync,
+	RT_IDX_cudaStreamBeginCapture,
+	RT_IDX_cudaStreamEndCapture,
+	RT_IDX_cudaGraphInstantiate,
+	RT_IDX_cudaGraphInstantiateWithFlags,
+	RT_IDX_cudaGraphExecUpdate,
+	RT_IDX_cudaGraphInstantiateWithParams,
+	RT_IDX_cudaGraphLaunch,
+	RT_IDX_cudaGraphUpload,
+	RT_IDX_cudaMallocFromPoolAsync,
+	RT_N
+};
+#define RTHOOK(name, cls, params, args, abi) RT_ROW_##name,
+enum {
 #include "../rt-hooks.def"
+	RT_ROWS
+};
 #undef RTHOOK
+_Static_assert((int)RT_N == (int)RT_ROWS, "an index per rt-hooks.def row");
+
+static struct {
+	_Atomic int on; /* 0: not read yet; 1: CGSHIM_RUNTIME_HOOKS on; -1: off */
+	void *fn[RT_N];
+} rt_tab __attribute__((aligned(64)));
 
 static int rt_major_cached;
 
@@ -65,12 +94,19 @@ static CG_HOT int rt_major(void)
 
 static CG_HOT int rt_active(void)
 {
-	int st = atomic_load_explicit(&cg_state, memory_order_acquire);
+	int st = atomic_load_explicit(&cg_state, memory_order_acquire), on;
 	if (st == CG_SETUP) {
 		cg_ensure_init(cgh_wire);
 		st = atomic_load_explicit(&cg_state, memory_order_acquire);
 	}
-	return st == CG_READY && cg_cfg.runtime_hooks && !cg_tls.in_shim;
+	if (st != CG_READY)
+		return 0;
+	on = atomic_load_explicit(&rt_tab.on, memory_order_relaxed);
+	if (CG_UNLIKELY(!on)) { /* the settings are read once, before READY */
+		on = cg_cfg.runtime_hooks ? 1 : -1;
+		atomic_store_explicit(&rt_tab.on, on, memory_order_relaxed);
+	}
+	return on > 0 && !cg_tls.in_shim;
 }
 
 struct rt_frame {
@@ -120,7 +156,7 @@ static CG_HOT rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 }
 
 #define RT_EXPORT __attribute__((visibility("default")))
-#define RT_REAL(name, type) ((type)rt_sym(&rt_##name, #name))
+#define RT_REAL(name, type) ((type)rt_sym(&rt_tab.fn[RT_IDX_##name], #name))
 #define RT_MISSING 49 /* cudaErrorCallRequiresNewerDriver-like: no runtime to forward to */
 
 /* Generic body: forward `call` with the real pointer `fn`. errno: the
