@@ -8,6 +8,32 @@
  * capture loop's allocation node makes and drops one a step. */
 static struct cg_spare alloc_spare = CG_SPARE_INIT(sizeof(struct cg_alloc));
 
+/* The entry made or found last (issue 36), under model_mem_lock: a capture
+ * loop's allocation is found again by its free, its executable's
+ * instantiation and destroy and its graph's destroy, each then reading
+ * one entry instead of the table's header, a bucket and the entry's hash
+ * handle. Cleared with the entry it names (alloc_drop_locked). */
+static struct cg_alloc *alloc_last;
+
+static CG_HOT struct cg_alloc *alloc_find_locked(CUdeviceptr p)
+{
+	struct cg_alloc *a = alloc_last;
+	if (a && a->dptr == p)
+		return a;
+	HASH_FIND(hh, model_allocs, &p, sizeof p, a);
+	if (a)
+		alloc_last = a;
+	return a;
+}
+
+static void alloc_drop_locked(struct cg_alloc *a)
+{
+	if (alloc_last == a)
+		alloc_last = NULL;
+	HASH_DEL(model_allocs, a);
+	cg_spare_free(&alloc_spare, a, sizeof *a);
+}
+
 CG_HOT void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
 			      struct ev_alloc *out)
 {
@@ -20,7 +46,7 @@ CG_HOT void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t 
 		mm.dev = model_pool_mnode_dev(&mm);
 	dev = CG_MNODE_DEV(m);
 	pthread_mutex_lock(&model_mem_lock);
-	HASH_FIND(hh, model_allocs, &m->dptr, sizeof m->dptr, a);
+	a = alloc_find_locked(m->dptr);
 	if (!a) {
 		a = cg_spare_calloc(&alloc_spare, sizeof *a);
 		if (a) {
@@ -33,6 +59,7 @@ CG_HOT void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t 
 		}
 	}
 	if (a) {
+		alloc_last = a;
 		a->size = m->size;
 		a->capture = capture;
 		a->graph = g;
@@ -105,7 +132,7 @@ CG_HOT int model_alloc_lookup(CUdeviceptr p, uint64_t *capture, CUgraph *graph, 
 	struct cg_alloc *a;
 	int ok = 0;
 	pthread_mutex_lock(&model_mem_lock);
-	HASH_FIND(hh, model_allocs, &p, sizeof p, a);
+	a = alloc_find_locked(p);
 	if (a) {
 		*capture = a->capture;
 		*graph = a->graph;
@@ -125,7 +152,7 @@ CG_HOT void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int 
 		struct cg_alloc *a;
 		if (mem[i].is_free)
 			continue;
-		HASH_FIND(hh, model_allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		a = alloc_find_locked(mem[i].dptr);
 		if (!a) {
 			a = cg_spare_calloc(&alloc_spare, sizeof *a);
 			if (!a)
@@ -156,15 +183,14 @@ CG_HOT void model_alloc_release_exec(CUgraphExec e, const struct cg_mnode *mem, 
 		struct cg_alloc *a;
 		if (mem[i].is_free)
 			continue;
-		HASH_FIND(hh, model_allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		a = alloc_find_locked(mem[i].dptr);
 		if (!a || a->exec != e)
 			continue;
 		a->exec = NULL;
 		if (outstanding)
 			a->orphan = 1;
 		else if (!a->graph && !a->orphan) {
-			HASH_DEL(model_allocs, a);
-			cg_spare_free(&alloc_spare, a, sizeof *a);
+			alloc_drop_locked(a);
 		}
 	}
 	pthread_mutex_unlock(&model_mem_lock);
@@ -180,13 +206,12 @@ CG_HOT void model_alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int
 		struct cg_alloc *a;
 		if (mem[i].is_free)
 			continue;
-		HASH_FIND(hh, model_allocs, &mem[i].dptr, sizeof mem[i].dptr, a);
+		a = alloc_find_locked(mem[i].dptr);
 		if (!a || a->graph != g)
 			continue;
 		a->graph = NULL;
 		if (!a->exec && !a->orphan) {
-			HASH_DEL(model_allocs, a);
-			cg_spare_free(&alloc_spare, a, sizeof *a);
+			alloc_drop_locked(a);
 		}
 	}
 	pthread_mutex_unlock(&model_mem_lock);
@@ -197,12 +222,11 @@ void model_alloc_freed(CUdeviceptr p)
 	struct cg_alloc *a;
 	CUgraphExec e = NULL;
 	pthread_mutex_lock(&model_mem_lock);
-	HASH_FIND(hh, model_allocs, &p, sizeof p, a);
+	a = alloc_find_locked(p);
 	if (a) {
 		e = a->exec;
 		if (!a->exec && !a->graph) { /* an orphan, or nothing refers to it: done */
-			HASH_DEL(model_allocs, a);
-			cg_spare_free(&alloc_spare, a, sizeof *a);
+			alloc_drop_locked(a);
 		}
 	}
 	pthread_mutex_unlock(&model_mem_lock);

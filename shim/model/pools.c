@@ -9,6 +9,23 @@ struct cg_alloc *model_allocs;
 struct model_pool_cur model_cur_pool[CG_MAX_DEV];
 struct model_dev_allocs model_dev_alloc[CG_MAX_DEV];
 
+/* The pool found last, under model_mem_lock (issue 36): an allocation in
+ * a capture finds its pool twice (model_pool_for_alloc, model_alloc_graph),
+ * each capture of a loop the same one. An entry lives as long as the
+ * process (a destroyed pool's is marked, not freed): the hint never dangles. */
+static struct cg_pool *pool_last;
+
+static CG_HOT struct cg_pool *pool_find_locked(CUmemoryPool p)
+{
+	struct cg_pool *x = pool_last;
+	if (x && x->h == p)
+		return x;
+	HASH_FIND_PTR(model_pools, &p, x);
+	if (x)
+		pool_last = x;
+	return x;
+}
+
 /* Device (plus one) of a graph allocation node whose device is not known
  * yet: its pool's, else the calling context's (a capture-safe query). */
 uint8_t model_pool_mnode_dev(const struct cg_mnode *m)
@@ -19,7 +36,7 @@ uint8_t model_pool_mnode_dev(const struct cg_mnode *m)
 	if (m->pool) {
 		struct cg_pool *x;
 		pthread_mutex_lock(&model_mem_lock);
-		HASH_FIND_PTR(model_pools, &m->pool, x);
+		x = pool_find_locked(m->pool);
 		if (x)
 			d = x->dev;
 		pthread_mutex_unlock(&model_mem_lock);
@@ -33,7 +50,7 @@ uint8_t model_pool_mnode_dev(const struct cg_mnode *m)
 CG_HOT struct cg_pool *model_pool_get_locked(CUmemoryPool p)
 {
 	struct cg_pool *x;
-	HASH_FIND_PTR(model_pools, &p, x);
+	x = pool_find_locked(p);
 	if (!x && p) {
 		x = calloc(1, sizeof *x);
 		if (!x)
@@ -70,7 +87,7 @@ void model_pool_destroy(CUmemoryPool p)
 {
 	struct cg_pool *x;
 	pthread_mutex_lock(&model_mem_lock);
-	HASH_FIND_PTR(model_pools, &p, x);
+	x = pool_find_locked(p);
 	if (x)
 		x->destroyed = 1;
 	pthread_mutex_unlock(&model_mem_lock);
@@ -88,7 +105,7 @@ void model_pool_seen(CUmemoryPool p, int dev, int is_default)
 			x->is_default = 1;
 	}
 	if (dev >= 0 && dev < CG_MAX_DEV && !model_cur_pool[dev].pool && is_default)
-		model_cur_pool[dev].pool = p;
+		__atomic_store_n(&model_cur_pool[dev].pool, p, __ATOMIC_RELAXED); /* model_device_pool */
 	pthread_mutex_unlock(&model_mem_lock);
 	model_dev_seen(dev);
 }
@@ -98,7 +115,7 @@ void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site)
 	if (dev < 0 || dev >= CG_MAX_DEV)
 		return;
 	pthread_mutex_lock(&model_mem_lock);
-	model_cur_pool[dev].pool = p;
+	__atomic_store_n(&model_cur_pool[dev].pool, p, __ATOMIC_RELAXED); /* model_device_pool */
 	model_cur_pool[dev].site = site;
 	model_pool_get_locked(p);
 	pthread_mutex_unlock(&model_mem_lock);
@@ -110,10 +127,11 @@ CG_HOT CUmemoryPool model_device_pool(int dev, uint32_t *site)
 	CUmemoryPool p = NULL;
 	if (dev < 0 || dev >= CG_MAX_DEV)
 		return NULL;
+	if (!site) /* the pool alone: no lock (the stores are atomic), as each begin asks */
+		return __atomic_load_n(&model_cur_pool[dev].pool, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&model_mem_lock);
 	p = model_cur_pool[dev].pool;
-	if (site)
-		*site = model_cur_pool[dev].site;
+	*site = model_cur_pool[dev].site;
 	pthread_mutex_unlock(&model_mem_lock);
 	return p;
 }
@@ -128,7 +146,7 @@ CG_HOT int model_pool_for_alloc(int dev, CUmemoryPool *pool, int *ipc, int *is_d
 	if (!*pool && dev >= 0 && dev < CG_MAX_DEV)
 		*pool = model_cur_pool[dev].pool;
 	if (*pool)
-		HASH_FIND_PTR(model_pools, pool, x);
+		x = pool_find_locked(*pool);
 	if (x) {
 		*ipc = x->ipc;
 		*is_default = x->is_default;
@@ -150,7 +168,7 @@ int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site)
 	struct cg_pool *x;
 	int ok = 0;
 	pthread_mutex_lock(&model_mem_lock);
-	HASH_FIND_PTR(model_pools, &p, x);
+	x = pool_find_locked(p);
 	if (x) {
 		*ipc = x->ipc;
 		*is_default = x->is_default;
