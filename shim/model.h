@@ -430,6 +430,7 @@ struct cg_capture_view {
 	int named;	/* already named abandoned: every later refusal is only counted */
 	int broken;	/* known invalidated, or a call that breaks it was seen: its end answers 901 */
 	char tname[16]; /* the begin thread's name */
+	int forks;	/* streams forked into it (model_capture_unjoined has suspects to look at) */
 };
 int model_capture_conflict(int thread_mode, struct cg_capture_view *out);
 int model_capture_find(uint64_t id, struct cg_capture_view *out);

@@ -90,15 +90,14 @@ int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev)
 	return 1;
 }
 
-CG_HOT int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s)
+CG_HOT int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s, const struct cg_capture_view *cv)
 {
-	struct cg_capture_view cv;
 	struct cg_verdict v;
-	if (!capture || !model_capture_find(capture, &cv))
+	if (!capture || !cv)
 		return 0;
-	if (!rules_capture_end_thread(api, capture, s, &cv, cg_gettid(), &v))
+	if (!rules_capture_end_thread(api, capture, s, cv, cg_gettid(), &v))
 		return 0;
-	caprule_write(&v, api, cv.id);
+	caprule_write(&v, api, cv->id);
 	return 1;
 }
 
@@ -118,15 +117,14 @@ static int plain_stream(CUstream s)
 	return s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD;
 }
 
-CG_HOT int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s)
+CG_HOT int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s, const struct cg_capture_view *cv)
 {
-	struct cg_capture_view cv;
 	struct cg_verdict v;
-	if (!capture || !plain_stream(s) || !model_capture_find(capture, &cv) || !plain_stream(cv.stream))
+	if (!capture || !cv || !plain_stream(s) || !plain_stream(cv->stream))
 		return 0;
-	if (!rules_capture_end_unmatched(api, s, &cv, &v))
+	if (!rules_capture_end_unmatched(api, s, cv, &v))
 		return 0;
-	caprule_write(&v, api, cv.id); /* the capture's breaker: its origin's end links here */
+	caprule_write(&v, api, cv->id); /* the capture's breaker: its origin's end links here */
 	return 1;
 }
 

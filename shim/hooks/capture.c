@@ -329,14 +329,6 @@ int cgh_stream_captures_nothing(CUstream s, int ptsz)
 	return f(s, &st, NULL, NULL, NULL, NULL, NULL) == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
-/* Capture id is known invalidated or broken: its end answers 901 whatever
- * its forks (the driver reports the invalidation first). */
-static int capture_broken(uint64_t id)
-{
-	struct cg_capture_view cv;
-	return model_capture_find(id, &cv) && cv.broken;
-}
-
 /* Re-capture churn (issue 32, model.h): the new graph's fingerprint when
  * its site may capture it again, counted per site; CGS026 at the
  * threshold. */
@@ -444,13 +436,6 @@ static CG_COLD void end_unjoined(int hid, uint64_t id, CUstream s, int ptsz, CUs
 			      unsite[0]);
 }
 
-/* NCCL work is listed with its capture's begin site (model/nccl.c). */
-static CG_COLD uint32_t end_begin_site(uint64_t id)
-{
-	struct cg_capture_view bv;
-	return model_capture_find(id, &bv) ? bv.site : 0;
-}
-
 /* The end's call record (a repeat's is only counted): its 4 KB buffer in
  * this frame, not in end_capture_common's. */
 static CG_HOT __attribute__((noinline)) void end_record(struct cg_call *c, CUresult rc, CUstream s, uint64_t id,
@@ -487,26 +472,37 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 	CUstream un[CG_MAX_JOIN];
 	uint32_t unsite[CG_MAX_JOIN];
 	struct cg_capture_view cv;
+	int found = 0;
 	if (!cg_call_begin(&c, hid, CG_CALL_LIFE))
 		return CG_FWD(fn(s, ph));
 	capturing = model_stream_capture(s, ptsz, &id, &g0, NULL);
-	if (CG_UNLIKELY(ph && (capturing ? cg_caprule_end_unmatched(cg_routes[hid].name, id, s) /* CGS022: 903 */
+	/* The capture's view, found once for every check below (issue 36:
+	 * each found it again, five lock round trips an end). */
+	if (capturing && id)
+		found = model_capture_find(id, &cv);
+	if (CG_UNLIKELY(ph && (capturing ? cg_caprule_end_unmatched(cg_routes[hid].name, id, s,
+								    found ? &cv : NULL) /* CGS022: 903 */
 					 : cgh_stream_captures_nothing(s, ptsz) &&
 					       cg_caprule_end_none(cg_routes[hid].name, s)))) /* CGS021 */
 		return end_named_refused(&c, hid, fn, s, ph, cg_errno_in, capturing, id);
-	if (CG_UNLIKELY(capturing && cg_caprule_end_thread(cg_routes[hid].name, id, s))) /* CGS016: 908 */
+	if (CG_UNLIKELY(capturing &&
+			cg_caprule_end_thread(cg_routes[hid].name, id, s, found ? &cv : NULL))) /* CGS016: 908 */
 		return end_wrong_thread(&c, hid, fn, s, ph, cg_errno_in, id);
-	/* the stream model's suspects, confirmed before anything is named */
-	if (capturing && !capture_broken(id) &&
-	    CG_UNLIKELY((n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0))
+	/* the stream model's suspects (a broken capture's end answers 901
+	 * whatever its forks), confirmed before anything is named; the view
+	 * again after, its breaker set */
+	if (found && !cv.broken && cv.forks &&
+	    CG_UNLIKELY((n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0)) {
 		end_unjoined(hid, id, s, ptsz, un, unsite, n);
+		found = model_capture_find(id, &cv);
+	}
 	/* CGS025 needs the capture as it was: found only when kernels escaped */
-	int escaped = capturing && CG_UNLIKELY(cgh_escaped(id)) && model_capture_find(id, &cv);
+	int escaped = capturing && CG_UNLIKELY(cgh_escaped(id)) && found;
 	/* NCCL work is listed with its capture's begin site (model/nccl.c) */
 	uint32_t begin_site = 0;
 	int nccl_lib = capturing ? cg_nccl_loaded() : -1;
-	if (CG_UNLIKELY(nccl_lib > 0))
-		begin_site = end_begin_site(id);
+	if (CG_UNLIKELY(nccl_lib > 0) && found)
+		begin_site = cv.site;
 	cg_call_mark_in(&c);
 	CG_FWD_OUT(rc, fn(s, ph));
 	cg_call_mark_out(&c);

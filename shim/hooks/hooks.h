@@ -121,13 +121,15 @@ void cg_rule_unsafe_violation(const char *api, const struct cg_capture_view *cv,
 int cg_caprule_event(const char *api, CUevent ev);
 int cg_caprule_legacy(const char *api, CUstream s, int ptsz, const char *what);
 int cg_caprule_merge(const char *api, uint64_t capture, CUevent ev);
-int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s);
+/* CGS016, CGS022 at an end: cv is the capture's view (NULL: the model has
+ * none), found once by the end hook for all its checks. */
+int cg_caprule_end_thread(const char *api, uint64_t capture, CUstream s, const struct cg_capture_view *cv);
 /* CGS021: an end of capture on s, which the driver says captures nothing
  * (the hook asked). Writes the violation and returns 1. */
 int cg_caprule_end_none(const char *api, CUstream s);
 /* CGS022: an end of capture on s, which is in capture (the driver's
  * answer for s) but did not begin it. */
-int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s);
+int cg_caprule_end_unmatched(const char *api, uint64_t capture, CUstream s, const struct cg_capture_view *cv);
 /* CGS023: a begin-capture on s, which is in capture (the driver's answer
  * for s). Not a breaker: the capture goes on. 2 when that capture is
  * known broken (then the refused begin names it abandoned), 1 when not. */

@@ -462,6 +462,7 @@ static void cap_view(const struct cg_capture *c, struct cg_capture_view *out)
 	out->named = c->named;
 	out->broken = c->invalid || c->br.api;
 	memcpy(out->tname, c->tname, sizeof out->tname);
+	out->forks = c->l && c->l->n_fork;
 }
 
 CG_HOT int model_capture_find(uint64_t id, struct cg_capture_view *out)
