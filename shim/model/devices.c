@@ -11,7 +11,9 @@ static _Atomic unsigned devs_seen;
 
 CG_HOT void model_dev_seen(int d)
 {
-	if (d >= 0 && d < CG_MAX_DEV)
+	/* read first: a device seen already (every call of a loop) leaves the
+	 * shared line clean instead of a locked write to it each time */
+	if (d >= 0 && d < CG_MAX_DEV && !(atomic_load_explicit(&devs_seen, memory_order_relaxed) & 1u << d))
 		atomic_fetch_or_explicit(&devs_seen, 1u << d, memory_order_relaxed);
 }
 
