@@ -612,7 +612,21 @@ struct cg_summary *model_exec_summary(CUgraphExec e);
 /* model_exec_summary(e) and model_graph_summary(g) (references, either
  * NULL), in one lock round trip when both are ready (an update's common
  * case). */
-void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu);
+struct cg_exec;
+/* What model_update_summaries saw of exec e and graph g under gx_lock,
+ * for model_exec_updated_alike to reuse while the model epoch has not
+ * moved since the update's analysis began (no exec made or destroyed, no
+ * graph changed or destroyed): e's exec (NULL: unknown), and g's NCCL work
+ * as model_nccl_exec_from(e, g, 0, 0) gives it to e (model-int.h
+ * model_nccl_of_graph_locked). */
+struct cg_update_seen {
+	struct cg_exec *x;
+	uint64_t capture;
+	uint32_t site;
+	int nccl;
+};
+void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu,
+			    struct cg_update_seen *seen);
 void model_exec_updated(CUgraphExec e, CUgraph g, struct cg_summary *sum);
 void model_exec_update_failed(CUgraphExec e);
 /* A successful update of e from the summary it already holds, without
@@ -636,11 +650,12 @@ void model_exec_updated_same(CUgraphExec e);
  * borrowed reference); model_exec_updated_alike: after one from another
  * summary of e's class, which e runs from now on (sum consumed), and e
  * takes g's NCCL work as model_nccl_exec_from(e, g, 0, 0) would, in the
- * same lock round trip. */
+ * same lock round trip: what seen (model_update_summaries) holds, when the
+ * epoch is still the analysis's (no lookup then). */
 uint64_t model_epoch_now(void);
 void model_update_memo_set(CUgraphExec e, CUgraph g, const struct cg_summary *sum, uint64_t epoch);
-void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch);
-struct cg_exec;
+void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch,
+			      const struct cg_update_seen *seen);
 int model_update_memo_hit(CUgraphExec e, CUgraph g, struct cg_exec **x);
 /* The memo class of a summary: 0 when no update from or to it is
  * remembered across summaries (partial; a hash or fingerprint not computed;

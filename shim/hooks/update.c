@@ -20,6 +20,7 @@
 struct upd_pred {
 	/* 2. model lookup: the exec's summary and the new graph's (references) */
 	struct cg_summary *old, *nu;
+	uint64_t epoch; /* the model epoch before the analysis (the memo's) */
 	/* 3. have_v: the rules' verdict before the call is in v (below) */
 	int have_v;
 	int rc, result, rule;
@@ -33,31 +34,29 @@ struct upd_pred {
 	 * another summary of the exec's memo class (model.h), which nothing
 	 * is said about: a successful update changes only the summary */
 	int same, alike;
-	uint64_t epoch;	    /* the model epoch before the analysis (the memo's) */
-	struct cg_exec *kx; /* the exec of a memo hit (model_update_memo_hit) */
-	uint32_t err_index;
-	CUgraphNode err_node, from_node;
-	/* 4. the policy's decision: count the verdict instead of writing it,
-	 * write it into the thread's batch, abort before the call */
-	int count_only, batched, abort;
-	char why[256];
+	/* 4. the policy's decision: abort before the call */
+	int abort;
+	/* what the analysis saw (model_exec_updated_alike); seen.x, before
+	 * it: the exec of a memo hit (model_update_memo_hit) */
+	struct cg_update_seen seen;
+	/* 4, with a verdict only (update_policy_pre): count the verdict
+	 * instead of writing it, write it into the thread's batch */
+	int count_only, batched;
+	char why[256]; /* set with a CGS001 verdict (rc GRAPH_EXEC_UPDATE_FAILURE) */
 	/* 3. the verdict (CGS002 or CGS001; CGS003 and CGS012 come from the
 	 * memory rule as their records are written) */
 	struct cg_verdict v;
 };
 
 /* No prediction yet. Field by field: the verdict (~1 KiB) is only read
- * when have_v is set, why only after a predicted refusal; a memset of the
- * whole was a fifth of an identical update's cost. */
+ * when have_v is set, why only after a predicted refusal, count_only and
+ * batched only with a verdict; a memset of the whole was a fifth of an
+ * identical update's cost. */
 static void update_pred_init(struct upd_pred *p)
 {
 	p->old = p->nu = NULL;
-	p->have_v = p->rc = p->rule = p->quiet = p->same = p->alike = 0;
+	p->have_v = p->rc = p->rule = p->quiet = p->same = p->alike = p->abort = 0;
 	p->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
-	p->err_index = 0;
-	p->err_node = p->from_node = NULL;
-	p->why[0] = 0;
-	p->count_only = p->batched = p->abort = 0;
 	p->epoch = 0;
 }
 
@@ -69,14 +68,12 @@ static CG_COLD void update_predict_rules(struct upd_pred *p, CUgraphExec e, CUgr
 	const struct cg_model_view *mv = &cg_model_view_live;
 	struct cg_update_pred up;
 	struct cg_update_ev ev = {e, g, p->old, p->nu};
+	p->why[0] = 0;
 	if (rules_update_instantiated(&ev, mv, &p->v)) {
 		p->have_v = 1;
 	} else if (p->old && p->nu && rules_update_fail(&ev, mv, &up, &p->v)) {
 		p->have_v = 1;
 		p->result = up.result;
-		p->err_index = up.err_index;
-		p->err_node = up.err_node;
-		p->from_node = up.from_node;
 		memcpy(p->why, up.why, sizeof p->why);
 	} else if (p->old && p->nu) {
 		p->quiet = rules_update_same_memory(&ev);
@@ -103,7 +100,7 @@ static CG_HOT void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
 	 * (see end_capture_common): an updating program's next update then
 	 * finds its graph's summary ready. */
 	atomic_store_explicit(&cgh_updates_seen, 1, memory_order_relaxed);
-	model_update_summaries(e, g, &p->old, &p->nu);
+	model_update_summaries(e, g, &p->old, &p->nu, &p->seen);
 	if (CG_LIKELY(p->old != p->nu && rules_update_none(p->old, p->nu) && model_update_alike(p->old, p->nu))) {
 		p->quiet = p->alike = 1;
 		return;
@@ -137,12 +134,12 @@ static void update_unrecorded(void)
 static CG_HOT int update_known_after(struct upd_pred *p, CUgraphExec app, CUgraph g, CUresult rc, int slot)
 {
 	if (rc == CUDA_SUCCESS) {
-		model_exec_updated_known(p->kx, app, slot);
+		model_exec_updated_known(p->seen.x, app, slot);
 		update_unrecorded();
 		return 1;
 	}
 	update_pred_init(p);
-	model_update_summaries(app, g, &p->old, &p->nu);
+	model_update_summaries(app, g, &p->old, &p->nu, &p->seen);
 	model_summary_free(p->old);
 	p->old = NULL;
 	return 0;
@@ -171,6 +168,7 @@ static void update_clock(struct cg_call *c, const struct upd_pred *p)
 static CG_COLD void update_policy_pre(struct upd_pred *p, CUgraphExec e)
 {
 	struct cg_decision d = cg_decide(CG_ASK_UPDATE, p->rc, p->rule == R_UPDATE_FAIL);
+	p->count_only = p->batched = 0;
 	if (d.rewrite) {
 		p->count_only = cg_policy_rewritten_before(e);
 		p->batched = 1;
@@ -243,7 +241,7 @@ static CG_HOT __attribute__((noinline)) void update_records_pre(struct upd_pred 
 static inline __attribute__((always_inline)) int update_before(struct cg_call *c, struct upd_pred *p, CUgraphExec app,
 							       CUgraph g, const char *api)
 {
-	int slot = update_known_same(app, g, &p->kx);
+	int slot = update_known_same(app, g, &p->seen.x);
 	if (slot)
 		return slot;
 	update_predict(p, app, g); /* 2, 3 */
@@ -297,7 +295,7 @@ static __attribute__((always_inline)) inline void update_post(struct cg_call *c,
 		model_update_memo_set(app, g, nu, p->epoch);
 		model_summary_free(nu);
 	} else if (rc == CUDA_SUCCESS && !rewritten && p->alike)
-		model_exec_updated_alike(app, g, nu, p->epoch);
+		model_exec_updated_alike(app, g, nu, p->epoch, &p->seen);
 	else if (rc == CUDA_SUCCESS && !rewritten)
 		model_exec_updated(app, g, nu);
 	else {

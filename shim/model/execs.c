@@ -484,14 +484,15 @@ struct cg_summary *model_exec_summary(CUgraphExec e)
 	return s;
 }
 
-CG_HOT void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu)
+CG_HOT void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary **old, struct cg_summary **nu,
+				   struct cg_update_seen *seen)
 {
 	struct cg_exec *x;
 	struct cg_graph *gr;
 	int have_old = 0, have_nu = 0;
 	*old = *nu = NULL;
 	pthread_mutex_lock(&model_gx_lock);
-	x = model_exec_find_locked(e);
+	x = seen->x = model_exec_find_locked(e);
 	if (x)
 		exec_memo_settle_locked(x);
 	if (!x || !x->sum || !x->sum->partial) {
@@ -499,6 +500,7 @@ CG_HOT void model_update_summaries(CUgraphExec e, CUgraph g, struct cg_summary *
 		have_old = 1;
 	}
 	gr = model_graph_find_locked(g);
+	model_nccl_of_graph_locked(gr, seen);
 	if (gr && model_graph_sum_current_locked(gr)) {
 		*nu = model_summary_ref(gr->sum);
 		have_nu = 1;
@@ -612,12 +614,23 @@ void model_update_memo_set(CUgraphExec e, CUgraph g, const struct cg_summary *su
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
-CG_HOT void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch)
+CG_HOT void model_exec_updated_alike(CUgraphExec e, CUgraph g, struct cg_summary *sum, uint64_t epoch,
+				     const struct cg_update_seen *seen)
 {
-	struct cg_exec *x;
+	struct cg_exec *x = seen->x;
 	pthread_mutex_lock(&model_gx_lock);
-	x = model_exec_find_locked(e);
-	model_nccl_exec_from_locked(x, g, 0, 0); /* model.h: in this round trip */
+	/* model.h: g's NCCL work in this round trip; the analysis's exec and
+	 * NCCL work stand while the epoch has not moved since it began (an
+	 * exec made or destroyed, a graph changed or destroyed move it, under
+	 * gx_lock); x is never freed (execs.c), its handle checked all the same */
+	if (x && model_epoch_now() == epoch && X_GET(x, h) == e && X_GET(x, live)) {
+		x->nccl = seen->nccl;
+		x->capture = seen->capture;
+		x->cap_site = seen->site;
+	} else {
+		x = model_exec_find_locked(e);
+		model_nccl_exec_from_locked(x, g, 0, 0);
+	}
 	if (x)
 		exec_memo_settle_locked(x);
 	if (x && model_update_alike(x->sum, sum)) {

@@ -296,6 +296,17 @@ static inline void model_graph_gone_locked(struct cg_graph *gr)
 }
 /* model_nccl_exec_from (model.h) under gx_lock, x the exec (NULL: none). */
 int model_nccl_exec_from_locked(struct cg_exec *x, CUgraph g, uint64_t capture, uint32_t cap_site);
+/* What an exec instantiated or updated from graph gr (NULL: unknown)
+ * takes of it (model_nccl_exec_from_locked): gr's NCCL kernel nodes while
+ * unchanged since its capture's walk (0: none), their capture's begin site
+ * (0: none), gr's capture. gx_lock. */
+static inline void model_nccl_of_graph_locked(const struct cg_graph *gr, struct cg_update_seen *f)
+{
+	int n = gr && gr->nccl && gr->gen == gr->nccl_gen ? gr->nccl : 0;
+	f->nccl = n;
+	f->site = n ? gr->nccl_site : 0;
+	f->capture = gr ? gr->capture : 0;
+}
 void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out);
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum);
 long long model_exec_updates_same(void);

@@ -106,19 +106,14 @@ CG_HOT int model_nccl_exec_from(CUgraphExec e, CUgraph g, uint64_t capture, uint
 
 int model_nccl_exec_from_locked(struct cg_exec *x, CUgraph g, uint64_t capture, uint32_t cap_site)
 {
-	struct cg_graph *gr = model_graph_find_locked(g);
-	int n = 0;
-	if (gr && gr->nccl && gr->gen == gr->nccl_gen) { /* unchanged since its capture's walk */
-		n = gr->nccl;
-		if (!cap_site)
-			cap_site = gr->nccl_site;
-	}
+	struct cg_update_seen f;
+	model_nccl_of_graph_locked(model_graph_find_locked(g), &f);
 	if (x) {
-		x->nccl = n;
-		x->capture = capture ? capture : gr ? gr->capture : 0;
-		x->cap_site = cap_site;
+		x->nccl = f.nccl;
+		x->capture = capture ? capture : f.capture;
+		x->cap_site = cap_site ? cap_site : f.site;
 	}
-	return n;
+	return f.nccl;
 }
 
 int model_nccl_exec(CUgraphExec e)

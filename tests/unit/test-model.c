@@ -1,8 +1,9 @@
 /*
  * tests/unit/test-model.c -- the model linked alone (model-stubs.c stands
  * in for the rest of the shim): the one map from an application's exec
- * handle to the real exec, a table's allocation failure, and the execs'
- * claims on graphs (a destroyed graph's die with it).
+ * handle to the real exec, a table's allocation failure, the execs'
+ * claims on graphs (a destroyed graph's die with it), and an alike
+ * update's NCCL work.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -213,6 +214,70 @@ static void ledger_last_found_goes_with_the_exec(void **state)
 	model_summary_free(s2);
 }
 
+/* A walked summary of one memo class (model.h model_memo_class): all
+ * alike. */
+static struct cg_summary *class_summary(void)
+{
+	struct cg_summary *s = calloc(1, sizeof *s);
+	assert_non_null(s);
+	atomic_init(&s->refs, 1);
+	s->n_nodes = 1;
+	s->topo = 0x70, s->sig = 0x50, s->ptrs = 0x90;
+	return s;
+}
+
+/* e's NCCL facts (model_nccl_execs), 0 nccl when it holds none. */
+static struct model_nccl_exec nccl_of(CUgraphExec e)
+{
+	struct model_nccl_exec v[8], none = {0};
+	int n = model_nccl_execs(v, 8, 0);
+	for (int i = 0; i < n && i < 8; i++)
+		if (v[i].e == e)
+			return v[i];
+	return none;
+}
+
+/* An update between summaries of one memo class takes its graph's NCCL
+ * work as model_nccl_exec_from would (model_exec_updated_alike): what the
+ * analysis saw (model_update_summaries: the exec, the graph's facts) while
+ * the model epoch has not moved, else looked up again. Without the epoch
+ * check the stale facts of the second update would stand. */
+static void update_alike_takes_the_graphs_nccl(void **state)
+{
+	struct cg_update_seen seen;
+	struct model_nccl_exec v;
+	uint64_t epoch;
+	model_graph_new(G(0x9c00), 1, 0xc0, 5, 0);
+	model_nccl_graph_set(G(0x9c00), 3, 77);
+	model_exec_new(H(0x1c00), G(0x9d00), 0, 0, class_summary(), 0, -1, 0, 0, NULL);
+	assert_int_equal(nccl_of(H(0x1c00)).nccl, 0);
+	epoch = model_epoch_now();
+	pthread_mutex_lock(&model_gx_lock);
+	seen.x = model_exec_find_locked(H(0x1c00));
+	model_nccl_of_graph_locked(model_graph_find_locked(G(0x9c00)), &seen);
+	pthread_mutex_unlock(&model_gx_lock);
+	assert_int_equal(seen.nccl, 3);
+	assert_int_equal(seen.site, 77);
+	assert_int_equal(seen.capture, 0xc0);
+	model_exec_updated_alike(H(0x1c00), G(0x9c00), class_summary(), epoch, &seen);
+	v = nccl_of(H(0x1c00));
+	assert_int_equal(v.nccl, 3);
+	assert_int_equal(v.cap_site, 77);
+	assert_int_equal(v.capture, 0xc0);
+	/* the epoch moved since the analysis (some graph changed): what it saw
+	 * no longer stands, the exec and the graph are looked up again */
+	seen.nccl = 99, seen.site = 98, seen.capture = 97;
+	epoch = model_epoch_now();
+	model_graph_mutated(G(0x9e00));
+	model_exec_updated_alike(H(0x1c00), G(0x9c00), class_summary(), epoch, &seen);
+	v = nccl_of(H(0x1c00));
+	assert_int_equal(v.nccl, 3);
+	assert_int_equal(v.cap_site, 77);
+	assert_int_equal(v.capture, 0xc0);
+	destroy(H(0x1c00));
+	model_graph_destroy(G(0x9c00));
+}
+
 /* Run first, on an empty exec table: its first add allocates the table. */
 static void exec_table_failure_is_its_own(void **state)
 {
@@ -306,6 +371,7 @@ int main(void)
 	    cmocka_unit_test_setup(graph_last_found_goes_with_the_graph, setup),
 	    cmocka_unit_test_setup(ledger_last_found_goes_with_the_exec, setup),
 	    cmocka_unit_test_setup(exec_cuda_id_never_asked_of_a_dead_handle, setup),
+	    cmocka_unit_test_setup(update_alike_takes_the_graphs_nccl, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
