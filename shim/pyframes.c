@@ -59,9 +59,24 @@ static int loads_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1; /* the first module says it */
 }
 
+/* Set in a forked child (cg_pyframes_after_fork_child): there the lock
+ * dl_iterate_phdr takes (the loader's list lock) stays held for good when
+ * another thread of the parent held it at the fork (glibc resets only the
+ * loader's other lock), and the child would block on it. The count is then
+ * unknown, and a lookup turn looks (dlsym: every 64th, as before the count
+ * was kept; tests/integration harm-fork_loader). */
+static _Atomic int py_forked;
+
+void cg_pyframes_after_fork_child(void)
+{
+	atomic_store_explicit(&py_forked, 1, memory_order_relaxed);
+}
+
 static unsigned long long py_loads(void)
 {
 	unsigned long long n = 0;
+	if (atomic_load_explicit(&py_forked, memory_order_relaxed))
+		return 0;
 	(void)dl_iterate_phdr(loads_one, &n);
 	return n;
 }

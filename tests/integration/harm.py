@@ -106,6 +106,18 @@ def case_fork():
                 "%s, %s: every child done, none hung (%s)" % (pol, level, p.stdout.strip()[-80:]))
 
 
+def case_fork_loader():
+    """A forked child never blocks on the loader's list lock (dl_iterate_phdr's,
+    which glibc leaves held in a child when another thread of the parent held
+    it at the fork): its hooks' sites look for Python without it. Fails with
+    the lookup turn's load count asked of the loader in the child (bb2e2ef)."""
+    for shim in (False, True):
+        p, _ = run(["fork_loader"], shim=shim)
+        print(p.stdout.strip())
+        T.check(p.returncode == 0 and "hung=0 failed=0" in p.stdout,
+                "%s: the child done, not hung (%s)" % ("shim" if shim else "bare", p.stdout.strip()[-60:]))
+
+
 # A sanitizer build's peak RSS is its shadow memory and quarantine (harm-sites
 # measured 816 MB under ASan on 2026-11-28 against 97 MB plain): the memory
 # bars are checked in the plain build only, and reported here.

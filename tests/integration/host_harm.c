@@ -22,6 +22,11 @@
  *                   (fork_ledger.c). The stand-in's own
  *                   mutex is taken around the fork (STANDIN_GMU_OFF, its
  *                   offset in libcuda.so.1) so that only the shim is tested.
+ *   fork_loader     a thread inside dl_iterate_phdr (the loader's list
+ *                   lock held: glibc leaves it held in a child) while the
+ *                   main thread forks; the child makes 200 rounds of
+ *                   graph calls (sites: the shim's Python lookup turns)
+ *                   and _exits. A child not done in 120 s is hung.
  *   sites N         N distinct one-frame call sites (code stubs), each
  *                   instantiating once; prints the peak RSS (lifecycle.c).
  *   frees E K       E execs of one kernel node each, pointing into K
@@ -32,6 +37,7 @@
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -297,6 +303,74 @@ static int mode_fork(int n)
 	return hung != 0 || failed != 0;
 }
 
+/* ---- fork_loader ----------------------------------------------------------- */
+
+static int loader_in[2], loader_out[2];
+
+/* Holds the loader's list lock until the main thread says so. */
+static int loader_hold(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	char c = 1;
+	(void)info, (void)size, (void)arg;
+	if (write(loader_in[1], &c, 1) != 1 || read(loader_out[0], &c, 1) != 1)
+		return 1;
+	return 1;
+}
+
+static void *loader_holder(void *a)
+{
+	(void)a;
+	dl_iterate_phdr(loader_hold, NULL);
+	return NULL;
+}
+
+static int graph_rounds(int n)
+{
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		CUgraph g;
+		CUgraphExec x;
+		if (cuGraphCreate(&g, 0) != CUDA_SUCCESS)
+			return 1;
+		if (cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS)
+			bad += cuGraphExecDestroy(x) != CUDA_SUCCESS;
+		bad += cuGraphDestroy(g) != CUDA_SUCCESS;
+	}
+	return bad;
+}
+
+static int mode_fork_loader(void)
+{
+	pthread_t t;
+	int st, done = 0, hung = 0;
+	char c = 1;
+	graph_rounds(3); /* the shim set up in the parent */
+	if (pipe(loader_in) || pipe(loader_out) || pthread_create(&t, NULL, loader_holder, NULL))
+		return 2;
+	if (read(loader_in[0], &c, 1) != 1)
+		return 2;
+	pid_t p = fork();
+	if (p == 0)
+		_exit(graph_rounds(200) ? 1 : 0);
+	for (int k = 0; p > 0 && k < 12000 && !done; k++) {
+		if (waitpid(p, &st, WNOHANG) == p)
+			done = 1;
+		else
+			usleep(10000);
+	}
+	if (p > 0 && !done) {
+		hung = 1;
+		kill(p, SIGKILL);
+		waitpid(p, &st, 0);
+	}
+	if (write(loader_out[1], &c, 1) != 1)
+		return 2;
+	pthread_join(t, NULL);
+	printf("fork_loader: forked=%d hung=%d failed=%d\n", p > 0, hung,
+	       p <= 0 || (done && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)));
+	return p <= 0 || hung || !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* ---- sites --------------------------------------------------------------- */
 
 static int mode_sites(long n)
@@ -405,6 +479,8 @@ int main(int argc, char **argv)
 		return mode_nulldestroy();
 	if (!strcmp(m, "fork") && argc > 2)
 		return mode_fork(atoi(argv[2]));
+	if (!strcmp(m, "fork_loader"))
+		return mode_fork_loader();
 	if (!strcmp(m, "sites") && argc > 2)
 		return mode_sites(atol(argv[2]));
 	if (!strcmp(m, "frees") && argc > 3)
