@@ -276,12 +276,38 @@ static CG_COLD void update_mismatch(const struct upd_pred *p, CUgraphExec app, C
 	}
 }
 
+/* update_post's record of the call (a successful update that changes
+ * nothing the shim models writes none below debug: out of line). */
+static CG_COLD void update_record(struct cg_call *c, const struct upd_pred *p, CUgraphExec app, CUgraph g, CUresult rc,
+				  int result, CUgraphNode errn, CUgraphNode fromn, int rewritten)
+{
+	struct cg_rec r;
+	if (cg_call_rec(&r, c, rc)) {
+		rec_hex(&r, "exec", (uintptr_t)app);
+		rec_hex(&r, "graph", (uintptr_t)g);
+		if (result >= 0) { /* -1: the application gave nowhere to put it */
+			rec_int(&r, "result", result);
+			rec_word(&r, "result_name", rules_update_result_name(result));
+		}
+		if (errn)
+			rec_hex(&r, "error_node", (uintptr_t)errn);
+		if (fromn)
+			rec_hex(&r, "error_from_node", (uintptr_t)fromn);
+		if (p->rule)
+			rec_str(&r, "predicted_by", cg_rule_id(p->rule));
+		if (rewritten)
+			rec_bool(&r, "rewritten", 1);
+		rec_end(&r);
+	}
+	if (rc != CUDA_SUCCESS)
+		cg_log_flush_thread(); /* a program may stop on this error: its records first */
+}
+
 static __attribute__((always_inline)) inline void update_post(struct cg_call *c, struct upd_pred *p, CUgraphExec app,
 							      CUgraph g, struct cg_summary *nu, CUresult rc, int result,
 							      CUgraphNode errn, CUgraphNode fromn, int rewritten,
 							      const char *api)
 {
-	struct cg_rec r;
 	if (!rewritten &&
 	    (p->rc != (int)rc || (rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE && result >= 0 && p->result != result)))
 		update_mismatch(p, app, g, nu, rc, result, errn, api);
@@ -308,29 +334,11 @@ static __attribute__((always_inline)) inline void update_post(struct cg_call *c,
 	 * memory nodes, nothing predicted, not rewritten -- writes no call
 	 * record below debug level (docs/log-format.md). The record is most
 	 * of the shim's cost of an update from an identical graph. */
-	if (p->quiet && rc == CUDA_SUCCESS && !rewritten && !cg_log_on(CG_L_DEBUG)) {
+	if (CG_LIKELY(p->quiet && rc == CUDA_SUCCESS && !rewritten && !cg_log_on(CG_L_DEBUG))) {
 		update_unrecorded();
 		return;
 	}
-	if (cg_call_rec(&r, c, rc)) {
-		rec_hex(&r, "exec", (uintptr_t)app);
-		rec_hex(&r, "graph", (uintptr_t)g);
-		if (result >= 0) { /* -1: the application gave nowhere to put it */
-			rec_int(&r, "result", result);
-			rec_word(&r, "result_name", rules_update_result_name(result));
-		}
-		if (errn)
-			rec_hex(&r, "error_node", (uintptr_t)errn);
-		if (fromn)
-			rec_hex(&r, "error_from_node", (uintptr_t)fromn);
-		if (p->rule)
-			rec_str(&r, "predicted_by", cg_rule_id(p->rule));
-		if (rewritten)
-			rec_bool(&r, "rewritten", 1);
-		rec_end(&r);
-	}
-	if (rc != CUDA_SUCCESS)
-		cg_log_flush_thread(); /* a program may stop on this error: its records first */
+	update_record(c, p, app, g, rc, result, errn, fromn, rewritten);
 }
 
 /* Policy after the driver's answer: under reinstantiate, a refusal with 910
