@@ -668,18 +668,21 @@ int model_update_memo_hit(CUgraphExec e, CUgraph g, struct cg_exec **x);
  * debug and the ledger has no reference to redo (equal pointer
  * fingerprints, nodes.c nodes_update_diff, ledger.c ledger_same_ptrs).
  * Inline: an update's hook asks it on its steady path (a call is a code
- * line more, cold in lockstep). */
+ * line more, cold in lockstep). model_memo_classed: whether s has a class. */
+static inline int model_memo_classed(const struct cg_summary *s)
+{
+	return s && !s->partial && s->topo && s->sig && s->ptrs && !(s->n_alloc + s->n_free) && !s->n_kids;
+}
 static inline uint64_t model_memo_class(const struct cg_summary *s)
 {
-	if (!s || s->partial || !s->topo || !s->sig || !s->ptrs || s->n_alloc + s->n_free || s->n_kids)
-		return 0;
-	return cg_mix64(cg_mix64(s->topo, s->sig), s->ptrs) | 1;
+	return model_memo_classed(s) ? cg_mix64(cg_mix64(s->topo, s->sig), s->ptrs) | 1 : 0;
 }
-/* Whether an update from old to nu is of one memo class (see above). */
+/* Whether an update from old to nu is of one memo class (see above): the
+ * hashes the class mixes, compared one by one (no mix computed). */
 static inline int model_update_alike(const struct cg_summary *old, const struct cg_summary *nu)
 {
-	uint64_t c = model_memo_class(old);
-	return c && c == model_memo_class(nu);
+	return model_memo_classed(old) && model_memo_classed(nu) && old->topo == nu->topo && old->sig == nu->sig &&
+	       old->ptrs == nu->ptrs;
 }
 /* A memo hit (slot and x, from model_update_memo_hit) the driver then
  * answered with success: e runs that slot's summary now; counted (no lock). */
