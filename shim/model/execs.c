@@ -211,16 +211,20 @@ static CG_HOT void exec_memo_add_locked(struct cg_exec *x, CUgraph g, const stru
 		exec_memo_drop_locked(x);
 		return;
 	}
-	if (atomic_load_explicit(&x->memo_epoch, memory_order_relaxed) != epoch || !c || c != x->memo_cls)
-		exec_memo_drop_locked(x);
-	for (i = 0; i < EXEC_MEMO_N && atomic_load_explicit(&x->memo_g[i], memory_order_relaxed) != g; i++)
-		;
-	if (i == EXEC_MEMO_N) { /* a new graph: the next slot, round robin */
-		i = x->memo_next;
-		x->memo_next = (i + 1) % EXEC_MEMO_N;
-		atomic_store_explicit(&x->memo_g[i], NULL, memory_order_relaxed); /* no hit while it changes */
+	if (atomic_load_explicit(&x->memo_epoch, memory_order_relaxed) != epoch || !c || c != x->memo_cls) {
+		exec_memo_drop_locked(x); /* every slot free: the first (a fresh graph each update) */
+		i = 0;
+		x->memo_next = 1;
+	} else {
+		for (i = 0; i < EXEC_MEMO_N && atomic_load_explicit(&x->memo_g[i], memory_order_relaxed) != g; i++)
+			;
+		if (i == EXEC_MEMO_N) { /* a new graph: the next slot, round robin */
+			i = x->memo_next;
+			x->memo_next = (i + 1) % EXEC_MEMO_N;
+			atomic_store_explicit(&x->memo_g[i], NULL, memory_order_relaxed); /* no hit while it changes */
+		}
+		model_summary_free(x->memo_s[i]);
 	}
-	model_summary_free(x->memo_s[i]);
 	x->memo_s[i] = model_summary_ref((struct cg_summary *)s);
 	x->memo_any = 1;
 	x->memo_cls = c;
