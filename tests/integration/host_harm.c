@@ -26,7 +26,8 @@
  *                   lock held: glibc leaves it held in a child) while the
  *                   main thread forks; the child makes 200 rounds of
  *                   graph calls (sites: the shim's Python lookup turns)
- *                   and _exits. A child not done in 120 s is hung.
+ *                   and 20 captures (each end asks whether a libnccl is
+ *                   loaded) and _exits. A child not done in 120 s is hung.
  *   sites N         N distinct one-frame call sites (code stubs), each
  *                   instantiating once; prints the peak RSS (lifecycle.c).
  *   frees E K       E execs of one kernel node each, pointing into K
@@ -339,6 +340,25 @@ static int graph_rounds(int n)
 	return bad;
 }
 
+/* n begin/end captures on a stream of the child's own: the end asks
+ * whether a libnccl is loaded (nccl-lib.c), which must not wait on the
+ * loader's list lock either. */
+static int capture_rounds(int n)
+{
+	CUstream s;
+	int bad = 0;
+	if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		CUgraph g = NULL;
+		bad += cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED) != CUDA_SUCCESS;
+		bad += cuStreamEndCapture(s, &g) != CUDA_SUCCESS;
+		if (g)
+			bad += cuGraphDestroy(g) != CUDA_SUCCESS;
+	}
+	return bad + (cuStreamDestroy(s) != CUDA_SUCCESS);
+}
+
 static int mode_fork_loader(void)
 {
 	pthread_t t;
@@ -351,7 +371,7 @@ static int mode_fork_loader(void)
 		return 2;
 	pid_t p = fork();
 	if (p == 0)
-		_exit(graph_rounds(200) ? 1 : 0);
+		_exit(graph_rounds(200) || capture_rounds(20) ? 1 : 0);
 	for (int k = 0; p > 0 && k < 12000 && !done; k++) {
 		if (waitpid(p, &st, WNOHANG) == p)
 			done = 1;
