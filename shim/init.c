@@ -33,9 +33,8 @@
 #include "locks.h"
 #include "log.h"
 #include "model.h"
-#include "nccl-lib.h"
+#include "module.h"
 #include "policy.h"
-#include "pyframes.h"
 #include "resolve.h"
 #include "state.h"
 #include "summary.h"
@@ -93,8 +92,7 @@ static void atfork_child(void)
 	cg_findings_after_fork_child();
 	cg_eager_after_fork_child();
 	cg_dump_after_fork_child();
-	cg_pyframes_after_fork_child();
-	cg_nccl_after_fork_child();
+	cg_module_after_fork_child();
 }
 
 static const char *const level_names[] = CG_L_NAMES, *const format_names[] = CG_FMT_NAMES;

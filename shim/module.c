@@ -98,6 +98,20 @@ void cg_module_writer_set(void (*w)(const char *name, const char *path, const vo
 	atomic_store(&module_writer, w);
 }
 
+static _Atomic int module_forked;
+
+void cg_module_after_fork_child(void)
+{
+	atomic_store_explicit(&module_forked, 1, memory_order_relaxed);
+}
+
+int cg_module_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	if (atomic_load_explicit(&module_forked, memory_order_relaxed))
+		return -1;
+	return dl_iterate_phdr(cb, arg);
+}
+
 void cg_module_note(const void *fbase, const char *name)
 {
 	struct module_find f;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "hot.h"
+#include "module.h"
 #include "nccl-lib.h"
 #include "resolve.h"
 
@@ -49,19 +50,9 @@ static CG_HOT int nccl_find_cb(struct dl_phdr_info *info, size_t size, void *arg
 	return 1;
 }
 
-/* Set in a forked child (cg_nccl_after_fork_child): there the loader's list
- * lock, which dl_iterate_phdr takes, stays held for good when another
- * thread of the parent held it at the fork (glibc resets only the lock
- * dlopen takes), so the child asks dlopen by the library's soname instead
- * of scanning: a libnccl loaded under another name after the fork goes
- * unseen there (tests/integration harm-fork_loader). */
-static _Atomic int nccl_forked;
-
-void cg_nccl_after_fork_child(void)
-{
-	atomic_store_explicit(&nccl_forked, 1, memory_order_relaxed);
-}
-
+/* In a forked child, where the loader's list may not be scanned
+ * (cg_module_iterate), libnccl is asked of dlopen by its soname: one
+ * loaded under another name after the fork goes unseen there. */
 static CG_COLD void *nccl_handle_forked(void)
 {
 	void *none = NULL, *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
@@ -76,12 +67,11 @@ CG_HOT void *cg_nccl_handle(void)
 	void *h = atomic_load_explicit(&nccl_h, memory_order_acquire);
 	if (h)
 		return h;
-	if (CG_UNLIKELY(atomic_load_explicit(&nccl_forked, memory_order_relaxed)))
-		return nccl_handle_forked();
 	f.found = 0;
 	f.first = 1;
 	f.adds = ~0ull;
-	dl_iterate_phdr(nccl_find_cb, &f); /* the loader's lock: not from a signal handler */
+	if (CG_UNLIKELY(cg_module_iterate(nccl_find_cb, &f) < 0)) /* the loader's lock: not from a signal handler */
+		return nccl_handle_forked();
 	if (!f.found) {
 		atomic_store_explicit(&nccl_scanned_adds, f.adds, memory_order_relaxed);
 		return NULL;

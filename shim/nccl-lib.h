@@ -24,9 +24,6 @@
 
 /* The loaded libnccl's handle, NULL when the process has none. */
 void *cg_nccl_handle(void) CG_HIDDEN;
-/* In a forked child (init.c's fork handler): look by soname from then on,
- * never through the loader's list (nccl-lib.c). */
-void cg_nccl_after_fork_child(void) CG_HIDDEN;
 /* Whether the process has a libnccl loaded. */
 static inline int cg_nccl_loaded(void)
 {

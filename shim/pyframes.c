@@ -16,6 +16,7 @@
 
 #include "hot.h"
 #include "locks.h"
+#include "module.h"
 #include "pyframes.h"
 #include "resolve.h"
 
@@ -59,25 +60,14 @@ static int loads_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1; /* the first module says it */
 }
 
-/* Set in a forked child (cg_pyframes_after_fork_child): there the lock
- * dl_iterate_phdr takes (the loader's list lock) stays held for good when
- * another thread of the parent held it at the fork (glibc resets only the
- * loader's other lock), and the child would block on it. The count is then
- * unknown, and a lookup turn looks (dlsym: every 64th, as before the count
- * was kept; tests/integration harm-fork_loader). */
-static _Atomic int py_forked;
-
-void cg_pyframes_after_fork_child(void)
-{
-	atomic_store_explicit(&py_forked, 1, memory_order_relaxed);
-}
-
+/* The loader's count of loads; 0 (unknown) in a forked child, where the
+ * loader's list may not be asked (cg_module_iterate): a lookup turn then
+ * looks (dlsym: every 64th, as before the count was kept). */
 static unsigned long long py_loads(void)
 {
 	unsigned long long n = 0;
-	if (atomic_load_explicit(&py_forked, memory_order_relaxed))
+	if (cg_module_iterate(loads_one, &n) < 0)
 		return 0;
-	(void)dl_iterate_phdr(loads_one, &n);
 	return n;
 }
 

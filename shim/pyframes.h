@@ -19,8 +19,5 @@ void cg_pyframes(char *out, size_t cap, int max);
  * 64th such call looks); cg_pyframes is called only after it said 0, once
  * a site. No lock, no lookup. */
 int cg_pyframes_none(int max);
-/* In a forked child (init.c's fork handler): the loader's load count is
- * never asked there again (pyframes.c py_forked). */
-void cg_pyframes_after_fork_child(void);
 
 #endif

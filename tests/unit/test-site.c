@@ -13,17 +13,23 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <link.h>
 
 #include "config.h"
 #include "site.h"
 #include "unwind.h"
 
-/* What site.c needs from the rest of the shim: no module notes, no
- * dlsym of the real libraries (no Python found: the lookup turn fails). */
+/* What site.c needs from the rest of the shim: no module notes, the
+ * loader's list as module.c gives it outside a forked child, no dlsym of
+ * the real libraries (no Python found: the lookup turn fails). */
 void cg_module_note(const void *fbase, const char *name)
 {
 	(void)fbase;
 	(void)name;
+}
+int cg_module_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	return dl_iterate_phdr(cb, arg);
 }
 void *(*cg_real_dlsym)(void *, const char *);
 
