@@ -13,6 +13,7 @@
 
 #include "doors.h"
 #include "log.h"
+#include "prof.h"
 #include "resolve.h"
 
 #define CG_CALL_LIFE 1 /* lifecycle call: logged at info */
@@ -79,7 +80,18 @@ int cg_need_real(int hid) CG_HIDDEN;
  * (C11 data race; TSan reports it).
  */
 #define CG_ERRNO_IN const int cg_errno_in = errno
+#ifdef CG_PROF
+#define CG_FWD(call)                                                                                                   \
+	({                                                                                                             \
+		CG_PROF_MARK(CG_PROF_FWD0);                                                                            \
+		errno = cg_errno_in;                                                                                   \
+		__typeof__(call) cg_fwd_r_ = (call);                                                                   \
+		CG_PROF_MARK(CG_PROF_FWD1);                                                                            \
+		cg_fwd_r_;                                                                                             \
+	})
+#else
 #define CG_FWD(call) (errno = cg_errno_in, (call))
+#endif
 /* A hand-written (CUSTOM) wrapper's real call when the hook works after it:
  * CG_FWD_OUT(rc, call) makes the call and keeps the errno it left in
  * cg_errno_out (CG_ERRNO_OUT in a helper the wrapper enters right after
@@ -93,7 +105,7 @@ int cg_need_real(int hid) CG_HIDDEN;
 #define CG_FWD_OUT(rc, call)                                                                                           \
 	(rc) = CG_FWD(call);                                                                                           \
 	CG_ERRNO_OUT
-#define CG_RETURN(rc) return (errno = cg_errno_out, (rc))
+#define CG_RETURN(rc) return (CG_PROF_MARK(CG_PROF_RETURN), errno = cg_errno_out, (rc))
 #define CG_KEEP_ERRNO(...)                                                                                             \
 	do {                                                                                                           \
 		const int cg_errno_kept_ = errno;                                                                      \

@@ -165,7 +165,7 @@ def envelope(name, params, args, cls, have):
         out.append('\tcg_call_end(&c, rc);')
     if parts['done']:
         out.append('\tcgh_%s_done(&c, &f, rc%s);' % (name, extra))
-    out += ['\terrno = cg_errno_out;', '\treturn rc;', '}', '']
+    out += ['\tCG_PROF_MARK(CG_PROF_RETURN);', '\terrno = cg_errno_out;', '\treturn rc;', '}', '']
     return out
 
 

@@ -43,4 +43,5 @@ void cg_call_end(struct cg_call *c, CUresult rc)
 	struct cg_rec r;
 	if (cg_call_rec(&r, c, rc))
 		rec_end(&r);
+	CG_PROF_MARK(CG_PROF_CALL_END);
 }

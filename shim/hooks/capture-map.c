@@ -361,6 +361,7 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 	CUresult cgh_##name params                                                                                     \
 	{                                                                                                              \
 		CUresult rc;                                                                                           \
+		CG_PROF_ENTER(HID_##name);                                                                             \
 		if (CG_UNLIKELY(!atomic_load_explicit(&cg_driver_resolved, memory_order_acquire) || !real_##name))     \
 			return name##_slow args;                                                                       \
 		if (CG_UNLIKELY(kernel && !cg_eager_tls.reg))                                                          \
@@ -386,11 +387,14 @@ void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)
 			return name##_slow args; /* CGS024's question: this thread's capture, another stream */        \
 		if (CG_UNLIKELY(model_tally.rec))                                                                      \
 			return name##_logged args;                                                                     \
+		CG_PROF_MARK(CG_PROF_FWD0);                                                                            \
 		rc = real_##name args;                                                                                 \
+		CG_PROF_MARK(CG_PROF_FWD1);                                                                            \
 		if (CG_LIKELY(rc == CUDA_SUCCESS))                                                                     \
 			model_tally_launch((stream_expr), kernel, (uint64_t)(uintptr_t)(fn_expr) ^ (dims_expr));       \
 		else if (CG_UNLIKELY(CGH_CAPTURE_ERR(rc)))                                                             \
 			CG_KEEP_ERRNO(cgh_failed(HID_##name, (stream_expr), ptsz, rc));                                \
+		CG_PROF_MARK(CG_PROF_RETURN);                                                                          \
 		return rc;                                                                                             \
 	}
 

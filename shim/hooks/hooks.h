@@ -98,6 +98,7 @@ static inline int cg_call_begin(struct cg_call *c, int hid, int flags)
 	}
 	if (CG_UNLIKELY(cg_tls.in_shim))
 		return 0;
+	CG_PROF_ENTER(hid);
 	if (hid != HID_cuGetProcAddress && hid != HID_cuGetProcAddress_v2)
 		cg_door_hook_call(hid);
 	if (CG_UNLIKELY(atomic_load_explicit(&cg_warm_pending, memory_order_relaxed)))
