@@ -133,8 +133,9 @@ void cg_module_note(const void *fbase, const char *name)
 
 	memset(&f, 0, sizeof f);
 	f.addr = (uintptr_t)fbase;
-	dl_iterate_phdr(module_match, &f);
-	if (!f.found)
+	/* cg_module_iterate: not in a forked child, where the loader's lock
+	 * may be held for good (the module goes unnamed there) */
+	if (cg_module_iterate(module_match, &f) < 0 || !f.found)
 		return;
 	w(name, f.path, fbase, f.build_id[0] ? f.build_id : NULL);
 }
