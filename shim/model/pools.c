@@ -72,6 +72,14 @@ void model_pool_new(CUmemoryPool p, const CUmemPoolProps *props, uint32_t site)
 	struct cg_pool *x;
 	pthread_mutex_lock(&model_mem_lock);
 	x = model_pool_get_locked(p);
+	if (x && x->destroyed) {
+		/* a destroyed pool's handle given to a new pool: nothing of the
+		 * old one (default, device, its allocations) carries over */
+		x->dev = -1;
+		x->is_default = x->ipc = 0;
+		x->allocs = 0;
+		x->bytes = 0;
+	}
 	if (x) {
 		x->site = site;
 		x->destroyed = 0;

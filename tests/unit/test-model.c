@@ -315,6 +315,37 @@ static void pool_table_failure_is_its_own(void **state)
 	assert_int_equal(model_pool_info((CUmemoryPool)(uintptr_t)0x7000, &ipc, &def, &site), 0);
 }
 
+/* A pool handle the driver gives again after that pool's destroy is a new
+ * pool: the old one's default flag, device and counts do not carry over
+ * (caches keyed by a handle die with it). */
+static void pool_handle_reused_is_a_new_pool(void **state)
+{
+	CUmemoryPool p = (CUmemoryPool)(uintptr_t)0x7100;
+	CUmemPoolProps props = {0};
+	struct ev_pool *out = NULL;
+	int ipc = -1, def = -1, n;
+	uint32_t site = 0;
+	(void)state;
+	model_pool_seen(p, 0, 1);
+	assert_int_equal(model_pool_info(p, &ipc, &def, &site), 1);
+	assert_int_equal(def, 1);
+	model_pool_destroy(p);
+	props.location.id = 1;
+	model_pool_new(p, &props, 77);
+	assert_int_equal(model_pool_info(p, &ipc, &def, &site), 1);
+	assert_int_equal(def, 0);
+	assert_int_equal(ipc, 0);
+	assert_int_equal(site, 77);
+	n = model_pool_exit(&out);
+	for (int i = 0; i < n; i++)
+		if (out[i].pool == (uintptr_t)p) {
+			assert_int_equal(out[i].default_, 0);
+			assert_int_equal(out[i].destroyed, 0);
+			assert_int_equal(out[i].dev, 1);
+		}
+	free(out);
+}
+
 /* The driver's own exec id (cuGraphExecGetId) of a handle the driver has
  * destroyed behind the model's back: its context went (cudaDeviceReset,
  * cuCtxDestroy: no hook; the exit summary's CGS011 still names the exec),
@@ -363,6 +394,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(exec_table_failure_is_its_own, setup),
 	    cmocka_unit_test_setup(pool_table_failure_is_its_own, setup),
+	    cmocka_unit_test_setup(pool_handle_reused_is_a_new_pool, setup),
 	    cmocka_unit_test_setup(exec_map_unknown_handle_is_itself, setup),
 	    cmocka_unit_test_setup(exec_map_new_exec_stands_for_itself, setup),
 	    cmocka_unit_test_setup(exec_map_set_real_is_seen_by_every_reader, setup),
