@@ -98,6 +98,20 @@ void model_pool_destroy(CUmemoryPool p)
 	x = pool_find_locked(p);
 	if (x)
 		x->destroyed = 1;
+	/* the driver's rule: a device whose current pool is destroyed has its
+	 * default pool as the current one again (NULL when the model has not
+	 * seen it: the next begin asks, learn_current_pool) */
+	for (int d = 0; d < CG_MAX_DEV; d++) {
+		struct cg_pool *q, *tmp, *def = NULL;
+		if (model_cur_pool[d].pool != p)
+			continue;
+		HASH_ITER(hh, model_pools, q, tmp)
+		if (q->is_default && q->dev == d && !q->destroyed)
+			def = q;
+		__atomic_store_n(&model_cur_pool[d].pool, def ? def->h : NULL,
+				 __ATOMIC_RELAXED); /* model_device_pool */
+		model_cur_pool[d].site = def ? def->site : 0;
+	}
 	pthread_mutex_unlock(&model_mem_lock);
 }
 

@@ -346,6 +346,23 @@ static void pool_handle_reused_is_a_new_pool(void **state)
 	free(out);
 }
 
+/* Destroying a device's current pool makes its default pool current again
+ * (the driver's rule, cuMemPoolDestroy): the model's current pool follows,
+ * so a later captured allocation is not described from the dead pool. */
+static void pool_destroyed_current_falls_back_to_default(void **state)
+{
+	CUmemoryPool def = (CUmemoryPool)(uintptr_t)0x7200, mine = (CUmemoryPool)(uintptr_t)0x7300;
+	CUmemPoolProps props = {0};
+	(void)state;
+	model_pool_seen(def, 2, 1);
+	props.location.id = 2;
+	model_pool_new(mine, &props, 5);
+	model_device_set_pool(2, mine, 5);
+	assert_ptr_equal(model_device_pool(2, NULL), mine);
+	model_pool_destroy(mine);
+	assert_ptr_equal(model_device_pool(2, NULL), def);
+}
+
 /* The driver's own exec id (cuGraphExecGetId) of a handle the driver has
  * destroyed behind the model's back: its context went (cudaDeviceReset,
  * cuCtxDestroy: no hook; the exit summary's CGS011 still names the exec),
@@ -395,6 +412,7 @@ int main(void)
 	    cmocka_unit_test_setup(exec_table_failure_is_its_own, setup),
 	    cmocka_unit_test_setup(pool_table_failure_is_its_own, setup),
 	    cmocka_unit_test_setup(pool_handle_reused_is_a_new_pool, setup),
+	    cmocka_unit_test_setup(pool_destroyed_current_falls_back_to_default, setup),
 	    cmocka_unit_test_setup(exec_map_unknown_handle_is_itself, setup),
 	    cmocka_unit_test_setup(exec_map_new_exec_stands_for_itself, setup),
 	    cmocka_unit_test_setup(exec_map_set_real_is_seen_by_every_reader, setup),
