@@ -700,7 +700,8 @@ def after_node_types(a, base):
 
 def after_begin_flags(a, base):
     """The begin hook asks the stand-in for a stream's flags once per stream:
-    S1's first begin and S2's (its handle S1's again, after a destroy)."""
+    S1's first begin and S2's (its handle S1's again, after a destroy); and
+    for the context's device not at all once the one device's pool is known."""
     calls = {}
     for side, env in (("bare", dict(base, STANDIN_VERBOSE="1")),
                       ("shim", dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG="info", STANDIN_VERBOSE="1"))):
@@ -710,6 +711,21 @@ def after_begin_flags(a, base):
         calls[side] = len(re.findall(r"^\[standin\] eam_get_flags", r.stderr.decode(errors="replace"), re.M))
     check(calls["shim"] - calls["bare"] == 2, "the shim asked cuStreamGetFlags twice for 5 begins (%d, bare %d)"
           % (calls["shim"], calls["bare"]))
+    # One device, no memory samples: the begin hook learns the device's
+    # pool at its first begin and asks no cuCtxGetDevice again (issue 36).
+    r = run([a.prog], dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG="info", CGSHIM_MEMINFO="off", STANDIN_VERBOSE="1"))
+    trace = re.findall(r"^\[standin\] (\S+)", r.stderr.decode(errors="replace"), re.M)
+    asked, begins = 0, 0
+    for i, fn in enumerate(trace):
+        if fn != "cuStreamBeginCapture_v2":
+            continue
+        begins += 1
+        j = i - 1
+        while j >= 0 and trace[j] in ("eam_get_flags", "cuCtxGetDevice"):  # the begin's own window
+            asked += trace[j] == "cuCtxGetDevice"
+            j -= 1
+    check(begins == 5 and asked == 0, "5 begins asked no cuCtxGetDevice in their window (%d begins, %d asked)"
+          % (begins, asked))
 
 
 def case_launch_alias(recs, pools):

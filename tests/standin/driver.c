@@ -1736,6 +1736,7 @@ DEF(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000, (CUcontext ctx))
 
 DEF(cuCtxGetDevice, PFN_cuCtxGetDevice_v2000, (CUdevice * device))
 {
+	trace(__func__); /* counted by run_model.py after_begin_flags */
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
 	*device = cur_dev();
