@@ -421,6 +421,16 @@ def case_all_versions():
     last = chk.stdout.strip().splitlines()[-1]
     print("\n".join(l for l in chk.stdout.splitlines() if l.startswith("MISS")))
     check(chk.returncode == 0 and last.endswith(", 0 routing misses"), last)
+    # Issue 36: each query asked again at once (the shim's per-thread memo
+    # of its last answers, getproc.c), and unhooked names: the same answers.
+    bare, _, _ = run(exe, shim=False, args=("--twice",))
+    shim, _, _ = run(exe, args=("--twice",))
+    check(bare.returncode == 0 and strip(bare.stdout) == strip(shim.stdout),
+          "asked twice: same answers bare and under the shim (%d lines)" % len(bare.stdout.splitlines()))
+    chk, _, _ = run(exe, args=("--check", "--twice"))
+    last = chk.stdout.strip().splitlines()[-1]
+    print("\n".join(l for l in chk.stdout.splitlines() if l.startswith("MISS")))
+    check(chk.returncode == 0 and last.endswith(", 0 routing misses"), "asked twice: " + last)
 
 
 def case_quiet():

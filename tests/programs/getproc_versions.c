@@ -17,6 +17,12 @@
  * one on the GPU host), the same queries go through the runtime's own door,
  * cudaGetDriverEntryPointByVersion, and each base name once more through
  * cudaGetDriverEntryPoint (the runtime's version), which must give a wrapper.
+ *
+ * With --twice after --check (or alone), every query is asked twice in a
+ * row, as a runtime that looks an entry point up again does, and a few
+ * names the shim does not hook are asked too (twice): the second answer
+ * must be the first's (the shim keeps each thread's last answers, getproc.c),
+ * and an unhooked name's must be the driver's own pointer.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -95,9 +101,27 @@ static unsigned long rt_unversioned(unsigned long *misses)
 }
 #endif
 
+/* Names the shim hooks at no version: answered with the driver's pointer. */
+static const char *const unhooked[] = {"cuGetErrorString", "cuGetErrorName", "cuDriverGetVersion", "cuDeviceGetName"};
+
+/* q asked again: the answer must not change. */
+static int again(gpa_t gpa, const char *sym, int ver, cuuint64_t flags, CUresult rc, void *p,
+		 CUdriverProcAddressQueryResult st)
+{
+	void *p2 = NULL;
+	CUdriverProcAddressQueryResult st2 = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	CUresult rc2 = gpa(sym, &p2, ver, flags, &st2);
+	if (rc2 == rc && p2 == p && st2 == st)
+		return 0;
+	printf("MISS %s@%d flags %llu asked again: rc=%d status=%d %p, first rc=%d status=%d %p\n", sym, ver,
+	       (unsigned long long)flags, (int)rc2, (int)st2, p2, (int)rc, (int)st, p);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	int check = argc > 1 && !strcmp(argv[1], "--check");
+	int twice = argc > 1 && !strcmp(argv[argc - 1], "--twice");
 #ifdef VIA_RUNTIME
 	gpa_t gpa = rt_gpa;
 #else
@@ -127,6 +151,8 @@ int main(int argc, char **argv)
 			}
 			printf("%s %d %u: rc=%d status=%d %s:%s\n", r->base, r->ver, flags_list[f], (int)rc, (int)st,
 			       mod, sym);
+			if (twice)
+				misses += (unsigned long)again(gpa, r->base, r->ver, flags_list[f], rc, p, st);
 			if (!check || rc != CUDA_SUCCESS || !p)
 				continue;
 			const struct row *twin =
@@ -152,6 +178,21 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	for (size_t i = 0; twice && i < sizeof unhooked / sizeof unhooked[0]; i++) {
+		char name[64]; /* one buffer for every name: an answer is the name's, not the buffer's */
+		void *p = NULL;
+		CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+		CUresult rc;
+		Dl_info di;
+		snprintf(name, sizeof name, "%s", unhooked[i]);
+		rc = gpa(name, &p, 12000, 0, &st);
+		printf("%s 12000 0: rc=%d status=%d\n", name, (int)rc, (int)st);
+		misses += (unsigned long)again(gpa, name, 12000, 0, rc, p, st);
+		if (check && p && dladdr(p, &di) && di.dli_fname && strstr(di.dli_fname, "cgshim")) {
+			misses++;
+			printf("MISS %s: an unhooked name answered by the shim\n", name);
+		}
+	}
 #ifdef VIA_RUNTIME
 	if (check)
 		checked += rt_unversioned(&misses);
@@ -160,5 +201,5 @@ int main(int argc, char **argv)
 		printf(
 		    "%lu checked (%lu rows, %lu offered by the driver, %lu deliberately unrouted), %lu routing misses\n",
 		    checked, (unsigned long)NROWS, offered, unrouted, misses);
-	return check && misses ? 1 : 0;
+	return misses ? 1 : 0;
 }
