@@ -104,9 +104,10 @@ static CG_HOT void alloc_async_post(struct cg_call *c, struct cgh_frame *f, CUre
 			m.dev = f->mdev; /* model_graph_add_mnode and model_alloc_graph need not look it up */
 			model_graph_add_mnode(f->g, &m);
 			struct ev_alloc a;
-			model_alloc_graph(&m, s, f->id, f->g, api, &a);
 			/* made inside a repeat capture (model_capture_repeat): left to debug */
-			emit_alloc(cg_log_life_level(f->repeat), &a);
+			int level = cg_log_life_level(f->repeat);
+			model_alloc_graph_at(&m, s, f->id, f->g, api, level, &a);
+			emit_alloc(level, &a);
 		}
 		c->flags |= CG_CALL_LIFE;
 		cgh_call_repeat(c, f->repeat);

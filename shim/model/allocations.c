@@ -34,8 +34,8 @@ static void alloc_drop_locked(struct cg_alloc *a)
 	cg_spare_free(&alloc_spare, a, sizeof *a);
 }
 
-CG_HOT void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
-			      struct ev_alloc *out)
+CG_HOT void model_alloc_graph_at(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
+				 int level, struct ev_alloc *out)
 {
 	struct cg_alloc *a;
 	struct cg_pool *p;
@@ -86,7 +86,7 @@ CG_HOT void model_alloc_graph(const struct cg_mnode *m_in, CUstream s, uint64_t 
 	{ /* a capture's graph is known from its first memory node; its ids
 	   * only where the record can be written (a lock round trip) */
 		struct model_ids ids = {0};
-		if (cg_log_on(CG_L_INFO))
+		if (cg_log_on(level))
 			model_ids_get(g, NULL, &ids);
 		*out = (struct ev_alloc){.api = api,
 					 .dptr = m->dptr,
