@@ -8,6 +8,13 @@
  * capture loop's allocation node makes and drops one a step. */
 static struct cg_spare alloc_spare = CG_SPARE_INIT(sizeof(struct cg_alloc));
 
+/* The entries by address, under model_mem_lock: a handle index (table.h,
+ * issue 36), since a capture loop's entry comes and goes every step, and
+ * with it uthash's table header and bucket array (made, zeroed and freed
+ * a step). A device pointer is the index's pointer-sized key. */
+_Static_assert(sizeof(CUdeviceptr) == sizeof(void *), "a device pointer is the handle index's key");
+static struct cg_hidx model_allocs = CG_HIDX_INIT(struct cg_alloc, dptr, link);
+
 /* The entry made or found last (issue 36), under model_mem_lock: a capture
  * loop's allocation is found again by its free, its executable's
  * instantiation and destroy and its graph's destroy, each then reading
@@ -20,7 +27,7 @@ static CG_HOT struct cg_alloc *alloc_find_locked(CUdeviceptr p)
 	struct cg_alloc *a = alloc_last;
 	if (a && a->dptr == p)
 		return a;
-	HASH_FIND(hh, model_allocs, &p, sizeof p, a);
+	a = cg_hidx_find(&model_allocs, (const void *)(uintptr_t)p);
 	if (a)
 		alloc_last = a;
 	return a;
@@ -30,7 +37,7 @@ static void alloc_drop_locked(struct cg_alloc *a)
 {
 	if (alloc_last == a)
 		alloc_last = NULL;
-	HASH_DEL(model_allocs, a);
+	cg_hidx_del(&model_allocs, a);
 	cg_spare_free(&alloc_spare, a, sizeof *a);
 }
 
@@ -51,7 +58,7 @@ CG_HOT void model_alloc_graph_at(const struct cg_mnode *m_in, CUstream s, uint64
 		a = cg_spare_calloc(&alloc_spare, sizeof *a);
 		if (a) {
 			a->dptr = m->dptr;
-			HASH_ADD(hh, model_allocs, dptr, sizeof a->dptr, a);
+			cg_hidx_add(&model_allocs, a);
 			if (model_table_added(&model_alloc_table)) {
 				cg_spare_free(&alloc_spare, a, sizeof *a);
 				a = NULL;
@@ -160,7 +167,7 @@ CG_HOT void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int 
 			a->dptr = mem[i].dptr;
 			a->size = mem[i].size;
 			a->site = mem[i].site;
-			HASH_ADD(hh, model_allocs, dptr, sizeof a->dptr, a);
+			cg_hidx_add(&model_allocs, a);
 			if (model_table_added(&model_alloc_table)) {
 				cg_spare_free(&alloc_spare, a, sizeof *a);
 				continue;

@@ -322,9 +322,9 @@ struct cg_pool {
 	UT_hash_handle hh;
 };
 
-/* 104 bytes with the hash handle (a 112-byte heap chunk): the pool, stream
- * and thread of an allocation are in its "alloc" record and the graph's
- * memory nodes, not repeated here. */
+/* 64 bytes with the index's link: the pool, stream and thread of an
+ * allocation are in its "alloc" record and the graph's memory nodes, not
+ * repeated here. */
 /* An entry lives while something refers to its address: the graph that
  * holds the allocation node (graph), the executable whose launches make it
  * (exec), or, once both are gone, an allocation that executable left
@@ -338,8 +338,8 @@ struct cg_alloc {
 	CUgraph graph;	  /* graph holding the allocation node; NULL once destroyed */
 	CUgraphExec exec; /* exec whose launches make this allocation */
 	uint32_t site;
-	uint32_t orphan; /* its exec went with allocations outstanding: kept until freed */
-	UT_hash_handle hh;
+	uint32_t orphan;      /* its exec went with allocations outstanding: kept until freed */
+	struct cg_hlink link; /* in the allocations' index (allocations.c) */
 };
 
 struct model_pool_cur {
@@ -352,7 +352,6 @@ struct model_dev_allocs {
 	unsigned long long bytes;
 };
 extern struct cg_pool *model_pools;
-extern struct cg_alloc *model_allocs;
 extern struct model_pool_cur model_cur_pool[CG_MAX_DEV];
 extern struct model_dev_allocs model_dev_alloc[CG_MAX_DEV];
 uint8_t model_pool_mnode_dev(const struct cg_mnode *m);

@@ -5,7 +5,6 @@
 #include "model-int.h"
 
 struct cg_pool *model_pools;
-struct cg_alloc *model_allocs;
 struct model_pool_cur model_cur_pool[CG_MAX_DEV];
 struct model_dev_allocs model_dev_alloc[CG_MAX_DEV];
 

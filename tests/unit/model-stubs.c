@@ -36,8 +36,11 @@ void cg_degrade(const char *why)
 
 __thread __attribute__((tls_model("initial-exec"))) int cg_table_oom_here;
 
+long long stub_table_mallocs;
+
 void *cg_table_malloc(size_t sz)
 {
+	stub_table_mallocs++;
 	if (stub_table_fail)
 		return NULL;
 	return malloc(sz);

@@ -4,4 +4,5 @@
 extern int stub_degraded;
 extern const char *stub_degrade_why;
 extern int stub_table_fail;
+extern long long stub_table_mallocs; /* cg_table_malloc calls so far */
 #endif

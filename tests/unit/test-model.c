@@ -406,10 +406,60 @@ static void exec_cuda_id_never_asked_of_a_dead_handle(void **state)
 	drv_cuGraphExecGetId = NULL;
 }
 
+/* Run before any other allocation entry: the index's first add allocates
+ * its slot array. A failed add leaves nothing half registered. */
+static void alloc_table_failure_is_its_own(void **state)
+{
+	struct cg_mnode m = {.dptr = 0x7100, .size = 256, .dev = 1};
+	struct ev_alloc a;
+	uint64_t cap;
+	CUgraph g;
+	size_t size;
+	uint32_t site;
+	stub_table_fail = 1;
+	model_alloc_graph(&m, NULL, 0, G(0x9e00), "cuMemAllocAsync", &a);
+	stub_table_fail = 0;
+	assert_int_equal(cg_table_failures(&model_alloc_table), 1);
+	assert_int_equal(stub_degraded, 1);
+	assert_string_equal(stub_degrade_why, "allocation table");
+	assert_int_equal(model_alloc_lookup(m.dptr, &cap, &g, &size, &site), 0);
+}
+
+/* Issue 36: a capture loop's graph allocation entry comes and goes every
+ * step (made by its allocation node, dropped with its graph); the
+ * allocations' handle index keeps its slot array, so a steady step takes
+ * no table memory (uthash made and freed its header and bucket array
+ * every step). The entry is found by its address until its graph lets it
+ * go. */
+static void alloc_entry_steady_step_takes_no_table_memory(void **state)
+{
+	struct cg_mnode m = {.dptr = 0x7000, .size = 256, .site = 5, .dev = 1};
+	struct ev_alloc a;
+	uint64_t cap;
+	CUgraph g;
+	size_t size;
+	uint32_t site;
+	for (int step = 0; step < 4; step++) {
+		long long before = stub_table_mallocs;
+		model_alloc_graph(&m, NULL, 0, G(0x9d00 + step), "cuMemAllocAsync", &a);
+		assert_int_equal(model_alloc_lookup(m.dptr, &cap, &g, &size, &site), 1);
+		assert_ptr_equal(g, G(0x9d00 + step));
+		assert_int_equal(size, 256);
+		assert_int_equal(site, 5);
+		model_alloc_release_graph(G(0x9d00 + step), &m, 1);
+		assert_int_equal(model_alloc_lookup(m.dptr, &cap, &g, &size, &site), 0);
+		if (step)
+			assert_int_equal(stub_table_mallocs, before);
+	}
+	assert_int_equal(stub_degraded, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(exec_table_failure_is_its_own, setup),
+	    cmocka_unit_test_setup(alloc_table_failure_is_its_own, setup),
+	    cmocka_unit_test_setup(alloc_entry_steady_step_takes_no_table_memory, setup),
 	    cmocka_unit_test_setup(pool_table_failure_is_its_own, setup),
 	    cmocka_unit_test_setup(pool_handle_reused_is_a_new_pool, setup),
 	    cmocka_unit_test_setup(pool_destroyed_current_falls_back_to_default, setup),
