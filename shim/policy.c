@@ -13,6 +13,7 @@
 #include "table.h"
 
 _Atomic int cg_policy_active;
+_Atomic int cg_policy_garbage; /* retired replacements wait in garbage_q (policy.h) */
 _Atomic int cg_policy_pending; /* proxies with allocations to free at their next launch */
 
 /* A replacement executable kept for reuse: a later update whose graph has
@@ -208,7 +209,6 @@ static void doomed_run(struct doomed *d)
 #define GARBAGE_MAX 64
 static struct doomed garbage_q[GARBAGE_MAX / 2];
 static int garbage_len;
-static _Atomic int garbage_pending;
 
 static void garbage_add(struct doomed *d)
 {
@@ -217,7 +217,7 @@ static void garbage_add(struct doomed *d)
 	pthread_mutex_lock(&garbage_lock);
 	if (garbage_len < GARBAGE_MAX / 2) {
 		garbage_q[garbage_len++] = *d;
-		atomic_store(&garbage_pending, 1);
+		atomic_store(&cg_policy_garbage, 1);
 		d = NULL;
 	}
 	pthread_mutex_unlock(&garbage_lock);
@@ -225,18 +225,16 @@ static void garbage_add(struct doomed *d)
 		doomed_run(d);
 }
 
-CG_HOT void cg_policy_collect(void)
+CG_COLD void cg_policy_collect_slow(void)
 {
 	struct doomed q[GARBAGE_MAX / 2];
 	int n;
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	if (!atomic_load_explicit(&garbage_pending, memory_order_relaxed))
-		return;
 	pthread_mutex_lock(&garbage_lock);
 	n = garbage_len;
 	memcpy(q, garbage_q, (size_t)n * sizeof q[0]);
 	garbage_len = 0;
-	atomic_store(&garbage_pending, 0);
+	atomic_store(&cg_policy_garbage, 0);
 	pthread_mutex_unlock(&garbage_lock);
 	cg_tls.in_shim++;
 	/* relaxed, as PyTorch's reset(): never invalidates another thread's capture */
@@ -652,12 +650,10 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	return 1;
 }
 
-CG_HOT void cg_policy_forget(CUgraphExec app)
+CG_COLD void cg_policy_forget_slow(CUgraphExec app)
 {
 	struct proxy *p;
 	CUgraphExec real;
-	if (!atomic_load(&cg_policy_active))
-		return;
 	pthread_rwlock_wrlock(&proxy_lock);
 	HASH_FIND_PTR(proxies, &app, p);
 	if (p)

@@ -51,8 +51,14 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 /* Whether app has been rewritten before (its handle has a proxy). */
 int cg_policy_rewritten_before(CUgraphExec app);
 /* The application destroys its handle: destroys the extra real exec too.
- * Returns the handle to pass to the real destroy. */
-void cg_policy_forget(CUgraphExec app);
+ * Inline, a load while no rewrite ever happened (every exec destroy asks):
+ * no call, no frame. */
+void cg_policy_forget_slow(CUgraphExec app);
+static inline void cg_policy_forget(CUgraphExec app)
+{
+	if (__builtin_expect(atomic_load_explicit(&cg_policy_active, memory_order_relaxed) != 0, 0))
+		cg_policy_forget_slow(app);
+}
 /* The application destroys graph g. Returns 1 when a re-instantiated exec
  * still runs from g itself (a graph with memory nodes, which the driver will
  * not clone; every other replacement runs from the shim's own clone): the
@@ -61,8 +67,16 @@ void cg_policy_forget(CUgraphExec app);
 int cg_policy_graph_destroy(CUgraph g);
 /* Destroy replacements retired by rewrites (deferred out of the update
  * call). Called at graph lifecycle calls, before the real call, never
- * inside a live capture of the calling thread's making. */
-void cg_policy_collect(void);
+ * inside a live capture of the calling thread's making. Inline, a load of
+ * cg_policy_garbage (set while retired ones wait; on cg_policy_active's
+ * line) where the call's 1.3 KB frame wrote a cold stack line each time. */
+extern _Atomic int cg_policy_garbage;
+void cg_policy_collect_slow(void);
+static inline void cg_policy_collect(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&cg_policy_garbage, memory_order_relaxed) != 0, 0))
+		cg_policy_collect_slow();
+}
 /* AutoFreeOnLaunch kept across a rewrite: before the first launch of the
  * handle after it, free (on the launch stream) the allocations the replaced
  * executable's last launch left. */
