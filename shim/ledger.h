@@ -120,8 +120,16 @@ void ledger_exec_gone(CUgraphExec e);
  * walked then, or when a hook changes or destroys it first). A loop that
  * instantiates and destroys without freeing anything never walks. */
 /* capture, capture_site: g's capture and its begin site (model_graph_info,
- * which the instantiation already asked). */
+ * which the instantiation already asked). Where the ledger has no entry for
+ * e (ledger_exec_known 0: a steady loop's every exec), the instantiation
+ * keeps this entry on the model's exec instead (model_exec_new lg_pending:
+ * no ledger entry, lock or allocation), and the exec's destroy owes no
+ * ledger_exec_gone while it is still there (model_exec_destroy); the
+ * ledger takes it as its own at the exec's first ledger_exec_set (the
+ * working out, an update) and works it out with its own pending ones. */
 void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, uint64_t capture, uint32_t capture_site);
+/* Whether the ledger has an entry for e (one load while it has none). */
+int ledger_exec_known(CUgraphExec e);
 
 extern _Atomic int ledger_stale_n;
 int ledger_launch_slow(CUgraphExec e, struct cg_stale *why, int *first);

@@ -596,15 +596,20 @@ struct emit_ids model_ids_of(CUgraph g, CUgraphExec e);
  * g's kernel nodes when the caller knows them (model_graph_copies), else
  * -1 (counted from a full summary, else by a query per node). nccl (may
  * be NULL): *nccl gets model_nccl_exec_from(e, g, capture, cap_site), in
- * the same lock round trip. */
+ * the same lock round trip. lg_pending: the ledger's pending entry for e
+ * (ledger_exec_pending: g, site, capture, cap_site) is kept on the exec,
+ * the ledger having none for e (ledger_exec_known); 0 forgets one. */
 int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat,
-		   int kernels, uint64_t capture, uint32_t cap_site, int *nccl);
+		   int kernels, uint64_t capture, uint32_t cap_site, int *nccl, int lg_pending);
 /* Returns the exec's leaks, *leaks malloc'd (the caller frees; NULL when
  * none); *repeat (may be NULL): it was still a repeat exec. *lr: the facts
  * of its "launches" record (destroy), count 0 when none is owed (never
  * launched), which the caller writes before the leaks; *lr_quiet: that
- * record belongs to a steady cycle (cg_log_life_level). */
-int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat, struct ev_launches *lr, int *lr_quiet);
+ * record belongs to a steady cycle (cg_log_life_level). *lg_pending (may be
+ * NULL): the exec still held its ledger pending entry (model_exec_new), so
+ * the ledger has nothing of e (no ledger_exec_gone owed). */
+int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat, struct ev_launches *lr, int *lr_quiet,
+		       int *lg_pending);
 int model_exec_view(CUgraphExec e, struct cg_exec_view *out);
 /* Copy of the exec's memory nodes (caller frees). */
 int model_exec_mnodes(CUgraphExec e, struct cg_mnode **out);

@@ -231,14 +231,17 @@ static CG_HOT void instantiate_post(struct cgh_frame *f, CUresult rc, CUgraphExe
 		 * and the graph has copies). Its findings (CGS020) precede the
 		 * call's record. f->sum stays valid: the exec holds it. */
 		int kernels = -1, copies = f->sum && f->sum->partial ? model_graph_copies(g, f->sum, &kernels) : 1;
+		/* No copy, so nothing for CGS020 now: the references wait for
+		 * the first free (ledger_exec_pending), and a loop that
+		 * destroys the exec before freeing never walks the graph
+		 * (docs/design.md, cost per call). The pending entry is kept
+		 * on the model's exec where the ledger knows nothing of *ph. */
+		int pending = f->sum && f->sum->partial && !copies, on_model = pending && !ledger_exec_known(*ph);
 		f->repeat = model_exec_new(*ph, g, flags, f->site, model_summary_ref(f->sum), f->steady && !f->rule,
-					   kernels, f->cap, f->cap_site, &f->nccl);
-		if (f->sum && f->sum->partial && !copies) {
-			/* No copy, so nothing for CGS020 now: the references
-			 * wait for the first free (ledger_exec_pending), and a
-			 * loop that destroys the exec before freeing never
-			 * walks the graph (docs/design.md, cost per call). */
-			ledger_exec_pending(*ph, g, f->site, f->cap, f->cap_site);
+					   kernels, f->cap, f->cap_site, &f->nccl, on_model);
+		if (pending) {
+			if (CG_UNLIKELY(!on_model))
+				ledger_exec_pending(*ph, g, f->site, f->cap, f->cap_site);
 		} else {
 			instantiate_ledger_full(*ph, g, f->site, api);
 		}
@@ -317,12 +320,14 @@ INSTANTIATE_PARTS(cuGraphInstantiateWithParams, INSTP_P, INSTP_FLAGS)
 INSTANTIATE_PARTS(cuGraphInstantiateWithParams_ptsz, INSTP_P, INSTP_FLAGS)
 
 /* The model drops e; the graph allocations its last launch left are
- * CGS011 violations (the rules' writer). */
-static CG_HOT int cgh_exec_destroyed(CUgraphExec e)
+ * CGS011 violations (the rules' writer). *lg_owed: the ledger may hold an
+ * entry for e (none while the model's exec held its pending one). */
+static CG_HOT int cgh_exec_destroyed(CUgraphExec e, int *lg_owed)
 {
 	struct model_leak *leaks;
 	struct ev_launches lr;
-	int quiet = 0, repeat = 0, n = model_exec_destroy(e, &leaks, &repeat, &lr, &quiet);
+	int quiet = 0, repeat = 0, on_model = 0, n = model_exec_destroy(e, &leaks, &repeat, &lr, &quiet, &on_model);
+	*lg_owed = !on_model;
 	if (lr.count)
 		emit_launches(cg_log_life_level(quiet), &lr);
 	if (CG_UNLIKELY(leaks || n))
@@ -339,6 +344,7 @@ CG_HOT CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	struct cg_rec r;
 	CUresult rc;
 	CUgraphExec real;
+	int lg_owed;
 	CG_REAL(cuGraphExecDestroy);
 	real = cg_policy_exec(hGraphExec);
 	if (!cg_call_begin(&c, HID_cuGraphExecDestroy, CG_CALL_LIFE)) {
@@ -353,7 +359,7 @@ CG_HOT CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 		cg_rule_capture_unsafe_after("cuGraphExecDestroy", 1, rc);
 		if (rc == CUDA_SUCCESS) {	      /* the driver took what the rule foresaw refused */
 			cg_policy_forget(hGraphExec); /* before the model drops the exec: model.h */
-			cgh_exec_destroyed(hGraphExec);
+			cgh_exec_destroyed(hGraphExec, &lg_owed);
 			/* and the ledger with it, as below: else a later free of a
 			 * range it used would name a dead executable (CGS018) */
 			model_mem_moved();
@@ -368,9 +374,10 @@ CG_HOT CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	 * drops the exec: the policy reads the real exec from it (model.h). */
 	cg_policy_forget(hGraphExec);
 	/* Outstanding graph allocations: found by the model, written as CGS011. */
-	cgh_call_repeat(&c, cgh_exec_destroyed(hGraphExec));
+	cgh_call_repeat(&c, cgh_exec_destroyed(hGraphExec, &lg_owed));
 	model_mem_moved(); /* the exec's device memory goes back */
-	ledger_exec_gone(hGraphExec);
+	if (lg_owed)
+		ledger_exec_gone(hGraphExec);
 	CG_FWD_OUT(rc, real_cuGraphExecDestroy(hGraphExec));
 	if (rc == CUDA_SUCCESS && !(c.flags & CG_CALL_REPEAT))
 		model_mem_settled();

@@ -18,6 +18,7 @@ static void exec_memo_drop_locked(struct cg_exec *x);
 /* model_execs.n, kept beside it under gx_lock, read without it
  * (model_execs_live: every steady begin asks) */
 static _Atomic long long execs_live_n;
+_Atomic long model_exec_lg_n;
 
 static unsigned fast_hash(CUgraphExec e)
 {
@@ -359,7 +360,7 @@ static CG_COLD struct cg_exec *exec_alloc(void)
 static uint64_t exec_ids;
 
 CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat,
-			  int kernels, uint64_t capture, uint32_t cap_site, int *nccl)
+			  int kernels, uint64_t capture, uint32_t cap_site, int *nccl, int lg_pending)
 {
 	struct cg_exec *x;
 	struct cg_graph *gr;
@@ -424,6 +425,12 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 	}
 	if (nccl)
 		*nccl = model_nccl_exec_from_locked(x, g, capture, cap_site);
+	if (CG_UNLIKELY(x->lg_pending != lg_pending)) /* set (a reused handle: as it was) */
+		atomic_fetch_add_explicit(&model_exec_lg_n, lg_pending ? 1 : -1, memory_order_relaxed);
+	x->lg_pending = lg_pending;
+	x->lg_graph = g;
+	x->lg_capture = capture;
+	x->lg_csite = cap_site;
 	fast_insert(x);
 	model_epoch_bump(); /* g has a live exec now (CGS002) */
 	pthread_mutex_unlock(&model_gx_lock);
@@ -692,7 +699,7 @@ void model_exec_rewritten(CUgraphExec app, CUgraph g, struct cg_summary *sum)
 }
 
 CG_HOT int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *repeat_out, struct ev_launches *lr,
-			      int *lr_quiet)
+			      int *lr_quiet, int *lg_pending)
 {
 	int n_leaks = 0;
 	struct cg_exec *x;
@@ -704,10 +711,16 @@ CG_HOT int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *rep
 	CUgraph g = NULL;
 	int repeat = 0;
 	uint64_t xid = 0;
+	int lgp = 0;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
 	if (x) {
 		xid = x->id;
+		lgp = x->lg_pending;
+		if (lgp) {
+			x->lg_pending = 0;
+			atomic_fetch_sub_explicit(&model_exec_lg_n, 1, memory_order_relaxed);
+		}
 		cg_hidx_del(&model_execs, x);
 		atomic_fetch_sub_explicit(&execs_live_n, 1, memory_order_relaxed);
 		fast_remove(x);
@@ -739,6 +752,8 @@ CG_HOT int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *rep
 	lr->count = 0;
 	if (repeat_out)
 		*repeat_out = repeat;
+	if (lg_pending)
+		*lg_pending = lgp;
 	if (!x)
 		return 0;
 	/* an exec never launched has no count to report (count 0) */

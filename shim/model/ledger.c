@@ -87,6 +87,8 @@ static struct cg_table exec_table = CG_TABLE_INIT("ledger exec table");
 static struct cg_spare exec_spare = CG_SPARE_INIT(sizeof(struct lg_exec));
 static uint64_t lg_serial;
 static _Atomic long long lg_examined;
+/* Entries in the table (lg_lock; read without it: ledger_exec_known). */
+static _Atomic long lg_execs_n;
 
 long long ledger_examined(void)
 {
@@ -511,8 +513,74 @@ static CG_HOT struct lg_exec *ledger_exec_new_locked(CUgraphExec e)
 		cg_spare_free(&exec_spare, x, sizeof *x);
 		return NULL;
 	}
+	atomic_fetch_add_explicit(&lg_execs_n, 1, memory_order_relaxed);
 	lg_last = x;
 	return x;
+}
+
+CG_HOT int ledger_exec_known(CUgraphExec e)
+{
+	int known;
+	if (!atomic_load_explicit(&lg_execs_n, memory_order_relaxed))
+		return 0; /* a loop of pending execs only: the table is empty */
+	pthread_mutex_lock(&lg_lock);
+	known = ledger_exec_find_locked(e) != NULL;
+	pthread_mutex_unlock(&lg_lock);
+	return known;
+}
+
+/* A pending entry kept on the model's exec (model_exec_new lg_pending,
+ * model-int.h), as ledger_exec_pending would have made it. */
+struct lg_pend {
+	CUgraphExec e;
+	CUgraph g;
+	uint64_t capture;
+	uint32_t site, csite;
+};
+
+/* e's pending entry on the model's exec, taken (the exec's flag cleared):
+ * 1 with it in *o, 0 when e has none (one load while no exec has one).
+ * Called without lg_lock: the two locks are never held together. */
+static int ledger_model_take(CUgraphExec e, struct lg_pend *o)
+{
+	struct cg_exec *x;
+	int got = 0;
+	if (!atomic_load_explicit(&model_exec_lg_n, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&model_gx_lock);
+	x = model_exec_find_locked(e);
+	if (x && x->lg_pending) {
+		x->lg_pending = 0;
+		atomic_fetch_sub_explicit(&model_exec_lg_n, 1, memory_order_relaxed);
+		*o = (struct lg_pend){e, x->lg_graph, x->lg_capture, x->site, x->lg_csite};
+		got = 1;
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	return got;
+}
+
+/* Up to max execs with a pending entry on the model's exec, in the order
+ * made (the table's order, as the ledger's own entries are kept). e
+ * non-NULL: whether e still has one (0 or 1). */
+static int ledger_model_pending(struct lg_pend *out, int max, CUgraphExec e)
+{
+	struct cg_exec *x, *tmp;
+	int n = 0;
+	pthread_mutex_lock(&model_gx_lock);
+	if (e) {
+		x = model_exec_find_locked(e);
+		n = x && x->lg_pending;
+	} else {
+		CG_HIDX_EACH(&model_execs, x, tmp)
+		{
+			if (n == max)
+				break;
+			if (x->lg_pending)
+				out[n++] = (struct lg_pend){x->h, x->lg_graph, 0, 0, 0};
+		}
+	}
+	pthread_mutex_unlock(&model_gx_lock);
+	return n;
 }
 
 /* Whether p is a host operand no host range holds: pageable. */
@@ -561,6 +629,8 @@ CG_HOT void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const 
 	uint64_t capture = 0;
 	uint32_t csite = 0;
 	struct cg_summary *old_sum = NULL;
+	struct lg_pend pend = {0};
+	int taken;
 	if (!e)
 		return;
 	if (!exec_site && sum) {
@@ -583,6 +653,7 @@ CG_HOT void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const 
 		}
 	}
 	model_graph_info(g, &origin, &capture, &csite, &mn);
+	taken = ledger_model_take(e, &pend);
 	pthread_mutex_lock(&lg_lock);
 	for (uint32_t j = 0; sum && sum->det && j < sum->n_det; j++) {
 		const struct cg_ndet *d = &sum->det[j];
@@ -630,8 +701,10 @@ CG_HOT void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const 
 			qsort(refs, n, sizeof *refs, ledger_ref_cmp);
 	}
 	struct lg_exec *x = ledger_exec_find_locked(e);
-	if (!x && n)
+	if (!x && (n || taken)) /* a pending entry had one, refs or not */
 		x = ledger_exec_new_locked(e);
+	if (x && taken) /* as ledger_exec_pending kept it */
+		x->g = pend.g, x->capture = pend.capture, x->exec_site = pend.site, x->capture_site = pend.csite;
 	if (x) {
 		if (!x->g)
 			x->g = g;
@@ -698,12 +771,14 @@ CG_HOT void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, ui
  * changes or destroys it). An exec destroyed meanwhile is simply gone. */
 static void ledger_resolve_pending(void)
 {
-	int budget = atomic_load_explicit(&lg_pending_n, memory_order_relaxed), n = 0;
-	struct pend {
-		CUgraphExec e;
-		CUgraph g;
-	} * todo;
+	int budget = atomic_load_explicit(&lg_pending_n, memory_order_relaxed), n = 0, own;
+	long on_model = atomic_load_explicit(&model_exec_lg_n, memory_order_relaxed);
+	struct lg_pend *todo;
 	struct lg_exec *x, *tmp;
+	if (budget < 0)
+		budget = 0;
+	if (on_model > 0)
+		budget += (int)on_model;
 	if (budget <= 0)
 		return;
 	/* one pass over the table for all of them (one pass each was
@@ -716,21 +791,26 @@ static void ledger_resolve_pending(void)
 	{
 		if (n == budget)
 			break;
-		if (x->pending) {
-			todo[n].e = x->e;
-			todo[n++].g = x->g;
-		}
+		if (x->pending)
+			todo[n++] = (struct lg_pend){x->e, x->g, 0, 0, 0};
 	}
 	pthread_mutex_unlock(&lg_lock);
+	own = n; /* then those kept on the model's execs */
+	if (n < budget)
+		n += ledger_model_pending(todo + n, budget - n, NULL);
 	for (int i = 0; i < n; i++) {
 		CUgraphExec e = todo[i].e;
 		struct cg_summary *full;
 		struct ledger_pageable pg;
 		int still;
-		pthread_mutex_lock(&lg_lock);
-		x = ledger_exec_find_locked(e);
-		still = x && x->pending; /* worked out or gone meanwhile */
-		pthread_mutex_unlock(&lg_lock);
+		if (i < own) {
+			pthread_mutex_lock(&lg_lock);
+			x = ledger_exec_find_locked(e);
+			still = x && x->pending; /* worked out or gone meanwhile */
+			pthread_mutex_unlock(&lg_lock);
+		} else {
+			still = ledger_model_pending(NULL, 0, e);
+		}
 		if (!still)
 			continue;
 		full = model_exec_summary(e);
@@ -752,6 +832,7 @@ CG_HOT void ledger_exec_gone(CUgraphExec e)
 	x = ledger_exec_find_locked(e);
 	if (x) {
 		cg_hidx_del(&execs, x);
+		atomic_fetch_sub_explicit(&lg_execs_n, 1, memory_order_relaxed);
 		if (lg_last == x)
 			lg_last = NULL;
 		ledger_stale_clear_locked(x);

@@ -197,8 +197,8 @@ struct cg_exec {
 	 * lines above read by launches, these two written by an instantiation
 	 * and a destroy, the memo's two lines only by updates. */
 	CUgraph graph;
-	int memo_any;	   /* the memo holds something (memo_cur aside) */
 	uint64_t graph_id; /* the id of the graph it was instantiated from */
+	int memo_any;	   /* the memo holds something (memo_cur aside) */
 	unsigned cuda_id;  /* the driver's own (cuGraphExecGetId, CUDA 13.1+), 0: none */
 	uint32_t site;
 	int n_mem;
@@ -206,6 +206,13 @@ struct cg_exec {
 	struct cg_summary *sum;
 	uint32_t sum_gen; /* gen of graph the (partial) summary describes */
 	int inst_dev;	  /* device of the context it was instantiated in */
+	/* The ledger's pending entry (ledger.h ledger_exec_pending), kept
+	 * here when the ledger had none for the handle: lg_pending set, the
+	 * graph (lg_graph: graph moves with a rewrite), the capture and its
+	 * begin site the instantiation gave (ledger.c;
+	 * counted in model_exec_lg_n). On the lines an instantiation writes
+	 * anyway: a steady loop's exec costs the ledger no entry of its own. */
+	uint64_t lg_capture;
 	unsigned devmask; /* devices its allocation nodes allocate on (bit d) */
 	int repeat;	  /* instantiated from a repeat graph with nothing to say; not updated since (X_SET/X_GET) */
 	int kernels;	  /* kernel nodes, counted at instantiation */
@@ -213,9 +220,14 @@ struct cg_exec {
 	/* NCCL work (model/nccl.c): the graph's NCCL kernel nodes when it was
 	 * instantiated or updated from it, its capture and begin site */
 	int nccl;
+	int lg_pending;
 	uint64_t capture;
 	uint32_t cap_site;
-	struct cg_exec *next_free;
+	uint32_t lg_csite;
+	union {
+		struct cg_exec *next_free; /* on the free list (not live) */
+		CUgraph lg_graph;	   /* live, lg_pending: the graph it was instantiated from */
+	};
 	struct cg_hlink link; /* in the execs' index (execs.c) */
 	/* The known-update memo (model.h): up to EXEC_MEMO_N graphs whose
 	 * update of this exec the analysis found to say nothing and change
@@ -234,6 +246,8 @@ struct cg_exec {
 #define X_GET(x, f) __atomic_load_n(&(x)->f, __ATOMIC_RELAXED)
 /* The live execs by handle, in the order made (execs.c; gx_lock). */
 extern struct cg_hidx model_execs;
+/* Live execs whose lg_pending is set (gx_lock; read without it). */
+extern _Atomic long model_exec_lg_n;
 /* g's entry, NULL when unknown; gx_lock held. The last one found is kept
  * (model_graph_last, gx_lock): a step's lookups are mostly of one graph,
  * and a hit reads that entry's first line only, where the table's lookup

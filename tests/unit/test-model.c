@@ -2,8 +2,8 @@
  * tests/unit/test-model.c -- the model linked alone (model-stubs.c stands
  * in for the rest of the shim): the one map from an application's exec
  * handle to the real exec, a table's allocation failure, the execs'
- * claims on graphs (a destroyed graph's die with it), and an alike
- * update's NCCL work.
+ * claims on graphs (a destroyed graph's die with it), the ledger's pending
+ * entry kept on the model's exec, and an alike update's NCCL work.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,7 +23,7 @@ static void destroy(CUgraphExec e)
 {
 	struct model_leak *leaks;
 	struct ev_launches lr;
-	int quiet, n = model_exec_destroy(e, &leaks, NULL, &lr, &quiet);
+	int quiet, n = model_exec_destroy(e, &leaks, NULL, &lr, &quiet, NULL);
 	assert_int_equal(n, 0);
 	free(leaks);
 }
@@ -45,7 +45,7 @@ static void exec_map_unknown_handle_is_itself(void **state)
 
 static void exec_map_new_exec_stands_for_itself(void **state)
 {
-	model_exec_new(H(0x1100), G(0x9100), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1100), G(0x9100), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	assert_ptr_equal(model_exec_real_of(H(0x1100)), H(0x1100));
 	destroy(H(0x1100));
 }
@@ -53,7 +53,7 @@ static void exec_map_new_exec_stands_for_itself(void **state)
 static void exec_map_set_real_is_seen_by_every_reader(void **state)
 {
 	struct cg_exec *x;
-	model_exec_new(H(0x1200), G(0x9200), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1200), G(0x9200), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	assert_int_equal(model_exec_set_real(H(0x1200), H(0x2200)), 1);
 	assert_ptr_equal(model_exec_real_of(H(0x1200)), H(0x2200));
 	/* the launch path reads the same map */
@@ -64,7 +64,7 @@ static void exec_map_set_real_is_seen_by_every_reader(void **state)
 	model_exec_rewritten(H(0x1200), G(0x9201), NULL);
 	assert_ptr_equal(model_exec_real_of(H(0x1200)), H(0x2200));
 	/* another exec is not affected */
-	model_exec_new(H(0x1300), G(0x9300), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1300), G(0x9300), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	assert_ptr_equal(model_exec_real_of(H(0x1300)), H(0x1300));
 	destroy(H(0x1300));
 	destroy(H(0x1200));
@@ -72,13 +72,13 @@ static void exec_map_set_real_is_seen_by_every_reader(void **state)
 
 static void exec_map_forgets_a_destroyed_exec(void **state)
 {
-	model_exec_new(H(0x1400), G(0x9400), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1400), G(0x9400), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	assert_int_equal(model_exec_set_real(H(0x1400), H(0x2400)), 1);
 	destroy(H(0x1400));
 	assert_ptr_equal(model_exec_real_of(H(0x1400)), H(0x1400));
 	assert_int_equal(model_exec_set_real(H(0x1400), H(0x2401)), 0);
 	/* the handle value reused by the driver: a fresh exec, standing for itself */
-	model_exec_new(H(0x1400), G(0x9401), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1400), G(0x9401), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	assert_ptr_equal(model_exec_real_of(H(0x1400)), H(0x1400));
 	destroy(H(0x1400));
 }
@@ -107,9 +107,9 @@ static void graph_claims_die_with_the_graph(void **state)
 	model_graph_new(G(0x9700), 1, 0, 0, 0);
 	model_graph_new(G(0x9800), 1, 0, 0, 0);
 	assert_int_equal(model_graph_claimed(G(0x9700)), 0);
-	model_exec_new(H(0x1700), G(0x9700), 0, 0, partial_summary(), 0, -1, 0, 0, NULL);
-	model_exec_new(H(0x1701), G(0x9700), 0, 0, partial_summary(), 0, -1, 0, 0, NULL);
-	model_exec_new(H(0x1800), G(0x9800), 0, 0, partial_summary(), 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1700), G(0x9700), 0, 0, partial_summary(), 0, -1, 0, 0, NULL, 0);
+	model_exec_new(H(0x1701), G(0x9700), 0, 0, partial_summary(), 0, -1, 0, 0, NULL, 0);
+	model_exec_new(H(0x1800), G(0x9800), 0, 0, partial_summary(), 0, -1, 0, 0, NULL, 0);
 	assert_int_equal(model_graph_claimed(G(0x9700)), 2);
 	assert_int_equal(model_graph_claimed(G(0x9800)), 1);
 	assert_int_equal(atomic_load(&model_graph_claims), base + 3);
@@ -249,7 +249,7 @@ static void update_alike_takes_the_graphs_nccl(void **state)
 	uint64_t epoch;
 	model_graph_new(G(0x9c00), 1, 0xc0, 5, 0);
 	model_nccl_graph_set(G(0x9c00), 3, 77);
-	model_exec_new(H(0x1c00), G(0x9d00), 0, 0, class_summary(), 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1c00), G(0x9d00), 0, 0, class_summary(), 0, -1, 0, 0, NULL, 0);
 	assert_int_equal(nccl_of(H(0x1c00)).nccl, 0);
 	epoch = model_epoch_now();
 	pthread_mutex_lock(&model_gx_lock);
@@ -283,7 +283,7 @@ static void exec_table_failure_is_its_own(void **state)
 {
 	long long graphs_before = cg_table_failures(&model_graph_table);
 	stub_table_fail = 1;
-	model_exec_new(H(0x1500), G(0x9500), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1500), G(0x9500), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	stub_table_fail = 0;
 	assert_int_equal(cg_table_failures(&model_exec_table), 1);
 	assert_int_equal(cg_table_failures(&model_graph_table), graphs_before);
@@ -295,7 +295,7 @@ static void exec_table_failure_is_its_own(void **state)
 	assert_null(model_exec_fast(H(0x1500)));
 	assert_ptr_equal(model_exec_real_of(H(0x1500)), H(0x1500));
 	/* the report was taken: the next add does not see it again */
-	model_exec_new(H(0x1600), G(0x9600), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1600), G(0x9600), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	assert_int_equal(cg_table_failures(&model_exec_table), 1);
 	assert_int_equal(stub_degraded, 1);
 	assert_int_equal(model_exec_view(H(0x1600), &(struct cg_exec_view){0}), 1);
@@ -363,6 +363,44 @@ static void pool_destroyed_current_falls_back_to_default(void **state)
 	assert_ptr_equal(model_device_pool(2, NULL), def);
 }
 
+/* A pending entry kept on the model's exec (model_exec_new lg_pending, the
+ * ledger having none for the handle): the ledger makes no entry of its own;
+ * the first free works it out with the instantiation's graph, sites and
+ * capture (the CGS018 finding's), the entry the ledger's from then on (its
+ * destroy owes ledger_exec_gone); an exec destroyed before any free owes
+ * the ledger nothing and leaves it empty. */
+static void ledger_pending_kept_on_the_model_exec(void **state)
+{
+	struct ledger_freed f;
+	struct model_leak *leaks = NULL;
+	struct ev_launches lr;
+	int quiet, on_model = -1;
+	memset(&f, 0, sizeof f);
+	ledger_add(0x7f0000300000ull, 4096, LG_DEVICE, 0);
+	assert_int_equal(ledger_exec_known(H(0x1d00)), 0);
+	model_exec_new(H(0x1d00), G(0x9e00), 0, 0x51, kernel_summary(0x7f0000300010ull), 0, -1, 7, 0x52, NULL, 1);
+	assert_int_equal(ledger_exec_known(H(0x1d00)), 0);
+	assert_int_equal(ledger_free(0x7f0000300000ull, 0, 0, &f), 1);
+	assert_int_equal(f.n, 1);
+	assert_ptr_equal(f.s[0].e, H(0x1d00));
+	assert_ptr_equal(f.s[0].g, G(0x9e00));
+	assert_int_equal(f.s[0].exec_site, 0x51);
+	assert_int_equal(f.s[0].capture, 7);
+	assert_int_equal(f.s[0].capture_site, 0x52);
+	ledger_free_site(&f, 0);
+	assert_int_equal(ledger_exec_known(H(0x1d00)), 1);
+	assert_int_equal(model_exec_destroy(H(0x1d00), &leaks, NULL, &lr, &quiet, &on_model), 0);
+	assert_int_equal(on_model, 0);
+	free(leaks);
+	ledger_exec_gone(H(0x1d00));
+	assert_int_equal(ledger_exec_known(H(0x1d00)), 0);
+	model_exec_new(H(0x1e00), G(0x9f00), 0, 0x53, kernel_summary(0x7f0000400010ull), 0, -1, 8, 0x54, NULL, 1);
+	assert_int_equal(model_exec_destroy(H(0x1e00), &leaks, NULL, &lr, &quiet, &on_model), 0);
+	assert_int_equal(on_model, 1);
+	free(leaks);
+	assert_int_equal(ledger_exec_known(H(0x1e00)), 0);
+}
+
 /* The driver's own exec id (cuGraphExecGetId) of a handle the driver has
  * destroyed behind the model's back: its context went (cudaDeviceReset,
  * cuCtxDestroy: no hook; the exit summary's CGS011 still names the exec),
@@ -390,7 +428,7 @@ static void exec_cuda_id_never_asked_of_a_dead_handle(void **state)
 	drv_cuGraphExecGetId = fake_exec_id;
 	fake_dead_asks = 0;
 	fake_live = H(0x1a00), fake_live_id = 41;
-	model_exec_new(H(0x1a00), G(0x9a00), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1a00), G(0x9a00), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	fake_live = NULL; /* the context went: the driver's exec is gone */
 	model_ids_get(NULL, H(0x1a00), &ids);
 	assert_int_equal(fake_dead_asks, 0);
@@ -398,7 +436,7 @@ static void exec_cuda_id_never_asked_of_a_dead_handle(void **state)
 	assert_int_equal(ids.cuda_exec, 41);
 	/* the handle value comes back as another exec: its own id */
 	fake_live = H(0x1a00), fake_live_id = 42;
-	model_exec_new(H(0x1a00), G(0x9a01), 0, 0, NULL, 0, -1, 0, 0, NULL);
+	model_exec_new(H(0x1a00), G(0x9a01), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	model_ids_get(NULL, H(0x1a00), &ids);
 	assert_int_equal(ids.cuda_exec, 42);
 	destroy(H(0x1a00));
@@ -470,6 +508,7 @@ int main(void)
 	    cmocka_unit_test_setup(graph_claims_die_with_the_graph, setup),
 	    cmocka_unit_test_setup(graph_last_found_goes_with_the_graph, setup),
 	    cmocka_unit_test_setup(ledger_last_found_goes_with_the_exec, setup),
+	    cmocka_unit_test_setup(ledger_pending_kept_on_the_model_exec, setup),
 	    cmocka_unit_test_setup(exec_cuda_id_never_asked_of_a_dead_handle, setup),
 	    cmocka_unit_test_setup(update_alike_takes_the_graphs_nccl, setup),
 	};
