@@ -19,11 +19,16 @@ static void *_Atomic nccl_h;
  * was loaded since, the next question ends at the first object. */
 static _Atomic unsigned long long nccl_scanned_adds = ~0ull;
 
+/* A scan's state. path: where a found libnccl's name goes, NULL for the
+ * first scan of a question, which only says whether one is loaded (and
+ * keeps the caller's frame small: issue 36, every end of capture asks). */
 struct nccl_find {
-	char path[512];
+	char *path;
 	int found, first;
 	unsigned long long adds;
 };
+
+#define NCCL_PATH_MAX 512
 
 /* Basename "libnccl.so" or "libnccl.so.<anything>". */
 static int nccl_is_lib(const char *path)
@@ -43,9 +48,10 @@ static CG_HOT int nccl_find_cb(struct dl_phdr_info *info, size_t size, void *arg
 			return 1; /* nothing loaded since the last scan found none */
 	}
 	if (!info->dlpi_name || !info->dlpi_name[0] || !nccl_is_lib(info->dlpi_name) ||
-	    strlen(info->dlpi_name) >= sizeof f->path)
+	    strlen(info->dlpi_name) >= NCCL_PATH_MAX)
 		return 0;
-	strcpy(f->path, info->dlpi_name);
+	if (f->path)
+		strcpy(f->path, info->dlpi_name);
 	f->found = 1;
 	return 1;
 }
@@ -61,23 +67,16 @@ static CG_COLD void *nccl_handle_forked(void)
 	return atomic_load_explicit(&nccl_h, memory_order_acquire);
 }
 
-CG_HOT void *cg_nccl_handle(void)
+/* A libnccl was seen loaded: its name, by a second scan, and its handle. */
+static CG_COLD void *nccl_handle_found(void)
 {
-	struct nccl_find f;
-	void *h = atomic_load_explicit(&nccl_h, memory_order_acquire);
-	if (h)
-		return h;
-	f.found = 0;
-	f.first = 1;
-	f.adds = ~0ull;
-	if (CG_UNLIKELY(cg_module_iterate(nccl_find_cb, &f) < 0)) /* the loader's lock: not from a signal handler */
-		return nccl_handle_forked();
-	if (!f.found) {
-		atomic_store_explicit(&nccl_scanned_adds, f.adds, memory_order_relaxed);
-		return NULL;
-	}
+	char path[NCCL_PATH_MAX];
+	struct nccl_find f = {.path = path, .first = 0, .adds = ~0ull}; /* every object, whatever was loaded since */
+	void *h;
+	if (cg_module_iterate(nccl_find_cb, &f) < 0 || !f.found)
+		return NULL; /* unloaded since the first scan */
 	/* outside the iteration: dlopen takes the loader's other lock */
-	h = dlopen(f.path, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+	h = dlopen(path, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 	if (!h)
 		return NULL;
 	{
@@ -86,6 +85,21 @@ CG_HOT void *cg_nccl_handle(void)
 			dlclose(h); /* another thread cached the same object: drop our reference */
 	}
 	return atomic_load_explicit(&nccl_h, memory_order_acquire);
+}
+
+CG_HOT void *cg_nccl_handle(void)
+{
+	struct nccl_find f = {.path = NULL, .first = 1, .adds = ~0ull};
+	void *h = atomic_load_explicit(&nccl_h, memory_order_acquire);
+	if (h)
+		return h;
+	if (CG_UNLIKELY(cg_module_iterate(nccl_find_cb, &f) < 0)) /* the loader's lock: not from a signal handler */
+		return nccl_handle_forked();
+	if (CG_LIKELY(!f.found)) {
+		atomic_store_explicit(&nccl_scanned_adds, f.adds, memory_order_relaxed);
+		return NULL;
+	}
+	return nccl_handle_found();
 }
 
 void *cg_nccl_next(const char *name)

@@ -6,7 +6,7 @@
 #include "../hot.h"
 #include "hooks.h"
 
-CG_HOT int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
+CG_HOT int cg_call_rec_wanted(struct cg_call *c, CUresult rc)
 {
 	if (cg_tls.via) {
 		cg_tls.via_consumed = 1;
@@ -19,7 +19,12 @@ CG_HOT int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
 		if (rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 			model_capture_refused(cg_routes[c->hid].name);
 	}
-	if (!cg_call_on_count(c, rc)) {
+	return cg_call_on_count(c, rc);
+}
+
+CG_HOT int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
+{
+	if (!cg_call_rec_wanted(c, rc)) {
 		r->on = 0;
 		return 0;
 	}

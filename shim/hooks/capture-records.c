@@ -7,11 +7,12 @@
 #include "../hot.h"
 #include "hooks.h"
 
-/* The deferred record of a capture's begin call (see model_capture_begin). */
-static CG_HOT void caprec_begin(const struct cap_snap *k)
+/* The deferred record of a capture's begin call (see model_capture_begin),
+ * written: its 4 KB buffer in this frame (caprec_begin). */
+static __attribute__((noinline)) void caprec_begin_write(const struct cap_snap *k)
 {
 	struct cg_rec r;
-	if (!k->brec || !cg_call_rec_at(&r, &k->bcall, CUDA_SUCCESS, k->bvia, k->bend))
+	if (!cg_call_rec_at(&r, &k->bcall, CUDA_SUCCESS, k->bvia, k->bend))
 		return;
 	rec_hex(&r, "stream", (uintptr_t)k->stream);
 	rec_word(&r, "mode", model_capture_mode_name(k->mode));
@@ -21,6 +22,15 @@ static CG_HOT void caprec_begin(const struct cap_snap *k)
 	if (k->tid != cg_gettid())
 		rec_int(&r, "call_tid", k->tid);
 	rec_end(&r);
+}
+
+/* A repeat's hidden record only counted (cg_call_on_count), below no
+ * record buffer: issue 36, each call under a 4 KB frame touches stack
+ * lines of its own. */
+static CG_HOT void caprec_begin(const struct cap_snap *k)
+{
+	if (k->brec && cg_call_on_count(&k->bcall, CUDA_SUCCESS))
+		caprec_begin_write(k);
 }
 
 /* The capture's own fields, common to invalidated, abandoned and broken. */
@@ -95,7 +105,9 @@ static void caprec_broken(const struct cap_snap *k, int rc)
  * is left to debug. */
 static CG_HOT void caprec_ended(const struct ev_capture *f, int repeat)
 {
-	emit_capture(cg_log_life_level(repeat), f);
+	int level = cg_log_life_level(repeat);
+	if (cg_log_on(level)) /* else emit_capture writes nothing, from under its 4 KB buffer */
+		emit_capture(level, f);
 }
 
 static const struct model_capture_records caprec_writer = {

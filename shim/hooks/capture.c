@@ -375,28 +375,43 @@ static void churn_before(struct churn_step *ch, const struct model_cap_end *ce, 
 	ch->walk = !model_churn_again(ce, ch->cheap, &ch->idx, &v);
 }
 
-static CG_HOT __attribute__((noinline)) int churn_after(struct churn_step *ch, const struct model_cap_end *ce,
-							CUgraph g, const struct cg_summary *sum, const char *api)
+/* A capture churn walks (the summary when one was walked anyway, else a
+ * walk of its own): counted, CGS026 at the threshold. Its verdict (1 KB)
+ * in this frame: a capture the count took already (churn_after) calls
+ * nothing below it (issue 36). */
+static CG_HOT __attribute__((noinline)) int churn_walked(struct churn_step *ch, const struct model_cap_end *ce,
+							 CUgraph g, const struct cg_summary *sum, const char *api)
 {
 	struct model_churn_fp fp = {0};
 	struct model_churn_view v;
 	struct cg_verdict vd;
 	int fire = 0;
-	if (!ch->on)
-		return 0;
-	if (ch->walk) { /* the summary when one was walked anyway, else a walk of churn's own */
-		struct cg_summary *own = sum ? NULL : model_graph_churn_walk(g);
-		model_churn_fp_of(sum ? sum : own, &fp);
-		model_summary_free(own);
-		fp.cheap = ch->cheap;
-		ch->idx = model_churn_capture(ce, &fp, cg_cfg.churn_threshold, &fire, &v);
-	}
+	struct cg_summary *own = sum ? NULL : model_graph_churn_walk(g);
+	model_churn_fp_of(sum ? sum : own, &fp);
+	model_summary_free(own);
+	fp.cheap = ch->cheap;
+	ch->idx = model_churn_capture(ce, &fp, cg_cfg.churn_threshold, &fire, &v);
 	if (ch->idx)
 		model_graph_churn_set(g, ch->idx);
 	if (!fire || !rules_capture_again(&v, g, &vd))
 		return 0;
 	cg_verdict_write(&vd, api, 0, SITE_SKIP + 2);
 	return 1;
+}
+
+/* Inlined: churn_walked's frame stands where churn_after's stood (the
+ * verdict's site skip). */
+static CG_HOT inline __attribute__((always_inline)) int churn_after(struct churn_step *ch,
+								    const struct model_cap_end *ce, CUgraph g,
+								    const struct cg_summary *sum, const char *api)
+{
+	if (!ch->on)
+		return 0;
+	if (ch->walk)
+		return churn_walked(ch, ce, g, sum, api);
+	if (ch->idx)
+		model_graph_churn_set(g, ch->idx);
+	return 0;
 }
 
 /* The end's rare branches (issue 36), out of line so the hot path of
@@ -460,14 +475,30 @@ static CG_COLD void end_unjoined(int hid, uint64_t id, CUstream s, int ptsz, CUs
 			      unsite[0]);
 }
 
-/* The end's call record (a repeat's is only counted): its 4 KB buffer in
- * this frame, not in end_capture_common's. */
+/* A capture with forks, not known broken, at its end: the stream model's
+ * suspects (named by end_unjoined). Whether it is found still, its view
+ * cv again after, its breaker set. The suspects' lists in this frame, not
+ * in end_capture_common's: an end without forks never enters it. */
+static __attribute__((noinline)) int end_forks(int hid, uint64_t id, CUstream s, int ptsz, struct cg_capture_view *cv)
+{
+	CUstream un[CG_MAX_JOIN];
+	uint32_t unsite[CG_MAX_JOIN];
+	int n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN);
+	if (CG_LIKELY(n <= 0))
+		return 1;
+	end_unjoined(hid, id, s, ptsz, un, unsite, n);
+	return model_capture_find(id, cv);
+}
+
+/* The end's call record, once cg_call_rec_wanted said it is written (a
+ * repeat's is only counted, without entering this frame): its 4 KB buffer
+ * in this frame, not in end_capture_common's. */
 static CG_HOT __attribute__((noinline)) void end_record(struct cg_call *c, CUresult rc, CUstream s, uint64_t id,
 							CUgraph g, int have_counts, size_t n, uint32_t n_alloc,
 							uint32_t n_free, const struct cg_summary *sum, int nccl)
 {
 	struct cg_rec r;
-	if (!cg_call_rec(&r, c, rc))
+	if (!cg_call_rec_at(&r, c, rc, cg_tls.via, c->t0 ? cg_now_ns() : 0))
 		return;
 	rec_hex(&r, "stream", (uintptr_t)s);
 	rec_u64(&r, "capture", id);
@@ -492,9 +523,7 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 	uint64_t id = 0;
 	CUgraph g0 = NULL;
 	CUresult rc;
-	int capturing, n;
-	CUstream un[CG_MAX_JOIN];
-	uint32_t unsite[CG_MAX_JOIN];
+	int capturing;
 	struct cg_capture_view cv;
 	int found = 0;
 	if (!cg_call_begin(&c, hid, CG_CALL_LIFE))
@@ -515,11 +544,8 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 	/* the stream model's suspects (a broken capture's end answers 901
 	 * whatever its forks), confirmed before anything is named; the view
 	 * again after, its breaker set */
-	if (found && !cv.broken && cv.forks &&
-	    CG_UNLIKELY((n = model_capture_unjoined(id, un, unsite, CG_MAX_JOIN)) > 0)) {
-		end_unjoined(hid, id, s, ptsz, un, unsite, n);
-		found = model_capture_find(id, &cv);
-	}
+	if (found && !cv.broken && cv.forks)
+		found = end_forks(hid, id, s, ptsz, &cv);
 	/* CGS025 needs the capture as it was: found only when kernels escaped */
 	int escaped = capturing && CG_UNLIKELY(cgh_escaped(id)) && found;
 	/* NCCL work is listed with its capture's begin site (model/nccl.c) */
@@ -591,7 +617,8 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 		}
 		if (capturing && have_counts)
 			model_meminfo_steady_end(id, cg_mix64((uint64_t)n << 32 | n_alloc << 16 | n_free, 0));
-		end_record(&c, rc, s, id, g, have_counts, n, n_alloc, n_free, sum, nccl);
+		if (cg_call_rec_wanted(&c, rc))
+			end_record(&c, rc, s, id, g, have_counts, n, n_alloc, n_free, sum, nccl);
 		model_summary_free(sum);
 	}
 	CG_RETURN(rc);
