@@ -24,17 +24,17 @@ static const char *mode_str(int m)
  * without a context too: learn_current_pool asks the model alone, without
  * cuCtxGetDevice (issue 36: a driver call and its lines each begin). Its
  * pool known means model_dev_seen(0) has run (model_pool_seen,
- * model_device_set_pool). */
-static _Atomic int only_dev = -2;
+ * model_device_set_pool). A captured allocation reads it too (memory.c). */
+_Atomic int cgh_only_dev = -2;
 
 static void only_dev_learn(void)
 {
 	int n = 0;
 	CUdevice d = -1;
-	if (atomic_load_explicit(&only_dev, memory_order_relaxed) != -2 || !drv_cuDeviceGetCount ||
+	if (atomic_load_explicit(&cgh_only_dev, memory_order_relaxed) != -2 || !drv_cuDeviceGetCount ||
 	    drv_cuDeviceGetCount(&n) != CUDA_SUCCESS || !drv_cuCtxGetDevice || drv_cuCtxGetDevice(&d) != CUDA_SUCCESS)
 		return; /* asked again at the next begin that learns */
-	atomic_store_explicit(&only_dev, n == 1 && d == 0 ? 0 : -1, memory_order_relaxed);
+	atomic_store_explicit(&cgh_only_dev, n == 1 && d == 0 ? 0 : -1, memory_order_relaxed);
 }
 
 /* Device of the calling context: the current pool of that device is what
@@ -42,7 +42,7 @@ static void only_dev_learn(void)
  * starts, so no query is needed inside it. */
 static CG_HOT void learn_current_pool(void)
 {
-	int one = atomic_load_explicit(&only_dev, memory_order_relaxed), dev;
+	int one = atomic_load_explicit(&cgh_only_dev, memory_order_relaxed), dev;
 	CUmemoryPool p = NULL, d = NULL;
 	if (one == 0 && model_device_pool(0, NULL))
 		return;

@@ -401,6 +401,25 @@ def meminfo_calls(a, base, level, **extra):
     return len(re.findall(r"^\[standin\] cuMemGetInfo", r.stderr.decode(errors="replace"), re.M))
 
 
+def device_asks(a, base, call, other):
+    """Under the shim (info level, no memory samples), the stand-in's trace:
+    how many times `call` was made, and how many cuCtxGetDevice calls came
+    in the window just before each (that and `other`, the hook's own
+    queries; the trace names some functions less their first 3 letters)."""
+    r = run([a.prog], dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG="info", CGSHIM_MEMINFO="off", STANDIN_VERBOSE="1"))
+    trace = re.findall(r"^\[standin\] (\S+)", r.stderr.decode(errors="replace"), re.M)
+    calls, asked = 0, 0
+    for i, fn in enumerate(trace):
+        if fn != call:
+            continue
+        calls += 1
+        j = i - 1
+        while j >= 0 and trace[j] in (other, "cuCtxGetDevice"):
+            asked += trace[j] == "cuCtxGetDevice"
+            j -= 1
+    return calls, asked
+
+
 def after_condensed(a, base):
     """The samples' only readers are info-level records: below info the shim
     takes no sample but its start-up one (the loop sampled every
@@ -428,6 +447,11 @@ def after_condensed(a, base):
         check((s.get("records_condensed") or 0) >= 500 and (s.get("meminfo_steady") or 0) >= 60,
               "no sites: the loop's cycles steady and condensed (%s condensed, %s steady)"
               % (s.get("records_condensed"), s.get("meminfo_steady")))
+    # One device, learned by the first begin: a captured cudaMallocAsync
+    # takes the context's device as 0 and asks no cuCtxGetDevice (issue 36).
+    allocs, asked = device_asks(a, base, "cuMemAllocAsync", "ture_info")
+    check(allocs >= 70 and asked == 0, "%d allocations asked cuCtxGetDevice %d times in their window (want 0)"
+          % (allocs, asked))
 
 
 
@@ -713,17 +737,7 @@ def after_begin_flags(a, base):
           % (calls["shim"], calls["bare"]))
     # One device, no memory samples: the begin hook learns the device's
     # pool at its first begin and asks no cuCtxGetDevice again (issue 36).
-    r = run([a.prog], dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG="info", CGSHIM_MEMINFO="off", STANDIN_VERBOSE="1"))
-    trace = re.findall(r"^\[standin\] (\S+)", r.stderr.decode(errors="replace"), re.M)
-    asked, begins = 0, 0
-    for i, fn in enumerate(trace):
-        if fn != "cuStreamBeginCapture_v2":
-            continue
-        begins += 1
-        j = i - 1
-        while j >= 0 and trace[j] in ("eam_get_flags", "cuCtxGetDevice"):  # the begin's own window
-            asked += trace[j] == "cuCtxGetDevice"
-            j -= 1
+    begins, asked = device_asks(a, base, "cuStreamBeginCapture_v2", "eam_get_flags")
     check(begins == 5 and asked == 0, "5 begins asked no cuCtxGetDevice in their window (%d begins, %d asked)"
           % (begins, asked))
 
