@@ -732,7 +732,8 @@ int model_pool_for_alloc(int dev, CUmemoryPool *pool, int *ipc, int *is_default,
  * record, which the hook writes at level (emit_alloc; an explicit node
  * adds the peer access it asked for, "access"). The graph's ids are asked
  * (a lock round trip) only where that level passes (issue 36: a repeat
- * capture's allocation record is left to debug). */
+ * capture's allocation record is left to debug); out NULL: the model's
+ * step alone, for a record that is not written. */
 void model_alloc_graph_at(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api, int level,
 			  struct ev_alloc *out);
 static inline void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api,

@@ -105,11 +105,15 @@ static CG_HOT void alloc_async_post(struct cg_call *c, struct cgh_frame *f, CUre
 			m.pool_default = (uint8_t)f->is_default;
 			m.dev = f->mdev; /* model_graph_add_mnode and model_alloc_graph need not look it up */
 			model_graph_add_mnode(f->g, &m);
-			struct ev_alloc a;
 			/* made inside a repeat capture (model_capture_repeat): left to debug */
 			int level = cg_log_life_level(f->repeat);
-			model_alloc_graph_at(&m, s, f->id, f->g, api, level, &a);
-			emit_alloc(level, &a);
+			if (cg_log_on(level)) {
+				struct ev_alloc a;
+				model_alloc_graph_at(&m, s, f->id, f->g, api, level, &a);
+				emit_alloc(level, &a);
+			} else { /* no record at this level: the model's step alone */
+				model_alloc_graph_at(&m, s, f->id, f->g, api, level, NULL);
+			}
 		}
 		c->flags |= CG_CALL_LIFE;
 		cgh_call_repeat(c, f->repeat);

@@ -90,8 +90,8 @@ CG_HOT void model_alloc_graph_at(const struct cg_mnode *m_in, CUstream s, uint64
 	pthread_mutex_unlock(&model_mem_lock);
 	if (capture)
 		model_capture_count_alloc(capture, m->size);
-	{ /* a capture's graph is known from its first memory node; its ids
-	   * only where the record can be written (a lock round trip) */
+	if (out) { /* a capture's graph is known from its first memory node; its ids
+		    * only where the record can be written (a lock round trip) */
 		struct model_ids ids = {0};
 		if (cg_log_on(level))
 			model_ids_get(g, NULL, &ids);
