@@ -508,7 +508,8 @@ CG_HOT void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 				x = NULL;
 			} else {
 				model_tot.graphs++;
-				x->id = ++graph_ids; /* a captured graph: known from its first memory node */
+				x->id = ++graph_ids;  /* a captured graph: known from its first memory node */
+				model_graph_last = x; /* its free node's, its end's lookups next (issue 36) */
 			}
 		}
 	}
