@@ -17,11 +17,32 @@ CG_HOT void model_dev_seen(int d)
 		atomic_fetch_or_explicit(&devs_seen, 1u << d, memory_order_relaxed);
 }
 
+/* 1 once the driver has said the process sees one device, device 0 (-1:
+ * another answer; 0: not asked yet). The count is fixed from cuInit on, so
+ * every context's device is then 0, and with no context current the answer
+ * is 0 as well: cg_current_device answers without cuCtxGetDevice (issue 36:
+ * a driver call and its lines each instantiation and allocation, ~0.3 us
+ * cold on the H200). Learned after the first answer of device 0, whose
+ * model_dev_seen has then run. */
+static _Atomic int one_device;
+
+static CG_COLD void one_device_learn(void)
+{
+	int n = 0;
+	if (drv_cuDeviceGetCount && drv_cuDeviceGetCount(&n) == CUDA_SUCCESS)
+		atomic_store_explicit(&one_device, n == 1 ? 1 : -1, memory_order_relaxed);
+}
+
 CG_HOT int cg_current_device(void)
 {
 	CUdevice d = 0;
+	int one = atomic_load_explicit(&one_device, memory_order_relaxed);
+	if (CG_LIKELY(one > 0))
+		return 0;
 	if (drv_cuCtxGetDevice && drv_cuCtxGetDevice(&d) == CUDA_SUCCESS && d >= 0 && d < CG_MAX_DEV) {
 		model_dev_seen(d);
+		if (CG_UNLIKELY(!one && d == 0))
+			one_device_learn();
 		return d;
 	}
 	return 0;

@@ -426,6 +426,17 @@ def after_condensed(a, base):
     instantiation at warn level, for a record never written)."""
     warn, info = meminfo_calls(a, base, "warn"), meminfo_calls(a, base, "info")
     check(warn <= 1, "warn level: at most the start-up cuMemGetInfo (%d calls)" % warn)
+    # One device: the context's device is known from the first answer
+    # (cg_current_device), not asked again at each instantiation and
+    # allocation of the loop (issue 36: 2 a cycle before, ~150 calls).
+    asked = {}
+    for side, env in (("bare", dict(base, STANDIN_VERBOSE="1")),
+                      ("shim", dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG="info", STANDIN_VERBOSE="1"))):
+        r = run([a.prog], env)
+        check(r.returncode == 0, "condensed %s traced: exit %d (want 0)" % (side, r.returncode))
+        asked[side] = len(re.findall(r"^\[standin\] cuCtxGetDevice", r.stderr.decode(errors="replace"), re.M))
+    check(asked["shim"] - asked["bare"] <= 4, "one device: the shim asked cuCtxGetDevice %d times in 73 cycles "
+          "(at most 4; bare %d)" % (asked["shim"] - asked["bare"], asked["bare"]))
     check(info > 4, "info level: the first captures sampled (%d calls)" % info)
     # Without sites (no backtraces, no Python frames) the steady judgement
     # goes by the stream: the loop is steady as with sites (it sampled at
