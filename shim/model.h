@@ -153,9 +153,8 @@ void cg_model_after_fork_child(void);
 /* Totals since start, for the summary record. */
 struct model_totals {
 	long long captures, captures_bad, graphs, execs, updates, update_failures, alloc_nodes, alloc_bytes, pools,
-	    leaks, rewrites, launches_destroyed;
-	long long kernels_destroyed; /* graph launches x kernel nodes of executables destroyed */
-	long long updates_known;     /* of updates: answered by the known-update memo */
+	    leaks, rewrites;
+	long long updates_known; /* of updates: answered by the known-update memo */
 };
 void model_totals_get(struct model_totals *out);
 /* A graph allocation an executable's last launch left outstanding when the

@@ -7,18 +7,12 @@
 /* By handle: a capture loop's exec comes and goes every step without a
  * table header and buckets going with it (table.h). */
 struct cg_hidx model_execs = CG_HIDX_INIT(struct cg_exec, h, link);
-static struct cg_exec *exec_free_list;
 #define FAST_SLOTS 8192
 #define FAST_TOMB ((struct cg_exec *)1)
 static _Atomic(struct cg_exec *) fast_idx[FAST_SLOTS];
-/* Set when an exec did not fit its neighbourhood of the index: only then
- * does a miss need the locked table (else a miss is an untracked exec). */
-static _Atomic int fast_overflow;
+/* model-int.h: one line of its own */
+_Alignas(64) struct model_exec_line model_xl;
 static void exec_memo_drop_locked(struct cg_exec *x);
-/* model_execs.n, kept beside it under gx_lock, read without it
- * (model_execs_live: every steady begin asks) */
-static _Atomic long long execs_live_n;
-_Atomic long model_exec_lg_n;
 
 static unsigned fast_hash(CUgraphExec e)
 {
@@ -40,7 +34,7 @@ static void fast_insert(struct cg_exec *x)
 		}
 	}
 	/* Full neighbourhood: the exec is still found through the locked table. */
-	atomic_store(&fast_overflow, 1);
+	atomic_store(&model_xl.overflow, 1);
 }
 
 static void fast_remove(struct cg_exec *x)
@@ -108,7 +102,7 @@ static struct cg_exec *fast_probe(CUgraphExec e)
 CG_HOT struct cg_exec *model_exec_fast(CUgraphExec e)
 {
 	struct cg_exec *x = fast_probe(e);
-	if (x || !atomic_load_explicit(&fast_overflow, memory_order_relaxed))
+	if (x || !atomic_load_explicit(&model_xl.overflow, memory_order_relaxed))
 		return x;
 	pthread_mutex_lock(&model_gx_lock);
 	x = cg_hidx_find(&model_execs, e);
@@ -162,7 +156,7 @@ void model_exec_launch_failed(struct cg_exec *x)
 CG_HOT struct cg_exec *model_exec_find_locked(CUgraphExec e)
 {
 	struct cg_exec *x = fast_probe(e);
-	if (x || !atomic_load_explicit(&fast_overflow, memory_order_relaxed))
+	if (x || !atomic_load_explicit(&model_xl.overflow, memory_order_relaxed))
 		return x;
 	return cg_hidx_find(&model_execs, e);
 }
@@ -245,9 +239,6 @@ void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out)
 	out->live = x->live;
 }
 
-/* The graphs' pending counts summed (model-int.h). */
-_Atomic long model_graph_claims;
-
 /* x stops waiting for the full summary of x->graph (its partial view is
  * replaced, or x goes): the graph's count of such execs drops. */
 static CG_HOT void exec_release_claim_locked(struct cg_exec *x)
@@ -256,7 +247,7 @@ static CG_HOT void exec_release_claim_locked(struct cg_exec *x)
 		struct cg_graph *gr = model_graph_find_locked(x->graph);
 		if (gr && gr->pending) {
 			gr->pending--;
-			atomic_fetch_sub_explicit(&model_graph_claims, 1, memory_order_relaxed);
+			atomic_fetch_sub_explicit(&model_xl.claims, 1, memory_order_relaxed);
 		}
 	}
 	x->sum_gen = 0;
@@ -336,8 +327,8 @@ static CG_COLD int exec_new_refused(struct cg_exec *x, struct cg_summary *sum, C
 	if (nccl) /* the graph's, as model_nccl_exec_from of an exec not there */
 		*nccl = model_nccl_exec_from_locked(NULL, g, capture, cap_site);
 	if (x) {
-		x->next_free = exec_free_list;
-		exec_free_list = x;
+		x->next_free = model_xl.free_list;
+		model_xl.free_list = x;
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	model_summary_free(sum);
@@ -355,9 +346,6 @@ static CG_COLD struct cg_exec *exec_alloc(void)
 		return NULL;
 	return memset(p, 0, sizeof(struct cg_exec));
 }
-
-/* The last exec id given (model_exec_new, gx_lock). */
-static uint64_t exec_ids;
 
 CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t site, struct cg_summary *sum, int repeat,
 			  int kernels, uint64_t capture, uint32_t cap_site, int *nccl, int lg_pending)
@@ -379,9 +367,9 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
 	if (!x) {
-		x = exec_free_list;
+		x = model_xl.free_list;
 		if (CG_LIKELY(x))
-			exec_free_list = x->next_free;
+			model_xl.free_list = x->next_free;
 		else
 			x = exec_alloc();
 		if (CG_UNLIKELY(!x))
@@ -394,11 +382,11 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 		if (CG_UNLIKELY(model_table_added(&model_exec_table)))
 			return exec_new_refused(x, sum, g, capture, cap_site, nccl);
 		model_tot.execs++;
-		atomic_fetch_add_explicit(&execs_live_n, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&model_xl.live_n, 1, memory_order_relaxed);
 	}
 	exec_release_claim_locked(x); /* a reused handle: before x->graph changes */
 	x->graph = g;
-	X_SET(x, id, ++exec_ids);
+	X_SET(x, id, ++model_xl.ids);
 	x->cuda_id = cuda_id;
 	x->inst_dev = dev;
 	X_SET(x, flags, flags);
@@ -420,13 +408,13 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 		if (sum && sum->partial) {
 			x->sum_gen = gr->gen;
 			gr->pending++;
-			atomic_fetch_add_explicit(&model_graph_claims, 1, memory_order_release);
+			atomic_fetch_add_explicit(&model_xl.claims, 1, memory_order_release);
 		}
 	}
 	if (nccl)
 		*nccl = model_nccl_exec_from_locked(x, g, capture, cap_site);
 	if (CG_UNLIKELY(x->lg_pending != lg_pending)) /* set (a reused handle: as it was) */
-		atomic_fetch_add_explicit(&model_exec_lg_n, lg_pending ? 1 : -1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&model_xl.lg_n, lg_pending ? 1 : -1, memory_order_relaxed);
 	x->lg_pending = lg_pending;
 	x->lg_graph = g;
 	x->lg_capture = capture;
@@ -719,10 +707,10 @@ CG_HOT int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *rep
 		lgp = x->lg_pending;
 		if (lgp) {
 			x->lg_pending = 0;
-			atomic_fetch_sub_explicit(&model_exec_lg_n, 1, memory_order_relaxed);
+			atomic_fetch_sub_explicit(&model_xl.lg_n, 1, memory_order_relaxed);
 		}
 		cg_hidx_del(&model_execs, x);
-		atomic_fetch_sub_explicit(&execs_live_n, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&model_xl.live_n, 1, memory_order_relaxed);
 		fast_remove(x);
 		X_SET(x, live, 0);
 		exec_memo_drop_locked(x);
@@ -741,11 +729,11 @@ CG_HOT int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *rep
 		x->mem = NULL;
 		x->n_mem = 0;
 		x->sum = NULL;
-		model_tot.launches_destroyed += launches;
+		model_xl.launches_destroyed += launches;
 		model_churn_launched(x->churn, launches); /* an atomic add: no lock inside gx_lock */
-		model_tot.kernels_destroyed += launches * x->kernels;
-		x->next_free = exec_free_list;
-		exec_free_list = x;
+		model_xl.kernels_destroyed += launches * x->kernels;
+		x->next_free = model_xl.free_list;
+		model_xl.free_list = x;
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	*leaks = NULL;
@@ -775,7 +763,7 @@ long long model_exec_kernels_run(void)
 	struct cg_exec *x, *tmp;
 	long long k;
 	pthread_mutex_lock(&model_gx_lock);
-	k = model_tot.kernels_destroyed;
+	k = model_xl.kernels_destroyed;
 	CG_HIDX_EACH(&model_execs, x, tmp)
 	k += atomic_load(&x->launches) * x->kernels;
 	pthread_mutex_unlock(&model_gx_lock);
@@ -799,7 +787,7 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 	*leaks = NULL;
 	struct cg_exec *x, *tmp;
 	struct ev_launches *o;
-	long long total = model_tot.launches_destroyed, live = 0;
+	long long total = model_xl.launches_destroyed, live = 0;
 
 	pthread_mutex_lock(&model_gx_lock);
 	o = model_execs.n ? calloc(model_execs.n, sizeof *o) : NULL;
@@ -843,5 +831,5 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 
 CG_HOT long long model_execs_live(void)
 {
-	return atomic_load_explicit(&execs_live_n, memory_order_relaxed);
+	return atomic_load_explicit(&model_xl.live_n, memory_order_relaxed);
 }

@@ -545,13 +545,13 @@ static int ledger_model_take(CUgraphExec e, struct lg_pend *o)
 {
 	struct cg_exec *x;
 	int got = 0;
-	if (!atomic_load_explicit(&model_exec_lg_n, memory_order_relaxed))
+	if (!atomic_load_explicit(&model_xl.lg_n, memory_order_relaxed))
 		return 0;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_exec_find_locked(e);
 	if (x && x->lg_pending) {
 		x->lg_pending = 0;
-		atomic_fetch_sub_explicit(&model_exec_lg_n, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&model_xl.lg_n, 1, memory_order_relaxed);
 		*o = (struct lg_pend){e, x->lg_graph, x->lg_capture, x->site, x->lg_csite};
 		got = 1;
 	}
@@ -772,7 +772,7 @@ CG_HOT void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, ui
 static void ledger_resolve_pending(void)
 {
 	int budget = atomic_load_explicit(&lg_pending_n, memory_order_relaxed), n = 0, own;
-	long on_model = atomic_load_explicit(&model_exec_lg_n, memory_order_relaxed);
+	long on_model = atomic_load_explicit(&model_xl.lg_n, memory_order_relaxed);
 	struct lg_pend *todo;
 	struct lg_exec *x, *tmp;
 	if (budget < 0)

@@ -210,7 +210,7 @@ struct cg_exec {
 	 * here when the ledger had none for the handle: lg_pending set, the
 	 * graph (lg_graph: graph moves with a rewrite), the capture and its
 	 * begin site the instantiation gave (ledger.c;
-	 * counted in model_exec_lg_n). On the lines an instantiation writes
+	 * counted in model_xl.lg_n). On the lines an instantiation writes
 	 * anyway: a steady loop's exec costs the ledger no entry of its own. */
 	uint64_t lg_capture;
 	unsigned devmask; /* devices its allocation nodes allocate on (bit d) */
@@ -246,8 +246,26 @@ struct cg_exec {
 #define X_GET(x, f) __atomic_load_n(&(x)->f, __ATOMIC_RELAXED)
 /* The live execs by handle, in the order made (execs.c; gx_lock). */
 extern struct cg_hidx model_execs;
-/* Live execs whose lg_pending is set (gx_lock; read without it). */
-extern _Atomic long model_exec_lg_n;
+/* What an instantiation and a destroy write besides the exec, its index
+ * slot and the tables, on one line of its own (execs.c; issue 36: each
+ * line is a miss in a capture loop). Under gx_lock; the atomics are also
+ * read without it. */
+struct model_exec_line {
+	struct cg_exec *free_list; /* destroyed execs, for the next ones */
+	uint64_t ids;		   /* the last exec id given (model_exec_new) */
+	/* model_execs.n (model_execs_live: every steady begin asks) */
+	_Atomic long long live_n;
+	/* of the execs destroyed: their launches, and those times their
+	 * kernel nodes (the exit summary's totals) */
+	long long launches_destroyed, kernels_destroyed;
+	_Atomic long claims; /* the graphs' pending counts summed (below) */
+	_Atomic long lg_n;   /* live execs whose lg_pending is set */
+	/* Set when an exec did not fit its neighbourhood of the launch
+	 * index: only then does a miss need the locked table (else a miss
+	 * is an untracked exec). */
+	_Atomic int overflow;
+};
+extern struct model_exec_line model_xl;
 /* g's entry, NULL when unknown; gx_lock held. The last one found is kept
  * (model_graph_last, gx_lock): a step's lookups are mostly of one graph,
  * and a hit reads that entry's first line only, where the table's lookup
@@ -289,16 +307,15 @@ struct cg_exec *model_exec_find_locked(CUgraphExec e);
  * 0 without a lock round trip while no exec waits on any graph (a graph
  * destroy or node add then has nothing to settle). _clear_locked: gr's
  * claims dropped (settled, or gr destroyed). */
-extern _Atomic long model_graph_claims;
 int model_graph_claimed_ask(CUgraph g); /* under a gx_lock round trip of its own */
 static inline int model_graph_claimed(CUgraph g)
 {
-	return atomic_load_explicit(&model_graph_claims, memory_order_acquire) ? model_graph_claimed_ask(g) : 0;
+	return atomic_load_explicit(&model_xl.claims, memory_order_acquire) ? model_graph_claimed_ask(g) : 0;
 }
 static inline void model_graph_claims_clear_locked(struct cg_graph *gr)
 {
 	if (gr->pending)
-		atomic_fetch_sub_explicit(&model_graph_claims, gr->pending, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&model_xl.claims, gr->pending, memory_order_relaxed);
 	gr->pending = 0;
 }
 /* gr just left the table: its claims and the last-found entry go. */

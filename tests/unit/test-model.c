@@ -103,7 +103,7 @@ static struct cg_summary *partial_summary(void)
  * without the count at the instantiation a claimed graph is not settled. */
 static void graph_claims_die_with_the_graph(void **state)
 {
-	long base = atomic_load(&model_graph_claims);
+	long base = atomic_load(&model_xl.claims);
 	model_graph_new(G(0x9700), 1, 0, 0, 0);
 	model_graph_new(G(0x9800), 1, 0, 0, 0);
 	assert_int_equal(model_graph_claimed(G(0x9700)), 0);
@@ -112,20 +112,20 @@ static void graph_claims_die_with_the_graph(void **state)
 	model_exec_new(H(0x1800), G(0x9800), 0, 0, partial_summary(), 0, -1, 0, 0, NULL, 0);
 	assert_int_equal(model_graph_claimed(G(0x9700)), 2);
 	assert_int_equal(model_graph_claimed(G(0x9800)), 1);
-	assert_int_equal(atomic_load(&model_graph_claims), base + 3);
+	assert_int_equal(atomic_load(&model_xl.claims), base + 3);
 	/* an exec that goes drops its claim */
 	destroy(H(0x1800));
 	assert_int_equal(model_graph_claimed(G(0x9800)), 0);
-	assert_int_equal(atomic_load(&model_graph_claims), base + 2);
+	assert_int_equal(atomic_load(&model_xl.claims), base + 2);
 	/* a graph destroyed under its claims: they go with it */
 	model_graph_destroy(G(0x9700));
-	assert_int_equal(atomic_load(&model_graph_claims), base);
+	assert_int_equal(atomic_load(&model_xl.claims), base);
 	model_graph_new(G(0x9700), 1, 0, 0, 0);
 	assert_int_equal(model_graph_claimed(G(0x9700)), 0);
 	/* the execs that claimed it go later: nothing counted twice */
 	destroy(H(0x1700));
 	destroy(H(0x1701));
-	assert_int_equal(atomic_load(&model_graph_claims), base);
+	assert_int_equal(atomic_load(&model_xl.claims), base);
 	model_graph_destroy(G(0x9700));
 	model_graph_destroy(G(0x9800));
 }
