@@ -420,6 +420,19 @@ def device_asks(a, base, call, other):
     return calls, asked
 
 
+def traced_calls(a, base, case, fn):
+    """The program run bare and under the shim (info) with the stand-in's
+    trace: how many times each asked the stand-in's function fn (the trace
+    names a stream function less its first 3 letters: eam_get_flags)."""
+    calls = {}
+    for side, env in (("bare", dict(base, STANDIN_VERBOSE="1")),
+                      ("shim", dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG="info", STANDIN_VERBOSE="1"))):
+        r = run([a.prog], env)
+        check(r.returncode == 0, "%s %s traced: exit %d (want 0)" % (case, side, r.returncode))
+        calls[side] = len(re.findall(r"^\[standin\] %s\b" % re.escape(fn), r.stderr.decode(errors="replace"), re.M))
+    return calls
+
+
 def after_condensed(a, base):
     """The samples' only readers are info-level records: below info the shim
     takes no sample but its start-up one (the loop sampled every
@@ -429,12 +442,7 @@ def after_condensed(a, base):
     # One device: the context's device is known from the first answer
     # (cg_current_device), not asked again at each instantiation and
     # allocation of the loop (issue 36: 2 a cycle before, ~150 calls).
-    asked = {}
-    for side, env in (("bare", dict(base, STANDIN_VERBOSE="1")),
-                      ("shim", dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG="info", STANDIN_VERBOSE="1"))):
-        r = run([a.prog], env)
-        check(r.returncode == 0, "condensed %s traced: exit %d (want 0)" % (side, r.returncode))
-        asked[side] = len(re.findall(r"^\[standin\] cuCtxGetDevice", r.stderr.decode(errors="replace"), re.M))
+    asked = traced_calls(a, base, "condensed", "cuCtxGetDevice")
     check(asked["shim"] - asked["bare"] <= 4, "one device: the shim asked cuCtxGetDevice %d times in 73 cycles "
           "(at most 4; bare %d)" % (asked["shim"] - asked["bare"], asked["bare"]))
     check(info > 4, "info level: the first captures sampled (%d calls)" % info)
@@ -737,13 +745,7 @@ def after_begin_flags(a, base):
     """The begin hook asks the stand-in for a stream's flags once per stream:
     S1's first begin and S2's (its handle S1's again, after a destroy); and
     for the context's device not at all once the one device's pool is known."""
-    calls = {}
-    for side, env in (("bare", dict(base, STANDIN_VERBOSE="1")),
-                      ("shim", dict(base, LD_PRELOAD=a.shim, CGSHIM_LOG="info", STANDIN_VERBOSE="1"))):
-        r = run([a.prog], env)
-        check(r.returncode == 0, "begin_flags %s traced: exit %d (want 0)" % (side, r.returncode))
-        # the trace names the stand-in's function less its first 3 letters
-        calls[side] = len(re.findall(r"^\[standin\] eam_get_flags", r.stderr.decode(errors="replace"), re.M))
+    calls = traced_calls(a, base, "begin_flags", "eam_get_flags")
     check(calls["shim"] - calls["bare"] == 2, "the shim asked cuStreamGetFlags twice for 5 begins (%d, bare %d)"
           % (calls["shim"], calls["bare"]))
     # One device, no memory samples: the begin hook learns the device's
