@@ -36,10 +36,10 @@ CG_HOT void model_capture_snap_locked(const struct cg_capture *c, struct cap_sna
 	o->graph = c->into ? c->into : c->bgraph;
 }
 
-/* The live captures, in begin order (model-int.h), under model_cap_lock. */
-struct cg_capture *model_captures;
-static struct cg_capture *cap_tail;
-#define CAP_EACH(c) for ((c) = model_captures; (c); (c) = (c)->next)
+/* The live captures, in begin order (model-int.h), under model_cap_lock:
+ * both ends in one line (a begin links, an end unlinks). */
+struct cap_list model_cap_list;
+#define CAP_EACH(c) for ((c) = model_cap_list.head; (c); (c) = (c)->next)
 CG_TLS struct cg_cap_tally model_tally;
 static struct cg_capture *cap_find_locked(uint64_t id);
 
@@ -54,18 +54,18 @@ static struct cg_capture *cap_alloc(void)
 
 void model_captures_forget(void)
 {
-	model_captures = cap_tail = NULL;
+	model_cap_list.head = model_cap_list.tail = NULL;
 }
 
 static void cap_link_locked(struct cg_capture *c)
 {
 	c->next = NULL;
-	c->prev = cap_tail;
-	if (cap_tail)
-		cap_tail->next = c;
+	c->prev = model_cap_list.tail;
+	if (model_cap_list.tail)
+		model_cap_list.tail->next = c;
 	else
-		model_captures = c;
-	cap_tail = c;
+		model_cap_list.head = c;
+	model_cap_list.tail = c;
 }
 
 static void cap_unlink_locked(struct cg_capture *c)
@@ -73,11 +73,11 @@ static void cap_unlink_locked(struct cg_capture *c)
 	if (c->prev)
 		c->prev->next = c->next;
 	else
-		model_captures = c->next;
+		model_cap_list.head = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
 	else
-		cap_tail = c->prev;
+		model_cap_list.tail = c->prev;
 	c->next = c->prev = NULL;
 }
 static CG_TLS int thread_mode_set;
@@ -427,7 +427,7 @@ void model_capture_seen_invalid(CUstream s, int ptsz, uint64_t id, const char *a
  * gave none) the latest begun, as the hash table answered before. */
 static CG_HOT struct cg_capture *cap_find_locked(uint64_t id)
 {
-	struct cg_capture *c = cap_tail;
+	struct cg_capture *c = model_cap_list.tail;
 	while (c && c->id != id)
 		c = c->prev;
 	return c;

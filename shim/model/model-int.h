@@ -11,7 +11,7 @@
  * (ledger_*), churn.c (model_churn_*; model_churn_lock guards its table), nccl.c
  * (model_nccl_*: NCCL work in graphs).
  *
- * Locks (model.h): model_cap_lock guards model_captures; model_gx_lock
+ * Locks (model.h): model_cap_lock guards model_cap_list; model_gx_lock
  * guards model_graphs and model_execs; model_mem_lock guards model_pools,
  * model_allocs, model_cur_pool and model_dev_alloc; model_last_lock guards
  * the last free-memory samples (devices.c). Each total in model_tot is
@@ -99,6 +99,8 @@ struct cap_links {
  * what a capture's own calls read: the list links and the id (a find),
  * and what an allocation or free inside it reads and counts (repeat,
  * n_alloc): issue 36. */
+/* 248 bytes, allocated 64-aligned (captures.c cap_alloc): four lines, each
+ * written at the begin and read at the end (issue 36: it was 272, five). */
 struct cg_capture {
 	struct cg_capture *next, *prev;
 	uint64_t id;
@@ -112,27 +114,32 @@ struct cg_capture {
 	CUstream stream;
 	struct cap_breaker br;
 	unsigned long long malloc_bytes;
-	int mode, tid, ptsz;
+	int mode, tid;
 	char tname[16]; /* the begin thread's name (pthread_getname_np) */
-	int blocking;	/* begun on a blocking stream: the legacy stream joins it (906) */
 	uint32_t site;
+	uint32_t steady_key; /* what the steady judgement goes by: the site, else the stream */
 	uint64_t t0;
 	CUgraph into;
 	struct cap_links *l;
-	int have_before;
 	size_t free_before;
-	int site_pending;    /* its begin site's walk waited: not judged for steadiness */
-	uint32_t steady_key; /* what the steady judgement goes by: the site, else the stream */
+	unsigned char ptsz;
+	unsigned char blocking;	    /* begun on a blocking stream: the legacy stream joins it (906) */
+	unsigned char have_before;  /* free_before was sampled */
+	unsigned char site_pending; /* its begin site's walk waited: not judged for steadiness */
 	/* The begin call, whose record is written later (brec) */
-	int brec;
+	unsigned char brec;
 	struct cg_call bcall;
 	const char *bvia;
 	uint64_t bend;
 	CUgraph bgraph;
 };
+_Static_assert(sizeof(struct cg_capture) <= 256, "struct cg_capture: four cache lines");
 
 #define CAP_NOTE_MAX 8
-extern struct cg_capture *model_captures;
+struct cap_list {
+	struct cg_capture *head, *tail;
+} __attribute__((aligned(16)));
+extern struct cap_list model_cap_list;
 void model_captures_forget(void); /* the list emptied (a fork's child, its entries freed) */
 void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o);
 void model_capture_count_alloc(uint64_t id, size_t size);

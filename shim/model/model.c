@@ -35,7 +35,7 @@ void cg_model_after_fork_child(void)
 	 * do not exist here. The CUDA context is not usable in a forked
 	 * child anyway; keep the tables for the exit summary. */
 	struct cg_capture *c, *next;
-	for (c = model_captures; c; c = next) {
+	for (c = model_cap_list.head; c; c = next) {
 		next = c->next;
 		free(c->l);
 		free(c);
