@@ -795,9 +795,10 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 				.malloc_bytes = c->malloc_bytes,
 				.meminfo = c->steady ? "steady" : NULL,
 				.site = c->site};
-	if (graph && cg_log_on(CG_L_INFO)) { /* its ids (issue 35): the hook put the graph in the model */
+	/* its ids (issue 35, the hook put the graph in the model), for a
+	 * record written: a repeat's is at debug (cg_log_life_level) */
+	if (graph && cg_log_on(repeat ? CG_L_DEBUG : CG_L_INFO))
 		f.ids = model_ids_of(graph, NULL);
-	}
 	if (c->have_before && have_after) {
 		long long delta = (long long)c->free_before - (long long)fr;
 		f.free_before = c->free_before;
@@ -815,7 +816,8 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 	if (rc != CUDA_SUCCESS)
 		CAPREC(broken, &k, rc);
 	(void)s;
-	free(c->l);
+	if (c->l) /* a capture with no fork or event: no call into free */
+		free(c->l);
 	if (!prepared) { /* the ending thread's next begin takes it: no calloc per capture */
 		memset(c, 0, sizeof *c);
 		prepared = c;
