@@ -378,8 +378,9 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 		 * struct; its memo is empty (model_exec_destroy) */
 		memset(&x->graph, 0, offsetof(struct cg_exec, memo_g) - offsetof(struct cg_exec, graph));
 		X_SET(x, h, e);
-		cg_hidx_add(&model_execs, x);
-		if (CG_UNLIKELY(model_table_added(&model_exec_table)))
+		/* its failure alone reports one (cg_hidx_add): the report's
+		 * thread-local flag is not read on every add */
+		if (CG_UNLIKELY(cg_hidx_add(&model_execs, x)) && model_table_added(&model_exec_table))
 			return exec_new_refused(x, sum, g, capture, cap_site, nccl);
 		model_tot.execs++;
 		atomic_fetch_add_explicit(&model_xl.live_n, 1, memory_order_relaxed);
