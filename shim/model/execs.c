@@ -12,6 +12,7 @@ struct cg_hidx model_execs = CG_HIDX_INIT(struct cg_exec, h, link);
 static _Atomic(struct cg_exec *) fast_idx[FAST_SLOTS];
 /* model-int.h: one line of its own */
 _Alignas(64) struct model_exec_line model_xl;
+_Static_assert(sizeof(struct model_exec_line) <= 64, "model_xl is one cache line");
 static void exec_memo_drop_locked(struct cg_exec *x);
 
 static unsigned fast_hash(CUgraphExec e)

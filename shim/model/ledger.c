@@ -87,8 +87,6 @@ static struct cg_table exec_table = CG_TABLE_INIT("ledger exec table");
 static struct cg_spare exec_spare = CG_SPARE_INIT(sizeof(struct lg_exec));
 static uint64_t lg_serial;
 static _Atomic long long lg_examined;
-/* Entries in the table (lg_lock; read without it: ledger_exec_known). */
-static _Atomic long lg_execs_n;
 
 long long ledger_examined(void)
 {
@@ -513,7 +511,7 @@ static CG_HOT struct lg_exec *ledger_exec_new_locked(CUgraphExec e)
 		cg_spare_free(&exec_spare, x, sizeof *x);
 		return NULL;
 	}
-	atomic_fetch_add_explicit(&lg_execs_n, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&model_xl.lg_entries, 1, memory_order_relaxed);
 	lg_last = x;
 	return x;
 }
@@ -521,7 +519,7 @@ static CG_HOT struct lg_exec *ledger_exec_new_locked(CUgraphExec e)
 CG_HOT int ledger_exec_known(CUgraphExec e)
 {
 	int known;
-	if (!atomic_load_explicit(&lg_execs_n, memory_order_relaxed))
+	if (!atomic_load_explicit(&model_xl.lg_entries, memory_order_relaxed))
 		return 0; /* a loop of pending execs only: the table is empty */
 	pthread_mutex_lock(&lg_lock);
 	known = ledger_exec_find_locked(e) != NULL;
@@ -832,7 +830,7 @@ CG_HOT void ledger_exec_gone(CUgraphExec e)
 	x = ledger_exec_find_locked(e);
 	if (x) {
 		cg_hidx_del(&execs, x);
-		atomic_fetch_sub_explicit(&lg_execs_n, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&model_xl.lg_entries, 1, memory_order_relaxed);
 		if (lg_last == x)
 			lg_last = NULL;
 		ledger_stale_clear_locked(x);

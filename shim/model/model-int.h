@@ -271,6 +271,9 @@ struct model_exec_line {
 	 * index: only then does a miss need the locked table (else a miss
 	 * is an untracked exec). */
 	_Atomic int overflow;
+	/* the ledger's own exec entries (ledger.c, under lg_lock; read
+	 * without it by every instantiation's ledger_exec_known) */
+	_Atomic int lg_entries;
 };
 extern struct model_exec_line model_xl;
 /* g's entry, NULL when unknown; gx_lock held. The last one found is kept
