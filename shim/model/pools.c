@@ -14,6 +14,28 @@ struct model_dev_allocs model_dev_alloc[CG_MAX_DEV];
  * process (a destroyed pool's is marked, not freed): the hint never dangles. */
 static struct cg_pool *pool_last;
 
+/* Bumped under model_mem_lock by every change to what
+ * model_pool_for_alloc reads: a pool made, its ipc flag, default flag,
+ * site or device set, a device's current pool or its site set. Each
+ * thread's memo of its last answer is good while the count has not moved
+ * (issue 36: a capture loop's allocation asks the same every step, and
+ * the lock, the device's current pool and the pool's entry were a lock
+ * round trip and three lines). Starts at 1: a memo's 0 is none. */
+static _Atomic unsigned long pool_gen = 1;
+struct pool_memo {
+	unsigned long gen;
+	int dev, found;
+	CUmemoryPool asked, pool; /* the caller's *pool (NULL: dev's current), the answer */
+	int ipc, is_default, d;
+	uint32_t site;
+};
+static CG_TLS struct pool_memo pool_memo;
+
+static void pool_changed_locked(void)
+{
+	atomic_fetch_add_explicit(&pool_gen, 1, memory_order_release);
+}
+
 static CG_HOT struct cg_pool *pool_find_locked(CUmemoryPool p)
 {
 	struct cg_pool *x = pool_last;
@@ -62,6 +84,7 @@ CG_HOT struct cg_pool *model_pool_get_locked(CUmemoryPool p)
 			return NULL;
 		}
 		model_tot.pools++;
+		pool_changed_locked();
 	}
 	return x;
 }
@@ -86,6 +109,7 @@ void model_pool_new(CUmemoryPool p, const CUmemPoolProps *props, uint32_t site)
 			x->ipc = props->handleTypes != CU_MEM_HANDLE_TYPE_NONE;
 			x->dev = props->location.id;
 		}
+		pool_changed_locked();
 	}
 	pthread_mutex_unlock(&model_mem_lock);
 }
@@ -97,6 +121,7 @@ void model_pool_destroy(CUmemoryPool p)
 	x = pool_find_locked(p);
 	if (x)
 		x->destroyed = 1;
+	pool_changed_locked();
 	/* the driver's rule: a device whose current pool is destroyed has its
 	 * default pool as the current one again (NULL when the model has not
 	 * seen it: the next begin asks, learn_current_pool) */
@@ -119,14 +144,17 @@ void model_pool_seen(CUmemoryPool p, int dev, int is_default)
 	struct cg_pool *x;
 	pthread_mutex_lock(&model_mem_lock);
 	x = model_pool_get_locked(p);
-	if (x) {
+	if (x && ((dev >= 0 && x->dev != dev) || (is_default && !x->is_default))) {
 		if (dev >= 0)
 			x->dev = dev;
 		if (is_default)
 			x->is_default = 1;
+		pool_changed_locked();
 	}
-	if (dev >= 0 && dev < CG_MAX_DEV && !model_cur_pool[dev].pool && is_default)
+	if (dev >= 0 && dev < CG_MAX_DEV && !model_cur_pool[dev].pool && is_default) {
 		__atomic_store_n(&model_cur_pool[dev].pool, p, __ATOMIC_RELAXED); /* model_device_pool */
+		pool_changed_locked();
+	}
 	pthread_mutex_unlock(&model_mem_lock);
 	model_dev_seen(dev);
 }
@@ -139,6 +167,7 @@ void model_device_set_pool(int dev, CUmemoryPool p, uint32_t site)
 	__atomic_store_n(&model_cur_pool[dev].pool, p, __ATOMIC_RELAXED); /* model_device_pool */
 	model_cur_pool[dev].site = site;
 	model_pool_get_locked(p);
+	pool_changed_locked();
 	pthread_mutex_unlock(&model_mem_lock);
 	model_dev_seen(dev);
 }
@@ -160,28 +189,44 @@ CG_HOT CUmemoryPool model_device_pool(int dev, uint32_t *site)
 CG_HOT int model_pool_for_alloc(int dev, CUmemoryPool *pool, int *ipc, int *is_default, uint32_t *site, uint8_t *mdev)
 {
 	struct cg_pool *x = NULL;
-	int d = -1;
-	*ipc = *is_default = 0;
-	*site = 0;
-	pthread_mutex_lock(&model_mem_lock);
-	if (!*pool && dev >= 0 && dev < CG_MAX_DEV)
-		*pool = model_cur_pool[dev].pool;
-	if (*pool)
-		x = pool_find_locked(*pool);
-	if (x) {
-		*ipc = x->ipc;
-		*is_default = x->is_default;
-		*site = x->site;
-		d = x->dev;
+	struct pool_memo *m = &pool_memo;
+	int d = -1, found;
+	if (m->gen == atomic_load_explicit(&pool_gen, memory_order_acquire) && m->dev == dev && m->asked == *pool) {
+		*pool = m->pool; /* this thread's last answer, nothing it read changed since */
+		*ipc = m->ipc;
+		*is_default = m->is_default;
+		*site = m->site;
+		d = m->d;
+		found = m->found;
+	} else {
+		*ipc = *is_default = 0;
+		*site = 0;
+		m->dev = dev;
+		m->asked = *pool;
+		pthread_mutex_lock(&model_mem_lock);
+		if (!*pool && dev >= 0 && dev < CG_MAX_DEV)
+			*pool = model_cur_pool[dev].pool;
+		if (*pool)
+			x = pool_find_locked(*pool);
+		if (x) {
+			*ipc = x->ipc;
+			*is_default = x->is_default;
+			*site = x->site;
+			d = x->dev;
+		}
+		m->gen = atomic_load_explicit(&pool_gen, memory_order_relaxed);
+		pthread_mutex_unlock(&model_mem_lock);
+		found = x != NULL;
+		m->pool = *pool, m->ipc = *ipc, m->is_default = *is_default, m->site = *site, m->d = d,
+		m->found = found;
 	}
-	pthread_mutex_unlock(&model_mem_lock);
 	/* as model_pool_mnode_dev answers */
 	if (d < 0 || d >= CG_MAX_DEV)
 		d = dev;
 	*mdev = d >= 0 && d < CG_MAX_DEV ? (uint8_t)(d + 1) : 0;
 	if (*mdev)
 		model_dev_seen(d);
-	return x != NULL;
+	return found;
 }
 
 int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site)

@@ -346,6 +346,69 @@ static void pool_handle_reused_is_a_new_pool(void **state)
 	free(out);
 }
 
+/* A captured allocation's pool answer (model_pool_for_alloc) follows every
+ * change to what it reads, though each thread keeps its last answer
+ * (issue 36): the current pool set, the pool's properties learned, its
+ * default flag, another current pool, a pool asked by handle, the current
+ * one destroyed. Each step asks twice: the second is the kept answer. */
+static void pool_answer_follows_every_change(void **state)
+{
+	CUmemoryPool P = (CUmemoryPool)(uintptr_t)0x7500, Q = (CUmemoryPool)(uintptr_t)0x7600, p;
+	CUmemPoolProps props = {.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+				.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 2}};
+	int ipc, def, found;
+	uint32_t site;
+	uint8_t mdev;
+	(void)state;
+#define ASK(dev, asked)                                                                                                \
+	do {                                                                                                           \
+		int again_;                                                                                            \
+		p = (asked);                                                                                           \
+		found = model_pool_for_alloc((dev), &p, &ipc, &def, &site, &mdev);                                     \
+		CUmemoryPool p2_ = (asked);                                                                            \
+		int ipc2_, def2_;                                                                                      \
+		uint32_t site2_;                                                                                       \
+		uint8_t mdev2_;                                                                                        \
+		again_ = model_pool_for_alloc((dev), &p2_, &ipc2_, &def2_, &site2_, &mdev2_);                          \
+		assert_int_equal(again_, found);                                                                       \
+		assert_ptr_equal(p2_, p);                                                                              \
+		assert_int_equal(ipc2_, ipc);                                                                          \
+		assert_int_equal(def2_, def);                                                                          \
+		assert_int_equal(site2_, site);                                                                        \
+		assert_int_equal(mdev2_, mdev);                                                                        \
+	} while (0)
+	model_device_set_pool(1, P, 11);
+	ASK(1, NULL);
+	assert_int_equal(found, 1);
+	assert_ptr_equal(p, P);
+	assert_int_equal(ipc, 0);
+	assert_int_equal(site, 0);
+	assert_int_equal(mdev, 2); /* the pool's device unknown: the context's */
+	model_pool_new(P, &props, 22);
+	ASK(1, NULL);
+	assert_int_equal(ipc, 1);
+	assert_int_equal(site, 22);
+	assert_int_equal(mdev, 3); /* the pool's own device */
+	assert_int_equal(def, 0);
+	model_pool_seen(P, 2, 1);
+	ASK(1, NULL);
+	assert_int_equal(def, 1);
+	model_device_set_pool(1, Q, 33);
+	ASK(1, NULL);
+	assert_ptr_equal(p, Q);
+	assert_int_equal(ipc, 0);
+	assert_int_equal(def, 0);
+	ASK(1, P);
+	assert_ptr_equal(p, P);
+	assert_int_equal(ipc, 1);
+	model_pool_destroy(Q); /* device 1 has no default pool the model knows */
+	ASK(1, NULL);
+	assert_null(p);
+	assert_int_equal(found, 0);
+	assert_int_equal(mdev, 2);
+#undef ASK
+}
+
 /* Destroying a device's current pool makes its default pool current again
  * (the driver's rule, cuMemPoolDestroy): the model's current pool follows,
  * so a later captured allocation is not described from the dead pool. */
@@ -501,6 +564,7 @@ int main(void)
 	    cmocka_unit_test_setup(pool_table_failure_is_its_own, setup),
 	    cmocka_unit_test_setup(pool_handle_reused_is_a_new_pool, setup),
 	    cmocka_unit_test_setup(pool_destroyed_current_falls_back_to_default, setup),
+	    cmocka_unit_test_setup(pool_answer_follows_every_change, setup),
 	    cmocka_unit_test_setup(exec_map_unknown_handle_is_itself, setup),
 	    cmocka_unit_test_setup(exec_map_new_exec_stands_for_itself, setup),
 	    cmocka_unit_test_setup(exec_map_set_real_is_seen_by_every_reader, setup),
