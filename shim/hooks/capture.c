@@ -533,13 +533,18 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 	 * each found it again, five lock round trips an end). */
 	if (capturing && id)
 		found = model_capture_find(id, &cv);
-	if (CG_UNLIKELY(ph && (capturing ? cg_caprule_end_unmatched(cg_routes[hid].name, id, s,
-								    found ? &cv : NULL) /* CGS022: 903 */
-					 : cgh_stream_captures_nothing(s, ptsz) &&
-					       cg_caprule_end_none(cg_routes[hid].name, s)))) /* CGS021 */
+	/* CGS022 and CGS016 are asked only of a capture found and ended on
+	 * another stream, from another thread (each rule's own first test,
+	 * rules/capture.c): their checks' 1 KB verdict frames, and the calls
+	 * below them, stay off a steady end's stack (issue 36). */
+	if (CG_UNLIKELY(ph &&
+			(capturing ? found && cv.stream != s &&
+					 cg_caprule_end_unmatched(cg_routes[hid].name, id, s, &cv) /* CGS022: 903 */
+				   : cgh_stream_captures_nothing(s, ptsz) &&
+					 cg_caprule_end_none(cg_routes[hid].name, s)))) /* CGS021 */
 		return end_named_refused(&c, hid, fn, s, ph, cg_errno_in, capturing, id);
-	if (CG_UNLIKELY(capturing &&
-			cg_caprule_end_thread(cg_routes[hid].name, id, s, found ? &cv : NULL))) /* CGS016: 908 */
+	if (CG_UNLIKELY(capturing && found && cv.tid != cg_gettid() &&
+			cg_caprule_end_thread(cg_routes[hid].name, id, s, &cv))) /* CGS016: 908 */
 		return end_wrong_thread(&c, hid, fn, s, ph, cg_errno_in, id);
 	/* the stream model's suspects (a broken capture's end answers 901
 	 * whatever its forks), confirmed before anything is named; the view
