@@ -18,37 +18,13 @@ static const char *mode_str(int m)
 	return m == 0 ? "global" : m == 1 ? "thread_local" : m == 2 ? "relaxed" : "?";
 }
 
-/* 0 once the driver has said the process sees one device, device 0 (-2:
- * not asked yet, -1: another answer). The count is fixed from cuInit on,
- * so every context's device is then 0, and cg_current_device answers 0
- * without a context too: learn_current_pool asks the model alone, without
- * cuCtxGetDevice (issue 36: a driver call and its lines each begin). Its
- * pool known means model_dev_seen(0) has run (model_pool_seen,
- * model_device_set_pool). A captured allocation reads it too (memory.c). */
-_Atomic int cgh_only_dev = -2;
-
-static void only_dev_learn(void)
-{
-	int n = 0;
-	CUdevice d = -1;
-	if (atomic_load_explicit(&cgh_only_dev, memory_order_relaxed) != -2 || !drv_cuDeviceGetCount ||
-	    drv_cuDeviceGetCount(&n) != CUDA_SUCCESS || !drv_cuCtxGetDevice || drv_cuCtxGetDevice(&d) != CUDA_SUCCESS)
-		return; /* asked again at the next begin that learns */
-	atomic_store_explicit(&cgh_only_dev, n == 1 && d == 0 ? 0 : -1, memory_order_relaxed);
-}
-
 /* Device of the calling context: the current pool of that device is what
  * cuMemAllocAsync will use during this capture. Learned before the capture
  * starts, so no query is needed inside it. */
 static CG_HOT void learn_current_pool(void)
 {
-	int one = atomic_load_explicit(&cgh_only_dev, memory_order_relaxed), dev;
+	int dev = cg_current_device(); /* no driver call once one device is known (devices.c) */
 	CUmemoryPool p = NULL, d = NULL;
-	if (one == 0 && model_device_pool(0, NULL))
-		return;
-	if (CG_UNLIKELY(one == -2))
-		only_dev_learn();
-	dev = cg_current_device();
 	if (model_device_pool(dev, NULL))
 		return;
 	if (real_cuDeviceGetDefaultMemPool && real_cuDeviceGetDefaultMemPool(&d, dev) == CUDA_SUCCESS)

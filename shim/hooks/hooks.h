@@ -255,11 +255,6 @@ int cgh_stream_captures_nothing(CUstream s, int ptsz);
 int cgh_escaped(uint64_t id);
 void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g);
 
-/* 0 once the process is known to see one device, device 0 (capture.c,
- * learned by the first begin-capture hook): every context's device is
- * then 0, and model_dev_seen(0) has run. */
-extern _Atomic int cgh_only_dev CG_HIDDEN;
-
 /* A repeat's call (call.h): its record is left to debug level. */
 static inline void cgh_call_repeat(struct cg_call *c, int repeat)
 {

@@ -80,8 +80,8 @@ static CG_HOT CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, 
 	if (!f->capturing)
 		model_mem_moved(); /* may grow the pool; a captured one is a node */
 	if (f->capturing) {
-		/* the context's device: 0 without cuCtxGetDevice where it can be no other */
-		int dev = atomic_load_explicit(&cgh_only_dev, memory_order_relaxed) == 0 ? 0 : cg_current_device();
+		/* the context's device: 0 without cuCtxGetDevice where it can be no other (cg_current_device) */
+		int dev = cg_current_device();
 		f->site = cg_site_here(SITE_SKIP_PART + 1);
 		model_pool_for_alloc(dev, &f->pool, &f->ipc, &f->is_default, &pool_site, &f->mdev);
 		if (CG_UNLIKELY(f->ipc))
