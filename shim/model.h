@@ -387,8 +387,10 @@ void model_churn_after_fork_child(void);
  * seen meanwhile; its records are then left to debug (call.h). */
 int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc);
 /* model_capture_end, and the facts the churn table needs (out, may be NULL;
- * zeroed when the capture was not known). */
-int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc, struct model_cap_end *out);
+ * zeroed when the capture was not known). t_end: when the capture ended
+ * (the end hook's clock after the driver's end), 0: read now. */
+int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc, uint64_t t_end,
+			    struct model_cap_end *out);
 /* The same, so far, for a call made inside live capture id. */
 int model_capture_repeat(uint64_t id);
 /* A hooked call failed with 900 (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED):

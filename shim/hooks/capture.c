@@ -555,7 +555,7 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 		if (g)
 			model_graph_new(g, 1, id, 0, 0);
 		if (capturing)
-			repeat = model_capture_end_facts(id, s, g, rc, &ce);
+			repeat = model_capture_end_facts(id, s, g, rc, c.t_out, &ce);
 		cgh_call_repeat(&c, repeat);
 		if (g) {
 			int counted;

@@ -742,10 +742,11 @@ static int cap_repeats(const struct cg_capture *c)
 
 int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 {
-	return model_capture_end_facts(id, s, graph, rc, NULL);
+	return model_capture_end_facts(id, s, graph, rc, 0, NULL);
 }
 
-CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc, struct model_cap_end *out)
+CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc, uint64_t t_end,
+				   struct model_cap_end *out)
 {
 	struct cg_capture *c;
 	struct ev_capture f;
@@ -775,7 +776,7 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 		k.bcall.flags |= CG_CALL_REPEAT;
 	CAPREC(begin, &k);
 	have_after = !c->steady && model_sample_free(&fr);
-	dur = cg_now_ns() - c->t0;
+	dur = (t_end ? t_end : cg_now_ns()) - c->t0; /* the end's own clock: no read of its own */
 	if (out) {
 		out->key = c->steady_key ? c->steady_key : steady_key(c->site, c->stream);
 		out->site = c->site;
