@@ -19,10 +19,27 @@ struct cg_graph *model_graph_find_slow_locked(CUgraph g)
  * capture's walk takes it (stand-in callgrind, workload update-fresh 64:
  * the update's summary swap ~500 -> ~150 instructions). */
 static _Atomic(struct cg_summary *) spare_sum;
-/* A freed partial summary and a destroyed graph's memory-node array, for
- * the next of their size (table.h): a capture loop with memory nodes made
- * and freed one of each a step. */
-static struct cg_spare partial_spare = CG_SPARE_INIT(0), mnodes_spare = CG_SPARE_INIT(0);
+/* What a capture loop touches of this file's own data at its graph's
+ * making, its end, the instantiation, the exec's and the graph's destroy,
+ * on one 64-byte line (issue 36: in the lockstep harness every line is a
+ * miss; these were on three lines beside data no step of the loop reads).
+ * partial, mnodes, graph: a freed partial summary, a destroyed graph's
+ * memory-node array and its entry, each for the next of its size
+ * (table.h: a capture loop with memory nodes makes and frees one of each a
+ * step). ids: the last graph id given (gx_lock). node_destroys: the node
+ * destroys seen (cuGraphDestroyNode names no graph, and this driver's
+ * headers have no query for a node's graph). changes: hooked changes of
+ * any graph (nodes added or destroyed, memory nodes): a child graph's
+ * handle is owned by its node and unknown to the graph table, so its
+ * change reaches its parent's cached summary only here. */
+static struct {
+	struct cg_spare partial, mnodes, graph;
+	uint64_t ids;
+	_Atomic unsigned node_destroys;
+	_Atomic uint32_t changes;
+} __attribute__((aligned(64)))
+graph_line = {.partial = CG_SPARE_INIT(0), .mnodes = CG_SPARE_INIT(0), .graph = CG_SPARE_INIT(sizeof(struct cg_graph))};
+_Static_assert(sizeof graph_line == 64, "graph_line: one cache line");
 
 /* A summary's child summaries go with it (never kept in the spare). */
 static void summary_kids_free(struct cg_summary *s)
@@ -38,7 +55,8 @@ static CG_HOT void summary_blocks_free(struct cg_summary *s)
 {
 	summary_kids_free(s);
 	if (s->mem == (struct cg_mnode *)(s + 1)) { /* a partial one: its memory nodes in its block */
-		cg_spare_free(&partial_spare, s, sizeof *s + ((size_t)s->n_alloc + s->n_free + 1) * sizeof *s->mem);
+		cg_spare_free(&graph_line.partial, s,
+			      sizeof *s + ((size_t)s->n_alloc + s->n_free + 1) * sizeof *s->mem);
 		return;
 	}
 	free(s->mem);
@@ -82,11 +100,6 @@ CG_HOT long long model_graph_walks(void)
 {
 	return atomic_load_explicit(&walks, memory_order_relaxed);
 }
-
-/* Hooked changes of any graph (nodes added or destroyed, memory nodes):
- * a child graph's handle is owned by its node and unknown to the graph
- * table, so its change reaches its parent's cached summary only here. */
-static _Atomic uint32_t graph_changes;
 
 /* A child graph node's graph, walked one level deeper (no lock held; the
  * handle is owned by the node, which the parent walk holds); appended to
@@ -174,7 +187,7 @@ static CG_HOT struct cg_summary *summary_walk_at(CUgraph g, int depth, const siz
 			return NULL;
 	}
 	memset(s, 0, sizeof *s);
-	s->kid_gen = atomic_load_explicit(&graph_changes, memory_order_acquire);
+	s->kid_gen = atomic_load_explicit(&graph_line.changes, memory_order_acquire);
 	s->cap_nodes = (uint32_t)cap;
 	atomic_init(&s->refs, 1);
 	s->nodes = (CUgraphNode *)(s + 1);
@@ -322,12 +335,6 @@ static void summary_fill_pools(struct cg_summary *s, const struct cg_graph *gr)
 	}
 }
 
-/* The last graph id given (model_graph_new, gx_lock). */
-static uint64_t graph_ids;
-
-/* A destroyed graph's entry, kept for the next graph (table.h). */
-static struct cg_spare graph_spare = CG_SPARE_INIT(sizeof(struct cg_graph));
-
 /* The driver's own id of g (CUDA 13.1+), 0 when it has none: a query of
  * the handle the caller was just given, before the model's lock. */
 static unsigned graph_cuda_id(CUgraph g)
@@ -350,7 +357,7 @@ CG_HOT void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t si
 	x = model_graph_find_locked(g);
 	again = x != NULL; /* a graph known before, changed (a new handle needs no epoch: destroy moved it) */
 	if (!x) {
-		x = cg_spare_calloc(&graph_spare, sizeof *x);
+		x = cg_spare_calloc(&graph_line.graph, sizeof *x);
 		if (!x) {
 			pthread_mutex_unlock(&model_gx_lock);
 			cg_degrade("graph table");
@@ -360,11 +367,11 @@ CG_HOT void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t si
 		cg_hidx_add(&model_graphs, x);
 		if (model_table_added(&model_graph_table)) {
 			pthread_mutex_unlock(&model_gx_lock);
-			cg_spare_free(&graph_spare, x, sizeof *x);
+			cg_spare_free(&graph_line.graph, x, sizeof *x);
 			return;
 		}
 		model_tot.graphs++;
-		x->id = ++graph_ids; /* a graph changed in place keeps its id */
+		x->id = ++graph_line.ids; /* a graph changed in place keeps its id */
 	}
 	x->cuda_id = cuda_id;
 	x->origin = origin;
@@ -439,32 +446,28 @@ CG_HOT int model_graph_destroy(CUgraph g)
 		repeat = x->repeat;
 		model_alloc_release_graph(g, x->mem, x->n_mem);
 		model_summary_free(x->sum);
-		cg_spare_free(&mnodes_spare, x->mem, (size_t)x->cap_mem * sizeof *x->mem);
-		cg_spare_free(&graph_spare, x, sizeof *x);
+		cg_spare_free(&graph_line.mnodes, x->mem, (size_t)x->cap_mem * sizeof *x->mem);
+		cg_spare_free(&graph_line.graph, x, sizeof *x);
 	}
 	return repeat;
 }
 
-/* Node destroys seen (cuGraphDestroyNode names no graph, and this
- * driver's headers have no query for a node's graph). */
-static _Atomic unsigned node_destroys;
-
 CG_HOT unsigned model_graph_node_destroys(void)
 {
-	return atomic_load_explicit(&node_destroys, memory_order_relaxed);
+	return atomic_load_explicit(&graph_line.node_destroys, memory_order_relaxed);
 }
 
 void model_graph_node_destroyed(void)
 {
-	atomic_fetch_add_explicit(&node_destroys, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&graph_changes, 1, memory_order_release);
+	atomic_fetch_add_explicit(&graph_line.node_destroys, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&graph_line.changes, 1, memory_order_release);
 	model_epoch_bump(); /* some graph changed: no memo stands */
 }
 
 void model_graph_node_changed(void)
 {
 	struct cg_graph *x, *tmp;
-	atomic_fetch_add_explicit(&graph_changes, 1, memory_order_release);
+	atomic_fetch_add_explicit(&graph_line.changes, 1, memory_order_release);
 	pthread_mutex_lock(&model_gx_lock);
 	CG_HIDX_EACH(&model_graphs, x, tmp)
 	x->sum_gen = x->gen - 1; /* not current (model_graph_sum_current_locked) */
@@ -475,7 +478,7 @@ void model_graph_node_changed(void)
 void model_graph_mutated(CUgraph g)
 {
 	struct cg_graph *x;
-	atomic_fetch_add_explicit(&graph_changes, 1, memory_order_release);
+	atomic_fetch_add_explicit(&graph_line.changes, 1, memory_order_release);
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
 	if (!x)
@@ -493,23 +496,23 @@ CG_HOT void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 {
 	struct cg_graph *x;
 	struct cg_mnode mm = *m_in, *m = &mm;
-	atomic_fetch_add_explicit(&graph_changes, 1, memory_order_release);
+	atomic_fetch_add_explicit(&graph_line.changes, 1, memory_order_release);
 	if (!mm.is_free && !mm.dev)
 		mm.dev = model_pool_mnode_dev(&mm); /* before gx_lock: it may take mem_lock */
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
 	if (!x) {
-		x = cg_spare_calloc(&graph_spare, sizeof *x);
+		x = cg_spare_calloc(&graph_line.graph, sizeof *x);
 		if (x) {
 			x->h = g;
 			cg_hidx_add(&model_graphs, x);
 			if (model_table_added(&model_graph_table)) {
-				cg_spare_free(&graph_spare, x, sizeof *x);
+				cg_spare_free(&graph_line.graph, x, sizeof *x);
 				x = NULL;
 			} else {
 				model_tot.graphs++;
-				x->id = ++graph_ids;  /* a captured graph: known from its first memory node */
-				model_graph_last = x; /* its free node's, its end's lookups next (issue 36) */
+				x->id = ++graph_line.ids; /* a captured graph: known from its first memory node */
+				model_graph_last = x;	  /* its free node's, its end's lookups next (issue 36) */
 			}
 		}
 	}
@@ -517,7 +520,7 @@ CG_HOT void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 		if (x->n_mem == x->cap_mem) {
 			int nc = x->cap_mem ? x->cap_mem * 2 : 4;
 			struct cg_mnode *nm = x->mem ? realloc(x->mem, (size_t)nc * sizeof *nm)
-						     : cg_spare_calloc(&mnodes_spare, (size_t)nc * sizeof *nm);
+						     : cg_spare_calloc(&graph_line.mnodes, (size_t)nc * sizeof *nm);
 			if (nm) {
 				x->mem = nm;
 				x->cap_mem = nc;
@@ -534,7 +537,8 @@ CG_HOT void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 CG_HOT int model_graph_sum_current_locked(const struct cg_graph *gr)
 {
 	return gr->sum && gr->sum_gen == gr->gen &&
-	       (!gr->sum->n_kids || gr->sum->kid_gen == atomic_load_explicit(&graph_changes, memory_order_acquire));
+	       (!gr->sum->n_kids ||
+		gr->sum->kid_gen == atomic_load_explicit(&graph_line.changes, memory_order_acquire));
 }
 
 /* The graph's cached summary if current (a reference), else NULL; *gen
@@ -629,7 +633,7 @@ CG_HOT int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_
 		x->n_nodes_cap = (uint32_t)n_nodes;
 		mnode_counts(x->mem, x->n_mem, n_alloc, n_free);
 		x->cap_nocopy = kernels >= 0 && (size_t)kernels + *n_alloc + *n_free == n_nodes;
-		x->cap_destroys = atomic_load_explicit(&node_destroys, memory_order_relaxed);
+		x->cap_destroys = atomic_load_explicit(&graph_line.node_destroys, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	return x != NULL;
@@ -641,15 +645,15 @@ static CG_HOT struct cg_summary *graph_partial_locked(const struct cg_graph *x)
 	struct cg_summary *s = NULL;
 	if (x && x->origin == 1 && x->cap_gen && x->cap_gen == x->gen) {
 		/* one block: the header, then the memory nodes (zeroed) */
-		s = cg_spare_calloc(&partial_spare, sizeof *s + ((size_t)x->n_mem + 1) * sizeof *s->mem);
+		s = cg_spare_calloc(&graph_line.partial, sizeof *s + ((size_t)x->n_mem + 1) * sizeof *s->mem);
 		if (s) {
 			s->mem = (struct cg_mnode *)(s + 1);
 			atomic_init(&s->refs, 1);
 			s->partial = 1;
 			/* a node destroyed since, then one added through an
 			 * unhooked call, would keep the node count */
-			s->nocopy = x->cap_nocopy &&
-				    x->cap_destroys == atomic_load_explicit(&node_destroys, memory_order_relaxed);
+			s->nocopy = x->cap_nocopy && x->cap_destroys == atomic_load_explicit(&graph_line.node_destroys,
+											     memory_order_relaxed);
 			s->n_nodes = x->n_nodes_cap;
 			if (x->n_mem) /* x->mem is NULL for a graph without memory nodes */
 				memcpy(s->mem, x->mem, (size_t)x->n_mem * sizeof *s->mem);
