@@ -23,7 +23,10 @@ CG_HOT void model_dev_seen(int d)
  * is 0 as well: cg_current_device answers without cuCtxGetDevice (issue 36:
  * a driver call and its lines each instantiation and allocation, ~0.3 us
  * cold on the H200). Learned after the first answer of device 0, whose
- * model_dev_seen has then run. */
+ * model_dev_seen has then run, while the model counts no live capture:
+ * the count is not among the queries made inside one (docs/design.md, as
+ * cuMemGetInfo); a multi-device process's first such answer may come in
+ * another stream's capture, and the next one outside learns. */
 static _Atomic int one_device;
 
 static CG_COLD void one_device_learn(void)
@@ -41,7 +44,7 @@ CG_HOT int cg_current_device(void)
 		return 0;
 	if (drv_cuCtxGetDevice && drv_cuCtxGetDevice(&d) == CUDA_SUCCESS && d >= 0 && d < CG_MAX_DEV) {
 		model_dev_seen(d);
-		if (CG_UNLIKELY(!one && d == 0))
+		if (CG_UNLIKELY(!one && d == 0) && !atomic_load_explicit(&cg_live_captures, memory_order_relaxed))
 			one_device_learn();
 		return d;
 	}

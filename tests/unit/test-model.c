@@ -555,6 +555,48 @@ static void alloc_entry_steady_step_takes_no_table_memory(void **state)
 	assert_int_equal(stub_degraded, 0);
 }
 
+/* The device count (cuDeviceGetCount, asked once to learn whether the
+ * process sees one device) is not one of the queries the shim makes while
+ * a capture is live (docs/design.md, what the shim promises: only
+ * capture-safe ones; as cuMemGetInfo, it waits until the model counts
+ * none). A multi-device process's first answer of device 0 may come inside
+ * another stream's capture: the count is asked at the next answer outside
+ * one, and from then on no driver call is made. */
+static int count_asks, ctxdev_asks;
+static CUresult fake_ctx_dev0(CUdevice *d)
+{
+	ctxdev_asks++;
+	*d = 0;
+	return CUDA_SUCCESS;
+}
+static CUresult fake_count_one(int *n)
+{
+	count_asks++;
+	*n = 1;
+	return CUDA_SUCCESS;
+}
+
+static void device_count_not_asked_inside_a_live_capture(void **state)
+{
+	(void)state;
+	drv_cuCtxGetDevice = fake_ctx_dev0;
+	drv_cuDeviceGetCount = fake_count_one;
+	atomic_store(&cg_live_captures, 1);
+	assert_int_equal(cg_current_device(), 0);
+	assert_int_equal(ctxdev_asks, 1);
+	assert_int_equal(count_asks, 0);
+	atomic_store(&cg_live_captures, 0);
+	assert_int_equal(cg_current_device(), 0);
+	assert_int_equal(ctxdev_asks, 2);
+	assert_int_equal(count_asks, 1);
+	/* one device known: answered without the driver */
+	assert_int_equal(cg_current_device(), 0);
+	assert_int_equal(ctxdev_asks, 2);
+	assert_int_equal(count_asks, 1);
+	drv_cuCtxGetDevice = NULL;
+	drv_cuDeviceGetCount = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -575,6 +617,8 @@ int main(void)
 	    cmocka_unit_test_setup(ledger_pending_kept_on_the_model_exec, setup),
 	    cmocka_unit_test_setup(exec_cuda_id_never_asked_of_a_dead_handle, setup),
 	    cmocka_unit_test_setup(update_alike_takes_the_graphs_nccl, setup),
+	    /* last: it leaves the model knowing one device */
+	    cmocka_unit_test_setup(device_count_not_asked_inside_a_live_capture, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
