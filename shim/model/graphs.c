@@ -69,6 +69,16 @@ CG_HOT void model_summary_free(struct cg_summary *s)
 	struct cg_summary *none = NULL;
 	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
+	/* A partial summary is made by graph_partial_locked alone: one block
+	 * with its memory nodes, no kids, no capacities (never the spare
+	 * walked summary): what the path below does to it, without reading
+	 * the header's later lines (kids, cap_nodes, mem; issue 36: an exec
+	 * destroy of a capture loop). */
+	if (s->partial) {
+		cg_spare_free(&graph_line.partial, s,
+			      sizeof *s + ((size_t)s->n_alloc + s->n_free + 1) * sizeof *s->mem);
+		return;
+	}
 	summary_kids_free(s);
 	if (s->cap_nodes && atomic_compare_exchange_strong(&spare_sum, &none, s))
 		return;
