@@ -56,6 +56,10 @@ int main(void)
 	CUgraphExec e, e2;
 	CUgraph g;
 	DCHECK("cuInit", cuInit(0), CUDA_SUCCESS);
+	{ /* no context current yet: the driver answers 201 (the stand-in answered device 0) */
+		CUdevice d;
+		DCHECK("cuCtxGetDevice(no context)", cuCtxGetDevice(&d), CUDA_ERROR_INVALID_CONTEXT);
+	}
 	DCHECK("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
 	DCHECK("cuCtxSetCurrent", cuCtxSetCurrent(ctx), CUDA_SUCCESS);
 	DCHECK("cuStreamCreate", cuStreamCreate(&s, 0), CUDA_SUCCESS);

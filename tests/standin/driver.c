@@ -1739,6 +1739,8 @@ DEF(cuCtxGetDevice, PFN_cuCtxGetDevice_v2000, (CUdevice * device))
 	trace(__func__); /* counted by run_model.py after_begin_flags */
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (!t_ctx) /* as the driver: no context current */
+		return CUDA_ERROR_INVALID_CONTEXT;
 	*device = cur_dev();
 	return CUDA_SUCCESS;
 }
@@ -1747,7 +1749,7 @@ DEF(cuCtxGetDevice_v2, PFN_cuCtxGetDevice_v13000, (CUdevice * device, CUcontext 
 {
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!ctx_ok(ctx))
+	if (!ctx_ok(ctx) || (!ctx && !t_ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
 	*device = ctx ? ctx_dev(ctx) : cur_dev();
 	return CUDA_SUCCESS;
