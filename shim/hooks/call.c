@@ -22,14 +22,19 @@ CG_HOT int cg_call_rec_wanted(struct cg_call *c, CUresult rc)
 	return cg_call_on_count(c, rc);
 }
 
+CG_HOT int cg_call_rec_open(struct cg_rec *r, struct cg_call *c, CUresult rc)
+{
+	/* one clock read: the record's stamp and the end of dur_ns */
+	return cg_call_rec_at(r, c, rc, cg_tls.via, c->t0 ? cg_now_ns() : 0);
+}
+
 CG_HOT int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc)
 {
 	if (!cg_call_rec_wanted(c, rc)) {
 		r->on = 0;
 		return 0;
 	}
-	/* one clock read: the record's stamp and the end of dur_ns */
-	return cg_call_rec_at(r, c, rc, cg_tls.via, c->t0 ? cg_now_ns() : 0);
+	return cg_call_rec_open(r, c, rc);
 }
 
 CG_HOT int cg_call_rec_at(struct cg_rec *r, const struct cg_call *c, CUresult rc, const char *via, uint64_t end)

@@ -474,7 +474,7 @@ static CG_HOT __attribute__((noinline)) void end_record(struct cg_call *c, CUres
 							uint32_t n_free, const struct cg_summary *sum, int nccl)
 {
 	struct cg_rec r;
-	if (!cg_call_rec_at(&r, c, rc, cg_tls.via, c->t0 ? cg_now_ns() : 0))
+	if (!cg_call_rec_open(&r, c, rc))
 		return;
 	rec_hex(&r, "stream", (uintptr_t)s);
 	rec_u64(&r, "capture", id);

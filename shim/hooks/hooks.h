@@ -145,12 +145,13 @@ void cg_caprule_after(const char *api, int rule, int predicted_rc, int rc);
  * calls rec_end(); returns r->on); cg_call_end records a call with no extra
  * arguments. Both count a failure and tell the model of a 900. */
 int cg_call_rec(struct cg_rec *r, struct cg_call *c, CUresult rc) CG_HIDDEN;
-/* cg_call_rec's bookkeeping alone (the failure counted, the via consumed,
- * a hidden repeat counted): whether the record is to be written, which
- * cg_call_rec_at(r, c, rc, cg_tls.via, c->t0 ? cg_now_ns() : 0) then does.
- * For a hook whose record buffer (4 KB) would put every call below it on
- * stack lines of their own when nothing is written (issue 36). */
+/* cg_call_rec in its two steps: the bookkeeping (the failure counted, the
+ * via consumed, a hidden repeat counted) and whether the record is to be
+ * written; then, only where it is, its opening (cg_call_rec_open). For a
+ * hook whose record buffer (4 KB) would put every call below it on stack
+ * lines of their own when nothing is written (issue 36). */
 int cg_call_rec_wanted(struct cg_call *c, CUresult rc) CG_HIDDEN;
+int cg_call_rec_open(struct cg_rec *r, struct cg_call *c, CUresult rc) CG_HIDDEN;
 /* The same for a record written later than its call (a begin-capture
  * record is deferred until its capture ends: see hooks/capture.c): via is
  * the runtime name the call came through, end the time the hook finished
