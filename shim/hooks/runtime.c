@@ -29,31 +29,15 @@ typedef int rt_err;
 
 /* The runtime's entry points (rt_sym) and whether the wrappers are on
  * (rt_active), in one table whose first cache line holds the flag and the
- * entries a capture loop calls each step: a loop's runtime call reads one
- * line of its own (issue 36: the flag was a line of cg_cfg, the entries
- * spread over two). Every row of rt-hooks.def needs its index here (RT_REAL
- * names it: a row without one does not compile; RT_N counts them). */
-enum {
-	RT_IDX_cudaMallocAsync,
-	RT_IDX_cudaFreeAsync,
-	RT_IDX_cudaStreamBeginCapture,
-	RT_IDX_cudaStreamEndCapture,
-	RT_IDX_cudaGraphInstantiate,
-	RT_IDX_cudaGraphInstantiateWithFlags,
-	RT_IDX_cudaGraphExecUpdate,
-	RT_IDX_cudaGraphInstantiateWithParams,
-	RT_IDX_cudaGraphLaunch,
-	RT_IDX_cudaGraphUpload,
-	RT_IDX_cudaMallocFromPoolAsync,
-	RT_N
-};
-#define RTHOOK(name, cls, params, args, abi) RT_ROW_##name,
+ * entries a capture loop calls each step (rt-hooks.def's first rows): a
+ * loop's runtime call reads one line of its own (issue 36: the flag was a
+ * line of cg_cfg, the entries spread over two). */
+#define RTHOOK(name, cls, params, args, abi) RT_IDX_##name,
 enum {
 #include "../rt-hooks.def"
-	RT_ROWS
+	RT_N
 };
 #undef RTHOOK
-_Static_assert((int)RT_N == (int)RT_ROWS, "an index per rt-hooks.def row");
 
 static struct {
 	_Atomic int on; /* 0: not read yet; 1: CGSHIM_RUNTIME_HOOKS on; -1: off */
