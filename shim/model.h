@@ -729,18 +729,24 @@ int model_pool_info(CUmemoryPool p, int *ipc, int *is_default, uint32_t *site);
  * unknown, as model_pool_info leaves them) and *mdev, the cg_mnode dev of
  * its allocation (the pool's device, else dev; plus one). 1: pool known. */
 int model_pool_for_alloc(int dev, CUmemoryPool *pool, int *ipc, int *is_default, uint32_t *site, uint8_t *mdev);
-/* A graph allocation observed at creation; *out: the facts of its "alloc"
- * record, which the hook writes at level (emit_alloc; an explicit node
- * adds the peer access it asked for, "access"). The graph's ids are asked
- * (a lock round trip) only where that level passes (issue 36: a repeat
- * capture's allocation record is left to debug); out NULL: the model's
- * step alone, for a record that is not written. */
-void model_alloc_graph_at(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api, int level,
-			  struct ev_alloc *out);
+/* A graph allocation observed at creation, counted in its capture (0:
+ * none); *out: the facts of its "alloc" record, which the hook writes at
+ * *level (emit_alloc; an explicit node adds the peer access it asked for,
+ * "access"), filled only where that level passes (the graph's ids are a
+ * lock round trip; issue 36: a repeat capture's allocation record is left
+ * to debug); out NULL: the model's step alone. *level -1: the capture's
+ * own, cg_log_life_level of whether it repeats (model_capture_repeat,
+ * asked in the count's lock round trip), set on return. Returns that
+ * repeat (0 without a capture). */
+int model_alloc_graph_at(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api, int *level,
+			 struct ev_alloc *out);
 static inline void model_alloc_graph(const struct cg_mnode *m, CUstream s, uint64_t capture, CUgraph g, const char *api,
 				     struct ev_alloc *out)
 {
-	model_alloc_graph_at(m, s, capture, g, api, CG_L_INFO, out);
+	int level = CG_L_INFO;
+	if (out) /* left unfilled where the level does not pass */
+		*out = (struct ev_alloc){0};
+	(void)model_alloc_graph_at(m, s, capture, g, api, &level, out);
 }
 /* Devices and graph-allocation bytes per device of a summary, as fields of
  * an instantiate record: "dev" (the calling context's device, where the

@@ -581,14 +581,18 @@ static inline __attribute__((always_inline)) int unwind_from(uintptr_t sp, uintp
 		*rest = NULL;
 	if (t)
 		t->val = 0, t->way = 0;
-	if (!_dl_find_object || max > 64)
+	if (max > 64)
 		return -1;
 	ms = memos_get();
+	/* a way is kept only by a walk, which needed _dl_find_object: asked
+	 * after (its GOT line is off a steady site's path, issue 36) */
 	if (memo_answer(ms, sp, bp, pc, pcs, &n, max, &mask, t)) {
 		if (cuda)
 			*cuda = mask;
 		return n; /* 0 with t->val */
 	}
+	if (!_dl_find_object)
+		return -1;
 	return rest ? unwind_warm_walk(ms, sp, bp, pc, pcs, max, cuda, rest, t)
 		    : unwind_walk(ms, sp, bp, pc, pcs, max, cuda, t);
 }

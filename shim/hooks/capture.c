@@ -254,6 +254,16 @@ static CG_COLD void begin_nested_after(int hid, CUresult rc)
 	cg_caprule_after(cg_routes[hid].name, R_BEGIN_CAPTURING, CUDA_ERROR_ILLEGAL_STATE, rc);
 }
 
+/* The late exit handler (init.c), once a capture begins: registered by the
+ * warm-up's stage 2 (warm_stages) when it ran, whose bit cg_call_begin has
+ * just read; only a begin before it asks pthread_once (issue 36: its
+ * control word and the call were lines of every begin). */
+static CG_HOT void begin_exit_late(void)
+{
+	if (atomic_load_explicit(&cg_warm_pending, memory_order_relaxed) & 2)
+		cg_exit_register_late();
+}
+
 /* The modeless cuStreamBeginCapture (always global) begun with another mode:
  * through cuStreamBeginCapture_v2 (the same driver entry with a mode);
  * without it (a driver older than 10.1) the capture is left global. */
@@ -287,7 +297,7 @@ static CG_COLD CUresult begin_v1_as(int ptsz, CUstream s, int use, int *used)
 		learn_current_pool();                                                                                  \
 		model_capture_presample(site, hStream);                                                                \
 		model_capture_prepare_blocking(stream_blocking(hStream, ptsz, nested));                                \
-		cg_exit_register_late();                                                                               \
+		begin_exit_late();                                                                                     \
 		if (use != asked)                                                                                      \
 			capture_mode_record(HID_##name, hStream, asked, use, site);                                    \
 		cg_call_mark_in(&c);                                                                                   \

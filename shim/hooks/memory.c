@@ -86,7 +86,6 @@ static CG_HOT CGH_FRAMED void alloc_async_pre(struct cgh_frame *f, size_t size, 
 		model_pool_for_alloc(dev, &f->pool, &f->ipc, &f->is_default, &pool_site, &f->mdev);
 		if (CG_UNLIKELY(f->ipc))
 			alloc_ipc_check(f, size, s, api, pool_site);
-		f->repeat = model_capture_repeat(f->id);
 	}
 }
 
@@ -105,15 +104,15 @@ static CG_HOT void alloc_async_post(struct cg_call *c, struct cgh_frame *f, CUre
 			m.pool_default = (uint8_t)f->is_default;
 			m.dev = f->mdev; /* model_graph_add_mnode and model_alloc_graph need not look it up */
 			model_graph_add_mnode(f->g, &m);
-			/* made inside a repeat capture (model_capture_repeat): left to debug */
-			int level = cg_log_life_level(f->repeat);
-			if (cg_log_on(level)) {
-				struct ev_alloc a;
-				model_alloc_graph_at(&m, s, f->id, f->g, api, level, &a);
+			/* made inside a repeat capture (model_capture_repeat, asked
+			 * with the capture's count): left to debug */
+			int level = -1;
+			struct ev_alloc a;
+			f->repeat = model_alloc_graph_at(&m, s, f->id, f->g, api, &level, &a);
+			if (cg_log_on(level))
 				emit_alloc(level, &a);
-			} else { /* no record at this level: the model's step alone */
-				model_alloc_graph_at(&m, s, f->id, f->g, api, level, NULL);
-			}
+		} else {
+			f->repeat = model_capture_repeat(f->id);
 		}
 		c->flags |= CG_CALL_LIFE;
 		cgh_call_repeat(c, f->repeat);

@@ -111,29 +111,29 @@ static CG_HOT void rt_enter(struct rt_frame *f, const char *name)
 	cg_tls.via_consumed = 0;
 }
 
-/* The runtime call's own record, when no driver hook consumed it. */
+/* The runtime call's own record, when no driver hook consumed it (rt_leave
+ * asks). */
 static void rt_leave_record(const struct rt_frame *f, const char *name, rt_err rc)
 {
-	if (!cg_tls.via_consumed) {
-		int level = rc ? CG_L_INFO : CG_L_TRACE;
-		if (cg_log_on(level)) {
-			if (rc)
-				cg_count_failure(-1, (CUresult)rc);
-			emit_call(level, &(struct ev_call){
-					     .api = name,
-					     .rc = rc,
-					     .has_rc = 1,
-					     .err = rc ? cg_result_name(rc) : NULL,
-					     .msg = rc ? "the runtime answered without reaching the driver" : NULL,
-					     .dur_ns = f->t0 ? cg_now_ns() - f->t0 : 0,
-					     .has_dur_ns = f->t0 != 0});
-		}
+	int level = rc ? CG_L_INFO : CG_L_TRACE;
+	if (cg_log_on(level)) {
+		if (rc)
+			cg_count_failure(-1, (CUresult)rc);
+		emit_call(level,
+			  &(struct ev_call){.api = name,
+					    .rc = rc,
+					    .has_rc = 1,
+					    .err = rc ? cg_result_name(rc) : NULL,
+					    .msg = rc ? "the runtime answered without reaching the driver" : NULL,
+					    .dur_ns = f->t0 ? cg_now_ns() - f->t0 : 0,
+					    .has_dur_ns = f->t0 != 0});
 	}
 }
 
 static CG_HOT rt_err rt_leave(struct rt_frame *f, const char *name, rt_err rc)
 {
-	CG_KEEP_ERRNO(rt_leave_record(f, name, rc));
+	if (!cg_tls.via_consumed) /* errno kept only where a record may be written (issue 36) */
+		CG_KEEP_ERRNO(rt_leave_record(f, name, rc));
 	cg_tls.via = f->prev_via;
 	cg_tls.via_consumed = f->prev_consumed;
 	return rc;

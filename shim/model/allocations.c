@@ -41,13 +41,13 @@ static void alloc_drop_locked(struct cg_alloc *a)
 	cg_spare_free(&alloc_spare, a, sizeof *a);
 }
 
-CG_HOT void model_alloc_graph_at(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
-				 int level, struct ev_alloc *out)
+CG_HOT int model_alloc_graph_at(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
+				int *level, struct ev_alloc *out)
 {
 	struct cg_alloc *a;
 	struct cg_pool *p;
 	struct cg_mnode mm = *m_in, *m = &mm;
-	int is_default = 0, ipc = m->ipc, dev;
+	int is_default = 0, ipc = m->ipc, dev, repeat = 0;
 	uint32_t pool_site = 0;
 	if (!mm.dev)
 		mm.dev = model_pool_mnode_dev(&mm);
@@ -88,13 +88,14 @@ CG_HOT void model_alloc_graph_at(const struct cg_mnode *m_in, CUstream s, uint64
 		model_dev_alloc[dev].bytes += m->size;
 	}
 	pthread_mutex_unlock(&model_mem_lock);
-	if (capture)
-		model_capture_count_alloc(capture, m->size);
-	if (out) { /* a capture's graph is known from its first memory node; its ids
-		    * only where the record can be written (a lock round trip) */
+	if (capture) /* counted, and whether the capture repeats, in one round trip */
+		repeat = model_capture_count_alloc(capture, 1, m->size);
+	if (*level < 0)
+		*level = cg_log_life_level(repeat);
+	if (out && cg_log_on(*level)) { /* a capture's graph is known from its first memory
+					 * node; its ids only where the record is written */
 		struct model_ids ids = {0};
-		if (cg_log_on(level))
-			model_ids_get(g, NULL, &ids);
+		model_ids_get(g, NULL, &ids);
 		*out = (struct ev_alloc){.api = api,
 					 .dptr = m->dptr,
 					 .size = m->size,
@@ -109,6 +110,7 @@ CG_HOT void model_alloc_graph_at(const struct cg_mnode *m_in, CUstream s, uint64
 					 .site = m->site,
 					 .pool_site = pool_site};
 	}
+	return repeat;
 }
 
 void model_summary_devs_rec(struct cg_rec *r, const struct cg_summary *s)

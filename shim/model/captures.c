@@ -720,18 +720,6 @@ void model_capture_plain_alloc(size_t size)
 	pthread_mutex_unlock(&model_cap_lock);
 }
 
-CG_HOT void model_capture_count_alloc(uint64_t id, size_t size)
-{
-	struct cg_capture *c;
-	pthread_mutex_lock(&model_cap_lock);
-	c = cap_find_locked(id);
-	if (c) {
-		c->n_alloc++;
-		c->alloc_bytes += size;
-	}
-	pthread_mutex_unlock(&model_cap_lock);
-}
-
 /* A steady capture that broke nothing and saw no violation or failure
  * anywhere since its begin repeats the one before, so far: its records go
  * to debug level (call.h, CG_CALL_REPEAT). */
@@ -828,16 +816,26 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 	return repeat;
 }
 
-CG_HOT int model_capture_repeat(uint64_t id)
+/* n captured allocations of size bytes (the allocation hook: 1, or 0 to
+ * ask the repeat alone) counted in capture id, in the same round trip. */
+CG_HOT int model_capture_count_alloc(uint64_t id, int n, size_t size)
 {
 	struct cg_capture *c;
 	int repeat = 0;
 	pthread_mutex_lock(&model_cap_lock);
 	c = cap_find_locked(id);
-	if (c)
+	if (c) {
+		c->n_alloc += n;
+		c->alloc_bytes += size;
 		repeat = cap_repeats(c);
+	}
 	pthread_mutex_unlock(&model_cap_lock);
 	return repeat;
+}
+
+CG_HOT int model_capture_repeat(uint64_t id)
+{
+	return model_capture_count_alloc(id, 0, 0);
 }
 
 /* At exit: captures still open (begun, never ended: an exception between

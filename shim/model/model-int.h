@@ -142,7 +142,9 @@ struct cap_list {
 extern struct cap_list model_cap_list;
 void model_captures_forget(void); /* the list emptied (a fork's child, its entries freed) */
 void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o);
-void model_capture_count_alloc(uint64_t id, size_t size);
+/* A captured allocation counted in capture id; returns model_capture_repeat's
+ * answer for it, from the same lock round trip (issue 36). */
+int model_capture_count_alloc(uint64_t id, int n, size_t size);
 /* The writer of the capture records (model.h), set by the hook wing. */
 extern const struct model_capture_records *model_caprec;
 
