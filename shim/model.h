@@ -328,11 +328,19 @@ static inline uint64_t model_tally_hash(uint64_t id)
 #define MODEL_CHURN_MAX 512
 #define MODEL_CHURN_PTRS 8
 /* One ended capture: key the begin site, else its stream's key (the
- * steady judgement's); its time from begin to end; its graph allocations. */
+ * steady judgement's); its time from begin to end; its graph allocations.
+ * steady_*: the steady judgement's facts of the capture, left by
+ * model_capture_end_facts to model_meminfo_steady_ended (steady_do: to be
+ * counted). graph_taken: model_capture_end_facts put the graph in the
+ * model. */
 struct model_cap_end {
 	uint32_t key, site;
 	uint64_t dur_ns, alloc_bytes;
 	int n_alloc;
+	int graph_taken;
+	int steady_do, steady_skipped, steady_have;
+	uint32_t steady_key;
+	long long steady_unattributed;
 };
 struct model_churn_fp {
 	uint64_t shape; /* topology, node types, functions, launch dimensions (0: not known) */
@@ -360,11 +368,11 @@ void model_churn_fp_of(const struct cg_summary *s, struct model_churn_fp *fp);
 uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_churn_fp *fp, int threshold, int *fire,
 			     struct model_churn_view *v);
 /* Whether the capture is counted without a walk (1): a fired entry of ce's
- * key with this cheap key counts it (*idx, v filled), or it is the first
- * capture of that key at the site (a sighting: *idx 0, joined to the
- * fingerprint the next such capture is walked into). 0: walk the graph and
- * call model_churn_capture (always for cheap 0). */
-int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uint32_t *idx, struct model_churn_view *v);
+ * key with this cheap key counts it (*idx), or it is the first capture of
+ * that key at the site (a sighting: *idx 0, joined to the fingerprint the
+ * next such capture is walked into). 0: walk the graph and call
+ * model_churn_capture (always for cheap 0 or key 0). */
+int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uint32_t *idx);
 void model_churn_instantiated(uint32_t idx, uint64_t ns);
 void model_churn_launched(uint32_t idx, long long n);
 /* A walk of g for its fingerprint only: a private summary (freed with
@@ -388,7 +396,12 @@ void model_churn_after_fork_child(void);
 int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc);
 /* model_capture_end, and the facts the churn table needs (out, may be NULL;
  * zeroed when the capture was not known). t_end: when the capture ended
- * (the end hook's clock after the driver's end), 0: read now. */
+ * (the end hook's clock after the driver's end), 0: read now. With out
+ * (the end hook; issue 36: each model lock taken once an end), a known
+ * capture's graph goes into the model (model_graph_new with the repeat,
+ * before the capture's records; out->graph_taken), and the steady
+ * judgement's facts are left in out for model_meminfo_steady_ended, which
+ * the caller then calls once. */
 int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUresult rc, uint64_t t_end,
 			    struct model_cap_end *out);
 /* The same, so far, for a call made inside live capture id. */
@@ -469,9 +482,6 @@ void model_thread_mode_set(int mode);
  * are left to debug until it changes (call.h, CG_CALL_REPEAT). */
 void model_graph_new(CUgraph g, int origin, uint64_t capture, uint32_t site, int repeat);
 /* Returns 1 when g was still a repeat graph. */
-/* A captured graph model_graph_new took is a repeat capture's
- * (model_capture_end said so after). */
-void model_graph_set_repeat(CUgraph g);
 int model_graph_destroy(CUgraph g);
 void model_graph_mutated(CUgraph g);
 /* A cuGraphDestroyNode the driver accepted, of a graph unknown. */
@@ -528,8 +538,9 @@ CUgraph model_summary_graph(const struct cg_summary *s);
  * Gives their counts; 0 when g is unknown. kernels: the capture's tally
  * (model_tally_take, -1 for none); when the nodes are exactly the kernels
  * and the memory nodes, g is known to hold no copy (model_graph_partial's
- * nocopy). */
-int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t *n_alloc, uint32_t *n_free);
+ * nocopy). churn: g's churn entry when not 0 (model_graph_churn_set, in the
+ * same lock hold). */
+int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t churn, uint32_t *n_alloc, uint32_t *n_free);
 /* A partial summary of a captured, unchanged graph (NULL if g is not one):
  * what an instantiation needs, without walking the graph. */
 struct cg_summary *model_graph_partial(CUgraph g);
@@ -796,9 +807,11 @@ int model_meminfo_steady_begin(uint32_t site);
 /* Whether the last begin took no samples (model_mem_settled). */
 void model_meminfo_begin_was(int steady);
 void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed);
-/* After the end of that capture, its graph's shape by counts (nodes, memory
- * nodes): a site whose graphs are never instantiated is judged by these. */
-void model_meminfo_steady_end(uint64_t capture, uint64_t cshape);
+/* The end of capture id in one lock hold: what model_capture_end_facts left
+ * in ce (model_meminfo_steady_capture's facts), then, when have_shape, its
+ * graph's shape by counts (cshape: nodes, memory nodes), by which a site
+ * whose graphs are never instantiated is judged. */
+void model_meminfo_steady_ended(uint64_t capture, const struct model_cap_end *ce, int have_shape, uint64_t cshape);
 int model_meminfo_steady_inst(uint64_t capture, uint64_t shape);
 void model_meminfo_steady_inst_done(uint64_t capture, uint64_t shape, int have, long long delta);
 /* Captures and instantiations that took no sample, being steady. */

@@ -343,14 +343,13 @@ int cgh_stream_captures_nothing(CUstream s, int ptsz)
  * its site may capture it again, counted per site; CGS026 at the
  * threshold. */
 struct churn_step {
-	int on, walk;
+	int on, walk, set; /* set: the graph's entry set already (model_graph_captured) */
 	uint64_t cheap;
 	uint32_t idx;
 };
 
 static void churn_before(struct churn_step *ch, const struct model_cap_end *ce, size_t n, long kernels, uint64_t th)
 {
-	struct model_churn_view v;
 	ch->on = ce->key && cg_cfg.churn_threshold > 0;
 	if (!ch->on)
 		return;
@@ -358,7 +357,15 @@ static void churn_before(struct churn_step *ch, const struct model_cap_end *ce, 
 	 * whole (every node of the graph from the hooks) */
 	if (n && th && kernels >= 0)
 		ch->cheap = cg_mix64(cg_mix64(cg_mix64(th, n), (uint64_t)kernels), (uint64_t)ce->n_alloc) | 1;
-	ch->walk = !model_churn_again(ce, ch->cheap, &ch->idx, &v);
+	ch->walk = !model_churn_again(ce, ch->cheap, &ch->idx);
+}
+
+/* The graph's churn entry when the count took it (no walk), for
+ * model_graph_captured to set in its lock hold. */
+static uint32_t churn_counted(struct churn_step *ch)
+{
+	ch->set = ch->on && !ch->walk;
+	return ch->set ? ch->idx : 0;
 }
 
 /* A capture churn walks (the summary when one was walked anyway, else a
@@ -366,8 +373,9 @@ static void churn_before(struct churn_step *ch, const struct model_cap_end *ce, 
  * in this frame: a capture the count took already (churn_after) calls
  * nothing below it (issue 36). */
 static CG_HOT __attribute__((noinline)) int churn_walked(struct churn_step *ch, const struct model_cap_end *ce,
-							 CUgraph g, const struct cg_summary *sum, const char *api)
+							 CUgraph g, const struct cg_summary *sum, int hid)
 {
+	const char *api = cg_routes[hid].name; /* its line read only here */
 	struct model_churn_fp fp = {0};
 	struct model_churn_view v;
 	struct cg_verdict vd;
@@ -387,15 +395,14 @@ static CG_HOT __attribute__((noinline)) int churn_walked(struct churn_step *ch, 
 
 /* Inlined: churn_walked's frame stands where churn_after's stood (the
  * verdict's site skip). */
-static CG_HOT inline __attribute__((always_inline)) int churn_after(struct churn_step *ch,
-								    const struct model_cap_end *ce, CUgraph g,
-								    const struct cg_summary *sum, const char *api)
+static CG_HOT inline __attribute__((always_inline)) int
+churn_after(struct churn_step *ch, const struct model_cap_end *ce, CUgraph g, const struct cg_summary *sum, int hid)
 {
 	if (!ch->on)
 		return 0;
 	if (ch->walk)
-		return churn_walked(ch, ce, g, sum, api);
-	if (ch->idx)
+		return churn_walked(ch, ce, g, sum, hid);
+	if (ch->idx && !ch->set)
 		model_graph_churn_set(g, ch->idx);
 	return 0;
 }
@@ -561,16 +568,15 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 		struct model_cap_end ce = {0};
 		struct churn_step ch = {0};
 		/* The graph into the model before the capture's record, which
-		 * names its id; whether it is a repeat is known after. */
-		if (g)
-			model_graph_new(g, 1, id, 0, 0);
+		 * names its id, with whether it is a repeat: by
+		 * model_capture_end_facts for a capture the model knows. */
 		if (capturing)
 			repeat = model_capture_end_facts(id, s, g, rc, c.t_out, &ce);
+		if (g && !ce.graph_taken)
+			model_graph_new(g, 1, id, 0, 0);
 		cgh_call_repeat(&c, repeat);
 		if (g) {
 			int counted;
-			if (repeat)
-				model_graph_set_repeat(g);
 			/* logged: the list and its count in one query (the walk takes the list) */
 			counted = logged && nodes_launch_list_ask(id, g, &n);
 			if (!counted)
@@ -590,9 +596,10 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 				uint64_t from = logged && kernels >= 0 && (size_t)kernels == n ? id : 0;
 				sum = counted ? model_graph_summary_counted(g, n, from) : model_graph_summary(g);
 			} else {
-				have_counts = model_graph_captured(g, n, kernels, &n_alloc, &n_free);
+				have_counts =
+				    model_graph_captured(g, n, kernels, churn_counted(&ch), &n_alloc, &n_free);
 			}
-			if (churn_after(&ch, &ce, g, sum, cg_routes[hid].name))
+			if (churn_after(&ch, &ce, g, sum, hid))
 				c.flags &= ~CG_CALL_REPEAT; /* the end the rule names is written */
 		}
 		if (sum) { /* the counts from the walk; the fingerprint only for a record written */
@@ -606,8 +613,10 @@ static CG_HOT CUresult end_capture_common(int hid, PFN_cuStreamEndCapture_v10000
 			n_free = sum->n_free;
 			have_counts = 1;
 		}
-		if (capturing && have_counts)
-			model_meminfo_steady_end(id, cg_mix64((uint64_t)n << 32 | n_alloc << 16 | n_free, 0));
+		/* the capture's steady facts and its graph's shape: one lock hold */
+		if (capturing)
+			model_meminfo_steady_ended(id, &ce, have_counts,
+						   cg_mix64((uint64_t)n << 32 | n_alloc << 16 | n_free, 0));
 		if (cg_call_rec_wanted(&c, rc))
 			end_record(&c, rc, s, id, g, have_counts, n, n_alloc, n_free, sum, nccl);
 		model_summary_free(sum);

@@ -728,6 +728,24 @@ static int cap_repeats(const struct cg_capture *c)
 	return c->steady && !c->invalid && !c->br.api && cg_noted_total() == c->noted0;
 }
 
+/* The steady judgement's facts of ended capture c: to the table now, or
+ * left in out for the caller's model_meminfo_steady_ended. */
+static CG_HOT void steady_end_facts(const struct cg_capture *c, struct model_cap_end *out, int skipped, int have,
+				    long long unattributed)
+{
+	if (c->site_pending)
+		return;
+	if (!out) {
+		model_meminfo_steady_capture(c->steady_key, c->id, skipped, have, unattributed);
+		return;
+	}
+	out->steady_do = 1;
+	out->steady_key = c->steady_key;
+	out->steady_skipped = skipped;
+	out->steady_have = have;
+	out->steady_unattributed = unattributed;
+}
+
 int model_capture_end(uint64_t id, CUstream s, CUgraph graph, CUresult rc)
 {
 	return model_capture_end_facts(id, s, graph, rc, 0, NULL);
@@ -762,6 +780,11 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 	repeat = rc == CUDA_SUCCESS && cap_repeats(c);
 	if (repeat)
 		k.bcall.flags |= CG_CALL_REPEAT;
+	/* the graph into the model before the records, which name its id */
+	if (out && graph) {
+		model_graph_new(graph, 1, id, 0, repeat);
+		out->graph_taken = 1;
+	}
 	CAPREC(begin, &k);
 	have_after = !c->steady && model_sample_free(&fr);
 	dur = (t_end ? t_end : cg_now_ns()) - c->t0; /* the end's own clock: no read of its own */
@@ -795,10 +818,9 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 		f.delta = delta;
 		f.unattributed = delta - (long long)c->malloc_bytes;
 		f.has_free_before = f.has_free_after = f.has_delta = f.has_unattributed = 1;
-		if (!c->site_pending)
-			model_meminfo_steady_capture(c->steady_key, c->id, 0, 1, delta - (long long)c->malloc_bytes);
-	} else if (!c->site_pending) {
-		model_meminfo_steady_capture(c->steady_key, c->id, c->steady, 0, 0);
+		steady_end_facts(c, out, 0, 1, delta - (long long)c->malloc_bytes);
+	} else {
+		steady_end_facts(c, out, c->steady, 0, 0);
 	}
 	if (model_caprec)
 		model_caprec->ended(&f, repeat);
@@ -836,61 +858,4 @@ CG_HOT int model_capture_count_alloc(uint64_t id, int n, size_t size)
 CG_HOT int model_capture_repeat(uint64_t id)
 {
 	return model_capture_count_alloc(id, 0, 0);
-}
-
-/* At exit: captures still open (begun, never ended: an exception between
- * begin and end, or a thread that died) are named abandoned, the first max
- * of them, whose ids go to ids; returns how many are open in all. */
-int model_capture_exit(uint64_t *ids, int max, int *n_named)
-{
-	struct cap_snap open_caps[CAP_NOTE_MAX];
-	struct cg_capture *c;
-	int n_open = 0, n_open_all = 0;
-	if (max > CAP_NOTE_MAX)
-		max = CAP_NOTE_MAX;
-	pthread_mutex_lock(&model_cap_lock);
-	CAP_EACH(c)
-	{
-		n_open_all++;
-		if (n_open < max) {
-			model_capture_snap_locked(c, &open_caps[n_open++]);
-			c->brec = 0;
-		}
-	}
-	pthread_mutex_unlock(&model_cap_lock);
-	for (int i = 0; i < n_open; i++) {
-		CAPREC(abandoned, &open_caps[i], "exit", NULL, 0, 0);
-		ids[i] = open_caps[i].id;
-	}
-	*n_named = n_open;
-	return n_open_all;
-}
-
-int model_capture_live_try(struct model_live_cap *out, int max)
-{
-	struct cg_capture *c;
-	int n = 0, tries = 0;
-	while (pthread_mutex_trylock(&model_cap_lock) != 0) {
-		struct timespec pause = {0, 1000000};
-		if (++tries > 50)
-			return -1;
-		nanosleep(&pause, NULL);
-	}
-	CAP_EACH(c)
-	{
-		if (n < max) {
-			out[n].id = c->id;
-			out[n].stream = c->stream;
-			out[n].graph = c->into ? c->into : c->bgraph;
-			out[n].tid = c->tid;
-			out[n].mode = c->mode;
-			out[n].invalid = c->invalid;
-			out[n].site = c->site;
-			out[n].t0 = c->t0;
-			memcpy(out[n].tname, c->tname, sizeof out[n].tname);
-		}
-		n++;
-	}
-	pthread_mutex_unlock(&model_cap_lock);
-	return n;
 }

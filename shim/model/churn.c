@@ -21,23 +21,26 @@
 #include "model-int.h"
 
 /* A capture loop's step counts into its entry at the end of capture
- * (model_churn_again: the search's key, cheap, fwd and fired, the counts,
- * the view) and at the instantiation (fwd, insts, inst_ns): the fields
- * before ptrs[1] in two 64-byte lines (an entry 192 bytes, the table
- * aligned), the other pointer hashes after them. */
+ * (model_churn_again: the search's key, cheap, fwd and fired, the counts
+ * and the memory) and at the instantiation (fwd, insts, inst_ns): those
+ * fields in the entry's first 64-byte line (issue 36), the firsts (read
+ * once), the fingerprint and the launches in the second, the pointer
+ * hashes after (an entry 192 bytes, the table aligned). */
 struct churn_ent {
 	uint32_t key, site;
-	uint64_t shape, cheap; /* shape 0: a sighting, not walked yet */
-	uint32_t fwd;	       /* merged into entry fwd (1-based): counts go there */
+	uint64_t cheap, mem_bytes;
+	uint32_t fwd; /* merged into entry fwd (1-based): counts go there */
 	int fired;
 	long long captures, insts;
-	uint64_t cap_ns, inst_ns, first_cap_ns, first_inst_ns;
+	uint64_t cap_ns, inst_ns;
+	uint64_t shape; /* 0: a sighting, not walked yet */
+	uint64_t first_cap_ns, first_inst_ns;
 	_Atomic long long launches; /* of destroyed executables */
-	uint64_t mem_bytes;
 	int n_ptrs, more_ptrs;
 	int nodes;
 	uint64_t ptrs[MODEL_CHURN_PTRS]; /* distinct pointer hashes, first ones */
 } __attribute__((aligned(64)));
+_Static_assert(offsetof(struct churn_ent, shape) == 64, "churn_ent: a loop's step reads the first line only");
 
 static struct churn_ent churn_tab[MODEL_CHURN_MAX];
 static int churn_n;
@@ -108,15 +111,19 @@ static struct churn_ent *churn_resolve(uint32_t idx)
 	return e;
 }
 
-CG_HOT int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uint32_t *idx, struct model_churn_view *v)
+CG_HOT int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uint32_t *idx)
 {
 	struct churn_ent *e = NULL;
 	int done = 0;
 	*idx = 0;
-	if (!cheap)
+	if (!cheap || !ce->key)
 		return 0;
 	pthread_mutex_lock(&model_churn_lock);
-	for (int i = 0; i < churn_n; i++)
+	/* Every entry in use has a key (never 0: model_churn_capture is
+	 * called with ce's), those past churn_n are zero: the search stops at
+	 * the first key 0, so a loop's own entry, usually the first, is found
+	 * without reading churn_n's line (issue 36). */
+	for (int i = 0; i < MODEL_CHURN_MAX && churn_tab[i].key; i++)
 		if (!churn_tab[i].fwd && churn_tab[i].key == ce->key && churn_tab[i].cheap == cheap) {
 			e = &churn_tab[i];
 			break;
@@ -125,7 +132,6 @@ CG_HOT int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uin
 	 * walked before is walked; a new one is sighted */
 	if (e ? e->fired : (e = churn_new_locked(ce, 0, cheap)) != NULL) {
 		churn_count_locked(e, ce);
-		churn_view_locked(e, v);
 		*idx = (uint32_t)(e - churn_tab) + 1;
 		done = 1;
 	}
@@ -139,7 +145,7 @@ uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_
 	struct churn_ent *e = NULL, *sight = NULL;
 	uint32_t idx = 0;
 	*fire = 0;
-	if (!fp->shape)
+	if (!fp->shape || !ce->key)
 		return 0;
 	pthread_mutex_lock(&model_churn_lock);
 	for (int i = 0; i < churn_n; i++) {

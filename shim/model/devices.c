@@ -256,11 +256,8 @@ CG_HOT int model_meminfo_steady_begin(uint32_t site)
 	return skip;
 }
 
-CG_HOT void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed)
+static CG_HOT void steady_capture_locked(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed)
 {
-	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !site)
-		return;
-	pthread_mutex_lock(&model_last_lock);
 	struct steady *e = steady_find_locked(site, 1);
 	if (e) {
 		e->last_capture = capture;
@@ -268,15 +265,28 @@ CG_HOT void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int sk
 		if (!skipped)
 			e->cap_ok = have && unattributed == 0;
 	}
+}
+
+CG_HOT void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed)
+{
+	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !site)
+		return;
+	pthread_mutex_lock(&model_last_lock);
+	steady_capture_locked(site, capture, skipped, have, unattributed);
 	pthread_mutex_unlock(&model_last_lock);
 }
 
-CG_HOT void model_meminfo_steady_end(uint64_t capture, uint64_t cshape)
+CG_HOT void model_meminfo_steady_ended(uint64_t capture, const struct model_cap_end *ce, int have_shape,
+				       uint64_t cshape)
 {
-	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !capture)
+	int cap = ce->steady_do && ce->steady_key, end = have_shape && capture;
+	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !(cap || end))
 		return;
 	pthread_mutex_lock(&model_last_lock);
-	struct steady *e = steady_of_capture_locked(capture);
+	if (cap)
+		steady_capture_locked(ce->steady_key, capture, ce->steady_skipped, ce->steady_have,
+				      ce->steady_unattributed);
+	struct steady *e = end ? steady_of_capture_locked(capture) : NULL;
 	if (e) {
 		int same = e->cshape == cshape && (e->skipped || (e->cap_ok && e->live_same));
 		e->n_cap_same = same ? e->n_cap_same + !e->skipped : 0;

@@ -430,16 +430,6 @@ CG_HOT struct emit_ids model_ids_of(CUgraph g, CUgraphExec e)
 	return model_ids_emit(&ids);
 }
 
-CG_HOT void model_graph_set_repeat(CUgraph g)
-{
-	struct cg_graph *x;
-	pthread_mutex_lock(&model_gx_lock);
-	x = model_graph_find_locked(g);
-	if (x)
-		x->repeat = 1;
-	pthread_mutex_unlock(&model_gx_lock);
-}
-
 CG_HOT int model_graph_destroy(CUgraph g)
 {
 	struct cg_graph *x;
@@ -632,13 +622,16 @@ static void mnode_counts(const struct cg_mnode *m, int n, uint32_t *n_alloc, uin
 	}
 }
 
-CG_HOT int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t *n_alloc, uint32_t *n_free)
+CG_HOT int model_graph_captured(CUgraph g, size_t n_nodes, long kernels, uint32_t churn, uint32_t *n_alloc,
+				uint32_t *n_free)
 {
 	struct cg_graph *x;
 	pthread_mutex_lock(&model_gx_lock);
 	x = model_graph_find_locked(g);
 	*n_alloc = *n_free = 0;
 	if (x) {
+		if (churn)
+			x->churn = churn;
 		x->cap_gen = x->gen;
 		x->n_nodes_cap = (uint32_t)n_nodes;
 		mnode_counts(x->mem, x->n_mem, n_alloc, n_free);
