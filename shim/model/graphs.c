@@ -519,8 +519,12 @@ CG_HOT void model_graph_add_mnode(CUgraph g, const struct cg_mnode *m_in)
 	if (x) {
 		if (x->n_mem == x->cap_mem) {
 			int nc = x->cap_mem ? x->cap_mem * 2 : 4;
-			struct cg_mnode *nm = x->mem ? realloc(x->mem, (size_t)nc * sizeof *nm)
-						     : cg_spare_calloc(&graph_line.mnodes, (size_t)nc * sizeof *nm);
+			/* none zeroed: entries past n_mem are never read (as
+			 * realloc's, issue 36: a capture loop's graph wrote a
+			 * line of zeros it never read) */
+			struct cg_mnode *nm =
+			    x->mem ? realloc(x->mem, (size_t)nc * sizeof *nm)
+				   : cg_spare_calloc_head(&graph_line.mnodes, (size_t)nc * sizeof *nm, 0);
 			if (nm) {
 				x->mem = nm;
 				x->cap_mem = nc;
