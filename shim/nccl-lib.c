@@ -13,7 +13,7 @@
 #include "nccl-lib.h"
 #include "resolve.h"
 
-static void *_Atomic nccl_h;
+static void *_Atomic nccl_h CG_HOT_DATA;
 
 /* dlpi_adds of the last full scan that found no libnccl: while no object
  * was loaded since, the next question ends at the first object. */

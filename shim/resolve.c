@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hot.h"
 #include "locks.h"
 #include "log.h"
 #include "resolve.h"
@@ -26,6 +27,29 @@
 #include "driver-calls.def"
 #undef DRV
 
+/* The real entries of the hooks a steady capture, update or launch loop
+ * calls every iteration, and the driver calls the shim makes there, with
+ * the hot flags (hot.h CG_HOT_DATA): the section named on the definitions
+ * above. */
+#define HOT_PTR(var) extern __typeof__(var) var CG_HOT_DATA;
+HOT_PTR(real_cuStreamBeginCapture_v2)
+HOT_PTR(real_cuMemAllocAsync)
+HOT_PTR(real_cuLaunchKernel)
+HOT_PTR(real_cuMemFreeAsync)
+HOT_PTR(real_cuStreamEndCapture)
+HOT_PTR(real_cuGraphInstantiateWithFlags)
+HOT_PTR(real_cuGraphExecDestroy)
+HOT_PTR(real_cuGraphDestroy)
+HOT_PTR(real_cuGraphExecUpdate_v2)
+HOT_PTR(real_cuGraphLaunch)
+HOT_PTR(real_cuGetProcAddress_v2)
+HOT_PTR(real_cuStreamGetCaptureInfo_v3)
+HOT_PTR(drv_cuGraphGetNodes)
+HOT_PTR(drv_cuGraphGetId)
+HOT_PTR(drv_cuGraphExecGetId)
+HOT_PTR(drv_cuCtxGetDevice)
+#undef HOT_PTR
+
 const struct cg_route cg_routes[HID_COUNT] = {
 #define HOOK(name, pfn, params, args, cls) {#name, (void **)&real_##name, CG_CLS_##cls},
 #include "hooks.def"
@@ -34,7 +58,7 @@ const struct cg_route cg_routes[HID_COUNT] = {
 
 void *(*cg_real_dlsym)(void *, const char *);
 void *cg_libcuda;
-_Atomic int cg_driver_resolved;
+_Atomic int cg_driver_resolved CG_HOT_DATA;
 
 /* Sorted by name for cg_hook_by_name; sorted by real address after resolve. */
 static short by_name[HID_COUNT];

@@ -61,7 +61,7 @@ static _Atomic long long sites_deferred;
 /* Deferred sites not settled yet: none (a steady loop's case), and
  * cg_site_pending and cg_site_settle answer without site_lock. Written
  * under site_lock; a site id reaches another thread after its increment. */
-static _Atomic unsigned sites_waiting;
+static _Atomic unsigned sites_waiting CG_HOT_DATA;
 /* Sites are never removed (an id stays valid while any record or model
  * object may name it), so their number is capped: a program that makes
  * calls from ever new places (generated code, a JIT's stubs: 10^6 one-frame

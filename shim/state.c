@@ -9,9 +9,10 @@
 #include <stdatomic.h>
 
 #include "log.h"
+#include "hot.h"
 #include "state.h"
 
-_Atomic int cg_state = CG_SETUP;
+_Atomic int cg_state CG_HOT_DATA = CG_SETUP;
 CG_TLS struct cg_tls cg_tls;
 static _Atomic int degraded_warned;
 

@@ -47,7 +47,7 @@ static CG_HOT void learn_current_pool(void)
  * cuGetProcAddress (the runtime's start-up burst: no context yet, and the
  * shim's own lookups). Claimed with an exchange: one thread does each
  * stage. */
-_Atomic int cg_warm_pending = 3; /* bit 0: stage 1, bit 1: stage 2 */
+_Atomic int cg_warm_pending CG_HOT_DATA = 3; /* bit 0: stage 1, bit 1: stage 2 */
 
 static void warm_stages(void)
 {
@@ -191,7 +191,7 @@ static CG_COLD void capture_mode_record(int hid, CUstream s, int asked, int use,
  * stream_gen, which empties every thread's cache, so a handle handed out
  * again is asked again. A begin loop on one stream then asks nothing. */
 #define SB_CACHE 4
-static _Atomic unsigned stream_gen = 1; /* 0 only after a wrap: then nothing is kept */
+static _Atomic unsigned stream_gen CG_HOT_DATA = 1; /* 0 only after a wrap: then nothing is kept */
 static CG_TLS struct {
 	CUstream s;
 	unsigned gen;

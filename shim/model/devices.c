@@ -7,7 +7,7 @@
 /* Devices the process was seen using (bit d): graph memory is sampled on
  * each of them at exit. Set where the shim learns a device (a context's,
  * a pool's, a memory node's), never on the launch path. */
-static _Atomic unsigned devs_seen;
+static _Atomic unsigned devs_seen CG_HOT_DATA;
 
 CG_HOT void model_dev_seen(int d)
 {
@@ -27,7 +27,7 @@ CG_HOT void model_dev_seen(int d)
  * the count is not among the queries made inside one (docs/design.md, as
  * cuMemGetInfo); a multi-device process's first such answer may come in
  * another stream's capture, and the next one outside learns. */
-static _Atomic int one_device;
+static _Atomic int one_device CG_HOT_DATA;
 
 static CG_COLD void one_device_learn(void)
 {

@@ -21,7 +21,7 @@ static struct cg_pool *pool_last;
  * (issue 36: a capture loop's allocation asks the same every step, and
  * the lock, the device's current pool and the pool's entry were a lock
  * round trip and three lines). Starts at 1: a memo's 0 is none. */
-static _Atomic unsigned long pool_gen = 1;
+static _Atomic unsigned long pool_gen CG_HOT_DATA = 1;
 struct pool_memo {
 	unsigned long gen;
 	int dev, found;
