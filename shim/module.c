@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cgshim/record.h"
+#include "hot.h"
 #include "locks.h"
 #include "log.h"
 #include "module.h"
@@ -98,7 +99,7 @@ void cg_module_writer_set(void (*w)(const char *name, const char *path, const vo
 	atomic_store(&module_writer, w);
 }
 
-static _Atomic int module_forked;
+static _Atomic int module_forked CG_HOT_DATA;
 
 void cg_module_after_fork_child(void)
 {

@@ -17,7 +17,7 @@ static void *_Atomic nccl_h CG_HOT_DATA;
 
 /* dlpi_adds of the last full scan that found no libnccl: while no object
  * was loaded since, the next question ends at the first object. */
-static _Atomic unsigned long long nccl_scanned_adds = ~0ull;
+static _Atomic unsigned long long nccl_scanned_adds CG_HOT_DATA = ~0ull;
 
 /* A scan's state. path: where a found libnccl's name goes, NULL for the
  * first scan of a question, which only says whether one is loaded (and

@@ -12,9 +12,9 @@
 #include "policy.h"
 #include "table.h"
 
-_Atomic int cg_policy_active;
-_Atomic int cg_policy_garbage; /* retired replacements wait in garbage_q (policy.h) */
-_Atomic int cg_policy_pending; /* proxies with allocations to free at their next launch */
+_Atomic int cg_policy_active CG_HOT_DATA;
+_Atomic int cg_policy_garbage CG_HOT_DATA; /* retired replacements wait in garbage_q (policy.h) */
+_Atomic int cg_policy_pending;		   /* proxies with allocations to free at their next launch */
 
 /* A replacement executable kept for reuse: a later update whose graph has
  * the same topology updates it (an update costs a fraction of an

@@ -48,6 +48,7 @@ HOT_PTR(drv_cuGraphGetNodes)
 HOT_PTR(drv_cuGraphGetId)
 HOT_PTR(drv_cuGraphExecGetId)
 HOT_PTR(drv_cuCtxGetDevice)
+HOT_PTR(drv_cuGraphNodeGetType)
 #undef HOT_PTR
 
 const struct cg_route cg_routes[HID_COUNT] = {

@@ -10,7 +10,7 @@
 #include "hooks.h"
 
 /* Set by the first cuGraphExecUpdate of the process (hooks.h). */
-_Atomic int cgh_updates_seen;
+_Atomic int cgh_updates_seen CG_HOT_DATA;
 
 /* ======================================================================= */
 /* instantiate                                                             */

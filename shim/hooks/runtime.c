@@ -44,7 +44,7 @@ static struct {
 	void *fn[RT_N];
 } rt_tab __attribute__((aligned(64)));
 
-static int rt_major_cached;
+static int rt_major_cached CG_HOT_DATA;
 
 static CG_HOT void *rt_sym(void **slot, const char *name)
 {

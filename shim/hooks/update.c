@@ -99,7 +99,8 @@ static CG_HOT void update_predict(struct upd_pred *p, CUgraphExec e, CUgraph g)
 	/* From the first update on, graphs are walked as their capture ends
 	 * (see end_capture_common): an updating program's next update then
 	 * finds its graph's summary ready. */
-	atomic_store_explicit(&cgh_updates_seen, 1, memory_order_relaxed);
+	if (!atomic_load_explicit(&cgh_updates_seen, memory_order_relaxed)) /* read-mostly: hot.h CG_HOT_DATA */
+		atomic_store_explicit(&cgh_updates_seen, 1, memory_order_relaxed);
 	model_update_summaries(e, g, &p->old, &p->nu, &p->seen);
 	if (CG_LIKELY(p->old != p->nu && rules_update_none(p->old, p->nu) && model_update_alike(p->old, p->nu))) {
 		p->quiet = p->alike = 1;

@@ -4,7 +4,7 @@
  */
 #include "model-int.h"
 
-const struct model_capture_records *model_caprec;
+const struct model_capture_records *model_caprec CG_HOT_DATA;
 
 void model_capture_records_set(const struct model_capture_records *w)
 {

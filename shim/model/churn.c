@@ -43,7 +43,7 @@ struct churn_ent {
 _Static_assert(offsetof(struct churn_ent, shape) == 64, "churn_ent: a loop's step reads the first line only");
 
 static struct churn_ent churn_tab[MODEL_CHURN_MAX];
-static int churn_n;
+static int churn_n CG_HOT_DATA;
 static long long churn_untracked;
 
 static CG_HOT void churn_view_locked(const struct churn_ent *e, struct model_churn_view *v)
