@@ -4,11 +4,12 @@
  */
 #include "model-int.h"
 
-const struct model_capture_records *model_caprec CG_HOT_DATA;
+struct cap_line model_cap_line;
 
 void model_capture_records_set(const struct model_capture_records *w)
 {
-	model_caprec = w;
+	model_cap_line.rec_copy = *w;
+	model_caprec = &model_cap_line.rec_copy;
 }
 
 /* Hand a record's facts to the writer, when one is set. */
@@ -36,9 +37,8 @@ CG_HOT void model_capture_snap_locked(const struct cg_capture *c, struct cap_sna
 	o->graph = c->into ? c->into : c->bgraph;
 }
 
-/* The live captures, in begin order (model-int.h), under model_cap_lock:
- * both ends in one line (a begin links, an end unlinks). */
-struct cap_list model_cap_list;
+/* The live captures, in begin order (model-int.h model_cap_line), under
+ * model_cap_lock: both ends in one line (a begin links, an end unlinks). */
 #define CAP_EACH(c) for ((c) = model_cap_list.head; (c); (c) = (c)->next)
 CG_TLS struct cg_cap_tally model_tally;
 static struct cg_capture *cap_find_locked(uint64_t id);

@@ -139,14 +139,24 @@ _Static_assert(sizeof(struct cg_capture) <= 256, "struct cg_capture: four cache 
 struct cap_list {
 	struct cg_capture *head, *tail;
 } __attribute__((aligned(16)));
-extern struct cap_list model_cap_list;
+/* The live captures' list and the writer of the capture records (model.h,
+ * set by the hook wing once, at start-up), the writer's functions copied:
+ * an end reads its two calls off the list's line, not a line of their own
+ * (issue 36). */
+struct cap_line {
+	struct cap_list list;
+	const struct model_capture_records *rec; /* &rec_copy once set, NULL before */
+	struct model_capture_records rec_copy;
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct cap_line) == 64, "struct cap_line: one cache line");
+extern struct cap_line model_cap_line;
+#define model_cap_list (model_cap_line.list)
 void model_captures_forget(void); /* the list emptied (a fork's child, its entries freed) */
 void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o);
 /* A captured allocation counted in capture id; returns model_capture_repeat's
  * answer for it, from the same lock round trip (issue 36). */
 int model_capture_count_alloc(uint64_t id, int n, size_t size);
-/* The writer of the capture records (model.h), set by the hook wing. */
-extern const struct model_capture_records *model_caprec;
+#define model_caprec (model_cap_line.rec)
 
 /* ---- graphs and executables (graphs.c, execs.c) ------------------------ */
 struct cg_graph {
