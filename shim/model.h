@@ -245,6 +245,11 @@ static inline const char *model_capture_mode_name(int m)
  * steady cycle's, cg_log_life_level), "invalidated", "abandoned" and
  * "broken". The model writes no record itself. */
 struct model_capture_records {
+	/* begin_shown: whether a capture's deferred begin record (bcall)
+	 * passes, counted as a repeat's hidden one when not; begin then
+	 * writes it from the capture's facts, which an end takes only for a
+	 * record written (issue 36) */
+	int (*begin_shown)(const struct cg_call *bcall);
 	void (*begin)(const struct cap_snap *k);
 	void (*ended)(const struct ev_capture *f, int repeat);
 	void (*invalidated)(const struct cap_snap *k, const char *found_by, const char *api, uint32_t call_site,

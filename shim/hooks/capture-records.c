@@ -33,6 +33,13 @@ static CG_HOT void caprec_begin(const struct cap_snap *k)
 		caprec_begin_write(k);
 }
 
+/* The same split for an end (model_capture_records): the count first, the
+ * capture's facts taken only for a record written. */
+static CG_HOT int caprec_begin_shown(const struct cg_call *bcall)
+{
+	return cg_call_on_count(bcall, CUDA_SUCCESS);
+}
+
 /* The capture's own fields, common to invalidated, abandoned and broken. */
 #define CAP_FACTS(k)                                                                                                   \
 	.capture = (k)->id, .stream = (uintptr_t)(k)->stream, .mode = model_capture_mode_name((k)->mode),              \
@@ -111,7 +118,8 @@ static CG_HOT void caprec_ended(const struct ev_capture *f, int repeat)
 }
 
 static const struct model_capture_records caprec_writer = {
-    .begin = caprec_begin,
+    .begin_shown = caprec_begin_shown,
+    .begin = caprec_begin_write,
     .ended = caprec_ended,
     .invalidated = caprec_invalidated,
     .abandoned = caprec_abandoned,

@@ -8,8 +8,7 @@ struct cap_line model_cap_line;
 
 void model_capture_records_set(const struct model_capture_records *w)
 {
-	model_cap_line.rec_copy = *w;
-	model_caprec = &model_cap_line.rec_copy;
+	model_cap_line.rec = *w;
 }
 
 /* Hand a record's facts to the writer, when one is set. */
@@ -757,7 +756,7 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 	struct cg_capture *c;
 	struct ev_capture f;
 	size_t fr = 0;
-	int have_after, repeat;
+	int have_after, repeat, shown;
 	uint64_t dur;
 	struct cap_snap k;
 	if (out)
@@ -768,7 +767,6 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 		cap_unlink_locked(c);
 		if (rc != CUDA_SUCCESS && !c->invalid)
 			model_tot.captures_bad++;
-		model_capture_snap_locked(c, &k);
 	}
 	pthread_mutex_unlock(&model_cap_lock);
 	if (!c)
@@ -779,13 +777,19 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 	cg_site_settle(c->site);
 	repeat = rc == CUDA_SUCCESS && cap_repeats(c);
 	if (repeat)
-		k.bcall.flags |= CG_CALL_REPEAT;
+		c->bcall.flags |= CG_CALL_REPEAT;
+	/* c is this thread's alone once unlinked: its facts are taken for a
+	 * record written only (a repeat's begin is only counted) */
+	shown = c->brec && model_cap_line.rec.begin_shown && model_cap_line.rec.begin_shown(&c->bcall);
+	if (shown || rc != CUDA_SUCCESS)
+		model_capture_snap_locked(c, &k);
 	/* the graph into the model before the records, which name its id */
 	if (out && graph) {
 		model_graph_new(graph, 1, id, 0, repeat);
 		out->graph_taken = 1;
 	}
-	CAPREC(begin, &k);
+	if (shown)
+		model_cap_line.rec.begin(&k);
 	have_after = !c->steady && model_sample_free(&fr);
 	dur = (t_end ? t_end : cg_now_ns()) - c->t0; /* the end's own clock: no read of its own */
 	if (out) {

@@ -145,18 +145,18 @@ struct cap_list {
  * (issue 36). */
 struct cap_line {
 	struct cap_list list;
-	const struct model_capture_records *rec; /* &rec_copy once set, NULL before */
-	struct model_capture_records rec_copy;
+	struct model_capture_records rec; /* all NULL before it is set */
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct cap_line) == 64, "struct cap_line: one cache line");
 extern struct cap_line model_cap_line;
 #define model_cap_list (model_cap_line.list)
 void model_captures_forget(void); /* the list emptied (a fork's child, its entries freed) */
+/* o: c's facts, under model_cap_lock or of a capture unlinked (its ender's alone) */
 void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o);
 /* A captured allocation counted in capture id; returns model_capture_repeat's
  * answer for it, from the same lock round trip (issue 36). */
 int model_capture_count_alloc(uint64_t id, int n, size_t size);
-#define model_caprec (model_cap_line.rec)
+#define model_caprec (model_cap_line.rec.ended ? &model_cap_line.rec : NULL)
 
 /* ---- graphs and executables (graphs.c, execs.c) ------------------------ */
 struct cg_graph {
