@@ -177,8 +177,16 @@ CG_HOT CUmemoryPool model_device_pool(int dev, uint32_t *site)
 	CUmemoryPool p = NULL;
 	if (dev < 0 || dev >= CG_MAX_DEV)
 		return NULL;
-	if (!site) /* the pool alone: no lock (the stores are atomic), as each begin asks */
+	if (!site) { /* the pool alone: no lock (the stores are atomic), as each begin asks */
+		/* this thread's allocation memo answers while nothing it read
+		 * moved (pool_gen): its line is the capture's allocation's
+		 * next, the devices' table a line of its own (issue 36) */
+		const struct pool_memo *m = &pool_memo;
+		if (m->pool && !m->asked && m->dev == dev &&
+		    m->gen == atomic_load_explicit(&pool_gen, memory_order_acquire))
+			return m->pool;
 		return __atomic_load_n(&model_cur_pool[dev].pool, __ATOMIC_RELAXED);
+	}
 	pthread_mutex_lock(&model_mem_lock);
 	p = model_cur_pool[dev].pool;
 	*site = model_cur_pool[dev].site;
