@@ -4,9 +4,9 @@
  */
 #include "model-int.h"
 
-/* By handle: a capture loop's exec comes and goes every step without a
- * table header and buckets going with it (table.h). */
-struct cg_hidx model_execs = CG_HIDX_INIT(struct cg_exec, h, link);
+/* By handle, the execs the launch index had no slot for (model-int.h);
+ * the others are found through the index alone. */
+struct cg_hidx model_execs = CG_HIDX_INIT(struct cg_exec, h, ovf_link);
 #define FAST_SLOTS 8192
 #define FAST_TOMB ((struct cg_exec *)1)
 static _Atomic(struct cg_exec *) fast_idx[FAST_SLOTS];
@@ -23,7 +23,14 @@ static unsigned fast_hash(CUgraphExec e)
 	return (unsigned)(x >> 40) & (FAST_SLOTS - 1);
 }
 
-static void fast_insert(struct cg_exec *x)
+unsigned model_exec_home(CUgraphExec e)
+{
+	return fast_hash(e);
+}
+
+/* 0: x is in the index; -1: its neighbourhood is full (overflow set: x
+ * goes to the locked table). */
+static int fast_insert(struct cg_exec *x)
 {
 	unsigned h = fast_hash(x->h);
 	for (int i = 0; i < 64; i++) {
@@ -31,26 +38,58 @@ static void fast_insert(struct cg_exec *x)
 		struct cg_exec *cur = atomic_load_explicit(&fast_idx[k], memory_order_relaxed);
 		if (!cur || cur == FAST_TOMB) {
 			atomic_store_explicit(&fast_idx[k], x, memory_order_release);
-			return;
+			return 0;
 		}
 	}
-	/* Full neighbourhood: the exec is still found through the locked table. */
 	atomic_store(&model_xl.overflow, 1);
+	return -1;
 }
 
-static void fast_remove(struct cg_exec *x)
+/* 1: x was in the index (no slot goes back to empty, so its probe meets
+ * it before an empty one); 0: it was not (the locked table holds it). */
+static int fast_remove(struct cg_exec *x)
 {
 	unsigned h = fast_hash(x->h);
 	for (int i = 0; i < 64; i++) {
 		unsigned k = (h + (unsigned)i) & (FAST_SLOTS - 1);
 		struct cg_exec *cur = atomic_load_explicit(&fast_idx[k], memory_order_relaxed);
 		if (!cur)
-			return;
+			return 0;
 		if (cur == x) {
 			atomic_store_explicit(&fast_idx[k], FAST_TOMB, memory_order_release);
-			return;
+			return 1;
 		}
 	}
+	return 0;
+}
+
+/* The list of live execs (model-int.h): x last. gx_lock. */
+static CG_HOT void exec_list_add(struct cg_exec *x)
+{
+	struct cg_exec *h = model_xl.head;
+	x->link.next = NULL;
+	if (!h) {
+		x->link.prev = x;
+		model_xl.head = x;
+		return;
+	}
+	x->link.prev = h->link.prev;
+	((struct cg_exec *)h->link.prev)->link.next = x;
+	h->link.prev = x;
+}
+
+static CG_HOT void exec_list_del(struct cg_exec *x)
+{
+	struct cg_exec *h = model_xl.head, *next = x->link.next;
+	if (x == h) {
+		model_xl.head = next;
+		if (next)
+			next->link.prev = x->link.prev;
+	} else {
+		((struct cg_exec *)x->link.prev)->link.next = next;
+		(next ? next : h)->link.prev = x->link.prev;
+	}
+	x->link.prev = x->link.next = NULL;
 }
 
 CG_HOT CUgraphExec model_exec_real(struct cg_exec *x)
@@ -151,7 +190,7 @@ void model_exec_launch_failed(struct cg_exec *x)
 }
 
 /* gx_lock held, under which alone the index and the table change: every
- * exec of the table is live and in the index unless the index overflowed,
+ * live exec is in the index, or in the table once the index overflowed,
  * so the index answers (two cache lines, the slot and the exec's; the
  * table's lookup touched its header, bucket and each entry of the chain). */
 CG_HOT struct cg_exec *model_exec_find_locked(CUgraphExec e)
@@ -379,10 +418,12 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 		 * struct; its memo is empty (model_exec_destroy) */
 		memset(&x->graph, 0, offsetof(struct cg_exec, memo_g) - offsetof(struct cg_exec, graph));
 		X_SET(x, h, e);
-		/* its failure alone reports one (cg_hidx_add): the report's
-		 * thread-local flag is not read on every add */
-		if (CG_UNLIKELY(cg_hidx_add(&model_execs, x)) && model_table_added(&model_exec_table))
+		/* into the launch index now (not found there while not live),
+		 * else the table; its failure alone reports one (cg_hidx_add):
+		 * the report's thread-local flag is not read on every add */
+		if (CG_UNLIKELY(fast_insert(x)) && cg_hidx_add(&model_execs, x) && model_table_added(&model_exec_table))
 			return exec_new_refused(x, sum, g, capture, cap_site, nccl);
+		exec_list_add(x);
 		model_tot.execs++;
 		atomic_fetch_add_explicit(&model_xl.live_n, 1, memory_order_relaxed);
 	}
@@ -421,7 +462,6 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 	x->lg_graph = g;
 	x->lg_capture = capture;
 	x->lg_csite = cap_site;
-	fast_insert(x);
 	model_epoch_bump(); /* g has a live exec now (CGS002) */
 	pthread_mutex_unlock(&model_gx_lock);
 	if (x->n_mem)
@@ -711,9 +751,10 @@ CG_HOT int model_exec_destroy(CUgraphExec e, struct model_leak **leaks, int *rep
 			x->lg_pending = 0;
 			atomic_fetch_sub_explicit(&model_xl.lg_n, 1, memory_order_relaxed);
 		}
-		cg_hidx_del(&model_execs, x);
+		if (CG_UNLIKELY(!fast_remove(x)))
+			cg_hidx_del(&model_execs, x);
+		exec_list_del(x);
 		atomic_fetch_sub_explicit(&model_xl.live_n, 1, memory_order_relaxed);
-		fast_remove(x);
 		X_SET(x, live, 0);
 		exec_memo_drop_locked(x);
 		model_epoch_bump(); /* its graph has no live exec now */
@@ -766,7 +807,7 @@ long long model_exec_kernels_run(void)
 	long long k;
 	pthread_mutex_lock(&model_gx_lock);
 	k = model_xl.kernels_destroyed;
-	CG_HIDX_EACH(&model_execs, x, tmp)
+	MODEL_EXECS_EACH(x, tmp)
 	k += atomic_load(&x->launches) * x->kernels;
 	pthread_mutex_unlock(&model_gx_lock);
 	return k;
@@ -776,7 +817,7 @@ void model_exec_churn_live(long long *live, int max)
 {
 	struct cg_exec *x, *tmp;
 	pthread_mutex_lock(&model_gx_lock);
-	CG_HIDX_EACH(&model_execs, x, tmp)
+	MODEL_EXECS_EACH(x, tmp)
 	if (x->churn && (int)x->churn <= max)
 		live[x->churn - 1] += atomic_load(&x->launches);
 	pthread_mutex_unlock(&model_gx_lock);
@@ -789,11 +830,12 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 	*leaks = NULL;
 	struct cg_exec *x, *tmp;
 	struct ev_launches *o;
-	long long total = model_xl.launches_destroyed, live = 0;
+	long long total = model_xl.launches_destroyed, live = 0, n_all;
 
 	pthread_mutex_lock(&model_gx_lock);
-	o = model_execs.n ? calloc(model_execs.n, sizeof *o) : NULL;
-	CG_HIDX_EACH(&model_execs, x, tmp)
+	n_all = atomic_load_explicit(&model_xl.live_n, memory_order_relaxed);
+	o = n_all ? calloc((size_t)n_all, sizeof *o) : NULL;
+	MODEL_EXECS_EACH(x, tmp)
 	{
 		long long n = atomic_load(&x->launches);
 		total += n;
@@ -809,7 +851,7 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 	*lr = o;
 	*n_lr = k;
 	pthread_mutex_lock(&model_gx_lock);
-	CG_HIDX_EACH(&model_execs, x, tmp)
+	MODEL_EXECS_EACH(x, tmp)
 	{
 		if (atomic_load(&x->outstanding) > 0 && atomic_load(&x->launches) > 0 && x->n_mem) {
 			struct cg_mnode *mem = malloc((size_t)x->n_mem * sizeof *mem);

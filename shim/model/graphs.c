@@ -729,7 +729,7 @@ CG_HOT void model_graph_settle(CUgraph g)
 	gr = pending ? model_graph_find_locked(g) : NULL;
 	if (gr) {
 		struct cg_exec *x, *tmp;
-		CG_HIDX_EACH(&model_execs, x, tmp)
+		MODEL_EXECS_EACH(x, tmp)
 		{
 			if (x->graph != g || !x->sum || !x->sum->partial || !x->sum_gen)
 				continue;

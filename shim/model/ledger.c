@@ -558,7 +558,7 @@ static int ledger_model_take(CUgraphExec e, struct lg_pend *o)
 }
 
 /* Up to max execs with a pending entry on the model's exec, in the order
- * made (the table's order, as the ledger's own entries are kept). e
+ * made (the model's list order, as the ledger's own entries are kept). e
  * non-NULL: whether e still has one (0 or 1). */
 static int ledger_model_pending(struct lg_pend *out, int max, CUgraphExec e)
 {
@@ -569,7 +569,7 @@ static int ledger_model_pending(struct lg_pend *out, int max, CUgraphExec e)
 		x = model_exec_find_locked(e);
 		n = x && x->lg_pending;
 	} else {
-		CG_HIDX_EACH(&model_execs, x, tmp)
+		MODEL_EXECS_EACH(x, tmp)
 		{
 			if (n == max)
 				break;

@@ -247,7 +247,7 @@ struct cg_exec {
 		struct cg_exec *next_free; /* on the free list (not live) */
 		CUgraph lg_graph;	   /* live, lg_pending: the graph it was instantiated from */
 	};
-	struct cg_hlink link; /* in the execs' index (execs.c) */
+	struct cg_hlink link; /* on the list of live execs (model_xl.head; execs.c) */
 	/* The known-update memo (model.h): up to EXEC_MEMO_N graphs whose
 	 * update of this exec the analysis found to say nothing and change
 	 * nothing but the summary it runs (memo_g, NULL: a free slot, read
@@ -260,25 +260,34 @@ struct cg_exec {
 	struct cg_summary *memo_s[EXEC_MEMO_N];
 	int memo_next;
 	uint64_t memo_cls; /* their class; 0: one entry, the exec's own summary of no class */
+	/* in the overflow table (model_execs) while the launch index had no
+	 * slot for it: on these lines, which a steady loop never touches */
+	struct cg_hlink ovf_link;
 };
 #define X_SET(x, f, v) __atomic_store_n(&(x)->f, (v), __ATOMIC_RELAXED)
 #define X_GET(x, f) __atomic_load_n(&(x)->f, __ATOMIC_RELAXED)
-/* The live execs by handle, in the order made (execs.c; gx_lock). */
+/* The live execs the launch index had no slot for, by handle (execs.c;
+ * gx_lock): found through it only once model_xl.overflow is set. */
 extern struct cg_hidx model_execs;
-/* What an instantiation and a destroy write besides the exec, its index
- * slot and the tables, on one line of its own (execs.c; issue 36: each
- * line is a miss in a capture loop). Under gx_lock; the atomics are also
- * read without it. */
+/* What an instantiation and a destroy write besides the exec, its slot of
+ * the launch index and the tables, on one line of its own (execs.c; issue
+ * 36: each line is a miss in a capture loop). Under gx_lock; the atomics
+ * are also read without it. */
 struct model_exec_line {
 	struct cg_exec *free_list; /* destroyed execs, for the next ones */
-	uint64_t ids;		   /* the last exec id given (model_exec_new) */
-	/* model_execs.n (model_execs_live: every steady begin asks) */
+	/* the live execs in the order made, linked through their link; the
+	 * head's link.prev is the last (MODEL_EXECS_EACH): no table of
+	 * their own (issue 36: its header and slot were two more lines an
+	 * instantiation and a destroy touched) */
+	struct cg_exec *head;
+	uint64_t ids; /* the last exec id given (model_exec_new) */
+	/* the live execs counted (model_execs_live: every steady begin asks) */
 	_Atomic long long live_n;
 	/* of the execs destroyed: their launches, and those times their
 	 * kernel nodes (the exit summary's totals) */
 	long long launches_destroyed, kernels_destroyed;
-	_Atomic long claims; /* the graphs' pending counts summed (below) */
-	_Atomic long lg_n;   /* live execs whose lg_pending is set */
+	_Atomic int claims; /* the graphs' pending counts summed (below) */
+	_Atomic int lg_n;   /* live execs whose lg_pending is set */
 	/* Set when an exec did not fit its neighbourhood of the launch
 	 * index: only then does a miss need the locked table (else a miss
 	 * is an untracked exec). */
@@ -288,6 +297,12 @@ struct model_exec_line {
 	_Atomic int lg_entries;
 };
 extern struct model_exec_line model_xl;
+/* Every live exec in the order made, gx_lock held; x may leave the list
+ * in the body. */
+#define MODEL_EXECS_EACH(x, tmp) for ((x) = model_xl.head; (x) && ((tmp) = (x)->link.next, 1); (x) = (tmp))
+/* The first slot of e in the launch index (execs.c), for a test that
+ * fills a neighbourhood. */
+unsigned model_exec_home(CUgraphExec e);
 /* g's entry, NULL when unknown; gx_lock held. The last one found is kept
  * (model_graph_last, gx_lock): a step's lookups are mostly of one graph,
  * and a hit reads that entry's first line only, where the table's lookup

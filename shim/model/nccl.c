@@ -138,7 +138,7 @@ int model_nccl_execs(struct model_nccl_exec *out, int max, int try_only)
 	} else {
 		pthread_mutex_lock(&model_gx_lock);
 	}
-	CG_HIDX_EACH(&model_execs, x, tmp)
+	MODEL_EXECS_EACH(x, tmp)
 	{
 		if (!X_GET(x, live) || x->nccl <= 0)
 			continue;

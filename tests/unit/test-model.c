@@ -278,11 +278,32 @@ static void update_alike_takes_the_graphs_nccl(void **state)
 	model_graph_destroy(G(0x9c00));
 }
 
-/* Run first, on an empty exec table: its first add allocates the table. */
+/* n handles whose first slot in the launch index is e's (model-int.h
+ * model_exec_home), other than e: made, they fill e's neighbourhood. */
+static void same_home(CUgraphExec e, CUgraphExec *out, int n)
+{
+	unsigned home = model_exec_home(e);
+	for (uintptr_t h = 0x100000; n; h += 16)
+		if ((CUgraphExec)h != e && model_exec_home((CUgraphExec)h) == home)
+			*out++ = (CUgraphExec)h, n--;
+}
+
+/* Run first, on an empty exec table: an exec the launch index has no slot
+ * for goes into the table, whose first add allocates it. The execs the
+ * index holds need no table (issue 36: an instantiation and a destroy
+ * touch no table line). */
 static void exec_table_failure_is_its_own(void **state)
 {
 	long long graphs_before = cg_table_failures(&model_graph_table);
-	stub_table_fail = 1;
+	CUgraphExec full[64];
+	struct cg_exec_view v;
+	same_home(H(0x1500), full, 64);
+	stub_table_fail = 1; /* the index's execs allocate nothing */
+	for (int i = 0; i < 64; i++)
+		model_exec_new(full[i], G(0x9400), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
+	assert_int_equal(cg_table_failures(&model_exec_table), 0);
+	assert_int_equal(stub_degraded, 0);
+	assert_int_equal(model_exec_view(full[63], &v), 1);
 	model_exec_new(H(0x1500), G(0x9500), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	stub_table_fail = 0;
 	assert_int_equal(cg_table_failures(&model_exec_table), 1);
@@ -291,15 +312,59 @@ static void exec_table_failure_is_its_own(void **state)
 	assert_int_equal(stub_degraded, 1);
 	assert_string_equal(stub_degrade_why, "exec table");
 	/* the exec did not go in: nothing half registered */
-	assert_int_equal(model_exec_view(H(0x1500), &(struct cg_exec_view){0}), 0);
+	assert_int_equal(model_exec_view(H(0x1500), &v), 0);
 	assert_null(model_exec_fast(H(0x1500)));
 	assert_ptr_equal(model_exec_real_of(H(0x1500)), H(0x1500));
-	/* the report was taken: the next add does not see it again */
-	model_exec_new(H(0x1600), G(0x9600), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
+	assert_int_equal(model_execs_live(), 64);
+	/* the report was taken: the next add does not see it again, and the
+	 * table's exec is found, listed and destroyed as the index's are */
+	model_exec_new(H(0x1500), G(0x9600), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
 	assert_int_equal(cg_table_failures(&model_exec_table), 1);
 	assert_int_equal(stub_degraded, 1);
-	assert_int_equal(model_exec_view(H(0x1600), &(struct cg_exec_view){0}), 1);
-	destroy(H(0x1600));
+	assert_int_equal(model_exec_view(H(0x1500), &v), 1);
+	assert_ptr_equal(v.graph, G(0x9600));
+	assert_non_null(model_exec_fast(H(0x1500)));
+	assert_int_equal(model_execs_live(), 65);
+	destroy(H(0x1500));
+	assert_int_equal(model_exec_view(H(0x1500), &v), 0);
+	assert_null(model_exec_fast(H(0x1500)));
+	for (int i = 0; i < 64; i++)
+		destroy(full[i]);
+	assert_int_equal(model_execs_live(), 0);
+}
+
+/* The live execs are listed in the order made, whichever leaves first
+ * (the exit's launch records and the ledger's pending entries go by it). */
+static void exec_list_keeps_the_order_made(void **state)
+{
+	struct ev_launches *lr;
+	struct model_leak *leaks;
+	long long launches, live;
+	int n_lr;
+	for (int i = 0; i < 5; i++)
+		model_exec_new(H(0x3000 + 16 * i), G(0x9a00), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
+	destroy(H(0x3000));	 /* the first */
+	destroy(H(0x3000 + 32)); /* a middle one */
+	destroy(H(0x3000 + 64)); /* the last */
+	model_exec_new(H(0x3000 + 80), G(0x9a00), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
+	model_exec_new(H(0x3000), G(0x9a00), 0, 0, NULL, 0, -1, 0, 0, NULL, 0);
+	assert_int_equal(model_exec_exit(&launches, &live, &leaks, &lr, &n_lr), 0);
+	free(leaks);
+	assert_int_equal(live, 4);
+	assert_int_equal(n_lr, 4);
+	assert_int_equal(lr[0].exec, 0x3000 + 16);
+	assert_int_equal(lr[1].exec, 0x3000 + 48);
+	assert_int_equal(lr[2].exec, 0x3000 + 80);
+	assert_int_equal(lr[3].exec, 0x3000);
+	free(lr);
+	for (int i = 0; i < 6; i++)
+		if (i != 2 && i != 4)
+			destroy(H(0x3000 + 16 * i));
+	assert_int_equal(model_execs_live(), 0);
+	assert_int_equal(model_exec_exit(&launches, &live, &leaks, &lr, &n_lr), 0);
+	assert_int_equal(live, 0);
+	free(leaks);
+	free(lr);
 }
 
 static void pool_table_failure_is_its_own(void **state)
@@ -601,6 +666,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(exec_table_failure_is_its_own, setup),
+	    cmocka_unit_test_setup(exec_list_keeps_the_order_made, setup),
 	    cmocka_unit_test_setup(alloc_table_failure_is_its_own, setup),
 	    cmocka_unit_test_setup(alloc_entry_steady_step_takes_no_table_memory, setup),
 	    cmocka_unit_test_setup(pool_table_failure_is_its_own, setup),
