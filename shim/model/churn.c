@@ -22,19 +22,29 @@
 
 /* A capture loop's step counts into its entry at the end of capture
  * (model_churn_again: the search's key, cheap, fwd and fired, the counts
- * and the memory) and at the instantiation (fwd, insts, inst_ns): those
+ * and the memory) and at the instantiation (walked, insts, inst_ns): those
  * fields in the entry's first 64-byte line (issue 36), the firsts (read
  * once), the fingerprint and the launches in the second, the pointer
- * hashes after (an entry 192 bytes, the table aligned). */
+ * hashes after (an entry 192 bytes, the table aligned).
+ * An instantiation counts into a walked entry (walked: its shape is set)
+ * without model_churn_lock (issue 36: its round trip was a line of a
+ * capture loop's step): only a sighting is ever forwarded into another
+ * entry and a shape once set stays, so such an entry is its own count's
+ * home. Its instantiation counts are atomics (a merge adds to them under
+ * the lock); walked is stored atomically (read by that test unlocked). */
 struct churn_ent {
 	uint32_t key, site;
 	uint64_t cheap, mem_bytes;
 	uint32_t fwd; /* merged into entry fwd (1-based): counts go there */
-	int fired;
-	long long captures, insts;
-	uint64_t cap_ns, inst_ns;
+	uint16_t fired;
+	uint16_t walked; /* shape set (churn_walked_set) */
+	long long captures;
+	_Atomic long long insts;
+	uint64_t cap_ns;
+	_Atomic uint64_t inst_ns;
 	uint64_t shape; /* 0: a sighting, not walked yet */
-	uint64_t first_cap_ns, first_inst_ns;
+	uint64_t first_cap_ns;
+	_Atomic uint64_t first_inst_ns;
 	_Atomic long long launches; /* of destroyed executables */
 	int n_ptrs, more_ptrs;
 	int nodes;
@@ -57,11 +67,11 @@ static CG_HOT void churn_view_locked(const struct churn_ent *e, struct model_chu
 	v->more_ptrs = e->more_ptrs;
 	v->nodes = e->nodes;
 	v->captures = e->captures;
-	v->insts = e->insts;
+	v->insts = atomic_load_explicit(&e->insts, memory_order_relaxed);
 	v->launches = atomic_load_explicit(&e->launches, memory_order_relaxed);
 	v->cap_ns = e->cap_ns;
-	v->inst_ns = e->inst_ns;
-	v->first_ns = e->first_cap_ns + e->first_inst_ns;
+	v->inst_ns = atomic_load_explicit(&e->inst_ns, memory_order_relaxed);
+	v->first_ns = e->first_cap_ns + atomic_load_explicit(&e->first_inst_ns, memory_order_relaxed);
 	v->mem_bytes = e->mem_bytes;
 }
 
@@ -88,6 +98,13 @@ static void churn_count_locked(struct churn_ent *e, const struct model_cap_end *
 		e->mem_bytes = ce->alloc_bytes;
 }
 
+/* e takes its fingerprint (shape, never 0); under the lock. */
+static void churn_walked_set(struct churn_ent *e, uint64_t shape)
+{
+	e->shape = shape;
+	__atomic_store_n(&e->walked, 1, __ATOMIC_RELEASE);
+}
+
 static struct churn_ent *churn_new_locked(const struct model_cap_end *ce, uint64_t shape, uint64_t cheap)
 {
 	struct churn_ent *e;
@@ -98,7 +115,8 @@ static struct churn_ent *churn_new_locked(const struct model_cap_end *ce, uint64
 	e = &churn_tab[churn_n++];
 	e->key = ce->key;
 	e->site = ce->site;
-	e->shape = shape;
+	if (shape)
+		churn_walked_set(e, shape);
 	e->cheap = cheap;
 	return e;
 }
@@ -158,7 +176,7 @@ uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_
 			sight = x;
 	}
 	if (!e && sight) { /* the sighting was this graph's twin: it takes the fingerprint */
-		sight->shape = fp->shape;
+		churn_walked_set(sight, fp->shape);
 		e = sight;
 		sight = NULL;
 	} else if (!e) {
@@ -167,8 +185,11 @@ uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_
 	if (e && sight) { /* this graph under another cheap key before: one entry */
 		e->captures += sight->captures;
 		e->cap_ns += sight->cap_ns;
-		e->insts += sight->insts;
-		e->inst_ns += sight->inst_ns;
+		/* a sighting's counts change under the lock only */
+		atomic_fetch_add_explicit(&e->insts, atomic_load_explicit(&sight->insts, memory_order_relaxed),
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->inst_ns, atomic_load_explicit(&sight->inst_ns, memory_order_relaxed),
+					  memory_order_relaxed);
 		atomic_fetch_add(&e->launches, atomic_exchange(&sight->launches, 0));
 		sight->fwd = (uint32_t)(e - churn_tab) + 1;
 	}
@@ -191,16 +212,26 @@ uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_
 	return idx;
 }
 
+static CG_HOT void churn_inst_count(struct churn_ent *e, uint64_t ns)
+{
+	atomic_fetch_add_explicit(&e->inst_ns, ns, memory_order_relaxed);
+	if (!atomic_fetch_add_explicit(&e->insts, 1, memory_order_relaxed))
+		atomic_store_explicit(&e->first_inst_ns, ns, memory_order_relaxed);
+}
+
 CG_HOT void model_churn_instantiated(uint32_t idx, uint64_t ns)
 {
+	struct churn_ent *e;
 	if (!idx || idx > MODEL_CHURN_MAX)
 		return;
+	/* a walked entry: never forwarded (struct churn_ent), no lock */
+	e = &churn_tab[idx - 1];
+	if (CG_LIKELY(__atomic_load_n(&e->walked, __ATOMIC_ACQUIRE))) {
+		churn_inst_count(e, ns);
+		return;
+	}
 	pthread_mutex_lock(&model_churn_lock);
-	struct churn_ent *e = churn_resolve(idx);
-	e->insts++;
-	e->inst_ns += ns;
-	if (e->insts == 1)
-		e->first_inst_ns = ns;
+	churn_inst_count(churn_resolve(idx), ns);
 	pthread_mutex_unlock(&model_churn_lock);
 }
 
