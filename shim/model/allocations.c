@@ -4,9 +4,19 @@
  */
 #include "model-int.h"
 
-/* A released allocation's entry, kept for the next one (table.h): a
- * capture loop's allocation node makes and drops one a step. */
-static struct cg_spare alloc_spare = CG_SPARE_INIT(sizeof(struct cg_alloc));
+/* spare: a released allocation's entry, kept for the next one (table.h):
+ * a capture loop's allocation node makes and drops one a step.
+ * last: the entry made or found last (issue 36), under model_mem_lock: a
+ * capture loop's allocation is found again by its free, its executable's
+ * instantiation and destroy and its graph's destroy, each then reading
+ * one entry instead of the table's header, a bucket and the entry's hash
+ * handle. Cleared with the entry it names (alloc_drop_locked). Both on
+ * one line (a graph's destroy reads both; last was on a line of its own
+ * for the instantiation and the destroys). */
+static struct {
+	struct cg_spare spare;
+	struct cg_alloc *last;
+} __attribute__((aligned(32))) alloc_line = {.spare = CG_SPARE_INIT(sizeof(struct cg_alloc))};
 
 /* The entries by address, under model_mem_lock: a handle index (table.h,
  * issue 36), since a capture loop's entry comes and goes every step, and
@@ -15,30 +25,23 @@ static struct cg_spare alloc_spare = CG_SPARE_INIT(sizeof(struct cg_alloc));
 _Static_assert(sizeof(CUdeviceptr) == sizeof(void *), "a device pointer is the handle index's key");
 static struct cg_hidx model_allocs = CG_HIDX_INIT(struct cg_alloc, dptr, link);
 
-/* The entry made or found last (issue 36), under model_mem_lock: a capture
- * loop's allocation is found again by its free, its executable's
- * instantiation and destroy and its graph's destroy, each then reading
- * one entry instead of the table's header, a bucket and the entry's hash
- * handle. Cleared with the entry it names (alloc_drop_locked). */
-static struct cg_alloc *alloc_last;
-
 static CG_HOT struct cg_alloc *alloc_find_locked(CUdeviceptr p)
 {
-	struct cg_alloc *a = alloc_last;
+	struct cg_alloc *a = alloc_line.last;
 	if (a && a->dptr == p)
 		return a;
 	a = cg_hidx_find(&model_allocs, (const void *)(uintptr_t)p);
 	if (a)
-		alloc_last = a;
+		alloc_line.last = a;
 	return a;
 }
 
 static void alloc_drop_locked(struct cg_alloc *a)
 {
-	if (alloc_last == a)
-		alloc_last = NULL;
+	if (alloc_line.last == a)
+		alloc_line.last = NULL;
 	cg_hidx_del(&model_allocs, a);
-	cg_spare_free(&alloc_spare, a, sizeof *a);
+	cg_spare_free(&alloc_line.spare, a, sizeof *a);
 }
 
 CG_HOT int model_alloc_graph_at(const struct cg_mnode *m_in, CUstream s, uint64_t capture, CUgraph g, const char *api,
@@ -55,18 +58,18 @@ CG_HOT int model_alloc_graph_at(const struct cg_mnode *m_in, CUstream s, uint64_
 	pthread_mutex_lock(&model_mem_lock);
 	a = alloc_find_locked(m->dptr);
 	if (!a) {
-		a = cg_spare_calloc(&alloc_spare, sizeof *a);
+		a = cg_spare_calloc(&alloc_line.spare, sizeof *a);
 		if (a) {
 			a->dptr = m->dptr;
 			cg_hidx_add(&model_allocs, a);
 			if (model_table_added(&model_alloc_table)) {
-				cg_spare_free(&alloc_spare, a, sizeof *a);
+				cg_spare_free(&alloc_line.spare, a, sizeof *a);
 				a = NULL;
 			}
 		}
 	}
 	if (a) {
-		alloc_last = a;
+		alloc_line.last = a;
 		a->size = m->size;
 		a->capture = capture;
 		a->graph = g;
@@ -163,7 +166,7 @@ CG_HOT void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int 
 			continue;
 		a = alloc_find_locked(mem[i].dptr);
 		if (!a) {
-			a = cg_spare_calloc(&alloc_spare, sizeof *a);
+			a = cg_spare_calloc(&alloc_line.spare, sizeof *a);
 			if (!a)
 				continue;
 			a->dptr = mem[i].dptr;
@@ -171,7 +174,7 @@ CG_HOT void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int 
 			a->site = mem[i].site;
 			cg_hidx_add(&model_allocs, a);
 			if (model_table_added(&model_alloc_table)) {
-				cg_spare_free(&alloc_spare, a, sizeof *a);
+				cg_spare_free(&alloc_line.spare, a, sizeof *a);
 				continue;
 			}
 		}
