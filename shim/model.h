@@ -48,7 +48,10 @@ struct cg_mnode {
 /* Node summary walked from the driver once per graph generation.
  * Immutable once published and shared by reference count between the
  * graph's cache, executables and callers: a "copy" is a reference, and
- * model_summary_free drops one. */
+ * model_summary_free drops one. 128 bytes: what a partial summary's
+ * readers use (counts, partial, nocopy, mem) on the first line, and a
+ * partial summary's memory nodes, right after it, from the third on
+ * (issue 36: an instantiation of a capture loop read four lines of it). */
 struct cg_summary {
 	_Atomic int refs;
 	uint32_t n_nodes, n_edges;
@@ -57,7 +60,10 @@ struct cg_summary {
 	 * the capture, no walk yet (types/ndeps/nodes NULL); an exec holding
 	 * one gets the full summary on first need (model_exec_summary) or
 	 * before its graph changes or goes (model_graph_settle). */
-	int partial;
+	uint8_t partial;
+	/* partial only: the capture's tally proved no copy node
+	 * (model_graph_captured); model_graph_copies is then one count query */
+	uint8_t nocopy;
 	/* topo: a 64-bit hash of exactly what the update prediction compares
 	 * (node count, edge count, each node's type, dependency count and
 	 * dependency signature in creation order), computed once per graph generation by the walk
@@ -65,8 +71,9 @@ struct cg_summary {
 	 * hashes answer "same topology" in O(1); different ones fall through
 	 * to the node-by-node comparison that names the difference. */
 	uint64_t topo;
-	uint8_t *types;	 /* n_nodes node types, creation order */
-	uint16_t *ndeps; /* n_nodes dependency counts */
+	struct cg_mnode *mem; /* n_alloc + n_free memory nodes, read back from the driver */
+	uint8_t *types;	      /* n_nodes node types, creation order */
+	uint16_t *ndeps;      /* n_nodes dependency counts */
 	/* n_nodes dependency signatures: per node, the sum of a hash of each
 	 * incoming edge (its source's index, its data: ports and type), so
 	 * equal sets of edges give equal values in any order; two graphs of
@@ -74,19 +81,15 @@ struct cg_summary {
 	 * fork/join) differ here (issue 31). 0 for a node without edges. */
 	uint32_t *depsig;
 	CUgraphNode *nodes;
-	struct cg_mnode *mem; /* n_alloc + n_free memory nodes, read back from the driver */
 	/* node details (nodes.h) of the kernel, memcpy and memset nodes only,
 	 * n_det of them in node order (det[k].node is the index); NULL when
 	 * not learned */
 	struct cg_ndet *det;
-	uint32_t n_det;
 	/* nodes_fingerprint() of det (nodes.h), 0 when not computed: equal
 	 * values let an update skip the refusal pass, the pointer diff and
 	 * the references' rework */
 	uint64_t sig, ptrs;
-	/* partial only: the capture's tally proved no copy node
-	 * (model_graph_captured); model_graph_copies is then one count query */
-	int nocopy;
+	uint32_t n_det;
 	/* a walked summary's block capacities (graphs.c: its blocks are
 	 * kept for the next walk when it is freed); 0 in a partial one */
 	uint32_t cap_nodes, cap_det, cap_mem;
@@ -105,6 +108,8 @@ struct cg_summary {
 	 * stands only while this count holds (graphs.c summary_cached) */
 	uint32_t kid_gen;
 };
+_Static_assert(sizeof(struct cg_summary) == 128 && offsetof(struct cg_summary, mem) < 64,
+	       "struct cg_summary: two lines, a partial one's readers on the first");
 
 /* Levels of child graphs a walk descends (each level costs the walk's
  * ~9 KiB of stack scratch; deeper children are not compared). */
