@@ -44,6 +44,19 @@ static CG_COLD void instantiate_verdict(struct cgh_frame *f, const struct cg_ver
 	CGH_FRAME_END();
 }
 
+/* CGS004 with the rules' view of g's live exec answered from iv. */
+static CG_COLD int instantiate_second(const struct cg_instantiate_ev *ev, const struct model_inst_view *iv,
+				      struct cg_verdict *v)
+{
+	struct cg_model_view mv = cg_model_view_live;
+	int second;
+	mv.graph_live_exec = inst_live_exec;
+	inst_iv = iv, inst_g = ev->g;
+	second = rules_instantiate_second(ev, &mv, v);
+	inst_iv = NULL;
+	return second;
+}
+
 /* The rules' verdicts (CGS004, CGS010), in a frame of their own: the
  * verdict's buffer (1.3 KB) is not under the stack of instantiate_pre's
  * other callees, which then share the stack lines the other hooks use. */
@@ -51,14 +64,11 @@ static CG_HOT CGH_FRAMED void instantiate_rules(struct cgh_frame *f, CUgraph g, 
 						const struct model_inst_view *iv)
 {
 	struct cg_verdict v;
-	struct cg_model_view mv = cg_model_view_live;
 	struct cg_instantiate_ev ev = {g, flags, f->sum, f->site};
-	int second;
-	mv.graph_live_exec = inst_live_exec;
-	inst_iv = iv, inst_g = g;
-	second = rules_instantiate_second(&ev, &mv, &v);
-	inst_iv = NULL;
-	if (CG_UNLIKELY(second))
+	/* CGS004 asks its view for g's live exec, which iv holds: without one
+	 * (a capture loop's step) no verdict, and no view to make (issue 36:
+	 * the view's copy and its thread-local anchor were lines of their own) */
+	if (CG_UNLIKELY(iv->have_live) && instantiate_second(&ev, iv, &v))
 		instantiate_verdict(f, &v, api);
 	if (CG_UNLIKELY(rules_instantiate_device_launch(&ev, &v)))
 		instantiate_verdict(f, &v, api);
