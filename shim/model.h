@@ -299,6 +299,7 @@ struct cg_cap_tally {
 	int off;
 	uint64_t h; /* the counted launches' functions and dimensions, in order (churn's cheap key) */
 	int rec;    /* each counted launch is described too (nodes_launch_rec): set by the begin hook */
+	int esc;    /* a kernel escaped it (CGS024, hooks/capture-map.c): its end reads the escapes' own line */
 };
 extern CG_TLS struct cg_cap_tally model_tally;
 /* A launch the driver accepted while a capture was live (kernel: 0 for an

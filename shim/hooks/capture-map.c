@@ -248,14 +248,19 @@ static __attribute__((noinline, cold)) void cgh_escape_after(int hid, CUresult r
 		esc.names[0] = 0;
 	}
 	esc.kernels++;
+	model_tally.esc = 1;
 	n = strlen(esc.names);
 	if (!strstr(esc.names, name) && n + strlen(name) + 2 < ESC_NAMES)
 		snprintf(esc.names + n, ESC_NAMES - n, "%s%s", n ? "," : "", name);
 }
 
+/* esc.cap is only ever model_tally.cap when set, with model_tally.esc set
+ * too, and the tally's cap moves on only at a begin (esc 0 again) or at
+ * its capture's end, after this question: a steady end reads the tally's
+ * line (read anyway), not esc's (issue 36). */
 CG_HOT int cgh_escaped(uint64_t id)
 {
-	return id && esc.cap == id && esc.kernels;
+	return id && model_tally.cap == id && model_tally.esc && esc.cap == id && esc.kernels;
 }
 
 void cgh_escape_end(uint64_t id, const struct cg_capture_view *cv, CUgraph g)

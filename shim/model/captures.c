@@ -236,6 +236,7 @@ CG_HOT void model_capture_begin(uint64_t id, CUstream s, int mode, int ptsz, CUg
 		model_tally.h = 0;
 		model_tally.off = !id;
 		model_tally.rec = 0;
+		model_tally.esc = 0;
 	}
 	pthread_mutex_unlock(&model_cap_lock);
 	atomic_fetch_add(&cg_live_captures, 1);
