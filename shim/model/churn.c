@@ -7,8 +7,10 @@
  * A fixed table of MODEL_CHURN_MAX entries, never freed or moved, so an
  * executable keeps its entry's index and adds its launches at destroy with
  * one atomic add and no lock. Entries are found by (key, shape) under
- * model_churn_lock, taken at the end of a capture and at instantiation only,
- * never on a launch. A full table counts the rest as untracked (exit).
+ * model_last_lock (the steady judgement's, taken at the same end: one
+ * lock line for both, issue 36), at the end of a capture and a sighting's
+ * instantiation only, never on a launch. A full table counts the rest as
+ * untracked (exit).
  *
  * Walks are spent only on graphs that may be captured again: the first
  * capture of a site's cheap key is a sighting (an entry without a
@@ -27,7 +29,7 @@
  * once), the fingerprint and the launches in the second, the pointer
  * hashes after (an entry 192 bytes, the table aligned).
  * An instantiation counts into a walked entry (walked: its shape is set)
- * without model_churn_lock (issue 36: its round trip was a line of a
+ * without model_last_lock (issue 36: its round trip was a line of a
  * capture loop's step): only a sighting is ever forwarded into another
  * entry and a shape once set stays, so such an entry is its own count's
  * home. Its instantiation counts are atomics (a merge adds to them under
@@ -136,7 +138,7 @@ CG_HOT int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uin
 	*idx = 0;
 	if (!cheap || !ce->key)
 		return 0;
-	pthread_mutex_lock(&model_churn_lock);
+	pthread_mutex_lock(&model_last_lock);
 	/* Every entry in use has a key (never 0: model_churn_capture is
 	 * called with ce's), those past churn_n are zero: the search stops at
 	 * the first key 0, so a loop's own entry, usually the first, is found
@@ -153,7 +155,7 @@ CG_HOT int model_churn_again(const struct model_cap_end *ce, uint64_t cheap, uin
 		*idx = (uint32_t)(e - churn_tab) + 1;
 		done = 1;
 	}
-	pthread_mutex_unlock(&model_churn_lock);
+	pthread_mutex_unlock(&model_last_lock);
 	return done;
 }
 
@@ -165,7 +167,7 @@ uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_
 	*fire = 0;
 	if (!fp->shape || !ce->key)
 		return 0;
-	pthread_mutex_lock(&model_churn_lock);
+	pthread_mutex_lock(&model_last_lock);
 	for (int i = 0; i < churn_n; i++) {
 		struct churn_ent *x = &churn_tab[i];
 		if (x->fwd || x->key != ce->key)
@@ -208,7 +210,7 @@ uint32_t model_churn_capture(const struct model_cap_end *ce, const struct model_
 		churn_view_locked(e, v);
 		idx = (uint32_t)(e - churn_tab) + 1;
 	}
-	pthread_mutex_unlock(&model_churn_lock);
+	pthread_mutex_unlock(&model_last_lock);
 	return idx;
 }
 
@@ -230,9 +232,9 @@ CG_HOT void model_churn_instantiated(uint32_t idx, uint64_t ns)
 		churn_inst_count(e, ns);
 		return;
 	}
-	pthread_mutex_lock(&model_churn_lock);
+	pthread_mutex_lock(&model_last_lock);
 	churn_inst_count(churn_resolve(idx), ns);
-	pthread_mutex_unlock(&model_churn_lock);
+	pthread_mutex_unlock(&model_last_lock);
 }
 
 CG_HOT void model_churn_launched(uint32_t idx, long long n)
@@ -258,7 +260,7 @@ int model_churn_exit(struct model_churn_view *out, int max, long long *untracked
 	model_exec_churn_live(live, MODEL_CHURN_MAX);
 	if (!(all = calloc(MODEL_CHURN_MAX, sizeof *all)))
 		return 0;
-	pthread_mutex_lock(&model_churn_lock);
+	pthread_mutex_lock(&model_last_lock);
 	*untracked = churn_untracked;
 	for (i = 0; i < churn_n; i++) {
 		struct model_churn_view *v = &all[n];
@@ -273,7 +275,7 @@ int model_churn_exit(struct model_churn_view *out, int max, long long *untracked
 		}
 		n++;
 	}
-	pthread_mutex_unlock(&model_churn_lock);
+	pthread_mutex_unlock(&model_last_lock);
 	qsort(all, (size_t)n, sizeof *all, churn_by_waste);
 	if (n > max)
 		n = max;

@@ -8,13 +8,14 @@
  * (model_graph_*, model_summary_*), topo.c (model_topo_*: a walked graph's
  * edges and topology hash), execs.c (model_exec_*), pools.c
  * (model_pool_*, model_device_*), allocations.c (model_alloc_*), ledger.c
- * (ledger_*), churn.c (model_churn_*; model_churn_lock guards its table), nccl.c
+ * (ledger_*), churn.c (model_churn_*; model_last_lock guards its table), nccl.c
  * (model_nccl_*: NCCL work in graphs).
  *
  * Locks (model.h): model_cap_lock guards model_cap_list; model_gx_lock
  * guards model_graphs and model_execs; model_mem_lock guards model_pools,
  * model_allocs, model_cur_pool and model_dev_alloc; model_last_lock guards
- * the last free-memory samples (devices.c). Each total in model_tot is
+ * the last free-memory samples and the steady table (devices.c) and the
+ * churn table (churn.c). Each total in model_tot is
  * written under the lock of the table it counts. A *_locked function runs
  * with the lock of its table held.
  */
