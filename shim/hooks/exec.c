@@ -203,10 +203,13 @@ CG_HOT void cgh_emit_nodes_at(CUgraph g, const struct cg_summary *s, int level, 
 }
 
 /* e: the exec just made from g (its id on the records: one picture per
- * instantiation, not each edge once per instantiation), or NULL. */
+ * instantiation, not each edge once per instantiation), or NULL. The
+ * level asked here: below debug the writer's frame and code are not
+ * entered (issue 36: two code lines a step). */
 static CG_HOT void emit_nodes(CUgraph g, const struct cg_summary *s, CUgraphExec e)
 {
-	cgh_emit_nodes_at(g, s, CG_L_DEBUG, NULL, e);
+	if (CG_UNLIKELY(cg_log_on(CG_L_DEBUG)))
+		cgh_emit_nodes_at(g, s, CG_L_DEBUG, NULL, e);
 }
 
 /* The ledger's entry from the exec's full summary (a graph with copies,

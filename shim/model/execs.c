@@ -13,7 +13,15 @@ static _Atomic(struct cg_exec *) fast_idx[FAST_SLOTS];
 /* model-int.h: one line of its own */
 _Alignas(64) struct model_exec_line model_xl;
 _Static_assert(sizeof(struct model_exec_line) <= 64, "model_xl is one cache line");
-static void exec_memo_drop_locked(struct cg_exec *x);
+static void exec_memo_clear_locked(struct cg_exec *x);
+/* x forgets its memo, settled first. gx_lock. An empty memo's lines are
+ * not touched (an instantiation and a destroy drop it), nor is the
+ * clearing's code (issue 36: three more code lines a step). */
+static inline void exec_memo_drop_locked(struct cg_exec *x)
+{
+	if (x->memo_any || atomic_load_explicit(&x->memo_cur, memory_order_relaxed))
+		exec_memo_clear_locked(x);
+}
 
 static unsigned fast_hash(CUgraphExec e)
 {
@@ -217,12 +225,9 @@ static CG_HOT void exec_memo_settle_locked(struct cg_exec *x)
 	x->n_mem = 0;
 }
 
-/* x forgets its memo, settled first. gx_lock. An empty memo's lines are
- * not touched (an instantiation and a destroy drop it). */
-static CG_HOT void exec_memo_drop_locked(struct cg_exec *x)
+/* exec_memo_drop_locked's work, a memo to drop. */
+static CG_HOT __attribute__((noinline)) void exec_memo_clear_locked(struct cg_exec *x)
 {
-	if (!x->memo_any && !atomic_load_explicit(&x->memo_cur, memory_order_relaxed))
-		return;
 	exec_memo_settle_locked(x);
 	for (int i = 0; i < EXEC_MEMO_N; i++) {
 		atomic_store_explicit(&x->memo_g[i], NULL, memory_order_relaxed);
@@ -454,8 +459,8 @@ CG_HOT int model_exec_new(CUgraphExec e, CUgraph g, uint64_t flags, uint32_t sit
 			atomic_fetch_add_explicit(&model_xl.claims, 1, memory_order_release);
 		}
 	}
-	if (nccl)
-		*nccl = model_nccl_exec_from_locked(x, g, capture, cap_site);
+	if (nccl) /* model_nccl_exec_from_locked, of the graph found above */
+		*nccl = model_nccl_exec_of_graph_locked(x, gr, capture, cap_site);
 	if (CG_UNLIKELY(x->lg_pending != lg_pending)) /* set (a reused handle: as it was) */
 		atomic_fetch_add_explicit(&model_xl.lg_n, lg_pending ? 1 : -1, memory_order_relaxed);
 	x->lg_pending = lg_pending;

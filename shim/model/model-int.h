@@ -376,6 +376,19 @@ static inline void model_nccl_of_graph_locked(const struct cg_graph *gr, struct 
 	f->site = n ? gr->nccl_site : 0;
 	f->capture = gr ? gr->capture : 0;
 }
+/* model_nccl_exec_from_locked of graph gr, found (NULL: unknown). */
+static inline int model_nccl_exec_of_graph_locked(struct cg_exec *x, const struct cg_graph *gr, uint64_t capture,
+						  uint32_t cap_site)
+{
+	struct cg_update_seen f;
+	model_nccl_of_graph_locked(gr, &f);
+	if (x) {
+		x->nccl = f.nccl;
+		x->capture = capture ? capture : f.capture;
+		x->cap_site = cap_site ? cap_site : f.site;
+	}
+	return f.nccl;
+}
 void model_exec_view_fill(const struct cg_exec *x, struct cg_exec_view *out);
 void model_exec_set_summary(struct cg_exec *x, struct cg_summary *sum);
 long long model_exec_updates_same(void);

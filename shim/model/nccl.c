@@ -106,14 +106,7 @@ CG_HOT int model_nccl_exec_from(CUgraphExec e, CUgraph g, uint64_t capture, uint
 
 int model_nccl_exec_from_locked(struct cg_exec *x, CUgraph g, uint64_t capture, uint32_t cap_site)
 {
-	struct cg_update_seen f;
-	model_nccl_of_graph_locked(model_graph_find_locked(g), &f);
-	if (x) {
-		x->nccl = f.nccl;
-		x->capture = capture ? capture : f.capture;
-		x->cap_site = cap_site ? cap_site : f.site;
-	}
-	return f.nccl;
+	return model_nccl_exec_of_graph_locked(x, model_graph_find_locked(g), capture, cap_site);
 }
 
 int model_nccl_exec(CUgraphExec e)
