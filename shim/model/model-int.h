@@ -167,7 +167,9 @@ struct cg_graph {
 	 * own (cuGraphGetId, CUDA 13.1+), 0 when it has none. */
 	uint64_t id;
 	unsigned cuda_id;
-	int origin; /* 0 built, 1 captured, 2 cloned */
+	uint8_t origin;	    /* 0 built, 1 captured, 2 cloned */
+	uint8_t repeat;	    /* from a repeat capture (model_capture_end), unchanged since */
+	uint8_t cap_nocopy; /* at cap_gen: every node a kernel or memory node (model_tally) */
 	uint64_t capture;
 	uint32_t site;
 	uint32_t gen;
@@ -177,10 +179,8 @@ struct cg_graph {
 	uint32_t sum_gen;
 	uint32_t cap_gen; /* gen at the end of its capture (0: not captured) */
 	uint32_t n_nodes_cap;
-	int cap_nocopy;	       /* at cap_gen: every node a kernel or memory node (model_tally) */
 	unsigned cap_destroys; /* node destroys seen at cap_gen (graphs.c) */
 	int pending;	       /* execs holding a partial summary of this graph */
-	int repeat;	       /* from a repeat capture (model_capture_end), unchanged since */
 	/* NCCL work (model/nccl.c, from the walk at its end of capture while
 	 * a libnccl is loaded): its NCCL kernel nodes, 0 none or not walked;
 	 * nccl_gen: the generation they describe; nccl_site: the capture's
@@ -191,6 +191,9 @@ struct cg_graph {
 	uint32_t churn;	       /* its churn entry (churn.c), 0 none; cleared by a change */
 	struct cg_hlink link;  /* in the graphs' index (graphs.c) */
 };
+/* Two lines (its block 64-byte aligned: table.h cg_spare_calloc): the
+ * index's link was on a third one a graph's making and destroy touched. */
+_Static_assert(sizeof(struct cg_graph) == 128, "struct cg_graph: two cache lines");
 
 #define EXEC_MEMO_N 4
 struct cg_exec {
