@@ -191,7 +191,10 @@ static struct steady {
 	long long live;
 	unsigned skips, insts;
 	uint64_t shape, cshape, last_capture;
-} steady_tab[STEADY_SLOTS];
+} steady_tab[STEADY_SLOTS] __attribute__((aligned(64)));
+/* One line an entry (issue 36: a begin, an end and an instantiation of a
+ * capture loop each read their site's entry, which straddled two). */
+_Static_assert(sizeof(struct steady) == 64, "struct steady: one cache line");
 static _Atomic long long meminfo_steady;
 
 static unsigned steady_hint; /* the slot found last: a capture's end and instantiation follow its begin */
