@@ -9,8 +9,12 @@
 
 #include "config.h"
 #include "config-values.h"
+#include "hot.h"
 
 struct cg_config cg_cfg;
+/* The first of hot.h's CG_HOT_DATA in link order (config.c before the
+ * other objects with some): the section starts a line. */
+int cg_churn_threshold CG_HOT_DATA __attribute__((aligned(64)));
 
 const struct cg_config_row cg_config_rows[] = {
 #define CFG(field, name, kind, def, choices, doc) {#name, #kind, def, choices, doc},
@@ -149,6 +153,7 @@ int cg_config_load(const char *(*getenv_fn)(const char *))
 #include "config.def"
 #undef CFG
 	bad += config_check_rules_off(cg_cfg.rules_off);
+	cg_churn_threshold = cg_cfg.churn_threshold;
 	if (cg_cfg.log_level == CG_L_AUTO)
 		cg_cfg.log_level = (cg_cfg.log_file && *cg_cfg.log_file) ? CG_L_INFO : CG_L_WARN;
 	/* A file is for `cgshim report`, which reads JSONL only: a file sink

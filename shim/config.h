@@ -38,6 +38,10 @@ struct cg_config_row {
 
 /* Filled once by cg_config_load() from the constructor; never written after. */
 extern struct cg_config cg_cfg;
+/* cg_cfg.churn_threshold's copy in the hot data (hot.h), set with it: a
+ * capture's end and an instantiation read it every cycle, and cg_cfg's
+ * line of it holds nothing else a capture loop reads (issue 36). */
+extern int cg_churn_threshold;
 extern const struct cg_config_row cg_config_rows[];
 extern const unsigned cg_config_nrows;
 

@@ -22,9 +22,9 @@
 #include "sink.h"
 #include "state.h"
 
-/* The first of hot.h's CG_HOT_DATA in link order (log.c before the other
- * objects with some): the section starts a line. */
-int cg_log_level CG_HOT_DATA __attribute__((aligned(64))) = CG_L_WARN;
+/* In hot.h's CG_HOT_DATA, after config.c's cg_churn_threshold (the
+ * section's first, which starts it on a line). */
+int cg_log_level CG_HOT_DATA = CG_L_WARN;
 static void tb_after_fork(void);
 static _Atomic unsigned long long log_seq;
 /* The preamble (start record) is written just before the process's first

@@ -350,7 +350,7 @@ struct churn_step {
 
 static void churn_before(struct churn_step *ch, const struct model_cap_end *ce, size_t n, long kernels, uint64_t th)
 {
-	ch->on = ce->key && cg_cfg.churn_threshold > 0;
+	ch->on = ce->key && cg_churn_threshold > 0;
 	if (!ch->on)
 		return;
 	/* cheap: the capture as this thread's tally saw it, when it saw it
@@ -384,7 +384,7 @@ static CG_HOT __attribute__((noinline)) int churn_walked(struct churn_step *ch, 
 	model_churn_fp_of(sum ? sum : own, &fp);
 	model_summary_free(own);
 	fp.cheap = ch->cheap;
-	ch->idx = model_churn_capture(ce, &fp, cg_cfg.churn_threshold, &fire, &v);
+	ch->idx = model_churn_capture(ce, &fp, cg_churn_threshold, &fire, &v);
 	if (ch->idx)
 		model_graph_churn_set(g, ch->idx);
 	if (!fire || !rules_capture_again(&v, g, &vd))
