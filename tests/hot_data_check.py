@@ -10,12 +10,12 @@ import re, subprocess, sys
 
 MAX_LINES = 4
 # each hook's entry (cg_call_begin, CG_REAL), the capture loop's model flags,
-# and the real entries of the capture cycle's hooks
+# the real entries of the capture cycle's hooks, and the churn threshold (a capture's end, an instantiation)
 WANT = ("cg_state", "cg_driver_resolved", "cg_warm_pending", "cg_log_level", "one_device", "pool_gen",
         "stream_gen", "sites_waiting", "real_cuStreamBeginCapture_v2", "real_cuMemAllocAsync",
         "real_cuMemFreeAsync", "real_cuLaunchKernel", "real_cuStreamEndCapture",
         "real_cuGraphInstantiateWithFlags", "real_cuGraphExecDestroy", "real_cuGraphDestroy",
-        "real_cuStreamGetCaptureInfo_v3", "drv_cuGraphGetNodes")
+        "real_cuStreamGetCaptureInfo_v3", "drv_cuGraphGetNodes", "cg_churn_threshold")
 
 lib = sys.argv[1]
 fails = passes = 0
