@@ -150,9 +150,13 @@ __attribute__((destructor)) static void cg_destructor(void)
 
 static pthread_once_t late_exit_once = PTHREAD_ONCE_INIT;
 
+/* Set once the late registration has returned (cg_exit_late_done). */
+_Atomic int cg_exit_late_registered CG_HOT_DATA;
+
 static void late_exit_register(void)
 {
 	atexit(exit_handler);
+	atomic_store_explicit(&cg_exit_late_registered, 1, memory_order_release);
 }
 
 /* Once CUDA is in use (first capture), register the exit handler again: it

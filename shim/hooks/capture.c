@@ -255,12 +255,15 @@ static CG_COLD void begin_nested_after(int hid, CUresult rc)
 }
 
 /* The late exit handler (init.c), once a capture begins: registered by the
- * warm-up's stage 2 (warm_stages) when it ran, whose bit cg_call_begin has
- * just read; only a begin before it asks pthread_once (issue 36: its
- * control word and the call were lines of every begin). */
+ * warm-up's stage 2 (warm_stages) or an earlier begin; only a begin before
+ * that registration has returned asks pthread_once (issue 36: its control
+ * word and the call were lines of every begin). Not the warm-up's bit: it
+ * is cleared before stage 2 registers, and a begin in between (another
+ * thread, or a child forked then) must still see the handler registered
+ * when it goes on (the session's review). The flag is in the hot data. */
 static CG_HOT void begin_exit_late(void)
 {
-	if (atomic_load_explicit(&cg_warm_pending, memory_order_relaxed) & 2)
+	if (CG_UNLIKELY(!cg_exit_late_done()))
 		cg_exit_register_late();
 }
 
