@@ -100,7 +100,7 @@ static CG_HOT CGH_FRAMED void instantiate_pre(struct cgh_frame *f, CUgraph g, ui
 	f->have_free = !f->steady && model_sample_free(&f->free_before);
 	/* a captured graph churn counts: the instantiation's time, from the
 	 * call's entry: the driver's call and the hook's steps around it */
-	f->churn = f->cap && cg_cfg.churn_threshold > 0 ? iv.churn : 0;
+	f->churn = f->cap && cg_churn_threshold > 0 ? iv.churn : 0;
 	f->t_inst = f->churn ? (t0 ? t0 : cg_now_ns()) : 0;
 }
 
