@@ -85,16 +85,6 @@ static int spare_fits(const struct cg_spare *s, size_t sz)
 	return sz >= sizeof(size_t) && (!s->size || sz == s->size);
 }
 
-/* A new block, zeroed. Not posix_memalign'd on 64-byte lines, though an
- * entry of one or two lines may then straddle one more: under ASan (GCC
- * 12's libasan has no fork handlers) harm-fork's children hung in its
- * allocator 3 times in 32 runs with posix_memalign, 0 in 24 without
- * (the session's review, 2026-11-29): the CI's sanitizer pass runs it. */
-static CG_COLD void *spare_new(size_t sz)
-{
-	return calloc(1, sz);
-}
-
 CG_HOT void *cg_spare_calloc_head(struct cg_spare *s, size_t sz, size_t head)
 {
 	void *p = spare_fits(s, sz) ? atomic_exchange_explicit(&s->p, NULL, memory_order_acquire) : NULL;
@@ -102,8 +92,13 @@ CG_HOT void *cg_spare_calloc_head(struct cg_spare *s, size_t sz, size_t head)
 		free(p);
 		p = NULL;
 	}
+	/* A new block from calloc, 16-byte aligned: an entry of one or two
+	 * lines may straddle one more. Not posix_memalign'd on 64 bytes: under
+	 * ASan (GCC 12's libasan has no fork handlers) harm-fork's children
+	 * hung in its allocator 3 times in 32 runs with it, 0 in 24 without
+	 * (2026-11-29). */
 	if (!p)
-		return spare_new(sz);
+		return calloc(1, sz);
 	memset(p, 0, head < sz ? head : sz);
 	return p;
 }

@@ -71,8 +71,7 @@ struct cg_spare {
 		.size = (sz)                                                                                           \
 	}
 /* head: the bytes of a kept block zeroed (the rest is written before it
- * is read: untouched lines are not fetched); a new block is all zero, and
- * 64-byte aligned (table.c). */
+ * is read: untouched lines are not fetched); a new block is all zero. */
 void *cg_spare_calloc_head(struct cg_spare *s, size_t sz, size_t head);
 static inline void *cg_spare_calloc(struct cg_spare *s, size_t sz)
 {
