@@ -151,6 +151,8 @@ struct cap_line {
 _Static_assert(sizeof(struct cap_line) == 64, "struct cap_line: one cache line");
 extern struct cap_line model_cap_line;
 #define model_cap_list (model_cap_line.list)
+/* The live captures in begin order, under model_cap_lock. */
+#define CAP_EACH(c) for ((c) = model_cap_list.head; (c); (c) = (c)->next)
 void model_captures_forget(void); /* the list emptied (a fork's child, its entries freed) */
 /* o: c's facts, under model_cap_lock or of a capture unlinked (its ender's alone) */
 void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o);
@@ -191,8 +193,9 @@ struct cg_graph {
 	uint32_t churn;	       /* its churn entry (churn.c), 0 none; cleared by a change */
 	struct cg_hlink link;  /* in the graphs' index (graphs.c) */
 };
-/* Two lines (its block 64-byte aligned: table.h cg_spare_calloc): the
- * index's link was on a third one a graph's making and destroy touched. */
+/* Two lines' size (its block from cg_spare_calloc, 16-byte aligned, may
+ * straddle a third: table.c): the index's link was on a third one a
+ * graph's making and destroy touched. */
 _Static_assert(sizeof(struct cg_graph) == 128, "struct cg_graph: two cache lines");
 
 #define EXEC_MEMO_N 4
