@@ -6,8 +6,6 @@
  */
 #include "model-int.h"
 
-#define CAP_EACH(c) for ((c) = model_cap_list.head; (c); (c) = (c)->next)
-
 /* At exit: captures still open (begun, never ended: an exception between
  * begin and end, or a thread that died) are named abandoned, the first max
  * of them, whose ids go to ids; returns how many are open in all. */

@@ -36,9 +36,8 @@ CG_HOT void model_capture_snap_locked(const struct cg_capture *c, struct cap_sna
 	o->graph = c->into ? c->into : c->bgraph;
 }
 
-/* The live captures, in begin order (model-int.h model_cap_line), under
- * model_cap_lock: both ends in one line (a begin links, an end unlinks). */
-#define CAP_EACH(c) for ((c) = model_cap_list.head; (c); (c) = (c)->next)
+/* The live captures (model-int.h model_cap_line, CAP_EACH) keep both ends
+ * in one line: a begin links, an end unlinks. */
 CG_TLS struct cg_cap_tally model_tally;
 static struct cg_capture *cap_find_locked(uint64_t id);
 
