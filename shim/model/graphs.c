@@ -51,12 +51,18 @@ static void summary_kids_free(struct cg_summary *s)
 	s->n_kids = 0;
 }
 
+/* A partial summary's one block (graph_partial_locked: its memory nodes
+ * and a zeroed one after them) back to its spare. */
+static CG_HOT void summary_partial_free(struct cg_summary *s)
+{
+	cg_spare_free(&graph_line.partial, s, sizeof *s + ((size_t)s->n_alloc + s->n_free + 1) * sizeof *s->mem);
+}
+
 static CG_HOT void summary_blocks_free(struct cg_summary *s)
 {
 	summary_kids_free(s);
 	if (s->mem == (struct cg_mnode *)(s + 1)) { /* a partial one: its memory nodes in its block */
-		cg_spare_free(&graph_line.partial, s,
-			      sizeof *s + ((size_t)s->n_alloc + s->n_free + 1) * sizeof *s->mem);
+		summary_partial_free(s);
 		return;
 	}
 	free(s->mem);
@@ -75,8 +81,7 @@ CG_HOT void model_summary_free(struct cg_summary *s)
 	 * the header's later lines (kids, cap_nodes, mem; issue 36: an exec
 	 * destroy of a capture loop). */
 	if (s->partial) {
-		cg_spare_free(&graph_line.partial, s,
-			      sizeof *s + ((size_t)s->n_alloc + s->n_free + 1) * sizeof *s->mem);
+		summary_partial_free(s);
 		return;
 	}
 	summary_kids_free(s);
