@@ -83,10 +83,12 @@ static __attribute__((noinline)) void launch_noted(int hid, CUgraphExec e, CUstr
 
 /* Contract: no allocation, no lock, no driver call besides the launch on the
  * common path: one state load, one TLS load, a lock-free index probe and
- * two relaxed atomics. */
-static CG_HOT inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn, CUgraphExec e, CUstream s)
+ * relaxed atomics, no locked instruction. Inlined into each wrapper, whose
+ * CG_REAL read errno: cg_errno_in is that value (one errno lookup a launch,
+ * not two: issue 36). */
+static CG_HOT inline __attribute__((always_inline)) CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn,
+									   CUgraphExec e, CUstream s, int cg_errno_in)
 {
-	CG_ERRNO_IN; /* entered straight from the wrapper */
 	CUgraphExec real;
 	struct cg_exec *x;
 	long long n = 0;
@@ -133,13 +135,13 @@ static CG_HOT inline CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn
 CUresult cgh_cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
 	CG_REAL(cuGraphLaunch);
-	return launch_common(HID_cuGraphLaunch, real_cuGraphLaunch, hGraphExec, hStream);
+	return launch_common(HID_cuGraphLaunch, real_cuGraphLaunch, hGraphExec, hStream, cg_errno_in);
 }
 
 CUresult cgh_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
 	CG_REAL(cuGraphLaunch_ptsz);
-	return launch_common(HID_cuGraphLaunch_ptsz, real_cuGraphLaunch_ptsz, hGraphExec, hStream);
+	return launch_common(HID_cuGraphLaunch_ptsz, real_cuGraphLaunch_ptsz, hGraphExec, hStream, cg_errno_in);
 }
 
 static CUresult upload_common(int hid, PFN_cuGraphUpload_v11010 fn, CUgraphExec e, CUstream s)
