@@ -133,7 +133,19 @@ def envelope(name, params, args, cls, have):
     # cuStreamIsCapturing, called per operation by frameworks, zeroes none)
     framed = any(parts.values()) or cls == 'UNSAFE'
     note = block_note(name, params) if cls == 'BLOCK' else None
-    out = ['%sCUresult cgh_%s(%s)' % ('CG_HOT ' if name in HOT else '', name, params or 'void'), '{',
+    out = []
+    if parts['rec']:
+        # The call record's 4 KB buffer in a frame of its own, entered only
+        # when the record is written: the wrapper's frame stays small, so
+        # the driver's call runs at the stack depth the application's call
+        # had, on the stack lines every other hook's driver call uses
+        # (issue 36: with the buffer in the wrapper, five of a capture
+        # cycle's eight driver calls ran 4.3 KB deeper than the others).
+        p = (', ' + params) if params and params != 'void' else ''
+        out += ['static __attribute__((noinline)) void cgh_%s_record(struct cg_call *c, struct cgh_frame *f, '
+                'CUresult rc%s)' % (name, p), '{', '\tstruct cg_rec r;', '\tif (cg_call_rec_open(&r, c, rc)) {',
+                '\t\tcgh_%s_rec(&r, f, rc%s);' % (name, extra), '\t\trec_end(&r);', '\t}', '}', '']
+    out += ['%sCUresult cgh_%s(%s)' % ('CG_HOT ' if name in HOT else '', name, params or 'void'), '{',
            '\tstruct cg_call c;'] + (['\tstruct cgh_frame f = {0};'] if framed else []) + [
            '\tCUresult rc;', '\tCG_REAL(%s);' % name]
     if cls == 'EXECN':
@@ -159,8 +171,7 @@ def envelope(name, params, args, cls, have):
     if parts['post']:
         out.append('\tcgh_%s_post(&c, &f, rc%s);' % (name, extra))
     if parts['rec']:
-        out += ['\tstruct cg_rec r;', '\tif (cg_call_rec(&r, &c, rc)) {',
-                '\t\tcgh_%s_rec(&r, &f, rc%s);' % (name, extra), '\t\trec_end(&r);', '\t}']
+        out += ['\tif (cg_call_rec_wanted(&c, rc))', '\t\tcgh_%s_record(&c, &f, rc%s);' % (name, extra)]
     else:
         out.append('\tcg_call_end(&c, rc);')
     if parts['done']:

@@ -351,10 +351,24 @@ static CG_HOT int cgh_exec_destroyed(CUgraphExec e, int *lg_owed)
 /* CUSTOM: the application's handle is translated before the readiness
  * test (the policy forgets it even when the shim passes the call through),
  * and a destroy refused in a capture leaves model and policy alone. */
+/* The destroy's call record, in a frame of its own (the generated
+ * wrappers' cgh_<name>_record: the driver's call stays at the
+ * application's stack depth). */
+static __attribute__((noinline)) void exec_destroy_record(struct cg_call *c, CUresult rc, CUgraphExec e,
+							  CUgraphExec real)
+{
+	struct cg_rec r;
+	if (cg_call_rec_open(&r, c, rc)) {
+		rec_hex(&r, "exec", (uintptr_t)e);
+		if (CG_UNLIKELY(real != e))
+			rec_hex(&r, "real", (uintptr_t)real);
+		rec_end(&r);
+	}
+}
+
 CG_HOT CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
 	struct cg_call c;
-	struct cg_rec r;
 	CUresult rc;
 	CUgraphExec real;
 	int lg_owed;
@@ -394,11 +408,7 @@ CG_HOT CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	CG_FWD_OUT(rc, real_cuGraphExecDestroy(hGraphExec));
 	if (rc == CUDA_SUCCESS && !(c.flags & CG_CALL_REPEAT))
 		model_mem_settled();
-	if (cg_call_rec(&r, &c, rc)) {
-		rec_hex(&r, "exec", (uintptr_t)hGraphExec);
-		if (CG_UNLIKELY(real != hGraphExec))
-			rec_hex(&r, "real", (uintptr_t)real);
-		rec_end(&r);
-	}
+	if (cg_call_rec_wanted(&c, rc))
+		exec_destroy_record(&c, rc, hGraphExec, real);
 	CG_RETURN(rc);
 }

@@ -35,10 +35,21 @@ void cgh_cuGraphCreate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, C
 
 /* CUSTOM: the policy may defer the destroy (a replacement exec runs the
  * graph): the driver is then not called at all. */
+/* The destroy's call record, in a frame of its own (the generated
+ * wrappers' cgh_<name>_record: the driver's call stays at the
+ * application's stack depth). */
+static __attribute__((noinline)) void graph_destroy_record(struct cg_call *c, CUresult rc, CUgraph g)
+{
+	struct cg_rec r;
+	if (cg_call_rec_open(&r, c, rc)) {
+		rec_hex(&r, "graph", (uintptr_t)g);
+		rec_end(&r);
+	}
+}
+
 CG_HOT CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 {
 	struct cg_call c;
-	struct cg_rec r;
 	CUresult rc;
 	CG_REAL(cuGraphDestroy);
 	if (cg_ready() && !cg_tls.in_shim)
@@ -54,10 +65,8 @@ CG_HOT CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 	CG_FWD_OUT(rc, real_cuGraphDestroy(hGraph));
 	if (rc == CUDA_SUCCESS)
 		cgh_call_repeat(&c, model_graph_destroy(hGraph));
-	if (cg_call_rec(&r, &c, rc)) {
-		rec_hex(&r, "graph", (uintptr_t)hGraph);
-		rec_end(&r);
-	}
+	if (cg_call_rec_wanted(&c, rc))
+		graph_destroy_record(&c, rc, hGraph);
 	CG_RETURN(rc);
 }
 
