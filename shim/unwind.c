@@ -133,7 +133,7 @@ struct walk {
  * driver's work between two hooks evicts the rule cache). The words read
  * lie between the start's sp and the stack's top, mapped while the
  * thread lives. Per thread, malloc'd at the first walk and freed at the
- * thread's exit.
+ * thread's exit (none where glibc has no _dl_find_object: no walk runs).
  * Laid out for a lookup that starts with cold caches (issue 36: in a
  * capture loop that shares its core the other processes' turns evict them,
  * and each line touched is a miss): the ways' starts share one line, read
@@ -280,12 +280,15 @@ static struct memos *memos_align(void *p)
 	return p ? (struct memos *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL;
 }
 
-/* The thread's block, its start rounded up to a cache line. */
+/* The thread's block, its start rounded up to a cache line. NULL without
+ * _dl_find_object (glibc < 2.35): no walk runs, and a way is kept only by
+ * a walk, so a block would never be used (asked only while there is none:
+ * off a steady site's path). */
 static struct memos *memos_get(void)
 {
-	void *p = __builtin_expect(memo_tls.blk != NULL, 1)
-		      ? memo_tls.blk
-		      : cg_thread_block(&memo_kind, &memo_tls.blk, sizeof(struct memos) + 63);
+	void *p = __builtin_expect(memo_tls.blk != NULL, 1) ? memo_tls.blk
+		  : _dl_find_object ? cg_thread_block(&memo_kind, &memo_tls.blk, sizeof(struct memos) + 63)
+				    : NULL;
 	return memos_align(p);
 }
 
