@@ -835,18 +835,36 @@ void model_exec_churn_live(long long *live, int max)
 	pthread_mutex_unlock(&model_gx_lock);
 }
 
+/* An exec whose last launch left graph allocations, as the exit's walk
+ * found it: a reference on its summary keeps its memory nodes (x->mem
+ * borrows them) for the leaks worked out after the walk. */
+struct exit_leak {
+	CUgraphExec h;
+	uint64_t xid;
+	struct cg_summary *sum;
+	const struct cg_mnode *mem;
+	int n;
+};
+
 int model_exec_exit(long long *launches, long long *n_live, struct model_leak **leaks, struct ev_launches **lr,
 		    int *n_lr)
 {
-	int n_leaks = 0, k = 0;
+	int n_leaks = 0, k = 0, nc = 0;
 	*leaks = NULL;
 	struct cg_exec *x, *tmp;
 	struct ev_launches *o;
+	struct exit_leak *c;
 	long long total = model_xl.launches_destroyed, live = 0, n_all;
 
+	/* One walk, all under gx_lock: another thread may still destroy an
+	 * exec, and a walk that let go of the lock inside (model_alloc_leaks
+	 * takes mem_lock, never held with gx_lock) could find the exec it
+	 * goes to next off the list, its link cleared (the walk ended there)
+	 * or the struct reused (the walk read another exec's place). */
 	pthread_mutex_lock(&model_gx_lock);
 	n_all = atomic_load_explicit(&model_xl.live_n, memory_order_relaxed);
 	o = n_all ? calloc((size_t)n_all, sizeof *o) : NULL;
+	c = n_all ? calloc((size_t)n_all, sizeof *c) : NULL;
 	MODEL_EXECS_EACH(x, tmp)
 	{
 		long long n = atomic_load(&x->launches);
@@ -858,28 +876,17 @@ int model_exec_exit(long long *launches, long long *n_live, struct model_leak **
 						      .has_graph = 1,
 						      .count = n,
 						      .reason = "exit"};
+		if (c && atomic_load(&x->outstanding) > 0 && n > 0 && x->n_mem && x->sum)
+			c[nc++] = (struct exit_leak){x->h, x->id, model_summary_ref(x->sum), x->mem, x->n_mem};
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	*lr = o;
 	*n_lr = k;
-	pthread_mutex_lock(&model_gx_lock);
-	MODEL_EXECS_EACH(x, tmp)
-	{
-		if (atomic_load(&x->outstanding) > 0 && atomic_load(&x->launches) > 0 && x->n_mem) {
-			struct cg_mnode *mem = malloc((size_t)x->n_mem * sizeof *mem);
-			int n = x->n_mem;
-			CUgraphExec h = x->h;
-			uint64_t xid = x->id;
-			if (!mem)
-				continue;
-			memcpy(mem, x->mem, (size_t)n * sizeof *mem);
-			pthread_mutex_unlock(&model_gx_lock);
-			model_alloc_leaks(h, xid, mem, n, leaks, &n_leaks);
-			free(mem);
-			pthread_mutex_lock(&model_gx_lock);
-		}
+	for (int i = 0; i < nc; i++) {
+		model_alloc_leaks(c[i].h, c[i].xid, c[i].mem, c[i].n, leaks, &n_leaks);
+		model_summary_free(c[i].sum);
 	}
-	pthread_mutex_unlock(&model_gx_lock);
+	free(c);
 	*launches = total;
 	*n_live = live;
 	return n_leaks;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "ledger.h"
 #include "model/model-int.h"
@@ -34,6 +35,48 @@ static int setup(void **state)
 	stub_degrade_why = NULL;
 	stub_table_fail = 0;
 	return 0;
+}
+
+/* Link seams (meson.build: --wrap): where the model calls out between two
+ * of its locks, a test arms one to run another thread's step right there,
+ * to its end (joined), then the call goes on. Disarmed as it fires. */
+static void (*seam_leaks)(void);
+static int seam_fired;
+void __real_model_alloc_leaks(CUgraphExec e, uint64_t exec_id, const struct cg_mnode *mem, int n,
+			      struct model_leak **out, int *n_out);
+void __wrap_model_alloc_leaks(CUgraphExec e, uint64_t exec_id, const struct cg_mnode *mem, int n,
+			      struct model_leak **out, int *n_out)
+{
+	void (*f)(void) = seam_leaks;
+	seam_leaks = NULL;
+	if (f) {
+		f();
+		seam_fired++;
+	}
+	__real_model_alloc_leaks(e, exec_id, mem, n, out, n_out);
+}
+
+/* A destroy of victim on another thread as the hook makes it (the model
+ * first, then the ledger if the model's exec held no pending entry of its
+ * own), run to its end. No cmocka assert off the main thread. */
+static CUgraphExec victim;
+static void *destroy_main(void *arg)
+{
+	struct model_leak *leaks = NULL;
+	struct ev_launches lr;
+	int quiet, on_model = 0;
+	(void)arg;
+	model_exec_destroy(victim, &leaks, NULL, &lr, &quiet, &on_model);
+	free(leaks);
+	if (!on_model)
+		ledger_exec_gone(victim);
+	return NULL;
+}
+static void destroy_victim_elsewhere(void)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, destroy_main, NULL) == 0)
+		pthread_join(th, NULL);
 }
 
 static void exec_map_unknown_handle_is_itself(void **state)
@@ -529,6 +572,58 @@ static void ledger_pending_kept_on_the_model_exec(void **state)
 	assert_int_equal(ledger_exec_known(H(0x1e00)), 0);
 }
 
+/* A summary of one allocation node no node of its graph frees. */
+static struct cg_summary *alloc_summary(CUdeviceptr d)
+{
+	struct cg_summary *s = calloc(1, sizeof *s);
+	assert_non_null(s);
+	s->mem = calloc(1, sizeof *s->mem);
+	assert_non_null(s->mem);
+	atomic_init(&s->refs, 1);
+	s->n_nodes = s->n_alloc = 1;
+	s->mem[0] = (struct cg_mnode){.dptr = d, .size = 256, .dev = 1};
+	return s;
+}
+
+/* The exit's leak records (model_exec_exit) walk the live execs while
+ * another thread may still destroy one: each leak is worked out outside
+ * gx_lock (model_alloc_leaks takes mem_lock), and a destroy there of the
+ * exec the walk goes to next took it off the list (its link cleared, the
+ * struct on the free list): the walk ended early, and the execs after it
+ * were never named. Three execs whose launch left an allocation; the
+ * second destroyed while the first's leak is worked out: the third is
+ * still named. */
+static void exit_leaks_survive_a_destroy_meanwhile(void **state)
+{
+	struct ev_launches *lr;
+	struct model_leak *leaks;
+	long long launches, live;
+	int n_lr, n, unfreed, autofree, third = 0;
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		model_exec_new(H(0x4000 + 16 * i), G(0x9c00), 0, 0, alloc_summary(0x7e0000000000ull + 4096 * i), 0, 0,
+			       0, 0, NULL, 0);
+		model_exec_launched(model_exec_fast(H(0x4000 + 16 * i)), &unfreed, &autofree);
+	}
+	victim = H(0x4010);
+	seam_fired = 0;
+	seam_leaks = destroy_victim_elsewhere;
+	n = model_exec_exit(&launches, &live, &leaks, &lr, &n_lr);
+	assert_int_equal(seam_fired, 1);
+	assert_int_equal(n_lr, 3); /* the launch records: all three, before the leaks */
+	for (int i = 0; i < n; i++)
+		third += leaks[i].e == H(0x4020) && leaks[i].m.dptr == 0x7e0000002000ull;
+	assert_int_equal(third, 1);
+	assert_ptr_equal(leaks[0].e, H(0x4000));
+	free(leaks);
+	free(lr);
+	victim = H(0x4000); /* their own leaks at the destroy, freed */
+	destroy_main(NULL);
+	victim = H(0x4020);
+	destroy_main(NULL);
+	assert_int_equal(model_execs_live(), 0);
+}
+
 /* The driver's own exec id (cuGraphExecGetId) of a handle the driver has
  * destroyed behind the model's back: its context went (cudaDeviceReset,
  * cuCtxDestroy: no hook; the exit summary's CGS011 still names the exec),
@@ -681,6 +776,7 @@ int main(void)
 	    cmocka_unit_test_setup(graph_last_found_goes_with_the_graph, setup),
 	    cmocka_unit_test_setup(ledger_last_found_goes_with_the_exec, setup),
 	    cmocka_unit_test_setup(ledger_pending_kept_on_the_model_exec, setup),
+	    cmocka_unit_test_setup(exit_leaks_survive_a_destroy_meanwhile, setup),
 	    cmocka_unit_test_setup(exec_cuda_id_never_asked_of_a_dead_handle, setup),
 	    cmocka_unit_test_setup(update_alike_takes_the_graphs_nccl, setup),
 	    /* last: it leaves the model knowing one device */
