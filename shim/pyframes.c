@@ -475,3 +475,25 @@ void cg_pyframes(char *out, size_t cap, int max)
 	if (owned)
 		py.decref(owned);
 }
+
+/* ---- a finalizing interpreter ------------------------------------------- */
+
+/* Py_IsFinalizing (3.13+) or _Py_IsFinalizing (3.7-3.12), looked up once,
+ * at the first question (never on the launch path). */
+static int (*py_fin)(void);
+static pthread_once_t py_fin_once = PTHREAD_ONCE_INIT;
+
+static void py_fin_lookup(void)
+{
+	*(void **)&py_fin = cg_real_dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+	if (!py_fin)
+		*(void **)&py_fin = cg_real_dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+}
+
+int cg_pyframes_finalizing(void)
+{
+	if (!__atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_once(&py_fin_once, py_fin_lookup);
+	return py_fin && py_fin();
+}

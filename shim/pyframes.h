@@ -19,5 +19,11 @@ void cg_pyframes(char *out, size_t cap, int max);
  * 64th such call looks); cg_pyframes is called only after it said 0, once
  * a site. No lock, no lookup. */
 int cg_pyframes_none(int max);
+/* Whether a Python interpreter in this process is finalizing: its module
+ * globals (tensors, graphs) then go in no particular order, and a tensor
+ * freed before the graph that used it is no bug (the graph is never
+ * replayed: the ledger leaves the CGS018 warning out). No lock of the
+ * shim; 0 without an interpreter. */
+int cg_pyframes_finalizing(void);
 
 #endif

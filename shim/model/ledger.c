@@ -20,7 +20,6 @@
  * by the scan and dropped when the list next grows.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,7 @@
 #include "../ledger.h"
 #include "../model.h"
 #include "../nodes.h"
-#include "../resolve.h"
+#include "../pyframes.h"
 #include "../site.h"
 #include "../state.h"
 #include "model-int.h"
@@ -279,31 +278,6 @@ static void ledger_fill(struct cg_stale *s, const struct lg_exec *x, const struc
 	s->nrefs = nrefs;
 }
 
-/* Whether a Python interpreter in this process is finalizing: its module
- * globals (tensors, graphs) then go in no particular order, and a tensor
- * freed before the graph that used it is no bug (the graph is never
- * replayed). The exec is still marked stale (a replay would be CGS019);
- * only the CGS018 warning is left out. Py_IsFinalizing (3.13+) or
- * _Py_IsFinalizing (3.7-3.12), looked up at the first free that finds a
- * stale exec (never on the launch path). */
-static int (*py_fin)(void);
-static pthread_once_t py_fin_once = PTHREAD_ONCE_INIT;
-
-static void ledger_py_lookup(void)
-{
-	*(void **)&py_fin = cg_real_dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
-	if (!py_fin)
-		*(void **)&py_fin = cg_real_dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
-}
-
-static int ledger_py_finalizing(void)
-{
-	if (!__atomic_load_n(&cg_real_dlsym, __ATOMIC_ACQUIRE))
-		return 0;
-	pthread_once(&py_fin_once, ledger_py_lookup);
-	return py_fin && py_fin();
-}
-
 /* The last exec found or made (lg_lock): an update's and a destroy's
  * lookups are of the exec the step works on, and a hit reads one line of
  * it where the table read its header, a bucket and the chain. It goes
@@ -449,7 +423,9 @@ int ledger_free(uint64_t base, uint64_t size, int host, struct ledger_freed *out
 		}
 	}
 	pthread_mutex_unlock(&lg_lock);
-	if (!nf || ledger_py_finalizing()) {
+	/* a Python interpreter finalizing (pyframes.h): its globals go in no
+	 * order; the execs stay stale (CGS019), no CGS018 warning */
+	if (!nf || cg_pyframes_finalizing()) {
 		free(out->marked); /* no ledger_free_site follows */
 		out->marked = NULL, out->n_marked = 0;
 		return 0;
@@ -536,6 +512,37 @@ struct lg_pend {
 	uint32_t site, csite;
 };
 
+/* A resolution in flight (ledger_resolve_pending): an exec's references
+ * worked out with no lock held, from the summary the model gives. A
+ * destroy of the exec meanwhile (ledger_exec_gone) marks it dead, and what
+ * was worked out is dropped, not published: else the ledger kept an entry
+ * for the dead handle, and a later free of a range it pointed into named
+ * it (CGS018). On the resolver's stack, listed under lg_lock (lg_flights)
+ * from before the exec's pending entry is taken from the model (a destroy
+ * after the take owes the ledger its ledger_exec_gone: the model's exec
+ * held no entry then) until the publish. */
+struct lg_flight {
+	CUgraphExec e;
+	int dead, taken;
+	struct lg_pend pend; /* the model's pending entry, when taken */
+	struct lg_flight *next;
+};
+static struct lg_flight *lg_flights;
+
+static void ledger_flight_unlink_locked(struct lg_flight *fl)
+{
+	struct lg_flight **p = &lg_flights;
+	while (*p && *p != fl)
+		p = &(*p)->next;
+	if (*p)
+		*p = fl->next;
+}
+
+void ledger_after_fork_child(void)
+{
+	lg_flights = NULL;
+}
+
 /* e's pending entry on the model's exec, taken (the exec's flag cleared):
  * 1 with it in *o, 0 when e has none (one load while no exec has one).
  * Called without lg_lock: the two locks are never held together. */
@@ -558,24 +565,18 @@ static int ledger_model_take(CUgraphExec e, struct lg_pend *o)
 }
 
 /* Up to max execs with a pending entry on the model's exec, in the order
- * made (the model's list order, as the ledger's own entries are kept). e
- * non-NULL: whether e still has one (0 or 1). */
-static int ledger_model_pending(struct lg_pend *out, int max, CUgraphExec e)
+ * made (the model's list order, as the ledger's own entries are kept). */
+static int ledger_model_pending(struct lg_pend *out, int max)
 {
 	struct cg_exec *x, *tmp;
 	int n = 0;
 	pthread_mutex_lock(&model_gx_lock);
-	if (e) {
-		x = model_exec_find_locked(e);
-		n = x && x->lg_pending;
-	} else {
-		MODEL_EXECS_EACH(x, tmp)
-		{
-			if (n == max)
-				break;
-			if (x->lg_pending)
-				out[n++] = (struct lg_pend){x->h, x->lg_graph, 0, 0, 0};
-		}
+	MODEL_EXECS_EACH(x, tmp)
+	{
+		if (n == max)
+			break;
+		if (x->lg_pending)
+			out[n++] = (struct lg_pend){x->h, x->lg_graph, 0, 0, 0};
 	}
 	pthread_mutex_unlock(&model_gx_lock);
 	return n;
@@ -616,8 +617,11 @@ static int ledger_same_ptrs(const struct cg_summary *a, const struct cg_summary 
 	return 1;
 }
 
-CG_HOT void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum,
-			    struct ledger_pageable *out)
+/* ledger_exec_set; fl: a resolution in flight (ledger_resolve_pending),
+ * its pending entry taken already, published only if not dead, and
+ * unlisted; NULL for a hook's own call. */
+static CG_HOT void ledger_exec_work(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum,
+				    struct ledger_pageable *out, struct lg_flight *fl)
 {
 	struct lg_ref *refs = NULL;
 	size_t n = 0, cap = 0;
@@ -631,7 +635,7 @@ CG_HOT void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const 
 	int taken;
 	if (!e)
 		return;
-	if (!exec_site && sum) {
+	if (!exec_site && sum && !fl) {
 		/* An update from the summary the refs came from, with no range
 		 * added or freed since (a replay/update loop on one graph):
 		 * nothing to work out again. */
@@ -651,7 +655,10 @@ CG_HOT void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const 
 		}
 	}
 	model_graph_info(g, &origin, &capture, &csite, &mn);
-	taken = ledger_model_take(e, &pend);
+	if (fl)
+		taken = fl->taken, pend = fl->pend;
+	else
+		taken = ledger_model_take(e, &pend);
 	pthread_mutex_lock(&lg_lock);
 	for (uint32_t j = 0; sum && sum->det && j < sum->n_det; j++) {
 		const struct cg_ndet *d = &sum->det[j];
@@ -698,8 +705,10 @@ CG_HOT void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const 
 		if (k < n)
 			qsort(refs, n, sizeof *refs, ledger_ref_cmp);
 	}
-	struct lg_exec *x = ledger_exec_find_locked(e);
-	if (!x && (n || taken)) /* a pending entry had one, refs or not */
+	if (fl)
+		ledger_flight_unlink_locked(fl);
+	struct lg_exec *x = fl && fl->dead ? NULL : ledger_exec_find_locked(e);
+	if (!x && (n || taken) && !(fl && fl->dead)) /* a pending entry had one, refs or not */
 		x = ledger_exec_new_locked(e);
 	if (x && taken) /* as ledger_exec_pending kept it */
 		x->g = pend.g, x->capture = pend.capture, x->exec_site = pend.site, x->capture_site = pend.csite;
@@ -736,6 +745,12 @@ CG_HOT void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const 
 	out->e = e, out->g = g, out->exec_site = exec_site, out->capture_site = csite, out->n = npg;
 }
 
+CG_HOT void ledger_exec_set(CUgraphExec e, CUgraph g, uint32_t exec_site, const struct cg_summary *sum,
+			    struct ledger_pageable *out)
+{
+	ledger_exec_work(e, g, exec_site, sum, out, NULL);
+}
+
 CG_HOT void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, uint64_t capture, uint32_t csite)
 {
 	struct cg_summary *old_sum = NULL;
@@ -766,7 +781,9 @@ CG_HOT void ledger_exec_pending(CUgraphExec e, CUgraph g, uint32_t exec_site, ui
 /* Works out the references of every pending executable, one at a time,
  * with no lock held across the walk (model_exec_summary settles the graph
  * under the model's walk lock: a graph is never walked while a hook
- * changes or destroys it). An exec destroyed meanwhile is simply gone. */
+ * changes or destroys it). An exec destroyed meanwhile is simply gone:
+ * before its entry is taken (its pending flag gone with it) or, after,
+ * by its resolution marked dead (struct lg_flight). */
 static void ledger_resolve_pending(void)
 {
 	int budget = atomic_load_explicit(&lg_pending_n, memory_order_relaxed), n = 0, own;
@@ -795,30 +812,35 @@ static void ledger_resolve_pending(void)
 	pthread_mutex_unlock(&lg_lock);
 	own = n; /* then those kept on the model's execs */
 	if (n < budget)
-		n += ledger_model_pending(todo + n, budget - n, NULL);
+		n += ledger_model_pending(todo + n, budget - n);
 	for (int i = 0; i < n; i++) {
-		CUgraphExec e = todo[i].e;
+		struct lg_flight fl = {todo[i].e, 0, 0, {0}, NULL};
 		struct cg_summary *full;
 		struct ledger_pageable pg;
-		int still;
-		if (i < own) {
-			pthread_mutex_lock(&lg_lock);
-			x = ledger_exec_find_locked(e);
-			still = x && x->pending; /* worked out or gone meanwhile */
-			pthread_mutex_unlock(&lg_lock);
-		} else {
-			still = ledger_model_pending(NULL, 0, e);
-		}
-		if (!still)
-			continue;
-		full = model_exec_summary(e);
-		ledger_exec_set(e, todo[i].g, 0, full, &pg); /* no copies: never pending */
-		model_summary_free(full);
+		int still = 1;
 		pthread_mutex_lock(&lg_lock);
-		x = ledger_exec_find_locked(e);
-		if (x) /* no summary to be had: no references */
-			ledger_pending_clear_locked(x);
+		if (i < own) {
+			x = ledger_exec_find_locked(fl.e);
+			still = x && x->pending; /* worked out or gone meanwhile */
+		}
+		if (still)
+			fl.next = lg_flights, lg_flights = &fl;
 		pthread_mutex_unlock(&lg_lock);
+		if (still && i >= own) /* taken now, listed already: a destroy from here on marks fl */
+			still = fl.taken = ledger_model_take(fl.e, &fl.pend);
+		if (!still) {
+			if (i >= own) {
+				pthread_mutex_lock(&lg_lock);
+				ledger_flight_unlink_locked(&fl);
+				pthread_mutex_unlock(&lg_lock);
+			}
+			continue;
+		}
+		full = model_exec_summary(fl.e);
+		/* no copies: never pending; no summary to be had: no
+		 * references, the entry no longer pending all the same */
+		ledger_exec_work(fl.e, todo[i].g, 0, full, &pg, &fl);
+		model_summary_free(full);
 	}
 	free(todo);
 }
@@ -827,6 +849,9 @@ CG_HOT void ledger_exec_gone(CUgraphExec e)
 {
 	struct lg_exec *x;
 	pthread_mutex_lock(&lg_lock);
+	for (struct lg_flight *fl = lg_flights; CG_UNLIKELY(fl); fl = fl->next)
+		if (fl->e == e)
+			fl->dead = 1; /* its references are dropped at the publish */
 	x = ledger_exec_find_locked(e);
 	if (x) {
 		cg_hidx_del(&execs, x);

@@ -452,6 +452,10 @@ void model_alloc_release_graph(CUgraph g, const struct cg_mnode *mem, int n);
 void model_alloc_leaks(CUgraphExec e, uint64_t exec_id, const struct cg_mnode *mem, int n, struct model_leak **out,
 		       int *n_out);
 
+/* In the child after fork (model.c): the ledger's resolutions in flight
+ * were the parent's other threads' (ledger.c). */
+void ledger_after_fork_child(void);
+
 /* ---- devices (devices.c) ----------------------------------------------- */
 void model_dev_seen(int d);
 int model_graphmem_sample(const char *when, CUgraphExec e, struct ev_graphmem out[CG_MAX_DEV]);

@@ -43,6 +43,7 @@ void cg_model_after_fork_child(void)
 	model_captures_forget();
 	atomic_store(&cg_live_captures, 0);
 	model_churn_after_fork_child();
+	ledger_after_fork_child();
 }
 
 void model_totals_get(struct model_totals *out)

@@ -56,6 +56,19 @@ void __wrap_model_alloc_leaks(CUgraphExec e, uint64_t exec_id, const struct cg_m
 	__real_model_alloc_leaks(e, exec_id, mem, n, out, n_out);
 }
 
+static void (*seam_info)(void);
+int __real_model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, int *mem_nodes);
+int __wrap_model_graph_info(CUgraph g, int *origin, uint64_t *capture, uint32_t *site, int *mem_nodes)
+{
+	void (*f)(void) = seam_info;
+	seam_info = NULL;
+	if (f) {
+		f();
+		seam_fired++;
+	}
+	return __real_model_graph_info(g, origin, capture, site, mem_nodes);
+}
+
 /* A destroy of victim on another thread as the hook makes it (the model
  * first, then the ledger if the model's exec held no pending entry of its
  * own), run to its end. No cmocka assert off the main thread. */
@@ -572,6 +585,48 @@ static void ledger_pending_kept_on_the_model_exec(void **state)
 	assert_int_equal(ledger_exec_known(H(0x1e00)), 0);
 }
 
+/* A free works out the references of the pending execs (ledger_free ->
+ * ledger_resolve_pending) with no lock held between the model's summary
+ * and the ledger's entry, and the exec's thread may destroy it right
+ * there (the seam: the ledger asks the model about the graph in that
+ * window). The references must not be published for the dead handle: an
+ * entry kept for it made a later free of the range it pointed into name
+ * it (CGS018 of a destroyed exec). Once with the ledger's own pending
+ * entry (the ledger knew the handle at the instantiation), once with the
+ * model's (taken from the model's exec first: the destroy then owes the
+ * ledger its ledger_exec_gone). Both fail without the resolution's
+ * liveness check: the handle known to the ledger, the last free 1. */
+static void ledger_resolve_drops_an_exec_destroyed_meanwhile(void **state)
+{
+	struct ledger_freed f;
+	(void)state;
+	memset(&f, 0, sizeof f);
+	ledger_add(0x7f0000500000ull, 4096, LG_DEVICE, 0); /* what both point into */
+	ledger_add(0x7f0000600000ull, 4096, LG_DEVICE, 0);
+	ledger_add(0x7f0000700000ull, 4096, LG_DEVICE, 0);
+	model_exec_new(H(0x5000), G(0xa000), 0, 0x61, kernel_summary(0x7f0000500010ull), 0, -1, 9, 0x62, NULL, 0);
+	ledger_exec_pending(H(0x5000), G(0xa000), 0x61, 9, 0x62);
+	assert_int_equal(ledger_exec_known(H(0x5000)), 1);
+	victim = H(0x5000);
+	seam_fired = 0;
+	seam_info = destroy_victim_elsewhere;
+	assert_int_equal(ledger_free(0x7f0000600000ull, 0, 0, &f), 0);
+	assert_int_equal(seam_fired, 1);
+	assert_int_equal(ledger_exec_known(H(0x5000)), 0);
+
+	model_exec_new(H(0x5100), G(0xa100), 0, 0x63, kernel_summary(0x7f0000500020ull), 0, -1, 10, 0x64, NULL, 1);
+	assert_int_equal(ledger_exec_known(H(0x5100)), 0);
+	victim = H(0x5100);
+	seam_fired = 0;
+	seam_info = destroy_victim_elsewhere;
+	assert_int_equal(ledger_free(0x7f0000700000ull, 0, 0, &f), 0);
+	assert_int_equal(seam_fired, 1);
+	assert_int_equal(ledger_exec_known(H(0x5100)), 0);
+
+	assert_int_equal(ledger_free(0x7f0000500000ull, 0, 0, &f), 0);
+	assert_int_equal(model_execs_live(), 0);
+}
+
 /* A summary of one allocation node no node of its graph frees. */
 static struct cg_summary *alloc_summary(CUdeviceptr d)
 {
@@ -777,6 +832,7 @@ int main(void)
 	    cmocka_unit_test_setup(ledger_last_found_goes_with_the_exec, setup),
 	    cmocka_unit_test_setup(ledger_pending_kept_on_the_model_exec, setup),
 	    cmocka_unit_test_setup(exit_leaks_survive_a_destroy_meanwhile, setup),
+	    cmocka_unit_test_setup(ledger_resolve_drops_an_exec_destroyed_meanwhile, setup),
 	    cmocka_unit_test_setup(exec_cuda_id_never_asked_of_a_dead_handle, setup),
 	    cmocka_unit_test_setup(update_alike_takes_the_graphs_nccl, setup),
 	    /* last: it leaves the model knowing one device */
