@@ -222,15 +222,25 @@ static void graph_last_found_goes_with_the_graph(void **state)
 	model_graph_destroy(G(0x9a00));
 }
 
-/* A full summary of one kernel node whose first parameter is p. */
-static struct cg_summary *kernel_summary(uint64_t p)
+/* A summary of one node, its one reference held; *part (n bytes) calloc'd. */
+static struct cg_summary *one_node_summary(void **part, size_t n)
 {
 	struct cg_summary *s = calloc(1, sizeof *s);
 	assert_non_null(s);
-	s->det = calloc(1, sizeof *s->det);
-	assert_non_null(s->det);
+	*part = calloc(1, n);
+	assert_non_null(*part);
 	atomic_init(&s->refs, 1);
-	s->n_nodes = s->n_det = 1;
+	s->n_nodes = 1;
+	return s;
+}
+
+/* A full summary of one kernel node whose first parameter is p. */
+static struct cg_summary *kernel_summary(uint64_t p)
+{
+	void *det;
+	struct cg_summary *s = one_node_summary(&det, sizeof *s->det);
+	s->det = det;
+	s->n_det = 1;
 	s->det[0].type = CU_GRAPH_NODE_TYPE_KERNEL;
 	s->det[0].name = "k";
 	s->det[0].np = 1;
@@ -596,6 +606,18 @@ static void ledger_pending_kept_on_the_model_exec(void **state)
  * model's (taken from the model's exec first: the destroy then owes the
  * ledger its ledger_exec_gone). Both fail without the resolution's
  * liveness check: the handle known to the ledger, the last free 1. */
+static void free_while_destroyed(CUgraphExec e, uint64_t range)
+{
+	struct ledger_freed f;
+	memset(&f, 0, sizeof f);
+	victim = e;
+	seam_fired = 0;
+	seam_info = destroy_victim_elsewhere;
+	assert_int_equal(ledger_free(range, 0, 0, &f), 0);
+	assert_int_equal(seam_fired, 1);
+	assert_int_equal(ledger_exec_known(e), 0);
+}
+
 static void ledger_resolve_drops_an_exec_destroyed_meanwhile(void **state)
 {
 	struct ledger_freed f;
@@ -607,21 +629,11 @@ static void ledger_resolve_drops_an_exec_destroyed_meanwhile(void **state)
 	model_exec_new(H(0x5000), G(0xa000), 0, 0x61, kernel_summary(0x7f0000500010ull), 0, -1, 9, 0x62, NULL, 0);
 	ledger_exec_pending(H(0x5000), G(0xa000), 0x61, 9, 0x62);
 	assert_int_equal(ledger_exec_known(H(0x5000)), 1);
-	victim = H(0x5000);
-	seam_fired = 0;
-	seam_info = destroy_victim_elsewhere;
-	assert_int_equal(ledger_free(0x7f0000600000ull, 0, 0, &f), 0);
-	assert_int_equal(seam_fired, 1);
-	assert_int_equal(ledger_exec_known(H(0x5000)), 0);
+	free_while_destroyed(H(0x5000), 0x7f0000600000ull);
 
 	model_exec_new(H(0x5100), G(0xa100), 0, 0x63, kernel_summary(0x7f0000500020ull), 0, -1, 10, 0x64, NULL, 1);
 	assert_int_equal(ledger_exec_known(H(0x5100)), 0);
-	victim = H(0x5100);
-	seam_fired = 0;
-	seam_info = destroy_victim_elsewhere;
-	assert_int_equal(ledger_free(0x7f0000700000ull, 0, 0, &f), 0);
-	assert_int_equal(seam_fired, 1);
-	assert_int_equal(ledger_exec_known(H(0x5100)), 0);
+	free_while_destroyed(H(0x5100), 0x7f0000700000ull);
 
 	assert_int_equal(ledger_free(0x7f0000500000ull, 0, 0, &f), 0);
 	assert_int_equal(model_execs_live(), 0);
@@ -630,12 +642,10 @@ static void ledger_resolve_drops_an_exec_destroyed_meanwhile(void **state)
 /* A summary of one allocation node no node of its graph frees. */
 static struct cg_summary *alloc_summary(CUdeviceptr d)
 {
-	struct cg_summary *s = calloc(1, sizeof *s);
-	assert_non_null(s);
-	s->mem = calloc(1, sizeof *s->mem);
-	assert_non_null(s->mem);
-	atomic_init(&s->refs, 1);
-	s->n_nodes = s->n_alloc = 1;
+	void *mem;
+	struct cg_summary *s = one_node_summary(&mem, sizeof *s->mem);
+	s->mem = mem;
+	s->n_alloc = 1;
 	s->mem[0] = (struct cg_mnode){.dptr = d, .size = 256, .dev = 1};
 	return s;
 }
