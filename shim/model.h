@@ -739,6 +739,26 @@ CUgraphExec model_exec_real(struct cg_exec *x);
 long long model_exec_launched(struct cg_exec *x, int *unfreed_before, int *autofree);
 void model_exec_launch_failed(struct cg_exec *x);
 
+/* ---- a device's primary context reset (model/reset.c) ------------------ */
+/* What a reset made the model forget (the reset's call record). */
+struct model_reset {
+	int execs, graphs, pools, allocs, captures;
+};
+/* The live executables a reset of device dev destroyed: those instantiated
+ * in its context, every one when the process used no other device.
+ * Malloc'd, *n of them; NULL when none (*n 0) or out of memory (*n -1).
+ * The hook hands them to the policy (cg_policy_reset) while the model still
+ * knows them (the one exec map), then calls model_reset_device. */
+CUgraphExec *model_reset_execs(int dev, int *n);
+/* cuDevicePrimaryCtxReset(_v2) of dev succeeded: the model forgets its
+ * executables (model_reset_execs) and their ledger entries, the graphs
+ * (every one when the process used no other device, else those with a
+ * memory node on dev or an executable forgotten), dev's pools and current
+ * pool, its graph allocations and, with every graph, the live captures.
+ * Through the model's removal paths; no record, leak or verdict. Takes
+ * each model lock in turn, never two; no driver call. */
+void model_reset_device(int dev, struct model_reset *out);
+
 /* ---- pools and allocations --------------------------------------------- */
 void model_pool_new(CUmemoryPool p, const CUmemPoolProps *props, uint32_t site);
 void model_pool_destroy(CUmemoryPool p);

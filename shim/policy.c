@@ -684,6 +684,48 @@ CG_COLD void cg_policy_forget_slow(CUgraphExec app)
 	free(p);
 }
 
+/* p's memory, p out of the table (no driver call: policy.h cg_policy_reset). */
+static void proxy_free_dead(struct proxy *p)
+{
+	for (int i = 0; i < p->n_cache; i++)
+		model_summary_free(p->cache[i].sum);
+	model_summary_free(p->orig_sum);
+	model_summary_free(p->map_sum);
+	if (p->n_pending)
+		atomic_fetch_sub(&cg_policy_pending, 1);
+	free(p->pending);
+	free(p->orig_nodes);
+	free(p->new_nodes);
+	free(p);
+}
+
+CG_COLD void cg_policy_reset(const CUgraphExec *apps, int n)
+{
+	struct proxy *p, *tmp;
+	if (!atomic_load_explicit(&cg_policy_active, memory_order_relaxed))
+		return;
+	pthread_rwlock_wrlock(&proxy_lock);
+	if (n < 0) {
+		HASH_ITER(hh, proxies, p, tmp)
+		{
+			HASH_DEL(proxies, p);
+			proxy_free_dead(p);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		HASH_FIND_PTR(proxies, &apps[i], p);
+		if (p) {
+			HASH_DEL(proxies, p);
+			proxy_free_dead(p);
+		}
+	}
+	pthread_rwlock_unlock(&proxy_lock);
+	pthread_mutex_lock(&garbage_lock);
+	garbage_len = 0;
+	atomic_store(&cg_policy_garbage, 0);
+	pthread_mutex_unlock(&garbage_lock);
+}
+
 void cg_policy_launch_pending(CUgraphExec app, CUstream s, int ptsz)
 {
 	struct proxy *p;

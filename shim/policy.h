@@ -59,6 +59,16 @@ static inline void cg_policy_forget(CUgraphExec app)
 	if (__builtin_expect(atomic_load_explicit(&cg_policy_active, memory_order_relaxed) != 0, 0))
 		cg_policy_forget_slow(app);
 }
+/* A device's primary context was reset (hooks/reset.c): the executables
+ * apps (n of them; n < 0: every handle) are gone, and with them every
+ * replacement, cached executable and held graph of theirs; their handles
+ * are forgotten without a driver call (the driver destroyed those objects,
+ * and a destroy of a dead handle may crash it). The retired replacements
+ * waiting for cg_policy_collect go the same way: the policy does not know
+ * their device, and leaving one of another device alive (a leak) is safer
+ * than destroying a dead one. Before model_reset_device: the model still
+ * knows the handles. */
+void cg_policy_reset(const CUgraphExec *apps, int n);
 /* The application destroys graph g. Returns 1 when a re-instantiated exec
  * still runs from g itself (a graph with memory nodes, which the driver will
  * not clone; every other replacement runs from the shim's own clone): the

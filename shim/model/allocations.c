@@ -75,6 +75,7 @@ CG_HOT int model_alloc_graph_at(const struct cg_mnode *m_in, CUstream s, uint64_
 		a->graph = g;
 		a->site = m->site;
 		a->exec = NULL;
+		a->dev = mm.dev;
 	}
 	p = m->pool ? model_pool_get_locked(m->pool) : NULL;
 	if (p) {
@@ -172,6 +173,7 @@ CG_HOT void model_alloc_set_exec(CUgraphExec e, const struct cg_mnode *mem, int 
 			a->dptr = mem[i].dptr;
 			a->size = mem[i].size;
 			a->site = mem[i].site;
+			a->dev = mem[i].dev;
 			cg_hidx_add(&model_allocs, a);
 			if (model_table_added(&model_alloc_table)) {
 				cg_spare_free(&alloc_line.spare, a, sizeof *a);
@@ -267,4 +269,24 @@ void model_alloc_leaks(CUgraphExec e, uint64_t exec_id, const struct cg_mnode *m
 		model_tot.leaks++;
 		pthread_mutex_unlock(&model_mem_lock);
 	}
+}
+
+/* A reset took back device dev's memory (model/reset.c): its entries go
+ * whatever still refers to them (a graph or exec of another device; their
+ * own release then finds none, as after a free), orphans included. An
+ * entry of no known device goes only with all. */
+int model_alloc_forget(int dev, int all)
+{
+	struct cg_alloc *a, *tmp;
+	int n = 0;
+	pthread_mutex_lock(&model_mem_lock);
+	CG_HIDX_EACH(&model_allocs, a, tmp)
+	{
+		if (!all && (!a->dev || CG_MNODE_DEV(a) != dev))
+			continue;
+		alloc_drop_locked(a);
+		n++;
+	}
+	pthread_mutex_unlock(&model_mem_lock);
+	return n;
 }

@@ -63,3 +63,27 @@ int model_capture_live_try(struct model_live_cap *out, int max)
 	pthread_mutex_unlock(&model_cap_lock);
 	return n;
 }
+
+/* A reset destroyed the streams of every live capture (model/reset.c,
+ * where the process used one device): each is dropped as if never begun,
+ * with no record (its end, if the application still calls it, finds no
+ * capture and the driver answers). Its begin site settles as an end
+ * would settle it. */
+int model_capture_drop_all(void)
+{
+	struct cg_capture *c, *next;
+	int n = 0;
+	pthread_mutex_lock(&model_cap_lock);
+	c = model_cap_list.head;
+	model_cap_list.head = model_cap_list.tail = NULL;
+	pthread_mutex_unlock(&model_cap_lock);
+	for (; c; c = next) {
+		next = c->next;
+		atomic_fetch_sub(&cg_live_captures, 1);
+		cg_site_settle(c->site);
+		free(c->l);
+		free(c);
+		n++;
+	}
+	return n;
+}

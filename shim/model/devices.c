@@ -17,6 +17,11 @@ CG_HOT void model_dev_seen(int d)
 		atomic_fetch_or_explicit(&devs_seen, 1u << d, memory_order_relaxed);
 }
 
+unsigned model_devs_seen(void)
+{
+	return atomic_load_explicit(&devs_seen, memory_order_relaxed);
+}
+
 /* 1 once the driver has said the process sees one device, device 0 (-1:
  * another answer; 0: not asked yet). The count is fixed from cuInit on, so
  * every context's device is then 0, and with no context current the answer

@@ -6,7 +6,7 @@
 
 /* The graphs by handle (table.h: a capture loop's graph comes and goes
  * every step without the table's header and buckets going with it). */
-static struct cg_hidx model_graphs = CG_HIDX_INIT(struct cg_graph, h, link);
+struct cg_hidx model_graphs = CG_HIDX_INIT(struct cg_graph, h, link);
 struct cg_graph *model_graph_find_slow_locked(CUgraph g)
 {
 	return cg_hidx_find(&model_graphs, g);

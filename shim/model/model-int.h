@@ -154,6 +154,9 @@ extern struct cap_line model_cap_line;
 /* The live captures in begin order, under model_cap_lock. */
 #define CAP_EACH(c) for ((c) = model_cap_list.head; (c); (c) = (c)->next)
 void model_captures_forget(void); /* the list emptied (a fork's child, its entries freed) */
+/* Every live capture dropped, written nowhere (a reset destroyed their
+ * streams: capture-list.c); returns how many. */
+int model_capture_drop_all(void);
 /* o: c's facts, under model_cap_lock or of a capture unlinked (its ender's alone) */
 void model_capture_snap_locked(const struct cg_capture *c, struct cap_snap *o);
 /* A captured allocation counted in capture id; returns model_capture_repeat's
@@ -276,6 +279,8 @@ struct cg_exec {
 /* The live execs the launch index had no slot for, by handle (execs.c;
  * gx_lock): found through it only once model_xl.overflow is set. */
 extern struct cg_hidx model_execs;
+/* The known graphs by handle (graphs.c; gx_lock): a reset walks them (reset.c). */
+extern struct cg_hidx model_graphs;
 /* What an instantiation and a destroy write besides the exec, its slot of
  * the launch index and the tables, on one line of its own (execs.c; issue
  * 36: each line is a miss in a capture loop). Under gx_lock; the atomics
@@ -426,7 +431,8 @@ struct cg_alloc {
 	CUgraph graph;	  /* graph holding the allocation node; NULL once destroyed */
 	CUgraphExec exec; /* exec whose launches make this allocation */
 	uint32_t site;
-	uint32_t orphan;      /* its exec went with allocations outstanding: kept until freed */
+	uint16_t orphan;      /* its exec went with allocations outstanding: kept until freed */
+	uint8_t dev;	      /* its device plus one, as cg_mnode's (0: not known) */
 	struct cg_hlink link; /* in the allocations' index (allocations.c) */
 };
 
@@ -455,9 +461,14 @@ void model_alloc_leaks(CUgraphExec e, uint64_t exec_id, const struct cg_mnode *m
 /* In the child after fork (model.c): the ledger's resolutions in flight
  * were the parent's other threads' (ledger.c). */
 void ledger_after_fork_child(void);
+/* The entries of device dev's allocations (all: every entry) dropped,
+ * whatever refers to them (a reset took the memory back: reset.c);
+ * returns how many. */
+int model_alloc_forget(int dev, int all);
 
 /* ---- devices (devices.c) ----------------------------------------------- */
 void model_dev_seen(int d);
+unsigned model_devs_seen(void); /* the devices seen (bit d), model_dev_seen */
 int model_graphmem_sample(const char *when, CUgraphExec e, struct ev_graphmem out[CG_MAX_DEV]);
 
 /* Executables alive now (execs.c; a relaxed load of a count kept under

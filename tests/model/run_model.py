@@ -6,7 +6,7 @@ under libcgshim.so (CGSHIM_LOG=info, jsonl).
 usage: run_model.py --case NAME --prog PATH --standin-dir DIR --shim LIBCGSHIM
 
 Cases: module_reuse, kernel_forms, node_types, three_pools, current_pool, destroy_outstanding, exit_outstanding,
-relaxed_malloc, deferred_summary, handle_reuse, node_memory. The scenarios print the pool handles they
+relaxed_malloc, deferred_summary, handle_reuse, device_reset, node_memory. The scenarios print the pool handles they
 created on stderr ("pool A 0x..."); stdout is deterministic and must be the
 same bare and under the shim. One line per check; exit status non-zero when
 any check failed.
@@ -910,6 +910,39 @@ def after_update_capture(a, base):
         check(names <= 1, "one name query a step, the function's check (%s)" % names)
 
 
+def case_device_reset(recs, pools):
+    """cudaDeviceReset with an outstanding graph allocation, an exec, a graph and
+    a pool live, then new ones (kernels/model/device_reset.cu): the model forgets
+    what the reset destroyed, says nothing of it, and takes the new objects
+    for new ones, also on the dead ones' handles (the stand-in gives them:
+    STANDIN_REUSE_HANDLES=1)."""
+    bad = [(x.get("rule"), x.get("severity"), x.get("api")) for x in ev(recs, "violation")]
+    check(not bad, "no violation of any severity (got %s)" % bad)
+    check(not ev(recs, "leak"), "no leak record: the reset gave the allocation back (got %s)"
+          % [(x.get("when"), x.get("dptr")) for x in ev(recs, "leak")])
+    rs = [r for r in ev(recs, "call") if r.get("api", "").startswith("cuDevicePrimaryCtxReset")]
+    if check(len(rs) == 1, "one reset call record (got %s)" % [r.get("api") for r in rs]):
+        r = rs[0]
+        got = {k: r.get(k) for k in ("dev", "forgot_execs", "forgot_graphs", "forgot_pools", "forgot_captures")}
+        check(got == {"dev": 0, "forgot_execs": 1, "forgot_graphs": 1, "forgot_pools": 1, "forgot_captures": 0},
+              "the reset forgot e1, g1 and P on device 0 (got %s)" % got)
+    s = one(recs, "summary")
+    check(s.get("leaks") == 0 and s.get("execs_live") == 0, "summary: leaks 0, execs_live 0 (got %s)"
+          % {k: s.get(k) for k in ("leaks", "execs_live")})
+    p2 = pools.get("P2")
+    pr = [p for p in ev(recs, "pool") if hx(p.get("pool")) == p2]
+    if check(len(pr) == 1, "one pool record of P2 at exit (got %d)" % len(pr)):
+        check(pr[0].get("allocs") == 1 and pr[0].get("alloc_bytes") == 1 * MiB,
+              "P2: allocs 1, alloc_bytes 1 MiB, nothing of P's before the reset (got %s, %s)"
+              % (pr[0].get("allocs"), pr[0].get("alloc_bytes")))
+    a3 = [a for a in ev(recs, "alloc") if a.get("size") == 1 * MiB and hx(a.get("pool")) == p2]
+    check(len(a3) == 1, "g3's allocation recorded from P2 (got %d)" % len(a3))
+    if STANDIN:
+        m = re.search(r"^reuse graph (\d) exec (\d) pool (\d)$", STDERR, re.M)
+        check(m and m.groups() == ("1", "1", "1"),
+              "the stand-in gave g1's, e1's and P's handles to g3, e3 and P2 (%s)" % (m and m.groups(),))
+
+
 def case_handle_reuse(recs, pools):
     """17 graphs, each instantiated twice (kernels/model/handle_reuse.cu): at info the summary counts them."""
     s = one(recs, "summary")
@@ -1001,6 +1034,7 @@ CASES = {
     "begin_flags": case_begin_flags,
     "copy_tally": case_copy_tally,
     "handle_reuse": case_handle_reuse,
+    "device_reset": case_device_reset,
     "update_capture": case_update_capture,
     "coop_update": case_coop_update,
     "launch_alias": case_launch_alias,
@@ -1114,6 +1148,8 @@ def main():
         base.pop(k, None)
     if a.case in ("multi_device", "multi_rank"):
         base["STANDIN_DEVICES"] = "2"
+    if a.case == "device_reset":  # the dead objects' handles given to new ones
+        base["STANDIN_REUSE_HANDLES"] = "1"
 
     with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
         if a.case == "node_memory":

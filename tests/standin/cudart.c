@@ -77,6 +77,7 @@
 	X(deviceGetCount, "cuDeviceGetCount", PFN_cuDeviceGetCount_v2000)                                              \
 	X(deviceGet, "cuDeviceGet", PFN_cuDeviceGet_v2000)                                                             \
 	X(primaryCtxRetain, "cuDevicePrimaryCtxRetain", PFN_cuDevicePrimaryCtxRetain_v7000)                            \
+	X(primaryCtxReset, "cuDevicePrimaryCtxReset", PFN_cuDevicePrimaryCtxReset_v11000)                              \
 	X(ctxSetCurrent, "cuCtxSetCurrent", PFN_cuCtxSetCurrent_v4000)                                                 \
 	X(ctxSynchronize, "cuCtxSynchronize", PFN_cuCtxSynchronize_vRT)                                                \
 	X(getErrorName, "cuGetErrorName", PFN_cuGetErrorName_v6000)                                                    \
@@ -378,6 +379,19 @@ EXPORT cudaError_t cudaGetDevice(int *device)
 		return ret(CUDA_ERROR_INVALID_VALUE);
 	*device = t_device;
 	return cudaSuccess;
+}
+
+/* The current device's primary context is reset (the 11000 form, which
+ * both runtime versions ask for), as the real runtime's cudaDeviceReset:
+ * every object the program made on the device goes; the context stays
+ * current on this thread (the stand-in driver's context handle does not
+ * change). Parity: the real runtime also drops its own state of the
+ * device (its module registrations, made again at the next launch); the
+ * stand-in runtime keeps none that the reset invalidates. */
+EXPORT cudaError_t cudaDeviceReset(void)
+{
+	INIT();
+	return DRV(primaryCtxReset, (CUdevice)t_device);
 }
 
 EXPORT cudaError_t cudaDeviceSynchronize(void)

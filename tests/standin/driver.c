@@ -161,16 +161,55 @@ enum kind { K_STREAM = 1, K_EVENT, K_GRAPH, K_NODE, K_EXEC, K_POOL, K_MODULE, K_
 struct obj {
 	void *key;
 	int kind;
+	int dev; /* the device whose primary context holds it (a reset destroys it) */
 	UT_hash_handle hh;
 };
 
 static struct obj *g_objs;
+static int cur_dev(void);
 
+/* o is made in the current context (a pool: set to its location after). */
 static void reg_add(struct obj *o, int kind)
 {
 	o->key = o;
 	o->kind = kind;
+	o->dev = cur_dev();
 	HASH_ADD_PTR(g_objs, key, o);
+}
+
+/* STANDIN_REUSE_HANDLES=1: a destroyed graph's, executable's or pool's
+ * struct is kept and handed to the next one of its kind, so its handle
+ * comes back at once, as the driver's often do (tests/model reset: a handle
+ * reused after a context reset); else calloc and free. One kept per kind. */
+static void *g_reuse[K_HKERN + 1];
+
+static int reuse_on(void)
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *v = getenv("STANDIN_REUSE_HANDLES");
+		on = v && *v && *v != '0';
+	}
+	return on;
+}
+
+static void *obj_calloc(int kind, size_t size)
+{
+	void *p = reuse_on() ? g_reuse[kind] : NULL;
+	if (!p)
+		return calloc(1, size);
+	g_reuse[kind] = NULL;
+	return memset(p, 0, size);
+}
+
+static void obj_free(int kind, void *p)
+{
+	if (!reuse_on()) {
+		free(p);
+		return;
+	}
+	free(g_reuse[kind]);
+	g_reuse[kind] = p;
 }
 
 static void reg_del(struct obj *o)
@@ -373,7 +412,7 @@ struct alloc {
 	size_t size;
 	int kind;
 	int live;
-	int dev; /* graph allocations: the device of the node's poolProps.location */
+	int dev; /* graph allocations: the device of the node's poolProps.location; else the current one */
 	struct pool *pool;
 	struct gres *res;
 	UT_hash_handle hh;
@@ -458,6 +497,7 @@ static void init_objs(void)
 		p->props.location.id = d;
 		p->is_default = 1;
 		reg_add(&p->o, K_POOL);
+		p->o.dev = d;
 		g_cur_pool[d] = p;
 	}
 }
@@ -553,6 +593,7 @@ static struct alloc *alloc_new(size_t size, int kind)
 	a->addr = (CUdeviceptr)(uintptr_t)buf;
 	a->size = size;
 	a->kind = kind;
+	a->dev = cur_dev(); /* a graph allocation's: its node's location (graph_addr_new) */
 	HASH_ADD(hh, g_allocs, addr, sizeof a->addr, a);
 	return a;
 }
@@ -986,7 +1027,7 @@ static unsigned g_next_graph_id = 1, g_next_exec_id = 1;
 
 static struct graph *graph_new(void)
 {
-	struct graph *g = calloc(1, sizeof *g);
+	struct graph *g = obj_calloc(K_GRAPH, sizeof *g);
 	g->id = g_next_graph_id++;
 	reg_add(&g->o, K_GRAPH);
 	return g;
@@ -1107,7 +1148,7 @@ static void graph_free(struct graph *g)
 			((struct exec *)o)->g = NULL;
 	}
 	reg_del(&g->o);
-	free(g);
+	obj_free(K_GRAPH, g);
 }
 
 static int graph_has_mem(const struct graph *g)
@@ -3624,12 +3665,15 @@ DEF(cuMemPoolCreate, PFN_cuMemPoolCreate_v11020, (CUmemoryPool * pool, const CUm
 		return CUDA_ERROR_INVALID_VALUE;
 	if (poolProps->handleTypes & ~(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC))
 		return CUDA_ERROR_INVALID_VALUE;
-	struct pool *p = calloc(1, sizeof *p);
+	struct pool *p = obj_calloc(K_POOL, sizeof *p);
 	p->props = *poolProps;
 	reg_add(&p->o, K_POOL);
+	p->o.dev = poolProps->location.id;
 	*pool = (CUmemoryPool)p;
 	return CUDA_SUCCESS;
 }
+
+static void pool_destroy(struct pool *p);
 
 DEF(cuMemPoolDestroy, PFN_cuMemPoolDestroy_v11020, (CUmemoryPool pool))
 {
@@ -3637,6 +3681,12 @@ DEF(cuMemPoolDestroy, PFN_cuMemPoolDestroy_v11020, (CUmemoryPool pool))
 	struct pool *p = reg_find(pool, K_POOL);
 	if (!p || p->is_default)
 		return CUDA_ERROR_INVALID_VALUE;
+	pool_destroy(p);
+	return CUDA_SUCCESS;
+}
+
+static void pool_destroy(struct pool *p)
+{
 	for (int d = 0; d < ndev(); d++)
 		if (g_cur_pool[d] == p)
 			g_cur_pool[d] = &g_default_pool[d];
@@ -3647,8 +3697,7 @@ DEF(cuMemPoolDestroy, PFN_cuMemPoolDestroy_v11020, (CUmemoryPool pool))
 			a->pool = NULL;
 	}
 	reg_del(&p->o);
-	free(p);
-	return CUDA_SUCCESS;
+	obj_free(K_POOL, p);
 }
 
 DEF(cuMemPoolTrimTo, PFN_cuMemPoolTrimTo_v11020, (CUmemoryPool pool, size_t minBytesToKeep))
@@ -4801,7 +4850,7 @@ static CUresult instantiate(CUgraphExec *ph, CUgraph hg, unsigned long long flag
 			*result = CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE;
 		return rc;
 	}
-	struct exec *e = calloc(1, sizeof *e);
+	struct exec *e = obj_calloc(K_EXEC, sizeof *e);
 	e->id = g_next_exec_id++;
 	e->g = g;
 	e->flags = flags;
@@ -4880,6 +4929,17 @@ DEF(cuGraphInstantiateWithParams_ptsz, PFN_cuGraphInstantiateWithParams_v12000_p
 }
 
 /* Destroying an exec frees none of its allocations (cuda-facts §3). */
+static void exec_free(struct exec *e)
+{
+	if (e->g && e->g->nexec > 0)
+		e->g->nexec--;
+	if (e->res)
+		e->res->exec = NULL;
+	reg_del(&e->o);
+	xg_free(e->x);
+	obj_free(K_EXEC, e);
+}
+
 DEF(cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000, (CUgraphExec hGraphExec))
 {
 	ENTER_OBJ();
@@ -4889,13 +4949,7 @@ DEF(cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000, (CUgraphExec hGraphExec))
 	CUresult rc = unsafe_call(); /* capture-map.md: the unsafe class */
 	if (rc)
 		return rc;
-	if (e->g && e->g->nexec > 0)
-		e->g->nexec--;
-	if (e->res)
-		e->res->exec = NULL;
-	reg_del(&e->o);
-	xg_free(e->x);
-	free(e);
+	exec_free(e);
 	return CUDA_SUCCESS;
 }
 
@@ -5431,6 +5485,141 @@ DEF(cuGraphNodeGetEnabled, PFN_cuGraphNodeGetEnabled_v11060,
 }
 
 /* ------------------------------------------------------------------------ */
+/* the primary context's reset                                               */
+
+/* Whether the reset of dev destroys o: a stream (not the legacy or a
+ * per-thread one), event, graph (not one owned by a node or captured
+ * into), executable or pool (not a default one) made in dev's context.
+ * Modules, libraries and functions stay (below: parity). */
+static int reset_takes(const struct obj *o, int dev)
+{
+	switch (o->kind) {
+	case K_STREAM: {
+		const struct stream *s = (const struct stream *)o;
+		return s->dev == dev && !s->legacy;
+	}
+	case K_GRAPH: {
+		const struct graph *g = (const struct graph *)o;
+		return o->dev == dev && !g->owner && !g->capturing;
+	}
+	case K_POOL:
+		return o->dev == dev && !((const struct pool *)o)->is_default;
+	case K_EVENT:
+	case K_EXEC:
+		return o->dev == dev;
+	default:
+		return 0;
+	}
+}
+
+static void reset_destroy(struct obj *o)
+{
+	switch (o->kind) {
+	case K_STREAM: {
+		struct stream *s = (struct stream *)o;
+		reg_del(&s->o);
+		free(s->deps);
+		free(s->edata);
+		free(s);
+		break;
+	}
+	case K_EVENT: {
+		struct event *e = (struct event *)o;
+		reg_del(&e->o);
+		free(e->deps);
+		free(e);
+		break;
+	}
+	case K_GRAPH:
+		graph_free((struct graph *)o);
+		break;
+	case K_EXEC:
+		exec_free((struct exec *)o);
+		break;
+	case K_POOL:
+		pool_destroy((struct pool *)o);
+		break;
+	}
+}
+
+/* cuDevicePrimaryCtxReset(_v2): "destroys all allocations and resets all
+ * state on the primary context" (cuda.h). Every capture begun on a stream
+ * of dev ends (its graph goes), then its executables, graphs, events,
+ * streams and pools are destroyed, its allocations (plain, pool, graph)
+ * freed and its graph-memory reservations released; its default pool is
+ * emptied and current again. A handle from before the reset then answers
+ * as any destroyed one (the registry no longer knows it: an error, never
+ * a crash). Parity: the context handle stays the same and current (the
+ * real driver's primary context is made again at its next use; not
+ * measured whether its handle changes); modules, libraries and functions,
+ * pinned host memory and VMM reservations are kept (the real reset unloads
+ * the context's modules and frees its host allocations); a stream of dev
+ * forked into another device's capture is destroyed with the others. */
+static CUresult primary_reset(CUdevice dev)
+{
+	ENTER_OBJ();
+	if (!dev_ok(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	for (struct capture *c = g_caps, *next; c; c = next) {
+		next = c->next;
+		if (stream_dev(c->origin) == dev)
+			capture_finish(c, 1);
+	}
+	/* one at a time: a graph's destroy takes its nodes out of the registry,
+	 * which would leave an iteration's next pointer dangling */
+	for (;;) {
+		struct obj *o, *t, *hit = NULL;
+		HASH_ITER(hh, g_objs, o, t)
+		{
+			if (reset_takes(o, dev)) {
+				hit = o;
+				break;
+			}
+		}
+		if (!hit)
+			break;
+		reset_destroy(hit);
+	}
+	struct alloc *a, *t;
+	HASH_ITER(hh, g_allocs, a, t)
+	{
+		int d = a->kind == A_POOL && a->pool ? a->pool->o.dev : a->dev;
+		if (d != dev)
+			continue;
+		if (a->kind == A_PLAIN && a->live)
+			g_plain_bytes -= round_up(a->size, PLAIN_GRAN);
+		alloc_release(a);
+	}
+	for (struct gres **pp = &g_gres; *pp;) {
+		struct gres *r = *pp;
+		int left = 0;
+		r->bytes[dev] = 0;
+		for (int d = 0; d < STANDIN_MAX_DEV; d++)
+			left |= r->bytes[d] != 0;
+		if (left || r->exec) {
+			pp = &r->next;
+			continue;
+		}
+		*pp = r->next;
+		free(r);
+	}
+	struct pool *def = &g_default_pool[dev];
+	def->res_cur = def->used_cur = def->threshold = 0;
+	g_cur_pool[dev] = def;
+	return CUDA_SUCCESS;
+}
+
+DEF(cuDevicePrimaryCtxReset, PFN_cuDevicePrimaryCtxReset_v7000, (CUdevice dev))
+{
+	return primary_reset(dev);
+}
+
+DEF(cuDevicePrimaryCtxReset_v2, PFN_cuDevicePrimaryCtxReset_v11000, (CUdevice dev))
+{
+	return primary_reset(dev);
+}
+
+/* ------------------------------------------------------------------------ */
 /* cuGetProcAddress (cuda-facts §2.1)                                             */
 
 struct procent {
@@ -5450,41 +5639,46 @@ EXPORT CUresult sd_cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
 #define D(base, ver, sym) {#base, ver, (void *)&sd_##sym, (void *)&sd_##sym##_ptds},
 
 static const struct procent g_procs[] = {
-    E(cuGetErrorName, 6000, cuGetErrorName) E(cuGetErrorString, 6000, cuGetErrorString) E(cuInit, 2000, cuInit) E(
-	cuDriverGetVersion, 2020, cuDriverGetVersion) E(cuGetExportTable, 3000, cuGetExportTable)
-	E(cuGetProcAddress, 11030, cuGetProcAddress) E(cuGetProcAddress, 12000, cuGetProcAddress_v2) E(
-	    cuDeviceGet, 2000, cuDeviceGet) E(cuDeviceGetCount, 2000, cuDeviceGetCount) E(cuDeviceGetName, 2000,
-											  cuDeviceGetName)
-	    E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2) E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute) E(
-		cuDevicePrimaryCtxRetain, 7000,
-		cuDevicePrimaryCtxRetain) E(cuDevicePrimaryCtxRelease, 7000, cuDevicePrimaryCtxRelease)
-		E(cuDevicePrimaryCtxRelease, 11000,
-		  cuDevicePrimaryCtxRelease_v2) E(cuCtxGetCurrent, 4000, cuCtxGetCurrent)
-		    E(cuCtxSetCurrent, 4000, cuCtxSetCurrent) E(cuCtxGetDevice, 2000, cuCtxGetDevice) E(
-			cuCtxGetDevice,
-			13000, cuCtxGetDevice_v2) E(cuCtxSynchronize, 2000, cuCtxSynchronize)
-			E(cuCtxSynchronize, 13000,
-			  cuCtxSynchronize_v2) E(cuStreamCreate, 2000, cuStreamCreate)
-			    E(cuStreamDestroy, 2000, cuStreamDestroy) E(cuStreamDestroy, 4000, cuStreamDestroy_v2)
-				P(cuStreamQuery, 2000, cuStreamQuery) P(cuStreamSynchronize, 2000, cuStreamSynchronize)
-				    P(cuStreamGetId, 12000, cuStreamGetId) P(cuStreamGetFlags, 5050, cuStreamGetFlags)
-					P(cuStreamWaitEvent, 3020,
-					  cuStreamWaitEvent) E(cuEventCreate, 2000,
-							       cuEventCreate) E(cuEventDestroy, 4000, cuEventDestroy_v2)
-					    P(cuEventRecord, 2000,
-					      cuEventRecord) E(cuEventSynchronize, 2000,
-							       cuEventSynchronize) E(cuEventQuery, 2000, cuEventQuery)
-						E(cuModuleLoadData, 2000,
-						  cuModuleLoadData) E(cuModuleUnload, 2000, cuModuleUnload)
-						    E(cuLibraryLoadData, 12000,
-						      cuLibraryLoadData) E(cuLibraryUnload, 12000, cuLibraryUnload)
-							P(cuStreamBeginCapture, 10000, cuStreamBeginCapture)
-							    P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2)
-								P(cuStreamBeginCaptureToGraph, 12030,
-								  cuStreamBeginCaptureToGraph)
-								    P(cuStreamEndCapture, 10000, cuStreamEndCapture)
-									P(cuStreamIsCapturing, 10000,
-									  cuStreamIsCapturing)
+    E(cuGetErrorName, 6000, cuGetErrorName) E(cuGetErrorString, 6000, cuGetErrorString) E(cuInit, 2000, cuInit)
+	E(cuDriverGetVersion, 2020, cuDriverGetVersion) E(cuGetExportTable, 3000, cuGetExportTable)
+	    E(cuGetProcAddress, 11030, cuGetProcAddress) E(cuGetProcAddress, 12000,
+							   cuGetProcAddress_v2) E(cuDeviceGet, 2000, cuDeviceGet)
+		E(cuDeviceGetCount, 2000, cuDeviceGetCount) E(cuDeviceGetName, 2000, cuDeviceGetName) E(
+		    cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2) E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute)
+		    E(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain) E(cuDevicePrimaryCtxRelease, 7000,
+										  cuDevicePrimaryCtxRelease)
+			E(cuDevicePrimaryCtxReset, 7000, cuDevicePrimaryCtxReset) E(cuDevicePrimaryCtxReset, 11000,
+										    cuDevicePrimaryCtxReset_v2)
+			    E(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2) E(
+				cuCtxGetCurrent, 4000, cuCtxGetCurrent) E(cuCtxSetCurrent, 4000, cuCtxSetCurrent)
+				E(cuCtxGetDevice, 2000, cuCtxGetDevice) E(cuCtxGetDevice, 13000, cuCtxGetDevice_v2) E(
+				    cuCtxSynchronize, 2000,
+				    cuCtxSynchronize) E(cuCtxSynchronize, 13000,
+							cuCtxSynchronize_v2) E(cuStreamCreate, 2000, cuStreamCreate)
+				    E(cuStreamDestroy, 2000, cuStreamDestroy) E(
+					cuStreamDestroy, 4000, cuStreamDestroy_v2) P(cuStreamQuery, 2000, cuStreamQuery)
+					P(cuStreamSynchronize, 2000,
+					  cuStreamSynchronize) P(cuStreamGetId, 12000, cuStreamGetId)
+					    P(cuStreamGetFlags, 5050, cuStreamGetFlags) P(
+						cuStreamWaitEvent, 3020,
+						cuStreamWaitEvent) E(cuEventCreate, 2000, cuEventCreate)
+						E(cuEventDestroy, 4000, cuEventDestroy_v2) P(
+						    cuEventRecord, 2000,
+						    cuEventRecord) E(cuEventSynchronize, 2000,
+								     cuEventSynchronize) E(cuEventQuery, 2000,
+											   cuEventQuery)
+						    E(cuModuleLoadData, 2000,
+						      cuModuleLoadData) E(cuModuleUnload, 2000, cuModuleUnload)
+							E(cuLibraryLoadData, 12000,
+							  cuLibraryLoadData) E(cuLibraryUnload, 12000, cuLibraryUnload)
+							    P(cuStreamBeginCapture, 10000, cuStreamBeginCapture)
+								P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2)
+								    P(cuStreamBeginCaptureToGraph, 12030,
+								      cuStreamBeginCaptureToGraph)
+									P(cuStreamEndCapture, 10000,
+									  cuStreamEndCapture) P(cuStreamIsCapturing,
+												10000,
+												cuStreamIsCapturing)
 									    P(cuStreamGetCaptureInfo, 10010,
 									      cuStreamGetCaptureInfo)
 										P(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2) P(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3) P(cuStreamUpdateCaptureDependencies, 11030, cuStreamUpdateCaptureDependencies) P(cuStreamUpdateCaptureDependencies, 12030, cuStreamUpdateCaptureDependencies_v2) E(cuThreadExchangeStreamCaptureMode, 10010, cuThreadExchangeStreamCaptureMode) P(cuLaunchKernel, 4000, cuLaunchKernel) P(cuLaunchCooperativeKernel,

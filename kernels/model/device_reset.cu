@@ -1,0 +1,79 @@
+/*
+ * kernels/model/device_reset.cu -- cudaDeviceReset with graphs, an
+ * executable, a pool and an outstanding graph allocation live, then new
+ * ones, some on the handles of the dead (tests/gpu/reset is its GPU twin).
+ *
+ * Before the reset: pool P; graph g1 captured with a 1 MiB allocation it
+ * never frees, instantiated as e1 and launched (the allocation outstanding
+ * when the device is reset); graph g2 allocating 2 MiB from P and freeing it,
+ * instantiated as e2, launched, then e2 and g2 destroyed (so that, on the
+ * stand-in run with STANDIN_REUSE_HANDLES=1, the handles the driver gives
+ * next are g1's, e1's and P's, which the reset destroyed).
+ * After it: pool P2, a stream, graph g3 allocating 1 MiB from P2 and freeing
+ * it, instantiated as e3, launched, e3 and g3 destroyed; P2 kept to the exit.
+ * A correct program: the shim must name nothing (the reset gave the
+ * outstanding allocation back; g3, e3 and P2 are new objects whatever their
+ * handles). Handles go to stderr ("graph g1 0x...", "reuse graph 1 exec 1
+ * pool 1"), stdout is deterministic.
+ */
+#include <stdint.h>
+#include "scenario.h"
+
+#define N1 (1L << 18) /* 1 MiB of floats */
+#define N2 (2L << 18) /* 2 MiB */
+
+static cudaGraphExec_t cycle(cudaStream_t s, cudaGraph_t *g, cudaMemPool_t pool, long n, int free_it)
+{
+	cudaGraphExec_t e = NULL;
+	float *p = NULL;
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+	if (pool)
+		CHECK(cudaMallocFromPoolAsync((void **)&p, n * sizeof(float), pool, s), cudaSuccess);
+	else
+		CHECK(cudaMallocAsync((void **)&p, n * sizeof(float), s), cudaSuccess);
+	LAUNCH_FILL(s, p, n, 1.0);
+	CHECK(cudaGetLastError(), cudaSuccess);
+	if (free_it)
+		CHECK(cudaFreeAsync(p, s), cudaSuccess);
+	CHECK(cudaStreamEndCapture(s, g), cudaSuccess);
+	CHECK(cudaGraphInstantiate(&e, *g, 0), cudaSuccess);
+	CHECK(cudaGraphLaunch(e, s), cudaSuccess);
+	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	return e;
+}
+
+int main(void)
+{
+	cudaStream_t s, s2;
+	cudaGraph_t g1 = NULL, g2 = NULL, g3 = NULL;
+	cudaGraphExec_t e1, e2, e3;
+	cudaMemPool_t pool = NULL, pool2 = NULL;
+	struct cudaMemPoolProps props;
+
+	CHECK(cudaFree(0), cudaSuccess);
+	CHECK(cudaStreamCreate(&s), cudaSuccess);
+	memset(&props, 0, sizeof props);
+	props.allocType = cudaMemAllocationTypePinned;
+	props.handleTypes = cudaMemHandleTypeNone;
+	props.location.type = cudaMemLocationTypeDevice;
+	props.location.id = 0;
+	CHECK(cudaMemPoolCreate(&pool, &props), cudaSuccess);
+	e1 = cycle(s, &g1, NULL, N1, 0); /* its allocation stays outstanding */
+	e2 = cycle(s, &g2, pool, N2, 1);
+	CHECK(cudaGraphExecDestroy(e2), cudaSuccess);
+	CHECK(cudaGraphDestroy(g2), cudaSuccess);
+	fprintf(stderr, "graph g1 %p\nexec e1 %p\npool P %p\n", (void *)g1, (void *)e1, (void *)pool);
+
+	CHECK(cudaDeviceReset(), cudaSuccess);
+
+	CHECK(cudaMemPoolCreate(&pool2, &props), cudaSuccess);
+	CHECK(cudaStreamCreate(&s2), cudaSuccess);
+	e3 = cycle(s2, &g3, pool2, N1, 1);
+	fprintf(stderr, "graph g3 %p\nexec e3 %p\npool P2 %p\n", (void *)g3, (void *)e3, (void *)pool2);
+	fprintf(stderr, "reuse graph %d exec %d pool %d\n", g3 == g1, e3 == e1, pool2 == pool);
+	CHECK(cudaGraphExecDestroy(e3), cudaSuccess);
+	CHECK(cudaGraphDestroy(g3), cudaSuccess);
+	CHECK(cudaStreamDestroy(s2), cudaSuccess);
+	/* P2 stays to the exit: its "pool" record counts what it gave */
+	return SCENARIO_EXIT();
+}
