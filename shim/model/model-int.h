@@ -9,7 +9,8 @@
  * edges and topology hash), execs.c (model_exec_*), pools.c
  * (model_pool_*, model_device_*), allocations.c (model_alloc_*), ledger.c
  * (ledger_*), churn.c (model_churn_*; model_last_lock guards its table), nccl.c
- * (model_nccl_*: NCCL work in graphs).
+ * (model_nccl_*: NCCL work in graphs), reset.c (model_reset_*: what a
+ * device's context reset destroyed, forgotten).
  *
  * Locks (model.h): model_cap_lock guards model_cap_list; model_gx_lock
  * guards model_graphs and model_execs; model_mem_lock guards model_pools,
