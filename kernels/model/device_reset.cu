@@ -15,8 +15,14 @@
  * outstanding allocation back; g3, e3 and P2 are new objects whatever their
  * handles). Handles go to stderr ("graph g1 0x...", "reuse graph 1 exec 1
  * pool 1"), stdout is deterministic.
+ * With DEVICE_RESET_OTHER=1 (tests/model: the stand-in with two devices)
+ * the program first captures on device 1 a graph g4 whose 1 MiB allocation
+ * stays outstanding, instantiated as e4 and launched, and keeps it to the
+ * exit: the reset of device 0 leaves it, and the exit names its allocation
+ * (CGS011, a hint: true, device 1 was not reset).
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include "scenario.h"
 
 #define N1 (1L << 18) /* 1 MiB of floats */
@@ -51,6 +57,14 @@ int main(void)
 	struct cudaMemPoolProps props;
 
 	CHECK(cudaFree(0), cudaSuccess);
+	if (getenv("DEVICE_RESET_OTHER")) {
+		cudaStream_t s1;
+		cudaGraph_t g4 = NULL;
+		CHECK(cudaSetDevice(1), cudaSuccess);
+		CHECK(cudaStreamCreate(&s1), cudaSuccess);
+		(void)cycle(s1, &g4, NULL, N1, 0); /* outstanding on device 1 to the exit */
+		CHECK(cudaSetDevice(0), cudaSuccess);
+	}
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
 	memset(&props, 0, sizeof props);
 	props.allocType = cudaMemAllocationTypePinned;

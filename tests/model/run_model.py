@@ -943,6 +943,31 @@ def case_device_reset(recs, pools):
               "the stand-in gave g1's, e1's and P's handles to g3, e3 and P2 (%s)" % (m and m.groups(),))
 
 
+def after_device_reset(a, base):
+    """Two devices, device 1 used before device 0 is reset (DEVICE_RESET_OTHER):
+    the reset forgets what it can tie to device 0 (e1, g1, P) and keeps device
+    1's exec and graph, whose allocation outstanding at the exit is named
+    (CGS011 hint, a leak record): device 1 was not reset."""
+    env = dict(base, STANDIN_DEVICES="2", DEVICE_RESET_OTHER="1")
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        log = os.path.join(tmp, "two.jsonl")
+        p = run([a.prog], shim_env(env, a.shim, log))
+        check(p.returncode == 0, "two devices: exit 0 (got %d)" % p.returncode)
+        recs = read_log(log)
+        rs = [r for r in ev(recs, "call") if r.get("api", "").startswith("cuDevicePrimaryCtxReset")]
+        got = [{k: r.get(k) for k in ("dev", "forgot_execs", "forgot_graphs", "forgot_pools", "forgot_captures")}
+               for r in rs]
+        check(got == [{"dev": 0, "forgot_execs": 1, "forgot_graphs": 1, "forgot_pools": 1, "forgot_captures": 0}],
+              "two devices: the reset of device 0 forgot e1, g1 and P only (got %s)" % got)
+        a4 = [x for x in ev(recs, "alloc") if x.get("dev") == 1]
+        leaks = ev(recs, "leak")
+        check(len(a4) == 1 and [(l.get("when"), l.get("dptr")) for l in leaks] == [("exit", a4[0].get("dptr"))],
+              "two devices: the exit names device 1's outstanding allocation alone (allocs %s, leaks %s)"
+              % ([x.get("dptr") for x in a4], [(l.get("when"), l.get("dptr")) for l in leaks]))
+        v = [(x.get("rule"), x.get("severity"), x.get("api")) for x in ev(recs, "violation")]
+        check(v == [("CGS011", "hint", "exit")], "two devices: no violation but that exit hint (got %s)" % v)
+
+
 def case_handle_reuse(recs, pools):
     """17 graphs, each instantiated twice (kernels/model/handle_reuse.cu): at info the summary counts them."""
     s = one(recs, "summary")
@@ -1012,7 +1037,7 @@ def after_handle_reuse(a, base):
 AFTER = {"condensed": after_condensed, "handle_reuse": after_handle_reuse, "module_reuse": after_module_reuse,
          "kernel_forms": after_kernel_forms, "node_types": after_node_types, "begin_flags": after_begin_flags,
          "update_capture": after_update_capture, "coop_update": after_coop_update, "launch_alias": after_launch_alias,
-         "launch_forms": after_launch_forms, "chain_joins": after_chain_joins}
+         "launch_forms": after_launch_forms, "chain_joins": after_chain_joins, "device_reset": after_device_reset}
 
 
 CASES = {
