@@ -48,32 +48,20 @@ static void reset_rec(struct cg_rec *r, CUresult rc, CUdevice dev)
 	rec_int(r, "forgot_captures", reset_last.captures);
 }
 
-void cgh_cuDevicePrimaryCtxReset_pre(struct cg_call *c, struct cgh_frame *f, CUdevice dev)
-{
-	reset_pre();
-}
+/* The parts of both rows (one ABI: the device). */
+#define RESET_PARTS(name)                                                                                              \
+	void cgh_##name##_pre(struct cg_call *c, struct cgh_frame *f, CUdevice dev)                                    \
+	{                                                                                                              \
+		reset_pre();                                                                                           \
+	}                                                                                                              \
+	void cgh_##name##_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdevice dev)                      \
+	{                                                                                                              \
+		reset_post(rc, dev);                                                                                   \
+	}                                                                                                              \
+	void cgh_##name##_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdevice dev)                        \
+	{                                                                                                              \
+		reset_rec(r, rc, dev);                                                                                 \
+	}
 
-void cgh_cuDevicePrimaryCtxReset_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdevice dev)
-{
-	reset_post(rc, dev);
-}
-
-void cgh_cuDevicePrimaryCtxReset_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdevice dev)
-{
-	reset_rec(r, rc, dev);
-}
-
-void cgh_cuDevicePrimaryCtxReset_v2_pre(struct cg_call *c, struct cgh_frame *f, CUdevice dev)
-{
-	reset_pre();
-}
-
-void cgh_cuDevicePrimaryCtxReset_v2_post(struct cg_call *c, struct cgh_frame *f, CUresult rc, CUdevice dev)
-{
-	reset_post(rc, dev);
-}
-
-void cgh_cuDevicePrimaryCtxReset_v2_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, CUdevice dev)
-{
-	reset_rec(r, rc, dev);
-}
+RESET_PARTS(cuDevicePrimaryCtxReset)
+RESET_PARTS(cuDevicePrimaryCtxReset_v2)

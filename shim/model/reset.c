@@ -18,6 +18,40 @@
 #include "../ledger.h"
 #include "model-int.h"
 
+/* A list of handles grown under a model lock (the reset path may allocate). */
+struct handles {
+	void **v;
+	int n, cap, failed;
+};
+
+/* h appended; 1 when out of memory (the list is then abandoned). */
+static int handles_push(struct handles *l, void *h)
+{
+	if (l->n == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 16;
+		void **grown = realloc(l->v, (size_t)cap * sizeof *grown);
+		if (!grown) {
+			l->failed = 1;
+			return 1;
+		}
+		l->v = grown;
+		l->cap = cap;
+	}
+	l->v[l->n++] = h;
+	return 0;
+}
+
+/* The list (malloc'd, *n of them; each a handle to be cast back to its
+ * type by value); NULL when empty (*n 0) or out of memory (*n -1). */
+static void **handles_take(struct handles *l, int *n)
+{
+	*n = l->failed ? -1 : l->n;
+	if (*n > 0)
+		return l->v;
+	free(l->v);
+	return NULL;
+}
+
 /* Whether graph gr is tied to device dev: a memory node on it, or an
  * executable forgotten (execs, n of them; graphs, the graph each was
  * instantiated from) was made from it. gx_lock held. */
@@ -46,31 +80,22 @@ CUgraphExec *model_reset_execs(int dev, int *n_out)
 {
 	int all = reset_all(dev);
 	struct cg_exec *x, *tmp;
-	CUgraphExec *v = NULL;
-	int n = 0, cap = 0;
-	*n_out = 0;
+	struct handles v = {0};
+	CUgraphExec *out;
+	void **vv;
 	pthread_mutex_lock(&model_gx_lock);
 	MODEL_EXECS_EACH(x, tmp)
-	{
-		if (!all && x->inst_dev != dev)
-			continue;
-		if (n == cap) {
-			CUgraphExec *grown = realloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *v);
-			if (!grown) {
-				n = -1;
-				break;
-			}
-			v = grown;
-		}
-		v[n++] = x->h;
-	}
+	if ((all || x->inst_dev == dev) && handles_push(&v, x->h))
+		break;
 	pthread_mutex_unlock(&model_gx_lock);
-	if (n <= 0) {
-		free(v);
-		v = NULL;
-	}
-	*n_out = n;
-	return v;
+	vv = handles_take(&v, n_out);
+	out = *n_out > 0 ? malloc((size_t)*n_out * sizeof *out) : NULL;
+	for (int i = 0; out && i < *n_out; i++)
+		out[i] = (CUgraphExec)vv[i];
+	if (vv && !out)
+		*n_out = -1;
+	free(vv);
+	return out;
 }
 
 /* Forgets exec e as its destroy would, minus what a destroy says: its
@@ -102,33 +127,16 @@ static int exec_forget(CUgraphExec e, CUgraph *g)
 /* The graphs to forget: every one when the process used no other device
  * (all), else those tied to dev. Malloc'd, *n of them (-1: out of memory,
  * none listed). */
-static CUgraph *graphs_to_forget(int dev, int all, const CUgraph *graphs, int n_graphs, int *n_out)
+static void **graphs_to_forget(int dev, int all, const CUgraph *graphs, int n_graphs, int *n_out)
 {
 	struct cg_graph *gr, *tmp;
-	CUgraph *v = NULL;
-	int n = 0, cap = 0;
+	struct handles v = {0};
 	pthread_mutex_lock(&model_gx_lock);
 	CG_HIDX_EACH(&model_graphs, gr, tmp)
-	{
-		if (!all && !graph_on_dev_locked(gr, dev, graphs, n_graphs))
-			continue;
-		if (n == cap) {
-			CUgraph *grown = realloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *v);
-			if (!grown) {
-				n = -1;
-				break;
-			}
-			v = grown;
-		}
-		v[n++] = gr->h;
-	}
+	if ((all || graph_on_dev_locked(gr, dev, graphs, n_graphs)) && handles_push(&v, gr->h))
+		break;
 	pthread_mutex_unlock(&model_gx_lock);
-	if (n <= 0) {
-		free(v);
-		v = NULL;
-	}
-	*n_out = n;
-	return v;
+	return handles_take(&v, n_out);
 }
 
 /* The pools of dev the application made (with all, those of no known
@@ -163,11 +171,51 @@ static int pools_forget(int dev, int all)
 	return total;
 }
 
+/* Out of memory for a list: the same, one at a time (a lock round trip and
+ * a walk from the start each time; only then). */
+static int execs_forget_each(int dev, int all)
+{
+	int n = 0;
+	for (;;) {
+		struct cg_exec *x, *tmp;
+		CUgraphExec h = NULL;
+		CUgraph g = NULL;
+		pthread_mutex_lock(&model_gx_lock);
+		MODEL_EXECS_EACH(x, tmp)
+		if (all || x->inst_dev == dev) {
+			h = x->h;
+			break;
+		}
+		pthread_mutex_unlock(&model_gx_lock);
+		if (!h || !exec_forget(h, &g))
+			return n;
+		n++;
+	}
+}
+
+static int graphs_forget_each(void)
+{
+	int n = 0;
+	for (;;) {
+		struct cg_graph *gr;
+		CUgraph h;
+		pthread_mutex_lock(&model_gx_lock);
+		gr = model_graphs.head;
+		h = gr ? gr->h : NULL;
+		pthread_mutex_unlock(&model_gx_lock);
+		if (!h)
+			return n;
+		(void)model_graph_destroy(h);
+		n++;
+	}
+}
+
 void model_reset_device(int dev, struct model_reset *out)
 {
 	int all = reset_all(dev);
 	CUgraphExec *execs;
-	CUgraph *graphs = NULL, *gone;
+	CUgraph *graphs = NULL;
+	void **gone;
 	int n_execs = 0, n_graphs = 0, n_gone = 0;
 	memset(out, 0, sizeof *out);
 	/* executables instantiated in the device's context, and the graphs
@@ -184,15 +232,19 @@ void model_reset_device(int dev, struct model_reset *out)
 			graphs[n_graphs++] = g;
 	}
 	free(execs);
-	if (n_execs < 0 || (n_execs > 0 && !graphs)) /* out of memory: the safe side */
+	if (n_execs < 0)
+		out->execs += execs_forget_each(dev, all);
+	if (n_execs < 0 || (n_execs > 0 && !graphs)) /* out of memory: their graphs unknown, the safe side */
 		all = 1;
 	gone = graphs_to_forget(dev, all, graphs, n_graphs, &n_gone);
 	free(graphs);
 	for (int i = 0; i < n_gone; i++) {
-		(void)model_graph_destroy(gone[i]); /* its allocation entries released with it */
+		(void)model_graph_destroy((CUgraph)gone[i]); /* its allocation entries released with it */
 		out->graphs++;
 	}
 	free(gone);
+	if (n_gone < 0) /* out of memory: all of them (all is set, or graphs was listed) */
+		out->graphs += graphs_forget_each();
 	out->pools = pools_forget(dev, all);
 	/* what is left of the device's graph allocations: orphans of execs
 	 * destroyed before the reset, entries of graphs of another device */
