@@ -140,9 +140,10 @@ static void **graphs_to_forget(int dev, int all, const CUgraph *graphs, int n_gr
 }
 
 /* The pools of dev the application made (with all, those of no known
- * device too): destroyed as their destroy would (model_pool_destroy). The device's default pool stays known (the device
- * has one after the reset too) but is no longer its current pool: the next
- * capture's begin learns the current one again (learn_current_pool). */
+ * device too): destroyed as their destroy would (model_pool_destroy). The
+ * device's default pool stays known (the device has one after the reset
+ * too) but is no longer its current pool: the next capture's begin learns
+ * the current one again (learn_current_pool). */
 static int pools_forget(int dev, int all)
 {
 	struct cg_pool *p, *tmp;
