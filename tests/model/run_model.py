@@ -966,6 +966,26 @@ def after_device_reset(a, base):
               % ([x.get("dptr") for x in a4], [(l.get("when"), l.get("dptr")) for l in leaks]))
         v = [(x.get("rule"), x.get("severity"), x.get("api")) for x in ev(recs, "violation")]
         check(v == [("CGS011", "hint", "exit")], "two devices: no violation but that exit hint (got %s)" % v)
+    # A rewritten exec live at the reset (DEVICE_RESET_REWRITE, the policy
+    # on): its replacement and the shim's clone die with the context, and the
+    # policy forgets them without a driver call; after the reset the new
+    # execs, on the dead replacement's and e5's handles, compute their own
+    # values and their graphs are the application's to destroy (a policy
+    # that kept e5's rewrite destroyed one at e7's destroy).
+    env = dict(base, DEVICE_RESET_REWRITE="1")
+    with tempfile.TemporaryDirectory(prefix="cgs-model-") as tmp:
+        log = os.path.join(tmp, "rewrite.jsonl")
+        p = run([a.prog], cgtest.shim_env(env, a.shim, log, "info", {"CGSHIM_ON_UPDATE_FAILURE": "reinstantiate"}))
+        err = p.stderr.decode(errors="replace")
+        check(p.returncode == 0 and "rewrite ok" in err and b"UNEXPECTED" not in p.stdout,
+              "rewrite across the reset: exit 0, the new execs' values and destroys as the program's (rc %d, %s)"
+              % (p.returncode, [l for l in err.splitlines() if l.startswith("rewrite")]))
+        recs = read_log(log)
+        check(len(ev(recs, "rewrite")) == 1, "rewrite across the reset: e5 rewritten once before it (got %d)"
+              % len(ev(recs, "rewrite")))
+        v = [(x.get("rule"), x.get("severity")) for x in ev(recs, "violation")]
+        check(v == [("CGS001", "error")] and not ev(recs, "mismatch") and not ev(recs, "warning"),
+              "rewrite across the reset: nothing but the predicted update failure (got %s)" % v)
 
 
 def case_handle_reuse(recs, pools):

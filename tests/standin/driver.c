@@ -178,10 +178,13 @@ static void reg_add(struct obj *o, int kind)
 }
 
 /* STANDIN_REUSE_HANDLES=1: a destroyed graph's, executable's or pool's
- * struct is kept and handed to the next one of its kind, so its handle
- * comes back at once, as the driver's often do (tests/model reset: a handle
- * reused after a context reset); else calloc and free. One kept per kind. */
-static void *g_reuse[K_HKERN + 1];
+ * struct is kept and handed to the next one of its kind, last destroyed
+ * first, so its handle comes back at once, as the driver's often do
+ * (tests/model device_reset: handles reused after a context reset); else
+ * calloc and free. At most REUSE_MAX kept per kind (the oldest freed). */
+#define REUSE_MAX 8
+static void *g_reuse[K_HKERN + 1][REUSE_MAX];
+static int g_nreuse[K_HKERN + 1];
 
 static int reuse_on(void)
 {
@@ -195,11 +198,9 @@ static int reuse_on(void)
 
 static void *obj_calloc(int kind, size_t size)
 {
-	void *p = reuse_on() ? g_reuse[kind] : NULL;
-	if (!p)
+	if (!reuse_on() || !g_nreuse[kind])
 		return calloc(1, size);
-	g_reuse[kind] = NULL;
-	return memset(p, 0, size);
+	return memset(g_reuse[kind][--g_nreuse[kind]], 0, size);
 }
 
 static void obj_free(int kind, void *p)
@@ -208,8 +209,12 @@ static void obj_free(int kind, void *p)
 		free(p);
 		return;
 	}
-	free(g_reuse[kind]);
-	g_reuse[kind] = p;
+	if (g_nreuse[kind] == REUSE_MAX) {
+		free(g_reuse[kind][0]);
+		memmove(&g_reuse[kind][0], &g_reuse[kind][1], (REUSE_MAX - 1) * sizeof g_reuse[kind][0]);
+		g_nreuse[kind]--;
+	}
+	g_reuse[kind][g_nreuse[kind]++] = p;
 }
 
 static void reg_del(struct obj *o)
