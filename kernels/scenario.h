@@ -58,6 +58,19 @@ static inline int scenario_check(const char *call, int rc, int expected)
 	} while (0)
 #define SCENARIO_EXIT() (scenario_failures ? 1 : 0)
 
+/* A device pool's properties as the scenarios ask for one: pinned memory
+ * on device dev, exportable through handles (cudaMemHandleTypeNone: not). */
+static inline struct cudaMemPoolProps sc_pool_props(int dev, enum cudaMemAllocationHandleType handles)
+{
+	struct cudaMemPoolProps p;
+	memset(&p, 0, sizeof p);
+	p.allocType = cudaMemAllocationTypePinned;
+	p.handleTypes = handles;
+	p.location.type = cudaMemLocationTypeDevice;
+	p.location.id = dev;
+	return p;
+}
+
 /* Inside a capture: joins stream fork into origin the way NCCL does, with
  * no event wait on the origin. A helper stream waits on `done` recorded on
  * the fork, and the origin's capture dependencies gain the helper's (the

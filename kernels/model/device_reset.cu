@@ -141,11 +141,7 @@ int main(void)
 		CHECK(cudaSetDevice(0), cudaSuccess);
 	}
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
-	memset(&props, 0, sizeof props);
-	props.allocType = cudaMemAllocationTypePinned;
-	props.handleTypes = cudaMemHandleTypeNone;
-	props.location.type = cudaMemLocationTypeDevice;
-	props.location.id = 0;
+	props = sc_pool_props(0, cudaMemHandleTypeNone);
 	CHECK(cudaMemPoolCreate(&pool, &props), cudaSuccess);
 	e1 = cycle(s, &g1, NULL, N1, 0); /* its allocation stays outstanding */
 	e2 = cycle(s, &g2, pool, N2, 1);

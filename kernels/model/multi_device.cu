@@ -32,10 +32,7 @@ static void mem_node_params(struct cudaMemAllocNodeParams *p, int dev, size_t by
 			    int nacc)
 {
 	memset(p, 0, sizeof *p);
-	p->poolProps.allocType = cudaMemAllocationTypePinned;
-	p->poolProps.handleTypes = cudaMemHandleTypeNone;
-	p->poolProps.location.type = cudaMemLocationTypeDevice;
-	p->poolProps.location.id = dev;
+	p->poolProps = sc_pool_props(dev, cudaMemHandleTypeNone);
 	p->accessDescs = acc;
 	p->accessDescCount = (size_t)nacc;
 	p->bytesize = bytes;
@@ -136,11 +133,7 @@ int main(void)
 	CHECK(cudaStreamSynchronize(s[0]), cudaSuccess);
 
 	/* 2. per-device current pool */
-	memset(&props, 0, sizeof props);
-	props.allocType = cudaMemAllocationTypePinned;
-	props.handleTypes = cudaMemHandleTypeNone;
-	props.location.type = cudaMemLocationTypeDevice;
-	props.location.id = 1;
+	props = sc_pool_props(1, cudaMemHandleTypeNone);
 	CHECK(cudaMemPoolCreate(&pc, &props), cudaSuccess);
 	fprintf(stderr, "pool C 0x%llx\n", (unsigned long long)(uintptr_t)pc);
 	CHECK(cudaDeviceSetMemPool(1, pc), cudaSuccess);

@@ -32,11 +32,7 @@ int main(void)
 
 	CHECK(cudaFree(0), cudaSuccess);
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
-	memset(&props, 0, sizeof props);
-	props.allocType = cudaMemAllocationTypePinned;
-	props.handleTypes = cudaMemHandleTypeNone;
-	props.location.type = cudaMemLocationTypeDevice;
-	props.location.id = 0;
+	props = sc_pool_props(0, cudaMemHandleTypeNone);
 	CHECK(cudaMemPoolCreate(&pa, &props), cudaSuccess);
 	CHECK(cudaMemPoolCreate(&pb, &props), cudaSuccess);
 	CHECK(cudaDeviceGetDefaultMemPool(&pd, 0), cudaSuccess);

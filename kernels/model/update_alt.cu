@@ -107,9 +107,7 @@ int main(void)
 	alternate(e, a, b, s, 4);
 
 	memset(&mp, 0, sizeof mp); /* D */
-	mp.poolProps.allocType = cudaMemAllocationTypePinned;
-	mp.poolProps.location.type = cudaMemLocationTypeDevice;
-	mp.poolProps.location.id = 0;
+	mp.poolProps = sc_pool_props(0, cudaMemHandleTypeNone);
 	mp.bytesize = 1 << 20;
 	CHECK(cudaGraphAddMemAllocNode(&node, a, NULL, 0, &mp), cudaSuccess);
 	refused(e, a);

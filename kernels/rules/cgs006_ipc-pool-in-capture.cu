@@ -22,11 +22,7 @@ int main(void)
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
 	CHECK(cudaMalloc((void **)&buf, N * sizeof(float)), cudaSuccess);
 
-	memset(&props, 0, sizeof props);
-	props.allocType = cudaMemAllocationTypePinned;
-	props.handleTypes = cudaMemHandleTypePosixFileDescriptor;
-	props.location.type = cudaMemLocationTypeDevice;
-	props.location.id = 0;
+	props = sc_pool_props(0, cudaMemHandleTypePosixFileDescriptor);
 	CHECK(cudaMemPoolCreate(&pool, &props), cudaSuccess);
 
 	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);

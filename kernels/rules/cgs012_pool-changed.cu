@@ -38,11 +38,7 @@ int main(void)
 	cudaGraph_t g1 = capture(s); /* from the default pool */
 	CHECK(cudaGraphInstantiate(&e, g1, 0), cudaSuccess);
 
-	memset(&props, 0, sizeof props);
-	props.allocType = cudaMemAllocationTypePinned;
-	props.handleTypes = cudaMemHandleTypeNone;
-	props.location.type = cudaMemLocationTypeDevice;
-	props.location.id = 0;
+	props = sc_pool_props(0, cudaMemHandleTypeNone);
 	CHECK(cudaMemPoolCreate(&pool, &props), cudaSuccess);
 	CHECK(cudaDeviceSetMemPool(0, pool), cudaSuccess);
 	cudaGraph_t g2 = capture(s); /* from the created pool */
