@@ -83,9 +83,9 @@ static __attribute__((noinline)) void launch_noted(int hid, CUgraphExec e, CUstr
 
 /* Contract: no allocation, no lock, no driver call besides the launch on the
  * common path: one state load, one TLS load, a lock-free index probe and
- * relaxed atomics, no locked instruction. Inlined into each wrapper, whose
- * CG_REAL read errno: cg_errno_in is that value (one errno lookup a launch,
- * not two: issue 36). */
+ * relaxed atomics, one of them a locked add (the launch count). Inlined
+ * into each wrapper, whose CG_REAL read errno: cg_errno_in is that value
+ * (one errno lookup a launch, not two: issue 36). */
 static CG_HOT inline __attribute__((always_inline)) CUresult launch_common(int hid, PFN_cuGraphLaunch_v10000 fn,
 									   CUgraphExec e, CUstream s, int cg_errno_in)
 {
