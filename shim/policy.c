@@ -650,6 +650,23 @@ int cg_policy_reinstantiate(CUgraphExec app, CUgraph g, struct cg_summary *nu, c
 	return 1;
 }
 
+/* p's memory (its summaries, lists and itself), p out of the table: what
+ * a forget does after destroying p's driver objects, and all a reset does
+ * (policy.h cg_policy_reset: the driver destroyed them). */
+static void proxy_free(struct proxy *p)
+{
+	for (int i = 0; i < p->n_cache; i++)
+		model_summary_free(p->cache[i].sum);
+	model_summary_free(p->orig_sum);
+	model_summary_free(p->map_sum);
+	if (p->n_pending) /* never launched again: they stay allocated, as after an update */
+		atomic_fetch_sub(&cg_policy_pending, 1);
+	free(p->pending);
+	free(p->orig_nodes);
+	free(p->new_nodes);
+	free(p);
+}
+
 CG_COLD void cg_policy_forget_slow(CUgraphExec app)
 {
 	struct proxy *p;
@@ -672,31 +689,8 @@ CG_COLD void cg_policy_forget_slow(CUgraphExec app)
 		real_cuGraphExecDestroy(p->cache[i].exec);
 		if (p->cache[i].src_dead)
 			drv_cuGraphDestroy(p->cache[i].src);
-		model_summary_free(p->cache[i].sum);
 	}
-	model_summary_free(p->orig_sum);
-	model_summary_free(p->map_sum);
-	if (p->n_pending) /* never launched again: they stay allocated, as after an update */
-		atomic_fetch_sub(&cg_policy_pending, 1);
-	free(p->pending);
-	free(p->orig_nodes);
-	free(p->new_nodes);
-	free(p);
-}
-
-/* p's memory, p out of the table (no driver call: policy.h cg_policy_reset). */
-static void proxy_free_dead(struct proxy *p)
-{
-	for (int i = 0; i < p->n_cache; i++)
-		model_summary_free(p->cache[i].sum);
-	model_summary_free(p->orig_sum);
-	model_summary_free(p->map_sum);
-	if (p->n_pending)
-		atomic_fetch_sub(&cg_policy_pending, 1);
-	free(p->pending);
-	free(p->orig_nodes);
-	free(p->new_nodes);
-	free(p);
+	proxy_free(p);
 }
 
 CG_COLD void cg_policy_reset(const CUgraphExec *apps, int n)
@@ -709,14 +703,14 @@ CG_COLD void cg_policy_reset(const CUgraphExec *apps, int n)
 		HASH_ITER(hh, proxies, p, tmp)
 		{
 			HASH_DEL(proxies, p);
-			proxy_free_dead(p);
+			proxy_free(p);
 		}
 	}
 	for (int i = 0; i < n; i++) {
 		HASH_FIND_PTR(proxies, &apps[i], p);
 		if (p) {
 			HASH_DEL(proxies, p);
-			proxy_free_dead(p);
+			proxy_free(p);
 		}
 	}
 	pthread_rwlock_unlock(&proxy_lock);
