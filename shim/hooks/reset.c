@@ -1,7 +1,8 @@
 /*
  * shim/hooks/reset.c -- a device's primary context reset
- * (cuDevicePrimaryCtxReset and its _v2 form, which cudaDeviceReset reaches
- * through cuGetProcAddress). LIFE rows: generated wrappers (gen-hooks.py),
+ * (cuDevicePrimaryCtxReset and its _v2 form: cudaDeviceReset reaches one
+ * of them through cuGetProcAddress, the unversioned one on the H200's CUDA
+ * 13.0 static runtime). LIFE rows: generated wrappers (gen-hooks.py),
  * these are their parts. The driver destroys every graph, executable, pool,
  * stream and allocation made in the device's primary context; after it
  * succeeded the policy forgets the executables' replacements and the model
