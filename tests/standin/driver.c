@@ -1871,6 +1871,15 @@ DEF(cuStreamDestroy, PFN_cuStreamDestroy_v2000, (CUstream hStream))
 	return stream_destroy(hStream);
 }
 
+/* s out of the registry and freed (a destroy, a context reset). */
+static void stream_free(struct stream *s)
+{
+	reg_del(&s->o);
+	free(s->deps);
+	free(s->edata);
+	free(s);
+}
+
 static CUresult stream_destroy(CUstream hStream)
 {
 	ENTER_OBJ();
@@ -1885,10 +1894,7 @@ static CUresult stream_destroy(CUstream hStream)
 		s->cap->invalid = 1;
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
-	reg_del(&s->o);
-	free(s->deps);
-	free(s->edata);
-	free(s);
+	stream_free(s);
 	return CUDA_SUCCESS;
 }
 
@@ -2022,15 +2028,21 @@ DEF(cuEventCreate, PFN_cuEventCreate_v2000, (CUevent * phEvent, unsigned int Fla
 	return CUDA_SUCCESS;
 }
 
+/* e out of the registry and freed (a destroy, a context reset). */
+static void event_free(struct event *e)
+{
+	reg_del(&e->o);
+	free(e->deps);
+	free(e);
+}
+
 DEF(cuEventDestroy_v2, PFN_cuEventDestroy_v4000, (CUevent hEvent))
 {
 	ENTER_OBJ();
 	struct event *e = reg_find(hEvent, K_EVENT);
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
-	reg_del(&e->o);
-	free(e->deps);
-	free(e);
+	event_free(e);
 	return CUDA_SUCCESS;
 }
 
@@ -5520,21 +5532,12 @@ static int reset_takes(const struct obj *o, int dev)
 static void reset_destroy(struct obj *o)
 {
 	switch (o->kind) {
-	case K_STREAM: {
-		struct stream *s = (struct stream *)o;
-		reg_del(&s->o);
-		free(s->deps);
-		free(s->edata);
-		free(s);
+	case K_STREAM:
+		stream_free((struct stream *)o);
 		break;
-	}
-	case K_EVENT: {
-		struct event *e = (struct event *)o;
-		reg_del(&e->o);
-		free(e->deps);
-		free(e);
+	case K_EVENT:
+		event_free((struct event *)o);
 		break;
-	}
 	case K_GRAPH:
 		graph_free((struct graph *)o);
 		break;
