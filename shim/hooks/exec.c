@@ -348,9 +348,6 @@ static CG_HOT int cgh_exec_destroyed(CUgraphExec e, int *lg_owed)
 	return repeat && !n;
 }
 
-/* CUSTOM: the application's handle is translated before the readiness
- * test (the policy forgets it even when the shim passes the call through),
- * and a destroy refused in a capture leaves model and policy alone. */
 /* The destroy's call record, in a frame of its own (the generated
  * wrappers' cgh_<name>_record: the driver's call stays at the
  * application's stack depth). */
@@ -366,6 +363,9 @@ static __attribute__((noinline)) void exec_destroy_record(struct cg_call *c, CUr
 	}
 }
 
+/* CUSTOM: the application's handle is translated before the readiness
+ * test (the policy forgets it even when the shim passes the call through),
+ * and a destroy refused in a capture leaves model and policy alone. */
 CG_HOT CUresult cgh_cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
 	struct cg_call c;

@@ -33,8 +33,6 @@ void cgh_cuGraphCreate_rec(struct cg_rec *r, struct cgh_frame *f, CUresult rc, C
 	rec_site(r, "site", f->site);
 }
 
-/* CUSTOM: the policy may defer the destroy (a replacement exec runs the
- * graph): the driver is then not called at all. */
 /* The destroy's call record, in a frame of its own (the generated
  * wrappers' cgh_<name>_record: the driver's call stays at the
  * application's stack depth). */
@@ -47,6 +45,8 @@ static __attribute__((noinline)) void graph_destroy_record(struct cg_call *c, CU
 	}
 }
 
+/* CUSTOM: the policy may defer the destroy (a replacement exec runs the
+ * graph): the driver is then not called at all. */
 CG_HOT CUresult cgh_cuGraphDestroy(CUgraph hGraph)
 {
 	struct cg_call c;
