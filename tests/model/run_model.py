@@ -910,6 +910,16 @@ def after_update_capture(a, base):
         check(names <= 1, "one name query a step, the function's check (%s)" % names)
 
 
+# What device_reset.cu's reset of device 0 destroyed of what the model knew: e1, g1 and P.
+RESET_DEV0 = {"dev": 0, "forgot_execs": 1, "forgot_graphs": 1, "forgot_pools": 1, "forgot_captures": 0}
+
+
+def reset_counts(recs):
+    """Each reset's call record: its api, device and forgot_* counts, in order."""
+    return [{k: r.get(k) for k in ("api", "dev", "forgot_execs", "forgot_graphs", "forgot_pools", "forgot_captures")}
+            for r in ev(recs, "call") if r.get("api", "").startswith("cuDevicePrimaryCtxReset")]
+
+
 def case_device_reset(recs, pools):
     """cudaDeviceReset with an outstanding graph allocation, an exec, a graph and
     a pool live, then new ones (kernels/model/device_reset.cu): the model forgets
@@ -920,12 +930,10 @@ def case_device_reset(recs, pools):
     check(not bad, "no violation of any severity (got %s)" % bad)
     check(not ev(recs, "leak"), "no leak record: the reset gave the allocation back (got %s)"
           % [(x.get("when"), x.get("dptr")) for x in ev(recs, "leak")])
-    rs = [r for r in ev(recs, "call") if r.get("api", "").startswith("cuDevicePrimaryCtxReset")]
-    if check(len(rs) == 1, "one reset call record (got %s)" % [r.get("api") for r in rs]):
-        r = rs[0]
-        got = {k: r.get(k) for k in ("dev", "forgot_execs", "forgot_graphs", "forgot_pools", "forgot_captures")}
-        check(got == {"dev": 0, "forgot_execs": 1, "forgot_graphs": 1, "forgot_pools": 1, "forgot_captures": 0},
-              "the reset forgot e1, g1 and P on device 0 (got %s)" % got)
+    rs = reset_counts(recs)
+    if check(len(rs) == 1, "one reset call record (got %s)" % [r["api"] for r in rs]):
+        got = {k: v for k, v in rs[0].items() if k != "api"}
+        check(got == RESET_DEV0, "the reset forgot e1, g1 and P on device 0 (got %s)" % got)
     s = one(recs, "summary")
     check(s.get("leaks") == 0 and s.get("execs_live") == 0, "summary: leaks 0, execs_live 0 (got %s)"
           % {k: s.get(k) for k in ("leaks", "execs_live")})
@@ -954,11 +962,8 @@ def after_device_reset(a, base):
         p = run([a.prog], shim_env(env, a.shim, log))
         check(p.returncode == 0, "two devices: exit 0 (got %d)" % p.returncode)
         recs = read_log(log)
-        rs = [r for r in ev(recs, "call") if r.get("api", "").startswith("cuDevicePrimaryCtxReset")]
-        got = [{k: r.get(k) for k in ("dev", "forgot_execs", "forgot_graphs", "forgot_pools", "forgot_captures")}
-               for r in rs]
-        check(got == [{"dev": 0, "forgot_execs": 1, "forgot_graphs": 1, "forgot_pools": 1, "forgot_captures": 0}],
-              "two devices: the reset of device 0 forgot e1, g1 and P only (got %s)" % got)
+        got = [{k: v for k, v in r.items() if k != "api"} for r in reset_counts(recs)]
+        check(got == [RESET_DEV0], "two devices: the reset of device 0 forgot e1, g1 and P only (got %s)" % got)
         a4 = [x for x in ev(recs, "alloc") if x.get("dev") == 1]
         leaks = ev(recs, "leak")
         check(len(a4) == 1 and [(l.get("when"), l.get("dptr")) for l in leaks] == [("exit", a4[0].get("dptr"))],
