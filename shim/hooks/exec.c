@@ -289,7 +289,8 @@ static CG_HOT void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresu
 			rec_u64(r, "capture", f->cap);
 	} else if (f->steady) {
 		rec_u64(r, "capture", f->cap);
-		rec_word(r, "meminfo", "steady");
+		if (cg_cfg.meminfo == CG_MEMINFO_AUTO) /* off: no word on memory */
+			rec_word(r, "meminfo", "steady");
 	}
 	rec_site(r, "site", f->site);
 }

@@ -204,6 +204,23 @@ static _Atomic long long meminfo_steady;
 
 static unsigned steady_hint; /* the slot found last: a capture's end and instantiation follow its begin */
 
+/* The judgement is made under auto and off, not under on (every boundary
+ * sampled). Under off no sample is ever taken: a capture is judged by its
+ * shape and the executables alive alone (a sample's evidence, have and a
+ * zero delta, is not asked for), so a capture loop's records are condensed
+ * as under auto (call.h, CG_CALL_REPEAT) and say nothing of memory; before,
+ * off made every call of the loop an info record (capture-64 1.14 in
+ * bench/run.py against auto's 1.06, docs/measurements.md). */
+static inline int steady_judged(void)
+{
+	return cg_cfg.meminfo != CG_MEMINFO_ON;
+}
+
+static inline int steady_blind(void)
+{
+	return cg_cfg.meminfo == CG_MEMINFO_OFF;
+}
+
 /* The entry whose site began capture id last (instantiations know their
  * graph's capture, not its begin site). */
 static CG_HOT struct steady *steady_of_capture_locked(uint64_t capture)
@@ -243,7 +260,7 @@ CG_HOT int model_meminfo_steady_begin(uint32_t site)
 {
 	int skip = 0;
 	long long live;
-	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !site)
+	if (!steady_judged() || !site)
 		return 0;
 	live = model_execs_live();
 	pthread_mutex_lock(&model_last_lock);
@@ -259,7 +276,7 @@ CG_HOT int model_meminfo_steady_begin(uint32_t site)
 	if (e && (e->n_same >= STEADY_AFTER || (!e->insts && e->n_cap_same >= STEADY_AFTER)))
 		skip = ++e->skips % STEADY_RECHECK != 0;
 	pthread_mutex_unlock(&model_last_lock);
-	if (skip)
+	if (skip && !steady_blind()) /* a sample not taken (off takes none) */
 		atomic_fetch_add_explicit(&meminfo_steady, 1, memory_order_relaxed);
 	return skip;
 }
@@ -271,13 +288,13 @@ static CG_HOT void steady_capture_locked(uint32_t site, uint64_t capture, int sk
 		e->last_capture = capture;
 		e->skipped = skipped;
 		if (!skipped)
-			e->cap_ok = have && unattributed == 0;
+			e->cap_ok = (have || steady_blind()) && unattributed == 0;
 	}
 }
 
 CG_HOT void model_meminfo_steady_capture(uint32_t site, uint64_t capture, int skipped, int have, long long unattributed)
 {
-	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !site)
+	if (!steady_judged() || !site)
 		return;
 	pthread_mutex_lock(&model_last_lock);
 	steady_capture_locked(site, capture, skipped, have, unattributed);
@@ -288,7 +305,7 @@ CG_HOT void model_meminfo_steady_ended(uint64_t capture, const struct model_cap_
 				       uint64_t cshape)
 {
 	int cap = ce->steady_do && ce->steady_key, end = have_shape && capture;
-	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !(cap || end))
+	if (!steady_judged() || !(cap || end))
 		return;
 	pthread_mutex_lock(&model_last_lock);
 	if (cap)
@@ -306,7 +323,7 @@ CG_HOT void model_meminfo_steady_ended(uint64_t capture, const struct model_cap_
 CG_HOT int model_meminfo_steady_inst(uint64_t capture, uint64_t shape)
 {
 	int skip = 0;
-	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !capture)
+	if (!steady_judged() || !capture)
 		return 0;
 	pthread_mutex_lock(&model_last_lock);
 	struct steady *e = steady_of_capture_locked(capture);
@@ -321,14 +338,14 @@ CG_HOT int model_meminfo_steady_inst(uint64_t capture, uint64_t shape)
 
 void model_meminfo_steady_inst_done(uint64_t capture, uint64_t shape, int have, long long delta)
 {
-	if (cg_cfg.meminfo != CG_MEMINFO_AUTO || !capture)
+	if (!steady_judged() || !capture)
 		return;
 	pthread_mutex_lock(&model_last_lock);
 	struct steady *e = steady_of_capture_locked(capture);
 	if (e)
 		e->insts++;
 	if (e && !e->skipped) {
-		int same = have && delta == 0 && e->cap_ok && e->live_same && e->shape == shape;
+		int same = (have || steady_blind()) && delta == 0 && e->cap_ok && e->live_same && e->shape == shape;
 		e->n_same = same ? e->n_same + 1 : 0;
 		e->shape = shape;
 	}

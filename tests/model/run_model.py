@@ -466,6 +466,23 @@ def after_condensed(a, base):
         check((s.get("records_condensed") or 0) >= 500 and (s.get("meminfo_steady") or 0) >= 60,
               "no sites: the loop's cycles steady and condensed (%s condensed, %s steady)"
               % (s.get("records_condensed"), s.get("meminfo_steady")))
+    # CGSHIM_MEMINFO=off: no sample at all, and the loop judged by its
+    # shape alone, so its cycles are condensed as under auto (before, off
+    # wrote every call of the loop at info: 0 condensed, capture-64 1.14 on
+    # the H200 against auto's 1.06); no record speaks of memory.
+    with tempfile.TemporaryDirectory(prefix="cgs-off-") as tmp:
+        log = os.path.join(tmp, "log.jsonl")
+        off = meminfo_calls(a, base, "info", CGSHIM_MEMINFO="off", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
+        recs = read_log(log)
+        s = one(recs, "summary")
+    check(off == 0, "meminfo off: no cuMemGetInfo (%d calls)" % off)
+    check((s.get("records_condensed") or 0) >= 500 and not s.get("meminfo_steady"),
+          "meminfo off: the loop's cycles condensed (%s), none counted as a sample not taken (%s)"
+          % (s.get("records_condensed"), s.get("meminfo_steady")))
+    check(not any("meminfo" in r or "delta" in r for r in recs if r.get("ev") in ("capture", "call")),
+          "meminfo off: no capture or call record carries meminfo or delta")
+    check(len([x for x in ev(recs, "violation") if x.get("rule") == "CGS009"]) == 1,
+          "meminfo off: B's CGS009 still named")
     # One device, learned by the first begin: a captured cudaMallocAsync
     # takes the context's device as 0 and asks no cuCtxGetDevice (issue 36).
     allocs, asked = device_asks(a, base, "cuMemAllocAsync", "ture_info")
