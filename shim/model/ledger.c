@@ -524,6 +524,13 @@ struct lg_pend {
 struct lg_flight {
 	CUgraphExec e;
 	int dead, taken;
+	/* superseded: the exec's references were published by a hook's own
+	 * ledger_exec_set meanwhile (an update, a re-instantiation): worked
+	 * out from a newer summary than the one the resolution read, so the
+	 * resolution's are dropped (published, they made a later free of a
+	 * range the exec no longer points into name it, CGS018, and the
+	 * update's references were lost). */
+	int superseded;
 	struct lg_pend pend; /* the model's pending entry, when taken */
 	struct lg_flight *next;
 };
@@ -660,6 +667,9 @@ static CG_HOT void ledger_exec_work(CUgraphExec e, CUgraph g, uint32_t exec_site
 	else
 		taken = ledger_model_take(e, &pend);
 	pthread_mutex_lock(&lg_lock);
+	for (struct lg_flight *f = lg_flights; !fl && CG_UNLIKELY(f); f = f->next)
+		if (f->e == e)
+			f->superseded = 1; /* these references are newer than its */
 	for (uint32_t j = 0; sum && sum->det && j < sum->n_det; j++) {
 		const struct cg_ndet *d = &sum->det[j];
 		uint32_t i = d->node;
@@ -710,8 +720,10 @@ static CG_HOT void ledger_exec_work(CUgraphExec e, CUgraph g, uint32_t exec_site
 	struct lg_exec *x = fl && fl->dead ? NULL : ledger_exec_find_locked(e);
 	if (!x && (n || taken) && !(fl && fl->dead)) /* a pending entry had one, refs or not */
 		x = ledger_exec_new_locked(e);
-	if (x && taken) /* as ledger_exec_pending kept it */
+	if (x && taken && (!fl || !fl->superseded || !x->exec_site)) /* as ledger_exec_pending kept it */
 		x->g = pend.g, x->capture = pend.capture, x->exec_site = pend.site, x->capture_site = pend.csite;
+	if (x && fl && fl->superseded)
+		x = NULL; /* the newer references stand: only the instantiation's identity was owed */
 	if (x) {
 		if (!x->g)
 			x->g = g;
@@ -814,7 +826,7 @@ static void ledger_resolve_pending(void)
 	if (n < budget)
 		n += ledger_model_pending(todo + n, budget - n);
 	for (int i = 0; i < n; i++) {
-		struct lg_flight fl = {todo[i].e, 0, 0, {0}, NULL};
+		struct lg_flight fl = {.e = todo[i].e};
 		struct cg_summary *full;
 		struct ledger_pageable pg;
 		int still = 1;

@@ -639,6 +639,73 @@ static void ledger_resolve_drops_an_exec_destroyed_meanwhile(void **state)
 	assert_int_equal(model_execs_live(), 0);
 }
 
+/* An update of the exec on another thread in the same window (the hook's
+ * ledger_exec_set from the new graph's summary, pointing elsewhere): its
+ * references are newer than those the resolution worked out from the
+ * summary it read before, and must stand. Before, the resolution
+ * published its older ones over them: a later free of the range the exec
+ * no longer pointed into named it (a false CGS018), and the free of the
+ * range it now pointed into named nothing. Once with the ledger's own
+ * pending entry, once with the model's; the instantiation's site is kept
+ * either way (the update names none). */
+static struct cg_summary *upd_sum;
+static void *update_main(void *arg)
+{
+	struct ledger_pageable pg;
+	(void)arg;
+	ledger_exec_set(victim, G(0xb0f0), 0, upd_sum, &pg);
+	return NULL;
+}
+static void update_victim_elsewhere(void)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, update_main, NULL) == 0)
+		pthread_join(th, NULL);
+}
+
+static void free_while_updated(CUgraphExec e, uint64_t trigger, uint64_t old_range, uint64_t new_range, uint32_t site)
+{
+	struct ledger_freed f;
+	memset(&f, 0, sizeof f);
+	victim = e;
+	upd_sum = kernel_summary(new_range + 0x10);
+	seam_fired = 0;
+	seam_info = update_victim_elsewhere;
+	assert_int_equal(ledger_free(trigger, 0, 0, &f), 0);
+	assert_int_equal(seam_fired, 1);
+	model_summary_free(upd_sum);
+	assert_int_equal(ledger_free(old_range, 0, 0, &f), 0); /* no longer pointed into */
+	assert_int_equal(ledger_free(new_range, 0, 0, &f), 1);
+	assert_ptr_equal(f.s[0].e, e);
+	assert_int_equal(f.s[0].exec_site, site);
+	ledger_free_site(&f, 0);
+}
+
+static void ledger_resolve_yields_to_an_update_meanwhile(void **state)
+{
+	struct model_leak *leaks = NULL;
+	struct ev_launches lr;
+	int quiet, on_model = -1;
+	(void)state;
+	for (int i = 0; i < 6; i++)
+		ledger_add(0x7f0000800000ull + 0x100000ull * i, 4096, LG_DEVICE, 0);
+	model_exec_new(H(0x5200), G(0xb000), 0, 0x71, kernel_summary(0x7f0000800010ull), 0, -1, 11, 0x72, NULL, 0);
+	ledger_exec_pending(H(0x5200), G(0xb000), 0x71, 11, 0x72);
+	free_while_updated(H(0x5200), 0x7f0000a00000ull, 0x7f0000800000ull, 0x7f0000900000ull, 0x71);
+
+	model_exec_new(H(0x5300), G(0xb100), 0, 0x73, kernel_summary(0x7f0000b00010ull), 0, -1, 12, 0x74, NULL, 1);
+	assert_int_equal(ledger_exec_known(H(0x5300)), 0);
+	free_while_updated(H(0x5300), 0x7f0000d00000ull, 0x7f0000b00000ull, 0x7f0000c00000ull, 0x73);
+
+	for (CUgraphExec e = H(0x5200); e; e = e == H(0x5200) ? H(0x5300) : NULL) {
+		assert_int_equal(model_exec_destroy(e, &leaks, NULL, &lr, &quiet, &on_model), 0);
+		free(leaks);
+		leaks = NULL;
+		ledger_exec_gone(e);
+	}
+	assert_int_equal(model_execs_live(), 0);
+}
+
 /* A summary of one allocation node no node of its graph frees. */
 static struct cg_summary *alloc_summary(CUdeviceptr d)
 {
@@ -843,6 +910,7 @@ int main(void)
 	    cmocka_unit_test_setup(ledger_pending_kept_on_the_model_exec, setup),
 	    cmocka_unit_test_setup(exit_leaks_survive_a_destroy_meanwhile, setup),
 	    cmocka_unit_test_setup(ledger_resolve_drops_an_exec_destroyed_meanwhile, setup),
+	    cmocka_unit_test_setup(ledger_resolve_yields_to_an_update_meanwhile, setup),
 	    cmocka_unit_test_setup(exec_cuda_id_never_asked_of_a_dead_handle, setup),
 	    cmocka_unit_test_setup(update_alike_takes_the_graphs_nccl, setup),
 	    /* last: it leaves the model knowing one device */
