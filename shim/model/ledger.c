@@ -524,12 +524,8 @@ struct lg_pend {
 struct lg_flight {
 	CUgraphExec e;
 	int dead, taken;
-	/* superseded: the exec's references were published by a hook's own
-	 * ledger_exec_set meanwhile (an update, a re-instantiation): worked
-	 * out from a newer summary than the one the resolution read, so the
-	 * resolution's are dropped (published, they made a later free of a
-	 * range the exec no longer points into name it, CGS018, and the
-	 * update's references were lost). */
+	/* a hook's own ledger_exec_set published newer references meanwhile
+	 * (an update): these are dropped (else a false CGS018, docs/design.md) */
 	int superseded;
 	struct lg_pend pend; /* the model's pending entry, when taken */
 	struct lg_flight *next;
