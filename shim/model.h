@@ -847,6 +847,10 @@ int model_meminfo_steady_inst(uint64_t capture, uint64_t shape);
 void model_meminfo_steady_inst_done(uint64_t capture, uint64_t shape, int have, long long delta);
 /* Captures and instantiations that took no sample, being steady. */
 long long model_meminfo_steady(void);
+/* A steady capture's or instantiation's "meminfo" word for its record:
+ * "steady" under auto (no sample taken), NULL otherwise (off samples
+ * nothing, so says nothing of memory). */
+const char *model_meminfo_word(int steady);
 /* Full node walks of graphs so far (summary_walk): what the shim paid in
  * node queries (docs/design.md, cost per call type). */
 long long model_graph_walks(void);

@@ -288,9 +288,10 @@ static CG_HOT void instantiate_rec(struct cg_rec *r, struct cgh_frame *f, CUresu
 		if (f->cap)
 			rec_u64(r, "capture", f->cap);
 	} else if (f->steady) {
+		const char *w = model_meminfo_word(f->steady);
 		rec_u64(r, "capture", f->cap);
-		if (cg_cfg.meminfo == CG_MEMINFO_AUTO) /* off: no word on memory */
-			rec_word(r, "meminfo", "steady");
+		if (w)
+			rec_word(r, "meminfo", w);
 	}
 	rec_site(r, "site", f->site);
 }

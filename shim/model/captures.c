@@ -799,7 +799,6 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 		out->alloc_bytes = c->alloc_bytes;
 		out->n_alloc = c->n_alloc;
 	}
-	/* "meminfo": "steady" under auto only (off samples nothing: no word on memory) */
 	f = (struct ev_capture){.capture = c->id,
 				.stream = (uintptr_t)c->stream,
 				.mode = model_capture_mode_name(c->mode),
@@ -810,7 +809,7 @@ CG_HOT int model_capture_end_facts(uint64_t id, CUstream s, CUgraph graph, CUres
 				.alloc_nodes = c->n_alloc,
 				.alloc_bytes = c->alloc_bytes,
 				.malloc_bytes = c->malloc_bytes,
-				.meminfo = c->steady && cg_cfg.meminfo == CG_MEMINFO_AUTO ? "steady" : NULL,
+				.meminfo = model_meminfo_word(c->steady),
 				.site = c->site};
 	/* its ids (issue 35, the hook put the graph in the model), for a
 	 * record written: a repeat's is at debug (cg_log_life_level) */

@@ -357,6 +357,11 @@ long long model_meminfo_steady(void)
 	return atomic_load(&meminfo_steady);
 }
 
+const char *model_meminfo_word(int steady)
+{
+	return steady && cg_cfg.meminfo == CG_MEMINFO_AUTO ? "steady" : NULL;
+}
+
 long long model_meminfo_reused(void)
 {
 	return atomic_load(&meminfo_reused);
