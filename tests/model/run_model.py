@@ -433,6 +433,20 @@ def traced_calls(a, base, case, fn):
     return calls
 
 
+def condensed_off_checks(recs):
+    """condensed.cu's records under CGSHIM_MEMINFO=off (here and on the GPU,
+    tests/gpu/model.py): the loop judged by its shape alone, its cycles
+    condensed; no record speaks of memory; B's CGS009 still named."""
+    s = one(recs, "summary")
+    check((s.get("records_condensed") or 0) >= 500 and not s.get("meminfo_steady"),
+          "meminfo off: the loop's cycles condensed (%s), none counted as a sample not taken (%s)"
+          % (s.get("records_condensed"), s.get("meminfo_steady")))
+    check(not any("meminfo" in r or "delta" in r for r in recs if r.get("ev") in ("capture", "call")),
+          "meminfo off: no capture or call record carries meminfo or delta")
+    check(len([x for x in ev(recs, "violation") if x.get("rule") == "CGS009"]) == 1,
+          "meminfo off: B's CGS009 still named")
+
+
 def after_condensed(a, base):
     """The samples' only readers are info-level records: below info the shim
     takes no sample but its start-up one (the loop sampled every
@@ -474,15 +488,8 @@ def after_condensed(a, base):
         log = os.path.join(tmp, "log.jsonl")
         off = meminfo_calls(a, base, "info", CGSHIM_MEMINFO="off", CGSHIM_LOG_FORMAT="jsonl", CGSHIM_LOG_FILE=log)
         recs = read_log(log)
-        s = one(recs, "summary")
     check(off == 0, "meminfo off: no cuMemGetInfo (%d calls)" % off)
-    check((s.get("records_condensed") or 0) >= 500 and not s.get("meminfo_steady"),
-          "meminfo off: the loop's cycles condensed (%s), none counted as a sample not taken (%s)"
-          % (s.get("records_condensed"), s.get("meminfo_steady")))
-    check(not any("meminfo" in r or "delta" in r for r in recs if r.get("ev") in ("capture", "call")),
-          "meminfo off: no capture or call record carries meminfo or delta")
-    check(len([x for x in ev(recs, "violation") if x.get("rule") == "CGS009"]) == 1,
-          "meminfo off: B's CGS009 still named")
+    condensed_off_checks(recs)
     # One device, learned by the first begin: a captured cudaMallocAsync
     # takes the context's device as 0 and asks no cuCtxGetDevice (issue 36).
     allocs, asked = device_asks(a, base, "cuMemAllocAsync", "ture_info")
