@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# bench/exp/build.sh VARIANT DIR -- FOR MEASURING ONLY: build a throw-away
+# libcgshim.so into DIR (DIR/shim/libcgshim.so) from a scratch copy of the
+# tree, for bench/run.py --before DIR/shim/libcgshim.so:
+#   nolock        mutexes no-ops (bench/exp/nolock.h; one thread only)
+#   nolock-atomic the same and locked read-modify-writes plain
+#   touchN-ind    N extra cold lines at each hook's entry, independent loads
+#   touchN-dep    the same as one dependent chain (bench/exp/touch.h)
+# The workload must be single-threaded (the nolock variants race otherwise).
+# docs/measurements.md (nineteenth session) has what they measured.
+set -eu
+V=$1
+D=$(realpath -m "$2")
+R=$(cd "$(dirname "$0")/../.." && pwd)
+S=$(mktemp -d)
+trap 'rm -rf "$S"' EXIT
+tar -C "$R" --exclude='./build*' --exclude=./.git --exclude='./.peer*' -cf - . | tar -C "$S" -xf -
+F="-I$R/.deps/include"
+case $V in
+nolock) F="$F -include $R/bench/exp/nolock.h" ;;
+nolock-atomic) F="$F -include $R/bench/exp/nolock.h -DXNOATOMIC" ;;
+touch*-ind | touch*-dep)
+	n=${V#touch}; n=${n%-*}; k=${V##*-}
+	F="$F -include $R/bench/exp/touch.h -DCGX_LINES=$n -DCGX_$(echo "$k" | tr a-z A-Z)"
+	# the one call site: at every hook's entry, after its profile mark
+	sed -i 's/^\tCG_PROF_ENTER(hid);$/\tCG_PROF_ENTER(hid);\n\tcgx_touch(hid);/' "$S/shim/hooks/hooks.h"
+	grep -q 'cgx_touch(hid)' "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h has no entry mark to follow" >&2; exit 1; }
+	;;
+*) echo "exp/build.sh: unknown variant $V" >&2; exit 2 ;;
+esac
+rm -rf "$D"
+CFLAGS="$F" meson setup "$D" "$S" -Dtests=disabled >"$D.log" 2>&1
+ninja -C "$D" shim/libcgshim.so >>"$D.log" 2>&1 || { tail -20 "$D.log"; exit 1; }
+echo "built $D/shim/libcgshim.so ($V)"
