@@ -2,10 +2,15 @@
 # bench/exp/build.sh VARIANT DIR -- FOR MEASURING ONLY: build a throw-away
 # libcgshim.so into DIR (DIR/shim/libcgshim.so) from a scratch copy of the
 # tree, for bench/run.py --before DIR/shim/libcgshim.so:
+#   plain         the tree as it is (the other side of a comparison, built
+#                 by the same compiler)
 #   nolock        mutexes no-ops (bench/exp/nolock.h; one thread only)
 #   nolock-atomic the same and locked read-modify-writes plain
 #   touchN-ind    N extra cold lines at each hook's entry, independent loads
 #   touchN-dep    the same as one dependent chain (bench/exp/touch.h)
+#   pf-entry      each hook's code lines prefetched at its entry, pf-both
+#                 also after its driver call (bench/exp/prefetch.h; the
+#                 lines patched in afterwards by bench/exp/pf-lines.py)
 # The workload must be single-threaded (the nolock variants race otherwise).
 # docs/measurements.md (nineteenth session) has what they measured.
 set -eu
@@ -17,6 +22,7 @@ trap 'rm -rf "$S"' EXIT
 tar -C "$R" --exclude='./build*' --exclude=./.git --exclude='./.peer*' -cf - . | tar -C "$S" -xf -
 F="-I$R/.deps/include"
 case $V in
+plain) ;;
 nolock) F="$F -include $R/bench/exp/nolock.h" ;;
 nolock-atomic) F="$F -include $R/bench/exp/nolock.h -DXNOATOMIC" ;;
 touch*-ind | touch*-dep)
@@ -25,6 +31,15 @@ touch*-ind | touch*-dep)
 	# the one call site: at every hook's entry, after its profile mark
 	sed -i 's/^\tCG_PROF_ENTER(hid);$/\tCG_PROF_ENTER(hid);\n\tcgx_touch(hid);/' "$S/shim/hooks/hooks.h"
 	grep -q 'cgx_touch(hid)' "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h has no entry mark to follow" >&2; exit 1; }
+	;;
+pf-entry | pf-both)
+	F="$F -include $R/bench/exp/prefetch.h"
+	sed -i 's/^\tCG_PROF_ENTER(hid);$/\tCG_PROF_ENTER(hid);\n\tcgx_pf(hid);/' "$S/shim/hooks/hooks.h"
+	grep -q 'cgx_pf(hid)' "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h has no entry mark to follow" >&2; exit 1; }
+	if [ "$V" = pf-both ]; then
+		sed -i 's/^#define CG_FWD(call) (errno = cg_errno_in, (call))$/#define CG_FWD(call) ({ errno = cg_errno_in; __typeof__(call) cgx_r_ = (call); cgx_pf(cgx_pf_cur); cgx_r_; })/' "$S/shim/call.h"
+		grep -q 'cgx_pf(cgx_pf_cur)' "$S/shim/call.h" || { echo "exp/build.sh: call.h's CG_FWD not found" >&2; exit 1; }
+	fi
 	;;
 *) echo "exp/build.sh: unknown variant $V" >&2; exit 2 ;;
 esac
