@@ -11,6 +11,9 @@
 #   pf-entry      each hook's code lines prefetched at its entry, pf-both
 #                 also after its driver call (bench/exp/prefetch.h; the
 #                 lines patched in afterwards by bench/exp/pf-lines.py)
+#   padN          every driver call made N bytes deeper (alloca in CG_FWD)
+# EXP_MESON: more meson options (e.g. -Dprof=true: the in-place profile);
+# CGX_ONLY_HID=n: the touch variants touch at that hook only.
 # The workload must be single-threaded (the nolock variants race otherwise).
 # docs/measurements.md (nineteenth session) has what they measured.
 set -eu
@@ -27,7 +30,7 @@ nolock) F="$F -include $R/bench/exp/nolock.h" ;;
 nolock-atomic) F="$F -include $R/bench/exp/nolock.h -DXNOATOMIC" ;;
 touch*-ind | touch*-dep)
 	n=${V#touch}; n=${n%-*}; k=${V##*-}
-	F="$F -include $R/bench/exp/touch.h -DCGX_LINES=$n -DCGX_$(echo "$k" | tr a-z A-Z)"
+	F="$F -include $R/bench/exp/touch.h -DCGX_LINES=$n -DCGX_$(echo "$k" | tr a-z A-Z)${CGX_ONLY_HID:+ -DCGX_ONLY_HID=$CGX_ONLY_HID}"
 	# the one call site: at every hook's entry, after its profile mark
 	sed -i 's/^\tCG_PROF_ENTER(hid);$/\tCG_PROF_ENTER(hid);\n\tcgx_touch(hid);/' "$S/shim/hooks/hooks.h"
 	grep -q 'cgx_touch(hid)' "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h has no entry mark to follow" >&2; exit 1; }
@@ -41,9 +44,16 @@ pf-entry | pf-both)
 		grep -q 'cgx_pf(cgx_pf_cur)' "$S/shim/call.h" || { echo "exp/build.sh: call.h's CG_FWD not found" >&2; exit 1; }
 	fi
 	;;
+pad*)
+	n=${V#pad}
+	sed -i 's/^#define CG_FWD(call) (errno = cg_errno_in, (call))$/#define CG_FWD(call) ({ volatile char *cgx_p_ = __builtin_alloca('"$n"'); cgx_p_[0] = 0; errno = cg_errno_in; (call); })/' "$S/shim/call.h"
+	# the profile build's CG_FWD too (its first mark is the call's start)
+	sed -i '0,/CG_PROF_MARK(CG_PROF_FWD0);/s//volatile char *cgx_p_ = __builtin_alloca('"$n"'); cgx_p_[0] = 0; CG_PROF_MARK(CG_PROF_FWD0);/' "$S/shim/call.h"
+	[ "$(grep -c 'cgx_p_' "$S/shim/call.h")" = 2 ] || { echo "exp/build.sh: call.h's CG_FWD not found" >&2; exit 1; }
+	;;
 *) echo "exp/build.sh: unknown variant $V" >&2; exit 2 ;;
 esac
 rm -rf "$D"
-CFLAGS="$F" meson setup "$D" "$S" -Dtests=disabled >"$D.log" 2>&1
+CFLAGS="$F" meson setup "$D" "$S" -Dtests=disabled ${EXP_MESON:-} >"$D.log" 2>&1
 ninja -C "$D" shim/libcgshim.so >>"$D.log" 2>&1 || { tail -20 "$D.log"; exit 1; }
 echo "built $D/shim/libcgshim.so ($V)"

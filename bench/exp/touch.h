@@ -19,6 +19,10 @@
 __attribute__((weak, aligned(64))) char cgx_area[64 * CGX_LINES * 64];
 static inline __attribute__((always_inline)) void cgx_touch(int hid)
 {
+#ifdef CGX_ONLY_HID
+	if (hid != CGX_ONLY_HID)
+		return;
+#endif
 #if defined(CGX_IND)
 	volatile char *b = cgx_area + (hid & 63) * CGX_LINES * 64;
 	for (int i = 0; i < CGX_LINES; i++)
