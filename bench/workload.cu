@@ -79,6 +79,25 @@ static void ph_start(int iters)
 		ph_iters = iters;
 	}
 }
+/* BENCH_TOUCH=N (with BENCH_PHASES=1, no shim: bench/phases.py --before
+ * <an empty .so> --before-env BENCH_TOUCH=N): at the start of each phase,
+ * before its driver call, N distinct cache lines of that phase's own are
+ * read (the same lines every cycle, as a hook's code and tables are): what
+ * a footprint of the shim's size costs, and whether it slows the driver's
+ * calls after it (docs/measurements.md, nineteenth session). */
+#define TCH_MAX 256
+static char tch_area[PH_MAX * TCH_MAX * 64];
+static int tch_n = -1;
+static void tch_phase(int k)
+{
+	if (tch_n < 0) {
+		const char *e = getenv("BENCH_TOUCH");
+		tch_n = e ? atoi(e) : 0;
+		tch_n = tch_n < 0 ? 0 : tch_n > TCH_MAX ? TCH_MAX : tch_n;
+	}
+	for (int i = 0; i < tch_n && k < PH_MAX; i++)
+		(void)*(volatile char *)&tch_area[((size_t)k * TCH_MAX + i) * 64];
+}
 static void ph_mark(int r, int k)
 {
 	if (!ph_t)
@@ -87,6 +106,7 @@ static void ph_mark(int r, int k)
 	if (r >= 0 && r < ph_iters && k > 0)
 		ph_t[(size_t)r * PH_MAX + k - 1] = t - ph_last;
 	ph_last = t;
+	tch_phase(k);
 }
 /* BENCH_MIMIC=1 (bench/phases.py --before-env, with no shim): the capture
  * case makes, in each phase, the driver queries the shim makes there at
