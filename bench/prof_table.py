@@ -65,7 +65,12 @@ def main(argv):
     for shim, drv, hid, st in rows:
         total += shim
         nm = names[hid] if 0 <= hid < len(names) else '-'
-        print('%-36s shim %8.0f ns/cycle  driver %8.0f ns/cycle' % (nm, shim, drv))
+        # calls a cycle: the entry step's count over the cycles; a hook
+        # the workload calls only at start-up (cuGetProcAddress: ~440 a
+        # process, the static runtime's) reads as if it ran every cycle
+        # when its count happens to be near a multiple of the cycles
+        calls = max((n for a, b, n, c, t in st if a == 1), default=0) / cycles
+        print('%-36s shim %8.0f ns/cycle  driver %8.0f ns/cycle  calls/cycle %.2f' % (nm, shim, drv, calls))
         for a, b, n, c, t in sorted(st, key=lambda x: -x[4]):
             print('    %-9s -> %-9s %7d  mean %7.0f ns  median x count %7.0f ns/cycle' %
                   (label(a), label(b), n, c / r / n, t / r))
