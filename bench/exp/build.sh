@@ -11,6 +11,11 @@
 #   pf-entry      each hook's code lines prefetched at its entry, pf-both
 #                 also after its driver call (bench/exp/prefetch.h; the
 #                 lines patched in afterwards by bench/exp/pf-lines.py)
+#   skipN         the hook of row N of hooks.def passes every call through
+#                 untouched (cg_call_begin answers 0): its phase then shows
+#                 only what the rest of the shim does to its driver call
+#   nopost20      the instantiate hook's post part (after the driver's call)
+#                 returns at once: the model keeps no exec
 #   padN          every driver call made N bytes deeper (alloca in CG_FWD)
 # EXP_MESON: more meson options (e.g. -Dprof=true: the in-place profile);
 # CGX_ONLY_HID=n: the touch variants touch at that hook only.
@@ -43,6 +48,16 @@ pf-entry | pf-both)
 		sed -i 's/^#define CG_FWD(call) (errno = cg_errno_in, (call))$/#define CG_FWD(call) ({ errno = cg_errno_in; __typeof__(call) cgx_r_ = (call); cgx_pf(cgx_pf_cur); cgx_r_; })/' "$S/shim/call.h"
 		grep -q 'cgx_pf(cgx_pf_cur)' "$S/shim/call.h" || { echo "exp/build.sh: call.h's CG_FWD not found" >&2; exit 1; }
 	fi
+	;;
+skip*)
+	n=${V#skip}
+	sed -i 's/^\tif (CG_UNLIKELY(cg_tls.in_shim))$/\tif (hid == '"$n"')\n\t\treturn 0;\n\tif (CG_UNLIKELY(cg_tls.in_shim))/' "$S/shim/hooks/hooks.h"
+	grep -q "if (hid == $n)" "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h's cg_call_begin not found" >&2; exit 1; }
+	;;
+nopost20)
+	sed -i 's/^\tif (f->churn \&\& rc == CUDA_SUCCESS)$/\treturn;\n&/' "$S/shim/hooks/exec.c"
+	grep -B1 'if (f->churn && rc == CUDA_SUCCESS)' "$S/shim/hooks/exec.c" | head -1 | grep -q 'return;' ||
+		{ echo "exp/build.sh: exec.c's instantiate_post not found" >&2; exit 1; }
 	;;
 pad*)
 	n=${V#pad}
