@@ -17,7 +17,7 @@ what=${1:-build}
 case "$what" in
 build) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev zlib1g-dev graphviz) ;;
 test) pkgs=(meson ninja-build gcc pkg-config python3 uthash-dev libjansson-dev libdw-dev zlib1g-dev graphviz
-            libcmocka-dev binutils groff-base chromium clang-format-14 valgrind) ;;
+            libcmocka-dev binutils groff-base chromium clang-format-14 valgrind python3-pytest) ;;
 aarch64) pkgs=(meson ninja-build pkg-config python3 uthash-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross
                qemu-user-static libc6:arm64 libcmocka-dev:arm64) ;;
 *) echo "usage: scripts/deps.sh [build|test|aarch64]" >&2; exit 1 ;;
