@@ -14,6 +14,11 @@
 #   skipN         the hook of row N of hooks.def passes every call through
 #                 untouched (cg_call_begin answers 0): its phase then shows
 #                 only what the rest of the shim does to its driver call
+#   spinN-H       the hook of row H passes its calls through as skipH, but
+#                 first spins N ns (rdtsc-free: CLOCK_MONOTONIC): whether a
+#                 driver call runs longer because the call comes later, not
+#                 because of what the hook did (a driver thread on the same
+#                 core, say)
 #   nopost20      the instantiate hook's post part (after the driver's call)
 #                 returns at once: the model keeps no exec
 #   padN          every driver call made N bytes deeper (alloca in CG_FWD)
@@ -53,6 +58,11 @@ skip*)
 	n=${V#skip}
 	sed -i 's/^\tif (CG_UNLIKELY(cg_tls.in_shim))$/\tif (hid == '"$n"')\n\t\treturn 0;\n\tif (CG_UNLIKELY(cg_tls.in_shim))/' "$S/shim/hooks/hooks.h"
 	grep -q "if (hid == $n)" "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h's cg_call_begin not found" >&2; exit 1; }
+	;;
+spin*-*)
+	n=${V#spin}; h=${n#*-}; n=${n%-*}
+	sed -i 's/^\tif (CG_UNLIKELY(cg_tls.in_shim))$/\tif (hid == '"$h"') {\n\t\tstruct timespec cgx_a_, cgx_b_;\n\t\tclock_gettime(CLOCK_MONOTONIC, \&cgx_a_);\n\t\tdo\n\t\t\tclock_gettime(CLOCK_MONOTONIC, \&cgx_b_);\n\t\twhile ((cgx_b_.tv_sec - cgx_a_.tv_sec) * 1000000000L + cgx_b_.tv_nsec - cgx_a_.tv_nsec < '"$n"');\n\t\treturn 0;\n\t}\n\tif (CG_UNLIKELY(cg_tls.in_shim))/' "$S/shim/hooks/hooks.h"
+	grep -q "if (hid == $h) {" "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h's cg_call_begin not found" >&2; exit 1; }
 	;;
 nopost20)
 	sed -i 's/^\tif (f->churn \&\& rc == CUDA_SUCCESS)$/\treturn;\n&/' "$S/shim/hooks/exec.c"
