@@ -34,6 +34,17 @@ S=$(mktemp -d)
 trap 'rm -rf "$S"' EXIT
 tar -C "$R" --exclude='./build*' --exclude=./.git --exclude='./.peer*' -cf - . | tar -C "$S" -xf -
 F="-I$R/.deps/include"
+# patch FILE SED MARK: one edit of the scratch copy's FILE, which must then
+# hold MARK (else the line it follows moved: say so rather than build the
+# tree unchanged)
+patch() {
+	sed -i "$2" "$S/$1"
+	grep -qF -- "$3" "$S/$1" || { echo "exp/build.sh: $V: $1 not patched (the line it follows moved?)" >&2; exit 1; }
+}
+# at_entry CODE: CODE at every hook's entry (cg_call_begin), after its
+# profile mark; at_begin CODE: at cg_call_begin's start, before any mark
+at_entry() { patch shim/hooks/hooks.h 's/^\tCG_PROF_ENTER(hid);$/&\n\t'"$1"'/' "$1"; }
+at_begin() { patch shim/hooks/hooks.h 's/^\tif (CG_UNLIKELY(cg_tls.in_shim))$/\t'"$1"'\n&/' "$1"; }
 case $V in
 plain) ;;
 nolock) F="$F -include $R/bench/exp/nolock.h" ;;
@@ -41,40 +52,25 @@ nolock-atomic) F="$F -include $R/bench/exp/nolock.h -DXNOATOMIC" ;;
 touch*-ind | touch*-dep)
 	n=${V#touch}; n=${n%-*}; k=${V##*-}
 	F="$F -include $R/bench/exp/touch.h -DCGX_LINES=$n -DCGX_$(echo "$k" | tr a-z A-Z)${CGX_ONLY_HID:+ -DCGX_ONLY_HID=$CGX_ONLY_HID}"
-	# the one call site: at every hook's entry, after its profile mark
-	sed -i 's/^\tCG_PROF_ENTER(hid);$/\tCG_PROF_ENTER(hid);\n\tcgx_touch(hid);/' "$S/shim/hooks/hooks.h"
-	grep -q 'cgx_touch(hid)' "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h has no entry mark to follow" >&2; exit 1; }
+	at_entry 'cgx_touch(hid);'
 	;;
 pf-entry | pf-both)
 	F="$F -include $R/bench/exp/prefetch.h"
-	sed -i 's/^\tCG_PROF_ENTER(hid);$/\tCG_PROF_ENTER(hid);\n\tcgx_pf(hid);/' "$S/shim/hooks/hooks.h"
-	grep -q 'cgx_pf(hid)' "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h has no entry mark to follow" >&2; exit 1; }
-	if [ "$V" = pf-both ]; then
-		sed -i 's/^#define CG_FWD(call) (errno = cg_errno_in, (call))$/#define CG_FWD(call) ({ errno = cg_errno_in; __typeof__(call) cgx_r_ = (call); cgx_pf(cgx_pf_cur); cgx_r_; })/' "$S/shim/call.h"
-		grep -q 'cgx_pf(cgx_pf_cur)' "$S/shim/call.h" || { echo "exp/build.sh: call.h's CG_FWD not found" >&2; exit 1; }
-	fi
+	at_entry 'cgx_pf(hid);'
+	[ "$V" = pf-entry ] ||
+		patch shim/call.h 's/^#define CG_FWD(call) (errno = cg_errno_in, (call))$/#define CG_FWD(call) ({ errno = cg_errno_in; __typeof__(call) cgx_r_ = (call); cgx_pf(cgx_pf_cur); cgx_r_; })/' 'cgx_pf(cgx_pf_cur)'
 	;;
-skip*)
-	n=${V#skip}
-	sed -i 's/^\tif (CG_UNLIKELY(cg_tls.in_shim))$/\tif (hid == '"$n"')\n\t\treturn 0;\n\tif (CG_UNLIKELY(cg_tls.in_shim))/' "$S/shim/hooks/hooks.h"
-	grep -q "if (hid == $n)" "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h's cg_call_begin not found" >&2; exit 1; }
-	;;
+skip*) at_begin "if (hid == ${V#skip}) return 0;" ;;
 spin*-*)
 	n=${V#spin}; h=${n#*-}; n=${n%-*}
-	sed -i 's/^\tif (CG_UNLIKELY(cg_tls.in_shim))$/\tif (hid == '"$h"') {\n\t\tstruct timespec cgx_a_, cgx_b_;\n\t\tclock_gettime(CLOCK_MONOTONIC, \&cgx_a_);\n\t\tdo\n\t\t\tclock_gettime(CLOCK_MONOTONIC, \&cgx_b_);\n\t\twhile ((cgx_b_.tv_sec - cgx_a_.tv_sec) * 1000000000L + cgx_b_.tv_nsec - cgx_a_.tv_nsec < '"$n"');\n\t\treturn 0;\n\t}\n\tif (CG_UNLIKELY(cg_tls.in_shim))/' "$S/shim/hooks/hooks.h"
-	grep -q "if (hid == $h) {" "$S/shim/hooks/hooks.h" || { echo "exp/build.sh: hooks.h's cg_call_begin not found" >&2; exit 1; }
+	at_begin "if (hid == $h) { struct timespec t_[2]; clock_gettime(CLOCK_MONOTONIC, t_); do clock_gettime(CLOCK_MONOTONIC, t_ + 1); while ((t_[1].tv_sec - t_[0].tv_sec) * 1000000000L + t_[1].tv_nsec - t_[0].tv_nsec < $n); return 0; }"
 	;;
-nopost20)
-	sed -i 's/^\tif (f->churn \&\& rc == CUDA_SUCCESS)$/\treturn;\n&/' "$S/shim/hooks/exec.c"
-	grep -B1 'if (f->churn && rc == CUDA_SUCCESS)' "$S/shim/hooks/exec.c" | head -1 | grep -q 'return;' ||
-		{ echo "exp/build.sh: exec.c's instantiate_post not found" >&2; exit 1; }
-	;;
+nopost20) patch shim/hooks/exec.c 's/^\tif (f->churn \&\& rc == CUDA_SUCCESS)$/\treturn; \/\* cgx \*\/\n&/' 'return; /* cgx */' ;;
 pad*)
-	n=${V#pad}
-	sed -i 's/^#define CG_FWD(call) (errno = cg_errno_in, (call))$/#define CG_FWD(call) ({ volatile char *cgx_p_ = __builtin_alloca('"$n"'); cgx_p_[0] = 0; errno = cg_errno_in; (call); })/' "$S/shim/call.h"
+	pad="volatile char *cgx_p_ = __builtin_alloca(${V#pad}); cgx_p_[0] = 0;"
+	patch shim/call.h 's/^#define CG_FWD(call) (errno = cg_errno_in, (call))$/#define CG_FWD(call) ({ '"$pad"' errno = cg_errno_in; (call); })/' "$pad errno"
 	# the profile build's CG_FWD too (its first mark is the call's start)
-	sed -i '0,/CG_PROF_MARK(CG_PROF_FWD0);/s//volatile char *cgx_p_ = __builtin_alloca('"$n"'); cgx_p_[0] = 0; CG_PROF_MARK(CG_PROF_FWD0);/' "$S/shim/call.h"
-	[ "$(grep -c 'cgx_p_' "$S/shim/call.h")" = 2 ] || { echo "exp/build.sh: call.h's CG_FWD not found" >&2; exit 1; }
+	patch shim/call.h '0,/CG_PROF_MARK(CG_PROF_FWD0);/s//'"$pad"' &/' "$pad CG_PROF_MARK"
 	;;
 *) echo "exp/build.sh: unknown variant $V" >&2; exit 2 ;;
 esac
