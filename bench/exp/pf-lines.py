@@ -16,6 +16,9 @@ import sys
 import tempfile
 from collections import defaultdict
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from prof_table import hook_names  # noqa: E402  (a hook's number is its row of hooks.def)
+
 HOOKS = ['cuStreamBeginCapture_v2', 'cuMemAllocAsync', 'cuMemFreeAsync', 'cuStreamEndCapture',
          'cuGraphInstantiateWithFlags', 'cuGraphExecDestroy', 'cuGraphDestroy']
 SLOTS, POOL = 8, 1500
@@ -31,15 +34,12 @@ def main(lib, wl, standin):
                CGSHIM_LOG_FILE=os.path.join(tmp, 'log-%p.jsonl'))
     subprocess.check_call(['valgrind', '--tool=lackey', '--trace-mem=yes', '--log-file=' + trace,
                            wl, 'capture', '64', '12'], env=env, stdout=subprocess.DEVNULL)
-    segs = []
-    for ln in open(maps):
-        a, b = ln.split()[0].split('-')
-        if 'x' in ln.split()[1]:
-            segs.append((int(a, 16), int(b, 16), int(ln.split()[2], 16)))
-    base = min(int(l.split()[0].split('-')[0], 16) for l in open(maps))
-    # hook entries: exported cu* and their cgh_ wrappers, by address
-    nm = subprocess.run(['nm', '-D', '--defined-only', lib], capture_output=True, text=True).stdout
-    nm += subprocess.run(['nm', lib], capture_output=True, text=True).stdout
+    ranges = [[int(x, 16) for x in ln.split()[0].split('-')] + [ln.split()[1]] for ln in open(maps)]
+    base = min(r[0] for r in ranges)
+    code = [r for r in ranges if 'x' in r[2]]
+    # hook entries: the cu* exports and their cgh_ wrappers, by address (the
+    # full symbol table: the library is not stripped)
+    nm = subprocess.run(['nm', lib], capture_output=True, text=True).stdout
     entry = {}
     for ln in nm.splitlines():
         p = ln.split()
@@ -47,10 +47,8 @@ def main(lib, wl, standin):
             m = re.match(r'^(?:cgh_)?(cu[A-Z]\w*)$', p[2])
             if m and not re.search(r'_(pre|post|rec|record|done|slow|logged|sampled)$', m.group(1)):
                 entry[base + int(p[0], 16)] = m.group(1)
-    hid = {}
-    for i, m in enumerate(re.finditer(r'^\s*HOOK\(\s*(\w+)\s*,', open(os.path.join(here, '..', '..', 'shim', 'hooks.def')).read(), re.M)):
-        hid[m.group(1)] = i
-    lo, hi = min(s[0] for s in segs), max(s[1] for s in segs)
+    hid = {h: i for i, h in enumerate(hook_names(os.path.join(here, '..', '..', 'shim', 'hooks.def')))}
+    lo, hi = min(r[0] for r in code), max(r[1] for r in code)
     cycle, cur = -1, None
     per = defaultdict(lambda: defaultdict(set))  # hook -> cycle -> lines
     for ln in open(trace):
