@@ -71,14 +71,6 @@ static void k_empty(void **a, unsigned long n)
 static double *ph_t; /* iters x PH_MAX phase durations, NULL when off */
 static int ph_iters;
 static double ph_last;
-static void ph_start(int iters)
-{
-	const char *e = getenv("BENCH_PHASES");
-	if (e && *e == '1' && !ph_t) {
-		ph_t = (double *)calloc((size_t)iters * PH_MAX, sizeof *ph_t);
-		ph_iters = iters;
-	}
-}
 /* BENCH_TOUCH=N (with BENCH_PHASES=1, no shim: bench/phases.py --before
  * <an empty .so> --before-env BENCH_TOUCH=N): at the start of each phase,
  * before its driver call, N distinct cache lines of that phase's own are
@@ -87,16 +79,22 @@ static void ph_start(int iters)
  * calls after it (docs/measurements.md, nineteenth session). */
 #define TCH_MAX 256
 static char tch_area[PH_MAX * TCH_MAX * 64];
-static int tch_n = -1;
+static int tch_n; /* lines a phase, set by ph_start */
 static void tch_phase(int k)
 {
-	if (tch_n < 0) {
-		const char *e = getenv("BENCH_TOUCH");
+	for (int i = 0; i < tch_n && k < PH_MAX; i++)
+		(void)*(volatile char *)&tch_area[((size_t)k * TCH_MAX + i) * 64];
+}
+static void ph_start(int iters)
+{
+	const char *e = getenv("BENCH_PHASES");
+	if (e && *e == '1' && !ph_t) {
+		ph_t = (double *)calloc((size_t)iters * PH_MAX, sizeof *ph_t);
+		ph_iters = iters;
+		e = getenv("BENCH_TOUCH");
 		tch_n = e ? atoi(e) : 0;
 		tch_n = tch_n < 0 ? 0 : tch_n > TCH_MAX ? TCH_MAX : tch_n;
 	}
-	for (int i = 0; i < tch_n && k < PH_MAX; i++)
-		(void)*(volatile char *)&tch_area[((size_t)k * TCH_MAX + i) * 64];
 }
 static void ph_mark(int r, int k)
 {
