@@ -22,6 +22,9 @@
 #   nopost20      the instantiate hook's post part (after the driver's call)
 #                 returns at once: the model keeps no exec
 #   padN          every driver call made N bytes deeper (alloca in CG_FWD)
+#   tsc           cg_now_ns from the time-stamp counter (a fixed 2.1 GHz, the
+#                 H200 host's; values only roughly right): what the
+#                 clock_gettime calls of a cycle cost
 # EXP_MESON: more meson options (e.g. -Dprof=true: the in-place profile);
 # CGX_ONLY_HID=n: the touch variants touch at that hook only.
 # The workload must be single-threaded (the nolock variants race otherwise).
@@ -71,6 +74,9 @@ pad*)
 	patch shim/call.h 's/^#define CG_FWD(call) (errno = cg_errno_in, (call))$/#define CG_FWD(call) ({ '"$pad"' errno = cg_errno_in; (call); })/' "$pad errno"
 	# the profile build's CG_FWD too (its first mark is the call's start)
 	patch shim/call.h '0,/CG_PROF_MARK(CG_PROF_FWD0);/s//'"$pad"' &/' "$pad CG_PROF_MARK"
+	;;
+tsc)
+	patch shim/log.c 's/^\tclock_gettime(CLOCK_MONOTONIC, \&ts);$/\tstatic uint64_t cgx_t0, cgx_n0;\n\tif (CG_LIKELY(cgx_t0)) return cgx_n0 + (uint64_t)((__builtin_ia32_rdtsc() - cgx_t0) \/ 2.1);\n\tclock_gettime(CLOCK_MONOTONIC, \&ts);\n\tcgx_n0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec; cgx_t0 = __builtin_ia32_rdtsc();/' 'cgx_n0 = '
 	;;
 *) echo "exp/build.sh: unknown variant $V" >&2; exit 2 ;;
 esac
